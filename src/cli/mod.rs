@@ -1,0 +1,128 @@
+//! The command line: arguments, settings, output and diagnostics. Only this module prints, and
+//! only this module uses clap and indicatif.
+
+mod adopt;
+mod printer;
+mod resolve;
+mod workspace;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use printer::Printer;
+
+use crate::workspace::Context;
+
+/// Installs pinned versions of A2C method assets side by side, verified, online or offline.
+#[derive(Debug, Parser)]
+#[command(name = "a2c", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Run as if a2c was started in DIR (discovery starts there, like `git -C`)
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Use DIR as the superbuild workspace root instead of discovering it
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print one machine-readable JSON document on stdout
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print only errors
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more detail on stderr
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// When to colour output on stderr (NO_COLOR is respected)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect the superbuild workspace
+    #[command(subcommand)]
+    Workspace(workspace::WorkspaceCommand),
+    /// Print the method asset root for the current repository and a version
+    Resolve(resolve::ResolveArgs),
+    /// Bootstrap: write a new adoption record under the canonical tool state root
+    Adopt(adopt::AdoptArgs),
+}
+
+/// What a command reports back to `main`.
+pub enum Outcome {
+    Success,
+    /// The command printed its result and failed (exit 1), e.g. an invalid member was listed.
+    Failure,
+}
+
+/// Runs the parsed command line and maps the result to an exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    let printer = Printer::new(&cli.global);
+    match dispatch(&cli, &printer) {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Failure) => ExitCode::from(1),
+        Err(err) => {
+            printer.error(&err);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
+    match &cli.command {
+        Command::Workspace(cmd) => workspace::run(cmd, &cli.global, printer),
+        Command::Resolve(args) => resolve::run(args, &cli.global, printer),
+        Command::Adopt(args) => adopt::run(args, &cli.global, printer),
+    }
+}
+
+/// Discovers R and W from the global options and prints discovery warnings.
+pub(crate) fn discover(global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Context> {
+    let start = match &global.directory {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?,
+    };
+    let ctx = Context::discover(&start, global.workspace.as_deref())?;
+    for w in &ctx.warnings {
+        printer.warn(w);
+    }
+    Ok(ctx)
+}
+
+/// The hint attached to an error anywhere in its chain.
+pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
+    err.chain().find_map(|cause| {
+        if let Some(e) = cause.downcast_ref::<crate::workspace::WorkspaceError>() {
+            return e.hint();
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,13 @@
+//! `a2c` installs pinned versions of A2C method assets side by side, verified.
+//!
+//! The library is silent: it never prints. Commands in [`cli`] call one library function each
+//! and render the result. See `docs/architecture.md` for the codemap.
+
+pub mod cli;
+pub mod env;
+pub mod method;
+pub mod util;
+pub mod workspace;
+
+/// The version of this `a2c` build.
+pub const A2C_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,121 @@
+//! Portable relative paths: the rules member globs and archive entry names share.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Windows device names, refused as any path segment (with or without an extension).
+const DEVICE_NAMES: &[&str] = &[
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt1", "lpt2",
+    "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+/// Checks that `s` is a portable POSIX relative path (globs allowed in segments): no absolute
+/// path, drive letter, UNC prefix, backslash, NUL or control character, `..`, `.` or empty
+/// segment, and no `.git` segment. Returns the reason when it is not.
+pub fn check_portable_relative(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("it is empty".into());
+    }
+    if s.starts_with('/') {
+        return Err("it is absolute; write it relative to the workspace root".into());
+    }
+    if s.contains('\\') {
+        return Err("it contains a backslash; use `/` as the separator".into());
+    }
+    if s.chars().any(|c| c == '\0' || c.is_control()) {
+        return Err("it contains a NUL or control character".into());
+    }
+    let bytes = s.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err("it starts with a drive letter".into());
+    }
+    for seg in s.split('/') {
+        match seg {
+            "" => return Err("it has an empty segment (`//` or a trailing `/`)".into()),
+            "." => return Err("it has a `.` segment".into()),
+            ".." => return Err("it has a `..` segment; paths may not leave the workspace".into()),
+            _ if seg.eq_ignore_ascii_case(".git") => return Err("it reaches into `.git`".into()),
+            _ => {}
+        }
+        if seg.contains(':') {
+            return Err(format!("segment `{seg}` contains `:`"));
+        }
+        let stem = seg.split('.').next().unwrap_or(seg).to_ascii_lowercase();
+        if DEVICE_NAMES.contains(&stem.as_str()) {
+            return Err(format!("segment `{seg}` is a Windows device name"));
+        }
+    }
+    Ok(())
+}
+
+/// `path` relative to `base` with `/` separators, `.` when equal; `None` when outside.
+pub fn relative_slash(base: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(base).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    Some(if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    })
+}
+
+/// Canonicalizes `path` when it exists, else returns it made absolute against the current dir.
+pub fn absolute(path: &Path) -> PathBuf {
+    match fs_err::canonicalize(path) {
+        Ok(p) => p,
+        Err(_) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn portable_paths_pass() {
+        for ok in ["products/*", "libs/core", "a/**/b", "x.y", "con-tool"] {
+            assert_eq!(check_portable_relative(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn non_portable_paths_fail_with_reason() {
+        let cases = [
+            ("/abs", "absolute"),
+            ("C:/x", "drive"),
+            ("c:x", "drive"),
+            ("//server/share", "absolute"),
+            ("a\\b", "backslash"),
+            ("a/../b", ".."),
+            ("..", ".."),
+            ("a//b", "empty"),
+            ("a/", "empty"),
+            ("./a", "`.`"),
+            ("a/.git/b", ".git"),
+            (".GIT", ".git"),
+            ("a/CON", "device"),
+            ("nul.txt", "device"),
+            ("a\u{0}b", "NUL"),
+            ("", "empty"),
+        ];
+        for (bad, why) in cases {
+            let reason = check_portable_relative(bad).unwrap_err();
+            assert!(reason.contains(why), "{bad:?}: {reason}");
+        }
+    }
+
+    #[test]
+    fn relative_slash_works() {
+        assert_eq!(relative_slash(Path::new("/w"), Path::new("/w")).as_deref(), Some("."));
+        assert_eq!(
+            relative_slash(Path::new("/w"), Path::new("/w/a/b")).as_deref(),
+            Some("a/b")
+        );
+        assert_eq!(relative_slash(Path::new("/w"), Path::new("/x")), None);
+    }
+}

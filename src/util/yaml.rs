@@ -1,0 +1,293 @@
+//! A strict reader for the small YAML files `a2c` reads: one document holding one flat mapping
+//! whose values are scalars or lists of scalars.
+//!
+//! The YAML lexing is serde-saphyr's parser (`granit_parser`); the policy is ours, enforced on
+//! its events so that every rejection carries the line: anchors, aliases, tags, nested
+//! mappings, multi-line block scalars, several documents and duplicate keys are all refused.
+//! Serde would keep the last of duplicate keys silently; this reader never does.
+
+use std::borrow::Cow;
+
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
+
+/// A scalar with the line it starts on (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scalar {
+    pub text: String,
+    pub line: usize,
+    /// `true` for a plain (unquoted) scalar, so that `null`, `~` and empty can mean "no value".
+    pub plain: bool,
+}
+
+impl Scalar {
+    /// `true` for a plain `null`, `~` or empty scalar.
+    pub fn is_null(&self) -> bool {
+        self.plain && matches!(self.text.as_str(), "" | "~" | "null" | "Null" | "NULL")
+    }
+}
+
+/// The value of one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Scalar(Scalar),
+    List(Vec<Scalar>),
+}
+
+/// One `key: value` entry of the top-level mapping, in document order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub key: String,
+    pub line: usize,
+    pub value: Value,
+}
+
+/// Why a document was refused, with the 1-based line it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {reason}")]
+pub struct YamlError {
+    pub line: usize,
+    pub reason: String,
+}
+
+fn err<T>(span: &Span, reason: impl Into<String>) -> Result<T, YamlError> {
+    Err(YamlError {
+        line: span.start.line().max(1),
+        reason: reason.into(),
+    })
+}
+
+/// What a node may not carry, whatever its kind.
+fn check_props(span: &Span, anchor: usize, tag: bool) -> Result<(), YamlError> {
+    if anchor != 0 {
+        return err(span, "anchors (&name) are not allowed");
+    }
+    if tag {
+        return err(span, "tags (!name) are not allowed");
+    }
+    Ok(())
+}
+
+struct Reader<'a> {
+    parser: Parser<'a, serde_saphyr::granit_parser::StrInput<'a>>,
+}
+
+impl<'a> Reader<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
+        match self.parser.next_event() {
+            Some(Ok(event)) => Ok(event),
+            Some(Err(e)) => Err(YamlError {
+                line: e.marker().line().max(1),
+                reason: e.info(),
+            }),
+            None => Err(YamlError {
+                line: 1,
+                reason: "unexpected end of document".into(),
+            }),
+        }
+    }
+
+    fn scalar(&self, span: &Span, text: Cow<'a, str>, style: ScalarStyle) -> Result<Scalar, YamlError> {
+        match style {
+            ScalarStyle::Plain | ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => Ok(Scalar {
+                text: text.into_owned(),
+                line: span.start.line().max(1),
+                plain: style == ScalarStyle::Plain,
+            }),
+            _ => err(
+                span,
+                "block scalars (| or >) are not allowed; write the value on one line",
+            ),
+        }
+    }
+
+    fn value(&mut self) -> Result<Value, YamlError> {
+        let (event, span) = self.next()?;
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                check_props(&span, anchor, tag.is_some())?;
+                Ok(Value::Scalar(self.scalar(&span, text, style)?))
+            }
+            Event::SequenceStart(_, anchor, tag) => {
+                check_props(&span, anchor, tag.is_some())?;
+                self.list()
+            }
+            Event::MappingStart(..) => err(
+                &span,
+                "nested mappings are not allowed; values must be scalars or lists of scalars",
+            ),
+            Event::Alias(_) | Event::UnresolvedAlias(_) => err(&span, "aliases (*name) are not allowed"),
+            other => err(&span, format!("unexpected {other:?}")),
+        }
+    }
+
+    fn list(&mut self) -> Result<Value, YamlError> {
+        let mut items = Vec::new();
+        loop {
+            let (event, span) = self.next()?;
+            match event {
+                Event::SequenceEnd => return Ok(Value::List(items)),
+                Event::Scalar(text, style, anchor, tag) => {
+                    check_props(&span, anchor, tag.is_some())?;
+                    items.push(self.scalar(&span, text, style)?);
+                }
+                Event::Alias(_) | Event::UnresolvedAlias(_) => return err(&span, "aliases (*name) are not allowed"),
+                _ => return err(&span, "list items must be scalars"),
+            }
+        }
+    }
+}
+
+/// Parses `text` as one flat mapping. An empty document is an empty mapping.
+pub fn parse_flat_mapping(text: &str) -> Result<Vec<Entry>, YamlError> {
+    let mut r = Reader {
+        parser: Parser::new_from_str(text),
+    };
+    let mut entries: Vec<Entry> = Vec::new();
+    let (_, _) = r.next()?; // StreamStart
+    let (event, span) = r.next()?;
+    match event {
+        Event::StreamEnd => return Ok(entries),
+        Event::DocumentStart(..) => {}
+        other => return err(&span, format!("unexpected {other:?}")),
+    }
+    let (event, span) = r.next()?;
+    match event {
+        Event::MappingStart(_, anchor, tag) => check_props(&span, anchor, tag.is_some())?,
+        Event::Scalar(ref t, ScalarStyle::Plain, 0, None) if t.is_empty() => {
+            // An empty document (only comments).
+            return finish(&mut r, entries);
+        }
+        _ => return err(&span, "the document must be a mapping of `key: value` lines"),
+    }
+    loop {
+        let (event, span) = r.next()?;
+        let key = match event {
+            Event::MappingEnd => break,
+            Event::Scalar(text, style, anchor, tag) => {
+                check_props(&span, anchor, tag.is_some())?;
+                r.scalar(&span, text, style)?
+            }
+            Event::Alias(_) | Event::UnresolvedAlias(_) => return err(&span, "aliases (*name) are not allowed"),
+            _ => return err(&span, "keys must be plain scalars"),
+        };
+        if key.plain && key.text == "<<" {
+            return err(&span, "merge keys (<<) are not allowed");
+        }
+        if let Some(first) = entries.iter().find(|e| e.key == key.text) {
+            return err(
+                &span,
+                format!("duplicate key `{}` (first defined on line {})", key.text, first.line),
+            );
+        }
+        let value = r.value()?;
+        entries.push(Entry {
+            key: key.text,
+            line: key.line,
+            value,
+        });
+    }
+    finish(&mut r, entries)
+}
+
+fn finish(r: &mut Reader<'_>, entries: Vec<Entry>) -> Result<Vec<Entry>, YamlError> {
+    let (event, span) = r.next()?;
+    if !matches!(event, Event::DocumentEnd) {
+        return err(&span, "unexpected content after the mapping");
+    }
+    let (event, span) = r.next()?;
+    match event {
+        Event::StreamEnd => Ok(entries),
+        _ => err(&span, "only one YAML document is allowed (found a second `---`)"),
+    }
+}
+
+/// Quotes a string for YAML output when needed, so that writers produce what readers accept.
+pub fn quote(s: &str) -> String {
+    let plain_ok = !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-/+:@".contains(c))
+        && !s.starts_with(['-', ':', '@'])
+        && !s.ends_with(':')
+        && !matches!(s, "null" | "Null" | "NULL" | "~" | "true" | "false" | "yes" | "no")
+        && s.parse::<f64>().is_err();
+    if plain_ok {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).expect("a string serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(text: &str) -> YamlError {
+        parse_flat_mapping(text).unwrap_err()
+    }
+
+    #[test]
+    fn reads_scalars_and_lists_with_lines() {
+        let e = parse_flat_mapping("# c\na: 1\nb: [x, 'y']\nc:\n  - z\nd:\n").unwrap();
+        assert_eq!(e.len(), 4);
+        assert_eq!(e[0].line, 2);
+        assert_eq!(
+            e[1].value,
+            Value::List(vec![
+                Scalar {
+                    text: "x".into(),
+                    line: 3,
+                    plain: true
+                },
+                Scalar {
+                    text: "y".into(),
+                    line: 3,
+                    plain: false
+                },
+            ])
+        );
+        assert!(matches!(&e[3].value, Value::Scalar(s) if s.is_null()));
+    }
+
+    #[test]
+    fn empty_document_is_empty_mapping() {
+        assert!(parse_flat_mapping("").unwrap().is_empty());
+        assert!(parse_flat_mapping("# only a comment\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_what_is_not_flat() {
+        assert_eq!(reason("a: 1\nb: 2\na: 3\n").line, 3);
+        assert!(
+            reason("a: 1\nb: 2\na: 3\n")
+                .reason
+                .contains("duplicate key `a` (first defined on line 1)")
+        );
+        assert!(reason("a: &x 1\nb: *x\n").reason.contains("anchors"));
+        assert!(reason("a: !!str 1\n").reason.contains("tags"));
+        assert!(reason("a: !custom 1\n").reason.contains("tags"));
+        assert!(reason("a:\n  b: 1\n").reason.contains("nested mappings"));
+        assert!(reason("- a\n- b\n").reason.contains("must be a mapping"));
+        assert!(reason("a: |\n  x\n").reason.contains("block scalars"));
+        assert!(reason("a: 1\n---\nb: 2\n").reason.contains("only one YAML document"));
+        assert!(reason("<<: {a: 1}\n").reason.contains("merge keys"));
+        assert!(reason("a: [1, [2]]\n").reason.contains("list items"));
+        assert!(reason("a: 'unterminated\n").line >= 1);
+    }
+
+    #[test]
+    fn quote_round_trips() {
+        for s in [
+            "1.4.0",
+            "v1.4.0",
+            "products/*",
+            "a b",
+            "",
+            "null",
+            "-x",
+            "https://e.org/a2c/",
+        ] {
+            let doc = format!("k: {}\n", quote(s));
+            let e = parse_flat_mapping(&doc).unwrap();
+            assert!(matches!(&e[0].value, Value::Scalar(v) if v.text == s), "{s} -> {doc}");
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! Discovery of the repository R and the superbuild workspace W, and enumeration of members.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::WorkspaceError;
+use super::adoption::{AdoptionRecord, ReadError};
+use super::marker::{LocalPointer, MARKER_PATH, WorkspaceMarker};
+use super::state_root::{STORE_DIR, ToolStateRoot};
+use crate::util::paths::{absolute, relative_slash};
+use crate::util::version::MethodVersion;
+
+/// Directory names never descended into when enumerating members.
+pub const SKIPPED_DIRS: &[&str] = &[".git", ".tools_local", "target", "node_modules"];
+
+/// `true` when `dir` is a git repository (holds a `.git` directory or file).
+pub fn is_git_repo(dir: &Path) -> bool {
+    let git = dir.join(".git");
+    git.is_dir() || git.is_file()
+}
+
+/// The nearest git repository at or above `start`.
+pub fn find_repo(start: &Path) -> Option<PathBuf> {
+    start.ancestors().find(|d| is_git_repo(d)).map(Path::to_path_buf)
+}
+
+/// `true` when `dir` holds the workspace marker.
+pub fn has_marker(dir: &Path) -> bool {
+    dir.join(MARKER_PATH).is_file()
+}
+
+/// `true` when `dir` is a repository holding a tool state root. A directory holding a workspace
+/// marker always has `.tools/esys/a2c/` (the marker lives there), so for it only an adoption
+/// record counts.
+pub fn holds_tool_state(dir: &Path) -> bool {
+    match ToolStateRoot::detect(dir) {
+        None => false,
+        Some(state) => !has_marker(dir) || state.has_adoption(),
+    }
+}
+
+/// A superbuild workspace W and its marker.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub root: PathBuf,
+    pub marker: WorkspaceMarker,
+}
+
+/// One member repository of a workspace, or the single repository outside one.
+#[derive(Debug)]
+pub struct Member {
+    pub path: PathBuf,
+    /// R relative to W with `/` separators; `.` for W itself (and for a single repo).
+    pub relative: String,
+    pub state: Option<ToolStateRoot>,
+    /// The adoption record, or why it could not be read.
+    pub record: Result<AdoptionRecord, String>,
+}
+
+impl Member {
+    /// Reads the member at `path`.
+    pub fn read(path: PathBuf, relative: String) -> Self {
+        let state = ToolStateRoot::detect(&path);
+        let record = match &state {
+            None => Err(WorkspaceError::NotAdopted { repo: path.clone() }.to_string()),
+            Some(s) if !s.has_adoption() => {
+                Err(format!("adoption record `{}` is missing", s.adoption_path().display()))
+            }
+            Some(s) => s.read_adoption().map_err(|e| match e {
+                ReadError::Io(e) => e.to_string(),
+                ReadError::Invalid(e) => e.to_string(),
+            }),
+        };
+        Self {
+            path,
+            relative,
+            state,
+            record,
+        }
+    }
+
+    /// The write contract, when the record is valid.
+    pub fn version(&self) -> Option<&MethodVersion> {
+        self.record.as_ref().ok().map(|r| &r.tool_version)
+    }
+}
+
+impl Workspace {
+    /// Opens the workspace at `root` (which must hold the marker).
+    pub fn open(root: &Path) -> Result<Self, WorkspaceError> {
+        let root = absolute(root);
+        if !has_marker(&root) {
+            return Err(WorkspaceError::NoMarker { path: root });
+        }
+        let marker = WorkspaceMarker::read(&root)?;
+        Ok(Self { root, marker })
+    }
+
+    /// The shared store `W/.tools_local/esys/a2c`.
+    pub fn store_dir(&self) -> PathBuf {
+        self.root.join(STORE_DIR)
+    }
+
+    /// `true` when `repo` (absolute, canonical) is a member of this workspace: below W (or W
+    /// itself), reached without entering a skipped directory or a nested workspace, selected by
+    /// the globs, and holding a tool state root.
+    pub fn is_member(&self, repo: &Path) -> bool {
+        let Some(relative) = relative_slash(&self.root, repo) else {
+            return false;
+        };
+        if relative == "." {
+            return holds_tool_state(repo);
+        }
+        let mut dir = self.root.clone();
+        let segments: Vec<&str> = relative.split('/').collect();
+        for (i, seg) in segments.iter().enumerate() {
+            if SKIPPED_DIRS.contains(seg) {
+                return false;
+            }
+            dir.push(seg);
+            let is_last = i + 1 == segments.len();
+            if !is_last && has_marker(&dir) {
+                return false; // inside a nested workspace: that one owns it
+            }
+        }
+        is_git_repo(repo) && holds_tool_state(repo) && self.marker.selects(&relative)
+    }
+
+    /// Every member, sorted by relative path. W itself is a member when it has adopted A2C.
+    /// Symlinks are never followed, so nothing outside W is listed; nested workspaces are
+    /// members at most themselves: their own members belong to them.
+    pub fn members(&self) -> Result<Vec<Member>, WorkspaceError> {
+        let mut found: BTreeSet<PathBuf> = BTreeSet::new();
+        if self.is_member(&self.root) {
+            found.insert(self.root.clone());
+        }
+        let mut walk = walkdir::WalkDir::new(&self.root).follow_links(false).min_depth(1);
+        if let Some(depth) = self.marker.max_depth() {
+            walk = walk.max_depth(depth);
+        }
+        let mut it = walk.into_iter();
+        while let Some(entry) = it.next() {
+            let entry = entry.map_err(|e| {
+                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| self.root.clone());
+                std::io::Error::other(format!("failed to list `{}`: {e}", path.display()))
+            })?;
+            if !entry.file_type().is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if SKIPPED_DIRS.contains(&name.as_ref()) {
+                it.skip_current_dir();
+                continue;
+            }
+            let dir = entry.path();
+            if is_git_repo(dir) && holds_tool_state(dir) {
+                let relative = relative_slash(&self.root, dir).unwrap_or_default();
+                if self.marker.selects(&relative) {
+                    found.insert(dir.to_path_buf());
+                }
+            }
+            if has_marker(dir) {
+                it.skip_current_dir();
+            }
+        }
+        Ok(found
+            .into_iter()
+            .map(|path| {
+                let relative = relative_slash(&self.root, &path).unwrap_or_else(|| ".".into());
+                Member::read(path, relative)
+            })
+            .collect())
+    }
+}
+
+/// What discovery found from a starting directory.
+#[derive(Debug)]
+pub struct Context {
+    /// Where discovery started (`-C DIR` or the current directory), absolute.
+    pub start: PathBuf,
+    /// The nearest git repository R, if any.
+    pub repo: Option<PathBuf>,
+    /// The workspace W R belongs to, if any.
+    pub workspace: Option<Workspace>,
+    /// Things the user should know (printed by the CLI on stderr).
+    pub warnings: Vec<String>,
+}
+
+impl Context {
+    /// Discovers R and W from `start`. `workspace_flag` (`--workspace DIR`) names W explicitly.
+    ///
+    /// W is, in order: the `--workspace` directory; the target of R's local pointer when that
+    /// target holds the marker and lists R (a stale pointer is ignored with a warning); else the
+    /// nearest directory at or above R whose marker lists R (or is R itself).
+    pub fn discover(start: &Path, workspace_flag: Option<&Path>) -> Result<Self, WorkspaceError> {
+        let start = absolute(start);
+        if !start.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("directory `{}` does not exist", start.display()),
+            )
+            .into());
+        }
+        let repo = find_repo(&start);
+        let mut warnings = Vec::new();
+        let workspace = match workspace_flag {
+            Some(dir) => Some(Workspace::open(dir)?),
+            None => Self::find_workspace(&start, repo.as_deref(), &mut warnings)?,
+        };
+        Ok(Self {
+            start,
+            repo,
+            workspace,
+            warnings,
+        })
+    }
+
+    fn find_workspace(
+        start: &Path,
+        repo: Option<&Path>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<Workspace>, WorkspaceError> {
+        if let Some(repo) = repo {
+            match LocalPointer::read(repo) {
+                Ok(Some(pointer)) => match Self::check_pointer(repo, &pointer) {
+                    Ok(ws) => return Ok(Some(ws)),
+                    Err(why) => warnings.push(format!(
+                        "ignoring stale local pointer `{}`: {why}",
+                        repo.join(super::marker::POINTER_PATH).display()
+                    )),
+                },
+                Ok(None) => {}
+                Err(e) => warnings.push(format!("ignoring local pointer: {e}")),
+            }
+        }
+        let from = repo.unwrap_or(start);
+        for dir in from.ancestors() {
+            if !has_marker(dir) {
+                continue;
+            }
+            let ws = Workspace::open(dir)?;
+            if repo.is_none_or(|r| r == ws.root || ws.is_member(r)) {
+                return Ok(Some(ws));
+            }
+        }
+        Ok(None)
+    }
+
+    fn check_pointer(repo: &Path, pointer: &LocalPointer) -> Result<Workspace, String> {
+        let target = &pointer.workspace_root;
+        if !has_marker(target) {
+            return Err(format!("`{}` holds no `{MARKER_PATH}`", target.display()));
+        }
+        let ws = Workspace::open(target).map_err(|e| e.to_string())?;
+        if repo != ws.root && !ws.is_member(repo) {
+            return Err(format!(
+                "`{}` does not list this repository as a member",
+                ws.root.display()
+            ));
+        }
+        Ok(ws)
+    }
+
+    /// R, or an error when discovery started outside any git repository.
+    pub fn require_repo(&self) -> Result<&Path, WorkspaceError> {
+        self.repo.as_deref().ok_or_else(|| WorkspaceError::NotInRepo {
+            start: self.start.clone(),
+        })
+    }
+
+    /// W, or an error when not in a superbuild.
+    pub fn require_workspace(&self) -> Result<&Workspace, WorkspaceError> {
+        self.workspace.as_ref().ok_or_else(|| WorkspaceError::NotInWorkspace {
+            start: self.start.clone(),
+        })
+    }
+
+    /// Members the current command covers: every member of W, or R alone outside a superbuild.
+    pub fn members(&self) -> Result<Vec<Member>, WorkspaceError> {
+        match &self.workspace {
+            Some(ws) => ws.members(),
+            None => {
+                let repo = self.require_repo()?;
+                Ok(vec![Member::read(repo.to_path_buf(), ".".into())])
+            }
+        }
+    }
+
+    /// The store this context installs into: W's in a superbuild, else R's.
+    pub fn store_dir(&self) -> Result<PathBuf, WorkspaceError> {
+        match &self.workspace {
+            Some(ws) => Ok(ws.store_dir()),
+            None => Ok(self.require_repo()?.join(STORE_DIR)),
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The workspace marker `W/.tools/esys/a2c/workspace.yaml` and the local pointer
+//! `R/.tools_local/esys/a2c/workspace.yaml`.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::util::paths::check_portable_relative;
+use crate::util::yaml::{self, Entry, Scalar, Value};
+
+/// The marker's path relative to W.
+pub const MARKER_PATH: &str = ".tools/esys/a2c/workspace.yaml";
+/// The local pointer's path relative to R.
+pub const POINTER_PATH: &str = ".tools_local/esys/a2c/workspace.yaml";
+/// The newest marker `schema_version` this `a2c` reads.
+pub const MARKER_SCHEMA: u32 = 1;
+
+/// Why a marker or pointer file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {what} `{}` line {line}: {reason}", path.display())]
+pub struct MarkerError {
+    pub what: &'static str,
+    pub path: PathBuf,
+    pub line: usize,
+    pub reason: String,
+}
+
+/// The parsed workspace marker.
+#[derive(Debug, Clone)]
+pub struct WorkspaceMarker {
+    /// Member globs; `None` means every repository below W holding a tool state root.
+    pub members: Option<Vec<String>>,
+    pub exclude: Vec<String>,
+    pub registry: Option<String>,
+    member_set: Option<GlobSet>,
+    exclude_set: GlobSet,
+}
+
+fn strings(entry: &Entry, fail: &dyn Fn(usize, String) -> MarkerError) -> Result<Vec<Scalar>, MarkerError> {
+    match &entry.value {
+        Value::List(items) => Ok(items.clone()),
+        Value::Scalar(s) if s.is_null() => Ok(Vec::new()),
+        Value::Scalar(s) => Err(fail(
+            s.line,
+            format!("`{}` must be a list such as [\"products/*\"]", entry.key),
+        )),
+    }
+}
+
+fn glob_set(globs: &[Scalar], key: &str, fail: &dyn Fn(usize, String) -> MarkerError) -> Result<GlobSet, MarkerError> {
+    let mut set = GlobSetBuilder::new();
+    for g in globs {
+        check_portable_relative(&g.text).map_err(|why| fail(g.line, format!("{key} glob `{}`: {why}", g.text)))?;
+        let glob = GlobBuilder::new(&g.text)
+            .literal_separator(true)
+            .backslash_escape(false)
+            .build()
+            .map_err(|e| fail(g.line, format!("{key} glob `{}`: {}", g.text, e.kind())))?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| fail(1, e.to_string()))
+}
+
+impl WorkspaceMarker {
+    /// Parses the marker text of `path` (used in messages only).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, MarkerError> {
+        let fail = |line: usize, reason: String| MarkerError {
+            what: "workspace marker",
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let entries = yaml::parse_flat_mapping(text).map_err(|e| fail(e.line, e.reason))?;
+        let (mut members, mut exclude, mut registry) = (None, Vec::new(), None);
+        let mut schema_seen = false;
+        for entry in &entries {
+            match entry.key.as_str() {
+                "schema_version" => {
+                    schema_seen = true;
+                    let Value::Scalar(s) = &entry.value else {
+                        return Err(fail(entry.line, "`schema_version` must be a number".into()));
+                    };
+                    match s.text.parse::<u32>() {
+                        Ok(v @ 1..=MARKER_SCHEMA) => {
+                            let _ = v;
+                        }
+                        Ok(v) if v > MARKER_SCHEMA => {
+                            return Err(fail(
+                                s.line,
+                                format!(
+                                    "unsupported schema_version: found v{v}, this a2c supports up to v{MARKER_SCHEMA}; upgrade a2c"
+                                ),
+                            ));
+                        }
+                        _ => return Err(fail(s.line, format!("`schema_version` must be 1, found `{}`", s.text))),
+                    }
+                }
+                "members" => members = Some(strings(entry, &fail)?),
+                "exclude" => exclude = strings(entry, &fail)?,
+                "registry" => match &entry.value {
+                    Value::Scalar(s) if s.is_null() => {}
+                    Value::Scalar(s) => registry = Some(s.text.clone()),
+                    Value::List(_) => return Err(fail(entry.line, "`registry` must be a single URL or path".into())),
+                },
+                other => {
+                    return Err(fail(
+                        entry.line,
+                        format!("unknown key `{other}` (known keys: schema_version, members, exclude, registry)"),
+                    ));
+                }
+            }
+        }
+        if !schema_seen && !entries.is_empty() {
+            return Err(fail(1, "missing `schema_version: 1`".into()));
+        }
+        let member_set = members.as_ref().map(|m| glob_set(m, "members", &fail)).transpose()?;
+        let exclude_set = glob_set(&exclude, "exclude", &fail)?;
+        let texts = |v: Vec<Scalar>| v.into_iter().map(|s| s.text).collect::<Vec<_>>();
+        Ok(Self {
+            members: members.map(texts),
+            exclude: texts(exclude),
+            registry,
+            member_set,
+            exclude_set,
+        })
+    }
+
+    /// Reads `W/.tools/esys/a2c/workspace.yaml`.
+    pub fn read(workspace: &Path) -> Result<Self, super::WorkspaceError> {
+        let path = workspace.join(MARKER_PATH);
+        let text = fs_err::read_to_string(&path)?;
+        Ok(Self::parse(&text, &path)?)
+    }
+
+    /// `true` when a repository at `relative` (slash-separated, relative to W) is selected by
+    /// the member globs and not excluded. With no `members`, every relative path is selected.
+    pub fn selects(&self, relative: &str) -> bool {
+        let included = self.member_set.as_ref().is_none_or(|set| set.is_match(relative));
+        included && !self.exclude_set.is_match(relative)
+    }
+
+    /// The deepest directory level a member can be at, when the globs bound it (no `**`).
+    pub fn max_depth(&self) -> Option<usize> {
+        let members = self.members.as_ref()?;
+        members
+            .iter()
+            .map(|g| (!g.contains("**")).then(|| g.split('/').count()))
+            .collect::<Option<Vec<_>>>()
+            .map(|d| d.into_iter().max().unwrap_or(0))
+    }
+}
+
+/// The local pointer from a member R to its workspace W.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalPointer {
+    pub workspace_root: PathBuf,
+}
+
+impl LocalPointer {
+    /// Reads `R/.tools_local/esys/a2c/workspace.yaml`; `None` when absent. A relative
+    /// `workspace_root` is relative to R.
+    pub fn read(repo: &Path) -> Result<Option<Self>, super::WorkspaceError> {
+        let path = repo.join(POINTER_PATH);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = fs_err::read_to_string(&path)?;
+        let fail = |line: usize, reason: String| MarkerError {
+            what: "local pointer",
+            path: path.clone(),
+            line,
+            reason,
+        };
+        let entries = yaml::parse_flat_mapping(&text).map_err(|e| fail(e.line, e.reason))?;
+        let mut root = None;
+        for entry in &entries {
+            match (entry.key.as_str(), &entry.value) {
+                ("workspace_root", Value::Scalar(s)) if !s.is_null() => root = Some(repo.join(&s.text)),
+                ("workspace_root", _) => return Err(fail(entry.line, "`workspace_root` must be a path".into()).into()),
+                (other, _) => {
+                    return Err(fail(
+                        entry.line,
+                        format!("unknown key `{other}` (known keys: workspace_root)"),
+                    )
+                    .into());
+                }
+            }
+        }
+        let workspace_root = root.ok_or_else(|| fail(1, "missing `workspace_root`".into()))?;
+        Ok(Some(Self { workspace_root }))
+    }
+
+    /// Writes the pointer for `repo` atomically.
+    pub fn write(repo: &Path, workspace: &Path) -> std::io::Result<()> {
+        let text = format!(
+            "# written by a2c install: the superbuild workspace this repository belongs to (machine-local)\nworkspace_root: {}\n",
+            yaml::quote(&workspace.to_string_lossy())
+        );
+        let path = repo.join(POINTER_PATH);
+        if fs_err::read_to_string(&path).is_ok_and(|old| old == text) {
+            return Ok(());
+        }
+        crate::util::fs::write_atomic(&path, text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<WorkspaceMarker, MarkerError> {
+        WorkspaceMarker::parse(text, Path::new("workspace.yaml"))
+    }
+
+    #[test]
+    fn globs_select_members() {
+        let m = parse("schema_version: 1\nmembers: [\"products/*\", libs/core]\nexclude: [products/old]\n").unwrap();
+        assert!(m.selects("products/app"));
+        assert!(!m.selects("products/app/sub"));
+        assert!(!m.selects("products/old"));
+        assert!(m.selects("libs/core"));
+        assert!(!m.selects("libs/other"));
+        assert_eq!(m.max_depth(), Some(2));
+        let all = parse("schema_version: 1\n").unwrap();
+        assert!(all.selects("deep/down/repo"));
+        assert_eq!(all.max_depth(), None);
+    }
+
+    #[test]
+    fn bad_globs_are_refused_with_line() {
+        for (text, why) in [
+            ("schema_version: 1\nmembers: [/abs]\n", "absolute"),
+            ("schema_version: 1\nmembers: [\"C:/x\"]\n", "drive"),
+            ("schema_version: 1\nmembers: [\"a\\\\b\"]\n", "backslash"),
+            ("schema_version: 1\nmembers: [../x]\n", ".."),
+            ("schema_version: 1\nmembers: [a//b]\n", "empty"),
+            ("schema_version: 1\nmembers: [./a]\n", "`.`"),
+            ("schema_version: 1\nmembers: [a/.git]\n", ".git"),
+            ("schema_version: 1\nexclude: [\"//srv/share\"]\n", "absolute"),
+            ("schema_version: 1\nmembers: [\"a[\"]\n", "glob"),
+            ("schema_version: 2\n", "found v2, this a2c supports up to v1"),
+            ("schema_version: 1\nmember: [a]\n", "unknown key `member`"),
+            ("schema_version: 1\nmembers: a\n", "must be a list"),
+            ("members: [a]\n", "missing `schema_version"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.reason.contains(why), "{text:?}: {e}");
+        }
+        assert_eq!(
+            parse("schema_version: 1\nmembers:\n  - ok\n  - ../x\n")
+                .unwrap_err()
+                .line,
+            4
+        );
+    }
+}

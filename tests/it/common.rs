@@ -1,0 +1,200 @@
+//! The test context: an isolated HOME, cache and environment, and helpers to build real git
+//! repositories, superbuilds, method trees and registries.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct TestContext {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+/// The result of one run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(out: Output, root: &Path) -> Self {
+        let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&root.display().to_string(), "[TMP]");
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: clean(&out.stdout),
+            stderr: clean(&out.stderr),
+        }
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    #[track_caller]
+    pub fn success(&self) -> &Self {
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn failure(&self) -> &Self {
+        assert_eq!(
+            self.code, 1,
+            "expected exit 1\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// The whole run as one text, for snapshots.
+    pub fn transcript(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl TestContext {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new().prefix("a2c-test-").tempdir().unwrap();
+        let root = fs_err::canonicalize(dir.path()).unwrap();
+        fs_err::create_dir_all(root.join("home")).unwrap();
+        Self { dir, root }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// How `rel` appears in output: the temp root masked as `[TMP]`.
+    pub fn shown(&self, rel: &str) -> String {
+        format!("[TMP]/{rel}")
+    }
+
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
+    /// `a2c` with a clean environment, started in `cwd` (relative to the root).
+    pub fn cmd(&self, cwd: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2c"));
+        cmd.current_dir(self.path(cwd));
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().into_owned();
+            if k.starts_with("A2C_") || k == "NO_COLOR" || k.starts_with("XDG_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("HOME", self.path("home"))
+            .env("A2C_CACHE_DIR", self.cache_dir())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1");
+        cmd
+    }
+
+    /// Runs `a2c args…` in `cwd`.
+    pub fn run(&self, cwd: &str, args: &[&str]) -> Run {
+        let out = self.cmd(cwd).args(args).output().unwrap();
+        Run::from(out, &self.root)
+    }
+
+    pub fn run_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.cmd(cwd);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap(), &self.root)
+    }
+
+    pub fn write(&self, rel: &str, contents: &str) -> PathBuf {
+        let path = self.path(rel);
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(&path, contents).unwrap();
+        path
+    }
+
+    /// Makes `rel` a real git repository (with one commit of whatever it holds).
+    pub fn git_repo(&self, rel: &str) -> PathBuf {
+        let path = self.path(rel);
+        fs_err::create_dir_all(&path).unwrap();
+        git(&path, &["init", "-q", "."]);
+        path
+    }
+
+    /// A git repository that adopted `version` in the canonical layout.
+    pub fn canonical_repo(&self, rel: &str, version: &str) -> PathBuf {
+        let path = self.git_repo(rel);
+        self.write(
+            &format!("{rel}/.tools/esys/a2c/adoption.yaml"),
+            &format!("schema_version: 2\ntool_version: {version}\ndelivery: package\n"),
+        );
+        path
+    }
+
+    /// A git repository that adopted `version` in the legacy `.a2c/` layout.
+    pub fn legacy_repo(&self, rel: &str, version: &str) -> PathBuf {
+        let path = self.git_repo(rel);
+        self.write(
+            &format!("{rel}/.a2c/adoption.yaml"),
+            &format!("tool_version: v{version}\ndelivery: submodule\n"),
+        );
+        path
+    }
+
+    /// A superbuild root at `rel` with the given marker body (after `schema_version: 1`).
+    pub fn superbuild(&self, rel: &str, marker_body: &str) -> PathBuf {
+        let path = self.git_repo(rel);
+        self.write(
+            &format!("{rel}/.tools/esys/a2c/workspace.yaml"),
+            &format!("schema_version: 1\n{marker_body}"),
+        );
+        path
+    }
+
+    /// A method tree (manifest + a few files) of `version` at `rel`.
+    pub fn method_tree(&self, rel: &str, version: &str) -> PathBuf {
+        self.write(
+            &format!("{rel}/a2c-method.toml"),
+            &format!("name = \"esys/a2c\"\nversion = \"{version}\"\ntool_state_root = \".tools/esys/a2c\"\n"),
+        );
+        self.write(&format!("{rel}/rules/core.md"), &format!("# Core rules of {version}\n"));
+        self.write(
+            &format!("{rel}/prompts/review.md"),
+            &format!("Review under method {version}.\n"),
+        );
+        self.path(rel)
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=a2c-test",
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
