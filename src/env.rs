@@ -8,6 +8,7 @@
 //! | `A2C_MAX_UNPACKED_BYTES` | extraction limit on total unpacked bytes (default 1 GiB) |
 //! | `A2C_MAX_ENTRIES` | extraction limit on archive entries (default 100,000) |
 //! | `A2C_LOCK_TIMEOUT` | seconds to wait for the store lock (default 300) |
+//! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>` or `abort:<point>` |
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ pub const A2C_CACHE_DIR: &str = "A2C_CACHE_DIR";
 pub const A2C_MAX_UNPACKED_BYTES: &str = "A2C_MAX_UNPACKED_BYTES";
 pub const A2C_MAX_ENTRIES: &str = "A2C_MAX_ENTRIES";
 pub const A2C_LOCK_TIMEOUT: &str = "A2C_LOCK_TIMEOUT";
+pub const A2C_TEST_HOOK: &str = "A2C_TEST_HOOK";
 
 fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
@@ -60,4 +62,9 @@ pub fn number(name: &'static str) -> Result<Option<u64>, (&'static str, String)>
             .map(Some)
             .map_err(|_| (name, raw)),
     }
+}
+
+/// The test hook, `pause:<point>` or `abort:<point>` (read only by test builds).
+pub fn test_hook() -> Option<String> {
+    string(A2C_TEST_HOOK)
 }

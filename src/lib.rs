@@ -3,9 +3,15 @@
 //! The library is silent: it never prints. Commands in [`cli`] call one library function each
 //! and render the result. See `docs/architecture.md` for the codemap.
 
+pub mod archive;
 pub mod cli;
 pub mod env;
+pub mod lock;
 pub mod method;
+pub mod ops;
+pub mod registry;
+pub mod store;
+pub mod testhook;
 pub mod util;
 pub mod workspace;
 

@@ -2,7 +2,11 @@
 //! only this module uses clap and indicatif.
 
 mod adopt;
+mod install;
+mod lock;
+mod pack;
 mod printer;
+mod progress;
 mod resolve;
 mod workspace;
 
@@ -62,6 +66,12 @@ pub enum Command {
     Workspace(workspace::WorkspaceCommand),
     /// Print the method asset root for the current repository and a version
     Resolve(resolve::ResolveArgs),
+    /// Resolve the union of write contracts against the registry and write a2c.lock
+    Lock(lock::LockArgs),
+    /// Install every locked version the members need, verified, side by side
+    Install(install::InstallArgs),
+    /// Pack a method tree into a deterministic bundle and add it to a file registry
+    Pack(pack::PackArgs),
     /// Bootstrap: write a new adoption record under the canonical tool state root
     Adopt(adopt::AdoptArgs),
 }
@@ -90,6 +100,9 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     match &cli.command {
         Command::Workspace(cmd) => workspace::run(cmd, &cli.global, printer),
         Command::Resolve(args) => resolve::run(args, &cli.global, printer),
+        Command::Lock(args) => lock::run(args, &cli.global, printer),
+        Command::Install(args) => install::run(args, &cli.global, printer),
+        Command::Pack(args) => pack::run(args, &cli.global, printer),
         Command::Adopt(args) => adopt::run(args, &cli.global, printer),
     }
 }
@@ -110,7 +123,25 @@ pub(crate) fn discover(global: &GlobalArgs, printer: &Printer) -> anyhow::Result
 /// The hint attached to an error anywhere in its chain.
 pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
     err.chain().find_map(|cause| {
+        if let Some(e) = cause.downcast_ref::<crate::ops::OpsError>() {
+            return e.hint();
+        }
         if let Some(e) = cause.downcast_ref::<crate::workspace::WorkspaceError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::registry::RegistryError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::registry::publish::PublishError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::store::StoreError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::lock::LockError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::archive::ArchiveError>() {
             return e.hint();
         }
         None

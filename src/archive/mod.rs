@@ -1,0 +1,134 @@
+//! Archives are hostile until proven otherwise (DESIGN.md §5). This module extracts tar.gz and
+//! zip bundles into a staging directory — only regular files and directories, under limits,
+//! keeping only the executable bit — and packs method trees into deterministic bundles.
+//!
+//! Everything here is blocking code; callers run it on worker threads.
+
+mod pack;
+mod policy;
+mod tar_gz;
+mod zip;
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub use pack::{PackedBundle, pack_tree, scan_tree};
+pub use policy::{Limits, RECEIPT_FILE};
+
+use crate::util::digest::{HashingReader, Sha256, TreeFile, tree_digest};
+
+/// A bundle format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Format {
+    #[serde(rename = "tar.gz")]
+    TarGz,
+    #[serde(rename = "zip")]
+    Zip,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::TarGz => "tar.gz",
+            Format::Zip => "zip",
+        }
+    }
+
+    /// The file-name extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tar.gz" | "tgz" => Ok(Format::TarGz),
+            "zip" => Ok(Format::Zip),
+            other => Err(format!("unknown bundle format `{other}` (expected tar.gz or zip)")),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why an archive was refused or could not be extracted.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("the bundle is not a valid {format} archive: {reason}")]
+    Corrupt { format: Format, reason: String },
+    #[error("archive entry `{entry}` refused: {reason}")]
+    Entry { entry: String, reason: String },
+    #[error("the archive has more than {limit} entries")]
+    TooManyEntries { limit: u64 },
+    #[error("the archive unpacks to more than {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("the bundle is {size} bytes; zip bundles are read into memory and may be at most {limit} bytes")]
+    ZipTooLarge { size: u64, limit: u64 },
+    #[error("the archive is empty")]
+    Empty,
+}
+
+impl ArchiveError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ArchiveError::TooManyEntries { .. } => Some(format!(
+                "if this bundle is genuine, raise the limit with {}",
+                crate::env::A2C_MAX_ENTRIES
+            )),
+            ArchiveError::TooLarge { .. } => Some(format!(
+                "if this bundle is genuine, raise the limit with {}",
+                crate::env::A2C_MAX_UNPACKED_BYTES
+            )),
+            ArchiveError::ZipTooLarge { .. } => Some("publish large bundles as tar.gz".into()),
+            ArchiveError::Entry { .. } | ArchiveError::Corrupt { .. } | ArchiveError::Empty => Some(
+                "the bundle is malformed or hostile; nothing was installed — report it to the registry's owner".into(),
+            ),
+            ArchiveError::Io(_) => None,
+        }
+    }
+}
+
+/// What an extraction produced.
+#[derive(Debug)]
+pub struct Extracted {
+    /// The extracted tree: `dest`, or `dest/<top>` when a single top-level directory was stripped.
+    pub root: PathBuf,
+    /// Every regular file, relative to `root`, with its digest.
+    pub files: Vec<TreeFile>,
+    /// The tree digest of `files`.
+    pub tree: String,
+    /// sha256 and size of the whole bundle stream, read to its end.
+    pub bundle_sha256: Sha256,
+    pub bundle_size: u64,
+}
+
+/// Extracts `source` (a bundle of `format`) into `dest`, an existing empty directory. The
+/// bundle is read once: it is hashed while it is inflated. The caller compares the bundle
+/// digest and removes `dest` when it does not match.
+pub fn extract(source: impl Read, format: Format, dest: &Path, limits: &Limits) -> Result<Extracted, ArchiveError> {
+    let mut hashing = HashingReader::new(source);
+    let mut sink = policy::Sink::new(dest, limits);
+    match format {
+        Format::TarGz => tar_gz::extract(&mut hashing, &mut sink)?,
+        Format::Zip => zip::extract(&mut hashing, &mut sink)?,
+    }
+    let (bundle_sha256, bundle_size) = hashing.finish()?;
+    let (root, files) = sink.finish()?;
+    let tree = tree_digest(&files);
+    Ok(Extracted {
+        root,
+        files,
+        tree,
+        bundle_sha256,
+        bundle_size,
+    })
+}

@@ -1,0 +1,190 @@
+//! Deterministic packing of a method tree: sorted entries, fixed times and owners, modes
+//! normalized to 0644/0755, so that packing the same tree twice gives the same bytes.
+
+use std::io::{BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use super::policy::{RECEIPT_FILE, entry_segments};
+use super::{ArchiveError, Format};
+use crate::util::digest::{HashingReader, Sha256, TreeFile, sha256_reader, tree_digest};
+
+/// One file of a tree to pack.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub relative: String,
+    pub path: PathBuf,
+    pub executable: bool,
+    pub size: u64,
+}
+
+/// What packing produced.
+#[derive(Debug, Clone)]
+pub struct PackedBundle {
+    pub sha256: Sha256,
+    pub size: u64,
+    pub tree: String,
+    pub files: usize,
+}
+
+/// Lists the regular files and directories of `root`, sorted, skipping `.git` and an install
+/// receipt. Symbolic links and names a2c would refuse to extract are errors.
+pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveError> {
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .min_depth(1);
+    let mut it = walk.into_iter();
+    while let Some(entry) = it.next() {
+        let entry = entry.map_err(|e| std::io::Error::other(format!("failed to list `{}`: {e}", root.display())))?;
+        let relative = crate::util::paths::relative_slash(root, entry.path()).unwrap_or_default();
+        if entry.depth() == 1 && (entry.file_name() == ".git" || entry.file_name() == RECEIPT_FILE) {
+            if entry.file_type().is_dir() {
+                it.skip_current_dir();
+            }
+            continue;
+        }
+        entry_segments(relative.as_bytes())?;
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            dirs.push(relative);
+        } else if ft.is_file() {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = fs_err::metadata(entry.path())?;
+            let executable = meta.permissions().mode() & 0o111 != 0;
+            files.push(SourceFile {
+                relative,
+                path: entry.path().to_path_buf(),
+                executable,
+                size: meta.len(),
+            });
+        } else {
+            return Err(ArchiveError::Entry {
+                entry: relative,
+                reason: "only regular files and directories can be packed (found a symbolic link or special file)"
+                    .into(),
+            });
+        }
+    }
+    dirs.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    files.sort_by(|a, b| a.relative.as_bytes().cmp(b.relative.as_bytes()));
+    Ok((dirs, files))
+}
+
+/// Packs `root` into `out` as `format`, every entry under the top-level directory `top`.
+pub fn pack_tree(root: &Path, top: &str, format: Format, out: &Path) -> Result<PackedBundle, ArchiveError> {
+    let (dirs, files) = scan_tree(root)?;
+    let file = fs_err::File::create(out)?;
+    let digests = match format {
+        Format::TarGz => write_tar_gz(BufWriter::new(file), top, &dirs, &files)?,
+        Format::Zip => write_zip(file, top, &dirs, &files)?,
+    };
+    let (sha256, size) = sha256_reader(fs_err::File::open(out)?)?;
+    Ok(PackedBundle {
+        sha256,
+        size,
+        tree: tree_digest(&digests),
+        files: files.len(),
+    })
+}
+
+fn hashed(file: &SourceFile) -> Result<HashingReader<fs_err::File>, ArchiveError> {
+    Ok(HashingReader::new(fs_err::File::open(&file.path)?))
+}
+
+fn tree_file(file: &SourceFile, reader: HashingReader<fs_err::File>) -> Result<TreeFile, ArchiveError> {
+    let (sha256, size) = reader.finish()?;
+    if size != file.size {
+        return Err(std::io::Error::other(format!("`{}` changed while it was packed", file.path.display())).into());
+    }
+    Ok(TreeFile {
+        path: file.relative.clone(),
+        executable: file.executable,
+        sha256,
+        size,
+    })
+}
+
+fn write_tar_gz(
+    out: impl Write,
+    top: &str,
+    dirs: &[String],
+    files: &[SourceFile],
+) -> Result<Vec<TreeFile>, ArchiveError> {
+    let gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(out, flate2::Compression::default());
+    let mut builder = tar::Builder::new(gz);
+    builder.mode(tar::HeaderMode::Deterministic);
+    let header = |kind: tar::EntryType, mode: u32, size: u64| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_mode(mode);
+        h.set_size(size);
+        h.set_mtime(0);
+        h.set_uid(0);
+        h.set_gid(0);
+        h
+    };
+    let mut all_dirs = vec![String::new()];
+    all_dirs.extend(dirs.iter().cloned());
+    for d in &all_dirs {
+        let mut h = header(tar::EntryType::Directory, 0o755, 0);
+        let name = if d.is_empty() {
+            format!("{top}/")
+        } else {
+            format!("{top}/{d}/")
+        };
+        builder.append_data(&mut h, name, std::io::empty())?;
+    }
+    let mut digests = Vec::with_capacity(files.len());
+    for f in files {
+        let mut h = header(
+            tar::EntryType::Regular,
+            if f.executable { 0o755 } else { 0o644 },
+            f.size,
+        );
+        let mut reader = hashed(f)?;
+        builder.append_data(&mut h, format!("{top}/{}", f.relative), (&mut reader).take(f.size))?;
+        digests.push(tree_file(f, reader)?);
+    }
+    let gz = builder.into_inner()?;
+    gz.finish()?.flush()?;
+    Ok(digests)
+}
+
+fn write_zip(
+    out: impl Write + Seek,
+    top: &str,
+    dirs: &[String],
+    files: &[SourceFile],
+) -> Result<Vec<TreeFile>, ArchiveError> {
+    use ::zip::write::SimpleFileOptions;
+    let zip_err = |e: ::zip::result::ZipError| std::io::Error::other(format!("failed to write zip: {e}"));
+    let mut zip = ::zip::ZipWriter::new(out);
+    let options = |mode: u32| {
+        SimpleFileOptions::default()
+            .compression_method(::zip::CompressionMethod::Deflated)
+            .last_modified_time(::zip::DateTime::default())
+            .unix_permissions(mode)
+    };
+    zip.add_directory(format!("{top}/"), options(0o755)).map_err(zip_err)?;
+    for d in dirs {
+        zip.add_directory(format!("{top}/{d}/"), options(0o755))
+            .map_err(zip_err)?;
+    }
+    let mut digests = Vec::with_capacity(files.len());
+    for f in files {
+        zip.start_file(
+            format!("{top}/{}", f.relative),
+            options(if f.executable { 0o755 } else { 0o644 }),
+        )
+        .map_err(zip_err)?;
+        let mut reader = hashed(f)?;
+        std::io::copy(&mut reader, &mut zip)?;
+        digests.push(tree_file(f, reader)?);
+    }
+    zip.finish().map_err(zip_err)?.flush()?;
+    Ok(digests)
+}

@@ -1,0 +1,335 @@
+//! The hostile-input policy: which entry names and kinds are accepted, the limits, and the sink
+//! that writes accepted entries inside the staging directory and nowhere else.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::ArchiveError;
+use crate::util::digest::{Hasher, TreeFile};
+
+/// The install receipt's file name inside an installed tree. No archive may name it.
+pub const RECEIPT_FILE: &str = ".a2c-receipt.json";
+
+/// Limits against decompression bombs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_unpacked_bytes: u64,
+    pub max_entries: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_unpacked_bytes: 1 << 30,
+            max_entries: 100_000,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, overridden by `A2C_MAX_UNPACKED_BYTES` and `A2C_MAX_ENTRIES`.
+    pub fn from_env() -> Result<Self, String> {
+        let mut limits = Self::default();
+        let bad = |(name, value): (&str, String)| format!("{name}=`{value}` is not a whole number of bytes/entries");
+        if let Some(v) = crate::env::number(crate::env::A2C_MAX_UNPACKED_BYTES).map_err(bad)? {
+            limits.max_unpacked_bytes = v;
+        }
+        if let Some(v) = crate::env::number(crate::env::A2C_MAX_ENTRIES).map_err(bad)? {
+            limits.max_entries = v;
+        }
+        Ok(limits)
+    }
+}
+
+const DEVICE_NAMES: &[&str] = &[
+    "con", "prn", "aux", "nul", "conin$", "conout$", "com0", "com1", "com2", "com3", "com4", "com5", "com6", "com7",
+    "com8", "com9", "lpt0", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+fn refuse<T>(entry: &str, reason: impl Into<String>) -> Result<T, ArchiveError> {
+    Err(ArchiveError::Entry {
+        entry: entry.escape_debug().to_string(),
+        reason: reason.into(),
+    })
+}
+
+/// Checks an entry name and returns its normalized segments (`./` prefixes and a trailing `/`
+/// dropped). Refuses absolute paths, `..`, drive letters, UNC prefixes, backslashes, NUL and
+/// control characters, Windows device names, trailing dots or spaces, empty segments, `.git`,
+/// and the receipt's name.
+pub fn entry_segments(raw: &[u8]) -> Result<Vec<String>, ArchiveError> {
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return refuse(&String::from_utf8_lossy(raw), "the name is not valid UTF-8");
+    };
+    if name.chars().any(|c| c == '\0' || c.is_control()) {
+        return refuse(name, "the name contains a NUL or control character");
+    }
+    if name.contains('\\') {
+        return refuse(name, "the name contains a backslash");
+    }
+    if name.starts_with('/') {
+        return refuse(name, "absolute path");
+    }
+    let b = name.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        return refuse(name, "drive-letter path");
+    }
+    let trimmed = name.strip_suffix('/').unwrap_or(name);
+    let mut segments = Vec::new();
+    for seg in trimmed.split('/') {
+        match seg {
+            "." if segments.is_empty() => continue,
+            "" => return refuse(name, "empty path segment"),
+            "." => return refuse(name, "`.` segment"),
+            ".." => return refuse(name, "`..` segment (path traversal)"),
+            _ => {}
+        }
+        if seg.contains(':') {
+            return refuse(name, format!("segment `{seg}` contains `:`"));
+        }
+        if seg.ends_with('.') || seg.ends_with(' ') {
+            return refuse(name, format!("segment `{seg}` ends with a dot or space"));
+        }
+        let stem = seg.split('.').next().unwrap_or(seg).trim_end().to_ascii_lowercase();
+        if DEVICE_NAMES.contains(&stem.as_str()) {
+            return refuse(name, format!("segment `{seg}` is a Windows device name"));
+        }
+        if seg.eq_ignore_ascii_case(".git") {
+            return refuse(name, "entries inside `.git` are not allowed");
+        }
+        if seg == super::RECEIPT_FILE {
+            return refuse(name, "the name is reserved for a2c's install receipt");
+        }
+        segments.push(seg.to_string());
+    }
+    if segments.is_empty() {
+        return refuse(name, "empty name");
+    }
+    Ok(segments)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+}
+
+/// Writes accepted entries under `dest` and tracks names, limits and digests.
+pub struct Sink<'a> {
+    dest: &'a Path,
+    limits: &'a Limits,
+    entries: u64,
+    bytes: u64,
+    /// Case-folded path → (exact path, kind), for duplicates and case clashes.
+    seen: HashMap<String, (String, Kind)>,
+    /// Directories named by an entry of their own (others are implied by their files).
+    explicit_dirs: HashSet<String>,
+    files: Vec<TreeFile>,
+}
+
+impl<'a> Sink<'a> {
+    pub fn new(dest: &'a Path, limits: &'a Limits) -> Self {
+        Self {
+            dest,
+            limits,
+            entries: 0,
+            bytes: 0,
+            seen: HashMap::new(),
+            explicit_dirs: HashSet::new(),
+            files: Vec::new(),
+        }
+    }
+
+    /// Counts one entry of any kind against the entry limit.
+    pub fn count_entry(&mut self) -> Result<(), ArchiveError> {
+        self.entries += 1;
+        if self.entries > self.limits.max_entries {
+            return Err(ArchiveError::TooManyEntries {
+                limit: self.limits.max_entries,
+            });
+        }
+        Ok(())
+    }
+
+    /// Bytes still allowed.
+    pub fn remaining(&self) -> u64 {
+        self.limits.max_unpacked_bytes.saturating_sub(self.bytes)
+    }
+
+    fn claim(&mut self, segments: &[String], kind: Kind) -> Result<String, ArchiveError> {
+        let path = segments.join("/");
+        for depth in 1..=segments.len() {
+            let prefix = segments[..depth].join("/");
+            let key = prefix.to_lowercase();
+            let this_kind = if depth == segments.len() { kind } else { Kind::Dir };
+            let is_last = depth == segments.len();
+            match self.seen.get(&key) {
+                Some((exact, _)) if *exact != prefix => {
+                    return refuse(&path, format!("`{prefix}` and `{exact}` differ only in case"));
+                }
+                Some((_, existing)) if is_last || *existing == Kind::File => {
+                    let why = if is_last && *existing == kind {
+                        "duplicate entry"
+                    } else {
+                        "a file and a directory share this name"
+                    };
+                    return refuse(&path, format!("{why}: `{prefix}`"));
+                }
+                Some(_) => {}
+                None => {
+                    self.seen.insert(key, (prefix, this_kind));
+                }
+            }
+        }
+        Ok(path)
+    }
+
+    /// Records a directory entry and creates it. A directory already implied by earlier files
+    /// is not a duplicate; a second entry for the same directory is.
+    pub fn directory(&mut self, segments: &[String]) -> Result<(), ArchiveError> {
+        let path = segments.join("/");
+        if !self.explicit_dirs.insert(path.clone()) {
+            return refuse(&path, format!("duplicate entry: `{path}`"));
+        }
+        match self.seen.get(&path.to_lowercase()) {
+            Some((exact, Kind::Dir)) if *exact == path => {}
+            _ => {
+                self.claim(segments, Kind::Dir)?;
+            }
+        }
+        fs_err::create_dir_all(self.dest.join(&path))?;
+        Ok(())
+    }
+
+    /// Writes a regular file from `content`, hashing it; refuses it past the byte limit.
+    pub fn file(
+        &mut self,
+        segments: &[String],
+        executable: bool,
+        declared: u64,
+        content: &mut dyn Read,
+    ) -> Result<(), ArchiveError> {
+        if declared > self.remaining() {
+            return Err(ArchiveError::TooLarge {
+                limit: self.limits.max_unpacked_bytes,
+            });
+        }
+        let path = self.claim(segments, Kind::File)?;
+        let target = self.dest.join(&path);
+        if let Some(parent) = target.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        let mode = if executable { 0o555 } else { 0o444 };
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&target);
+        let mut file = fs_err::File::from_parts(
+            file.map_err(|e| std::io::Error::new(e.kind(), format!("failed to create `{}`: {e}", target.display())))?,
+            &target,
+        );
+        let mut hasher = Hasher::default();
+        let mut buf = [0u8; 64 * 1024];
+        let mut limited = content.take(self.remaining() + 1);
+        loop {
+            let n = limited.read(&mut buf).map_err(|e| ArchiveError::Entry {
+                entry: path.escape_debug().to_string(),
+                reason: format!("its content cannot be read: {e}"),
+            })?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            if self.bytes + hasher.bytes > self.limits.max_unpacked_bytes {
+                return Err(ArchiveError::TooLarge {
+                    limit: self.limits.max_unpacked_bytes,
+                });
+            }
+            file.write_all(&buf[..n])?;
+        }
+        let size = hasher.bytes;
+        self.bytes += size;
+        self.files.push(TreeFile {
+            path,
+            executable,
+            sha256: hasher.finish(),
+            size,
+        });
+        if self.files.len() == 2 {
+            crate::testhook::point(crate::testhook::MID_EXTRACTION);
+        }
+        Ok(())
+    }
+
+    /// The extracted root (stripping a single top-level directory shared by every entry) and
+    /// the files relative to it.
+    pub fn finish(self) -> Result<(PathBuf, Vec<TreeFile>), ArchiveError> {
+        let tops: Vec<&(String, Kind)> = self.seen.values().filter(|(p, _)| !p.contains('/')).collect();
+        if tops.is_empty() {
+            return Err(ArchiveError::Empty);
+        }
+        let mut files = self.files;
+        if let [(top, Kind::Dir)] = tops.as_slice() {
+            let prefix = format!("{top}/");
+            for f in &mut files {
+                f.path = f.path.strip_prefix(&prefix).unwrap_or(&f.path).to_string();
+            }
+            return Ok((self.dest.join(top), files));
+        }
+        Ok((self.dest.to_path_buf(), files))
+    }
+}
+
+/// Only the executable bit of a mode is kept.
+pub fn is_executable(mode: u32) -> bool {
+    mode & 0o111 != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_names() {
+        assert_eq!(
+            entry_segments(b"a2c-1.0.0/rules/x.md").unwrap(),
+            ["a2c-1.0.0", "rules", "x.md"]
+        );
+        assert_eq!(entry_segments(b"./rules/").unwrap(), ["rules"]);
+    }
+
+    #[test]
+    fn refuses_hostile_names() {
+        for (raw, why) in [
+            (&b"/etc/passwd"[..], "absolute"),
+            (b"../x", "traversal"),
+            (b"a/../../x", "traversal"),
+            (b"a/..", "traversal"),
+            (b"C:/x", "drive"),
+            (b"c:x", "drive"),
+            (b"\\\\server\\share", "backslash"),
+            (b"a\\b", "backslash"),
+            (b"a\0b", "NUL"),
+            (b"a\x07b", "control"),
+            (b"CON", "device"),
+            (b"dir/nul.txt", "device"),
+            (b"COM1", "device"),
+            (b"LPT9.md", "device"),
+            (b"a./b", "dot or space"),
+            (b"a /b", "dot or space"),
+            (b"a//b", "empty"),
+            (b"a/./b", "`.`"),
+            (b".git/config", ".git"),
+            (b"top/.a2c-receipt.json", "receipt"),
+            (b"\xff\xfe", "UTF-8"),
+            (b"", "empty"),
+            (b"./", "empty"),
+        ] {
+            let e = entry_segments(raw).unwrap_err().to_string();
+            assert!(e.contains(why), "{raw:?}: {e}");
+        }
+    }
+}

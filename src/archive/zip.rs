@@ -1,0 +1,113 @@
+//! zip extraction. A zip is read through its central directory, which needs random access:
+//! the bundle is read once into memory (hashed on the way), then parsed from there.
+
+use std::io::{Cursor, Read};
+
+use ::zip::CompressionMethod;
+
+use super::policy::{Sink, entry_segments, is_executable};
+use super::{ArchiveError, Format};
+
+/// The largest zip bundle read into memory.
+pub const MAX_ZIP_BYTES: u64 = 512 << 20;
+
+const S_IFMT: u32 = 0o170000;
+const S_IFREG: u32 = 0o100000;
+const S_IFDIR: u32 = 0o040000;
+const S_IFLNK: u32 = 0o120000;
+
+fn corrupt(e: impl std::fmt::Display) -> ArchiveError {
+    ArchiveError::Corrupt {
+        format: Format::Zip,
+        reason: e.to_string(),
+    }
+}
+
+pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
+    let mut bytes = Vec::new();
+    source.take(MAX_ZIP_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_ZIP_BYTES {
+        return Err(ArchiveError::ZipTooLarge {
+            size: bytes.len() as u64,
+            limit: MAX_ZIP_BYTES,
+        });
+    }
+    let declared = declared_entries(&bytes);
+    let mut archive = ::zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
+    // The zip crate keys entries by name: duplicates in the central directory collapse into one
+    // silently. The end-of-central-directory record still counts them all.
+    if let Some(declared) = declared
+        && declared != archive.len() as u64
+    {
+        return Err(ArchiveError::Entry {
+            entry: "(central directory)".into(),
+            reason: format!(
+                "duplicate entry: the central directory lists {declared} entries but only {} distinct names",
+                archive.len()
+            ),
+        });
+    }
+    for i in 0..archive.len() {
+        sink.count_entry()?;
+        let (raw, is_dir, mode, encrypted, method, declared) = {
+            let f = archive.by_index_raw(i).map_err(corrupt)?;
+            (
+                f.name_raw().to_vec(),
+                f.is_dir(),
+                f.unix_mode(),
+                f.encrypted(),
+                f.compression(),
+                f.size(),
+            )
+        };
+        let name = String::from_utf8_lossy(&raw).into_owned();
+        let refuse = |reason: String| ArchiveError::Entry {
+            entry: name.escape_debug().to_string(),
+            reason,
+        };
+        if encrypted {
+            return Err(refuse("encrypted entries are not allowed".into()));
+        }
+        let kind = mode.map(|m| m & S_IFMT).unwrap_or(0);
+        match kind {
+            0 | S_IFREG | S_IFDIR => {}
+            S_IFLNK => return Err(refuse("symbolic link entries are not allowed".into())),
+            other => return Err(refuse(format!("special file entries are not allowed (mode {other:o})"))),
+        }
+        let segments = entry_segments(&raw)?;
+        if is_dir || kind == S_IFDIR {
+            sink.directory(&segments)?;
+            continue;
+        }
+        if !matches!(method, CompressionMethod::Stored | CompressionMethod::Deflated) {
+            return Err(refuse(format!("unsupported compression method {method}")));
+        }
+        let mut file = archive.by_index(i).map_err(corrupt)?;
+        sink.file(&segments, mode.is_some_and(is_executable), declared, &mut file)?;
+    }
+    Ok(())
+}
+
+/// The number of entries the end-of-central-directory record declares (zip64 aware).
+fn declared_entries(bytes: &[u8]) -> Option<u64> {
+    let le16 = |b: &[u8]| u64::from(u16::from_le_bytes([b[0], b[1]]));
+    let le64 = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+    let start = bytes.len().saturating_sub(22 + 65_535);
+    let eocd = (start..=bytes.len().checked_sub(22)?)
+        .rev()
+        .find(|&i| &bytes[i..i + 4] == b"PK\x05\x06")?;
+    let total = le16(&bytes[eocd + 10..]);
+    if total != 0xFFFF {
+        return Some(total);
+    }
+    // zip64: the locator sits right before the EOCD and points at the zip64 record.
+    let locator = eocd.checked_sub(20)?;
+    if &bytes[locator..locator + 4] != b"PK\x06\x07" {
+        return Some(total);
+    }
+    let record = usize::try_from(le64(&bytes[locator + 8..])).ok()?;
+    if bytes.get(record..record + 4)? != b"PK\x06\x06" {
+        return None;
+    }
+    Some(le64(bytes.get(record + 32..record + 40)?))
+}

@@ -1,0 +1,103 @@
+//! `a2c install [--offline] [--locked] [--from DIR] [--jobs N]`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde_json::json;
+
+use super::progress::ProgressReporter;
+use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::ops::install::{InstallSettings, install};
+use crate::ops::{display_under, list};
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Read no registry: bundles come from the cache or `--from DIR`
+    #[arg(long)]
+    pub offline: bool,
+    /// Fail if the lock would change
+    #[arg(long)]
+    pub locked: bool,
+    /// A directory of bundles (matched by sha256, whatever their names)
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Versions installed in parallel (default: the number of cores)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let started = Instant::now();
+    let ctx = discover(global, printer)?;
+    let settings = InstallSettings {
+        offline: args.offline,
+        locked: args.locked,
+        from: args.from.clone(),
+        jobs: args.jobs.map(usize::from),
+    };
+    let reporter = ProgressReporter::new(printer);
+    let result = install(&ctx, &settings, &reporter);
+    reporter.done();
+    let out = result?;
+    let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();
+    if printer.json {
+        printer.json_doc(&json!({
+            "workspace": out.workspace,
+            "store": out.store,
+            "installed": out.report.installed.iter().map(|i| json!({
+                "version": i.version, "path": i.path, "sha256": i.sha256, "tree": i.tree, "source": i.source,
+            })).collect::<Vec<_>>(),
+            "reused": out.report.reused.iter().map(|r| json!({"version": r.version, "path": r.path})).collect::<Vec<_>>(),
+            "members": out.members.iter().map(|(p, v)| json!({"path": p, "version": v})).collect::<Vec<_>>(),
+            "cleaned": out.report.cleaned,
+            "locked": out.locked_now,
+        }));
+        return Ok(Outcome::Success);
+    }
+    for path in &out.report.cleaned {
+        printer.status(format!("cleaned leftover `{}` of an interrupted run", path.display()));
+    }
+    if !out.locked_now.is_empty() {
+        printer.status(format!(
+            "locked {} in `{}`",
+            list(&out.locked_now),
+            out.lock_path.display()
+        ));
+    }
+    for i in &out.report.installed {
+        printer.status(format!(
+            "installed {} ({} files, from {}) → {}",
+            i.version,
+            i.files,
+            source_name(&i.source),
+            display_under(&base, &i.path)
+        ));
+    }
+    printer.detail(format!("store `{}`", out.store.display()));
+    let seconds = started.elapsed().as_secs_f64();
+    let installed = out.report.installed.len();
+    let reused = out.report.reused.len();
+    let versions = if installed + reused == 1 { "version" } else { "versions" };
+    let members = if out.members.len() == 1 { "member" } else { "members" };
+    if installed == 0 {
+        printer.status(format!(
+            "up to date: {reused} {versions} already installed for {} {members} ({seconds:.2}s)",
+            out.members.len()
+        ));
+    } else {
+        printer.status(format!(
+            "installed {installed}, reused {reused} — {} {members} served ({seconds:.2}s)",
+            out.members.len()
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
+fn source_name(source: &crate::store::Source) -> &'static str {
+    match source {
+        crate::store::Source::Cache => "the cache",
+        crate::store::Source::From => "--from",
+        crate::store::Source::Registry => "the registry",
+    }
+}

@@ -1,0 +1,90 @@
+//! `a2c lock [--registry URL] [--update] [--check]`.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::ops::list;
+use crate::ops::lock::{LockOptions, lock};
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// The registry: a path, a file:// URL (default: A2C_REGISTRY, else the marker's `registry:`)
+    #[arg(long, value_name = "URL")]
+    pub registry: Option<String>,
+    /// Re-resolve every needed version from the registry
+    #[arg(long, conflicts_with = "check")]
+    pub update: bool,
+    /// Write nothing; exit 1 when the lock lacks a needed version or holds one nobody needs
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover(global, printer)?;
+    let options = LockOptions {
+        registry: args.registry.clone(),
+        update: args.update,
+        check: args.check,
+    };
+    let out = lock(&ctx, &options)?;
+    if printer.json {
+        printer.json_doc(&json!({
+            "lock": out.path,
+            "needed": out.needed,
+            "added": out.plan.added,
+            "updated": out.plan.updated,
+            "removed": out.plan.removed,
+            "missing": out.missing,
+            "unused": out.unused,
+            "written": out.wrote,
+        }));
+    }
+    if args.check {
+        if out.up_to_date() {
+            printer.status(format!(
+                "`{}` is up to date ({} locked)",
+                out.path.display(),
+                out.needed.len()
+            ));
+            return Ok(Outcome::Success);
+        }
+        let mut problems = Vec::new();
+        if !out.missing.is_empty() {
+            problems.push(format!("lacks {}", list(&out.missing)));
+        }
+        if !out.unused.is_empty() {
+            problems.push(format!("holds {} that no member needs", list(&out.unused)));
+        }
+        printer.error(&anyhow::anyhow!(
+            "the lock `{}` {}",
+            out.path.display(),
+            problems.join(" and ")
+        ));
+        printer.status("hint: run `a2c lock` and commit the result");
+        return Ok(Outcome::Failure);
+    }
+    for (what, versions) in [
+        ("added", &out.plan.added),
+        ("updated", &out.plan.updated),
+        ("removed", &out.plan.removed),
+    ] {
+        if !versions.is_empty() {
+            printer.status(format!("{what} {}", list(versions)));
+        }
+    }
+    if out.wrote {
+        printer.status(format!(
+            "wrote `{}` ({} locked)",
+            out.path.display(),
+            out.plan.lock.methods.len()
+        ));
+    } else {
+        printer.status(format!(
+            "`{}` is up to date ({} locked)",
+            out.path.display(),
+            out.plan.lock.methods.len()
+        ));
+    }
+    Ok(Outcome::Success)
+}

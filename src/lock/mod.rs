@@ -1,0 +1,228 @@
+//! The `a2c.lock` model: read any known version, write the latest, sorted, atomically.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::archive::Format;
+use crate::method::METHOD_NAME;
+use crate::util::digest::{Sha256, check_tree_digest};
+use crate::util::version::MethodVersion;
+
+/// The lockfile's name inside a tool state root.
+pub const LOCK_FILE: &str = "a2c.lock";
+/// The newest lockfile `version` this `a2c` reads and the one it writes.
+pub const LOCK_VERSION: u32 = 1;
+
+/// One locked method version: the exact bundle identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockEntry {
+    pub name: String,
+    pub version: MethodVersion,
+    /// Where the bundle was resolved from (URL or `file://` URL).
+    pub source: String,
+    pub sha256: Sha256,
+    pub size: u64,
+    pub format: Format,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+}
+
+/// The whole lockfile.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Lockfile {
+    pub methods: Vec<LockEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockDoc {
+    version: u32,
+    #[serde(default, rename = "method")]
+    methods: Vec<LockEntry>,
+}
+
+/// Why a lockfile could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("invalid lockfile `{}`: {reason}", path.display())]
+    Invalid { path: PathBuf, reason: String },
+    #[error("unsupported lockfile `{}`: found v{found}, this a2c supports up to v{LOCK_VERSION}", path.display())]
+    TooNew { path: PathBuf, found: u32 },
+}
+
+impl LockError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            LockError::Invalid { .. } => Some("fix the entry by hand, or delete the file and run `a2c lock`".into()),
+            LockError::TooNew { .. } => Some("upgrade a2c to read this lockfile".into()),
+            LockError::Io(_) => None,
+        }
+    }
+}
+
+impl Lockfile {
+    /// Parses lockfile text; `path` is used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, LockError> {
+        let invalid = |reason: String| LockError::Invalid {
+            path: path.to_path_buf(),
+            reason,
+        };
+        // Read the version first, so that a newer file fails with the version, not a field.
+        let probe: toml::Table = toml::from_str(text).map_err(|e| invalid(one_line(&e)))?;
+        match probe.get("version").and_then(toml::Value::as_integer) {
+            Some(v) if v > LOCK_VERSION as i64 => {
+                return Err(LockError::TooNew {
+                    path: path.to_path_buf(),
+                    found: v as u32,
+                });
+            }
+            Some(v) if v >= 1 => {}
+            _ => return Err(invalid("missing or invalid `version` (expected `version = 1`)".into())),
+        }
+        let doc: LockDoc = toml::from_str(text).map_err(|e| invalid(one_line(&e)))?;
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, m) in doc.methods.iter().enumerate() {
+            let at = format!("[[method]] #{} (version {})", i + 1, m.version);
+            if m.name != METHOD_NAME {
+                return Err(invalid(format!(
+                    "{at}: `name` is `{}`, expected `{METHOD_NAME}`",
+                    m.name
+                )));
+            }
+            if !seen.insert(m.version.clone()) {
+                return Err(invalid(format!("{at}: version {} is locked twice", m.version)));
+            }
+            if let Some(tree) = &m.tree {
+                check_tree_digest(tree).map_err(|e| invalid(format!("{at}: `tree`: {e}")))?;
+            }
+            if has_userinfo(&m.source) {
+                return Err(invalid(format!(
+                    "{at}: `source` contains credentials; a lockfile must never hold them"
+                )));
+            }
+        }
+        Ok(Self { methods: doc.methods })
+    }
+
+    /// Reads `path`; `None` when it does not exist.
+    pub fn read(path: &Path) -> Result<Option<Self>, LockError> {
+        match fs_err::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The TOML text, entries sorted by version.
+    pub fn to_toml(&self) -> String {
+        let mut methods = self.methods.clone();
+        methods.sort_by(|a, b| a.version.cmp(&b.version));
+        let doc = LockDoc {
+            version: LOCK_VERSION,
+            methods,
+        };
+        let body = toml::to_string(&doc).expect("the lockfile serializes");
+        format!("# This file is written by `a2c lock` and `a2c install`. Commit it; do not edit it by hand.\n{body}")
+    }
+
+    /// Writes the lockfile atomically.
+    pub fn write(&self, path: &Path) -> Result<(), LockError> {
+        crate::util::fs::write_atomic(path, self.to_toml().as_bytes())?;
+        Ok(())
+    }
+
+    pub fn get(&self, version: &MethodVersion) -> Option<&LockEntry> {
+        self.methods.iter().find(|m| &m.version == version)
+    }
+
+    /// Inserts or replaces the entry of its version.
+    pub fn upsert(&mut self, entry: LockEntry) {
+        self.methods.retain(|m| m.version != entry.version);
+        self.methods.push(entry);
+        self.methods.sort_by(|a, b| a.version.cmp(&b.version));
+    }
+}
+
+fn one_line(e: &toml::de::Error) -> String {
+    e.to_string()
+        .trim()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `true` when a URL carries `user:password@` or `token@`.
+pub fn has_userinfo(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(v: &str) -> LockEntry {
+        LockEntry {
+            name: METHOD_NAME.into(),
+            version: v.parse().unwrap(),
+            source: format!("https://example.org/a2c/bundles/a2c-{v}.tar.gz"),
+            sha256: Sha256::of(v.as_bytes()),
+            size: 10,
+            format: Format::TarGz,
+            tree: Some(format!("sha256:{}", Sha256::of(b"t"))),
+        }
+    }
+
+    #[test]
+    fn round_trips_sorted() {
+        let mut lock = Lockfile::default();
+        lock.upsert(entry("2.0.0"));
+        lock.upsert(entry("1.10.0"));
+        lock.upsert(entry("1.2.0"));
+        let text = lock.to_toml();
+        assert!(text.find("1.2.0").unwrap() < text.find("1.10.0").unwrap());
+        assert_eq!(Lockfile::parse(&text, Path::new("a2c.lock")).unwrap(), lock);
+    }
+
+    #[test]
+    fn refuses_bad_files_with_reason() {
+        let p = Path::new("a2c.lock");
+        let good = Lockfile {
+            methods: vec![entry("1.0.0")],
+        }
+        .to_toml();
+        for (text, why) in [
+            ("version = 2\n".to_string(), "found v2, this a2c supports up to v1"),
+            ("[[method]]\n".to_string(), "missing or invalid `version`"),
+            (good.replace("sha256 = \"", "sha256 = \"x"), "not a sha256"),
+            (good.replace("tar.gz\"\n", "rar\"\n"), "unknown variant"),
+            (
+                good.replace("name = \"esys/a2c\"", "name = \"x\""),
+                "expected `esys/a2c`",
+            ),
+            (
+                good.replace("version = \"1.0.0\"", "version = \"^1.0\""),
+                "not an exact version",
+            ),
+            (format!("{good}extra = 1\n"), "unknown field"),
+            (good.replace("https://", "https://u:p@"), "credentials"),
+            (
+                format!(
+                    "{good}\n{}",
+                    good.split("\n[[method]]")
+                        .nth(1)
+                        .map(|m| format!("[[method]]{m}"))
+                        .unwrap()
+                ),
+                "locked twice",
+            ),
+        ] {
+            let e = Lockfile::parse(&text, p).unwrap_err().to_string();
+            assert!(e.contains(why) && e.contains("a2c.lock"), "{why}: {e}\n{text}");
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! `a2c install`: the union of write contracts → the lock → verified installs in the store →
+//! local pointers.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::{OpsError, cache, lock_path, needs, registry_location};
+use crate::archive::Limits;
+use crate::lock::Lockfile;
+use crate::registry::resolve::{ResolveOptions, plan};
+use crate::store::{self, InstallOptions, InstallReport, Reporter};
+use crate::util::version::MethodVersion;
+use crate::workspace::{Context, LocalPointer};
+
+#[derive(Debug, Clone, Default)]
+pub struct InstallSettings {
+    pub offline: bool,
+    pub locked: bool,
+    pub from: Option<PathBuf>,
+    pub jobs: Option<usize>,
+}
+
+#[derive(Debug)]
+pub struct InstallOutcome {
+    pub workspace: Option<PathBuf>,
+    pub store: PathBuf,
+    pub lock_path: PathBuf,
+    /// Versions added to the lock by this run.
+    pub locked_now: Vec<MethodVersion>,
+    pub report: InstallReport,
+    /// Every member served, with its write contract.
+    pub members: Vec<(PathBuf, MethodVersion)>,
+    /// Members whose local pointer was written or refreshed.
+    pub pointers: usize,
+}
+
+/// The default number of parallel installs: the machine's cores.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporter) -> Result<InstallOutcome, OpsError> {
+    let needs = needs(ctx)?;
+    let needed: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
+    let lock_path = lock_path(ctx)?;
+    let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
+    let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
+    let mut locked_now = Vec::new();
+    if !missing.is_empty() {
+        if settings.locked || settings.offline {
+            let flag = if settings.locked { "--locked" } else { "--offline" };
+            return Err(OpsError::LockWouldChange {
+                path: lock_path,
+                versions: missing,
+                flag,
+            });
+        }
+        let location = registry_location(ctx, None)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
+        let index = crate::registry::read_index(&location)?;
+        let planned = plan(&needed, &lock, Some((&index, &location)), ResolveOptions::default())?;
+        planned.lock.write(&lock_path)?;
+        locked_now = planned.added;
+        lock = planned.lock;
+    }
+    let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
+    let options = InstallOptions {
+        store: ctx.store_dir()?,
+        cache: cache(),
+        offline: settings.offline,
+        from: settings.from.as_ref().map(|p| crate::util::paths::absolute(p)),
+        jobs: settings.jobs.unwrap_or_else(default_jobs),
+        limits: Limits::from_env().map_err(OpsError::Config)?,
+    };
+    let report = store::install::install(&entries, &options, reporter)?;
+    let mut pointers = 0;
+    if let Some(ws) = &ctx.workspace {
+        for repo in needs.values().flatten().filter(|r| **r != ws.root) {
+            LocalPointer::write(repo, &ws.root)?;
+            pointers += 1;
+        }
+    }
+    let mut members: Vec<(PathBuf, MethodVersion)> = needs
+        .into_iter()
+        .flat_map(|(v, repos)| repos.into_iter().map(move |r| (r, v.clone())))
+        .collect();
+    members.sort();
+    Ok(InstallOutcome {
+        workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
+        store: options.store,
+        lock_path,
+        locked_now,
+        report,
+        members,
+        pointers,
+    })
+}

@@ -1,0 +1,91 @@
+//! `a2c lock`: resolve the union of write contracts against the registry and write `a2c.lock`.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::{OpsError, lock_path, needs, registry_location};
+use crate::lock::Lockfile;
+use crate::registry::resolve::{LockPlan, ResolveOptions, plan};
+use crate::util::version::MethodVersion;
+use crate::workspace::Context;
+
+#[derive(Debug, Clone, Default)]
+pub struct LockOptions {
+    pub registry: Option<String>,
+    pub update: bool,
+    pub check: bool,
+}
+
+#[derive(Debug)]
+pub struct LockOutcome {
+    pub path: PathBuf,
+    pub needed: BTreeSet<MethodVersion>,
+    /// `--check`: needed but not locked.
+    pub missing: Vec<MethodVersion>,
+    /// `--check`: locked but not needed.
+    pub unused: Vec<MethodVersion>,
+    pub plan: LockPlan,
+    pub wrote: bool,
+}
+
+impl LockOutcome {
+    /// `--check` passes when nothing is missing or unused.
+    pub fn up_to_date(&self) -> bool {
+        self.missing.is_empty() && self.unused.is_empty()
+    }
+}
+
+pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsError> {
+    let needed: BTreeSet<MethodVersion> = needs(ctx)?.into_keys().collect();
+    let path = lock_path(ctx)?;
+    let current = Lockfile::read(&path)?.unwrap_or_default();
+    let locked: BTreeSet<MethodVersion> = current.methods.iter().map(|m| m.version.clone()).collect();
+    let missing: Vec<_> = needed.difference(&locked).cloned().collect();
+    let unused: Vec<_> = locked.difference(&needed).cloned().collect();
+    if options.check {
+        let plan = LockPlan {
+            lock: current,
+            ..LockPlan::default()
+        };
+        return Ok(LockOutcome {
+            path,
+            needed,
+            missing,
+            unused,
+            plan,
+            wrote: false,
+        });
+    }
+    // The registry is read only when something must be resolved, or to check the locked
+    // entries against it when one is configured.
+    let location = registry_location(ctx, options.registry.as_deref())?;
+    let index = match &location {
+        Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
+            Some(crate::registry::read_index(loc)?)
+        }
+        Some(loc) => crate::registry::read_index(loc).ok(),
+        None => None,
+    };
+    let registry = index.as_ref().zip(location.as_ref());
+    let plan = plan(
+        &needed,
+        &current,
+        registry,
+        ResolveOptions {
+            update: options.update,
+            prune: true,
+        },
+    )?;
+    let wrote = plan.changed() || !path.exists();
+    if wrote {
+        plan.lock.write(&path)?;
+    }
+    Ok(LockOutcome {
+        path,
+        needed,
+        missing: Vec::new(),
+        unused: Vec::new(),
+        plan,
+        wrote,
+    })
+}

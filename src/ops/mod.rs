@@ -1,0 +1,130 @@
+//! Operations: the one library function behind each command that spans several domain modules
+//! (workspace → lock/registry → store). They return data; the CLI renders it.
+
+pub mod install;
+pub mod lock;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::lock::LOCK_FILE;
+use crate::registry::RegistryLocation;
+use crate::util::version::MethodVersion;
+use crate::workspace::{Context, WorkspaceError};
+
+/// Errors of the operations, wrapping the domain errors.
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Registry(#[from] crate::registry::RegistryError),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("member `{}` has no valid write contract: {reason}", path.display())]
+    InvalidMember { path: PathBuf, reason: String },
+    #[error("the lock `{}` lacks {} needed by the members, and {flag} forbids changing it", path.display(), list(versions))]
+    LockWouldChange {
+        path: PathBuf,
+        versions: Vec<MethodVersion>,
+        flag: &'static str,
+    },
+    #[error("{0}")]
+    Config(String),
+}
+
+impl OpsError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Workspace(e) => e.hint(),
+            Self::Registry(e) => e.hint(),
+            Self::Lock(e) => e.hint(),
+            Self::Store(e) => e.hint(),
+            Self::InvalidMember { .. } => {
+                Some("fix the adoption record; `a2c workspace members` lists every member".into())
+            }
+            Self::LockWouldChange { .. } => {
+                Some("run `a2c lock` (online) and commit the lock, then install again".into())
+            }
+            Self::Config(_) | Self::Io(_) => None,
+        }
+    }
+}
+
+/// `1.2.0, 1.4.0`, or `version 1.2.0` for one.
+pub fn list(versions: &[MethodVersion]) -> String {
+    let names: Vec<String> = versions.iter().map(ToString::to_string).collect();
+    match names.len() {
+        1 => format!("version {}", names[0]),
+        _ => format!("versions {}", names.join(", ")),
+    }
+}
+
+/// Which members need which version: the union of write contracts.
+pub type Needs = BTreeMap<MethodVersion, Vec<PathBuf>>;
+
+/// The union of the members' write contracts. An invalid member is an error: the union would
+/// be incomplete without it.
+pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
+    let mut needs = Needs::new();
+    for member in ctx.members()? {
+        match member.record {
+            Ok(record) => needs.entry(record.tool_version).or_default().push(member.path),
+            Err(reason) => {
+                return Err(OpsError::InvalidMember {
+                    path: member.path,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(needs)
+}
+
+/// Where the lockfile lives: beside the marker in a superbuild, else in the repository's own
+/// current tool state root (legacy `.a2c/` included).
+pub fn lock_path(ctx: &Context) -> Result<PathBuf, OpsError> {
+    if let Some(ws) = &ctx.workspace {
+        return Ok(crate::workspace::ToolStateRoot::canonical_dir(&ws.root).join(LOCK_FILE));
+    }
+    let repo = ctx.require_repo()?;
+    match crate::workspace::ToolStateRoot::detect(repo) {
+        Some(state) => Ok(state.dir.join(LOCK_FILE)),
+        None => Err(WorkspaceError::NotAdopted {
+            repo: repo.to_path_buf(),
+        }
+        .into()),
+    }
+}
+
+/// The registry: `--registry`, else `A2C_REGISTRY` (both relative to the start directory),
+/// else the marker's `registry:` (relative to W).
+pub fn registry_location(ctx: &Context, flag: Option<&str>) -> Result<Option<RegistryLocation>, OpsError> {
+    if let Some(flag) = flag {
+        return Ok(Some(RegistryLocation::parse(flag, &ctx.start)?));
+    }
+    if let Some(env) = crate::env::registry() {
+        return Ok(Some(RegistryLocation::parse(&env, &ctx.start)?));
+    }
+    match &ctx.workspace {
+        Some(ws) => match &ws.marker.registry {
+            Some(r) => Ok(Some(RegistryLocation::parse(r, &ws.root)?)),
+            None => Ok(None),
+        },
+        None => Ok(None),
+    }
+}
+
+/// The bundle cache, when a cache directory can be determined.
+pub fn cache() -> Option<crate::store::Cache> {
+    crate::env::cache_dir().map(crate::store::Cache::new)
+}
+
+/// The relative display of `path` under `base`, or the path itself.
+pub fn display_under(base: &Path, path: &Path) -> String {
+    crate::util::paths::relative_slash(base, path).unwrap_or_else(|| path.display().to_string())
+}

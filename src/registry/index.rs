@@ -1,0 +1,130 @@
+//! The registry index `index/esys/a2c.json` (schema 1).
+
+use serde::{Deserialize, Serialize};
+
+use super::RegistryError;
+use crate::archive::Format;
+use crate::method::METHOD_NAME;
+use crate::util::digest::{Sha256, check_tree_digest};
+use crate::util::version::MethodVersion;
+
+/// The newest index schema this `a2c` reads and the one it writes.
+pub const INDEX_SCHEMA: u64 = 1;
+
+/// One published version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexEntry {
+    pub version: MethodVersion,
+    /// Absolute, or relative to the index file.
+    pub url: String,
+    pub sha256: Sha256,
+    pub size: u64,
+    pub format: Format,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    #[serde(default)]
+    pub yanked: bool,
+}
+
+/// The index of one method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Index {
+    pub schema: u64,
+    pub name: String,
+    pub versions: Vec<IndexEntry>,
+}
+
+impl Index {
+    pub fn new() -> Self {
+        Self {
+            schema: INDEX_SCHEMA,
+            name: METHOD_NAME.into(),
+            versions: Vec::new(),
+        }
+    }
+
+    /// Parses index JSON read from `location` (used in messages).
+    pub fn parse(text: &str, location: &str) -> Result<Self, RegistryError> {
+        let invalid = |reason: String| RegistryError::InvalidIndex {
+            location: location.to_string(),
+            reason,
+        };
+        let probe: serde_json::Value = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        match probe.get("schema").and_then(serde_json::Value::as_u64) {
+            Some(v) if v > INDEX_SCHEMA => {
+                return Err(RegistryError::IndexTooNew {
+                    location: location.to_string(),
+                    found: v,
+                });
+            }
+            Some(v) if v >= 1 => {}
+            _ => return Err(invalid("missing or invalid `schema` (expected 1)".into())),
+        }
+        let index: Index = serde_json::from_value(probe).map_err(|e| invalid(e.to_string()))?;
+        if index.name != METHOD_NAME {
+            return Err(invalid(format!("`name` is `{}`, expected `{METHOD_NAME}`", index.name)));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &index.versions {
+            if !seen.insert(&e.version) {
+                return Err(invalid(format!("version {} is listed twice", e.version)));
+            }
+            if let Some(tree) = &e.tree {
+                check_tree_digest(tree).map_err(|r| invalid(format!("version {}: `tree`: {r}", e.version)))?;
+            }
+        }
+        Ok(index)
+    }
+
+    pub fn get(&self, version: &MethodVersion) -> Option<&IndexEntry> {
+        self.versions.iter().find(|e| &e.version == version)
+    }
+
+    /// Pretty JSON, versions sorted.
+    pub fn to_json(&self) -> String {
+        let mut sorted = self.clone();
+        sorted.versions.sort_by(|a, b| a.version.cmp(&b.version));
+        let mut text = serde_json::to_string_pretty(&sorted).expect("the index serializes");
+        text.push('\n');
+        text
+    }
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_refuses() {
+        let sha = Sha256::of(b"x");
+        let good = format!(
+            r#"{{"schema": 1, "name": "esys/a2c", "versions": [{{"version": "1.0.0", "url": "../../bundles/a.tar.gz", "sha256": "{sha}", "size": 3, "format": "tar.gz"}}]}}"#
+        );
+        let index = Index::parse(&good, "idx").unwrap();
+        assert!(!index.versions[0].yanked);
+        assert_eq!(Index::parse(&index.to_json(), "idx").unwrap(), index);
+        for (text, why) in [
+            (good.replace("\"schema\": 1", "\"schema\": 2"), "found v2"),
+            (good.replace("\"schema\": 1,", ""), "missing or invalid `schema`"),
+            (good.replace("esys/a2c", "other"), "expected `esys/a2c`"),
+            (
+                good.replace("\"size\"", "\"yank\": true, \"size\""),
+                "unknown field `yank`",
+            ),
+            (good.replace("tar.gz\"}", "7z\"}"), "unknown variant"),
+            (good.replace("1.0.0", "1.0"), "not an exact version"),
+            ("{".to_string(), "EOF"),
+        ] {
+            let e = Index::parse(&text, "idx").unwrap_err().to_string();
+            assert!(e.contains(why), "{why}: {e}");
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Where a registry lives and how its URLs resolve.
+
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+use super::RegistryError;
+
+/// The index path inside a registry.
+pub const INDEX_PATH: &str = "index/esys/a2c.json";
+
+/// A registry: a directory (plain path or `file://` URL) or an HTTP(S) base URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryLocation {
+    Dir(PathBuf),
+    Http(Url),
+}
+
+impl RegistryLocation {
+    /// Parses a registry location; a relative path is relative to `base`.
+    pub fn parse(location: &str, base: &Path) -> Result<Self, RegistryError> {
+        let bad = |reason: &str| RegistryError::BadLocation {
+            location: location.to_string(),
+            reason: reason.to_string(),
+        };
+        if location.trim().is_empty() {
+            return Err(bad("it is empty"));
+        }
+        if let Ok(url) = Url::parse(location)
+            && url.scheme().len() > 1
+        {
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(bad(
+                    "credentials in the URL are not allowed; use A2C_REGISTRY_TOKEN or ~/.netrc",
+                ));
+            }
+            return match url.scheme() {
+                "file" => url
+                    .to_file_path()
+                    .map(Self::Dir)
+                    .map_err(|_| bad("not a valid file:// URL")),
+                "http" | "https" => {
+                    let mut url = url;
+                    if !url.path().ends_with('/') {
+                        url.set_path(&format!("{}/", url.path()));
+                    }
+                    Ok(Self::Http(url))
+                }
+                other => Err(bad(&format!("unsupported scheme `{other}`"))),
+            };
+        }
+        Ok(Self::Dir(crate::util::paths::absolute(&base.join(location))))
+    }
+
+    /// The location of the index, as a URL.
+    pub fn index_url(&self) -> Url {
+        match self {
+            Self::Dir(dir) => Url::from_file_path(dir.join(INDEX_PATH)).expect("absolute path"),
+            Self::Http(base) => base.join(INDEX_PATH).expect("relative path joins"),
+        }
+    }
+
+    /// Resolves an index entry's `url` (absolute, or relative to the index file).
+    pub fn resolve_url(&self, url: &str) -> Result<Url, RegistryError> {
+        self.index_url().join(url).map_err(|e| RegistryError::InvalidIndex {
+            location: self.to_string(),
+            reason: format!("entry url `{url}` does not resolve: {e}"),
+        })
+    }
+}
+
+impl std::fmt::Display for RegistryLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Dir(d) => write!(f, "{}", d.display()),
+            Self::Http(u) => write!(f, "{u}"),
+        }
+    }
+}
+
+/// A local path for a `file://` URL, or `None` for other schemes.
+pub fn file_path(url: &str) -> Option<PathBuf> {
+    Url::parse(url)
+        .ok()
+        .filter(|u| u.scheme() == "file")
+        .and_then(|u| u.to_file_path().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_and_urls_resolve() {
+        let base = Path::new("/w");
+        let dir = RegistryLocation::parse("../reg", base).unwrap();
+        assert!(matches!(&dir, RegistryLocation::Dir(p) if p.ends_with("reg")));
+        let file = RegistryLocation::parse("file:///srv/reg", base).unwrap();
+        assert_eq!(file, RegistryLocation::Dir(PathBuf::from("/srv/reg")));
+        let u = file.resolve_url("../../bundles/a2c-1.0.0.tar.gz").unwrap();
+        assert_eq!(u.as_str(), "file:///srv/reg/bundles/a2c-1.0.0.tar.gz");
+        assert_eq!(
+            file_path(u.as_str()).unwrap(),
+            PathBuf::from("/srv/reg/bundles/a2c-1.0.0.tar.gz")
+        );
+        let http = RegistryLocation::parse("https://e.org/a2c", base).unwrap();
+        assert_eq!(
+            http.resolve_url("../../bundles/x.zip").unwrap().as_str(),
+            "https://e.org/a2c/bundles/x.zip"
+        );
+        assert_eq!(
+            http.resolve_url("https://cdn.e.org/x.zip").unwrap().as_str(),
+            "https://cdn.e.org/x.zip"
+        );
+        assert!(RegistryLocation::parse("https://u:p@e.org/", base).is_err());
+        assert!(RegistryLocation::parse("ftp://e.org/", base).is_err());
+        assert!(RegistryLocation::parse("", base).is_err());
+    }
+}

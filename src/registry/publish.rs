@@ -1,0 +1,132 @@
+//! Publishing into a file registry: `a2c pack`.
+
+use std::path::{Path, PathBuf};
+
+use super::location::INDEX_PATH;
+use super::{Index, IndexEntry, RegistryError};
+use crate::archive::{self, Format, PackedBundle};
+use crate::method::{ManifestError, MethodManifest};
+use crate::util::version::MethodVersion;
+
+/// What publishing did.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub entry: IndexEntry,
+    pub bundle_path: PathBuf,
+    pub index_path: PathBuf,
+    pub files: usize,
+    /// `false` when the same bundle was already published (nothing changed).
+    pub changed: bool,
+}
+
+/// Why publishing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("the method tree `{}` declares version {found} in its manifest, not {expected}", tree.display())]
+    VersionMismatch {
+        tree: PathBuf,
+        found: MethodVersion,
+        expected: MethodVersion,
+    },
+    #[error(transparent)]
+    Archive(#[from] archive::ArchiveError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl PublishError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Manifest(_) => Some(format!(
+                "a method tree holds `{}` at its root",
+                crate::method::MANIFEST_FILE
+            )),
+            Self::VersionMismatch { found, .. } => Some(format!("pass `--version {found}`, or fix the manifest")),
+            Self::Archive(e) => e.hint(),
+            Self::Registry(e) => e.hint(),
+            Self::Io(_) => None,
+        }
+    }
+}
+
+/// The bundle file name of a version.
+pub fn bundle_name(version: &MethodVersion, format: Format) -> String {
+    format!("a2c-{version}.{}", format.extension())
+}
+
+/// Packs `tree` as `version` into the file registry `registry` and adds it to the index.
+/// Refuses a tree whose manifest is not `version`, and an already published version whose
+/// content differs.
+pub fn publish(
+    tree: &Path,
+    version: &MethodVersion,
+    format: Format,
+    registry: &Path,
+) -> Result<Published, PublishError> {
+    let manifest = MethodManifest::read_tree(tree)?;
+    if &manifest.version != version {
+        return Err(PublishError::VersionMismatch {
+            tree: tree.to_path_buf(),
+            found: manifest.version,
+            expected: version.clone(),
+        });
+    }
+    let index_path = registry.join(INDEX_PATH);
+    let mut index = match fs_err::read_to_string(&index_path) {
+        Ok(text) => Index::parse(&text, &index_path.display().to_string())?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Index::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let bundles = registry.join("bundles");
+    fs_err::create_dir_all(&bundles)?;
+    let name = bundle_name(version, format);
+    let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
+    let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path())?;
+    let entry = IndexEntry {
+        version: version.clone(),
+        url: format!("../../bundles/{name}"),
+        sha256: packed.sha256,
+        size: packed.size,
+        format,
+        tree: Some(packed.tree.clone()),
+        yanked: false,
+    };
+    let bundle_path = bundles.join(&name);
+    if let Some(existing) = index.get(version) {
+        if existing.sha256 != packed.sha256 {
+            return Err(RegistryError::AlreadyPublished {
+                version: version.clone(),
+                index: index_path,
+                existing: existing.sha256.to_hex(),
+                new: packed.sha256.to_hex(),
+            }
+            .into());
+        }
+        return Ok(Published {
+            entry: existing.clone(),
+            bundle_path,
+            index_path,
+            files: packed.files,
+            changed: false,
+        });
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Registries are served as static files: bundles are world-readable, like the index.
+        fs_err::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
+    }
+    tmp.persist(&bundle_path).map_err(|e| e.error)?;
+    index.versions.push(entry.clone());
+    crate::util::fs::write_atomic(&index_path, index.to_json().as_bytes())?;
+    Ok(Published {
+        entry,
+        bundle_path,
+        index_path,
+        files: packed.files,
+        changed: true,
+    })
+}

@@ -1,0 +1,281 @@
+//! Lock resolution: pure, from the needed versions, the current lock and the index.
+
+use std::collections::BTreeSet;
+
+use super::{Index, RegistryError, RegistryLocation};
+use crate::lock::{LockEntry, Lockfile};
+use crate::method::METHOD_NAME;
+use crate::util::version::MethodVersion;
+
+/// What resolution decided.
+#[derive(Debug, Clone, Default)]
+pub struct LockPlan {
+    pub lock: Lockfile,
+    pub added: Vec<MethodVersion>,
+    pub updated: Vec<MethodVersion>,
+    pub removed: Vec<MethodVersion>,
+}
+
+impl LockPlan {
+    pub fn changed(&self) -> bool {
+        !(self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty())
+    }
+}
+
+/// Options of a resolution.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResolveOptions {
+    /// Re-resolve every needed version from the index (`a2c lock --update`).
+    pub update: bool,
+    /// Drop entries no member needs (`a2c lock`; `a2c install` keeps them).
+    pub prune: bool,
+}
+
+fn lock_entry(index_entry: &super::IndexEntry, location: &RegistryLocation) -> Result<LockEntry, RegistryError> {
+    Ok(LockEntry {
+        name: METHOD_NAME.into(),
+        version: index_entry.version.clone(),
+        source: location.resolve_url(&index_entry.url)?.to_string(),
+        sha256: index_entry.sha256,
+        size: index_entry.size,
+        format: index_entry.format,
+        tree: index_entry.tree.clone(),
+    })
+}
+
+/// Resolves `needed` against `current` and, when given, the registry's index. Existing entries
+/// are kept untouched; an index whose digest for a locked version differs is an error; yanked
+/// versions are refused unless already locked.
+pub fn plan(
+    needed: &BTreeSet<MethodVersion>,
+    current: &Lockfile,
+    registry: Option<(&Index, &RegistryLocation)>,
+    options: ResolveOptions,
+) -> Result<LockPlan, RegistryError> {
+    let mut out = LockPlan {
+        lock: current.clone(),
+        ..LockPlan::default()
+    };
+    for version in needed {
+        let locked = current.get(version);
+        let published = registry.and_then(|(index, _)| index.get(version));
+        match (locked, published) {
+            (Some(l), Some(p)) if options.update => {
+                let (_, location) = registry.expect("published implies a registry");
+                if p.yanked && l.sha256 != p.sha256 {
+                    return Err(RegistryError::Yanked {
+                        version: version.clone(),
+                        location: location.to_string(),
+                    });
+                }
+                let entry = lock_entry(p, location)?;
+                if &entry != l {
+                    out.updated.push(version.clone());
+                    out.lock.upsert(entry);
+                }
+            }
+            (Some(l), Some(p)) => {
+                if l.sha256 != p.sha256 {
+                    let (_, location) = registry.expect("published implies a registry");
+                    return Err(RegistryError::ChangedLockedBundle {
+                        version: version.clone(),
+                        locked: l.sha256.to_hex(),
+                        published: p.sha256.to_hex(),
+                        location: location.to_string(),
+                    });
+                }
+            }
+            (Some(_), None) if options.update => {
+                let (_, location) = registry.ok_or(RegistryError::NoRegistry)?;
+                return Err(RegistryError::NotPublished {
+                    version: version.clone(),
+                    location: location.to_string(),
+                });
+            }
+            (Some(_), None) => {}
+            (None, Some(p)) => {
+                let (_, location) = registry.expect("published implies a registry");
+                if p.yanked {
+                    return Err(RegistryError::Yanked {
+                        version: version.clone(),
+                        location: location.to_string(),
+                    });
+                }
+                out.lock.upsert(lock_entry(p, location)?);
+                out.added.push(version.clone());
+            }
+            (None, None) => match registry {
+                None => return Err(RegistryError::NoRegistry),
+                Some((_, location)) => {
+                    return Err(RegistryError::NotPublished {
+                        version: version.clone(),
+                        location: location.to_string(),
+                    });
+                }
+            },
+        }
+    }
+    if options.prune {
+        let unused: Vec<MethodVersion> = current
+            .methods
+            .iter()
+            .map(|m| m.version.clone())
+            .filter(|v| !needed.contains(v))
+            .collect();
+        out.lock.methods.retain(|m| needed.contains(&m.version));
+        out.removed = unused;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::Format;
+    use crate::registry::IndexEntry;
+    use crate::util::digest::Sha256;
+
+    fn v(s: &str) -> MethodVersion {
+        s.parse().unwrap()
+    }
+
+    fn published(version: &str, content: &[u8], yanked: bool) -> IndexEntry {
+        IndexEntry {
+            version: v(version),
+            url: format!("../../bundles/a2c-{version}.tar.gz"),
+            sha256: Sha256::of(content),
+            size: content.len() as u64,
+            format: Format::TarGz,
+            tree: None,
+            yanked,
+        }
+    }
+
+    fn setup() -> (Index, RegistryLocation) {
+        let mut index = Index::new();
+        index.versions = vec![
+            published("1.0.0", b"a", false),
+            published("1.1.0", b"b", true),
+            published("2.0.0", b"c", false),
+        ];
+        (index, RegistryLocation::Dir("/reg".into()))
+    }
+
+    #[test]
+    fn adds_missing_keeps_locked_and_prunes() {
+        let (index, loc) = setup();
+        let needed: BTreeSet<_> = [v("1.0.0")].into();
+        let first = plan(
+            &needed,
+            &Lockfile::default(),
+            Some((&index, &loc)),
+            ResolveOptions {
+                prune: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(first.added, [v("1.0.0")]);
+        assert_eq!(first.lock.methods[0].source, "file:///reg/bundles/a2c-1.0.0.tar.gz");
+        let needed2: BTreeSet<_> = [v("2.0.0")].into();
+        let second = plan(
+            &needed2,
+            &first.lock,
+            Some((&index, &loc)),
+            ResolveOptions {
+                prune: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(second.added, [v("2.0.0")]);
+        assert_eq!(second.removed, [v("1.0.0")]);
+        let keep = plan(&needed2, &first.lock, Some((&index, &loc)), ResolveOptions::default()).unwrap();
+        assert_eq!(keep.lock.methods.len(), 2, "install does not prune");
+        // Nothing to resolve: no registry needed.
+        let offline = plan(&needed, &first.lock, None, ResolveOptions::default()).unwrap();
+        assert!(!offline.changed());
+    }
+
+    #[test]
+    fn changed_bundles_and_yanks_are_refused() {
+        let (mut index, loc) = setup();
+        let needed: BTreeSet<_> = [v("1.0.0")].into();
+        let lock = plan(
+            &needed,
+            &Lockfile::default(),
+            Some((&index, &loc)),
+            ResolveOptions::default(),
+        )
+        .unwrap()
+        .lock;
+        index.versions[0] = published("1.0.0", b"tampered", false);
+        let e = plan(&needed, &lock, Some((&index, &loc)), ResolveOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("the registry changed a locked bundle"), "{e}");
+        let updated = plan(
+            &needed,
+            &lock,
+            Some((&index, &loc)),
+            ResolveOptions {
+                update: true,
+                prune: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(updated.updated, [v("1.0.0")]);
+        let yanked: BTreeSet<_> = [v("1.1.0")].into();
+        let e = plan(
+            &yanked,
+            &Lockfile::default(),
+            Some((&index, &loc)),
+            ResolveOptions::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("yanked"), "{e}");
+        let missing: BTreeSet<_> = [v("9.0.0")].into();
+        let e = plan(
+            &missing,
+            &Lockfile::default(),
+            Some((&index, &loc)),
+            ResolveOptions::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not in the registry"), "{e}");
+        let e = plan(&missing, &Lockfile::default(), None, ResolveOptions::default()).unwrap_err();
+        assert!(matches!(e, RegistryError::NoRegistry));
+    }
+
+    #[test]
+    fn a_yanked_version_already_locked_stays() {
+        let (mut index, loc) = setup();
+        index.versions[1].yanked = false;
+        let needed: BTreeSet<_> = [v("1.1.0")].into();
+        let lock = plan(
+            &needed,
+            &Lockfile::default(),
+            Some((&index, &loc)),
+            ResolveOptions::default(),
+        )
+        .unwrap()
+        .lock;
+        index.versions[1].yanked = true;
+        assert!(
+            !plan(&needed, &lock, Some((&index, &loc)), ResolveOptions::default())
+                .unwrap()
+                .changed()
+        );
+        assert!(
+            !plan(
+                &needed,
+                &lock,
+                Some((&index, &loc)),
+                ResolveOptions {
+                    update: true,
+                    prune: true
+                }
+            )
+            .unwrap()
+            .changed()
+        );
+    }
+}

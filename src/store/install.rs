@@ -1,0 +1,440 @@
+//! The install pipeline (DESIGN.md §4): for each needed version not installed and valid, take
+//! the bundle from the cache, `--from DIR` or the registry, extract it into staging while
+//! hashing it, verify digest, size, manifest and tree, write the receipt, and publish the
+//! version with one rename — all under the store lock.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::cache::{Cache, TeeReader, files_of_size};
+use super::flock::StoreLock;
+use super::receipt::{Receipt, now_rfc3339};
+use super::{LOCK_FILE, STAGING_DIR, StoreError};
+use crate::archive::{self, Limits};
+use crate::lock::LockEntry;
+use crate::method::{METHOD_NAME, MethodManifest};
+use crate::util::digest::Sha256;
+use crate::util::version::MethodVersion;
+
+/// Progress callbacks; the CLI implements them (indicatif on a terminal, nothing otherwise).
+pub trait Reporter: Sync {
+    fn waiting_for_lock(&self, _path: &Path) {}
+    fn cleaned(&self, _path: &Path) {}
+    fn start(&self, _version: &MethodVersion, _bytes: u64) {}
+    fn finish(&self, _version: &MethodVersion, _bytes: u64) {}
+}
+
+/// A reporter that reports nothing.
+pub struct Silent;
+impl Reporter for Silent {}
+
+/// How to install.
+#[derive(Debug, Clone)]
+pub struct InstallOptions {
+    pub store: PathBuf,
+    pub cache: Option<Cache>,
+    pub offline: bool,
+    pub from: Option<PathBuf>,
+    pub jobs: usize,
+    pub limits: Limits,
+}
+
+/// Where a bundle came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Cache,
+    From,
+    Registry,
+}
+
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub version: MethodVersion,
+    pub path: PathBuf,
+    pub sha256: Sha256,
+    pub tree: String,
+    pub source: Source,
+    pub files: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Reused {
+    pub version: MethodVersion,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Default)]
+pub struct InstallReport {
+    pub installed: Vec<Installed>,
+    pub reused: Vec<Reused>,
+    /// Leftovers of killed runs that this run removed.
+    pub cleaned: Vec<PathBuf>,
+}
+
+/// `true` when `<store>/<V>/` holds a receipt matching `entry` (fast: reads one small file,
+/// hashes nothing).
+pub fn is_installed(store: &Path, entry: &LockEntry) -> bool {
+    let dir = store.join(entry.version.to_string());
+    Receipt::read(&dir).is_some_and(|r| {
+        r.version == entry.version && r.sha256 == entry.sha256 && entry.tree.as_ref().is_none_or(|t| *t == r.tree)
+    })
+}
+
+fn staging_has_leftovers(store: &Path) -> bool {
+    fs_err::read_dir(store.join(STAGING_DIR)).is_ok_and(|mut d| d.next().is_some())
+}
+
+/// Installs every entry of `entries` into the store.
+pub fn install(
+    entries: &[LockEntry],
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<InstallReport, StoreError> {
+    let mut report = InstallReport::default();
+    let pending: Vec<&LockEntry> = entries.iter().filter(|e| !is_installed(&options.store, e)).collect();
+    if pending.is_empty() && !staging_has_leftovers(&options.store) {
+        report.reused = entries.iter().map(|e| reused(&options.store, e)).collect();
+        return Ok(report);
+    }
+    let _lock = StoreLock::acquire(&options.store.join(LOCK_FILE), &|p| reporter.waiting_for_lock(p))?;
+    report.cleaned = clean_staging(&options.store, reporter)?;
+    // Re-check under the lock: another process may have installed some meanwhile.
+    let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) =
+        entries.iter().partition(|e| !is_installed(&options.store, e));
+    report.reused = done.into_iter().map(|e| reused(&options.store, e)).collect();
+    let results = run_parallel(&todo, options.jobs, |entry| install_one(entry, options, reporter));
+    let mut first_error = None;
+    for result in results {
+        match result {
+            Ok(i) => report.installed.push(i),
+            Err(e) if first_error.is_none() => first_error = Some(e),
+            Err(_) => {}
+        }
+    }
+    report.installed.sort_by(|a, b| a.version.cmp(&b.version));
+    report.reused.sort_by(|a, b| a.version.cmp(&b.version));
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
+}
+
+fn reused(store: &Path, e: &LockEntry) -> Reused {
+    Reused {
+        version: e.version.clone(),
+        path: store.join(e.version.to_string()),
+    }
+}
+
+/// Removes everything in `<store>/.staging/`: only a killed run leaves anything there, and we
+/// hold the store lock.
+fn clean_staging(store: &Path, reporter: &dyn Reporter) -> Result<Vec<PathBuf>, StoreError> {
+    let staging = store.join(STAGING_DIR);
+    let mut cleaned = Vec::new();
+    let Ok(entries) = fs_err::read_dir(&staging) else {
+        return Ok(cleaned);
+    };
+    for entry in entries {
+        let path = entry?.path();
+        remove_tree(&path)?;
+        reporter.cleaned(&path);
+        cleaned.push(path);
+    }
+    Ok(cleaned)
+}
+
+/// Removes a file or a directory tree.
+pub fn remove_tree(path: &Path) -> std::io::Result<()> {
+    match fs_err::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs_err::remove_dir_all(path),
+        Ok(_) => fs_err::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn run_parallel<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let out = Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    out.lock().expect("no worker panics while holding the lock").push(r);
+                }
+            });
+        }
+    });
+    out.into_inner().expect("workers are done")
+}
+
+/// A work directory in staging, removed on drop unless taken.
+struct StagingDir(Option<PathBuf>);
+
+impl StagingDir {
+    fn new(store: &Path, version: &MethodVersion) -> std::io::Result<Self> {
+        let staging = store.join(STAGING_DIR);
+        fs_err::create_dir_all(&staging)?;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{version}-"))
+            .tempdir_in(&staging)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", staging.display())))?
+            .keep();
+        Ok(Self(Some(dir)))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.as_deref().expect("not yet dropped")
+    }
+}
+
+impl Drop for StagingDir {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = remove_tree(&p);
+        }
+    }
+}
+
+/// A candidate bundle file, and whether a mismatch there is an error (true) or a reason to
+/// try the next candidate (a corrupt cache entry, or a `--from` file that merely has the size).
+struct Candidate {
+    path: PathBuf,
+    source: Source,
+    tee_to_cache: bool,
+    strict: bool,
+}
+
+fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candidate>, Vec<String>), StoreError> {
+    let mut out = Vec::new();
+    let mut looked = Vec::new();
+    if let Some(cache) = &options.cache {
+        looked.push(format!("the cache `{}`", cache.dir.display()));
+        if let Some(path) = cache.get(&entry.sha256) {
+            out.push(Candidate {
+                path,
+                source: Source::Cache,
+                tee_to_cache: false,
+                strict: false,
+            });
+        }
+    }
+    if let Some(dir) = &options.from {
+        looked.push(format!("`{}`", dir.display()));
+        let wanted = entry.source.rsplit('/').next().unwrap_or_default().to_string();
+        let mut files = files_of_size(dir, entry.size);
+        files.sort_by_key(|p| p.file_name().is_none_or(|n| n.to_string_lossy() != wanted));
+        let named_exists = dir.join(&wanted).is_file();
+        for path in files {
+            let strict = path.file_name().is_some_and(|n| n.to_string_lossy() == wanted);
+            out.push(Candidate {
+                path,
+                source: Source::From,
+                tee_to_cache: true,
+                strict,
+            });
+        }
+        // A file with the bundle's name but the wrong size is reported, not skipped.
+        if named_exists && !out.iter().any(|c| c.source == Source::From && c.strict) {
+            out.push(Candidate {
+                path: dir.join(&wanted),
+                source: Source::From,
+                tee_to_cache: true,
+                strict: true,
+            });
+        }
+    }
+    if !options.offline {
+        match crate::registry::location::file_path(&entry.source) {
+            Some(path) => {
+                looked.push(format!("the registry `{}`", entry.source));
+                out.push(Candidate {
+                    path,
+                    source: Source::Registry,
+                    tee_to_cache: true,
+                    strict: true,
+                });
+            }
+            None if out.is_empty() => {
+                return Err(StoreError::UnsupportedSource {
+                    url: entry.source.clone(),
+                });
+            }
+            None => {}
+        }
+    }
+    Ok((out, looked))
+}
+
+fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
+    let (candidates, looked) = candidates(entry, options)?;
+    for candidate in candidates {
+        if candidate.source == Source::Registry && !candidate.path.is_file() {
+            break;
+        }
+        reporter.start(&entry.version, entry.size);
+        let result = install_from(entry, &candidate, options);
+        reporter.finish(&entry.version, entry.size);
+        match result {
+            // Not the bundle after all: a corrupt cache entry (evicted) or a `--from` file that
+            // only had the right size. Try the next place.
+            Err(StoreError::Mismatch(_)) if !candidate.strict => {
+                if candidate.source == Source::Cache
+                    && let Some(cache) = &options.cache
+                {
+                    cache.evict(&entry.sha256);
+                }
+            }
+            other => return other,
+        }
+    }
+    Err(StoreError::Missing {
+        version: entry.version.clone(),
+        sha256: entry.sha256.to_hex(),
+        looked,
+        offline: options.offline,
+    })
+}
+
+fn mismatch(entry: &LockEntry, what: &'static str, source: &Path, expected: String, actual: String) -> StoreError {
+    StoreError::Mismatch(Box::new(super::Mismatch {
+        version: entry.version.clone(),
+        what,
+        source_name: source.display().to_string(),
+        expected,
+        actual,
+    }))
+}
+
+fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptions) -> Result<Installed, StoreError> {
+    let path = &candidate.path;
+    let file = fs_err::File::open(path)?;
+    let actual_size = file.metadata()?.len();
+    if actual_size != entry.size {
+        return Err(mismatch(
+            entry,
+            "size",
+            path,
+            format!("{} bytes", entry.size),
+            format!("{actual_size} bytes"),
+        ));
+    }
+    let mut partial = match (&options.cache, candidate.tee_to_cache) {
+        (Some(cache), true) => Some(cache.partial(&entry.sha256)?),
+        _ => None,
+    };
+    let staging = StagingDir::new(&options.store, &entry.version)?;
+    let tree_dir = staging.path().join("tree");
+    fs_err::create_dir(&tree_dir)?;
+    let source_name = path.display().to_string();
+    let extracted = {
+        let copy = partial.as_mut().map(|p| p.writer() as &mut dyn std::io::Write);
+        let reader = TeeReader::new(std::io::BufReader::with_capacity(256 * 1024, file), copy);
+        archive::extract(reader, entry.format, &tree_dir, &options.limits)
+    };
+    let extracted = match extracted {
+        Ok(x) => x,
+        Err(source) => {
+            // A corrupt stream is first of all a digest problem: say so when the digest is off.
+            let (actual, _) = crate::util::digest::sha256_reader(fs_err::File::open(path)?)?;
+            if actual != entry.sha256 {
+                return Err(mismatch(entry, "sha256", path, entry.sha256.to_hex(), actual.to_hex()));
+            }
+            return Err(StoreError::Extract {
+                version: entry.version.clone(),
+                source_name,
+                source,
+            });
+        }
+    };
+    if extracted.bundle_size != entry.size {
+        return Err(mismatch(
+            entry,
+            "size",
+            path,
+            format!("{} bytes", entry.size),
+            format!("{} bytes", extracted.bundle_size),
+        ));
+    }
+    if extracted.bundle_sha256 != entry.sha256 {
+        return Err(mismatch(
+            entry,
+            "sha256",
+            path,
+            entry.sha256.to_hex(),
+            extracted.bundle_sha256.to_hex(),
+        ));
+    }
+    let bad_manifest = |reason: String| StoreError::BadManifest {
+        version: entry.version.clone(),
+        source_name: source_name.clone(),
+        reason,
+    };
+    let manifest =
+        MethodManifest::read_tree(&extracted.root).map_err(|e| bad_manifest(format!("has no valid manifest: {e}")))?;
+    if manifest.version != entry.version {
+        return Err(bad_manifest(format!(
+            "declares version {} in its manifest",
+            manifest.version
+        )));
+    }
+    if let Some(tree) = &entry.tree
+        && *tree != extracted.tree
+    {
+        return Err(mismatch(entry, "tree digest", path, tree.clone(), extracted.tree));
+    }
+    let receipt = Receipt {
+        schema: super::receipt::RECEIPT_SCHEMA,
+        name: METHOD_NAME.into(),
+        version: entry.version.clone(),
+        sha256: entry.sha256,
+        size: entry.size,
+        format: entry.format,
+        tree: extracted.tree.clone(),
+        files: extracted.files.len(),
+        source: match candidate.source {
+            Source::Registry => entry.source.clone(),
+            _ => source_name.clone(),
+        },
+        a2c_version: crate::A2C_VERSION.into(),
+        installed_at: now_rfc3339(),
+    };
+    receipt.write(&extracted.root)?;
+    crate::testhook::point(crate::testhook::AFTER_RECEIPT);
+    if let Some(p) = partial {
+        p.commit()?;
+    }
+    let target = options.store.join(entry.version.to_string());
+    crate::testhook::point(crate::testhook::BEFORE_RENAME);
+    publish(&extracted.root, &target, staging.path())?;
+    crate::testhook::point(crate::testhook::AFTER_RENAME);
+    Ok(Installed {
+        version: entry.version.clone(),
+        path: target,
+        sha256: entry.sha256,
+        tree: extracted.tree,
+        source: candidate.source.clone(),
+        files: extracted.files.len(),
+    })
+}
+
+/// Renames `tree` to `target`. A stale `target` (no or another receipt) is first moved into
+/// `staging` and removed afterwards.
+fn publish(tree: &Path, target: &Path, staging: &Path) -> std::io::Result<()> {
+    if fs_err::symlink_metadata(target).is_ok() {
+        let old = staging.join("replaced");
+        fs_err::rename(target, &old)?;
+    }
+    fs_err::rename(tree, target)
+}
+
+/// The versions of `entries`, for messages.
+pub fn versions(entries: &[LockEntry]) -> BTreeSet<MethodVersion> {
+    entries.iter().map(|e| e.version.clone()).collect()
+}

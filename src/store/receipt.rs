@@ -1,0 +1,98 @@
+//! Install receipts: `<store>/<V>/.a2c-receipt.json`, written last, before the rename that
+//! publishes the version. Never part of the tree digest; no archive may name it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::archive::{Format, RECEIPT_FILE};
+use crate::util::digest::Sha256;
+use crate::util::version::MethodVersion;
+
+/// The receipt schema this `a2c` writes and reads.
+pub const RECEIPT_SCHEMA: u32 = 1;
+
+/// What was installed, from where, by whom, when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    pub schema: u32,
+    pub name: String,
+    pub version: MethodVersion,
+    pub sha256: Sha256,
+    pub size: u64,
+    pub format: Format,
+    pub tree: String,
+    pub files: usize,
+    /// Where the bundle was read from: a URL, a `--from` file, or the cache.
+    pub source: String,
+    pub a2c_version: String,
+    /// RFC 3339, UTC.
+    pub installed_at: String,
+}
+
+impl Receipt {
+    pub fn path(tree: &Path) -> PathBuf {
+        tree.join(RECEIPT_FILE)
+    }
+
+    /// Reads the receipt of an installed tree; `None` when missing or unreadable.
+    pub fn read(tree: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(Self::path(tree)).ok()?;
+        serde_json::from_str::<Receipt>(&text)
+            .ok()
+            .filter(|r| r.schema <= RECEIPT_SCHEMA)
+    }
+
+    /// Writes the receipt read-only into `tree`.
+    pub fn write(&self, tree: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = Self::path(tree);
+        let mut text = serde_json::to_string_pretty(self).expect("a receipt serializes");
+        text.push('\n');
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o444)
+            .open(&path);
+        let mut file = fs_err::File::from_parts(
+            file.map_err(|e| std::io::Error::new(e.kind(), format!("failed to create `{}`: {e}", path.display())))?,
+            &path,
+        );
+        file.write_all(text.as_bytes())
+    }
+}
+
+/// Now, as RFC 3339 UTC (`2026-11-29T16:04:23Z`).
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_shape() {
+        let now = super::now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.starts_with("20") && now.ends_with('Z'));
+    }
+}

@@ -1,0 +1,939 @@
+//! Issue 3: a2c lock, a2c install, a2c pack — verified side-by-side installs.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::bundles::{self, Kind, file, item, manifest};
+use crate::common::TestContext;
+
+fn versions_in(doc: &serde_json::Value, key: &str) -> Vec<String> {
+    doc[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn superbuild_lock_then_install_side_by_side() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let run = t.run("w/p/app", &["lock", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["added"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]));
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains("version = 1\n") && lock.contains("format = \"zip\""),
+        "{lock}"
+    );
+    assert!(
+        lock.find("\"1.0.0\"").unwrap() < lock.find("\"2.0.0\"").unwrap(),
+        "sorted"
+    );
+
+    let run = t.run("w", &["install", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["workspace"], t.shown("w"));
+    assert_eq!(doc["store"], t.shown("w/.tools_local/esys/a2c"));
+    assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
+    let first = &doc["installed"][0];
+    for key in ["version", "path", "sha256", "tree"] {
+        assert!(first.get(key).is_some(), "installed entries carry {key}: {first}");
+    }
+    assert!(first["tree"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(doc["members"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        doc["members"][0],
+        serde_json::json!({"path": t.shown("w/l/core"), "version": "1.1.0"})
+    );
+
+    // Side by side, each with its manifest, read-only files and a receipt.
+    for v in ["1.0.0", "1.1.0", "2.0.0"] {
+        let dir = t.path(&format!("w/.tools_local/esys/a2c/{v}"));
+        let manifest = fs_err::read_to_string(dir.join("a2c-method.toml")).unwrap();
+        assert!(manifest.contains(&format!("version = \"{v}\"")));
+        let mode = fs_err::metadata(dir.join("rules/core.md"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o222, 0, "files are read-only");
+        let receipt: serde_json::Value =
+            serde_json::from_str(&fs_err::read_to_string(dir.join(".a2c-receipt.json")).unwrap()).unwrap();
+        for key in ["version", "sha256", "tree", "source", "a2c_version", "installed_at"] {
+            assert!(receipt.get(key).is_some(), "receipt has {key}");
+        }
+        assert_eq!(receipt["version"], v);
+    }
+    // Every member resolves through the shared store, and has its local pointer.
+    let run = t.run("w/l/core", &["resolve", "--json"]);
+    assert_eq!(run.json()["rule"], "workspace-store");
+    let pointer = fs_err::read_to_string(t.path("w/p/app/.tools_local/esys/a2c/workspace.yaml")).unwrap();
+    assert!(
+        pointer.contains(&format!("workspace_root: {}", t.path("w").display())),
+        "{pointer}"
+    );
+    assert!(t.listing("w/.tools_local/esys/a2c/.staging").is_empty());
+}
+
+#[test]
+fn reinstall_is_a_no_op_that_reads_no_bundle() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    // Remove every bundle: a no-op install must not need one.
+    fs_err::remove_dir_all(t.path("reg")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run("w", &["install", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert!(doc["installed"].as_array().unwrap().is_empty());
+    assert_eq!(versions_in(&doc, "reused"), ["1.0.0", "1.1.0", "2.0.0"]);
+    let run = t.run("w", &["install"]);
+    run.success();
+    assert!(
+        run.stderr
+            .contains("up to date: 3 versions already installed for 4 members"),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.cache_dir().exists(), "nothing was fetched");
+}
+
+#[test]
+fn install_locks_missing_versions_and_lock_check_detects_drift() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    // install without a lock resolves and writes it.
+    let run = t.run("w", &["install", "--json"]);
+    run.success();
+    assert_eq!(run.json()["locked"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]));
+    t.run("w", &["lock", "--check"]).success();
+    // A member moves to a version the lock lacks; another version is no longer used.
+    t.publish("reg", "3.0.0", "tar.gz");
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 3.0.0\n",
+    );
+    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["lock", "--check"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("lacks version 3.0.0") && run.stderr.contains("holds version 2.0.0 that no member needs"),
+        "{}",
+        run.stderr
+    );
+    // --locked refuses, naming the version, and changes nothing.
+    let run = t.run("w", &["install", "--locked"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("lacks version 3.0.0") && run.stderr.contains("--locked"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
+    let run = t.run("w", &["install", "--offline"]);
+    run.failure();
+    assert!(run.stderr.contains("--offline"), "{}", run.stderr);
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        before
+    );
+    assert!(!t.path("w/.tools_local/esys/a2c/3.0.0").exists());
+    // a2c lock adds 3.0.0 and drops 2.0.0.
+    let doc = t.run("w", &["lock", "--json"]).json();
+    assert_eq!(doc["added"], serde_json::json!(["3.0.0"]));
+    assert_eq!(doc["removed"], serde_json::json!(["2.0.0"]));
+    t.run("w", &["lock", "--check"]).success();
+    t.run("w", &["install", "--locked"]).success();
+}
+
+#[test]
+fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    // The registry republishes 2.0.0 with other content.
+    t.write("trees/2.0.0/rules/core.md", "changed\n");
+    fs_err::remove_dir_all(t.path("reg/bundles")).unwrap();
+    t.edit_index("reg", "2.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("the registry changed a locked bundle: version 2.0.0"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        before,
+        "never a silent update"
+    );
+    // --update accepts it deliberately.
+    let doc = t.run("w", &["lock", "--update", "--json"]).json();
+    assert_eq!(doc["updated"], serde_json::json!(["2.0.0"]));
+    // A yanked version is refused unless already locked.
+    t.publish("reg", "4.0.0", "tar.gz");
+    t.edit_index("reg", "4.0.0", |e| e["yanked"] = serde_json::json!(true));
+    t.canonical_repo("w/p/new", "4.0.0");
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(run.stderr.contains("version 4.0.0 is yanked"), "{}", run.stderr);
+    t.edit_index("reg", "1.0.0", |e| e["yanked"] = serde_json::json!(true));
+    t.write(
+        "w/p/new/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    t.run("w", &["lock"]).success();
+}
+
+#[test]
+fn registry_comes_from_flag_then_env_then_marker() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg-a", "1.0.0", "tar.gz");
+    t.publish("reg-b", "1.0.0", "zip");
+    let run = t.run("r", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("no registry configured") && run.stderr.contains("A2C_REGISTRY"),
+        "{}",
+        run.stderr
+    );
+    let reg_b = format!("file://{}", t.path("reg-b").display());
+    t.run_env("r", &["lock"], &[("A2C_REGISTRY", &reg_b)]).success();
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains("reg-b/bundles/a2c-1.0.0.zip"), "{lock}");
+    let run = t.run_env(
+        "r",
+        &["lock", "--update", "--registry", "../reg-a"],
+        &[("A2C_REGISTRY", &reg_b)],
+    );
+    run.success();
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains("reg-a/bundles/a2c-1.0.0.tar.gz"), "{lock}");
+}
+
+#[test]
+fn single_repo_installs_into_its_own_store_and_legacy_lock_stays_in_legacy_root() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.legacy_repo("old", "1.1.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "1.1.0", "zip");
+    let reg = t.path("reg").display().to_string();
+    let run = t.run_env("r", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["workspace"], serde_json::Value::Null);
+    assert_eq!(doc["store"], t.shown("r/.tools_local/esys/a2c"));
+    assert!(t.path("r/.tools/esys/a2c/a2c.lock").is_file());
+    assert!(
+        !t.path("r/.tools_local/esys/a2c/workspace.yaml").exists(),
+        "no pointer outside a superbuild"
+    );
+    assert_eq!(t.run("r", &["resolve", "--json"]).json()["rule"], "repo-store");
+    t.run_env("old", &["install"], &[("A2C_REGISTRY", &reg)]).success();
+    assert!(
+        t.path("old/.a2c/a2c.lock").is_file(),
+        "a legacy repo keeps its lock in .a2c/"
+    );
+    assert!(
+        !t.path("old/.tools").exists(),
+        "nothing is written under .tools/ of a legacy repo"
+    );
+}
+
+#[test]
+fn offline_from_cache_in_a_second_workspace() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    let cached = t.listing("cache/bundles");
+    assert_eq!(cached.len(), 3, "{cached:?}");
+    // A second superbuild with the same pins, and its own copy of the lock; no registry at all.
+    t.superbuild("w2", "members: [\"m/*\"]\n");
+    t.canonical_repo("w2/m/a", "1.0.0");
+    t.legacy_repo("w2/m/b", "1.1.0");
+    t.canonical_repo("w2/m/c", "2.0.0");
+    fs_err::copy(
+        t.path("w/.tools/esys/a2c/a2c.lock"),
+        t.path("w2/.tools/esys/a2c/a2c.lock"),
+    )
+    .unwrap();
+    fs_err::remove_dir_all(t.path("reg")).unwrap();
+    let run = t.run("w2", &["install", "--offline", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
+    assert!(
+        doc["installed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["source"] == "cache")
+    );
+}
+
+#[test]
+fn offline_from_a_directory_matches_bundles_by_content() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    // Vendor the bundles under meaningless names, then lose the registry.
+    fs_err::create_dir_all(t.path("vendor")).unwrap();
+    for (i, name) in ["a2c-1.0.0.tar.gz", "a2c-1.1.0.zip", "a2c-2.0.0.tar.gz"]
+        .iter()
+        .enumerate()
+    {
+        fs_err::copy(
+            t.path(&format!("reg/bundles/{name}")),
+            t.path(&format!("vendor/blob-{i}")),
+        )
+        .unwrap();
+    }
+    t.write("vendor/noise.bin", "not a bundle");
+    fs_err::remove_dir_all(t.path("reg")).unwrap();
+    let vendor = t.path("vendor").display().to_string();
+    let run = t.run("w", &["install", "--offline", "--from", &vendor, "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
+    assert!(
+        doc["installed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["source"] == "from")
+    );
+    assert_eq!(
+        t.listing("cache/bundles").len(),
+        3,
+        "--from bundles are cached for next time"
+    );
+}
+
+#[test]
+fn offline_missing_bundle_names_version_sha_and_places() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    fs_err::create_dir_all(t.path("empty")).unwrap();
+    let run = t.run("w", &["install", "--offline", "--from", "../empty"]);
+    run.failure();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let sha = lock.split("sha256 = \"").nth(1).unwrap().split('"').next().unwrap();
+    assert!(run.stderr.contains("no bundle for version 1.0.0"), "{}", run.stderr);
+    assert!(run.stderr.contains(sha), "names the expected sha256: {}", run.stderr);
+    assert!(
+        run.stderr.contains("the cache `[TMP]/cache`") && run.stderr.contains("`[TMP]/empty`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("registry `"),
+        "offline reads no registry: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+}
+
+/// Asserts that a failed install added nothing to the store and nothing to the cache.
+fn assert_nothing_installed(t: &TestContext, version: &str) {
+    assert!(
+        !t.path(&format!("w/.tools_local/esys/a2c/{version}")).exists(),
+        "no {version} in the store"
+    );
+    assert!(
+        t.listing("w/.tools_local/esys/a2c/.staging").is_empty(),
+        "staging is clean"
+    );
+    let cached = t.listing("cache/bundles");
+    assert!(
+        cached.iter().all(|c| !c.ends_with(".partial")),
+        "no partial left in the cache: {cached:?}"
+    );
+}
+
+#[test]
+fn tampered_bundle_and_wrong_size_are_refused() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    // Same size, other bytes.
+    let path = t.path("reg/bundles/a2c-2.0.0.tar.gz");
+    let mut bytes = fs_err::read(&path).unwrap();
+    let good = bytes.clone();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0xff;
+    fs_err::write(&path, &bytes).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("sha256 mismatch for version 2.0.0"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&bundles::sha256_hex(&good)) && run.stderr.contains(&bundles::sha256_hex(&bytes)),
+        "expected and actual: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("reg/bundles/a2c-2.0.0.tar.gz"),
+        "names the source: {}",
+        run.stderr
+    );
+    assert_nothing_installed(&t, "2.0.0");
+    assert_eq!(t.listing("cache/bundles").len(), 2, "only the good bundles are cached");
+    // Other size.
+    bytes.push(0);
+    fs_err::write(&path, &bytes).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("size mismatch for version 2.0.0")
+            && run.stderr.contains(&format!("expected {n} bytes, got {} bytes", n + 1)),
+        "{}",
+        run.stderr
+    );
+    assert_nothing_installed(&t, "2.0.0");
+    // Restored, it installs.
+    fs_err::write(&path, &good).unwrap();
+    t.run("w", &["install"]).success();
+}
+
+#[test]
+fn wrong_manifest_version_and_wrong_tree_are_refused() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    // The bundle published as 1.0.0 declares 0.9.0.
+    let bytes = bundles::tar_gz(&[manifest("0.9.0"), file("a2c-0.9.0/rules/x.md", "x")]);
+    t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("declares version 0.9.0 in its manifest"),
+        "{}",
+        run.stderr
+    );
+    assert_nothing_installed(&t, "1.0.0");
+    // No manifest at all.
+    let bytes = bundles::tar_gz(&[file("a2c-1.0.0/rules/x.md", "x"), file("a2c-1.0.0/README.md", "r")]);
+    t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("has no valid manifest"), "{}", run.stderr);
+    // A correct bundle whose lock pins another tree digest.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    t.publish("reg2", "1.0.0", "zip");
+    t.edit_index("reg2", "1.0.0", |e| {
+        e["tree"] = serde_json::json!(format!("sha256:{}", "a".repeat(64)))
+    });
+    let run = t.run("w", &["lock", "--registry", "../reg2"]);
+    run.success();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("tree digest mismatch for version 1.0.0") && run.stderr.contains(&"a".repeat(64)),
+        "{}",
+        run.stderr
+    );
+    assert_nothing_installed(&t, "1.0.0");
+}
+
+#[test]
+fn pack_is_deterministic_and_refuses_changed_content() {
+    let t = TestContext::new();
+    t.method_tree("tree", "1.0.0");
+    t.write("tree/scripts/run.sh", "#!/bin/sh\n");
+    fs_err::set_permissions(t.path("tree/scripts/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for format in ["tar.gz", "zip"] {
+        let a = t.run(
+            ".",
+            &[
+                "pack",
+                "tree",
+                "--version",
+                "1.0.0",
+                "--registry",
+                &format!("ra-{format}"),
+                "--format",
+                format,
+                "--json",
+            ],
+        );
+        // Touch every file: times and modes other than the executable bit must not matter.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let content = fs_err::read(t.path("tree/rules/core.md")).unwrap();
+        fs_err::write(t.path("tree/rules/core.md"), content).unwrap();
+        fs_err::set_permissions(t.path("tree/prompts/review.md"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let b = t.run(
+            ".",
+            &[
+                "pack",
+                "tree",
+                "--version",
+                "1.0.0",
+                "--registry",
+                &format!("rb-{format}"),
+                "--format",
+                format,
+                "--json",
+            ],
+        );
+        let (a, b) = (a.json(), b.json());
+        assert_eq!(a["sha256"], b["sha256"], "{format}: same tree, same bundle");
+        assert_eq!(a["size"], b["size"]);
+        assert_eq!(a["files"], 4);
+        fs_err::set_permissions(t.path("tree/prompts/review.md"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    // The same tree as tar.gz and zip has one tree digest.
+    let tar: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("ra-tar.gz/index/esys/a2c.json")).unwrap()).unwrap();
+    let zip: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("ra-zip/index/esys/a2c.json")).unwrap()).unwrap();
+    assert_eq!(tar["versions"][0]["tree"], zip["versions"][0]["tree"]);
+    assert_ne!(tar["versions"][0]["sha256"], zip["versions"][0]["sha256"]);
+    // Republishing the same content is a no-op; other content under the same version is refused.
+    let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "ra-tar.gz"]);
+    run.success();
+    assert!(
+        run.stderr.contains("already published with the same content"),
+        "{}",
+        run.stderr
+    );
+    t.write("tree/rules/core.md", "changed\n");
+    let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "ra-tar.gz"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("already published in") && run.stderr.contains("different content"),
+        "{}",
+        run.stderr
+    );
+    // A manifest of another version is refused.
+    let run = t.run(".", &["pack", "tree", "--version", "1.0.1", "--registry", "ra-tar.gz"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("declares version 1.0.0 in its manifest, not 1.0.1"),
+        "{}",
+        run.stderr
+    );
+    // A symlink in the tree is refused: a2c would refuse to extract it.
+    std::os::unix::fs::symlink("core.md", t.path("tree/rules/link.md")).unwrap();
+    let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "rc"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("only regular files and directories"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn committed_demo_registry_is_what_pack_produces() {
+    // The demo's bundles are the deterministic output of `a2c pack` on fixtures/demo/methods.
+    let t = TestContext::new();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo");
+    for (v, format) in [("1.2.0", "zip"), ("1.4.0", "tar.gz"), ("2.0.0", "tar.gz")] {
+        t.run(
+            ".",
+            &[
+                "pack",
+                &format!("{fixtures}/methods/{v}"),
+                "--version",
+                v,
+                "--registry",
+                "reg",
+                "--format",
+                format,
+            ],
+        )
+        .success();
+        let name = format!("a2c-{v}.{format}");
+        let fresh = fs_err::read(t.path(&format!("reg/bundles/{name}"))).unwrap();
+        let committed = fs_err::read(format!("{fixtures}/registry/bundles/{name}")).unwrap();
+        assert!(
+            fresh == committed,
+            "{name} differs from a fresh pack: rerun `a2c pack` on fixtures/demo/methods/{v}"
+        );
+    }
+    let fresh = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    let committed = fs_err::read_to_string(format!("{fixtures}/registry/index/esys/a2c.json")).unwrap();
+    assert_eq!(fresh, committed);
+}
+
+#[test]
+fn demo_installs_offline_as_the_readme_says() {
+    let t = TestContext::new();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
+    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = t.run(
+        "demo/superbuild",
+        &["install", "--offline", "--from", "../registry/bundles", "--json"],
+    );
+    run.success();
+    assert_eq!(versions_in(&run.json(), "installed"), ["1.2.0", "1.4.0", "2.0.0"]);
+    t.run("demo/superbuild", &["lock", "--check"]).success();
+    let doc = t.run("demo/superbuild/libs/core", &["resolve", "--json"]).json();
+    assert_eq!(doc["rule"], "workspace-store");
+    assert_eq!(doc["version"], "1.2.0");
+}
+
+/// Two installs of one superbuild at once: both succeed, each version is extracted once.
+#[test]
+fn concurrent_installs_extract_each_version_once() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let spawn = || {
+        t.cmd("w")
+            .args(["install", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&a.stdout).unwrap(),
+        serde_json::from_slice(&b.stdout).unwrap(),
+    );
+    let mut installed = versions_in(&a, "installed");
+    installed.extend(versions_in(&b, "installed"));
+    installed.sort();
+    assert_eq!(
+        installed,
+        ["1.0.0", "1.1.0", "2.0.0"],
+        "each version extracted exactly once"
+    );
+    assert_eq!(versions_in(&a, "installed").len() + versions_in(&a, "reused").len(), 3);
+    assert_eq!(versions_in(&b, "installed").len() + versions_in(&b, "reused").len(), 3);
+}
+
+#[test]
+fn a_waiting_install_says_so() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let mut first = t
+        .cmd("w")
+        .args(["install"])
+        .env("A2C_TEST_HOOK", "pause:mid-extraction")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| {
+        t.listing("w/.tools_local/esys/a2c/.staging")
+            .iter()
+            .any(|p| p.ends_with(".md"))
+    });
+    let run = t.run_env("w", &["install", "-j", "1"], &[("A2C_LOCK_TIMEOUT", "1")]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("waiting for lock on `[TMP]/w/.tools_local/esys/a2c/.lock`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("timed out waiting for the store lock") && run.stderr.contains("A2C_LOCK_TIMEOUT"),
+        "{}",
+        run.stderr
+    );
+}
+
+fn wait_for(cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// SIGKILL in the middle of an extraction, then a rerun: the store ends valid.
+#[test]
+fn install_killed_mid_extraction_then_rerun_ends_valid() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    for point in ["mid-extraction", "after-receipt", "before-rename"] {
+        let mut child = t
+            .cmd("w")
+            .args(["install", "-j", "1"])
+            .env("A2C_TEST_HOOK", format!("pause:{point}"))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for(|| {
+            t.listing("w/.tools_local/esys/a2c/.staging")
+                .iter()
+                .any(|p| p.ends_with(".md"))
+        });
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert!(
+            !t.listing("w/.tools_local/esys/a2c/.staging").is_empty(),
+            "{point}: the kill left work behind"
+        );
+        let run = t.run("w", &["install", "--json"]);
+        run.success();
+        let doc = run.json();
+        assert!(
+            !doc["cleaned"].as_array().unwrap().is_empty(),
+            "{point}: the rerun reports what it cleaned"
+        );
+        assert!(t.listing("w/.tools_local/esys/a2c/.staging").is_empty());
+        for v in ["1.0.0", "1.1.0", "2.0.0"] {
+            assert!(
+                t.path(&format!("w/.tools_local/esys/a2c/{v}/.a2c-receipt.json"))
+                    .is_file(),
+                "{point}: {v}"
+            );
+        }
+        fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+        fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    }
+}
+
+/// The hostile-archive rules of DESIGN.md §5, for both formats.
+fn hostile_cases() -> Vec<(&'static str, Vec<bundles::Item>, &'static str)> {
+    let m = || manifest("1.0.0");
+    vec![
+        (
+            "absolute path",
+            vec![m(), file("/tmp/a2c-escape", "x")],
+            "absolute path",
+        ),
+        (
+            "dot-dot",
+            vec![m(), file("a2c-1.0.0/../../escape.md", "x")],
+            "path traversal",
+        ),
+        (
+            "dot-dot at start",
+            vec![m(), file("../escape.md", "x")],
+            "path traversal",
+        ),
+        ("drive letter", vec![m(), file("C:/escape.md", "x")], "drive-letter"),
+        ("UNC", vec![m(), file("\\\\server\\share\\x", "x")], "backslash"),
+        ("backslash", vec![m(), file("a2c-1.0.0\\rules\\x.md", "x")], "backslash"),
+        ("device name", vec![m(), file("a2c-1.0.0/CON", "x")], "device name"),
+        (
+            "device name with extension",
+            vec![m(), file("a2c-1.0.0/rules/nul.txt", "x")],
+            "device name",
+        ),
+        (
+            "duplicate",
+            vec![m(), file("a2c-1.0.0/a.md", "1"), file("a2c-1.0.0/a.md", "2")],
+            "duplicate entry",
+        ),
+        (
+            "case duplicate",
+            vec![m(), file("a2c-1.0.0/README.md", "1"), file("a2c-1.0.0/readme.md", "2")],
+            "differ only in case",
+        ),
+        (
+            "file and directory",
+            vec![m(), file("a2c-1.0.0/x", "1"), file("a2c-1.0.0/x/y.md", "2")],
+            "share this name",
+        ),
+        (
+            "symlink",
+            vec![m(), item(b"a2c-1.0.0/link", Kind::Symlink("/etc/passwd".into()))],
+            "symbolic link",
+        ),
+        (
+            "receipt name",
+            vec![m(), file("a2c-1.0.0/.a2c-receipt.json", "{}")],
+            "reserved",
+        ),
+    ]
+}
+
+fn hostile_superbuild(t: &TestContext) {
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    t.canonical_repo("w/p/b", "2.0.0");
+    t.publish("reg", "2.0.0", "tar.gz");
+    t.publish_raw("reg", "1.0.0", &bundles::tar_gz(&[manifest("1.0.0")]), "tar.gz");
+    // A first install of 2.0.0 only: the store holds something that must stay unchanged.
+    t.write(
+        "w/p/a/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 2.0.0\n",
+    );
+    t.run("w", &["install"]).success();
+    t.write(
+        "w/p/a/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+}
+
+fn check_hostile(t: &TestContext, format: &str, label: &str, bytes: Vec<u8>, why: &str) {
+    t.publish_raw("reg", "1.0.0", &bytes, format);
+    let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+    let store_before = t.listing("w/.tools_local/esys/a2c");
+    let cache_before = t.listing("cache");
+    let run = t.run("w", &["install"]);
+    assert_eq!(run.code, 1, "{format} {label}: expected a refusal\n{}", run.stderr);
+    assert!(
+        run.stderr.contains(why),
+        "{format} {label}: want {why:?}\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("failed to install version 1.0.0"),
+        "{format} {label}: {}",
+        run.stderr
+    );
+    assert_eq!(
+        t.listing("w/.tools_local/esys/a2c"),
+        store_before,
+        "{format} {label}: store unchanged"
+    );
+    assert_eq!(t.listing("cache"), cache_before, "{format} {label}: cache unchanged");
+    assert!(
+        !t.path("escape.md").exists()
+            && !t.path("w/escape.md").exists()
+            && !std::path::Path::new("/tmp/a2c-escape").exists()
+    );
+}
+
+#[test]
+fn hostile_tar_gz_archives_are_refused_and_change_nothing() {
+    let t = TestContext::new();
+    hostile_superbuild(&t);
+    let m = || manifest("1.0.0");
+    let mut cases = hostile_cases();
+    cases.push((
+        "NUL in name",
+        vec![m(), item(b"a2c-1.0.0/a\x01b", Kind::File(b"x".to_vec()))],
+        "control character",
+    ));
+    cases.push((
+        "hardlink",
+        vec![m(), item(b"a2c-1.0.0/hard", Kind::Hardlink("/etc/passwd".into()))],
+        "hard link",
+    ));
+    cases.push((
+        "char device",
+        vec![m(), item(b"a2c-1.0.0/dev", Kind::CharDevice)],
+        "device",
+    ));
+    cases.push(("fifo", vec![m(), item(b"a2c-1.0.0/fifo", Kind::Fifo)], "fifo"));
+    for (label, items, why) in cases {
+        check_hostile(&t, "tar.gz", label, bundles::tar_gz(&items), why);
+    }
+    check_hostile(
+        &t,
+        "tar.gz",
+        "garbage",
+        b"this is not a gzip stream at all".to_vec(),
+        "not a valid tar.gz",
+    );
+}
+
+#[test]
+fn hostile_zip_archives_are_refused_and_change_nothing() {
+    let t = TestContext::new();
+    hostile_superbuild(&t);
+    let m = || manifest("1.0.0");
+    let mut cases = hostile_cases();
+    cases.push(("fifo", vec![m(), item(b"a2c-1.0.0/fifo", Kind::Fifo)], "special file"));
+    cases.push((
+        "char device",
+        vec![m(), item(b"a2c-1.0.0/dev", Kind::CharDevice)],
+        "special file",
+    ));
+    for (label, items, why) in cases {
+        check_hostile(&t, "zip", label, bundles::zip(&items), why);
+    }
+    let encrypted = bundles::mark_encrypted(bundles::zip(&[m(), file("a2c-1.0.0/x.md", "x")]));
+    check_hostile(&t, "zip", "encrypted", encrypted, "encrypted");
+}
+
+#[test]
+fn decompression_bombs_and_entry_floods_are_refused() {
+    let t = TestContext::new();
+    hostile_superbuild(&t);
+    let zeros = String::from_utf8(vec![b'0'; 4 << 20]).unwrap();
+    let bomb = vec![manifest("1.0.0"), file("a2c-1.0.0/bomb.md", &zeros)];
+    let flood: Vec<_> = std::iter::once(manifest("1.0.0"))
+        .chain((0..50).map(|i| file(&format!("a2c-1.0.0/f{i}.md"), "x")))
+        .collect();
+    for format in ["tar.gz", "zip"] {
+        let pack = |items: &[bundles::Item]| {
+            if format == "zip" {
+                bundles::zip(items)
+            } else {
+                bundles::tar_gz(items)
+            }
+        };
+        t.publish_raw("reg", "1.0.0", &pack(&bomb), format);
+        let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+        let run = t.run_env("w", &["install"], &[("A2C_MAX_UNPACKED_BYTES", "1048576")]);
+        run.failure();
+        assert!(
+            run.stderr.contains("unpacks to more than 1048576 bytes") && run.stderr.contains("A2C_MAX_UNPACKED_BYTES"),
+            "{format}: {}",
+            run.stderr
+        );
+        assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+        t.publish_raw("reg", "1.0.0", &pack(&flood), format);
+        let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+        let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "20")]);
+        run.failure();
+        assert!(
+            run.stderr.contains("more than 20 entries") && run.stderr.contains("A2C_MAX_ENTRIES"),
+            "{format}: {}",
+            run.stderr
+        );
+        // Within the default limits both install.
+        let run = t.run("w", &["install"]);
+        run.success();
+        fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    }
+    let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "lots")]);
+    run.failure();
+    assert!(run.stderr.contains("A2C_MAX_ENTRIES=`lots`"), "{}", run.stderr);
+}
+
+#[test]
+fn single_top_level_directory_is_stripped_only_when_shared() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    // No top-level directory at all: the manifest sits at the root of the archive.
+    let flat = [
+        file("a2c-method.toml", "name = \"esys/a2c\"\nversion = \"1.0.0\"\n"),
+        item(b"rules/", Kind::Dir),
+        file("rules/x.md", "x"),
+        item(b"bin/run", Kind::Exec(b"#!/bin/sh\n".to_vec())),
+    ];
+    t.publish_raw("reg", "1.0.0", &bundles::tar_gz(&flat), "tar.gz");
+    t.run("w", &["install"]).success();
+    let root = t.path("w/.tools_local/esys/a2c/1.0.0");
+    assert!(root.join("a2c-method.toml").is_file() && root.join("rules/x.md").is_file());
+    let mode = fs_err::metadata(root.join("bin/run")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o555, "the executable bit is kept, nothing else");
+    assert_eq!(
+        fs_err::metadata(root.join("rules/x.md")).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+}
