@@ -4,4 +4,5 @@ mod bundles;
 mod common;
 mod demo;
 mod install;
+mod spec;
 mod workspace;

@@ -1,0 +1,112 @@
+//! registry-spec/: the JSON Schemas hold for what a2c really writes, and the worked example's
+//! tree digest is what an independent coreutils computation gives.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::common::TestContext;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const INDEX_ID: &str = "https://a2c.example.invalid/registry-spec/index.schema.json";
+
+fn json(path: &str) -> serde_json::Value {
+    serde_json::from_str(&fs_err::read_to_string(format!("{ROOT}/{path}")).unwrap()).unwrap()
+}
+
+fn validators() -> (jsonschema::Validator, jsonschema::Validator) {
+    let index_schema = json("registry-spec/index.schema.json");
+    let lock_schema = json("registry-spec/lock.schema.json");
+    let registry = jsonschema::Registry::new()
+        .add(INDEX_ID, index_schema.clone())
+        .unwrap()
+        .prepare()
+        .unwrap();
+    let index = jsonschema::options().build(&index_schema).unwrap();
+    let lock = jsonschema::options()
+        .with_registry(&registry)
+        .build(&lock_schema)
+        .unwrap();
+    (index, lock)
+}
+
+fn lock_as_json(text: &str) -> serde_json::Value {
+    let value: toml::Value = toml::from_str(text).unwrap();
+    serde_json::to_value(value).unwrap()
+}
+
+#[test]
+fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
+    let (index, lock) = validators();
+    let demo_index = json("fixtures/demo/registry/index/esys/a2c.json");
+    let errors: Vec<String> = index.iter_errors(&demo_index).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let demo_lock = lock_as_json(
+        &fs_err::read_to_string(format!("{ROOT}/fixtures/demo/superbuild/.tools/esys/a2c/a2c.lock")).unwrap(),
+    );
+    let errors: Vec<String> = lock.iter_errors(&demo_lock).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+
+    // A freshly written lock with file:// sources validates too.
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let fresh = lock_as_json(&fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap());
+    assert!(lock.is_valid(&fresh));
+
+    // What a2c refuses, the schemas refuse.
+    let mut bad = demo_index.clone();
+    bad["versions"][0]["version"] = serde_json::json!("^1.2");
+    assert!(!index.is_valid(&bad));
+    let mut bad = demo_index.clone();
+    bad["versions"][0]["yank"] = serde_json::json!(true);
+    assert!(!index.is_valid(&bad));
+    let mut bad = demo_index.clone();
+    bad["schema"] = serde_json::json!(2);
+    assert!(!index.is_valid(&bad));
+    let mut bad = demo_lock.clone();
+    bad["method"][0]["sha256"] = serde_json::json!("ABC");
+    assert!(!lock.is_valid(&bad));
+    let mut bad = demo_lock.clone();
+    bad["method"][0]["source"] = serde_json::json!("https://user:secret@example.org/a.tar.gz");
+    assert!(!lock.is_valid(&bad));
+}
+
+#[test]
+fn worked_example_tree_digest_matches_coreutils() {
+    let t = TestContext::new();
+    t.write(
+        "tree/a2c-method.toml",
+        "name = \"esys/a2c\"\nversion = \"1.4.0\"\ntool_state_root = \".tools/esys/a2c\"\n",
+    );
+    t.write("tree/rules/core.md", "# Rules\n");
+    t.write("tree/bin/hello", "#!/bin/sh\necho hi\n");
+    fs_err::set_permissions(t.path("tree/bin/hello"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = r#"cd tree && for f in a2c-method.toml bin/hello rules/core.md; do x=-; [ -x "$f" ] && x=x; printf '%s\0%s\0%s\n' "$f" "$x" "$(sha256sum "$f" | cut -c1-64)"; done | sha256sum | cut -c1-64"#;
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    let expected = format!("sha256:{}", String::from_utf8(out.stdout).unwrap().trim());
+    let spec = fs_err::read_to_string(format!("{ROOT}/registry-spec/README.md")).unwrap();
+    assert!(spec.contains(&expected), "the spec quotes {expected}");
+    for format in ["tar.gz", "zip"] {
+        let doc = t
+            .run(
+                ".",
+                &[
+                    "pack",
+                    "tree",
+                    "--version",
+                    "1.4.0",
+                    "--registry",
+                    &format!("reg-{format}"),
+                    "--format",
+                    format,
+                    "--json",
+                ],
+            )
+            .json();
+        assert_eq!(doc["tree"], expected, "{format}");
+    }
+}
