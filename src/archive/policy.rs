@@ -126,7 +126,11 @@ pub struct Sink<'a> {
     seen: HashMap<String, (String, Kind)>,
     /// Directories named by an entry of their own (others are implied by their files).
     explicit_dirs: HashSet<String>,
+    /// Directories already created under `dest`, so that each costs one `mkdir`.
+    created: HashSet<PathBuf>,
     files: Vec<TreeFile>,
+    /// One copy buffer for every file (zeroing a fresh one per file costs more than the copy).
+    buf: Vec<u8>,
 }
 
 impl<'a> Sink<'a> {
@@ -138,7 +142,9 @@ impl<'a> Sink<'a> {
             bytes: 0,
             seen: HashMap::new(),
             explicit_dirs: HashSet::new(),
+            created: HashSet::new(),
             files: Vec::new(),
+            buf: vec![0; 64 * 1024],
         }
     }
 
@@ -199,7 +205,15 @@ impl<'a> Sink<'a> {
                 self.claim(segments, Kind::Dir)?;
             }
         }
-        fs_err::create_dir_all(self.dest.join(&path))?;
+        self.create_dir(self.dest.join(&path))?;
+        Ok(())
+    }
+
+    fn create_dir(&mut self, dir: PathBuf) -> Result<(), ArchiveError> {
+        if !self.created.contains(&dir) {
+            fs_err::create_dir_all(&dir)?;
+            self.created.insert(dir);
+        }
         Ok(())
     }
 
@@ -219,7 +233,7 @@ impl<'a> Sink<'a> {
         let path = self.claim(segments, Kind::File)?;
         let target = self.dest.join(&path);
         if let Some(parent) = target.parent() {
-            fs_err::create_dir_all(parent)?;
+            self.create_dir(parent.to_path_buf())?;
         }
         let mode = if executable { 0o555 } else { 0o444 };
         let file = std::fs::OpenOptions::new()
@@ -232,10 +246,35 @@ impl<'a> Sink<'a> {
             &target,
         );
         let mut hasher = Hasher::default();
-        let mut buf = [0u8; 64 * 1024];
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = self.copy_into(&path, &mut file, &mut hasher, &mut buf, content);
+        self.buf = buf;
+        result?;
+        let size = hasher.bytes;
+        self.bytes += size;
+        self.files.push(TreeFile {
+            path,
+            executable,
+            sha256: hasher.finish(),
+            size,
+        });
+        if self.files.len() == 2 {
+            crate::testhook::point(crate::testhook::MID_EXTRACTION);
+        }
+        Ok(())
+    }
+
+    fn copy_into(
+        &self,
+        path: &str,
+        file: &mut fs_err::File,
+        hasher: &mut Hasher,
+        buf: &mut [u8],
+        content: &mut dyn Read,
+    ) -> Result<(), ArchiveError> {
         let mut limited = content.take(self.remaining() + 1);
         loop {
-            let n = limited.read(&mut buf).map_err(|e| ArchiveError::Entry {
+            let n = limited.read(buf).map_err(|e| ArchiveError::Entry {
                 entry: path.escape_debug().to_string(),
                 reason: format!("its content cannot be read: {e}"),
             })?;
@@ -249,17 +288,6 @@ impl<'a> Sink<'a> {
                 });
             }
             file.write_all(&buf[..n])?;
-        }
-        let size = hasher.bytes;
-        self.bytes += size;
-        self.files.push(TreeFile {
-            path,
-            executable,
-            sha256: hasher.finish(),
-            size,
-        });
-        if self.files.len() == 2 {
-            crate::testhook::point(crate::testhook::MID_EXTRACTION);
         }
         Ok(())
     }

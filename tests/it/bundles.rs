@@ -247,10 +247,12 @@ impl TestContext {
         if !root.exists() {
             return Vec::new();
         }
+        // Entries may vanish mid-walk while a child process works in the tree: skip them.
         let mut out: Vec<String> = walkdir::WalkDir::new(&root)
             .min_depth(1)
             .into_iter()
-            .map(|e| e.unwrap().path().strip_prefix(&root).unwrap().display().to_string())
+            .filter_map(Result::ok)
+            .map(|e| e.path().strip_prefix(&root).unwrap().display().to_string())
             .collect();
         out.sort();
         out

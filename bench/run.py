@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""a2c install benchmark (issue 3): run on demand, never in CI.
+
+Builds 10 method versions x 3,000 markdown files (~4 KB each), packs them with `a2c pack`,
+makes a 200-member superbuild whose members pin those versions, and measures, side by side
+in the same run and on the same filesystem (a tmpfs when /dev/shm exists):
+
+  cold     `a2c install --offline --from DIR` into an empty store with an empty cache,
+           vs. a shell script doing the same work serially: `sha256sum -c`, `tar -xzf` into
+           a staging directory, `mv` into place;
+  no-op    `a2c install --offline --from DIR` again, with everything installed;
+  peak RSS of the cold a2c install.
+
+Usage: bench/run.py [--runs N] [--noop-runs N] [--keep]
+Prints medians, ratios and a Markdown table for docs/performance.md.
+"""
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+VERSIONS = [f"1.{i}.0" for i in range(10)]
+FILES_PER_VERSION = 3000
+FILE_SIZE = 4096
+MEMBERS = 200
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+WORDS = ("method rule prompt template review decision context consequence contract version "
+         "repository superbuild artifact agent author record adoption install verify bundle "
+         "digest archive registry lock store cache receipt member workspace migrate doctor").split()
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def make_tree(path, version, rng):
+    os.makedirs(path)
+    with open(os.path.join(path, "a2c-method.toml"), "w") as f:
+        f.write(f'name = "esys/a2c"\nversion = "{version}"\ntool_state_root = ".tools/esys/a2c"\n')
+    for i in range(FILES_PER_VERSION - 1):
+        d = os.path.join(path, ["rules", "prompts", "templates"][i % 3], f"group-{i % 30:02d}")
+        os.makedirs(d, exist_ok=True)
+        lines = [f"# {WORDS[i % len(WORDS)]} {i} (method {version})", ""]
+        size = 0
+        while size < FILE_SIZE:
+            line = " ".join(rng.choice(WORDS) for _ in range(12)) + "."
+            lines.append(line)
+            size += len(line) + 1
+        with open(os.path.join(d, f"doc-{i:04d}.md"), "w") as f:
+            f.write("\n".join(lines)[:FILE_SIZE] + "\n")
+
+
+def setup(work, a2c):
+    rng = random.Random(24)
+    for v in VERSIONS:
+        tree = os.path.join(work, "trees", v)
+        make_tree(tree, v, rng)
+        sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
+    w = os.path.join(work, "w")
+    os.makedirs(os.path.join(w, ".tools/esys/a2c"))
+    with open(os.path.join(w, ".tools/esys/a2c/workspace.yaml"), "w") as f:
+        f.write('schema_version: 1\nmembers: ["products/*"]\nregistry: ../registry\n')
+    sh(["git", "init", "-q", w])
+    for m in range(MEMBERS):
+        r = os.path.join(w, "products", f"p{m:03d}")
+        os.makedirs(os.path.join(r, ".tools/esys/a2c"))
+        os.makedirs(os.path.join(r, ".git"))  # a repository marker is all discovery reads
+        with open(os.path.join(r, ".tools/esys/a2c/adoption.yaml"), "w") as f:
+            f.write(f"schema_version: 2\ntool_version: {VERSIONS[m % len(VERSIONS)]}\ndelivery: package\n")
+    sh([a2c, "-q", "-C", w, "lock"])
+    # The script's checksum file, from the lock.
+    lock = open(os.path.join(w, ".tools/esys/a2c/a2c.lock")).read()
+    sums = []
+    for block in lock.split("[[method]]")[1:]:
+        fields = dict(l.split(" = ", 1) for l in block.strip().splitlines() if " = " in l)
+        v = fields["version"].strip('"')
+        sums.append(f'{fields["sha256"].strip(chr(34))}  a2c-{v}.tar.gz')
+    with open(os.path.join(work, "registry/bundles/SHA256SUMS"), "w") as f:
+        f.write("\n".join(sums) + "\n")
+    return w
+
+
+SCRIPT = r"""
+set -eu
+bundles=$1; store=$2
+cd "$bundles" && sha256sum -c --quiet SHA256SUMS && cd - >/dev/null
+mkdir -p "$store/.staging"
+for b in "$bundles"/a2c-*.tar.gz; do
+  v=$(basename "$b" .tar.gz); v=${v#a2c-}
+  s="$store/.staging/$v"
+  mkdir -p "$s"
+  tar -xzf "$b" -C "$s"
+  mv "$s/a2c-$v" "$store/$v"
+done
+"""
+
+
+def timed(cmd, env=None):
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"command failed: {cmd}\n{stderr}")
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--noop-runs", type=int, default=31)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+
+    sh(["cargo", "build", "--release", "--locked", "-q"], cwd=ROOT)
+    a2c = os.path.join(ROOT, "target/release/a2c")
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
+    print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)
+    try:
+        t0 = time.perf_counter()
+        w = setup(work, a2c)
+        print(f"setup: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        bundles = os.path.join(work, "registry/bundles")
+        store = os.path.join(w, ".tools_local/esys/a2c")
+        script_store = os.path.join(work, "script-store")
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache)
+        cold_a2c, cold_script, rss = [], [], []
+        for i in range(args.runs):
+            for path in (os.path.join(w, ".tools_local"), cache, script_store):
+                shutil.rmtree(path, ignore_errors=True)
+            os.makedirs(script_store)
+            # Alternate the order so neither side always runs on a warmer machine.
+            order = ["a2c", "script"] if i % 2 == 0 else ["script", "a2c"]
+            for side in order:
+                if side == "a2c":
+                    dt, peak = timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
+                    cold_a2c.append(dt)
+                    rss.append(peak)
+                else:
+                    dt, _ = timed(["bash", "-c", SCRIPT, "script", bundles, script_store])
+                    cold_script.append(dt)
+        noop = []
+        for _ in range(args.noop_runs):
+            dt, _ = timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
+            noop.append(dt)
+        installed = sum(1 for v in VERSIONS if os.path.isfile(os.path.join(store, v, ".a2c-receipt.json")))
+        assert installed == len(VERSIONS), "every version installed"
+        ma, ms, mn = statistics.median(cold_a2c), statistics.median(cold_script), statistics.median(noop)
+        cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+        print(f"machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}")
+        print(f"cold a2c    median {ma*1000:.0f} ms  runs {[round(x*1000) for x in cold_a2c]}")
+        print(f"cold script median {ms*1000:.0f} ms  runs {[round(x*1000) for x in cold_script]}")
+        print(f"ratio a2c/script {ma/ms:.2f}x (target <= 0.45x)")
+        print(f"no-op a2c   median {mn*1000:.1f} ms over {len(noop)} runs (target <= 20 ms)")
+        print(f"peak RSS    max {max(rss)/2**20:.1f} MiB (target <= 64 MiB)")
+        print()
+        print("| measure | a2c | script | ratio | target |")
+        print("|---|---|---|---|---|")
+        print(f"| cold install, 10 versions x 3,000 files, 200 members (median of {args.runs}) | {ma*1000:.0f} ms | {ms*1000:.0f} ms | {ma/ms:.2f}x | <= 0.45x |")
+        print(f"| no-op re-install (median of {len(noop)}) | {mn*1000:.1f} ms | - | - | <= 20 ms |")
+        print(f"| peak RSS, cold install | {max(rss)/2**20:.1f} MiB | - | - | <= 64 MiB |")
+    finally:
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
