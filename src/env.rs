@@ -8,6 +8,13 @@
 //! | `A2C_MAX_UNPACKED_BYTES` | extraction limit on total unpacked bytes (default 1 GiB) |
 //! | `A2C_MAX_ENTRIES` | extraction limit on archive entries (default 100,000) |
 //! | `A2C_LOCK_TIMEOUT` | seconds to wait for the store lock (default 300) |
+//! | `A2C_HTTP_TIMEOUT` | seconds for connecting and for each read of an HTTP response (default 30) |
+//! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
+//! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
+//! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
+//! | `A2C_REGISTRY_TOKEN` | a bearer token sent to the registry's host only |
+//! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
+//! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
 //! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>` or `abort:<point>` |
 
 use std::ffi::OsString;
@@ -21,6 +28,12 @@ pub const A2C_MAX_UNPACKED_BYTES: &str = "A2C_MAX_UNPACKED_BYTES";
 pub const A2C_MAX_ENTRIES: &str = "A2C_MAX_ENTRIES";
 pub const A2C_LOCK_TIMEOUT: &str = "A2C_LOCK_TIMEOUT";
 pub const A2C_TEST_HOOK: &str = "A2C_TEST_HOOK";
+pub const A2C_HTTP_TIMEOUT: &str = "A2C_HTTP_TIMEOUT";
+pub const A2C_HTTP_RETRIES: &str = "A2C_HTTP_RETRIES";
+pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
+pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
+pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
+pub const NETRC: &str = "NETRC";
 
 fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
@@ -67,4 +80,38 @@ pub fn number(name: &'static str) -> Result<Option<u64>, (&'static str, String)>
 /// The test hook, `pause:<point>` or `abort:<point>` (read only by test builds).
 pub fn test_hook() -> Option<String> {
     string(A2C_TEST_HOOK)
+}
+
+/// Extra CA bundles to trust: `A2C_CA_BUNDLE` and `SSL_CERT_FILE`, with the variable naming each.
+pub fn ca_bundles() -> Vec<(&'static str, PathBuf)> {
+    [A2C_CA_BUNDLE, SSL_CERT_FILE]
+        .into_iter()
+        .filter_map(|name| var(name).map(|v| (name, PathBuf::from(v))))
+        .collect()
+}
+
+/// The bearer token for the registry's host.
+pub fn registry_token() -> Option<String> {
+    string(A2C_REGISTRY_TOKEN)
+}
+
+/// The netrc file: `NETRC`, else `~/.netrc`.
+pub fn netrc_path() -> Option<PathBuf> {
+    var(NETRC)
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".netrc")))
+}
+
+/// `true` when a proxy variable is set (to word connection errors).
+pub fn proxy_configured() -> Option<String> {
+    [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .into_iter()
+    .find_map(|name| string(name).map(|_| name.to_string()))
 }

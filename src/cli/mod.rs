@@ -8,6 +8,7 @@ mod pack;
 mod printer;
 mod progress;
 mod resolve;
+mod vendor;
 mod workspace;
 
 use std::path::PathBuf;
@@ -72,6 +73,8 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Pack a method tree into a deterministic bundle and add it to a file registry
     Pack(pack::PackArgs),
+    /// Copy every locked bundle into DIR, for `a2c install --offline --from DIR`
+    Vendor(vendor::VendorArgs),
     /// Bootstrap: write a new adoption record under the canonical tool state root
     Adopt(adopt::AdoptArgs),
 }
@@ -103,6 +106,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Lock(args) => lock::run(args, &cli.global, printer),
         Command::Install(args) => install::run(args, &cli.global, printer),
         Command::Pack(args) => pack::run(args, &cli.global, printer),
+        Command::Vendor(args) => vendor::run(args, &cli.global, printer),
         Command::Adopt(args) => adopt::run(args, &cli.global, printer),
     }
 }
@@ -142,6 +146,9 @@ pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
             return e.hint();
         }
         if let Some(e) = cause.downcast_ref::<crate::archive::ArchiveError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::registry::client::HttpError>() {
             return e.hint();
         }
         None

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::{OpsError, cache, lock_path, needs, registry_location};
+use super::{OpsError, cache, lock_path, needs, network, registry_location};
 use crate::archive::Limits;
 use crate::lock::Lockfile;
 use crate::registry::resolve::{ResolveOptions, plan};
@@ -46,6 +46,13 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
     let mut locked_now = Vec::new();
+    // The registry is only read when something must be resolved or downloaded; offline, never.
+    let location = if settings.offline {
+        None
+    } else {
+        registry_location(ctx, None)?
+    };
+    let client = std::sync::Arc::new(network(location.as_ref()));
     if !missing.is_empty() {
         if settings.locked || settings.offline {
             let flag = if settings.locked { "--locked" } else { "--offline" };
@@ -55,17 +62,19 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
                 flag,
             });
         }
-        let location = registry_location(ctx, None)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
-        let index = crate::registry::read_index(&location)?;
-        let planned = plan(&needed, &lock, Some((&index, &location)), ResolveOptions::default())?;
+        let location = location.as_ref().ok_or(crate::registry::RegistryError::NoRegistry)?;
+        let index = crate::registry::read_index(location, &client)?;
+        let planned = plan(&needed, &lock, Some((&index, location)), ResolveOptions::default())?;
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
         lock = planned.lock;
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
+    let store = ctx.store_dir()?;
     let options = InstallOptions {
-        store: ctx.store_dir()?,
-        cache: cache(),
+        cache: cache(&store),
+        network: (!settings.offline).then_some(client),
+        store,
         offline: settings.offline,
         from: settings.from.as_ref().map(|p| crate::util::paths::absolute(p)),
         jobs: settings.jobs.unwrap_or_else(default_jobs),

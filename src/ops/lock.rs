@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::{OpsError, lock_path, needs, registry_location};
+use super::{OpsError, lock_path, needs, network, registry_location};
 use crate::lock::Lockfile;
 use crate::registry::resolve::{LockPlan, ResolveOptions, plan};
 use crate::util::version::MethodVersion;
@@ -59,11 +59,12 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     // The registry is read only when something must be resolved, or to check the locked
     // entries against it when one is configured.
     let location = registry_location(ctx, options.registry.as_deref())?;
+    let client = network(location.as_ref());
     let index = match &location {
         Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
-            Some(crate::registry::read_index(loc)?)
+            Some(crate::registry::read_index(loc, &client)?)
         }
-        Some(loc) => crate::registry::read_index(loc).ok(),
+        Some(loc) => crate::registry::read_index(loc, &client).ok(),
         None => None,
     };
     let registry = index.as_ref().zip(location.as_ref());

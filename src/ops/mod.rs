@@ -3,6 +3,7 @@
 
 pub mod install;
 pub mod lock;
+pub mod vendor;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -119,9 +120,14 @@ pub fn registry_location(ctx: &Context, flag: Option<&str>) -> Result<Option<Reg
     }
 }
 
-/// The bundle cache, when a cache directory can be determined.
-pub fn cache() -> Option<crate::store::Cache> {
-    crate::env::cache_dir().map(crate::store::Cache::new)
+/// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
+pub fn cache(store: &Path) -> crate::store::Cache {
+    crate::store::Cache::new(crate::env::cache_dir().unwrap_or_else(|| store.join(".cache")))
+}
+
+/// The HTTP client for `registry`, built only if a request is made.
+pub fn network(registry: Option<&RegistryLocation>) -> crate::registry::client::LazyClient {
+    crate::registry::client::LazyClient::new(registry.and_then(RegistryLocation::http_base))
 }
 
 /// The relative display of `path` under `base`, or the path itself.

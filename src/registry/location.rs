@@ -20,7 +20,7 @@ impl RegistryLocation {
     /// Parses a registry location; a relative path is relative to `base`.
     pub fn parse(location: &str, base: &Path) -> Result<Self, RegistryError> {
         let bad = |reason: &str| RegistryError::BadLocation {
-            location: location.to_string(),
+            location: redact(location),
             reason: reason.to_string(),
         };
         if location.trim().is_empty() {
@@ -69,12 +69,34 @@ impl RegistryLocation {
     }
 }
 
+impl RegistryLocation {
+    /// The base URL of an HTTP registry (whose host gets the token).
+    pub fn http_base(&self) -> Option<Url> {
+        match self {
+            Self::Http(url) => Some(url.clone()),
+            Self::Dir(_) => None,
+        }
+    }
+}
+
 impl std::fmt::Display for RegistryLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Dir(d) => write!(f, "{}", d.display()),
             Self::Http(u) => write!(f, "{u}"),
         }
+    }
+}
+
+/// `location` with any `user:password@` replaced by `***@`, for messages.
+pub fn redact(location: &str) -> String {
+    match Url::parse(location) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_username("***");
+            let _ = url.set_password(None);
+            url.to_string()
+        }
+        _ => location.to_string(),
     }
 }
 
@@ -112,7 +134,10 @@ mod tests {
             http.resolve_url("https://cdn.e.org/x.zip").unwrap().as_str(),
             "https://cdn.e.org/x.zip"
         );
-        assert!(RegistryLocation::parse("https://u:p@e.org/", base).is_err());
+        let e = RegistryLocation::parse("https://u:secret@e.org/", base)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("https://***@e.org/") && !e.contains("secret"), "{e}");
         assert!(RegistryLocation::parse("ftp://e.org/", base).is_err());
         assert!(RegistryLocation::parse("", base).is_err());
     }

@@ -2,6 +2,7 @@
 //! URLs and plain paths; HTTP arrives with the HTTP issue), resolution (pure) and publishing
 //! into a file registry (`a2c pack`).
 
+pub mod client;
 pub mod index;
 pub mod location;
 pub mod publish;
@@ -49,10 +50,10 @@ pub enum RegistryError {
         existing: String,
         new: String,
     },
-    #[error("the registry `{location}` is served over {scheme}, which this a2c build cannot read yet")]
-    UnsupportedScheme { location: String, scheme: String },
     #[error("no registry configured")]
     NoRegistry,
+    #[error(transparent)]
+    Http(Box<client::HttpError>),
 }
 
 impl RegistryError {
@@ -67,14 +68,19 @@ impl RegistryError {
                 "a published bundle must never change: ask the registry's owner; to accept the new bundle deliberately, run `a2c lock --update`".into()
             }
             Self::AlreadyPublished { .. } => "publish the changed tree under a new version".into(),
-            Self::UnsupportedScheme { .. } => {
-                "use a file registry (a path or file:// URL), or install offline with `a2c install --offline --from DIR`".into()
-            }
             Self::NoRegistry => format!(
                 "pass `--registry URL`, set {}, or add `registry:` to the workspace marker",
                 crate::env::A2C_REGISTRY
             ),
+            Self::BadLocation { reason, .. } if reason.contains("credentials") => {
+                format!("set {} or add the host to ~/.netrc instead", crate::env::A2C_REGISTRY_TOKEN)
+            }
             Self::BadLocation { .. } => "a registry is a path, a file:// URL or an https:// URL".into(),
+            Self::Http(e) if matches!(**e, client::HttpError::Status { status: 404, .. }) => {
+                let client::HttpError::Status { url, .. } = &**e else { unreachable!() };
+                format!("no registry index at `{url}`: check the registry URL (a registry serves `index/esys/a2c.json`)")
+            }
+            Self::Http(e) => return e.hint(),
             Self::Io(_) => return None,
         })
     }
@@ -82,8 +88,14 @@ impl RegistryError {
 
 pub mod resolve;
 
-/// Reads the index of `location`.
-pub fn read_index(location: &RegistryLocation) -> Result<Index, RegistryError> {
+impl From<client::HttpError> for RegistryError {
+    fn from(e: client::HttpError) -> Self {
+        Self::Http(Box::new(e))
+    }
+}
+
+/// Reads the index of `location` (over HTTP with `client`).
+pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> Result<Index, RegistryError> {
     match location {
         RegistryLocation::Dir(dir) => {
             let path = dir.join(location::INDEX_PATH);
@@ -94,9 +106,14 @@ pub fn read_index(location: &RegistryLocation) -> Result<Index, RegistryError> {
             };
             Index::parse(&text, &path.display().to_string())
         }
-        RegistryLocation::Http(url) => Err(RegistryError::UnsupportedScheme {
-            location: url.to_string(),
-            scheme: url.scheme().to_string(),
-        }),
+        RegistryLocation::Http(_) => {
+            let url = location.index_url();
+            let bytes = client.get()?.get_bytes(&url)?;
+            let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
+                location: url.to_string(),
+                reason: "the index is not UTF-8".into(),
+            })?;
+            Index::parse(&text, url.as_str())
+        }
     }
 }

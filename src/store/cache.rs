@@ -47,6 +47,25 @@ impl Cache {
         })
     }
 
+    /// The resumable download file of `sha256` (its directory is created).
+    pub fn partial_path(&self, sha256: &Sha256) -> std::io::Result<PathBuf> {
+        fs_err::create_dir_all(self.bundles())?;
+        Ok(self.bundles().join(format!("{}.partial", sha256.to_hex())))
+    }
+
+    /// The lock file serializing downloads of `sha256` across processes. Lock files are never
+    /// deleted: unlinking a lock another process waits on would let two processes hold it.
+    pub fn lock_path(&self, sha256: &Sha256) -> PathBuf {
+        self.dir.join("locks").join(format!("{}.lock", sha256.to_hex()))
+    }
+
+    /// Renames a verified download into place.
+    pub fn commit_partial(&self, sha256: &Sha256) -> std::io::Result<PathBuf> {
+        let target = self.path(sha256);
+        fs_err::rename(self.partial_path(sha256)?, &target)?;
+        Ok(target)
+    }
+
     /// Removes a cached bundle found to be corrupt.
     pub fn evict(&self, sha256: &Sha256) {
         let _ = fs_err::remove_file(self.path(sha256));

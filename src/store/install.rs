@@ -24,6 +24,9 @@ pub trait Reporter: Sync {
     fn cleaned(&self, _path: &Path) {}
     fn start(&self, _version: &MethodVersion, _bytes: u64) {}
     fn finish(&self, _version: &MethodVersion, _bytes: u64) {}
+    fn download_start(&self, _version: &MethodVersion, _bytes: u64) {}
+    fn download_progress(&self, _version: &MethodVersion, _bytes_so_far: u64) {}
+    fn download_finish(&self, _version: &MethodVersion) {}
 }
 
 /// A reporter that reports nothing.
@@ -34,7 +37,10 @@ impl Reporter for Silent {}
 #[derive(Debug, Clone)]
 pub struct InstallOptions {
     pub store: PathBuf,
-    pub cache: Option<Cache>,
+    /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).
+    pub cache: Cache,
+    /// The HTTP client, built on first use; `None` reads no registry at all.
+    pub network: Option<std::sync::Arc<crate::registry::client::LazyClient>>,
     pub offline: bool,
     pub from: Option<PathBuf>,
     pub jobs: usize,
@@ -209,21 +215,27 @@ struct Candidate {
     source: Source,
     tee_to_cache: bool,
     strict: bool,
+    /// Download this URL into the cache first.
+    download: Option<url::Url>,
+}
+
+impl Candidate {
+    fn file(path: PathBuf, source: Source, tee_to_cache: bool, strict: bool) -> Self {
+        Self {
+            path,
+            source,
+            tee_to_cache,
+            strict,
+            download: None,
+        }
+    }
 }
 
 fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candidate>, Vec<String>), StoreError> {
     let mut out = Vec::new();
-    let mut looked = Vec::new();
-    if let Some(cache) = &options.cache {
-        looked.push(format!("the cache `{}`", cache.dir.display()));
-        if let Some(path) = cache.get(&entry.sha256) {
-            out.push(Candidate {
-                path,
-                source: Source::Cache,
-                tee_to_cache: false,
-                strict: false,
-            });
-        }
+    let mut looked = vec![format!("the cache `{}`", options.cache.dir.display())];
+    if let Some(path) = options.cache.get(&entry.sha256) {
+        out.push(Candidate::file(path, Source::Cache, false, false));
     }
     if let Some(dir) = &options.from {
         looked.push(format!("`{}`", dir.display()));
@@ -233,40 +245,33 @@ fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candid
         let named_exists = dir.join(&wanted).is_file();
         for path in files {
             let strict = path.file_name().is_some_and(|n| n.to_string_lossy() == wanted);
-            out.push(Candidate {
-                path,
-                source: Source::From,
-                tee_to_cache: true,
-                strict,
-            });
+            out.push(Candidate::file(path, Source::From, true, strict));
         }
         // A file with the bundle's name but the wrong size is reported, not skipped.
         if named_exists && !out.iter().any(|c| c.source == Source::From && c.strict) {
-            out.push(Candidate {
-                path: dir.join(&wanted),
-                source: Source::From,
-                tee_to_cache: true,
-                strict: true,
-            });
+            out.push(Candidate::file(dir.join(&wanted), Source::From, true, true));
         }
     }
-    if !options.offline {
+    if let Some(_network) = options.network.as_ref().filter(|_| !options.offline) {
+        looked.push(format!("the registry `{}`", entry.source));
         match crate::registry::location::file_path(&entry.source) {
-            Some(path) => {
-                looked.push(format!("the registry `{}`", entry.source));
+            Some(path) => out.push(Candidate::file(path, Source::Registry, true, true)),
+            None => {
+                let url = url::Url::parse(&entry.source)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https"))
+                    .ok_or_else(|| StoreError::UnsupportedSource {
+                        url: entry.source.clone(),
+                    })?;
+                let path = options.cache.path(&entry.sha256);
                 out.push(Candidate {
                     path,
                     source: Source::Registry,
-                    tee_to_cache: true,
+                    tee_to_cache: false,
                     strict: true,
+                    download: Some(url),
                 });
             }
-            None if out.is_empty() => {
-                return Err(StoreError::UnsupportedSource {
-                    url: entry.source.clone(),
-                });
-            }
-            None => {}
         }
     }
     Ok((out, looked))
@@ -275,7 +280,9 @@ fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candid
 fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
     let (candidates, looked) = candidates(entry, options)?;
     for candidate in candidates {
-        if candidate.source == Source::Registry && !candidate.path.is_file() {
+        if let Some(url) = &candidate.download {
+            download(entry, url, options, reporter)?;
+        } else if candidate.source == Source::Registry && !candidate.path.is_file() {
             break;
         }
         reporter.start(&entry.version, entry.size);
@@ -285,10 +292,8 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
             // Not the bundle after all: a corrupt cache entry (evicted) or a `--from` file that
             // only had the right size. Try the next place.
             Err(StoreError::Mismatch(_)) if !candidate.strict => {
-                if candidate.source == Source::Cache
-                    && let Some(cache) = &options.cache
-                {
-                    cache.evict(&entry.sha256);
+                if candidate.source == Source::Cache {
+                    options.cache.evict(&entry.sha256);
                 }
             }
             other => return other,
@@ -300,6 +305,107 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
         looked,
         offline: options.offline,
     })
+}
+
+/// Makes sure the bundle of `entry` is in the cache, verified: re-hashes a cached copy,
+/// else copies it from a file registry or downloads it. Used by `a2c vendor`.
+pub fn fetch_to_cache(
+    entry: &LockEntry,
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<PathBuf, StoreError> {
+    if let Some(path) = options.cache.get(&entry.sha256) {
+        let (sha, size) = crate::util::digest::sha256_reader(fs_err::File::open(&path)?)?;
+        if sha == entry.sha256 && size == entry.size {
+            return Ok(path);
+        }
+        options.cache.evict(&entry.sha256);
+    }
+    if options.network.is_none() || options.offline {
+        return Err(StoreError::Missing {
+            version: entry.version.clone(),
+            sha256: entry.sha256.to_hex(),
+            looked: vec![format!("the cache `{}`", options.cache.dir.display())],
+            offline: true,
+        });
+    }
+    match crate::registry::location::file_path(&entry.source) {
+        Some(path) => {
+            let mut partial = options.cache.partial(&entry.sha256)?;
+            let file = fs_err::File::open(&path)?;
+            let mut reader = crate::util::digest::HashingReader::new(TeeReader::new(file, Some(partial.writer())));
+            std::io::copy(&mut reader, &mut std::io::sink())?;
+            let (sha, size) = reader.finish()?;
+            if size != entry.size {
+                return Err(mismatch(
+                    entry,
+                    "size",
+                    &path,
+                    format!("{} bytes", entry.size),
+                    format!("{size} bytes"),
+                ));
+            }
+            if sha != entry.sha256 {
+                return Err(mismatch(entry, "sha256", &path, entry.sha256.to_hex(), sha.to_hex()));
+            }
+            Ok(partial.commit()?)
+        }
+        None => {
+            let url = url::Url::parse(&entry.source)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https"))
+                .ok_or_else(|| StoreError::UnsupportedSource {
+                    url: entry.source.clone(),
+                })?;
+            download(entry, &url, options, reporter)?;
+            Ok(options.cache.path(&entry.sha256))
+        }
+    }
+}
+
+/// Downloads the bundle of `entry` into the cache (resuming a `.partial` left by an earlier
+/// run), verified before the rename. Another process downloading the same bundle is waited for.
+fn download(
+    entry: &LockEntry,
+    url: &url::Url,
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<(), StoreError> {
+    let network = options.network.as_ref().expect("download candidates need the network");
+    let fail = |source: crate::registry::client::HttpError| StoreError::Download {
+        version: entry.version.clone(),
+        source: Box::new(source),
+    };
+    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256), &|p| {
+        reporter.waiting_for_lock(p)
+    })?;
+    if options.cache.get(&entry.sha256).is_some() {
+        return Ok(()); // another process finished it meanwhile
+    }
+    let client = network.get().map_err(fail)?;
+    let partial = options.cache.partial_path(&entry.sha256)?;
+    reporter.download_start(&entry.version, entry.size);
+    let result = client.download(url, &partial, entry.size, &entry.sha256, &|bytes| {
+        reporter.download_progress(&entry.version, bytes)
+    });
+    reporter.download_finish(&entry.version);
+    match result {
+        Ok(()) => {
+            options.cache.commit_partial(&entry.sha256)?;
+            Ok(())
+        }
+        Err(e) => {
+            // Keep a partial only when it can be resumed: never one that failed verification.
+            if matches!(
+                e,
+                crate::registry::client::HttpError::Mismatch { .. }
+                    | crate::registry::client::HttpError::TooLong { .. }
+            ) {
+                let _ = fs_err::remove_file(&partial);
+            }
+            Err(fail(e))
+        }
+    }
 }
 
 fn mismatch(entry: &LockEntry, what: &'static str, source: &Path, expected: String, actual: String) -> StoreError {
@@ -325,9 +431,9 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             format!("{actual_size} bytes"),
         ));
     }
-    let mut partial = match (&options.cache, candidate.tee_to_cache) {
-        (Some(cache), true) => Some(cache.partial(&entry.sha256)?),
-        _ => None,
+    let mut partial = match candidate.tee_to_cache {
+        true => Some(options.cache.partial(&entry.sha256)?),
+        false => None,
     };
     let staging = StagingDir::new(&options.store, &entry.version)?;
     let tree_dir = staging.path().join("tree");

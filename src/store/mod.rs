@@ -59,8 +59,14 @@ pub enum StoreError {
         looked: Vec<String>,
         offline: bool,
     },
-    #[error("cannot fetch `{url}`: only file registries are supported by this a2c build")]
+    #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },
+    #[error("failed to download version {version}")]
+    Download {
+        version: MethodVersion,
+        #[source]
+        source: Box<crate::registry::client::HttpError>,
+    },
 }
 
 /// A bundle that is not the one the lock pins.
@@ -91,6 +97,7 @@ impl StoreError {
             }
             Self::Missing { .. } => "check the lock's `source`, or pass `--from DIR`".into(),
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
+            Self::Download { source, .. } => return source.hint(),
             Self::Config(_) | Self::Io(_) => return None,
         })
     }

@@ -89,14 +89,24 @@ impl TestContext {
         cmd.current_dir(self.path(cwd));
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().into_owned();
-            if k.starts_with("A2C_") || k == "NO_COLOR" || k.starts_with("XDG_") {
+            let proxy = k.to_ascii_lowercase().ends_with("_proxy");
+            if k.starts_with("A2C_")
+                || k == "NO_COLOR"
+                || k.starts_with("XDG_")
+                || proxy
+                || k == "SSL_CERT_FILE"
+                || k == "SSL_CERT_DIR"
+                || k == "NETRC"
+            {
                 cmd.env_remove(k);
             }
         }
         cmd.env("HOME", self.path("home"))
             .env("A2C_CACHE_DIR", self.cache_dir())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1");
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            // Fast retries in tests; the backoff itself is unit-tested.
+            .env("A2C_HTTP_TIMEOUT", "5");
         cmd
     }
 

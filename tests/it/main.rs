@@ -3,6 +3,8 @@
 mod bundles;
 mod common;
 mod demo;
+mod http;
 mod install;
+mod server;
 mod spec;
 mod workspace;

@@ -1,0 +1,43 @@
+//! `a2c vendor DIR`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::progress::ProgressReporter;
+use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::ops::vendor::{VENDOR_MANIFEST, vendor};
+
+#[derive(Debug, Args)]
+pub struct VendorArgs {
+    /// The directory to copy every locked bundle into (created if missing)
+    pub dir: PathBuf,
+}
+
+pub fn run(args: &VendorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover(global, printer)?;
+    let dir = ctx.start.join(&args.dir);
+    let reporter = ProgressReporter::new(printer);
+    let result = vendor(&ctx, &dir, crate::ops::install::default_jobs(), &reporter);
+    reporter.done();
+    let out = result?;
+    if printer.json {
+        printer.json_doc(&json!({
+            "dir": out.dir,
+            "manifest": out.dir.join(VENDOR_MANIFEST),
+            "bundles": out.bundles,
+        }));
+        return Ok(Outcome::Success);
+    }
+    for (b, how) in out.bundles.iter().zip(&out.placed) {
+        printer.status(format!("vendored {} → {} ({how})", b.version, b.file));
+    }
+    printer.status(format!(
+        "{} bundles in `{}`; install them anywhere with `a2c install --offline --from {}`",
+        out.bundles.len(),
+        out.dir.display(),
+        args.dir.display()
+    ));
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,116 @@
+//! `a2c vendor DIR`: every locked bundle, verified, copied into DIR with a manifest, for a
+//! later `a2c install --offline --from DIR` on a machine with no network.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{OpsError, cache, lock_path, network, registry_location};
+use crate::archive::Format;
+use crate::lock::Lockfile;
+use crate::store::{InstallOptions, Reporter};
+use crate::util::digest::Sha256;
+use crate::util::version::MethodVersion;
+use crate::workspace::Context;
+
+/// The manifest written beside the bundles.
+pub const VENDOR_MANIFEST: &str = "a2c-vendor.json";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VendoredBundle {
+    pub version: MethodVersion,
+    pub file: String,
+    pub sha256: Sha256,
+    pub size: u64,
+    pub format: Format,
+    pub source: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct VendorManifest {
+    pub schema: u32,
+    pub bundles: Vec<VendoredBundle>,
+}
+
+#[derive(Debug)]
+pub struct VendorOutcome {
+    pub dir: PathBuf,
+    pub lock_path: PathBuf,
+    pub bundles: Vec<VendoredBundle>,
+    /// How each file was placed: `reflink`, `hardlink` or `copy`.
+    pub placed: Vec<&'static str>,
+}
+
+pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -> Result<VendorOutcome, OpsError> {
+    let lock_path = lock_path(ctx)?;
+    let lock = Lockfile::read(&lock_path)?.ok_or_else(|| {
+        OpsError::Config(format!(
+            "no lockfile at `{}`: run `a2c lock` first",
+            lock_path.display()
+        ))
+    })?;
+    let location = registry_location(ctx, None)?;
+    let store = ctx.store_dir()?;
+    let options = InstallOptions {
+        cache: cache(&store),
+        network: Some(std::sync::Arc::new(network(location.as_ref()))),
+        store,
+        offline: false,
+        from: None,
+        jobs,
+        limits: crate::archive::Limits::default(),
+    };
+    fs_err::create_dir_all(dir)?;
+    let mut bundles = Vec::new();
+    let mut placed = Vec::new();
+    for entry in &lock.methods {
+        let cached = crate::store::install::fetch_to_cache(entry, &options, reporter)?;
+        let file = entry
+            .source
+            .rsplit('/')
+            .next()
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| crate::registry::publish::bundle_name(&entry.version, entry.format));
+        placed.push(place(&cached, &dir.join(&file))?);
+        bundles.push(VendoredBundle {
+            version: entry.version.clone(),
+            file,
+            sha256: entry.sha256,
+            size: entry.size,
+            format: entry.format,
+            source: entry.source.clone(),
+        });
+    }
+    let manifest = VendorManifest {
+        schema: 1,
+        bundles: bundles.clone(),
+    };
+    let mut text = serde_json::to_string_pretty(&manifest).expect("the manifest serializes");
+    text.push('\n');
+    crate::util::fs::write_atomic(&dir.join(VENDOR_MANIFEST), text.as_bytes())?;
+    Ok(VendorOutcome {
+        dir: dir.to_path_buf(),
+        lock_path,
+        bundles,
+        placed,
+    })
+}
+
+/// Places `src` at `dst` atomically: a reflink when the filesystem offers one, else a hard
+/// link, else a copy (a cached bundle is never modified in place, so sharing it is safe).
+fn place(src: &Path, dst: &Path) -> std::io::Result<&'static str> {
+    let parent = dst.parent().unwrap_or(Path::new("."));
+    let tmp = parent.join(format!(".a2c-vendor-{}.tmp", std::process::id()));
+    let _ = fs_err::remove_file(&tmp);
+    let how = if reflink_copy::reflink(src, &tmp).is_ok() {
+        "reflink"
+    } else if std::fs::hard_link(src, &tmp).is_ok() {
+        "hardlink"
+    } else {
+        fs_err::copy(src, &tmp)?;
+        "copy"
+    };
+    fs_err::rename(&tmp, dst)?;
+    Ok(how)
+}

@@ -1,0 +1,645 @@
+//! The HTTP(S) client: reqwest on rustls (ring), the platform's and webpki's roots plus extra
+//! CAs from `A2C_CA_BUNDLE` / `SSL_CERT_FILE`, proxies from the environment, timeouts from
+//! `A2C_HTTP_TIMEOUT`, a bearer token for the registry's host or netrc credentials by host,
+//! and retries with exponential backoff and jitter. Async stays inside: callers use blocking
+//! methods (each worker thread of an install drives its own download).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_RANGE, RANGE, RETRY_AFTER};
+use url::Url;
+
+use crate::util::digest::{Hasher, Sha256};
+
+/// Default seconds for connecting and for each read.
+pub const DEFAULT_TIMEOUT: u64 = 30;
+/// Default number of retries after a failed attempt.
+pub const DEFAULT_RETRIES: u64 = 4;
+
+/// Why a request failed, worded for the user. Credentials never appear: URLs with userinfo are
+/// refused before any request, and tokens are never formatted.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("invalid HTTP configuration: {0}")]
+    Config(String),
+    #[error("cannot resolve the host `{host}` of `{url}`")]
+    Dns { url: String, host: String },
+    #[error("cannot connect to `{host}` for `{url}`: {reason}")]
+    Connect {
+        url: String,
+        host: String,
+        reason: String,
+        proxy: Option<String>,
+    },
+    #[error("TLS failure talking to `{host}` for `{url}`: {reason}")]
+    Tls { url: String, host: String, reason: String },
+    #[error("`{url}` did not answer within {seconds} s")]
+    Timeout { url: String, seconds: u64 },
+    #[error("`{url}` answered HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("the download of `{url}` broke off: {reason}")]
+    Body { url: String, reason: String },
+    #[error("`{url}` sent more than the {expected} bytes the lock pins")]
+    TooLong { url: String, expected: u64 },
+    #[error("sha256 mismatch for `{url}`: expected {expected}, got {actual}")]
+    Mismatch {
+        url: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("`{url}` is not an HTTP(S) URL")]
+    NotHttp { url: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl HttpError {
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Self::Config(_) => "check the A2C_* and SSL_CERT_FILE variables (see docs/registries.md)".into(),
+            Self::Dns { .. } => {
+                "check the registry URL and your network or DNS; offline, use `a2c install --offline --from DIR`".into()
+            }
+            Self::Connect { proxy: Some(var), .. } => {
+                format!(
+                    "the connection goes through the proxy named by {var}: check it, or exclude the host with NO_PROXY"
+                )
+            }
+            Self::Connect { .. } => "is the registry server up? Offline, use `a2c install --offline --from DIR`".into(),
+            Self::Tls { .. } => format!(
+                "if the registry uses a private CA, point {} (or SSL_CERT_FILE) at a PEM file holding it",
+                crate::env::A2C_CA_BUNDLE
+            ),
+            Self::Timeout { .. } => format!("raise {} (seconds) on a slow network", crate::env::A2C_HTTP_TIMEOUT),
+            Self::Status { status: 401 | 403, .. } => format!(
+                "the registry wants credentials: set {} or add the host to ~/.netrc",
+                crate::env::A2C_REGISTRY_TOKEN
+            ),
+            Self::Status { status: 404, .. } => {
+                "the registry no longer serves this file: a published bundle must never move; tell the registry's owner"
+                    .into()
+            }
+            Self::Status { .. } | Self::Body { .. } => "the server failed repeatedly; try again later".into(),
+            Self::TooLong { .. } | Self::Mismatch { .. } => {
+                "the registry changed a published bundle, or the download was tampered with; nothing was installed"
+                    .into()
+            }
+            Self::NotHttp { .. } | Self::Io(_) => return None,
+        })
+    }
+}
+
+/// Credentials by host.
+#[derive(Default)]
+struct Auth {
+    /// (host, port) of the registry, and its bearer token.
+    token: Option<((String, Option<u16>), String)>,
+    netrc: HashMap<String, (String, String)>,
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Auth { .. }") // never print credentials
+    }
+}
+
+fn host_key(url: &Url) -> (String, Option<u16>) {
+    (
+        url.host_str().unwrap_or_default().to_ascii_lowercase(),
+        url.port_or_known_default(),
+    )
+}
+
+impl Auth {
+    fn load(registry: Option<&Url>) -> Result<Self, HttpError> {
+        let token = match (registry, crate::env::registry_token()) {
+            (Some(url), Some(token)) => Some((host_key(url), token)),
+            _ => None,
+        };
+        let mut netrc = HashMap::new();
+        if let Some(path) = crate::env::netrc_path().filter(|p| p.is_file()) {
+            let parsed = netrc::Netrc::from_file(&path)
+                .map_err(|e| HttpError::Config(format!("cannot read the netrc file `{}`: {e}", path.display())))?;
+            for (host, a) in parsed.hosts {
+                netrc.insert(host.to_ascii_lowercase(), (a.login, a.password));
+            }
+        }
+        Ok(Self { token, netrc })
+    }
+
+    fn apply(&self, request: reqwest::RequestBuilder, url: &Url) -> reqwest::RequestBuilder {
+        if let Some((key, token)) = &self.token
+            && *key == host_key(url)
+        {
+            return request.bearer_auth(token);
+        }
+        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+        match self.netrc.get(&host).or_else(|| self.netrc.get("default")) {
+            Some((login, password)) => request.basic_auth(login, Some(password)),
+            None => request,
+        }
+    }
+}
+
+/// A configured HTTP client.
+#[derive(Debug)]
+pub struct HttpClient {
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+    auth: Auth,
+    timeout: u64,
+    retries: u64,
+}
+
+fn number(name: &'static str, default: u64) -> Result<u64, HttpError> {
+    crate::env::number(name)
+        .map_err(|(name, value)| HttpError::Config(format!("{name}=`{value}` is not a whole number")))
+        .map(|v| v.unwrap_or(default))
+}
+
+fn extra_roots() -> Result<Vec<reqwest::Certificate>, HttpError> {
+    let mut roots: Vec<reqwest::Certificate> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .filter_map(|der| reqwest::Certificate::from_der(der.as_ref()).ok())
+        .collect();
+    for (var, path) in crate::env::ca_bundles() {
+        let pem = fs_err::read(&path).map_err(|e| HttpError::Config(format!("{var}: {e}")))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+            HttpError::Config(format!(
+                "{var}: `{}` is not a PEM certificate bundle: {e}",
+                path.display()
+            ))
+        })?;
+        if certs.is_empty() {
+            return Err(HttpError::Config(format!(
+                "{var}: `{}` holds no certificate",
+                path.display()
+            )));
+        }
+        roots.extend(certs);
+    }
+    Ok(roots)
+}
+
+/// Installs ring as the process's rustls crypto provider (idempotent).
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl HttpClient {
+    /// Builds the client. `registry` is the registry's base URL: only its host gets the token.
+    pub fn new(registry: Option<&Url>) -> Result<Self, HttpError> {
+        install_crypto_provider();
+        let timeout = number(crate::env::A2C_HTTP_TIMEOUT, DEFAULT_TIMEOUT)?.max(1);
+        let retries = number(crate::env::A2C_HTTP_RETRIES, DEFAULT_RETRIES)?;
+        let client = reqwest::Client::builder()
+            .user_agent(format!("a2c/{} (+https://github.com/esys/a2c)", crate::A2C_VERSION))
+            .connect_timeout(Duration::from_secs(timeout))
+            .read_timeout(Duration::from_secs(timeout))
+            .tls_certs_merge(extra_roots()?)
+            .build()
+            .map_err(|e| HttpError::Config(error_chain(&e)))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("a2c-http")
+            .enable_all()
+            .build()
+            .map_err(|e| HttpError::Config(format!("cannot start the HTTP runtime: {e}")))?;
+        Ok(Self {
+            client,
+            runtime,
+            auth: Auth::load(registry)?,
+            timeout,
+            retries,
+        })
+    }
+
+    /// GETs a small document (an index) with retries.
+    pub fn get_bytes(&self, url: &Url) -> Result<Vec<u8>, HttpError> {
+        self.runtime.block_on(async {
+            let mut attempt = 0;
+            loop {
+                match self.get_once(url).await {
+                    Ok(bytes) => return Ok(bytes),
+                    Err(f) if f.retry && attempt < self.retries => {
+                        attempt += 1;
+                        tokio::time::sleep(backoff(attempt, f.retry_after)).await;
+                    }
+                    Err(f) => return Err(f.error),
+                }
+            }
+        })
+    }
+
+    async fn get_once(&self, url: &Url) -> Result<Vec<u8>, Failure> {
+        let response = self.send(url, None).await?;
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.classify(url, &e))?;
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
+        }
+        let mut request = self.auth.apply(self.client.get(url.clone()), url);
+        if let Some(from) = range_from {
+            request = request.header(RANGE, format!("bytes={from}-"));
+        }
+        let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| Duration::from_secs(s.min(60)));
+        let error = HttpError::Status {
+            url: url.to_string(),
+            status: status.as_u16(),
+        };
+        let retry = status.is_server_error()
+            || status == StatusCode::TOO_MANY_REQUESTS
+            || status == StatusCode::REQUEST_TIMEOUT;
+        Err(Failure {
+            error,
+            retry,
+            retry_after,
+            range_unsatisfiable: status == StatusCode::RANGE_NOT_SATISFIABLE,
+        })
+    }
+
+    fn classify(&self, url: &Url, e: &reqwest::Error) -> Failure {
+        let host = url.host_str().unwrap_or_default().to_string();
+        let chain = error_chain(e);
+        let lower = chain.to_ascii_lowercase();
+        let tls = tls_reason(e).or_else(|| {
+            ["certificate", "unknownissuer", "handshake", "tls"]
+                .iter()
+                .any(|w| lower.contains(w))
+                .then(|| short_reason(&chain))
+        });
+        let (error, retry) = if let Some(reason) = tls {
+            (
+                HttpError::Tls {
+                    url: url.to_string(),
+                    host,
+                    reason,
+                },
+                false,
+            )
+        } else if e.is_timeout() {
+            (
+                HttpError::Timeout {
+                    url: url.to_string(),
+                    seconds: self.timeout,
+                },
+                true,
+            )
+        } else if lower.contains("dns error")
+            || lower.contains("failed to lookup address")
+            || lower.contains("name or service not known")
+        {
+            (
+                HttpError::Dns {
+                    url: url.to_string(),
+                    host,
+                },
+                false,
+            )
+        } else if e.is_connect() {
+            let proxy = crate::env::proxy_configured();
+            (
+                HttpError::Connect {
+                    url: url.to_string(),
+                    host,
+                    reason: short_reason(&chain),
+                    proxy,
+                },
+                true,
+            )
+        } else {
+            (
+                HttpError::Body {
+                    url: url.to_string(),
+                    reason: short_reason(&chain),
+                },
+                true,
+            )
+        };
+        Failure {
+            error,
+            retry,
+            retry_after: None,
+            range_unsatisfiable: false,
+        }
+    }
+
+    /// Downloads `url` into `partial`, resuming what is already there (Range), streaming and
+    /// hashing every byte, retrying transient failures. Succeeds only when the file holds
+    /// exactly `size` bytes whose sha256 is `sha256`; then the caller renames it into place.
+    /// `progress` receives the bytes written so far.
+    pub fn download(
+        &self,
+        url: &Url,
+        partial: &Path,
+        size: u64,
+        sha256: &Sha256,
+        progress: &dyn Fn(u64),
+    ) -> Result<(), HttpError> {
+        self.runtime.block_on(async {
+            let mut attempt = 0;
+            let mut restarted = false;
+            loop {
+                match self.download_once(url, partial, size, sha256, progress).await {
+                    Ok(()) => return Ok(()),
+                    // A resumed file that does not verify: start once more from zero.
+                    Err(f) if matches!(f.error, HttpError::Mismatch { .. }) && !restarted => {
+                        restarted = true;
+                        truncate(partial)?;
+                    }
+                    Err(f) if f.range_unsatisfiable && !restarted => {
+                        restarted = true;
+                        truncate(partial)?;
+                    }
+                    Err(f) if f.retry && attempt < self.retries => {
+                        attempt += 1;
+                        tokio::time::sleep(backoff(attempt, f.retry_after)).await;
+                    }
+                    Err(f) => return Err(f.error),
+                }
+            }
+        })
+    }
+
+    async fn download_once(
+        &self,
+        url: &Url,
+        partial: &Path,
+        size: u64,
+        sha256: &Sha256,
+        progress: &dyn Fn(u64),
+    ) -> Result<(), Failure> {
+        let mut file = fs_err::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(partial)
+            .map_err(Failure::io)?;
+        let mut have = file.metadata().map_err(Failure::io)?.len();
+        if have > size {
+            file.set_len(0).map_err(Failure::io)?;
+            have = 0;
+        }
+        // Hash what an earlier attempt left, so that the digest covers the whole file.
+        let mut hasher = Hasher::default();
+        if have > 0 {
+            hash_prefix(&mut file, have, &mut hasher).map_err(Failure::io)?;
+        }
+        if have == size {
+            return verify(url, hasher, sha256);
+        }
+        let response = self.send(url, (have > 0).then_some(have)).await?;
+        let resumed = response.status() == StatusCode::PARTIAL_CONTENT
+            && response
+                .headers()
+                .get(CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with(&format!("bytes {have}-")));
+        if !resumed {
+            // The server sent the whole file: start over.
+            file.set_len(0).map_err(Failure::io)?;
+            hasher = Hasher::default();
+            have = 0;
+        }
+        file.seek(std::io::SeekFrom::Start(have)).map_err(Failure::io)?;
+        progress(have);
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.classify(url, &e))?;
+            if have + chunk.len() as u64 > size {
+                drop(file);
+                truncate(partial).map_err(Failure::io)?;
+                return Err(Failure::fatal(HttpError::TooLong {
+                    url: url.to_string(),
+                    expected: size,
+                }));
+            }
+            file.write_all(&chunk).map_err(Failure::io)?;
+            hasher.update(&chunk);
+            have += chunk.len() as u64;
+            progress(have);
+        }
+        file.flush().map_err(Failure::io)?;
+        if have < size {
+            let reason = format!("the body ended after {have} of {size} bytes");
+            return Err(Failure {
+                error: HttpError::Body {
+                    url: url.to_string(),
+                    reason,
+                },
+                retry: true,
+                retry_after: None,
+                range_unsatisfiable: false,
+            });
+        }
+        verify(url, hasher, sha256)
+    }
+}
+
+fn verify(url: &Url, hasher: Hasher, sha256: &Sha256) -> Result<(), Failure> {
+    let actual = hasher.finish();
+    if actual != *sha256 {
+        return Err(Failure::fatal(HttpError::Mismatch {
+            url: url.to_string(),
+            expected: sha256.to_hex(),
+            actual: actual.to_hex(),
+        }));
+    }
+    Ok(())
+}
+
+fn hash_prefix(file: &mut fs_err::File, len: u64, hasher: &mut Hasher) -> std::io::Result<()> {
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut reader = file.take(len);
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        hasher.update(&buf[..n]);
+    }
+}
+
+fn truncate(path: &Path) -> std::io::Result<()> {
+    match fs_err::OpenOptions::new().write(true).open(path) {
+        Ok(f) => f.set_len(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// One failed attempt: the error, and whether trying again may help.
+struct Failure {
+    error: HttpError,
+    retry: bool,
+    retry_after: Option<Duration>,
+    range_unsatisfiable: bool,
+}
+
+impl Failure {
+    fn fatal(error: HttpError) -> Self {
+        Self {
+            error,
+            retry: false,
+            retry_after: None,
+            range_unsatisfiable: false,
+        }
+    }
+
+    fn io(e: std::io::Error) -> Self {
+        Self::fatal(HttpError::Io(e))
+    }
+}
+
+/// Exponential backoff with jitter: 250 ms, 500 ms, 1 s, 2 s … (capped at 8 s), each ±50%,
+/// unless the server asked for a delay (`Retry-After`).
+fn backoff(attempt: u64, retry_after: Option<Duration>) -> Duration {
+    if let Some(d) = retry_after {
+        return d;
+    }
+    let base = 250u64.saturating_mul(1 << attempt.saturating_sub(1).min(5)).min(8_000);
+    Duration::from_millis(base / 2 + fastrand::u64(0..=base))
+}
+
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+/// The innermost cause, which is what a user can act on.
+fn short_reason(chain: &str) -> String {
+    chain.rsplit(": ").next().unwrap_or(chain).to_string()
+}
+
+/// The TLS error in `e`'s chain, if any.
+fn tls_reason(e: &reqwest::Error) -> Option<String> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(tls) = s.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && let Some(inner) = io.get_ref()
+            && let Some(tls) = inner.downcast_ref::<rustls::Error>()
+        {
+            return Some(tls.to_string());
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// The path of the netrc file in use, for messages.
+pub fn netrc_in_use() -> Option<PathBuf> {
+    crate::env::netrc_path().filter(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_with_jitter_and_honours_retry_after() {
+        for attempt in 1..8 {
+            let base = 250u64 * (1 << (attempt - 1).min(5));
+            let base = base.min(8_000);
+            let d = backoff(attempt, None).as_millis() as u64;
+            assert!(d >= base / 2 && d <= base / 2 + base, "attempt {attempt}: {d}");
+        }
+        assert_eq!(backoff(3, Some(Duration::from_secs(7))), Duration::from_secs(7));
+    }
+
+    #[test]
+    fn token_goes_to_the_registry_host_only() {
+        let registry = Url::parse("https://reg.example.org/a2c/").unwrap();
+        let auth = Auth {
+            token: Some((host_key(&registry), "t0ken".into())),
+            netrc: HashMap::new(),
+        };
+        install_crypto_provider();
+        let client = reqwest::Client::new();
+        let same = auth
+            .apply(
+                client.get("https://reg.example.org/x"),
+                &Url::parse("https://reg.example.org/x").unwrap(),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(same.headers()["authorization"], "Bearer t0ken");
+        let other = auth
+            .apply(
+                client.get("https://cdn.example.org/x"),
+                &Url::parse("https://cdn.example.org/x").unwrap(),
+            )
+            .build()
+            .unwrap();
+        assert!(other.headers().get("authorization").is_none());
+        let port = auth
+            .apply(
+                client.get("https://reg.example.org:8443/x"),
+                &Url::parse("https://reg.example.org:8443/x").unwrap(),
+            )
+            .build()
+            .unwrap();
+        assert!(port.headers().get("authorization").is_none());
+        assert_eq!(format!("{auth:?}"), "Auth { .. }");
+    }
+}
+
+/// A client built on first use, so that offline and no-op runs never build one.
+#[derive(Debug)]
+pub struct LazyClient {
+    registry: Option<Url>,
+    client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
+}
+
+impl LazyClient {
+    /// `registry` is the configured registry's base URL (its host alone gets the token).
+    pub fn new(registry: Option<Url>) -> Self {
+        Self {
+            registry,
+            client: std::sync::Mutex::new(None),
+        }
+    }
+
+    pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
+        let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let client = std::sync::Arc::new(HttpClient::new(self.registry.as_ref())?);
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+}

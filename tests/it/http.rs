@@ -1,0 +1,401 @@
+//! Issue 4: registries over HTTP(S) — a real server on 127.0.0.1 with faults.
+
+use crate::common::{Run, TestContext};
+use crate::server::{Fault, Server};
+
+/// A superbuild `w` whose marker points at `server`, with the standard registry in `reg`.
+fn http_superbuild(t: &TestContext) -> Server {
+    t.standard_superbuild();
+    let server = Server::start(t.path("reg"));
+    t.write(
+        "w/.tools/esys/a2c/workspace.yaml",
+        &format!(
+            "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\nregistry: {}\n",
+            server.url()
+        ),
+    );
+    server
+}
+
+fn installed(run: &Run) -> Vec<String> {
+    run.json()["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const B1: &str = "/bundles/a2c-1.0.0.tar.gz";
+const B2: &str = "/bundles/a2c-2.0.0.tar.gz";
+
+#[test]
+fn install_over_http_downloads_in_parallel_into_the_cache() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    let run = t.run("w", &["install", "--json"]);
+    run.success();
+    assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains(&format!("source = \"{}bundles/a2c-1.0.0.tar.gz\"", server.url())),
+        "{lock}"
+    );
+    assert_eq!(
+        t.listing("cache/bundles").iter().filter(|f| f.len() == 64).count(),
+        3,
+        "{:?}",
+        t.listing("cache/bundles")
+    );
+    assert_eq!(server.count_of("/index/esys/a2c.json"), 1);
+    assert_eq!(server.count_of(B1), 1);
+    let ua = &server.requests()[0].headers["user-agent"];
+    assert!(ua.starts_with(&format!("a2c/{}", env!("CARGO_PKG_VERSION"))), "{ua}");
+    // The receipts name the URL the bundle came from.
+    let receipt = fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/1.0.0/.a2c-receipt.json")).unwrap();
+    assert!(
+        receipt.contains(&format!("{}bundles/a2c-1.0.0.tar.gz", server.url())),
+        "{receipt}"
+    );
+}
+
+#[test]
+fn offline_and_no_op_installs_make_zero_requests() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    t.run("w", &["install"]).success();
+    let after_install = server.count();
+    // A no-op install: nothing to fetch, nothing to read.
+    t.run("w", &["install"]).success();
+    t.run("w", &["install", "--locked"]).success();
+    assert_eq!(server.count(), after_install, "a no-op install makes no request");
+    // Offline from the cache, in a fresh store.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    let run = t.run("w", &["install", "--offline", "--json"]);
+    run.success();
+    assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
+    // Offline with nothing cached: a clear error, still no request.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run("w", &["install", "--offline"]);
+    run.failure();
+    assert!(run.stderr.contains("no bundle for version 1.0.0"), "{}", run.stderr);
+    assert_eq!(server.count(), after_install, "offline means offline");
+}
+
+#[test]
+fn transient_faults_are_retried_and_end_in_a_verified_install() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    t.run("w", &["lock"]).success();
+    let len = fs_err::metadata(t.path("reg/bundles/a2c-2.0.0.tar.gz")).unwrap().len() as usize;
+    server.fault(
+        B1,
+        &[
+            Fault::Status(500),
+            Fault::Status(503),
+            Fault::Reset,
+            Fault::ShortLength(7),
+        ],
+    );
+    server.fault(B2, &[Fault::TooMany(1), Fault::Truncate(len / 3), Fault::Status(502)]);
+    server.fault("/bundles/a2c-1.1.0.zip", &[Fault::Stall(10)]);
+    let run = t.run_env(
+        "w",
+        &["install", "--json"],
+        &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "5")],
+    );
+    run.success();
+    assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
+    assert_eq!(server.count_of(B1), 5, "four faults, then success");
+    assert_eq!(server.count_of(B2), 4);
+    assert_eq!(
+        server.count_of("/bundles/a2c-1.1.0.zip"),
+        2,
+        "a stalled body times out and is retried"
+    );
+    // The requests after the truncated body resumed where it broke off.
+    let ranges: Vec<Option<String>> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == B2)
+        .map(|r| r.headers.get("range").cloned())
+        .collect();
+    let resume = Some(format!("bytes={}-", len / 3));
+    assert_eq!(
+        ranges,
+        [None, None, resume.clone(), resume],
+        "429, truncated, then two resumed requests"
+    );
+    assert!(t.listing("cache/bundles").iter().all(|f| !f.ends_with(".partial")));
+}
+
+#[test]
+fn a_partial_download_is_resumed_with_range_or_restarted_without() {
+    for range in [true, false] {
+        let t = TestContext::new();
+        let server = http_superbuild(&t);
+        server.set_range_support(range);
+        t.run("w", &["lock"]).success();
+        // An interrupted earlier run left the first half of the bundle.
+        let bytes = fs_err::read(t.path("reg/bundles/a2c-2.0.0.tar.gz")).unwrap();
+        let sha = crate::bundles::sha256_hex(&bytes);
+        t.write(&format!("cache/bundles/{sha}.partial"), "");
+        fs_err::write(
+            t.path(&format!("cache/bundles/{sha}.partial")),
+            &bytes[..bytes.len() / 2],
+        )
+        .unwrap();
+        let run = t.run("w", &["install", "--json"]);
+        run.success();
+        let req = server.requests().into_iter().find(|r| r.path == B2).unwrap();
+        assert_eq!(
+            req.headers.get("range"),
+            Some(&format!("bytes={}-", bytes.len() / 2)),
+            "range={range}"
+        );
+        assert_eq!(
+            fs_err::read(t.path(&format!("cache/bundles/{sha}"))).unwrap(),
+            bytes,
+            "range={range}: the cached bundle is whole"
+        );
+    }
+}
+
+#[test]
+fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    t.run("w", &["lock"]).success();
+    server.fault(B1, &[Fault::Status(500), Fault::Status(500), Fault::Status(500)]);
+    let run = t.run_env("w", &["install"], &[("A2C_HTTP_RETRIES", "2")]);
+    run.failure();
+    assert!(
+        run.stderr.contains("failed to download version 1.0.0"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("`{}bundles/a2c-1.0.0.tar.gz` answered HTTP 500", server.url())),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+    // 404 for a locked bundle.
+    fs_err::rename(t.path("reg/bundles/a2c-1.0.0.tar.gz"), t.path("reg/moved.tar.gz")).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("answered HTTP 404") && run.stderr.contains("a published bundle must never move"),
+        "{}",
+        run.stderr
+    );
+    fs_err::rename(t.path("reg/moved.tar.gz"), t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap();
+    // The registry serves other bytes of the same size: checksum mismatch, nothing cached.
+    let good = fs_err::read(t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap();
+    let mut bad = good.clone();
+    bad[10] ^= 0xff;
+    fs_err::write(t.path("reg/bundles/a2c-1.0.0.tar.gz"), &bad).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("sha256 mismatch for `")
+            && run.stderr.contains(&crate::bundles::sha256_hex(&good))
+            && run.stderr.contains(&crate::bundles::sha256_hex(&bad)),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("tampered with"), "{}", run.stderr);
+    assert!(
+        t.listing("cache/bundles")
+            .iter()
+            .all(|f| !f.starts_with(&crate::bundles::sha256_hex(&good))),
+        "{:?}",
+        t.listing("cache/bundles")
+    );
+    // A longer file than the lock pins is cut off, not stored.
+    let mut long = good.clone();
+    long.extend_from_slice(&[0; 100]);
+    fs_err::write(t.path("reg/bundles/a2c-1.0.0.tar.gz"), &long).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("sent more than the"), "{}", run.stderr);
+    assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+}
+
+#[test]
+fn unreachable_hosts_and_proxies_are_named() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    // A closed port.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let run = t.run_env(
+        "w",
+        &["lock", "--registry", &format!("http://127.0.0.1:{closed}/")],
+        &[("A2C_HTTP_RETRIES", "0")],
+    );
+    run.failure();
+    assert!(run.stderr.contains("cannot connect to `127.0.0.1`"), "{}", run.stderr);
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    // A name that does not resolve.
+    let run = t.run_env(
+        "w",
+        &["lock", "--registry", "http://a2c-registry.invalid/"],
+        &[("A2C_HTTP_RETRIES", "0")],
+    );
+    run.failure();
+    assert!(
+        run.stderr.contains("cannot resolve the host `a2c-registry.invalid`"),
+        "{}",
+        run.stderr
+    );
+    // A proxy that is down.
+    let server = Server::start(t.path("reg"));
+    let run = t.run_env(
+        "w",
+        &["lock", "--registry", &server.url()],
+        &[
+            ("HTTP_PROXY", &format!("http://127.0.0.1:{closed}")),
+            ("A2C_HTTP_RETRIES", "0"),
+        ],
+    );
+    run.failure();
+    assert!(run.stderr.contains("proxy named by HTTP_PROXY"), "{}", run.stderr);
+    assert_eq!(server.count(), 0);
+    // NO_PROXY lets it through.
+    let run = t.run_env(
+        "w",
+        &["lock", "--registry", &server.url()],
+        &[
+            ("HTTP_PROXY", &format!("http://127.0.0.1:{closed}")),
+            ("NO_PROXY", "127.0.0.1"),
+        ],
+    );
+    run.success();
+}
+
+#[test]
+fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    let run = t.run_env("w", &["install", "-v"], &[("A2C_REGISTRY_TOKEN", "s3cr3t-token")]);
+    run.success();
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.headers.get("authorization").map(String::as_str) == Some("Bearer s3cr3t-token"))
+    );
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let receipt = fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/1.0.0/.a2c-receipt.json")).unwrap();
+    for text in [&run.stdout, &run.stderr, &lock, &receipt] {
+        assert!(!text.contains("s3cr3t"), "a credential leaked: {text}");
+    }
+    // netrc by host, for a second workspace.
+    t.write("home/.netrc", "machine 127.0.0.1 login alice password pa55word\n");
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let before = server.count();
+    let run = t.run("w", &["install"]);
+    run.success();
+    let basic = server.requests()[before]
+        .headers
+        .get("authorization")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(basic, "Basic YWxpY2U6cGE1NXdvcmQ=", "alice:pa55word");
+    assert!(!run.stderr.contains("pa55word"));
+    // A registry URL carrying credentials is refused outright.
+    let run = t.run("w", &["lock", "--registry", "http://alice:pa55word@127.0.0.1:1/"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("credentials in the URL are not allowed") && !run.stderr.contains("pa55word"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn unauthorized_registry_says_how_to_authenticate() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    server.fault("/index/esys/a2c.json", &[Fault::Status(401)]);
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("answered HTTP 401") && run.stderr.contains("A2C_REGISTRY_TOKEN"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn https_with_a_private_ca() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let server = Server::start_tls(t.path("reg"));
+    t.write(
+        "w/.tools/esys/a2c/workspace.yaml",
+        &format!(
+            "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\nregistry: {}\n",
+            server.url()
+        ),
+    );
+    // Without the CA: a TLS failure with the hint.
+    let run = t.run_env("w", &["install"], &[("A2C_HTTP_RETRIES", "0")]);
+    run.failure();
+    assert!(
+        run.stderr.contains("TLS failure talking to `127.0.0.1`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+    // With the CA through A2C_CA_BUNDLE, and through SSL_CERT_FILE.
+    let ca = t.write("ca.pem", server.ca_pem.as_deref().unwrap());
+    let run = t.run_env("w", &["install", "--json"], &[("A2C_CA_BUNDLE", ca.to_str().unwrap())]);
+    run.success();
+    assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run_env("w", &["install"], &[("SSL_CERT_FILE", ca.to_str().unwrap())])
+        .success();
+    // A bad bundle file is a clear configuration error.
+    t.write("bad.pem", "not a certificate\n");
+    let run = t.run_env(
+        "w",
+        &["lock", "--update"],
+        &[("A2C_CA_BUNDLE", t.path("bad.pem").to_str().unwrap())],
+    );
+    run.failure();
+    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+}
+
+#[test]
+fn vendor_then_air_gapped_install() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["vendor", "../vendor", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 3);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("vendor/a2c-vendor.json")).unwrap()).unwrap();
+    assert_eq!(manifest["schema"], 1);
+    for b in manifest["bundles"].as_array().unwrap() {
+        let bytes = fs_err::read(t.path(&format!("vendor/{}", b["file"].as_str().unwrap()))).unwrap();
+        assert_eq!(crate::bundles::sha256_hex(&bytes), b["sha256"].as_str().unwrap());
+    }
+    // Another machine: no server, no cache, no store.
+    drop(server);
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
+    let run = t.run("w", &["install", "--offline", "--from", "../vendor", "--json"]);
+    run.success();
+    assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
+}

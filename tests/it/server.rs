@@ -1,0 +1,262 @@
+//! A real HTTP/1.1 server bound to 127.0.0.1, started by the tests, serving a registry
+//! directory — with fault injection per path, Range support that can be switched off, request
+//! counting, and an optional TLS mode with a CA generated for the test.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the server does instead of answering normally, once per request.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// Answer with this status and an empty body.
+    Status(u16),
+    /// 429 with `Retry-After: <seconds>`.
+    TooMany(u64),
+    /// Full headers, then only the first `n` bytes of the body, then close.
+    Truncate(usize),
+    /// Full headers and `n` body bytes, then hold the connection open for a while.
+    Stall(usize),
+    /// Declare a Content-Length that is `n` bytes shorter than the file and send that much.
+    ShortLength(usize),
+    /// Reset the connection (RST) without answering.
+    Reset,
+}
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub headers: HashMap<String, String>,
+}
+
+struct State {
+    root: PathBuf,
+    faults: Mutex<HashMap<String, VecDeque<Fault>>>,
+    requests: Mutex<Vec<Request>>,
+    range: AtomicBool,
+    stop: AtomicBool,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+pub struct Server {
+    pub port: u16,
+    state: Arc<State>,
+    /// PEM of the CA that signed the TLS certificate (TLS mode only).
+    pub ca_pem: Option<String>,
+}
+
+impl Server {
+    /// Serves `root` over plain HTTP.
+    pub fn start(root: PathBuf) -> Self {
+        Self::spawn(root, None, None)
+    }
+
+    /// Serves `root` over HTTPS with a certificate for 127.0.0.1 and localhost, signed by a CA
+    /// generated here (see `ca_pem`).
+    pub fn start_tls(root: PathBuf) -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+        let cert = params.signed_by(&key, &issuer).unwrap();
+        let certs = vec![rustls::pki_types::CertificateDer::from(cert.der().to_vec())];
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        Self::spawn(root, Some(Arc::new(config)), Some(ca_cert.pem()))
+    }
+
+    fn spawn(root: PathBuf, tls: Option<Arc<rustls::ServerConfig>>, ca_pem: Option<String>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(State {
+            root,
+            faults: Mutex::new(HashMap::new()),
+            requests: Mutex::new(Vec::new()),
+            range: AtomicBool::new(true),
+            stop: AtomicBool::new(false),
+            tls,
+        });
+        let s = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let s = s.clone();
+                std::thread::spawn(move || serve(&s, stream));
+            }
+        });
+        Self { port, state, ca_pem }
+    }
+
+    /// The base URL of the served registry.
+    pub fn url(&self) -> String {
+        let scheme = if self.state.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/", self.port)
+    }
+
+    /// Queues faults for `path` (e.g. `/bundles/a2c-1.0.0.tar.gz`), one per request.
+    pub fn fault(&self, path: &str, faults: &[Fault]) {
+        self.state
+            .faults
+            .lock()
+            .unwrap()
+            .entry(path.to_string())
+            .or_default()
+            .extend(faults.iter().cloned());
+    }
+
+    pub fn set_range_support(&self, on: bool) {
+        self.state.range.store(on, Ordering::SeqCst);
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.state.requests.lock().unwrap().len()
+    }
+
+    /// Requests for `path`.
+    pub fn count_of(&self, path: &str) -> usize {
+        self.requests().iter().filter(|r| r.path == path).count()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.state.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port)); // wake the accept loop
+    }
+}
+
+fn serve(state: &State, stream: TcpStream) {
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let raw = stream.try_clone().unwrap();
+    match &state.tls {
+        Some(config) => {
+            let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+            let mut tls = rustls::StreamOwned::new(conn, stream);
+            handle(state, &mut tls, &raw);
+        }
+        None => {
+            let mut stream = stream;
+            handle(state, &mut stream, &raw);
+        }
+    }
+}
+
+fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
+    let mut reader = BufReader::new(&mut *stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    drop(reader);
+    state.requests.lock().unwrap().push(Request {
+        path: path.clone(),
+        headers: headers.clone(),
+    });
+    let fault = state
+        .faults
+        .lock()
+        .unwrap()
+        .get_mut(&path)
+        .and_then(VecDeque::pop_front);
+    let file = state.root.join(path.trim_start_matches('/'));
+    let body = std::fs::read(&file).ok();
+    let respond = |stream: &mut S, status: &str, extra: &str, body: &[u8]| {
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(body);
+        let _ = stream.flush();
+    };
+    match fault {
+        Some(Fault::Reset) => {
+            // Closing with SO_LINGER 0 makes the kernel send a reset instead of a FIN.
+            let _ = socket2::SockRef::from(raw).set_linger(Some(Duration::ZERO));
+        }
+        Some(Fault::Status(code)) => respond(stream, &format!("{code} Fault"), "", b""),
+        Some(Fault::TooMany(secs)) => respond(
+            stream,
+            "429 Too Many Requests",
+            &format!("Retry-After: {secs}\r\n"),
+            b"",
+        ),
+        Some(Fault::Truncate(n)) | Some(Fault::Stall(n)) if body.is_some() => {
+            let body = body.unwrap();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body[..n.min(body.len())]);
+            let _ = stream.flush();
+            if matches!(fault, Some(Fault::Stall(_))) {
+                std::thread::sleep(Duration::from_secs(4));
+            }
+        }
+        Some(Fault::ShortLength(n)) if body.is_some() => {
+            let body = body.unwrap();
+            respond(stream, "200 OK", "", &body[..body.len().saturating_sub(n)]);
+        }
+        _ => match body {
+            None => respond(stream, "404 Not Found", "", b""),
+            Some(body) => {
+                let range = headers.get("range").filter(|_| state.range.load(Ordering::SeqCst));
+                match range
+                    .and_then(|r| r.strip_prefix("bytes="))
+                    .and_then(|r| r.strip_suffix('-'))
+                    .and_then(|r| r.parse::<usize>().ok())
+                {
+                    Some(from) if from >= body.len() => respond(
+                        stream,
+                        "416 Range Not Satisfiable",
+                        &format!("Content-Range: bytes */{}\r\n", body.len()),
+                        b"",
+                    ),
+                    Some(from) => {
+                        let cr = format!("Content-Range: bytes {from}-{}/{}\r\n", body.len() - 1, body.len());
+                        respond(stream, "206 Partial Content", &cr, &body[from..])
+                    }
+                    None => respond(stream, "200 OK", "", &body),
+                }
+            }
+        },
+    }
+}
