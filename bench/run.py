@@ -11,7 +11,11 @@ in the same run and on the same filesystem (a tmpfs when /dev/shm exists):
   no-op    `a2c install --offline --from DIR` again, with everything installed;
   peak RSS of the cold a2c install.
 
-Usage: bench/run.py [--runs N] [--noop-runs N] [--keep]
+and, with --suite http (issue 4), the same cold install from the same registry three ways:
+a file registry (a path), an HTTP registry served on 127.0.0.1 by Python's threaded
+http.server, and a `curl` + `sha256sum -c` + `tar -xzf` + `mv` script against that server.
+
+Usage: bench/run.py [--suite install|http|all] [--runs N] [--noop-runs N] [--keep]
 Prints medians, ratios and a Markdown table for docs/performance.md.
 """
 
@@ -88,6 +92,22 @@ def setup(work, a2c):
     return w
 
 
+HTTP_SCRIPT = r"""
+set -eu
+base=$1; bundles=$2; store=$3; dl=$4
+mkdir -p "$dl" "$store/.staging"
+cd "$dl"
+for b in "$bundles"/a2c-*.tar.gz; do curl -sSf -o "$(basename "$b")" "$base/bundles/$(basename "$b")"; done
+cp "$bundles/SHA256SUMS" . && sha256sum -c --quiet SHA256SUMS && cd - >/dev/null
+for b in "$dl"/a2c-*.tar.gz; do
+  v=$(basename "$b" .tar.gz); v=${v#a2c-}
+  s="$store/.staging/$v"
+  mkdir -p "$s"
+  tar -xzf "$b" -C "$s"
+  mv "$s/a2c-$v" "$store/$v"
+done
+"""
+
 SCRIPT = r"""
 set -eu
 bundles=$1; store=$2
@@ -115,8 +135,70 @@ def timed(cmd, env=None):
     return elapsed, usage.ru_maxrss * 1024
 
 
+def http_suite(work, w, a2c, runs):
+    """Cold installs from a file registry, an HTTP registry and a curl script, same run."""
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", os.path.join(work, "registry")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        # Two workspaces with the same members: one locked against the path, one against HTTP.
+        w_http = os.path.join(work, "w-http")
+        shutil.copytree(w, w_http, ignore=shutil.ignore_patterns(".tools_local"))
+        sh([a2c, "-q", "-C", w_http, "lock", "--update", "--registry", base + "/"])
+        sh([a2c, "-q", "-C", w, "lock", "--update", "--registry", os.path.join(work, "registry")])
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache)
+        for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+            env.pop(k, None)
+        times = {"file": [], "http": [], "script": []}
+        bundles = os.path.join(work, "registry/bundles")
+        for i in range(runs):
+            sides = ["file", "http", "script"]
+            sides = sides[i % 3:] + sides[:i % 3]
+            for side in sides:
+                for path in (os.path.join(w, ".tools_local"), os.path.join(w_http, ".tools_local"), cache,
+                             os.path.join(work, "script-store"), os.path.join(work, "dl")):
+                    shutil.rmtree(path, ignore_errors=True)
+                if side == "file":
+                    dt, _ = timed([a2c, "-q", "-C", w, "install"], env)
+                elif side == "http":
+                    dt, _ = timed([a2c, "-q", "-C", w_http, "install"], env)
+                else:
+                    os.makedirs(os.path.join(work, "script-store"))
+                    dt, _ = timed(["bash", "-c", HTTP_SCRIPT, "script", base, bundles,
+                                   os.path.join(work, "script-store"), os.path.join(work, "dl")])
+                times[side].append(dt)
+        mf, mh, ms = (statistics.median(times[k]) for k in ("file", "http", "script"))
+        print(f"cold file registry median {mf*1000:.0f} ms  runs {[round(x*1000) for x in times['file']]}")
+        print(f"cold HTTP registry median {mh*1000:.0f} ms  runs {[round(x*1000) for x in times['http']]}")
+        print(f"cold curl script   median {ms*1000:.0f} ms  runs {[round(x*1000) for x in times['script']]}")
+        print(f"ratio HTTP/file {mh/mf:.2f}x (target <= 1.2x); HTTP/script {mh/ms:.2f}x")
+        print()
+        print("| cold install over loopback (median of %d) | time | vs file registry |" % runs)
+        print("|---|---|---|")
+        print(f"| a2c, file registry | {mf*1000:.0f} ms | 1.00x |")
+        print(f"| a2c, HTTP registry | {mh*1000:.0f} ms | {mh/mf:.2f}x |")
+        print(f"| curl + sha256sum + tar script | {ms*1000:.0f} ms | {ms/mf:.2f}x |")
+    finally:
+        server.terminate()
+        server.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", choices=["install", "http", "all"], default="all")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--noop-runs", type=int, default=31)
     ap.add_argument("--keep", action="store_true")
@@ -131,6 +213,14 @@ def main():
         t0 = time.perf_counter()
         w = setup(work, a2c)
         print(f"setup: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+        print(f"machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}")
+        if args.suite in ("http", "all"):
+            http_suite(work, w, a2c, args.runs)
+            print()
+        if args.suite == "http":
+            return
         bundles = os.path.join(work, "registry/bundles")
         store = os.path.join(w, ".tools_local/esys/a2c")
         script_store = os.path.join(work, "script-store")
@@ -158,9 +248,6 @@ def main():
         installed = sum(1 for v in VERSIONS if os.path.isfile(os.path.join(store, v, ".a2c-receipt.json")))
         assert installed == len(VERSIONS), "every version installed"
         ma, ms, mn = statistics.median(cold_a2c), statistics.median(cold_script), statistics.median(noop)
-        cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-        print(f"machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-              f"work dir on {'tmpfs' if base else 'disk'}")
         print(f"cold a2c    median {ma*1000:.0f} ms  runs {[round(x*1000) for x in cold_a2c]}")
         print(f"cold script median {ms*1000:.0f} ms  runs {[round(x*1000) for x in cold_script]}")
         print(f"ratio a2c/script {ma/ms:.2f}x (target <= 0.45x)")
