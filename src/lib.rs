@@ -5,6 +5,7 @@
 
 pub mod archive;
 pub mod cli;
+pub mod doctor;
 pub mod env;
 pub mod lock;
 pub mod method;

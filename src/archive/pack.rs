@@ -4,7 +4,7 @@
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use super::policy::{RECEIPT_FILE, entry_segments};
+use super::policy::{RECEIPT_FILE, TREE_FILE, entry_segments};
 use super::{ArchiveError, Format};
 use crate::util::digest::{HashingReader, Sha256, TreeFile, sha256_reader, tree_digest};
 
@@ -39,7 +39,9 @@ pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveE
     while let Some(entry) = it.next() {
         let entry = entry.map_err(|e| std::io::Error::other(format!("failed to list `{}`: {e}", root.display())))?;
         let relative = crate::util::paths::relative_slash(root, entry.path()).unwrap_or_default();
-        if entry.depth() == 1 && (entry.file_name() == ".git" || entry.file_name() == RECEIPT_FILE) {
+        if entry.depth() == 1
+            && (entry.file_name() == ".git" || entry.file_name() == RECEIPT_FILE || entry.file_name() == TREE_FILE)
+        {
             if entry.file_type().is_dir() {
                 it.skip_current_dir();
             }

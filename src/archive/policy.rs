@@ -11,6 +11,9 @@ use crate::util::digest::{Hasher, TreeFile};
 
 /// The install receipt's file name inside an installed tree. No archive may name it.
 pub const RECEIPT_FILE: &str = ".a2c-receipt.json";
+/// The installed tree's file list (the tree digest's input lines), beside the receipt. No
+/// archive may name it either.
+pub const TREE_FILE: &str = ".a2c-tree";
 
 /// Limits against decompression bombs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +102,7 @@ pub fn entry_segments(raw: &[u8]) -> Result<Vec<String>, ArchiveError> {
         if seg.eq_ignore_ascii_case(".git") {
             return refuse(name, "entries inside `.git` are not allowed");
         }
-        if seg == super::RECEIPT_FILE {
+        if seg == super::RECEIPT_FILE || seg == TREE_FILE {
             return refuse(name, "the name is reserved for a2c's install receipt");
         }
         segments.push(seg.to_string());

@@ -2,6 +2,8 @@
 //! only this module uses clap and indicatif.
 
 mod adopt;
+mod doctor;
+mod gc;
 mod install;
 mod lock;
 mod pack;
@@ -75,6 +77,10 @@ pub enum Command {
     Pack(pack::PackArgs),
     /// Copy every locked bundle into DIR, for `a2c install --offline --from DIR`
     Vendor(vendor::VendorArgs),
+    /// Diagnose every member and version; exit 1 on any failure
+    Doctor(doctor::DoctorArgs),
+    /// Remove installed versions that no member pins
+    Gc(gc::GcArgs),
     /// Bootstrap: write a new adoption record under the canonical tool state root
     Adopt(adopt::AdoptArgs),
 }
@@ -107,6 +113,8 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Install(args) => install::run(args, &cli.global, printer),
         Command::Pack(args) => pack::run(args, &cli.global, printer),
         Command::Vendor(args) => vendor::run(args, &cli.global, printer),
+        Command::Doctor(args) => doctor::run(args, &cli.global, printer),
+        Command::Gc(args) => gc::run(args, &cli.global, printer),
         Command::Adopt(args) => adopt::run(args, &cli.global, printer),
     }
 }

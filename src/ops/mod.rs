@@ -1,6 +1,7 @@
 //! Operations: the one library function behind each command that spans several domain modules
 //! (workspace → lock/registry → store). They return data; the CLI renders it.
 
+pub mod gc;
 pub mod install;
 pub mod lock;
 pub mod vendor;

@@ -61,6 +61,17 @@ impl StoreLock {
         }
     }
 
+    /// The pid recorded in a lock file that nobody holds: its holder died while holding it.
+    /// `None` when the lock is free and clean, held right now, or unreadable.
+    pub fn stale_holder(path: &Path) -> Option<u32> {
+        let file = File::open(path).ok()?;
+        let pid = std::fs::read_to_string(path).ok()?.trim().parse::<u32>().ok()?;
+        match file.try_lock_shared() {
+            Ok(()) => Some(pid),
+            Err(_) => None, // held: an install is running
+        }
+    }
+
     fn locked(mut file: File, path: &Path) -> Self {
         use std::io::{Seek, Write};
         // Record the holder, for doctor and for humans; the lock itself is the flock.
@@ -71,5 +82,12 @@ impl StoreLock {
             _file: file,
             path: path.to_path_buf(),
         }
+    }
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        // A clean release leaves no pid: a pid in an unheld lock means its holder died.
+        let _ = self._file.set_len(0);
     }
 }

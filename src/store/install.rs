@@ -511,6 +511,10 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         a2c_version: crate::A2C_VERSION.into(),
         installed_at: now_rfc3339(),
     };
+    write_read_only(
+        &extracted.root.join(crate::archive::TREE_FILE),
+        &crate::util::digest::tree_lines(&extracted.files),
+    )?;
     receipt.write(&extracted.root)?;
     crate::testhook::point(crate::testhook::AFTER_RECEIPT);
     if let Some(p) = partial {
@@ -528,6 +532,21 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         source: candidate.source.clone(),
         files: extracted.files.len(),
     })
+}
+
+fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o444)
+        .open(path);
+    let mut file = fs_err::File::from_parts(
+        file.map_err(|e| std::io::Error::new(e.kind(), format!("failed to create `{}`: {e}", path.display())))?,
+        path,
+    );
+    file.write_all(bytes)
 }
 
 /// Renames `tree` to `target`. A stale `target` (no or another receipt) is first moved into

@@ -12,6 +12,7 @@
 
 pub mod cache;
 pub mod flock;
+pub mod gc;
 pub mod install;
 pub mod receipt;
 

@@ -140,19 +140,39 @@ pub struct TreeFile {
     pub size: u64,
 }
 
-/// The tree digest: `sha256:` + hex sha256 of the lines `<path>\0<x|->\0<hex sha256>\n`, one
-/// per regular file, sorted by path bytes.
-pub fn tree_digest(files: &[TreeFile]) -> String {
+/// The tree digest's input: the lines `<path>\0<x|->\0<hex sha256>\n`, one per regular file,
+/// sorted by path bytes.
+pub fn tree_lines(files: &[TreeFile]) -> Vec<u8> {
     let mut sorted: Vec<&TreeFile> = files.iter().collect();
     sorted.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    let mut h = sha2::Sha256::new();
+    let mut out = Vec::with_capacity(files.len() * 100);
     for f in sorted {
-        h.update(f.path.as_bytes());
-        h.update(if f.executable { b"\0x\0" } else { b"\0-\0" });
-        h.update(f.sha256.to_hex().as_bytes());
-        h.update(b"\n");
+        out.extend_from_slice(f.path.as_bytes());
+        out.extend_from_slice(if f.executable { b"\0x\0" } else { b"\0-\0" });
+        out.extend_from_slice(f.sha256.to_hex().as_bytes());
+        out.push(b'\n');
     }
-    format!("sha256:{}", hex(&h.finalize()))
+    out
+}
+
+/// Parses tree lines back into (path, executable, hex sha256).
+pub fn parse_tree_lines(bytes: &[u8]) -> Option<Vec<(String, bool, String)>> {
+    bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let mut parts = line.split(|b| *b == 0);
+            let path = String::from_utf8(parts.next()?.to_vec()).ok()?;
+            let x = parts.next()? == b"x";
+            let sha = String::from_utf8(parts.next()?.to_vec()).ok()?;
+            Some((path, x, sha))
+        })
+        .collect()
+}
+
+/// The tree digest: `sha256:` + hex sha256 of [`tree_lines`].
+pub fn tree_digest(files: &[TreeFile]) -> String {
+    format!("sha256:{}", Sha256::of(&tree_lines(files)))
 }
 
 /// Checks the `sha256:<64 hex>` form of a tree digest.

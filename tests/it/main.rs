@@ -3,6 +3,7 @@
 mod bundles;
 mod common;
 mod demo;
+mod doctor;
 mod http;
 mod install;
 mod server;

@@ -1,0 +1,65 @@
+//! `a2c doctor [--deep]`.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::doctor::{DoctorOptions, Severity, diagnose};
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Also re-hash every installed tree against its receipt and the lock
+    #[arg(long)]
+    pub deep: bool,
+}
+
+pub fn run(args: &DoctorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover(global, printer)?;
+    let options = DoctorOptions {
+        deep: args.deep,
+        jobs: crate::ops::install::default_jobs(),
+    };
+    let report = diagnose(&ctx, options)?;
+    let (fail, warn, info) = (
+        report.count(Severity::Fail),
+        report.count(Severity::Warn),
+        report.count(Severity::Info),
+    );
+    if printer.json {
+        printer.json_doc(&json!({
+            "workspace": report.workspace,
+            "findings": report.findings,
+            "summary": {"fail": fail, "warn": warn, "info": info},
+        }));
+    } else {
+        let base = report
+            .workspace
+            .clone()
+            .or_else(|| ctx.repo.clone())
+            .unwrap_or_default();
+        for f in &report.findings {
+            let label = match f.severity {
+                Severity::Fail => "fail",
+                Severity::Warn => "warn",
+                Severity::Info => "info",
+            };
+            let mut what = Vec::new();
+            if let Some(repo) = &f.repo {
+                what.push(crate::ops::display_under(&base, repo));
+            }
+            if let Some(v) = &f.version {
+                what.push(v.to_string());
+            }
+            let what = if what.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", what.join(" "))
+            };
+            printer.data(format!("{label} {}{what}: {}", f.code, f.message));
+            printer.data(format!("     hint: {}", f.hint));
+        }
+        let verdict = if fail > 0 { "problems found" } else { "healthy" };
+        printer.data(format!("{verdict}: {fail} fail, {warn} warn, {info} info"));
+    }
+    Ok(if fail > 0 { Outcome::Failure } else { Outcome::Success })
+}

@@ -1,0 +1,65 @@
+//! `a2c gc [--dry-run] [--cache]`.
+
+use clap::Args;
+use serde_json::json;
+
+use super::progress::ProgressReporter;
+use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::ops::display_under;
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Say what would be removed, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also remove cache bundles that the lock does not reference
+    #[arg(long)]
+    pub cache: bool,
+}
+
+pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover(global, printer)?;
+    let reporter = ProgressReporter::new(printer);
+    let result = crate::ops::gc::gc(&ctx, args.dry_run, args.cache, &reporter);
+    reporter.done();
+    let out = result?;
+    let base = ctx
+        .workspace
+        .as_ref()
+        .map(|w| w.root.clone())
+        .or_else(|| ctx.repo.clone())
+        .unwrap_or_default();
+    let r = &out.report;
+    if printer.json {
+        printer.json_doc(&json!({
+            "store": out.store,
+            "dry_run": args.dry_run,
+            "kept": r.kept.iter().map(|(v, m)| json!({"version": v, "members": m})).collect::<Vec<_>>(),
+            "removed": r.removed.iter().map(|(v, p)| json!({"version": v, "path": p})).collect::<Vec<_>>(),
+            "cache_removed": r.cache_removed,
+        }));
+        return Ok(Outcome::Success);
+    }
+    let removed = if args.dry_run { "would remove" } else { "removed" };
+    for (v, members) in &r.kept {
+        let names: Vec<String> = members.iter().map(|m| display_under(&base, m)).collect();
+        printer.data(format!("kept {v}: {}", names.join(", ")));
+    }
+    for (v, _) in &r.removed {
+        printer.data(format!("{removed} {v}: no member pins it"));
+    }
+    for p in &r.cache_removed {
+        printer.data(format!("{removed} cache bundle {}: no lock references it", p.display()));
+    }
+    printer.status(format!(
+        "{} kept, {} {removed}{}",
+        r.kept.len(),
+        r.removed.len(),
+        if args.cache {
+            format!(", {} cache bundle(s) {removed}", r.cache_removed.len())
+        } else {
+            String::new()
+        }
+    ));
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,39 @@
+//! `a2c gc`: the pinned set is the union of every member's write contract (every member of W
+//! in a superbuild, legacy ones included); an unreadable member stops it rather than guess.
+
+use std::collections::BTreeSet;
+
+use super::{OpsError, cache, lock_path, needs};
+use crate::lock::Lockfile;
+use crate::store::Reporter;
+use crate::store::gc::GcReport;
+use crate::workspace::Context;
+
+#[derive(Debug)]
+pub struct GcOutcome {
+    pub store: std::path::PathBuf,
+    pub report: GcReport,
+}
+
+pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Reporter) -> Result<GcOutcome, OpsError> {
+    let pinned = needs(ctx)?;
+    let store = ctx.store_dir()?;
+    let cache = cache(&store);
+    let referenced: BTreeSet<_> = match prune_cache {
+        true => Lockfile::read(&lock_path(ctx)?)?
+            .unwrap_or_default()
+            .methods
+            .iter()
+            .map(|m| m.sha256)
+            .collect(),
+        false => BTreeSet::new(),
+    };
+    let report = crate::store::gc::gc(
+        &store,
+        &pinned,
+        prune_cache.then_some((&cache, &referenced)),
+        dry_run,
+        reporter,
+    )?;
+    Ok(GcOutcome { store, report })
+}

@@ -1,0 +1,439 @@
+//! Issue 5: a2c doctor (one fixture per finding code) and a2c gc.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+
+use crate::common::TestContext;
+
+/// The standard superbuild, locked and installed. Its one finding is `tool-state-legacy`
+/// (l/core is in the legacy layout).
+fn installed(t: &TestContext) {
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+}
+
+fn codes(t: &TestContext, args: &[&str]) -> (i32, BTreeSet<String>, serde_json::Value) {
+    let mut full = vec!["doctor", "--json"];
+    full.extend_from_slice(args);
+    let run = t.run("w", &full);
+    let doc = run.json();
+    let codes = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect();
+    (run.code, codes, doc)
+}
+
+/// The findings beyond the baseline's.
+fn new_codes(t: &TestContext, args: &[&str]) -> (i32, Vec<String>) {
+    let (code, all, _) = codes(t, args);
+    (code, all.into_iter().filter(|c| c != "tool-state-legacy").collect())
+}
+
+fn writable(t: &TestContext, rel: &str) {
+    fs_err::set_permissions(t.path(rel), std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+fn store(v: &str) -> String {
+    format!("w/.tools_local/esys/a2c/{v}")
+}
+
+#[test]
+fn a_fresh_install_is_healthy_and_the_json_has_the_contract_shape() {
+    let t = TestContext::new();
+    installed(&t);
+    let (code, all, doc) = codes(&t, &["--deep"]);
+    assert_eq!(code, 0);
+    assert_eq!(all, BTreeSet::from(["tool-state-legacy".to_string()]));
+    assert_eq!(doc["workspace"], t.shown("w"));
+    assert_eq!(doc["summary"], serde_json::json!({"fail": 0, "warn": 0, "info": 1}));
+    let f = &doc["findings"][0];
+    let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["code", "hint", "message", "repo", "severity", "version"]);
+    assert_eq!(f["severity"], "info");
+    assert_eq!(f["repo"], t.shown("w/l/core"));
+    assert_eq!(f["version"], "1.1.0");
+    // Human output: one line per finding, its hint, and a verdict.
+    let run = t.run("w", &["doctor"]);
+    run.success();
+    assert!(
+        run.stdout.contains("info tool-state-legacy [l/core 1.1.0]")
+            && run.stdout.ends_with("healthy: 0 fail, 0 warn, 1 info\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn doctor_without_deep_reads_no_bundle() {
+    let t = TestContext::new();
+    installed(&t);
+    fs_err::remove_dir_all(t.path("reg")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let (code, codes) = new_codes(&t, &[]);
+    assert_eq!((code, codes), (0, vec![]));
+}
+
+#[test]
+fn tool_state_findings() {
+    let t = TestContext::new();
+    installed(&t);
+    // Both roots, same contract: warn.
+    t.write("w/p/app/.a2c/adoption.yaml", "tool_version: v1.0.0\n");
+    assert_eq!(new_codes(&t, &[]), (0, vec!["tool-state-both-roots".to_string()]));
+    // Both roots, different contracts: fail.
+    t.write("w/p/app/.a2c/adoption.yaml", "tool_version: v0.9.0\n");
+    assert_eq!(new_codes(&t, &[]), (1, vec!["tool-state-roots-disagree".to_string()]));
+    fs_err::remove_dir_all(t.path("w/p/app/.a2c")).unwrap();
+    // The legacy layout is reported for l/core, as info.
+    let (_, _, doc) = codes(&t, &[]);
+    let legacy = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "tool-state-legacy")
+        .unwrap();
+    assert_eq!(
+        (legacy["severity"].as_str(), legacy["repo"].as_str()),
+        (Some("info"), Some(t.shown("w/l/core").as_str()))
+    );
+    // A tool state root without a record: fail.
+    t.git_repo("w/p/empty");
+    fs_err::create_dir_all(t.path("w/p/empty/.tools/esys/a2c")).unwrap();
+    assert_eq!(new_codes(&t, &[]), (1, vec!["adoption-missing".to_string()]));
+    fs_err::remove_dir_all(t.path("w/p/empty")).unwrap();
+    // An invalid record: fail, with the parser's file:line reason.
+    t.write(
+        "w/p/app/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: ^1.0\n",
+    );
+    let (code, all, doc) = codes(&t, &[]);
+    assert_eq!(code, 1);
+    assert!(all.contains("adoption-invalid"), "{all:?}");
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "adoption-invalid")
+        .unwrap();
+    assert!(f["message"].as_str().unwrap().contains("adoption.yaml` line 2"), "{f}");
+}
+
+#[test]
+fn resolution_findings() {
+    let t = TestContext::new();
+    installed(&t);
+    // A contract that is locked but not installed.
+    t.publish("reg", "3.0.0", "tar.gz");
+    t.canonical_repo("w/p/new", "3.0.0");
+    t.run("w", &["lock"]).success();
+    assert_eq!(new_codes(&t, &[]), (1, vec!["unresolved".to_string()]));
+    t.run("w", &["install"]).success();
+    assert_eq!(new_codes(&t, &[]), (0, vec![]));
+    // A resolved tree whose manifest is of another version.
+    writable(&t, &format!("{}/a2c-method.toml", store("2.0.0")));
+    t.write(
+        &format!("{}/a2c-method.toml", store("2.0.0")),
+        "name = \"esys/a2c\"\nversion = \"2.0.1\"\n",
+    );
+    assert_eq!(new_codes(&t, &[]), (1, vec!["manifest-version-mismatch".to_string()]));
+}
+
+#[test]
+fn legacy_ai_rules_and_workspace_ai_rules() {
+    let t = TestContext::new();
+    installed(&t);
+    // W/tools/ai-rules holding a method tree: warn (never used).
+    t.method_tree("w/tools/ai-rules", "2.0.0");
+    assert_eq!(
+        new_codes(&t, &[]),
+        (0, vec!["workspace-ai-rules-method-tree".to_string()])
+    );
+    fs_err::remove_dir_all(t.path("w/tools")).unwrap();
+    // A member resolved through its legacy mount: info.
+    t.publish("reg", "5.0.0", "tar.gz");
+    t.canonical_repo("w/p/mounted", "5.0.0");
+    t.method_tree("w/p/mounted/tools/ai-rules", "5.0.0");
+    t.run("w", &["lock"]).success();
+    assert_eq!(new_codes(&t, &[]), (0, vec!["resolved-legacy-ai-rules".to_string()]));
+}
+
+#[test]
+fn a_method_needing_a_newer_a2c() {
+    let t = TestContext::new();
+    installed(&t);
+    t.write(
+        "trees/6.0.0/a2c-method.toml",
+        "name = \"esys/a2c\"\nversion = \"6.0.0\"\nmin_a2c = \"99.0.0\"\n",
+    );
+    t.write("trees/6.0.0/rules/x.md", "x\n");
+    t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
+    t.canonical_repo("w/p/future", "6.0.0");
+    t.run("w", &["install"]).success();
+    let (code, codes, doc) = codes(&t, &[]);
+    assert_eq!(code, 1);
+    assert!(codes.contains("a2c-too-old"), "{codes:?}");
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "a2c-too-old")
+        .unwrap();
+    assert!(
+        f["message"].as_str().unwrap().contains("needs a2c 99.0.0 or newer"),
+        "{f}"
+    );
+}
+
+#[test]
+fn lock_findings() {
+    let t = TestContext::new();
+    installed(&t);
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    // A pinned version missing from the lock.
+    let without_2 = {
+        let parts: Vec<&str> = lock.split("\n[[method]]").collect();
+        let kept: Vec<&str> = parts
+            .iter()
+            .copied()
+            .filter(|p| !p.contains("version = \"2.0.0\""))
+            .collect();
+        kept.join("\n[[method]]")
+    };
+    fs_err::write(&lock_path, &without_2).unwrap();
+    assert_eq!(new_codes(&t, &[]), (1, vec!["lock-missing-version".to_string()]));
+    // An entry nobody pins (and its store version gone).
+    fs_err::write(&lock_path, &lock).unwrap();
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    fs_err::remove_dir_all(t.path(&store("2.0.0"))).unwrap();
+    assert_eq!(new_codes(&t, &[]), (0, vec!["lock-unused-entry".to_string()]));
+    // An unreadable lock.
+    fs_err::write(&lock_path, "version = 7\n").unwrap();
+    let (code, codes) = new_codes(&t, &[]);
+    assert_eq!((code, codes), (1, vec!["lock-invalid".to_string()]));
+}
+
+#[test]
+fn store_findings() {
+    let t = TestContext::new();
+    installed(&t);
+    // A version no member pins, once the lock no longer has it either.
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    t.run("w", &["lock"]).success();
+    assert_eq!(new_codes(&t, &[]), (0, vec!["store-orphan-version".to_string()]));
+    t.run("w", &["gc"]).success();
+    assert_eq!(new_codes(&t, &[]), (0, vec![]));
+    // A receipt whose bundle is not the locked one.
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    let sha = lock
+        .split("sha256 = \"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    fs_err::write(&lock_path, lock.replacen(&sha, &"0".repeat(64), 1)).unwrap();
+    assert_eq!(new_codes(&t, &[]), (1, vec!["store-receipt-lock-mismatch".to_string()]));
+    fs_err::write(&lock_path, &lock).unwrap();
+    // A missing receipt.
+    fs_err::remove_file(t.path(&format!("{}/.a2c-receipt.json", store("1.1.0")))).unwrap();
+    assert_eq!(new_codes(&t, &[]), (0, vec!["store-receipt-missing".to_string()]));
+}
+
+#[test]
+fn deep_rehashes_and_names_modified_missing_and_extra_files() {
+    let t = TestContext::new();
+    installed(&t);
+    let v = store("1.0.0");
+    writable(&t, &format!("{v}/rules/core.md"));
+    t.write(&format!("{v}/rules/core.md"), "tampered\n");
+    fs_err::remove_file(t.path(&format!("{v}/prompts/review.md"))).unwrap();
+    t.write(&format!("{v}/rules/new.md"), "extra\n");
+    assert_eq!(new_codes(&t, &[]), (0, vec![]), "without --deep nothing is hashed");
+    let (code, all, doc) = codes(&t, &["--deep"]);
+    assert_eq!(code, 1);
+    assert!(all.contains("store-tree-modified"));
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "store-tree-modified")
+        .unwrap();
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("modified: rules/core.md")
+            && msg.contains("missing: prompts/review.md")
+            && msg.contains("extra: rules/new.md"),
+        "{msg}"
+    );
+    assert_eq!(f["version"], "1.0.0");
+    // A changed executable bit counts too.
+    let t2 = TestContext::new();
+    installed(&t2);
+    fs_err::set_permissions(
+        t2.path(&format!("{}/rules/core.md", store("2.0.0"))),
+        std::fs::Permissions::from_mode(0o555),
+    )
+    .unwrap();
+    let (_, all) = new_codes(&t2, &["--deep"]);
+    assert_eq!(all, ["store-tree-modified"]);
+}
+
+#[test]
+fn leftovers_stale_locks_and_stale_pointers() {
+    let t = TestContext::new();
+    installed(&t);
+    fs_err::create_dir_all(t.path("w/.tools_local/esys/a2c/.staging/1.0.0-abc/tree")).unwrap();
+    assert_eq!(new_codes(&t, &[]), (0, vec!["store-staging-leftover".to_string()]));
+    t.run("w", &["install"]).success();
+    // A lock file naming a process that no longer exists.
+    t.write("w/.tools_local/esys/a2c/.lock", "4194303\n");
+    assert_eq!(new_codes(&t, &[]), (0, vec!["store-stale-lock".to_string()]));
+    t.write("w/.tools_local/esys/a2c/.lock", "");
+    // A member whose local pointer names another directory.
+    t.superbuild("other", "");
+    t.write(
+        "w/p/app/.tools_local/esys/a2c/workspace.yaml",
+        &format!("workspace_root: {}\n", t.path("other").display()),
+    );
+    assert_eq!(new_codes(&t, &[]), (0, vec!["pointer-stale".to_string()]));
+}
+
+#[test]
+fn every_code_is_documented() {
+    let doc = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/doctor.md")).unwrap();
+    for (code, severity) in a2c::doctor::CODES {
+        let sev = format!("{severity:?}").to_lowercase();
+        assert!(
+            doc.contains(&format!("### `{code}` ({sev})")),
+            "docs/doctor.md lacks `{code}` ({sev})"
+        );
+    }
+}
+
+#[test]
+fn the_installed_demo_is_healthy() {
+    let t = TestContext::new();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
+    assert!(
+        std::process::Command::new(script)
+            .arg(t.path("demo"))
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    t.run(
+        "demo/superbuild",
+        &["install", "--offline", "--from", "../registry/bundles"],
+    )
+    .success();
+    let run = t.run("demo/superbuild", &["doctor", "--deep", "--json"]);
+    run.success();
+    let summary = &run.json()["summary"];
+    assert_eq!(
+        (summary["fail"].as_u64(), summary["warn"].as_u64()),
+        (Some(0), Some(0)),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn gc_keeps_every_pinned_version_and_dry_run_changes_nothing() {
+    let t = TestContext::new();
+    installed(&t);
+    // 1.1.0 is pinned only by the legacy member l/core; 2.0.0 becomes unpinned.
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    let before = t.listing("w");
+    let lock_before = fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/.lock")).unwrap();
+    let run = t.run("w", &["gc", "--dry-run"]);
+    run.success();
+    assert!(
+        run.stdout.contains("kept 1.0.0: p/app, p/web, l/util")
+            || run.stdout.contains("kept 1.0.0: l/util, p/app, p/web"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("kept 1.1.0: l/core") && run.stdout.contains("would remove 2.0.0: no member pins it"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(t.listing("w"), before, "--dry-run changes nothing");
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/.lock")).unwrap(),
+        lock_before
+    );
+    let run = t.run("w", &["gc", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(
+        doc["removed"],
+        serde_json::json!([{"version": "2.0.0", "path": t.shown("w/.tools_local/esys/a2c/2.0.0")}])
+    );
+    let kept: Vec<&str> = doc["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept, ["1.0.0", "1.1.0"]);
+    assert!(!t.path(&store("2.0.0")).exists() && t.path(&store("1.1.0")).exists());
+    // Run from a member, gc still considers the whole workspace.
+    let run = t.run("w/p/app", &["gc", "--json"]);
+    run.success();
+    assert!(run.json()["removed"].as_array().unwrap().is_empty());
+    // An unreadable member stops gc rather than guess what it pins.
+    t.write("w/l/core/.a2c/adoption.yaml", "tool_version: [broken\n");
+    let run = t.run("w", &["gc"]);
+    run.failure();
+    assert!(t.path(&store("1.1.0")).exists());
+}
+
+#[test]
+fn gc_cache_prunes_only_unreferenced_bundles() {
+    let t = TestContext::new();
+    installed(&t);
+    assert_eq!(t.listing("cache/bundles").len(), 3);
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["gc", "--cache", "--dry-run", "--json"]);
+    assert_eq!(run.json()["cache_removed"].as_array().unwrap().len(), 1);
+    assert_eq!(t.listing("cache/bundles").len(), 3);
+    t.run("w", &["gc", "--cache"]).success();
+    assert_eq!(t.listing("cache/bundles").len(), 2);
+    // Without --cache the cache is never touched.
+    t.write(
+        "w/p/app/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.1.0\n",
+    );
+    t.write(
+        "w/l/util/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.1.0\n",
+    );
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.1.0\n",
+    );
+    t.run("w", &["lock"]).success();
+    t.run("w", &["gc"]).success();
+    assert_eq!(t.listing("cache/bundles").len(), 2);
+}
