@@ -245,6 +245,13 @@ def main():
         for _ in range(args.noop_runs):
             dt, _ = timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
             noop.append(dt)
+        doctor, deep = [], []
+        for _ in range(args.noop_runs):
+            dt, _ = timed([a2c, "-q", "-C", w, "doctor"], env)
+            doctor.append(dt)
+        for _ in range(max(3, args.runs)):
+            dt, _ = timed([a2c, "-q", "-C", w, "doctor", "--deep"], env)
+            deep.append(dt)
         installed = sum(1 for v in VERSIONS if os.path.isfile(os.path.join(store, v, ".a2c-receipt.json")))
         assert installed == len(VERSIONS), "every version installed"
         ma, ms, mn = statistics.median(cold_a2c), statistics.median(cold_script), statistics.median(noop)
@@ -253,12 +260,17 @@ def main():
         print(f"ratio a2c/script {ma/ms:.2f}x (target <= 0.45x)")
         print(f"no-op a2c   median {mn*1000:.1f} ms over {len(noop)} runs (target <= 20 ms)")
         print(f"peak RSS    max {max(rss)/2**20:.1f} MiB (target <= 64 MiB)")
+        md, mdd = statistics.median(doctor), statistics.median(deep)
+        print(f"doctor      median {md*1000:.1f} ms over {len(doctor)} runs (reads no bundle, hashes nothing)")
+        print(f"doctor --deep median {mdd*1000:.0f} ms over {len(deep)} runs (re-hashes 30,000 files)")
         print()
         print("| measure | a2c | script | ratio | target |")
         print("|---|---|---|---|---|")
         print(f"| cold install, 10 versions x 3,000 files, 200 members (median of {args.runs}) | {ma*1000:.0f} ms | {ms*1000:.0f} ms | {ma/ms:.2f}x | <= 0.45x |")
         print(f"| no-op re-install (median of {len(noop)}) | {mn*1000:.1f} ms | - | - | <= 20 ms |")
         print(f"| peak RSS, cold install | {max(rss)/2**20:.1f} MiB | - | - | <= 64 MiB |")
+        print(f"| doctor, 200 members (median of {len(doctor)}) | {md*1000:.1f} ms | - | - | - |")
+        print(f"| doctor --deep, 10 x 3,000 files (median of {len(deep)}) | {mdd*1000:.0f} ms | - | - | - |")
     finally:
         if args.keep:
             print(f"kept {work}", file=sys.stderr)

@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod env;
 pub mod lock;
 pub mod method;
+pub mod migrate;
 pub mod ops;
 pub mod registry;
 pub mod store;

@@ -1,5 +1,5 @@
-//! Named points of the install pipeline where a test build can pause or abort the process, to
-//! prove that a crash at that point leaves a valid state. Compiled to nothing without the
+//! Named points of the install and migrate pipelines where a test build can pause, abort or
+//! fail, to prove that a crash or an error at that point leaves a valid state. Compiled to nothing without the
 //! `test-hooks` feature.
 
 /// Install points, in pipeline order.
@@ -7,6 +7,30 @@ pub const MID_EXTRACTION: &str = "mid-extraction";
 pub const AFTER_RECEIPT: &str = "after-receipt";
 pub const BEFORE_RENAME: &str = "before-rename";
 pub const AFTER_RENAME: &str = "after-rename";
+
+/// Migrate points.
+pub const MIGRATE_AFTER_INSTALL: &str = "migrate-after-install";
+pub const MIGRATE_MID_MOVES: &str = "migrate-mid-moves";
+pub const MIGRATE_BEFORE_COMMIT: &str = "migrate-before-commit";
+
+/// An injected failure at `name` when `A2C_TEST_HOOK` is `fail:<name>` (test builds only): the
+/// caller treats it as any other error, so its rollback runs.
+#[cfg(feature = "test-hooks")]
+pub fn fail_point(name: &str) -> Result<(), String> {
+    match crate::env::test_hook().as_deref().and_then(|h| h.split_once(':')) {
+        Some(("fail", p)) if p == name => Err(format!("injected failure at {name}")),
+        _ => {
+            point(name);
+            Ok(())
+        }
+    }
+}
+
+#[cfg(not(feature = "test-hooks"))]
+#[inline(always)]
+pub fn fail_point(_name: &str) -> Result<(), String> {
+    Ok(())
+}
 
 /// Pauses (60 s, long enough for a test to kill the process) or aborts at `name` when
 /// `A2C_TEST_HOOK` asks for it.

@@ -6,6 +6,7 @@ mod doctor;
 mod gc;
 mod install;
 mod lock;
+mod migrate;
 mod pack;
 mod printer;
 mod progress;
@@ -81,6 +82,9 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Remove installed versions that no member pins
     Gc(gc::GcArgs),
+    /// Migrate this repository's write contract
+    #[command(subcommand)]
+    Migrate(migrate::MigrateCommand),
     /// Bootstrap: write a new adoption record under the canonical tool state root
     Adopt(adopt::AdoptArgs),
 }
@@ -115,6 +119,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Vendor(args) => vendor::run(args, &cli.global, printer),
         Command::Doctor(args) => doctor::run(args, &cli.global, printer),
         Command::Gc(args) => gc::run(args, &cli.global, printer),
+        Command::Migrate(cmd) => migrate::run(cmd, &cli.global, printer),
         Command::Adopt(args) => adopt::run(args, &cli.global, printer),
     }
 }
@@ -157,6 +162,9 @@ pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
             return e.hint();
         }
         if let Some(e) = cause.downcast_ref::<crate::registry::client::HttpError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::migrate::MigrateError>() {
             return e.hint();
         }
         None

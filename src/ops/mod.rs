@@ -4,6 +4,7 @@
 pub mod gc;
 pub mod install;
 pub mod lock;
+pub mod migrate;
 pub mod vendor;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,8 @@ pub enum OpsError {
     },
     #[error("{0}")]
     Config(String),
+    #[error(transparent)]
+    Migrate(Box<crate::migrate::MigrateError>),
 }
 
 impl OpsError {
@@ -52,6 +55,7 @@ impl OpsError {
             Self::LockWouldChange { .. } => {
                 Some("run `a2c lock` (online) and commit the lock, then install again".into())
             }
+            Self::Migrate(e) => e.hint(),
             Self::Config(_) | Self::Io(_) => None,
         }
     }

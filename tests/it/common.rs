@@ -105,6 +105,10 @@ impl TestContext {
             .env("A2C_CACHE_DIR", self.cache_dir())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "a2c-test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "a2c-test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
             // Fast retries in tests; the backoff itself is unit-tested.
             .env("A2C_HTTP_TIMEOUT", "5");
         cmd
@@ -172,9 +176,14 @@ impl TestContext {
 
     /// A method tree (manifest + a few files) of `version` at `rel`.
     pub fn method_tree(&self, rel: &str, version: &str) -> PathBuf {
+        self.method_tree_with_root(rel, version, ".tools/esys/a2c")
+    }
+
+    /// A method tree whose manifest declares `tool_state_root = root`.
+    pub fn method_tree_with_root(&self, rel: &str, version: &str, root: &str) -> PathBuf {
         self.write(
             &format!("{rel}/a2c-method.toml"),
-            &format!("name = \"esys/a2c\"\nversion = \"{version}\"\ntool_state_root = \".tools/esys/a2c\"\n"),
+            &format!("name = \"esys/a2c\"\nversion = \"{version}\"\ntool_state_root = \"{root}\"\n"),
         );
         self.write(&format!("{rel}/rules/core.md"), &format!("# Core rules of {version}\n"));
         self.write(

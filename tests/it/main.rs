@@ -6,6 +6,7 @@ mod demo;
 mod doctor;
 mod http;
 mod install;
+mod migrate;
 mod server;
 mod spec;
 mod workspace;

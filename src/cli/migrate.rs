@@ -1,0 +1,136 @@
+//! `a2c migrate version --to V [--dry-run] [--no-commit] [--allow-downgrade]`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use super::progress::ProgressReporter;
+use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::ops::migrate::{MigrateSettings, migrate};
+use crate::util::version::MethodVersion;
+
+#[derive(Debug, Subcommand)]
+pub enum MigrateCommand {
+    /// Move this repository's write contract to another method version, in one commit
+    Version(VersionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// The target method version (one exact version)
+    #[arg(long, value_name = "V")]
+    pub to: MethodVersion,
+    /// Print the plan and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Leave the change staged instead of committing it
+    #[arg(long)]
+    pub no_commit: bool,
+    /// Allow a target older than the current write contract
+    #[arg(long)]
+    pub allow_downgrade: bool,
+    /// Read no registry: V's bundle comes from the cache or --from DIR
+    #[arg(long)]
+    pub offline: bool,
+    /// A directory of bundles (see `a2c vendor`)
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Set the adoption record's method_ref (default: kept; a ref naming the old version follows it)
+    #[arg(long, value_name = "REF")]
+    pub method_ref: Option<String>,
+    /// Set the adoption record's delivery (default: kept)
+    #[arg(long, value_name = "D", value_parser = ["none", "copy", "submodule", "clone", "package"])]
+    pub delivery: Option<String>,
+}
+
+pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let MigrateCommand::Version(args) = cmd;
+    let ctx = discover(global, printer)?;
+    let settings = MigrateSettings {
+        to: Some(args.to.clone()),
+        dry_run: args.dry_run,
+        no_commit: args.no_commit,
+        allow_downgrade: args.allow_downgrade,
+        offline: args.offline,
+        from: args.from.as_ref().map(|f| ctx.start.join(f)),
+        method_ref: args.method_ref.clone(),
+        delivery: args
+            .delivery
+            .as_deref()
+            .map(|d| d.parse())
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+    };
+    let reporter = ProgressReporter::new(printer);
+    let result = migrate(&ctx, &settings, &reporter);
+    reporter.done();
+    let out = result?;
+    let p = &out.plan;
+    if printer.json {
+        printer.json_doc(&json!({
+            "repo": p.repo,
+            "from": p.from,
+            "to": p.to,
+            "moves": p.moves.iter().map(|m| json!({"from": m.from, "to": m.to})).collect::<Vec<_>>(),
+            "adoption": {"before": p.before.tool_version, "after": p.after.tool_version, "path": p.adoption_path},
+            "commit": out.commit,
+            "installed": out.installed,
+            "dry_run": args.dry_run,
+            "noop": out.noop,
+        }));
+        return Ok(Outcome::Success);
+    }
+    if out.noop {
+        printer.status(format!("already at {} with the right layout: nothing to do", p.to));
+        return Ok(Outcome::Success);
+    }
+    let verb = if args.dry_run { "would" } else { "did" };
+    if out.resumed {
+        printer.status(format!("resuming the interrupted migration {} -> {}", p.from, p.to));
+    }
+    match (&out.installed, args.dry_run) {
+        (Some(path), _) => printer.status(format!("assets of {} installed at `{}`", p.to, path.display())),
+        (None, true) => printer.status(format!("would lock and install {} first", p.to)),
+        _ => {}
+    }
+    if out.requires_canonical.is_none() {
+        printer.status(format!(
+            "note: {}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known yet",
+            p.to
+        ));
+    }
+    for m in &p.moves {
+        printer.status(format!(
+            "{verb} {} {} -> {}",
+            if m.tracked { "git mv" } else { "move" },
+            m.from,
+            m.to
+        ));
+    }
+    for d in &p.duplicates {
+        printer.status(format!("{verb} remove {} (identical to {})", d.from, d.to));
+    }
+    if p.remove_legacy {
+        printer.status(format!("{verb} remove the empty `.a2c/`"));
+    }
+    printer.status(format!(
+        "{verb} set {} to tool_version {} (was {})",
+        p.adoption_path.display(),
+        p.after.tool_version,
+        p.before.tool_version
+    ));
+    match (&out.commit, args.dry_run, args.no_commit) {
+        (Some(sha), _, _) => printer.status(format!(
+            "committed {sha}: {}",
+            p.commit_message().lines().next().unwrap_or_default()
+        )),
+        (None, true, false) => printer.status(format!(
+            "would commit: {}",
+            p.commit_message().lines().next().unwrap_or_default()
+        )),
+        (None, _, true) => printer.status("left staged (--no-commit): review with `git diff --cached`, then commit"),
+        _ => {}
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,406 @@
+//! Issue 6: a2c migrate version, with real git.
+
+use crate::common::{TestContext, git};
+
+/// A single legacy repository `r` at 1.0.0 with committed tool state, and a registry holding
+/// 1.0.0 and 1.1.0 (legacy layout) and 2.0.0 (requires `.tools/esys/a2c`).
+fn legacy_repo(t: &TestContext) -> String {
+    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    t.method_tree_with_root("trees/1.1.0", "1.1.0", ".a2c");
+    t.pack("trees/1.1.0", "1.1.0", "reg", "tar.gz");
+    t.method_tree("trees/2.0.0", "2.0.0");
+    t.pack("trees/2.0.0", "2.0.0", "reg", "zip");
+    t.git_repo("r");
+    t.write(
+        "r/.a2c/adoption.yaml",
+        "tool_version: v1.0.0\nmethod_ref: v1.0.0\ndelivery: submodule\n",
+    );
+    t.write("r/.a2c/config.yaml", "agents: [claude]\n");
+    t.write("r/.a2c/cli-journal.yaml", "entries: []\n");
+    t.write("r/.gitignore", ".tools_local/\n");
+    t.write("r/README.md", "# r\n");
+    git(&t.path("r"), &["add", "-A"]);
+    git(&t.path("r"), &["commit", "-q", "-m", "initial"]);
+    t.path("reg").display().to_string()
+}
+
+fn commits(t: &TestContext, repo: &str) -> usize {
+    git(&t.path(repo), &["rev-list", "--count", "HEAD"])
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Every file of the repository except `.git/`, with contents, and the index bytes.
+fn state(t: &TestContext, repo: &str) -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+    let root = t.path(repo);
+    let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".tools_local")
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(&root).unwrap().display().to_string(),
+                fs_err::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    (files, fs_err::read(root.join(".git/index")).unwrap())
+}
+
+#[test]
+fn legacy_to_canonical_in_one_commit() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    t.write("r/.a2c/local-notes.txt", "untracked, moved too\n");
+    let before = commits(&t, "r");
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--json"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    // Untracked files in the tool state make it dirty: commit them first, as a user would.
+    run.failure();
+    assert!(
+        run.stderr.contains("uncommitted changes: .a2c/local-notes.txt"),
+        "{}",
+        run.stderr
+    );
+    fs_err::remove_file(t.path("r/.a2c/local-notes.txt")).unwrap();
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--json"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    run.success();
+    let doc = run.json();
+    assert_eq!(
+        (doc["from"].as_str(), doc["to"].as_str()),
+        (Some("1.0.0"), Some("2.0.0"))
+    );
+    assert_eq!(doc["adoption"]["before"], "1.0.0");
+    assert_eq!(doc["adoption"]["after"], "2.0.0");
+    assert_eq!(doc["installed"], t.shown("r/.tools_local/esys/a2c/2.0.0"));
+    let moves: Vec<String> = doc["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| format!("{} -> {}", m["from"].as_str().unwrap(), m["to"].as_str().unwrap()))
+        .collect();
+    assert!(
+        moves.contains(&".a2c/config.yaml -> .tools/esys/a2c/config.yaml".to_string()),
+        "{moves:?}"
+    );
+    let sha = doc["commit"].as_str().unwrap();
+    assert_eq!(commits(&t, "r"), before + 1, "one commit");
+    assert_eq!(git(&t.path("r"), &["rev-parse", "HEAD"]).trim(), sha);
+    let show = git(&t.path("r"), &["show", "--name-status", "--format=%s", "HEAD"]);
+    assert!(show.starts_with("a2c: migrate write contract 1.0.0 -> 2.0.0"), "{show}");
+    for f in ["config.yaml", "cli-journal.yaml"] {
+        assert!(show.contains(&format!("R100\t.a2c/{f}\t.tools/esys/a2c/{f}")), "{show}");
+    }
+    assert!(
+        show.contains(".tools/esys/a2c/adoption.yaml") && show.contains(".tools/esys/a2c/a2c.lock"),
+        "{show}"
+    );
+    assert!(!t.path("r/.a2c").exists(), ".a2c/ is gone");
+    assert_eq!(
+        fs_err::read_to_string(t.path("r/.tools/esys/a2c/adoption.yaml")).unwrap(),
+        "schema_version: 2\ntool_version: 2.0.0\nmethod_ref: v2.0.0\ndelivery: submodule\n"
+    );
+    assert_eq!(
+        git(&t.path("r"), &["status", "--porcelain"]),
+        "",
+        "nothing left uncommitted"
+    );
+    assert_eq!(t.run("r", &["resolve", "--json"]).json()["rule"], "repo-store");
+    // Again: a no-op that says so.
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.success();
+    assert!(run.stderr.contains("already at 2.0.0"), "{}", run.stderr);
+    assert_eq!(commits(&t, "r"), before + 1);
+}
+
+#[test]
+fn same_layout_upgrade_in_a_superbuild_edits_only_the_adoption_record() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
+        t.write(&format!("{r}/.gitignore"), ".tools_local/\n");
+        git(&t.path(r), &["add", "-A"]);
+        git(&t.path(r), &["commit", "-q", "-m", "initial"]);
+    }
+    t.run("w", &["install"]).success();
+    let run = t.run("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
+    run.success();
+    assert!(run.json()["moves"].as_array().unwrap().is_empty());
+    let show = git(&t.path("w/p/app"), &["show", "--name-status", "--format=", "HEAD"]);
+    assert_eq!(show.trim(), "M\t.tools/esys/a2c/adoption.yaml", "adoption edit only");
+    // Other members keep their contracts; W's lock and store serve the new one; doctor is clean.
+    let members = t.run("w", &["workspace", "members", "--json"]).json();
+    let versions: Vec<&str> = members["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["1.1.0", "1.0.0", "2.0.0", "2.0.0"]);
+    let doctor = t.run("w", &["doctor", "--json"]);
+    doctor.success();
+    assert_eq!(doctor.json()["summary"]["fail"], 0);
+    assert_eq!(doctor.json()["summary"]["warn"], 0);
+}
+
+#[test]
+fn refusals_change_nothing() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    // Dirty tool state, named.
+    t.write("r/.a2c/config.yaml", "agents: [claude, codex]\n");
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("tool state files have uncommitted changes: .a2c/config.yaml")
+            && run.stderr.contains("hint:"),
+        "{}",
+        run.stderr
+    );
+    git(&t.path("r"), &["checkout", "--", ".a2c/config.yaml"]);
+    let before = state(&t, "r");
+    // Not exact semver: a usage error.
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0"], &[("A2C_REGISTRY", &reg)]);
+    assert_eq!(run.code, 2);
+    // A downgrade needs the flag.
+    let run = t.run_env("r", &["migrate", "version", "--to", "0.9.0"], &[("A2C_REGISTRY", &reg)]);
+    run.failure();
+    assert!(
+        run.stderr.contains("older than the current write contract") && run.stderr.contains("--allow-downgrade"),
+        "{}",
+        run.stderr
+    );
+    // A version the registry does not have: nothing in r changes.
+    let run = t.run_env("r", &["migrate", "version", "--to", "3.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.failure();
+    assert!(run.stderr.contains("3.0.0 is not in the registry"), "{}", run.stderr);
+    assert_eq!(state(&t, "r"), before);
+    // Not a git repository.
+    t.write("plain/.a2c/adoption.yaml", "tool_version: v1.0.0\n");
+    let run = t.run_env(
+        "plain",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    run.failure();
+}
+
+#[test]
+fn a_failure_before_the_commit_restores_everything() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let before = state(&t, "r");
+    let head = git(&t.path("r"), &["rev-parse", "HEAD"]);
+    for point in ["migrate-after-install", "migrate-mid-moves", "migrate-before-commit"] {
+        let run = t.run_env(
+            "r",
+            &["migrate", "version", "--to", "2.0.0"],
+            &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", &format!("fail:{point}"))],
+        );
+        run.failure();
+        assert!(
+            run.stderr.contains(&format!("injected failure at {point}")),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(
+            state(&t, "r"),
+            before,
+            "{point}: every file and the index restored byte for byte"
+        );
+        assert_eq!(git(&t.path("r"), &["rev-parse", "HEAD"]), head);
+        assert!(!t.path("r/.git/a2c-migrate.json").exists());
+    }
+}
+
+#[test]
+fn an_interrupted_migration_is_resumed_not_dual_written() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    // Killed in the middle of the moves: both roots exist, the journal remains.
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", "abort:migrate-mid-moves")],
+    );
+    assert_ne!(run.code, 0);
+    assert!(t.path("r/.git/a2c-migrate.json").is_file());
+    assert!(
+        t.path("r/.a2c").is_dir() && t.path("r/.tools/esys/a2c").is_dir(),
+        "half moved"
+    );
+    // Another target is refused while it is unfinished.
+    let run = t.run_env("r", &["migrate", "version", "--to", "1.1.0"], &[("A2C_REGISTRY", &reg)]);
+    run.failure();
+    assert!(
+        run.stderr.contains("a migration to 2.0.0 is in progress"),
+        "{}",
+        run.stderr
+    );
+    // The same target resumes and completes it in one commit.
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.success();
+    assert!(run.stderr.contains("resuming"), "{}", run.stderr);
+    assert!(!t.path("r/.a2c").exists());
+    assert_eq!(git(&t.path("r"), &["status", "--porcelain"]), "");
+    assert_eq!(commits(&t, "r"), 2);
+}
+
+#[test]
+fn both_roots_complete_the_move_and_differing_files_stop_it() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    // A half-done migration that was committed: config.yaml exists in both roots.
+    t.write("r/.tools/esys/a2c/config.yaml", "agents: [claude]\n");
+    git(&t.path("r"), &["add", "-A"]);
+    git(&t.path("r"), &["commit", "-q", "-m", "half"]);
+    t.write("r/.tools/esys/a2c/cli-journal.yaml", "entries: [different]\n");
+    git(&t.path("r"), &["add", "-A"]);
+    git(&t.path("r"), &["commit", "-q", "-m", "conflict"]);
+    let before = state(&t, "r");
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.failure();
+    assert!(
+        run.stderr.contains(".a2c/cli-journal.yaml`")
+            && run
+                .stderr
+                .contains(".tools/esys/a2c/cli-journal.yaml` both exist and differ"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(state(&t, "r"), before);
+    // Made identical, the canonical copy wins and the move completes.
+    t.write("r/.tools/esys/a2c/cli-journal.yaml", "entries: []\n");
+    git(&t.path("r"), &["commit", "-q", "-am", "same"]);
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--json"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    run.success();
+    assert!(!t.path("r/.a2c").exists());
+    let show = git(&t.path("r"), &["show", "--name-status", "--format=", "HEAD"]);
+    assert!(show.contains("D\t.a2c/config.yaml"), "{show}");
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_changes_nothing() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let before = state(&t, "r");
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--dry-run"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    run.success();
+    for line in [
+        "would lock and install 2.0.0",
+        "would git mv .a2c/config.yaml -> .tools/esys/a2c/config.yaml",
+        "would remove the empty `.a2c/`",
+        "tool_version 2.0.0 (was 1.0.0)",
+        "would commit: a2c: migrate write contract 1.0.0 -> 2.0.0",
+    ] {
+        assert!(run.stderr.contains(line), "missing {line:?}:\n{}", run.stderr);
+    }
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--dry-run", "--json"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    run.success();
+    assert_eq!(run.json()["commit"], serde_json::Value::Null);
+    assert_eq!(state(&t, "r"), before);
+    assert!(!t.path("r/.tools_local").exists(), "no store");
+    assert!(!t.path("r/.git/a2c-migrate.json").exists());
+}
+
+#[test]
+fn no_commit_leaves_the_change_staged() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    // Unrelated staged work must not end up in a migration commit either way.
+    t.write("r/README.md", "# r, edited\n");
+    git(&t.path("r"), &["add", "README.md"]);
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--no-commit"],
+        &[("A2C_REGISTRY", &reg)],
+    );
+    run.success();
+    assert_eq!(commits(&t, "r"), 1);
+    let staged = git(&t.path("r"), &["diff", "--cached", "--name-status", "-M"]);
+    assert!(
+        staged.contains("R100\t.a2c/config.yaml\t.tools/esys/a2c/config.yaml"),
+        "{staged}"
+    );
+    let t2 = TestContext::new();
+    let reg2 = legacy_repo(&t2);
+    t2.write("r/README.md", "# r, edited\n");
+    git(&t2.path("r"), &["add", "README.md"]);
+    t2.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[("A2C_REGISTRY", &reg2)],
+    )
+    .success();
+    let show = git(&t2.path("r"), &["show", "--name-status", "--format=", "HEAD"]);
+    assert!(!show.contains("README.md"), "{show}");
+    assert!(
+        git(&t2.path("r"), &["diff", "--cached", "--name-only"]).contains("README.md"),
+        "still staged"
+    );
+}
+
+#[test]
+fn offline_migration_from_a_vendored_directory() {
+    let t = TestContext::new();
+    legacy_repo(&t);
+    // Elsewhere, with network: vendor 2.0.0.
+    t.git_repo("src");
+    t.write(
+        "src/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 2.0.0\n",
+    );
+    let reg = t.path("reg").display().to_string();
+    t.run_env("src", &["lock"], &[("A2C_REGISTRY", &reg)]).success();
+    t.run("src", &["vendor", "../vendor"]).success();
+    // Here: no registry, no cache.
+    fs_err::remove_dir_all(t.path("reg")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run(
+        "r",
+        &[
+            "migrate",
+            "version",
+            "--to",
+            "2.0.0",
+            "--offline",
+            "--from",
+            "../vendor",
+            "--json",
+        ],
+    );
+    run.success();
+    assert!(run.json()["commit"].is_string());
+    assert!(t.path("r/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    // Without the bundles, offline fails and r is unchanged.
+    let t2 = TestContext::new();
+    legacy_repo(&t2);
+    let before = state(&t2, "r");
+    let run = t2.run("r", &["migrate", "version", "--to", "2.0.0", "--offline"]);
+    run.failure();
+    assert_eq!(state(&t2, "r"), before);
+}
