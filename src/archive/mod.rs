@@ -116,7 +116,7 @@ pub struct Extracted {
 /// digest and removes `dest` when it does not match.
 pub fn extract(source: impl Read, format: Format, dest: &Path, limits: &Limits) -> Result<Extracted, ArchiveError> {
     let mut hashing = HashingReader::new(source);
-    let mut sink = policy::Sink::new(dest, limits);
+    let mut sink = policy::Sink::new(dest, limits, format);
     match format {
         Format::TarGz => tar_gz::extract(&mut hashing, &mut sink)?,
         Format::Zip => zip::extract(&mut hashing, &mut sink)?,

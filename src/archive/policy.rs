@@ -123,6 +123,7 @@ enum Kind {
 pub struct Sink<'a> {
     dest: &'a Path,
     limits: &'a Limits,
+    format: super::Format,
     entries: u64,
     bytes: u64,
     /// Case-folded path → (exact path, kind), for duplicates and case clashes.
@@ -137,10 +138,11 @@ pub struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    pub fn new(dest: &'a Path, limits: &'a Limits) -> Self {
+    pub fn new(dest: &'a Path, limits: &'a Limits, format: super::Format) -> Self {
         Self {
             dest,
             limits,
+            format,
             entries: 0,
             bytes: 0,
             seen: HashMap::new(),
@@ -171,12 +173,15 @@ impl<'a> Sink<'a> {
         let path = segments.join("/");
         for depth in 1..=segments.len() {
             let prefix = segments[..depth].join("/");
-            let key = prefix.to_lowercase();
+            let key = fold(&prefix);
             let this_kind = if depth == segments.len() { kind } else { Kind::Dir };
             let is_last = depth == segments.len();
             match self.seen.get(&key) {
                 Some((exact, _)) if *exact != prefix => {
-                    return refuse(&path, format!("`{prefix}` and `{exact}` differ only in case"));
+                    return refuse(
+                        &path,
+                        format!("`{prefix}` and `{exact}` differ only in case or Unicode normalization"),
+                    );
                 }
                 Some((_, existing)) if is_last || *existing == Kind::File => {
                     let why = if is_last && *existing == kind {
@@ -202,7 +207,7 @@ impl<'a> Sink<'a> {
         if !self.explicit_dirs.insert(path.clone()) {
             return refuse(&path, format!("duplicate entry: `{path}`"));
         }
-        match self.seen.get(&path.to_lowercase()) {
+        match self.seen.get(&fold(&path)) {
             Some((exact, Kind::Dir)) if *exact == path => {}
             _ => {
                 self.claim(segments, Kind::Dir)?;
@@ -277,9 +282,9 @@ impl<'a> Sink<'a> {
     ) -> Result<(), ArchiveError> {
         let mut limited = content.take(self.remaining() + 1);
         loop {
-            let n = limited.read(buf).map_err(|e| ArchiveError::Entry {
-                entry: path.escape_debug().to_string(),
-                reason: format!("its content cannot be read: {e}"),
+            let n = limited.read(buf).map_err(|e| ArchiveError::Corrupt {
+                format: self.format,
+                reason: format!("entry `{}` cannot be read: {e}", path.escape_debug()),
             })?;
             if n == 0 {
                 break;
@@ -312,6 +317,13 @@ impl<'a> Sink<'a> {
         }
         Ok((self.dest.to_path_buf(), files))
     }
+}
+
+/// The key under which two names collide on a case-insensitive or normalizing filesystem
+/// (macOS, Windows): lower case, Unicode NFC.
+fn fold(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfc().collect::<String>().to_lowercase()
 }
 
 /// Only the executable bit of a mode is kept.

@@ -33,7 +33,7 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
         });
     }
     let declared = declared_entries(&bytes);
-    let mut archive = ::zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
+    let mut archive = ::zip::ZipArchive::new(Cursor::new(&bytes[..])).map_err(corrupt)?;
     // The zip crate keys entries by name: duplicates in the central directory collapse into one
     // silently. The end-of-central-directory record still counts them all.
     if let Some(declared) = declared
@@ -49,7 +49,7 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
     }
     for i in 0..archive.len() {
         sink.count_entry()?;
-        let (raw, is_dir, mode, encrypted, method, declared) = {
+        let (raw, is_dir, mode, encrypted, method, declared, header) = {
             let f = archive.by_index_raw(i).map_err(corrupt)?;
             (
                 f.name_raw().to_vec(),
@@ -58,8 +58,10 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
                 f.encrypted(),
                 f.compression(),
                 f.size(),
+                f.header_start(),
             )
         };
+        check_local_header(&bytes, header, &raw)?;
         let name = String::from_utf8_lossy(&raw).into_owned();
         let refuse = |reason: String| ArchiveError::Entry {
             entry: name.escape_debug().to_string(),
@@ -84,6 +86,34 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
         }
         let mut file = archive.by_index(i).map_err(corrupt)?;
         sink.file(&segments, mode.is_some_and(is_executable), declared, &mut file)?;
+    }
+    Ok(())
+}
+
+/// The local header of an entry must name the same file as the central directory: a reader
+/// that trusts one and an extractor that trusts the other must never disagree on a path.
+fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<(), ArchiveError> {
+    let shown = String::from_utf8_lossy(central_name).escape_debug().to_string();
+    let refuse = |reason: String| ArchiveError::Entry {
+        entry: shown.clone(),
+        reason,
+    };
+    let at = usize::try_from(offset).map_err(|_| refuse("its local header is out of range".into()))?;
+    let header = bytes
+        .get(at..at + 30)
+        .ok_or_else(|| refuse("its local header is out of range".into()))?;
+    if &header[..4] != b"PK\x03\x04" {
+        return Err(refuse("its local header is missing".into()));
+    }
+    let name_len = usize::from(u16::from_le_bytes([header[26], header[27]]));
+    let local_name = bytes
+        .get(at + 30..at + 30 + name_len)
+        .ok_or_else(|| refuse("its local header is truncated".into()))?;
+    if local_name != central_name {
+        return Err(refuse(format!(
+            "the local header names `{}` but the central directory names it differently",
+            String::from_utf8_lossy(local_name).escape_debug()
+        )));
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ pub enum Kind {
     Hardlink(String),
     CharDevice,
     Fifo,
+    Socket,
 }
 
 #[derive(Clone)]
@@ -58,7 +59,7 @@ pub fn tar_gz(items: &[Item]) -> Vec<u8> {
             Kind::Dir => (tar::EntryType::Directory, &[], None),
             Kind::Symlink(t) => (tar::EntryType::Symlink, &[], Some(t)),
             Kind::Hardlink(t) => (tar::EntryType::Link, &[], Some(t)),
-            Kind::CharDevice => (tar::EntryType::Char, &[], None),
+            Kind::CharDevice | Kind::Socket => (tar::EntryType::Char, &[], None),
             Kind::Fifo => (tar::EntryType::Fifo, &[], None),
         };
         h.set_entry_type(kind);
@@ -118,6 +119,10 @@ pub fn zip(items: &[Item]) -> Vec<u8> {
                 w.start_file(name, opts.external_attributes((S_IFCHR | 0o644) << 16))
                     .unwrap();
             }
+            Kind::Socket => {
+                w.start_file(name, opts.external_attributes((0o140000 | 0o644) << 16))
+                    .unwrap();
+            }
         }
     }
     let _ = S_IFLNK;
@@ -146,6 +151,56 @@ pub fn mark_encrypted(mut bytes: Vec<u8>) -> Vec<u8> {
         }
         i += 1;
     }
+    bytes
+}
+
+fn each_header(bytes: &mut [u8], mut f: impl FnMut(&mut [u8], usize, bool)) {
+    let mut i = 0;
+    while i + 46 <= bytes.len() {
+        match &bytes[i..i + 4] {
+            b"PK\x03\x04" => f(bytes, i, true),
+            b"PK\x01\x02" => f(bytes, i, false),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Sets the compression method of every entry (local and central headers).
+pub fn set_zip_method(mut bytes: Vec<u8>, method: u16) -> Vec<u8> {
+    each_header(&mut bytes, |b, i, local| {
+        let at = if local { i + 8 } else { i + 10 };
+        if u16::from_le_bytes([b[at], b[at + 1]]) == 8 {
+            b[at..at + 2].copy_from_slice(&method.to_le_bytes());
+        }
+    });
+    bytes
+}
+
+/// Sets the declared uncompressed size of every file entry (local and central headers).
+pub fn set_zip_size(mut bytes: Vec<u8>, size: u32) -> Vec<u8> {
+    each_header(&mut bytes, |b, i, local| {
+        let at = if local { i + 22 } else { i + 24 };
+        if u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) > 0 {
+            b[at..at + 4].copy_from_slice(&size.to_le_bytes());
+        }
+    });
+    bytes
+}
+
+/// Replaces `from` by `to` (same length) in the local file headers only.
+pub fn rename_local_header(mut bytes: Vec<u8>, from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    each_header(&mut bytes, |b, i, local| {
+        if local {
+            let n = usize::from(u16::from_le_bytes([b[i + 26], b[i + 27]]));
+            let name = &mut b[i + 30..i + 30 + n];
+            if name.ends_with(from) {
+                let start = n - from.len();
+                name[start..].copy_from_slice(to);
+            }
+        }
+    });
     bytes
 }
 

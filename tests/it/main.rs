@@ -4,6 +4,7 @@ mod bundles;
 mod common;
 mod demo;
 mod doctor;
+mod hostile;
 mod http;
 mod install;
 mod migrate;
