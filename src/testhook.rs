@@ -3,6 +3,7 @@
 //! `test-hooks` feature.
 
 /// Install points, in pipeline order.
+pub const AFTER_DOWNLOAD: &str = "after-download";
 pub const MID_EXTRACTION: &str = "mid-extraction";
 pub const AFTER_RECEIPT: &str = "after-receipt";
 pub const BEFORE_RENAME: &str = "before-rename";

@@ -305,25 +305,26 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
     if !commit {
         return Ok(None);
     }
-    // Commit only the tool state paths: unrelated staged work stays staged, out of this commit.
-    let mut paths: Vec<String> =
-        vec![crate::util::paths::relative_slash(repo, &plan.adoption_path).unwrap_or_default()];
-    for m in plan.moves.iter().chain(&plan.duplicates) {
-        paths.push(m.to.clone());
-        if m.tracked {
-            paths.push(m.from.clone());
-        }
-    }
-    let lock = repo.join(CANONICAL_ROOT).join(crate::lock::LOCK_FILE);
-    if lock.is_file() {
-        paths.push(format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE));
-    }
-    let legacy_lock = repo.join(LEGACY_ROOT).join(crate::lock::LOCK_FILE);
-    if legacy_lock.is_file() {
-        paths.push(format!("{LEGACY_ROOT}/{}", crate::lock::LOCK_FILE));
-    }
-    paths.sort();
-    paths.dedup();
+    // Commit exactly what is staged under the tool state roots (this run's changes and, when
+    // resuming, the earlier run's): unrelated staged work stays staged, out of this commit.
+    let staged = git::git(
+        repo,
+        &[
+            "diff",
+            "--cached",
+            "--name-only",
+            "--no-renames",
+            "-z",
+            "--",
+            LEGACY_ROOT,
+            CANONICAL_ROOT,
+        ],
+    )?;
+    let paths: Vec<String> = staged
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
     let message = plan.commit_message();
     let mut args = vec!["commit", "-q", "-m", &message, "--"];
     args.extend(paths.iter().map(String::as_str));

@@ -282,6 +282,7 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
     for candidate in candidates {
         if let Some(url) = &candidate.download {
             download(entry, url, options, reporter)?;
+            crate::testhook::point(crate::testhook::AFTER_DOWNLOAD);
         } else if candidate.source == Source::Registry && !candidate.path.is_file() {
             break;
         }

@@ -2,6 +2,7 @@
 
 mod bundles;
 mod common;
+mod crash;
 mod demo;
 mod doctor;
 mod hostile;
