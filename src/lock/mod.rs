@@ -158,7 +158,13 @@ fn one_line(e: &toml::de::Error) -> String {
 
 /// `true` when a URL carries `user:password@` or `token@`.
 pub fn has_userinfo(url: &str) -> bool {
-    url::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+    // Checked on the text as well, so that a URL the parser rejects (an empty host, say) cannot
+    // smuggle credentials through.
+    let authority = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""));
+    authority.is_some_and(|a| a.contains('@'))
+        || url::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
 }
 
 #[cfg(test)]
@@ -175,6 +181,18 @@ mod tests {
             format: Format::TarGz,
             tree: Some(format!("sha256:{}", Sha256::of(b"t"))),
         }
+    }
+
+    #[test]
+    fn credentials_are_found_even_in_urls_the_parser_rejects() {
+        assert!(has_userinfo("https://u:secret@example.org/a"));
+        assert!(has_userinfo("https://token@example.org/a"));
+        assert!(
+            has_userinfo("https://u:secret@/tmp/a"),
+            "no host: the parser fails, the text check does not"
+        );
+        assert!(!has_userinfo("https://example.org/a@b"));
+        assert!(!has_userinfo("file:///tmp/a@b"));
     }
 
     #[test]

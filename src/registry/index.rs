@@ -51,8 +51,15 @@ impl Index {
             location: location.to_string(),
             reason,
         };
-        let probe: serde_json::Value = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        match probe.get("schema").and_then(serde_json::Value::as_u64) {
+        // The schema first (so that a newer index fails on its version, not on a field), then
+        // the whole document straight from the text: going through `serde_json::Value` would
+        // keep the last of duplicate keys silently.
+        #[derive(Deserialize)]
+        struct Probe {
+            schema: Option<serde_json::Value>,
+        }
+        let probe: Probe = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        match probe.schema.as_ref().and_then(serde_json::Value::as_u64) {
             Some(v) if v > INDEX_SCHEMA => {
                 return Err(RegistryError::IndexTooNew {
                     location: location.to_string(),
@@ -62,7 +69,7 @@ impl Index {
             Some(v) if v >= 1 => {}
             _ => return Err(invalid("missing or invalid `schema` (expected 1)".into())),
         }
-        let index: Index = serde_json::from_value(probe).map_err(|e| invalid(e.to_string()))?;
+        let index: Index = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         if index.name != METHOD_NAME {
             return Err(invalid(format!("`name` is `{}`, expected `{METHOD_NAME}`", index.name)));
         }

@@ -90,13 +90,14 @@ impl std::fmt::Display for RegistryLocation {
 
 /// `location` with any `user:password@` replaced by `***@`, for messages.
 pub fn redact(location: &str) -> String {
-    match Url::parse(location) {
-        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
-            let _ = url.set_username("***");
-            let _ = url.set_password(None);
-            url.to_string()
-        }
-        _ => location.to_string(),
+    // Textual, so that it also works on URLs the parser rejects.
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return location.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => location.to_string(),
     }
 }
 
@@ -139,6 +140,8 @@ mod tests {
             .to_string();
         assert!(e.contains("https://***@e.org/") && !e.contains("secret"), "{e}");
         assert!(RegistryLocation::parse("ftp://e.org/", base).is_err());
+        assert_eq!(redact("https://u:secret@/tmp/x"), "https://***@/tmp/x");
+        assert_eq!(redact("https://e.org/a@b"), "https://e.org/a@b");
         assert!(RegistryLocation::parse("", base).is_err());
     }
 }

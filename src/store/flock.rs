@@ -23,6 +23,10 @@ impl StoreLock {
         if let Some(dir) = path.parent() {
             fs_err::create_dir_all(dir)?;
         }
+        // Validate the timeout now, not only when there is contention.
+        let timeout = crate::env::number(crate::env::A2C_LOCK_TIMEOUT)
+            .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of seconds")))?
+            .unwrap_or(DEFAULT_LOCK_TIMEOUT);
         let file = fs_err::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -37,9 +41,6 @@ impl StoreLock {
                 return Err(std::io::Error::new(e.kind(), format!("failed to lock `{}`: {e}", path.display())).into());
             }
         }
-        let timeout = crate::env::number(crate::env::A2C_LOCK_TIMEOUT)
-            .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of seconds")))?
-            .unwrap_or(DEFAULT_LOCK_TIMEOUT);
         let deadline = Instant::now() + Duration::from_secs(timeout);
         loop {
             std::thread::sleep(Duration::from_millis(50));

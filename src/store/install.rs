@@ -261,7 +261,7 @@ fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candid
                     .ok()
                     .filter(|u| matches!(u.scheme(), "http" | "https"))
                     .ok_or_else(|| StoreError::UnsupportedSource {
-                        url: entry.source.clone(),
+                        url: crate::registry::location::redact(&entry.source),
                     })?;
                 let path = options.cache.path(&entry.sha256);
                 out.push(Candidate {
@@ -356,7 +356,7 @@ pub fn fetch_to_cache(
                 .ok()
                 .filter(|u| matches!(u.scheme(), "http" | "https"))
                 .ok_or_else(|| StoreError::UnsupportedSource {
-                    url: entry.source.clone(),
+                    url: crate::registry::location::redact(&entry.source),
                 })?;
             download(entry, &url, options, reporter)?;
             Ok(options.cache.path(&entry.sha256))

@@ -2,6 +2,7 @@
 
 mod bundles;
 mod common;
+mod config_errors;
 mod crash;
 mod demo;
 mod doctor;

@@ -1,0 +1,207 @@
+//! Issue 7: malformed configuration files, case by case — each error names the file, the line
+//! or the field, the reason, and what to do.
+
+use crate::common::TestContext;
+
+fn check(t: &TestContext, cwd: &str, args: &[&str], wants: &[&str]) {
+    let run = t.run(cwd, args);
+    assert_eq!(run.code, 1, "{args:?}: expected a failure\n{}", run.stderr);
+    for w in wants {
+        assert!(run.stderr.contains(w), "{args:?}: want {w:?}\n{}", run.stderr);
+    }
+    assert!(run.stderr.contains("hint:"), "{args:?}: no hint\n{}", run.stderr);
+}
+
+#[test]
+fn malformed_index_files() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let index = "reg/index/esys/a2c.json";
+    let good = fs_err::read_to_string(t.path(index)).unwrap();
+    let file = "[TMP]/reg/index/esys/a2c.json";
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        ("{\n  \"schema\": 1,\n  \"name\": \n".into(), vec![file, "line 4"]),
+        (
+            good.replace("\"schema\": 1", "\"schema\": 9"),
+            vec![file, "found v9, this a2c supports up to v1", "upgrade a2c"],
+        ),
+        (
+            good.replace("\"yanked\"", "\"yank\""),
+            vec![file, "unknown field `yank`"],
+        ),
+        (
+            good.replace("\"size\"", "\"sha256\": \"x\", \"size\""),
+            vec![file, "duplicate field `sha256`"],
+        ),
+        (
+            good.replace("\"format\": \"tar.gz\"", "\"format\": \"rar\""),
+            vec![file, "unknown variant `rar`"],
+        ),
+        (
+            good.replace("\"version\": \"1.0.0\"", "\"version\": \"1.0\""),
+            vec![file, "not an exact version"],
+        ),
+        (
+            good.replace("esys/a2c", "other/tool"),
+            vec![file, "`name` is `other/tool`"],
+        ),
+    ];
+    for (text, wants) in cases {
+        t.write(index, &text);
+        check(&t, "r", &["lock", "--registry", "../reg"], &wants);
+    }
+    fs_err::remove_file(t.path(index)).unwrap();
+    check(
+        &t,
+        "r",
+        &["lock", "--registry", "../reg"],
+        &[
+            "no registry index at `[TMP]/reg/index/esys/a2c.json`",
+            "index/esys/a2c.json",
+        ],
+    );
+}
+
+#[test]
+fn malformed_lockfiles() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run_env("r", &["lock"], &[("A2C_REGISTRY", t.path("reg").to_str().unwrap())])
+        .success();
+    let lock = "r/.tools/esys/a2c/a2c.lock";
+    let good = fs_err::read_to_string(t.path(lock)).unwrap();
+    let file = "invalid lockfile `[TMP]/r/.tools/esys/a2c/a2c.lock`";
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        ("version = 1\n[[method]\n".into(), vec![file, "line 2"]),
+        (
+            good.replace("version = 1\n", "version = 4\n"),
+            vec![
+                "unsupported lockfile",
+                "found v4, this a2c supports up to v1",
+                "upgrade a2c",
+            ],
+        ),
+        (
+            good.replace("version = 1\n", ""),
+            vec![file, "missing or invalid `version`"],
+        ),
+        (
+            good.replace("size = ", "bytes = 1\nsize = "),
+            vec![file, "unknown field `bytes`"],
+        ),
+        (good.replace("sha256 = \"", "sha256 = \"zz"), vec![file, "not a sha256"]),
+        (good.replace("tree = \"sha256:", "tree = \"md5:"), vec![file, "`tree`"]),
+        (good.replace("file://", "https://u:secret@"), vec![file, "credentials"]),
+        (
+            format!("{good}\n[[method]]{}", good.split("[[method]]").nth(1).unwrap()),
+            vec![file, "locked twice"],
+        ),
+    ];
+    for (text, wants) in cases {
+        t.write(lock, &text);
+        check(&t, "r", &["install", "--locked"], &wants);
+        let run = t.run("r", &["install", "--locked"]);
+        assert!(!run.stderr.contains("secret"), "a credential leaked: {}", run.stderr);
+    }
+}
+
+#[test]
+fn malformed_workspace_markers() {
+    let t = TestContext::new();
+    t.superbuild("w", "");
+    t.canonical_repo("w/p/a", "1.0.0");
+    let marker = "w/.tools/esys/a2c/workspace.yaml";
+    let file = "invalid workspace marker `[TMP]/w/.tools/esys/a2c/workspace.yaml`";
+    for (text, wants) in [
+        ("schema_version: 1\nmembers: [p/*\n", vec![file, "line"]),
+        (
+            "schema_version: 1\nmembers: p/*\n",
+            vec![file, "line 2", "must be a list"],
+        ),
+        (
+            "schema_version: 1\nmember: [p/*]\n",
+            vec![file, "line 2", "unknown key `member`"],
+        ),
+        (
+            "schema_version: 5\n",
+            vec![file, "line 1", "found v5, this a2c supports up to v1"],
+        ),
+        (
+            "schema_version: 1\nmembers: [\"C:/x\"]\n",
+            vec![file, "line 2", "drive letter"],
+        ),
+        (
+            "schema_version: 1\nexclude: [\"a\\\\b\"]\n",
+            vec![file, "line 2", "backslash"],
+        ),
+        (
+            "schema_version: 1\nregistry: [a, b]\n",
+            vec![file, "line 2", "`registry` must be a single URL"],
+        ),
+        (
+            "schema_version: 1\nmembers: &m [p/*]\nexclude: *m\n",
+            vec![file, "line 2", "anchors"],
+        ),
+    ] {
+        t.write(marker, text);
+        check(&t, "w", &["workspace", "members"], &wants);
+    }
+    t.write(marker, "schema_version: 1\nregistry: \"ftp://example.org/\"\n");
+    check(
+        &t,
+        "w",
+        &["lock"],
+        &[
+            "invalid registry location `ftp://example.org/`",
+            "unsupported scheme `ftp`",
+        ],
+    );
+}
+
+#[test]
+fn malformed_local_pointers_are_ignored_with_a_warning_naming_the_line() {
+    let t = TestContext::new();
+    t.superbuild("w", "");
+    t.canonical_repo("w/p/a", "1.0.0");
+    let pointer = "w/p/a/.tools_local/esys/a2c/workspace.yaml";
+    for (text, want) in [
+        ("workspace_root: [a]\n", "line 1: `workspace_root` must be a path"),
+        ("root: ../..\n", "line 1: unknown key `root`"),
+        ("# nothing\n", "missing `workspace_root`"),
+        ("workspace_root: a\nworkspace_root: b\n", "line 2: duplicate key"),
+    ] {
+        t.write(pointer, text);
+        let run = t.run("w/p/a", &["workspace", "path"]);
+        run.success();
+        assert!(
+            run.stderr.contains("warning: ignoring local pointer")
+                && run.stderr.contains("[TMP]/w/p/a/.tools_local/esys/a2c/workspace.yaml"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(want), "want {want:?}: {}", run.stderr);
+        assert!(run.stdout.ends_with("/w\n"));
+    }
+}
+
+#[test]
+fn bad_environment_values_name_the_variable() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    for (var, value) in [
+        ("A2C_MAX_ENTRIES", "many"),
+        ("A2C_MAX_UNPACKED_BYTES", "1GB"),
+        ("A2C_LOCK_TIMEOUT", "soon"),
+    ] {
+        let run = t.run_env("w", &["install"], &[(var, value)]);
+        run.failure();
+        assert!(
+            run.stderr.contains(&format!("{var}=`{value}`")),
+            "{var}: {}",
+            run.stderr
+        );
+    }
+}
