@@ -257,12 +257,7 @@ fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candid
         match crate::registry::location::file_path(&entry.source) {
             Some(path) => out.push(Candidate::file(path, Source::Registry, true, true)),
             None => {
-                let url = url::Url::parse(&entry.source)
-                    .ok()
-                    .filter(|u| matches!(u.scheme(), "http" | "https"))
-                    .ok_or_else(|| StoreError::UnsupportedSource {
-                        url: crate::registry::location::redact(&entry.source),
-                    })?;
+                let url = http_source(entry)?;
                 let path = options.cache.path(&entry.sha256);
                 out.push(Candidate {
                     path,
@@ -352,16 +347,21 @@ pub fn fetch_to_cache(
             Ok(partial.commit()?)
         }
         None => {
-            let url = url::Url::parse(&entry.source)
-                .ok()
-                .filter(|u| matches!(u.scheme(), "http" | "https"))
-                .ok_or_else(|| StoreError::UnsupportedSource {
-                    url: crate::registry::location::redact(&entry.source),
-                })?;
+            let url = http_source(entry)?;
             download(entry, &url, options, reporter)?;
             Ok(options.cache.path(&entry.sha256))
         }
     }
+}
+
+/// The lock entry's source as an HTTP(S) URL, or why it cannot be fetched (redacted).
+fn http_source(entry: &LockEntry) -> Result<url::Url, StoreError> {
+    url::Url::parse(&entry.source)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .ok_or_else(|| StoreError::UnsupportedSource {
+            url: crate::registry::location::redact(&entry.source),
+        })
 }
 
 /// Downloads the bundle of `entry` into the cache (resuming a `.partial` left by an earlier

@@ -1,7 +1,6 @@
 //! Issue 7: crash points, racing processes, a full disk.
 
 use crate::common::{TestContext, git};
-use crate::server::Server;
 
 fn versions(doc: &serde_json::Value, key: &str) -> Vec<String> {
     let mut v: Vec<String> = doc[key]
@@ -33,15 +32,7 @@ fn install_aborted_at_every_point_then_rerun_ends_valid() {
         "after-rename",
     ] {
         let t = TestContext::new();
-        t.standard_superbuild();
-        let server = Server::start(t.path("reg"));
-        t.write(
-            "w/.tools/esys/a2c/workspace.yaml",
-            &format!(
-                "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\nregistry: {}\n",
-                server.url()
-            ),
-        );
+        let _server = t.standard_http_superbuild();
         t.run("w", &["lock"]).success();
         let run = t.run_env(
             "w",

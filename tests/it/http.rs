@@ -3,18 +3,8 @@
 use crate::common::{Run, TestContext};
 use crate::server::{Fault, Server};
 
-/// A superbuild `w` whose marker points at `server`, with the standard registry in `reg`.
 fn http_superbuild(t: &TestContext) -> Server {
-    t.standard_superbuild();
-    let server = Server::start(t.path("reg"));
-    t.write(
-        "w/.tools/esys/a2c/workspace.yaml",
-        &format!(
-            "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\nregistry: {}\n",
-            server.url()
-        ),
-    );
-    server
+    t.standard_http_superbuild()
 }
 
 fn installed(run: &Run) -> Vec<String> {

@@ -260,3 +260,20 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
         },
     }
 }
+
+impl crate::common::TestContext {
+    /// The standard superbuild with its registry `reg` served over HTTP, the marker pointing
+    /// at the server.
+    pub fn standard_http_superbuild(&self) -> Server {
+        self.standard_superbuild();
+        let server = Server::start(self.path("reg"));
+        self.write(
+            "w/.tools/esys/a2c/workspace.yaml",
+            &format!(
+                "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\nregistry: {}\n",
+                server.url()
+            ),
+        );
+        server
+    }
+}
