@@ -35,6 +35,7 @@ pub struct Cli {
 
 /// Options every command takes.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Run as if a2c was started in DIR (discovery starts there, like `git -C`)
     #[arg(short = 'C', global = true, value_name = "DIR")]
