@@ -43,7 +43,9 @@ pub fn git_dir_file(repo: &Path, name: &str) -> Result<PathBuf, MigrateError> {
 /// Paths (relative, `/`) under `pathspecs` with uncommitted changes: staged, unstaged or
 /// untracked.
 pub fn dirty(repo: &Path, pathspecs: &[&str]) -> Result<Vec<String>, MigrateError> {
-    let mut args = vec!["status", "--porcelain=v1", "--untracked-files=all", "--"];
+    // --no-optional-locks: a status check must not refresh (rewrite) the index, or a dry run
+    // or a restored failure would not leave the index byte for byte as it was.
+    let mut args = vec!["--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all", "--"];
     args.extend_from_slice(pathspecs);
     let out = git(repo, &args)?;
     Ok(out
