@@ -45,7 +45,13 @@ pub fn git_dir_file(repo: &Path, name: &str) -> Result<PathBuf, MigrateError> {
 pub fn dirty(repo: &Path, pathspecs: &[&str]) -> Result<Vec<String>, MigrateError> {
     // --no-optional-locks: a status check must not refresh (rewrite) the index, or a dry run
     // or a restored failure would not leave the index byte for byte as it was.
-    let mut args = vec!["--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all", "--"];
+    let mut args = vec![
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v1",
+        "--untracked-files=all",
+        "--",
+    ];
     args.extend_from_slice(pathspecs);
     let out = git(repo, &args)?;
     Ok(out
