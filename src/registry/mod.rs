@@ -1,6 +1,6 @@
-//! The static registry: its index format (versioned), the client that reads it (`file://`
-//! URLs and plain paths; HTTP arrives with the HTTP issue), resolution (pure) and publishing
-//! into a file registry (`a2c pack`).
+//! The static registry: its index format (versioned), where a registry lives (paths,
+//! `file://`, `http(s)://`), the HTTP(S) client, resolution (pure) and publishing into a file
+//! registry (`a2c pack`).
 
 pub mod client;
 pub mod index;
