@@ -33,7 +33,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let settings = InstallSettings {
         offline: args.offline,
         locked: args.locked,
-        from: args.from.clone(),
+        from: args.from.as_ref().map(|f| ctx.start.join(f)),
         jobs: args.jobs.map(usize::from),
     };
     let reporter = ProgressReporter::new(printer);

@@ -21,19 +21,11 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     super::workspace::warn_unfinished(std::slice::from_ref(&member), printer);
     let version = match &args.version {
         Some(v) => v.clone(),
-        None => match (&member.state, member.record) {
-            (None, _) => return Err(WorkspaceError::NotAdopted { repo }.into()),
-            (Some(state), Err(_)) if !state.has_adoption() => return Err(WorkspaceError::NotAdopted { repo }.into()),
-            (Some(state), Err(_)) => {
-                // Re-read to surface the typed error with its hint.
-                return Err(anyhow::Error::from(WorkspaceError::from(match state.read_adoption() {
-                    Err(crate::workspace::adoption::ReadError::Invalid(e)) => e,
-                    Err(crate::workspace::adoption::ReadError::Io(e)) => return Err(e.into()),
-                    Ok(_) => unreachable!("the record failed to read a moment ago"),
-                })));
-            }
-            (_, Ok(record)) => record.tool_version,
-        },
+        None => {
+            let state = member.state.as_ref().filter(|s| s.has_adoption());
+            let state = state.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
+            state.read_adoption().map_err(WorkspaceError::from)?.tool_version
+        }
     };
     let ws_root = ctx.workspace.as_ref().map(|w| w.root.clone());
     let result = resolve::resolve(&repo, ws_root.as_deref(), &version);

@@ -79,15 +79,10 @@ fn members(ws: &Workspace, printer: &Printer) -> anyhow::Result<Outcome> {
         ));
     }
     if invalid > 0 {
-        eprintln_failure(printer, invalid);
+        printer.error(&anyhow::anyhow!("{invalid} member(s) have no valid adoption record"));
         return Ok(Outcome::Failure);
     }
     Ok(Outcome::Success)
-}
-
-fn eprintln_failure(printer: &Printer, invalid: usize) {
-    let err = anyhow::anyhow!("{invalid} member(s) have no valid adoption record");
-    printer.error(&err);
 }
 
 fn member_json(m: &Member) -> serde_json::Value {

@@ -214,7 +214,7 @@ fn lock_findings(
     pinned: &BTreeMap<MethodVersion, Vec<PathBuf>>,
     out: &mut Vec<Finding>,
 ) -> Option<Lockfile> {
-    let path = crate::ops::lock_path(ctx).ok()?;
+    let path = crate::lock::lock_path(ctx).ok()?;
     let lock = match Lockfile::read(&path) {
         Ok(lock) => lock.unwrap_or_default(),
         Err(e) => {

@@ -76,7 +76,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         network: (!settings.offline).then_some(client),
         store,
         offline: settings.offline,
-        from: settings.from.as_ref().map(|p| crate::util::paths::absolute(p)),
+        from: super::from_dir(settings.from.as_deref())?,
         jobs: settings.jobs.unwrap_or_else(default_jobs),
         limits: Limits::from_env().map_err(OpsError::Config)?,
     };

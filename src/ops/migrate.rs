@@ -62,10 +62,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     .into_iter()
     .find(|p| p.is_file())
     .ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
-    let record = crate::workspace::AdoptionRecord::read(&record_path).map_err(|e| match e {
-        crate::workspace::adoption::ReadError::Io(e) => OpsError::Io(e),
-        crate::workspace::adoption::ReadError::Invalid(e) => OpsError::Workspace(e.into()),
-    })?;
+    let record = crate::workspace::AdoptionRecord::read(&record_path).map_err(WorkspaceError::from)?;
     // Resume an interrupted migration to the same version; refuse one to another.
     let journal = Journal::read(&repo);
     let resumed = match &journal {
@@ -197,7 +194,7 @@ fn ensure_installed(
         network: (!settings.offline).then_some(client),
         store: store.clone(),
         offline: settings.offline,
-        from: settings.from.as_ref().map(|p| crate::util::paths::absolute(p)),
+        from: super::from_dir(settings.from.as_deref())?,
         jobs: 1,
         limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
     };

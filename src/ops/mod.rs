@@ -10,7 +10,6 @@ pub mod vendor;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::lock::LOCK_FILE;
 use crate::registry::RegistryLocation;
 use crate::util::version::MethodVersion;
 use crate::workspace::{Context, WorkspaceError};
@@ -40,6 +39,8 @@ pub enum OpsError {
     Config(String),
     #[error(transparent)]
     Migrate(Box<crate::migrate::MigrateError>),
+    #[error("--from: `{}` is not a directory", path.display())]
+    FromNotDir { path: PathBuf },
 }
 
 impl OpsError {
@@ -56,6 +57,7 @@ impl OpsError {
                 Some("run `a2c lock` (online) and commit the lock, then install again".into())
             }
             Self::Migrate(e) => e.hint(),
+            Self::FromNotDir { .. } => Some("pass the directory of bundles that `a2c vendor DIR` wrote".into()),
             Self::Config(_) | Self::Io(_) => None,
         }
     }
@@ -91,20 +93,9 @@ pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
     Ok(needs)
 }
 
-/// Where the lockfile lives: beside the marker in a superbuild, else in the repository's own
-/// current tool state root (legacy `.a2c/` included).
+/// Where the lockfile lives (see [`crate::lock::lock_path`]).
 pub fn lock_path(ctx: &Context) -> Result<PathBuf, OpsError> {
-    if let Some(ws) = &ctx.workspace {
-        return Ok(crate::workspace::ToolStateRoot::canonical_dir(&ws.root).join(LOCK_FILE));
-    }
-    let repo = ctx.require_repo()?;
-    match crate::workspace::ToolStateRoot::detect(repo) {
-        Some(state) => Ok(state.dir.join(LOCK_FILE)),
-        None => Err(WorkspaceError::NotAdopted {
-            repo: repo.to_path_buf(),
-        }
-        .into()),
-    }
+    Ok(crate::lock::lock_path(ctx)?)
 }
 
 /// The registry: `--registry`, else `A2C_REGISTRY` (both relative to the start directory),
@@ -128,6 +119,17 @@ pub fn registry_location(ctx: &Context, flag: Option<&str>) -> Result<Option<Reg
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
 pub fn cache(store: &Path) -> crate::store::Cache {
     crate::store::Cache::new(crate::env::cache_dir().unwrap_or_else(|| store.join(".cache")))
+}
+
+/// The `--from DIR` directory, absolute, checked to exist.
+pub fn from_dir(from: Option<&Path>) -> Result<Option<PathBuf>, OpsError> {
+    match from {
+        None => Ok(None),
+        Some(dir) if dir.is_dir() => Ok(Some(crate::util::paths::absolute(dir))),
+        Some(dir) => Err(OpsError::FromNotDir {
+            path: dir.to_path_buf(),
+        }),
+    }
 }
 
 /// The HTTP client for `registry`, built only if a request is made.

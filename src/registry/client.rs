@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -560,11 +560,6 @@ fn tls_reason(e: &reqwest::Error) -> Option<String> {
     None
 }
 
-/// The path of the netrc file in use, for messages.
-pub fn netrc_in_use() -> Option<PathBuf> {
-    crate::env::netrc_path().filter(|p| p.is_file())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,6 +575,20 @@ mod tests {
         assert_eq!(backoff(3, Some(Duration::from_secs(7))), Duration::from_secs(7));
     }
 
+    /// The Authorization header `auth` puts on a GET of `url`.
+    fn header(auth: &Auth, url: &str) -> Option<String> {
+        install_crypto_provider();
+        let url = Url::parse(url).unwrap();
+        let request = auth
+            .apply(reqwest::Client::new().get(url.clone()), &url)
+            .build()
+            .unwrap();
+        request
+            .headers()
+            .get("authorization")
+            .map(|h| h.to_str().unwrap().to_string())
+    }
+
     #[test]
     fn token_goes_to_the_registry_host_only() {
         let registry = Url::parse("https://reg.example.org/a2c/").unwrap();
@@ -587,33 +596,30 @@ mod tests {
             token: Some((host_key(&registry), "t0ken".into())),
             netrc: HashMap::new(),
         };
-        install_crypto_provider();
-        let client = reqwest::Client::new();
-        let same = auth
-            .apply(
-                client.get("https://reg.example.org/x"),
-                &Url::parse("https://reg.example.org/x").unwrap(),
-            )
-            .build()
-            .unwrap();
-        assert_eq!(same.headers()["authorization"], "Bearer t0ken");
-        let other = auth
-            .apply(
-                client.get("https://cdn.example.org/x"),
-                &Url::parse("https://cdn.example.org/x").unwrap(),
-            )
-            .build()
-            .unwrap();
-        assert!(other.headers().get("authorization").is_none());
-        let port = auth
-            .apply(
-                client.get("https://reg.example.org:8443/x"),
-                &Url::parse("https://reg.example.org:8443/x").unwrap(),
-            )
-            .build()
-            .unwrap();
-        assert!(port.headers().get("authorization").is_none());
+        assert_eq!(
+            header(&auth, "https://reg.example.org/x").as_deref(),
+            Some("Bearer t0ken")
+        );
+        assert_eq!(header(&auth, "https://cdn.example.org/x"), None);
+        assert_eq!(header(&auth, "https://reg.example.org:8443/x"), None);
         assert_eq!(format!("{auth:?}"), "Auth { .. }");
+    }
+
+    #[test]
+    fn netrc_credentials_by_host_and_default() {
+        let netrc = HashMap::from([("cdn.example.org".to_string(), ("a".to_string(), "b".to_string()))]);
+        let auth = Auth { token: None, netrc };
+        assert_eq!(
+            header(&auth, "https://CDN.example.org/x").as_deref(),
+            Some("Basic YTpi")
+        );
+        assert_eq!(header(&auth, "https://other.example.org/x"), None);
+        let mut with_default = auth;
+        with_default.netrc.insert("default".into(), ("d".into(), "e".into()));
+        assert_eq!(
+            header(&with_default, "https://other.example.org/x").as_deref(),
+            Some("Basic ZDpl")
+        );
     }
 }
 

@@ -161,121 +161,77 @@ mod tests {
         (index, RegistryLocation::Dir("/reg".into()))
     }
 
+    const KEEP: ResolveOptions = ResolveOptions {
+        update: false,
+        prune: false,
+    };
+    const LOCK: ResolveOptions = ResolveOptions {
+        update: false,
+        prune: true,
+    };
+    const UPDATE: ResolveOptions = ResolveOptions {
+        update: true,
+        prune: true,
+    };
+
+    /// Resolves `versions` against `lock` and the test registry `index`.
+    fn run(
+        versions: &[&str],
+        lock: &Lockfile,
+        index: &Index,
+        options: ResolveOptions,
+    ) -> Result<LockPlan, RegistryError> {
+        let needed: BTreeSet<MethodVersion> = versions.iter().map(|s| v(s)).collect();
+        plan(
+            &needed,
+            lock,
+            Some((index, &RegistryLocation::Dir("/reg".into()))),
+            options,
+        )
+    }
+
     #[test]
     fn adds_missing_keeps_locked_and_prunes() {
-        let (index, loc) = setup();
-        let needed: BTreeSet<_> = [v("1.0.0")].into();
-        let first = plan(
-            &needed,
-            &Lockfile::default(),
-            Some((&index, &loc)),
-            ResolveOptions {
-                prune: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let (index, _) = setup();
+        let first = run(&["1.0.0"], &Lockfile::default(), &index, LOCK).unwrap();
         assert_eq!(first.added, [v("1.0.0")]);
         assert_eq!(first.lock.methods[0].source, "file:///reg/bundles/a2c-1.0.0.tar.gz");
-        let needed2: BTreeSet<_> = [v("2.0.0")].into();
-        let second = plan(
-            &needed2,
-            &first.lock,
-            Some((&index, &loc)),
-            ResolveOptions {
-                prune: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let second = run(&["2.0.0"], &first.lock, &index, LOCK).unwrap();
         assert_eq!(second.added, [v("2.0.0")]);
         assert_eq!(second.removed, [v("1.0.0")]);
-        let keep = plan(&needed2, &first.lock, Some((&index, &loc)), ResolveOptions::default()).unwrap();
+        let keep = run(&["2.0.0"], &first.lock, &index, KEEP).unwrap();
         assert_eq!(keep.lock.methods.len(), 2, "install does not prune");
         // Nothing to resolve: no registry needed.
-        let offline = plan(&needed, &first.lock, None, ResolveOptions::default()).unwrap();
+        let needed: BTreeSet<_> = [v("1.0.0")].into();
+        let offline = plan(&needed, &first.lock, None, KEEP).unwrap();
         assert!(!offline.changed());
     }
 
     #[test]
     fn changed_bundles_and_yanks_are_refused() {
-        let (mut index, loc) = setup();
-        let needed: BTreeSet<_> = [v("1.0.0")].into();
-        let lock = plan(
-            &needed,
-            &Lockfile::default(),
-            Some((&index, &loc)),
-            ResolveOptions::default(),
-        )
-        .unwrap()
-        .lock;
+        let (mut index, _) = setup();
+        let lock = run(&["1.0.0"], &Lockfile::default(), &index, KEEP).unwrap().lock;
         index.versions[0] = published("1.0.0", b"tampered", false);
-        let e = plan(&needed, &lock, Some((&index, &loc)), ResolveOptions::default()).unwrap_err();
+        let e = run(&["1.0.0"], &lock, &index, KEEP).unwrap_err();
         assert!(e.to_string().contains("the registry changed a locked bundle"), "{e}");
-        let updated = plan(
-            &needed,
-            &lock,
-            Some((&index, &loc)),
-            ResolveOptions {
-                update: true,
-                prune: true,
-            },
-        )
-        .unwrap();
+        let updated = run(&["1.0.0"], &lock, &index, UPDATE).unwrap();
         assert_eq!(updated.updated, [v("1.0.0")]);
-        let yanked: BTreeSet<_> = [v("1.1.0")].into();
-        let e = plan(
-            &yanked,
-            &Lockfile::default(),
-            Some((&index, &loc)),
-            ResolveOptions::default(),
-        )
-        .unwrap_err();
+        let e = run(&["1.1.0"], &Lockfile::default(), &index, KEEP).unwrap_err();
         assert!(e.to_string().contains("yanked"), "{e}");
-        let missing: BTreeSet<_> = [v("9.0.0")].into();
-        let e = plan(
-            &missing,
-            &Lockfile::default(),
-            Some((&index, &loc)),
-            ResolveOptions::default(),
-        )
-        .unwrap_err();
+        let e = run(&["9.0.0"], &Lockfile::default(), &index, KEEP).unwrap_err();
         assert!(e.to_string().contains("not in the registry"), "{e}");
-        let e = plan(&missing, &Lockfile::default(), None, ResolveOptions::default()).unwrap_err();
+        let missing: BTreeSet<_> = [v("9.0.0")].into();
+        let e = plan(&missing, &Lockfile::default(), None, KEEP).unwrap_err();
         assert!(matches!(e, RegistryError::NoRegistry));
     }
 
     #[test]
     fn a_yanked_version_already_locked_stays() {
-        let (mut index, loc) = setup();
+        let (mut index, _) = setup();
         index.versions[1].yanked = false;
-        let needed: BTreeSet<_> = [v("1.1.0")].into();
-        let lock = plan(
-            &needed,
-            &Lockfile::default(),
-            Some((&index, &loc)),
-            ResolveOptions::default(),
-        )
-        .unwrap()
-        .lock;
+        let lock = run(&["1.1.0"], &Lockfile::default(), &index, KEEP).unwrap().lock;
         index.versions[1].yanked = true;
-        assert!(
-            !plan(&needed, &lock, Some((&index, &loc)), ResolveOptions::default())
-                .unwrap()
-                .changed()
-        );
-        assert!(
-            !plan(
-                &needed,
-                &lock,
-                Some((&index, &loc)),
-                ResolveOptions {
-                    update: true,
-                    prune: true
-                }
-            )
-            .unwrap()
-            .changed()
-        );
+        assert!(!run(&["1.1.0"], &lock, &index, KEEP).unwrap().changed());
+        assert!(!run(&["1.1.0"], &lock, &index, UPDATE).unwrap().changed());
     }
 }

@@ -3,7 +3,6 @@
 //! hashing it, verify digest, size, manifest and tree, write the receipt, and publish the
 //! version with one rename — all under the store lock.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +20,6 @@ use crate::util::version::MethodVersion;
 /// Progress callbacks; the CLI implements them (indicatif on a terminal, nothing otherwise).
 pub trait Reporter: Sync {
     fn waiting_for_lock(&self, _path: &Path) {}
-    fn cleaned(&self, _path: &Path) {}
     fn start(&self, _version: &MethodVersion, _bytes: u64) {}
     fn finish(&self, _version: &MethodVersion, _bytes: u64) {}
     fn download_start(&self, _version: &MethodVersion, _bytes: u64) {}
@@ -106,7 +104,7 @@ pub fn install(
         return Ok(report);
     }
     let _lock = StoreLock::acquire(&options.store.join(LOCK_FILE), &|p| reporter.waiting_for_lock(p))?;
-    report.cleaned = clean_staging(&options.store, reporter)?;
+    report.cleaned = clean_staging(&options.store)?;
     // Re-check under the lock: another process may have installed some meanwhile.
     let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) =
         entries.iter().partition(|e| !is_installed(&options.store, e));
@@ -137,7 +135,7 @@ fn reused(store: &Path, e: &LockEntry) -> Reused {
 
 /// Removes everything in `<store>/.staging/`: only a killed run leaves anything there, and we
 /// hold the store lock.
-fn clean_staging(store: &Path, reporter: &dyn Reporter) -> Result<Vec<PathBuf>, StoreError> {
+fn clean_staging(store: &Path) -> Result<Vec<PathBuf>, StoreError> {
     let staging = store.join(STAGING_DIR);
     let mut cleaned = Vec::new();
     let Ok(entries) = fs_err::read_dir(&staging) else {
@@ -146,7 +144,6 @@ fn clean_staging(store: &Path, reporter: &dyn Reporter) -> Result<Vec<PathBuf>, 
     for entry in entries {
         let path = entry?.path();
         remove_tree(&path)?;
-        reporter.cleaned(&path);
         cleaned.push(path);
     }
     Ok(cleaned)
@@ -558,9 +555,4 @@ fn publish(tree: &Path, target: &Path, staging: &Path) -> std::io::Result<()> {
         fs_err::rename(target, &old)?;
     }
     fs_err::rename(tree, target)
-}
-
-/// The versions of `entries`, for messages.
-pub fn versions(entries: &[LockEntry]) -> BTreeSet<MethodVersion> {
-    entries.iter().map(|e| e.version.clone()).collect()
 }

@@ -21,9 +21,3 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .map_err(|e| std::io::Error::new(e.error.kind(), format!("{} writing `{}`", e.error, path.display())))?;
     Ok(())
 }
-
-/// `true` when `path` exists as a directory (not following a final symlink out of sight: a
-/// symlink to a directory counts, as it does for `git`).
-pub fn is_dir(path: &Path) -> bool {
-    path.is_dir()
-}

@@ -45,6 +45,15 @@ pub enum WorkspaceError {
     AlreadyAdopted { path: PathBuf },
 }
 
+impl From<adoption::ReadError> for WorkspaceError {
+    fn from(e: adoption::ReadError) -> Self {
+        match e {
+            adoption::ReadError::Io(e) => Self::Io(e),
+            adoption::ReadError::Invalid(e) => Self::Adoption(e),
+        }
+    }
+}
+
 impl WorkspaceError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {

@@ -205,3 +205,17 @@ fn bad_environment_values_name_the_variable() {
         );
     }
 }
+
+#[test]
+fn a_missing_from_directory_is_named() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    check(
+        &t,
+        "w",
+        &["install", "--offline", "--from", "../no-such-dir"],
+        &["--from: `[TMP]/w/../no-such-dir` is not a directory", "a2c vendor"],
+    );
+    assert!(!t.path("w/.tools_local").exists(), "nothing installed");
+}

@@ -195,6 +195,12 @@ fn refusals_change_nothing() {
         &[("A2C_REGISTRY", &reg)],
     );
     run.failure();
+    assert!(
+        run.stderr.contains("is not inside a git repository") && run.stderr.contains("hint:"),
+        "{}",
+        run.stderr
+    );
+    assert!(t.path("plain/.a2c/adoption.yaml").is_file() && !t.path("plain/.tools").exists());
 }
 
 #[test]
