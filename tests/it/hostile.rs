@@ -43,7 +43,18 @@ fn refused(t: &TestContext, format: &str, label: &str, bytes: &[u8], why: &str, 
         "{format} {label}: no hint\n{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("version 1.0.0"),
+        "{format} {label}: the error names the version\n{}",
+        run.stderr
+    );
     assert_eq!(everything(t), before, "{format} {label}: something was written");
+    for escape in ["/tmp/a2c-escape", "/etc/a2c-escape"] {
+        assert!(
+            !std::path::Path::new(escape).exists(),
+            "{format} {label}: wrote {escape}"
+        );
+    }
     assert_eq!(t.listing("w/.tools_local"), store, "{format} {label}: store changed");
 }
 
