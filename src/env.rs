@@ -12,7 +12,9 @@
 //! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
 //! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
 //! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
-//! | `A2C_REGISTRY_TOKEN` | a bearer token sent to the registry's host only |
+//! | `A2C_REGISTRY_TOKEN` | a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS` |
+//! | `A2C_TOKEN_HOSTS` | comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login |
+//! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
 //! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>` or `abort:<point>` |
@@ -34,6 +36,8 @@ pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
 pub const NETRC: &str = "NETRC";
+pub const A2C_TOKEN_HOSTS: &str = "A2C_TOKEN_HOSTS";
+pub const A2C_MAX_BUNDLE_BYTES: &str = "A2C_MAX_BUNDLE_BYTES";
 
 fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
@@ -93,6 +97,24 @@ pub fn ca_bundles() -> Vec<(&'static str, PathBuf)> {
 /// The bearer token for the registry's host.
 pub fn registry_token() -> Option<String> {
     string(A2C_REGISTRY_TOKEN)
+}
+
+/// Hosts the user binds `A2C_REGISTRY_TOKEN` to, beside the registry they name.
+pub fn token_hosts() -> Vec<String> {
+    string(A2C_TOKEN_HOSTS)
+        .map(|v| {
+            v.split([',', ' '])
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `true` when `A2C_CACHE_DIR` chose the cache directory.
+pub fn cache_dir_from_variable() -> bool {
+    var(A2C_CACHE_DIR).is_some()
 }
 
 /// The netrc file: `NETRC`, else `~/.netrc`.

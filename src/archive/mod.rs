@@ -111,12 +111,14 @@ pub struct Extracted {
     pub bundle_size: u64,
 }
 
-/// Extracts `source` (a bundle of `format`) into `dest`, an existing empty directory. The
+/// Extracts `source` (a bundle of `format`) into `dest`, an existing empty directory, writing
+/// only beneath it through a directory handle that follows no link (`util::contain::Beneath`),
+/// so that even a directory swapped for a link mid-extraction cannot redirect a write. The
 /// bundle is read once: it is hashed while it is inflated. The caller compares the bundle
 /// digest and removes `dest` when it does not match.
 pub fn extract(source: impl Read, format: Format, dest: &Path, limits: &Limits) -> Result<Extracted, ArchiveError> {
     let mut hashing = HashingReader::new(source);
-    let mut sink = policy::Sink::new(dest, limits, format);
+    let mut sink = policy::Sink::new(dest, limits, format)?;
     match format {
         Format::TarGz => tar_gz::extract(&mut hashing, &mut sink)?,
         Format::Zip => zip::extract(&mut hashing, &mut sink)?,

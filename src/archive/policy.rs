@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::ArchiveError;
@@ -122,6 +121,8 @@ enum Kind {
 /// Writes accepted entries under `dest` and tracks names, limits and digests.
 pub struct Sink<'a> {
     dest: &'a Path,
+    /// `dest` as a handle: every directory and file is created beneath it, following no link.
+    beneath: crate::util::contain::Beneath,
     limits: &'a Limits,
     format: super::Format,
     entries: u64,
@@ -130,17 +131,18 @@ pub struct Sink<'a> {
     seen: HashMap<String, (String, Kind)>,
     /// Directories named by an entry of their own (others are implied by their files).
     explicit_dirs: HashSet<String>,
-    /// Directories already created under `dest`, so that each costs one `mkdir`.
-    created: HashSet<PathBuf>,
+    /// Directories already created under `dest` (relative), so that each costs one `mkdir`.
+    created: HashSet<String>,
     files: Vec<TreeFile>,
     /// One copy buffer for every file (zeroing a fresh one per file costs more than the copy).
     buf: Vec<u8>,
 }
 
 impl<'a> Sink<'a> {
-    pub fn new(dest: &'a Path, limits: &'a Limits, format: super::Format) -> Self {
-        Self {
+    pub fn new(dest: &'a Path, limits: &'a Limits, format: super::Format) -> Result<Self, ArchiveError> {
+        Ok(Self {
             dest,
+            beneath: crate::util::contain::Beneath::open(dest)?,
             limits,
             format,
             entries: 0,
@@ -150,7 +152,7 @@ impl<'a> Sink<'a> {
             created: HashSet::new(),
             files: Vec::new(),
             buf: vec![0; 64 * 1024],
-        }
+        })
     }
 
     /// Counts one entry of any kind against the entry limit.
@@ -213,14 +215,18 @@ impl<'a> Sink<'a> {
                 self.claim(segments, Kind::Dir)?;
             }
         }
-        self.create_dir(self.dest.join(&path))?;
+        self.create_dirs(segments)?;
         Ok(())
     }
 
-    fn create_dir(&mut self, dir: PathBuf) -> Result<(), ArchiveError> {
-        if !self.created.contains(&dir) {
-            fs_err::create_dir_all(&dir)?;
-            self.created.insert(dir);
+    /// Creates the directory `segments` and its missing ancestors beneath `dest`.
+    fn create_dirs(&mut self, segments: &[String]) -> Result<(), ArchiveError> {
+        for depth in 1..=segments.len() {
+            let rel = segments[..depth].join("/");
+            if !self.created.contains(&rel) {
+                self.beneath.create_dir(Path::new(&rel))?;
+                self.created.insert(rel);
+            }
         }
         Ok(())
     }
@@ -240,19 +246,10 @@ impl<'a> Sink<'a> {
         }
         let path = self.claim(segments, Kind::File)?;
         let target = self.dest.join(&path);
-        if let Some(parent) = target.parent() {
-            self.create_dir(parent.to_path_buf())?;
-        }
+        self.create_dirs(&segments[..segments.len() - 1])?;
         let mode = if executable { 0o555 } else { 0o444 };
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&target);
-        let mut file = fs_err::File::from_parts(
-            file.map_err(|e| std::io::Error::new(e.kind(), format!("failed to create `{}`: {e}", target.display())))?,
-            &target,
-        );
+        let file = self.beneath.create_file(Path::new(&path), mode)?;
+        let mut file = fs_err::File::from_parts(file, &target);
         let mut hasher = Hasher::default();
         let mut buf = std::mem::take(&mut self.buf);
         let result = self.copy_into(&path, &mut file, &mut hasher, &mut buf, content);

@@ -38,12 +38,41 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     }
     let store = ctx.store_dir()?;
     let lock = lock_findings(ctx, &pinned, &mut out);
-    store_findings(&store, &pinned, lock.as_ref(), options, &mut out);
+    match crate::store::guard(ctx.store_owner()?) {
+        Ok(_) => store_findings(&store, &pinned, lock.as_ref(), options, &mut out),
+        Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
+            "store-tracked",
+            None,
+            None,
+            format!(
+                "`{}` is tracked by git: a2c's store is machine-local, and a committed one could pass off any files as installed versions; a2c refuses to use it",
+                path.display()
+            ),
+            "run `git rm -r --cached .tools_local` in that repository, commit, then `a2c install`",
+        )),
+        Err(e) => out.push(finding(
+            "unsafe-link",
+            None,
+            None,
+            e.to_string(),
+            "replace the link with a real directory (or delete it), then run `a2c install`",
+        )),
+    }
     Ok(out)
 }
 
 fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
+    if let Some(why) = &m.refused {
+        out.push(finding(
+            "unsafe-link",
+            repo,
+            None,
+            why.clone(),
+            "replace the link with a real directory (or delete it); a2c never follows links in a repository",
+        ));
+        return;
+    }
     let Some(state) = &m.state else {
         out.push(finding(
             "adoption-missing",
@@ -266,6 +295,18 @@ fn store_findings(
     out: &mut Vec<Finding>,
 ) {
     let installed = crate::store::gc::installed_versions(store);
+    for link in crate::store::gc::linked_versions(store) {
+        out.push(finding(
+            "unsafe-link",
+            None,
+            None,
+            format!(
+                "`{}` is a symbolic link, not an installed version: a2c never serves or removes anything through it",
+                link.display()
+            ),
+            format!("delete the link `{}` and run `a2c install`", link.display()),
+        ));
+    }
     let mut deep_targets = Vec::new();
     for (version, dir) in &installed {
         let receipt = Receipt::read(dir);

@@ -54,6 +54,8 @@ pub const CODES: &[(&str, Severity)] = &[
     ("store-staging-leftover", Severity::Warn),
     ("store-stale-lock", Severity::Warn),
     ("pointer-stale", Severity::Warn),
+    ("store-tracked", Severity::Fail),
+    ("unsafe-link", Severity::Fail),
 ];
 
 /// What `a2c doctor` found.

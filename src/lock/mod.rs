@@ -48,10 +48,11 @@ struct LockDoc {
 pub fn lock_path(ctx: &crate::workspace::Context) -> Result<PathBuf, crate::workspace::WorkspaceError> {
     use crate::workspace::{ToolStateRoot, WorkspaceError};
     if let Some(ws) = &ctx.workspace {
+        crate::util::contain::check(&ws.root, crate::workspace::state_root::CANONICAL_ROOT)?;
         return Ok(ToolStateRoot::canonical_dir(&ws.root).join(LOCK_FILE));
     }
     let repo = ctx.require_repo()?;
-    match ToolStateRoot::detect(repo) {
+    match ToolStateRoot::detect(repo)? {
         Some(state) => Ok(state.dir.join(LOCK_FILE)),
         None => Err(WorkspaceError::NotAdopted {
             repo: repo.to_path_buf(),
@@ -75,7 +76,7 @@ impl LockError {
         match self {
             LockError::Invalid { .. } => Some("fix the entry by hand, or delete the file and run `a2c lock`".into()),
             LockError::TooNew { .. } => Some("upgrade a2c to read this lockfile".into()),
-            LockError::Io(_) => None,
+            LockError::Io(e) => crate::util::contain::refusal(e).map(|r| r.hint()),
         }
     }
 }
@@ -126,10 +127,9 @@ impl Lockfile {
 
     /// Reads `path`; `None` when it does not exist.
     pub fn read(path: &Path) -> Result<Option<Self>, LockError> {
-        match fs_err::read_to_string(path) {
-            Ok(text) => Self::parse(&text, path).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
+        match crate::util::contain::read_config(path)? {
+            Some(text) => Self::parse(&text, path).map(Some),
+            None => Ok(None),
         }
     }
 

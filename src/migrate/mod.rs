@@ -50,7 +50,8 @@ impl MigrateError {
             }
             Self::OtherInProgress { journal } => format!("finish it first: a2c migrate version --to {journal}"),
             Self::Git { .. } => "fix the git problem above (e.g. set user.name and user.email), then rerun".into(),
-            Self::Io(_) | Self::Injected(_) => return None,
+            Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
+            Self::Injected(_) => return None,
         })
     }
 }
@@ -97,7 +98,21 @@ impl Plan {
     }
 }
 
-fn files_under(dir: &Path) -> Vec<String> {
+/// Every file below the tool state root `dir` (relative, sorted). A link anywhere there, or
+/// the root itself being one, is refused: a migration moves, snapshots and commits only real
+/// files inside the repository, never what a link points to.
+fn files_under(dir: &Path) -> Result<Vec<String>, MigrateError> {
+    if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+        // `.a2c` directly; `.tools/esys/a2c` component by component from the repository.
+        let (base, rel) = match dir.ends_with(CANONICAL_ROOT) {
+            true => (dir.ancestors().nth(3).unwrap_or(parent), Path::new(CANONICAL_ROOT)),
+            false => (parent, Path::new(name)),
+        };
+        if !crate::util::contain::check(base, rel)? {
+            return Ok(Vec::new());
+        }
+    }
+    crate::util::contain::refuse_links_below(dir)?;
     let mut out: Vec<String> = walkdir::WalkDir::new(dir)
         .min_depth(1)
         .follow_links(false)
@@ -107,7 +122,7 @@ fn files_under(dir: &Path) -> Vec<String> {
         .filter_map(|e| crate::util::paths::relative_slash(dir, e.path()))
         .collect();
     out.sort();
-    out
+    Ok(out)
 }
 
 /// Plans a migration of `repo` from `before` to version `to`.
@@ -125,7 +140,7 @@ pub fn plan(
     let move_all = legacy.is_dir() && (requires_canonical || both);
     let (mut moves, mut duplicates) = (Vec::new(), Vec::new());
     if move_all {
-        for rel in files_under(&legacy) {
+        for rel in files_under(&legacy)? {
             let (src, dst) = (legacy.join(&rel), canonical.join(&rel));
             let m = Move {
                 from: format!("{LEGACY_ROOT}/{rel}"),
@@ -214,10 +229,10 @@ impl Snapshot {
         let mut roots_existed = [false; 2];
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
             let dir = repo.join(root);
-            roots_existed[i] = dir.is_dir();
-            for rel in files_under(&dir) {
+            roots_existed[i] = crate::util::contain::is_real_dir(&dir);
+            for rel in files_under(&dir)? {
                 let path = dir.join(&rel);
-                let mode = fs_err::metadata(&path)?.permissions().mode();
+                let mode = fs_err::symlink_metadata(&path)?.permissions().mode();
                 files.push((path.clone(), fs_err::read(&path)?, mode));
             }
         }
@@ -236,13 +251,13 @@ impl Snapshot {
         use std::os::unix::fs::PermissionsExt;
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
             let dir = self.repo.join(root);
-            for rel in files_under(&dir) {
+            for rel in files_under(&dir)? {
                 let path = dir.join(&rel);
                 if !self.files.iter().any(|(p, _, _)| *p == path) {
                     fs_err::remove_file(&path)?;
                 }
             }
-            if !self.roots_existed[i] && dir.is_dir() && files_under(&dir).is_empty() {
+            if !self.roots_existed[i] && dir.is_dir() && files_under(&dir)?.is_empty() {
                 fs_err::remove_dir_all(&dir)?;
             }
         }
@@ -287,7 +302,7 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
     }
     if plan.remove_legacy {
         let legacy = repo.join(LEGACY_ROOT);
-        if legacy.is_dir() && files_under(&legacy).is_empty() {
+        if legacy.is_dir() && files_under(&legacy)?.is_empty() {
             fs_err::remove_dir_all(&legacy)?;
         }
     }

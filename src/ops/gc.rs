@@ -17,8 +17,8 @@ pub struct GcOutcome {
 
 pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Reporter) -> Result<GcOutcome, OpsError> {
     let pinned = needs(ctx)?;
-    let store = ctx.store_dir()?;
-    let cache = cache(&store);
+    let store = super::store(ctx)?;
+    let cache = cache(&store)?;
     let referenced: BTreeSet<_> = match prune_cache {
         true => Lockfile::read(&lock_path(ctx)?)?
             .unwrap_or_default()

@@ -52,7 +52,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     } else {
         registry_location(ctx, None)?
     };
-    let client = std::sync::Arc::new(network(location.as_ref()));
+    let client = std::sync::Arc::new(network(ctx, None)?);
     if !missing.is_empty() {
         if settings.locked || settings.offline {
             let flag = if settings.locked { "--locked" } else { "--offline" };
@@ -70,15 +70,16 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         lock = planned.lock;
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
-    let store = ctx.store_dir()?;
+    let store = super::store(ctx)?;
     let options = InstallOptions {
-        cache: cache(&store),
+        cache: cache(&store)?,
         network: (!settings.offline).then_some(client),
         store,
         offline: settings.offline,
         from: super::from_dir(settings.from.as_deref())?,
         jobs: settings.jobs.unwrap_or_else(default_jobs),
         limits: Limits::from_env().map_err(OpsError::Config)?,
+        registry_dir: super::registry_dir(ctx),
     };
     let report = store::install::install(&entries, &options, reporter)?;
     let mut pointers = 0;

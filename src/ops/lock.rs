@@ -59,7 +59,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     // The registry is read only when something must be resolved, or to check the locked
     // entries against it when one is configured.
     let location = registry_location(ctx, options.registry.as_deref())?;
-    let client = network(location.as_ref());
+    let client = network(ctx, options.registry.as_deref())?;
     let index = match &location {
         Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
             Some(crate::registry::read_index(loc, &client)?)

@@ -53,7 +53,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     if !git::is_work_tree(&repo) {
         return Err(MigrateError::NotGit { repo }.into());
     }
-    let state = ToolStateRoot::detect(&repo).ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
+    let state = ToolStateRoot::detect(&repo)?.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
     // Half-migrated repositories may hold the record only in the legacy root: read that one then.
     let record_path = [
         state.adoption_path(),
@@ -164,7 +164,7 @@ fn ensure_installed(
     } else {
         registry_location(ctx, None)?
     };
-    let client = std::sync::Arc::new(network(location.as_ref()));
+    let client = std::sync::Arc::new(network(ctx, None)?);
     if lock.get(version).is_none() {
         match (
             settings.offline,
@@ -188,15 +188,16 @@ fn ensure_installed(
         lock.write(&lock_path)?;
     }
     let entry = lock.get(version).cloned().expect("locked above");
-    let store = ctx.store_dir()?;
+    let store = super::store(ctx)?;
     let options = InstallOptions {
-        cache: cache(&store),
+        cache: cache(&store)?,
         network: (!settings.offline).then_some(client),
         store: store.clone(),
         offline: settings.offline,
         from: super::from_dir(settings.from.as_deref())?,
         jobs: 1,
         limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
+        registry_dir: super::registry_dir(ctx),
     };
     crate::store::install::install(std::slice::from_ref(&entry), &options, reporter)?;
     Ok(store.join(version.to_string()))
@@ -228,7 +229,7 @@ fn peek_manifest(
     version: &MethodVersion,
     settings: &MigrateSettings,
 ) -> Result<Option<MethodManifest>, OpsError> {
-    let store = ctx.store_dir()?;
+    let store = super::store(ctx)?;
     if let Ok(m) = MethodManifest::read_tree(&store.join(version.to_string())) {
         return Ok(Some(m));
     }
@@ -240,7 +241,7 @@ fn peek_manifest(
             let Some(location) = registry_location(ctx, None)?.filter(|_| !settings.offline) else {
                 return Ok(None);
             };
-            let index = crate::registry::read_index(&location, &network(Some(&location)))?;
+            let index = crate::registry::read_index(&location, &network(ctx, None)?)?;
             let needed: BTreeSet<MethodVersion> = [version.clone()].into();
             match resolve_plan(
                 &needed,
@@ -253,7 +254,7 @@ fn peek_manifest(
             }
         }
     };
-    let mut bundles = vec![cache(&store).path(&entry.sha256)];
+    let mut bundles = vec![cache(&store)?.path(&entry.sha256)];
     if let Some(dir) = &settings.from {
         bundles.extend(crate::store::cache::files_of_size(dir, entry.size));
     }

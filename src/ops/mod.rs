@@ -58,7 +58,8 @@ impl OpsError {
             }
             Self::Migrate(e) => e.hint(),
             Self::FromNotDir { .. } => Some("pass the directory of bundles that `a2c vendor DIR` wrote".into()),
-            Self::Config(_) | Self::Io(_) => None,
+            Self::Io(e) => crate::util::contain::refusal(e).map(|r| r.hint()),
+            Self::Config(_) => None,
         }
     }
 }
@@ -116,9 +117,25 @@ pub fn registry_location(ctx: &Context, flag: Option<&str>) -> Result<Option<Reg
     }
 }
 
+/// The store of this context, checked (see [`crate::store::guard`]).
+pub fn store(ctx: &Context) -> Result<PathBuf, OpsError> {
+    Ok(crate::store::guard(ctx.store_owner()?)?)
+}
+
+/// The configured file registry's directory, if the registry is a directory.
+pub fn registry_dir(ctx: &Context) -> Option<PathBuf> {
+    match registry_location(ctx, None) {
+        Ok(Some(RegistryLocation::Dir(dir))) => Some(dir),
+        _ => None,
+    }
+}
+
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
-pub fn cache(store: &Path) -> crate::store::Cache {
-    crate::store::Cache::new(crate::env::cache_dir().unwrap_or_else(|| store.join(".cache")))
+/// An existing cache that another user owns or can write is refused.
+pub fn cache(store: &Path) -> Result<crate::store::Cache, OpsError> {
+    let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
+    let dir = crate::env::cache_dir().unwrap_or_else(|| store.join(".cache"));
+    Ok(crate::store::Cache::open(dir, variable)?)
 }
 
 /// The `--from DIR` directory, absolute, checked to exist.
@@ -132,9 +149,14 @@ pub fn from_dir(from: Option<&Path>) -> Result<Option<PathBuf>, OpsError> {
     }
 }
 
-/// The HTTP client for `registry`, built only if a request is made.
-pub fn network(registry: Option<&RegistryLocation>) -> crate::registry::client::LazyClient {
-    crate::registry::client::LazyClient::new(registry.and_then(RegistryLocation::http_base))
+/// The HTTP client, built only if a request is made. Credentials are bound to the registry
+/// the user chose (`--registry` or `A2C_REGISTRY`), never to one a committed marker names.
+pub fn network(ctx: &Context, flag: Option<&str>) -> Result<crate::registry::client::LazyClient, OpsError> {
+    let chosen = match flag.map(str::to_string).or_else(crate::env::registry) {
+        Some(location) => RegistryLocation::parse(&location, &ctx.start)?.http_base(),
+        None => None,
+    };
+    Ok(crate::registry::client::LazyClient::new(chosen.into_iter().collect()))
 }
 
 /// The relative display of `path` under `base`, or the path itself.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{OpsError, cache, lock_path, network, registry_location};
+use super::{OpsError, cache, lock_path, network};
 use crate::archive::Format;
 use crate::lock::Lockfile;
 use crate::store::{InstallOptions, Reporter};
@@ -49,16 +49,16 @@ pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -
             lock_path.display()
         ))
     })?;
-    let location = registry_location(ctx, None)?;
-    let store = ctx.store_dir()?;
+    let store = super::store(ctx)?;
     let options = InstallOptions {
-        cache: cache(&store),
-        network: Some(std::sync::Arc::new(network(location.as_ref()))),
+        cache: cache(&store)?,
+        network: Some(std::sync::Arc::new(network(ctx, None)?)),
         store,
         offline: false,
         from: None,
         jobs,
         limits: crate::archive::Limits::default(),
+        registry_dir: super::registry_dir(ctx),
     };
     fs_err::create_dir_all(dir)?;
     let mut bundles = Vec::new();

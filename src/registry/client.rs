@@ -95,12 +95,17 @@ impl HttpError {
     }
 }
 
-/// Credentials by host.
+/// Credentials, each bound to hosts by the user (never by a repository): see [`Auth::load`].
 #[derive(Default)]
 struct Auth {
-    /// (host, port) of the registry, and its bearer token.
-    token: Option<((String, Option<u16>), String)>,
+    /// The `A2C_REGISTRY_TOKEN` bearer token and the hosts it is bound to.
+    token: Option<(Vec<HostKey>, String)>,
+    /// netrc `machine` entries: each bound by the user to its host.
     netrc: HashMap<String, (String, String)>,
+    /// The netrc `default` entry: only for the hosts the user named (`bound`).
+    netrc_default: Option<(String, String)>,
+    /// Hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS`.
+    bound: Vec<HostKey>,
 }
 
 impl fmt::Debug for Auth {
@@ -109,38 +114,94 @@ impl fmt::Debug for Auth {
     }
 }
 
-fn host_key(url: &Url) -> (String, Option<u16>) {
+/// A host and port, lower case.
+pub type HostKey = (String, Option<u16>);
+
+/// The host and port of `url`, as credentials are bound to them.
+pub fn host_key(url: &Url) -> HostKey {
     (
         url.host_str().unwrap_or_default().to_ascii_lowercase(),
         url.port_or_known_default(),
     )
 }
 
+/// `true` for a loopback host (127.0.0.0/8, ::1, localhost).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
 impl Auth {
-    fn load(registry: Option<&Url>) -> Result<Self, HttpError> {
-        let token = match (registry, crate::env::registry_token()) {
-            (Some(url), Some(token)) => Some((host_key(url), token)),
-            _ => None,
-        };
+    /// `bound` are the registries the user chose (on the command line or in the environment):
+    /// `A2C_REGISTRY_TOKEN` and the netrc `default` entry go to their hosts only (and to the
+    /// hosts listed in `A2C_TOKEN_HOSTS`); a netrc `machine` entry goes to its own host. A
+    /// registry named only by a committed marker or lock gets nothing unless the user bound
+    /// its host; and no credential ever travels over plain `http://` except to loopback.
+    fn load(bound: &[Url]) -> Result<Self, HttpError> {
+        let mut hosts: Vec<HostKey> = bound.iter().map(host_key).collect();
+        for entry in crate::env::token_hosts() {
+            let url = Url::parse(&format!("https://{entry}/")).map_err(|_| {
+                HttpError::Config(format!(
+                    "{}: `{entry}` is not a host or host:port",
+                    crate::env::A2C_TOKEN_HOSTS
+                ))
+            })?;
+            let key = host_key(&url);
+            // `host` alone binds every port of it.
+            let explicit_port = entry.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok());
+            hosts.push((key.0, explicit_port.then_some(key.1).flatten()));
+        }
+        let token = crate::env::registry_token().map(|t| (hosts.clone(), t));
         let mut netrc = HashMap::new();
+        let mut netrc_default = None;
         if let Some(path) = crate::env::netrc_path().filter(|p| p.is_file()) {
-            let parsed = netrc::Netrc::from_file(&path)
-                .map_err(|e| HttpError::Config(format!("cannot read the netrc file `{}`: {e}", path.display())))?;
+            // The parser's own messages may quote the file: never show them (tokens).
+            let parsed = netrc::Netrc::from_file(&path).map_err(|_| {
+                HttpError::Config(format!(
+                    "cannot parse the netrc file `{}` (its content is not shown: it holds credentials)",
+                    path.display()
+                ))
+            })?;
             for (host, a) in parsed.hosts {
-                netrc.insert(host.to_ascii_lowercase(), (a.login, a.password));
+                if host == "default" {
+                    netrc_default = Some((a.login, a.password));
+                } else {
+                    netrc.insert(host.to_ascii_lowercase(), (a.login, a.password));
+                }
             }
         }
-        Ok(Self { token, netrc })
+        Ok(Self {
+            token,
+            netrc,
+            netrc_default,
+            bound: hosts,
+        })
+    }
+
+    fn is_bound(hosts: &[HostKey], key: &HostKey) -> bool {
+        hosts.iter().any(|(h, p)| *h == key.0 && (p.is_none() || *p == key.1))
     }
 
     fn apply(&self, request: reqwest::RequestBuilder, url: &Url) -> reqwest::RequestBuilder {
-        if let Some((key, token)) = &self.token
-            && *key == host_key(url)
+        if url.scheme() != "https" && !is_loopback(url) {
+            return request; // credentials never travel in clear text
+        }
+        let key = host_key(url);
+        if let Some((hosts, token)) = &self.token
+            && Self::is_bound(hosts, &key)
         {
             return request.bearer_auth(token);
         }
-        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
-        match self.netrc.get(&host).or_else(|| self.netrc.get("default")) {
+        let own = self.netrc.get(&key.0);
+        let default = self
+            .netrc_default
+            .as_ref()
+            .filter(|_| Self::is_bound(&self.bound, &key));
+        match own.or(default) {
             Some((login, password)) => request.basic_auth(login, Some(password)),
             None => request,
         }
@@ -193,8 +254,9 @@ pub fn install_crypto_provider() {
 }
 
 impl HttpClient {
-    /// Builds the client. `registry` is the registry's base URL: only its host gets the token.
-    pub fn new(registry: Option<&Url>) -> Result<Self, HttpError> {
+    /// Builds the client. `bound` are the registries the user chose: only their hosts get the
+    /// token (see [`Auth::load`]).
+    pub fn new(bound: &[Url]) -> Result<Self, HttpError> {
         install_crypto_provider();
         let timeout = number(crate::env::A2C_HTTP_TIMEOUT, DEFAULT_TIMEOUT)?.max(1);
         let retries = number(crate::env::A2C_HTTP_RETRIES, DEFAULT_RETRIES)?;
@@ -214,7 +276,7 @@ impl HttpClient {
         Ok(Self {
             client,
             runtime,
-            auth: Auth::load(registry)?,
+            auth: Auth::load(bound)?,
             timeout,
             retries,
         })
@@ -393,13 +455,10 @@ impl HttpClient {
         sha256: &Sha256,
         progress: &dyn Fn(u64),
     ) -> Result<(), Failure> {
-        let mut file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(partial)
+        // Resume only from a regular file this user owns; never through a link.
+        let file = crate::util::contain::open_write(partial, crate::util::contain::Open::Existing, 0o600)
             .map_err(Failure::io)?;
+        let mut file = fs_err::File::from_parts(file, partial);
         let mut have = file.metadata().map_err(Failure::io)?.len();
         if have > size {
             file.set_len(0).map_err(Failure::io)?;
@@ -487,7 +546,7 @@ fn hash_prefix(file: &mut fs_err::File, len: u64, hasher: &mut Hasher) -> std::i
 }
 
 fn truncate(path: &Path) -> std::io::Result<()> {
-    match fs_err::OpenOptions::new().write(true).open(path) {
+    match crate::util::contain::open_write(path, crate::util::contain::Open::Existing, 0o600) {
         Ok(f) => f.set_len(0),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
@@ -589,12 +648,17 @@ mod tests {
             .map(|h| h.to_str().unwrap().to_string())
     }
 
+    fn bound(urls: &[&str]) -> Vec<HostKey> {
+        urls.iter().map(|u| host_key(&Url::parse(u).unwrap())).collect()
+    }
+
     #[test]
-    fn token_goes_to_the_registry_host_only() {
-        let registry = Url::parse("https://reg.example.org/a2c/").unwrap();
+    fn token_goes_to_bound_hosts_only_and_never_in_clear_text() {
+        let hosts = bound(&["https://reg.example.org/a2c/", "http://127.0.0.1:8080/"]);
         let auth = Auth {
-            token: Some((host_key(&registry), "t0ken".into())),
-            netrc: HashMap::new(),
+            token: Some((hosts.clone(), "t0ken".into())),
+            bound: hosts,
+            ..Auth::default()
         };
         assert_eq!(
             header(&auth, "https://reg.example.org/x").as_deref(),
@@ -602,22 +666,36 @@ mod tests {
         );
         assert_eq!(header(&auth, "https://cdn.example.org/x"), None);
         assert_eq!(header(&auth, "https://reg.example.org:8443/x"), None);
+        assert_eq!(header(&auth, "http://reg.example.org:443/x"), None, "plain http");
+        assert_eq!(
+            header(&auth, "http://127.0.0.1:8080/x").as_deref(),
+            Some("Bearer t0ken"),
+            "loopback may be plain"
+        );
         assert_eq!(format!("{auth:?}"), "Auth { .. }");
     }
 
     #[test]
-    fn netrc_credentials_by_host_and_default() {
+    fn netrc_machines_by_host_and_default_only_for_bound_hosts() {
         let netrc = HashMap::from([("cdn.example.org".to_string(), ("a".to_string(), "b".to_string()))]);
-        let auth = Auth { token: None, netrc };
+        let auth = Auth {
+            netrc,
+            netrc_default: Some(("d".into(), "e".into())),
+            bound: bound(&["https://mine.example.org/"]),
+            ..Auth::default()
+        };
         assert_eq!(
             header(&auth, "https://CDN.example.org/x").as_deref(),
             Some("Basic YTpi")
         );
-        assert_eq!(header(&auth, "https://other.example.org/x"), None);
-        let mut with_default = auth;
-        with_default.netrc.insert("default".into(), ("d".into(), "e".into()));
+        assert_eq!(header(&auth, "http://cdn.example.org/x"), None, "plain http");
         assert_eq!(
-            header(&with_default, "https://other.example.org/x").as_deref(),
+            header(&auth, "https://other.example.org/x"),
+            None,
+            "a repository's registry"
+        );
+        assert_eq!(
+            header(&auth, "https://mine.example.org/x").as_deref(),
             Some("Basic ZDpl")
         );
     }
@@ -626,15 +704,15 @@ mod tests {
 /// A client built on first use, so that offline and no-op runs never build one.
 #[derive(Debug)]
 pub struct LazyClient {
-    registry: Option<Url>,
+    bound: Vec<Url>,
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
 }
 
 impl LazyClient {
-    /// `registry` is the configured registry's base URL (its host alone gets the token).
-    pub fn new(registry: Option<Url>) -> Self {
+    /// `bound` are the registries the user chose (see [`Auth::load`]).
+    pub fn new(bound: Vec<Url>) -> Self {
         Self {
-            registry,
+            bound,
             client: std::sync::Mutex::new(None),
         }
     }
@@ -644,7 +722,7 @@ impl LazyClient {
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let client = std::sync::Arc::new(HttpClient::new(self.registry.as_ref())?);
+        let client = std::sync::Arc::new(HttpClient::new(&self.bound)?);
         *slot = Some(client.clone());
         Ok(client)
     }

@@ -6,19 +6,65 @@ use std::path::{Path, PathBuf};
 
 use crate::util::digest::Sha256;
 
-/// A bundle cache directory.
+/// A bundle cache directory. The cache may be shared by every workspace of the machine, but
+/// never with another user: it must be this user's, and writable by nobody else unless sticky
+/// (see [`Cache::open`]); a2c creates it and its subdirectories with mode 0700.
 #[derive(Debug, Clone)]
 pub struct Cache {
     pub dir: PathBuf,
+    /// The variable that chose `dir` (`A2C_CACHE_DIR`), for messages.
+    variable: Option<&'static str>,
 }
 
 impl Cache {
+    /// A cache at `dir`, unchecked (tests and tools that only compute paths).
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self { dir, variable: None }
     }
 
-    fn bundles(&self) -> PathBuf {
-        self.dir.join("bundles")
+    /// Opens the cache at `dir`, refusing an existing one that another user owns or can write
+    /// (a pre-made link or file there could redirect what a2c writes). Creates nothing.
+    pub fn open(dir: PathBuf, variable: Option<&'static str>) -> std::io::Result<Self> {
+        let cache = Self { dir, variable };
+        crate::util::contain::check_private_dir(&cache.dir, variable)?;
+        for sub in [BUNDLES, LOCKS] {
+            cache.check_sub(sub)?;
+        }
+        Ok(cache)
+    }
+
+    fn check_sub(&self, sub: &str) -> std::io::Result<()> {
+        if crate::util::contain::check(&self.dir, sub)? {
+            crate::util::contain::check_private_dir(&self.dir.join(sub), self.variable)?;
+        }
+        Ok(())
+    }
+
+    /// Creates the cache (0700) and its subdirectory `sub` (0700), checked.
+    fn ensure(&self, sub: &str) -> std::io::Result<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        if let Some(parent) = self.dir.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("failed to create the cache `{}`: {e}", self.dir.display()),
+                ));
+            }
+        }
+        crate::util::contain::check_private_dir(&self.dir, self.variable)?;
+        let path = crate::util::contain::create_dirs(&self.dir, sub, 0o700)?;
+        self.check_sub(sub)?;
+        Ok(path)
+    }
+
+    /// The bundles directory (may not exist).
+    pub fn bundles(&self) -> PathBuf {
+        self.dir.join(BUNDLES)
     }
 
     /// The path of the bundle `sha256`, whether or not it is cached.
@@ -26,19 +72,21 @@ impl Cache {
         self.bundles().join(sha256.to_hex())
     }
 
-    /// The cached bundle, if present.
+    /// The cached bundle, if present as a regular file (never a link).
     pub fn get(&self, sha256: &Sha256) -> Option<PathBuf> {
         let path = self.path(sha256);
-        path.is_file().then_some(path)
+        std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file())
+            .then_some(path)
     }
 
-    /// A new `.partial` file for `sha256`, to be committed with [`Partial::commit`].
+    /// A new `.partial` file for `sha256` (`O_EXCL`, 0600), to be committed with
+    /// [`Partial::commit`].
     pub fn partial(&self, sha256: &Sha256) -> std::io::Result<Partial> {
-        let dir = self.bundles();
-        fs_err::create_dir_all(&dir)?;
+        let dir = self.ensure(BUNDLES)?;
         let file = tempfile::Builder::new()
             .prefix(&format!("{}.", sha256.to_hex()))
-            .suffix(".partial")
+            .suffix(PARTIAL_SUFFIX)
             .tempfile_in(&dir)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", dir.display())))?;
         Ok(Partial {
@@ -47,16 +95,19 @@ impl Cache {
         })
     }
 
-    /// The resumable download file of `sha256` (its directory is created).
+    /// The resumable download file of `sha256` (its directory is created). The download opens
+    /// it without following a link, and resumes only a regular file this user owns.
     pub fn partial_path(&self, sha256: &Sha256) -> std::io::Result<PathBuf> {
-        fs_err::create_dir_all(self.bundles())?;
-        Ok(self.bundles().join(format!("{}.partial", sha256.to_hex())))
+        Ok(self
+            .ensure(BUNDLES)?
+            .join(format!("{}{PARTIAL_SUFFIX}", sha256.to_hex())))
     }
 
-    /// The lock file serializing downloads of `sha256` across processes. Lock files are never
-    /// deleted: unlinking a lock another process waits on would let two processes hold it.
-    pub fn lock_path(&self, sha256: &Sha256) -> PathBuf {
-        self.dir.join("locks").join(format!("{}.lock", sha256.to_hex()))
+    /// The lock file serializing downloads of `sha256` across processes (its directory is
+    /// created). Lock files are never deleted: unlinking a lock another process waits on would
+    /// let two processes hold it.
+    pub fn lock_path(&self, sha256: &Sha256) -> std::io::Result<PathBuf> {
+        Ok(self.ensure(LOCKS)?.join(format!("{}.lock", sha256.to_hex())))
     }
 
     /// Renames a verified download into place.
@@ -70,7 +121,50 @@ impl Cache {
     pub fn evict(&self, sha256: &Sha256) {
         let _ = fs_err::remove_file(self.path(sha256));
     }
+
+    /// `.partial` files that no running a2c is writing: a download's whose bundle lock is free,
+    /// and a copy's (`<sha256>.<random>.partial`) untouched for an hour.
+    pub fn stale_partials(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let Ok(entries) = fs_err::read_dir(self.bundles()) else {
+            return out;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(PARTIAL_SUFFIX) else {
+                continue;
+            };
+            let Ok(meta) = entry.metadata() else { continue };
+            let stale = match Sha256::parse(stem) {
+                Ok(sha) => self.lock_is_free(&sha),
+                Err(_) => meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 3600),
+            };
+            if stale {
+                out.push(entry.path());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn lock_is_free(&self, sha256: &Sha256) -> bool {
+        let path = self.dir.join(LOCKS).join(format!("{}.lock", sha256.to_hex()));
+        match crate::util::contain::read_config(&path) {
+            Ok(None) => true,
+            Ok(Some(_)) => std::fs::File::open(&path).is_ok_and(|f| f.try_lock().is_ok()),
+            Err(_) => false,
+        }
+    }
 }
+
+const BUNDLES: &str = "bundles";
+const LOCKS: &str = "locks";
+/// The suffix of a bundle being written into the cache.
+pub const PARTIAL_SUFFIX: &str = ".partial";
 
 /// A bundle being written into the cache. Dropped without commit, it is deleted.
 pub struct Partial {

@@ -10,6 +10,14 @@ use super::StoreError;
 /// Default seconds to wait for the store lock.
 pub const DEFAULT_LOCK_TIMEOUT: u64 = 300;
 
+/// The width the holder's pid is padded to (any pid fits).
+const PID_WIDTH: usize = 10;
+
+fn write_holder(file: &File, text: &str) {
+    use std::os::unix::fs::FileExt;
+    let _ = file.write_all_at(format!("{text}\n").as_bytes(), 0);
+}
+
 /// An exclusive lock on a store, released on drop.
 #[derive(Debug)]
 pub struct StoreLock {
@@ -18,22 +26,15 @@ pub struct StoreLock {
 }
 
 impl StoreLock {
-    /// Acquires the lock file `path`, calling `waiting` once if another process holds it.
+    /// Acquires the lock file `path`, calling `waiting` once if another process holds it. Its
+    /// directory must exist (created, checked, by the caller). The file is opened without
+    /// following a link, must be a regular file of this user, and is never truncated.
     pub fn acquire(path: &Path, waiting: &dyn Fn(&Path)) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent() {
-            fs_err::create_dir_all(dir)?;
-        }
         // Validate the timeout now, not only when there is contention.
         let timeout = crate::env::number(crate::env::A2C_LOCK_TIMEOUT)
             .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of seconds")))?
             .unwrap_or(DEFAULT_LOCK_TIMEOUT);
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?
-            .into_parts()
-            .0;
+        let file = crate::util::contain::open_write(path, crate::util::contain::Open::Existing, 0o644)?;
         match file.try_lock() {
             Ok(()) => return Ok(Self::locked(file, path)),
             Err(TryLockError::WouldBlock) => waiting(path),
@@ -65,20 +66,19 @@ impl StoreLock {
     /// The pid recorded in a lock file that nobody holds: its holder died while holding it.
     /// `None` when the lock is free and clean, held right now, or unreadable.
     pub fn stale_holder(path: &Path) -> Option<u32> {
+        let text = crate::util::contain::read_config(path).ok()??;
+        let pid = text.trim().parse::<u32>().ok()?;
         let file = File::open(path).ok()?;
-        let pid = std::fs::read_to_string(path).ok()?.trim().parse::<u32>().ok()?;
         match file.try_lock_shared() {
             Ok(()) => Some(pid),
             Err(_) => None, // held: an install is running
         }
     }
 
-    fn locked(mut file: File, path: &Path) -> Self {
-        use std::io::{Seek, Write};
-        // Record the holder, for doctor and for humans; the lock itself is the flock.
-        let _ = file.set_len(0);
-        let _ = file.seek(std::io::SeekFrom::Start(0));
-        let _ = writeln!(file, "{}", std::process::id());
+    fn locked(file: File, path: &Path) -> Self {
+        // Record the holder, for doctor and for humans; the lock itself is the flock. The pid
+        // is written padded over the start of the file: a lock file is never truncated.
+        write_holder(&file, &format!("{:<PID_WIDTH$}", std::process::id()));
         Self {
             _file: file,
             path: path.to_path_buf(),
@@ -89,6 +89,6 @@ impl StoreLock {
 impl Drop for StoreLock {
     fn drop(&mut self) {
         // A clean release leaves no pid: a pid in an unheld lock means its holder died.
-        let _ = self._file.set_len(0);
+        write_holder(&self._file, &" ".repeat(PID_WIDTH));
     }
 }

@@ -10,7 +10,8 @@ use super::{Cache, LOCK_FILE, STAGING_DIR, StoreError};
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
 
-/// `<store>/<V>/` directories whose name is a version, sorted.
+/// `<store>/<V>/` directories whose name is a version, sorted. A link is never listed (its
+/// `file_type` is not followed), so nothing outside the store is ever removed through one.
 pub fn installed_versions(store: &Path) -> Vec<(MethodVersion, PathBuf)> {
     let mut out: Vec<(MethodVersion, PathBuf)> = fs_err::read_dir(store)
         .map(|d| {
@@ -23,6 +24,21 @@ pub fn installed_versions(store: &Path) -> Vec<(MethodVersion, PathBuf)> {
                     }
                     name.parse::<MethodVersion>().ok().map(|v| (v, e.path()))
                 })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Entries of the store named like a version that are symbolic links (never installed).
+pub fn linked_versions(store: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs_err::read_dir(store)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+                .filter(|e| e.file_name().to_string_lossy().parse::<MethodVersion>().is_ok())
+                .map(|e| e.path())
                 .collect()
         })
         .unwrap_or_default();
@@ -63,8 +79,7 @@ pub fn gc(
             None => {
                 if !dry_run {
                     // Out of sight first, in one rename; then delete.
-                    let staging = store.join(STAGING_DIR);
-                    fs_err::create_dir_all(&staging)?;
+                    let staging = crate::util::contain::create_dirs(store, STAGING_DIR, 0o700)?;
                     let doomed = staging.join(format!("gc-{version}-{}", std::process::id()));
                     fs_err::rename(&dir, &doomed)?;
                     remove_tree(&doomed)?;
@@ -74,7 +89,13 @@ pub fn gc(
         }
     }
     if let Some((cache, referenced)) = cache {
-        let bundles = cache.dir.join("bundles");
+        for partial in cache.stale_partials() {
+            if !dry_run {
+                fs_err::remove_file(&partial)?;
+            }
+            report.cache_removed.push(partial);
+        }
+        let bundles = cache.bundles();
         for entry in fs_err::read_dir(&bundles).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Ok(sha) = Sha256::parse(&name) else { continue };

@@ -43,6 +43,9 @@ pub struct InstallOptions {
     pub from: Option<PathBuf>,
     pub jobs: usize,
     pub limits: Limits,
+    /// The file registry the user or the marker configured: a `file://` source inside it may be
+    /// named in messages with its digest and size; one elsewhere (named by the lock alone) not.
+    pub registry_dir: Option<PathBuf>,
 }
 
 /// Where a bundle came from.
@@ -80,11 +83,13 @@ pub struct InstallReport {
 
 /// `true` when `<store>/<V>/` holds a receipt matching `entry` (fast: reads one small file,
 /// hashes nothing).
+/// A version directory that is a symbolic link is never installed.
 pub fn is_installed(store: &Path, entry: &LockEntry) -> bool {
     let dir = store.join(entry.version.to_string());
-    Receipt::read(&dir).is_some_and(|r| {
-        r.version == entry.version && r.sha256 == entry.sha256 && entry.tree.as_ref().is_none_or(|t| *t == r.tree)
-    })
+    crate::util::contain::is_real_dir(&dir)
+        && Receipt::read(&dir).is_some_and(|r| {
+            r.version == entry.version && r.sha256 == entry.sha256 && entry.tree.as_ref().is_none_or(|t| *t == r.tree)
+        })
 }
 
 fn staging_has_leftovers(store: &Path) -> bool {
@@ -103,6 +108,10 @@ pub fn install(
         report.reused = entries.iter().map(|e| reused(&options.store, e)).collect();
         return Ok(report);
     }
+    for entry in &pending {
+        check_bundle_size(entry)?;
+    }
+    super::ensure(&options.store)?;
     let _lock = StoreLock::acquire(&options.store.join(LOCK_FILE), &|p| reporter.waiting_for_lock(p))?;
     report.cleaned = clean_staging(&options.store)?;
     // Re-check under the lock: another process may have installed some meanwhile.
@@ -159,6 +168,7 @@ pub fn remove_tree(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Runs `f` on every item with up to `jobs` worker threads; the results come in item order.
 fn run_parallel<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let out = Mutex::new(Vec::with_capacity(items.len()));
@@ -169,12 +179,18 @@ fn run_parallel<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R 
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
                     let r = f(item);
-                    out.lock().expect("no worker panics while holding the lock").push(r);
+                    out.lock()
+                        .expect("no worker panics while holding the lock")
+                        .push((i, r));
                 }
             });
         }
     });
-    out.into_inner().expect("workers are done")
+    // In the items' order, whatever order they finished in: the first error reported is
+    // then always the same one.
+    let mut out = out.into_inner().expect("workers are done");
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
 }
 
 /// A work directory in staging, removed on drop unless taken.
@@ -182,8 +198,8 @@ struct StagingDir(Option<PathBuf>);
 
 impl StagingDir {
     fn new(store: &Path, version: &MethodVersion) -> std::io::Result<Self> {
-        let staging = store.join(STAGING_DIR);
-        fs_err::create_dir_all(&staging)?;
+        let staging = crate::util::contain::create_dirs(store, STAGING_DIR, 0o700)?;
+        // tempfile creates it 0700: nobody else may enter a directory being extracted.
         let dir = tempfile::Builder::new()
             .prefix(&format!("{version}-"))
             .tempdir_in(&staging)
@@ -214,6 +230,8 @@ struct Candidate {
     strict: bool,
     /// Download this URL into the cache first.
     download: Option<url::Url>,
+    /// Whether a mismatch may show this file's digest and size (see [`super::Mismatch`]).
+    reveal: bool,
 }
 
 impl Candidate {
@@ -224,8 +242,44 @@ impl Candidate {
             tee_to_cache,
             strict,
             download: None,
+            reveal: true,
         }
     }
+}
+
+/// The largest bundle a lock may pin: `A2C_MAX_BUNDLE_BYTES`, default 4 GiB.
+pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 4 << 30;
+
+/// Refuses a lock entry whose pinned size is past the maximum, before anything is read.
+pub fn check_bundle_size(entry: &LockEntry) -> Result<(), StoreError> {
+    let limit = crate::env::number(crate::env::A2C_MAX_BUNDLE_BYTES)
+        .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of bytes")))?
+        .unwrap_or(DEFAULT_MAX_BUNDLE_BYTES);
+    if entry.size > limit {
+        return Err(StoreError::TooBig {
+            version: entry.version.clone(),
+            size: entry.size,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Opens a bundle file to read: it must be a regular file (never a device or a fifo), and at
+/// most `size + 1` bytes are ever read from it, so that a source past the pinned size fails
+/// instead of filling the disk.
+fn open_bundle(path: &Path, size: u64) -> Result<(std::io::Take<fs_err::File>, u64), StoreError> {
+    let file = fs_err::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(crate::util::contain::Refused {
+            path: path.to_path_buf(),
+            why: crate::util::contain::Why::NotFile,
+            variable: None,
+        })
+        .into());
+    }
+    Ok((std::io::Read::take(file, size + 1), meta.len()))
 }
 
 fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candidate>, Vec<String>), StoreError> {
@@ -252,7 +306,11 @@ fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candid
     if let Some(_network) = options.network.as_ref().filter(|_| !options.offline) {
         looked.push(format!("the registry `{}`", entry.source));
         match crate::registry::location::file_path(&entry.source) {
-            Some(path) => out.push(Candidate::file(path, Source::Registry, true, true)),
+            Some(path) => {
+                let mut c = Candidate::file(path, Source::Registry, true, true);
+                c.reveal = reveals(options, &c.path);
+                out.push(c);
+            }
             None => {
                 let url = http_source(entry)?;
                 let path = options.cache.path(&entry.sha256);
@@ -262,11 +320,20 @@ fn candidates(entry: &LockEntry, options: &InstallOptions) -> Result<(Vec<Candid
                     tee_to_cache: false,
                     strict: true,
                     download: Some(url),
+                    reveal: true,
                 });
             }
         }
     }
     Ok((out, looked))
+}
+
+/// `true` when a `file://` source lies inside the configured file registry.
+fn reveals(options: &InstallOptions, path: &Path) -> bool {
+    options
+        .registry_dir
+        .as_ref()
+        .is_some_and(|dir| crate::util::paths::absolute(path).starts_with(dir))
 }
 
 fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
@@ -307,8 +374,10 @@ pub fn fetch_to_cache(
     options: &InstallOptions,
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, StoreError> {
+    check_bundle_size(entry)?;
     if let Some(path) = options.cache.get(&entry.sha256) {
-        let (sha, size) = crate::util::digest::sha256_reader(fs_err::File::open(&path)?)?;
+        let (file, _) = open_bundle(&path, entry.size)?;
+        let (sha, size) = crate::util::digest::sha256_reader(file)?;
         if sha == entry.sha256 && size == entry.size {
             return Ok(path);
         }
@@ -324,8 +393,9 @@ pub fn fetch_to_cache(
     }
     match crate::registry::location::file_path(&entry.source) {
         Some(path) => {
+            let reveal = reveals(options, &path);
+            let (file, _) = open_bundle(&path, entry.size)?;
             let mut partial = options.cache.partial(&entry.sha256)?;
-            let file = fs_err::File::open(&path)?;
             let mut reader = crate::util::digest::HashingReader::new(TeeReader::new(file, Some(partial.writer())));
             std::io::copy(&mut reader, &mut std::io::sink())?;
             let (sha, size) = reader.finish()?;
@@ -336,10 +406,18 @@ pub fn fetch_to_cache(
                     &path,
                     format!("{} bytes", entry.size),
                     format!("{size} bytes"),
+                    reveal,
                 ));
             }
             if sha != entry.sha256 {
-                return Err(mismatch(entry, "sha256", &path, entry.sha256.to_hex(), sha.to_hex()));
+                return Err(mismatch(
+                    entry,
+                    "sha256",
+                    &path,
+                    entry.sha256.to_hex(),
+                    sha.to_hex(),
+                    reveal,
+                ));
             }
             Ok(partial.commit()?)
         }
@@ -374,7 +452,7 @@ fn download(
         version: entry.version.clone(),
         source: Box::new(source),
     };
-    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256), &|p| {
+    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &|p| {
         reporter.waiting_for_lock(p)
     })?;
     if options.cache.get(&entry.sha256).is_some() {
@@ -406,20 +484,28 @@ fn download(
     }
 }
 
-fn mismatch(entry: &LockEntry, what: &'static str, source: &Path, expected: String, actual: String) -> StoreError {
+fn mismatch(
+    entry: &LockEntry,
+    what: &'static str,
+    source: &Path,
+    expected: String,
+    actual: String,
+    reveal: bool,
+) -> StoreError {
     StoreError::Mismatch(Box::new(super::Mismatch {
         version: entry.version.clone(),
         what,
         source_name: source.display().to_string(),
         expected,
         actual,
+        reveal,
     }))
 }
 
 fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptions) -> Result<Installed, StoreError> {
     let path = &candidate.path;
-    let file = fs_err::File::open(path)?;
-    let actual_size = file.metadata()?.len();
+    let reveal = candidate.reveal;
+    let (file, actual_size) = open_bundle(path, entry.size)?;
     if actual_size != entry.size {
         return Err(mismatch(
             entry,
@@ -427,6 +513,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             path,
             format!("{} bytes", entry.size),
             format!("{actual_size} bytes"),
+            reveal,
         ));
     }
     let mut partial = match candidate.tee_to_cache {
@@ -446,9 +533,16 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         Ok(x) => x,
         Err(source) => {
             // A corrupt stream is first of all a digest problem: say so when the digest is off.
-            let (actual, _) = crate::util::digest::sha256_reader(fs_err::File::open(path)?)?;
+            let (actual, _) = crate::util::digest::sha256_reader(open_bundle(path, entry.size)?.0)?;
             if actual != entry.sha256 {
-                return Err(mismatch(entry, "sha256", path, entry.sha256.to_hex(), actual.to_hex()));
+                return Err(mismatch(
+                    entry,
+                    "sha256",
+                    path,
+                    entry.sha256.to_hex(),
+                    actual.to_hex(),
+                    reveal,
+                ));
             }
             return Err(StoreError::Extract {
                 version: entry.version.clone(),
@@ -464,6 +558,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             path,
             format!("{} bytes", entry.size),
             format!("{} bytes", extracted.bundle_size),
+            reveal,
         ));
     }
     if extracted.bundle_sha256 != entry.sha256 {
@@ -473,6 +568,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             path,
             entry.sha256.to_hex(),
             extracted.bundle_sha256.to_hex(),
+            reveal,
         ));
     }
     let bad_manifest = |reason: String| StoreError::BadManifest {
@@ -491,7 +587,14 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     if let Some(tree) = &entry.tree
         && *tree != extracted.tree
     {
-        return Err(mismatch(entry, "tree digest", path, tree.clone(), extracted.tree));
+        return Err(mismatch(
+            entry,
+            "tree digest",
+            path,
+            tree.clone(),
+            extracted.tree,
+            reveal,
+        ));
     }
     let receipt = Receipt {
         schema: super::receipt::RECEIPT_SCHEMA,
@@ -515,6 +618,9 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     )?;
     receipt.write(&extracted.root)?;
     crate::testhook::point(crate::testhook::AFTER_RECEIPT);
+    // Belt and braces on top of extraction beneath a directory handle: nothing staged may be
+    // a link when it is published.
+    crate::util::contain::refuse_links_below(staging.path())?;
     if let Some(p) = partial {
         p.commit()?;
     }
@@ -533,18 +639,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
 }
 
 fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o444)
-        .open(path);
-    let mut file = fs_err::File::from_parts(
-        file.map_err(|e| std::io::Error::new(e.kind(), format!("failed to create `{}`: {e}", path.display())))?,
-        path,
-    );
-    file.write_all(bytes)
+    crate::util::contain::write_new(path, bytes, 0o444)
 }
 
 /// Renames `tree` to `target`. A stale `target` (no or another receipt) is first moved into

@@ -16,7 +16,7 @@ pub mod gc;
 pub mod install;
 pub mod receipt;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use cache::Cache;
 pub use install::{InstallOptions, InstallReport, Installed, Reporter, Reused, Source};
@@ -28,6 +28,46 @@ use crate::util::version::MethodVersion;
 pub const STAGING_DIR: &str = ".staging";
 /// The lock file inside a store.
 pub const LOCK_FILE: &str = ".lock";
+
+/// Checks the store of `owner` (W, or R outside a superbuild) before anything reads or writes
+/// it: no component of `.tools_local/esys/a2c/` (nor `.staging`, `.lock`) may be a symbolic
+/// link, and nothing under `.tools_local/` may be tracked by git (a store is machine-local:
+/// one a repository commits would let it forge installed versions). Returns the store path.
+pub fn guard(owner: &Path) -> Result<PathBuf, StoreError> {
+    let store_rel = Path::new(STORE_DIR);
+    for rel in [store_rel.join(STAGING_DIR), store_rel.join(LOCK_FILE)] {
+        crate::util::contain::check(owner, rel)?;
+    }
+    if crate::util::git::tracks_anything_under(owner, LOCAL_DIR) {
+        return Err(StoreError::Tracked {
+            path: owner.join(LOCAL_DIR),
+        });
+    }
+    Ok(owner.join(STORE_DIR))
+}
+
+use crate::workspace::state_root::STORE_DIR;
+pub use crate::workspace::state_root::{LOCAL_DIR, owner_of};
+
+/// Creates the store of `store` (`<owner>/.tools_local/esys/a2c`) and its private staging
+/// directory without following links; a new `.tools_local/` gets a `.gitignore` of `*`, so that
+/// git never shows the store (as uv does for `.venv`).
+pub fn ensure(store: &Path) -> Result<(), StoreError> {
+    let owner = owner_of(store);
+    let local = owner.join(LOCAL_DIR);
+    let fresh = !crate::util::contain::check(owner, LOCAL_DIR)?;
+    crate::util::contain::create_dirs(owner, STORE_DIR, 0o755)?;
+    if fresh {
+        let path = local.join(".gitignore");
+        match crate::util::contain::write_new(&path, b"# written by a2c: this directory is machine-local\n*\n", 0o644) {
+            // A concurrent a2c created `.tools_local/` and wrote it first.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            other => other?,
+        }
+    }
+    crate::util::contain::create_dirs(store, STAGING_DIR, 0o700)?;
+    Ok(())
+}
 
 /// Errors of the install pipeline.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +100,14 @@ pub enum StoreError {
         looked: Vec<String>,
         offline: bool,
     },
+    #[error("`{}` is tracked by git, but a2c's store is machine-local: a repository that commits it could pass off any files as an installed version", path.display())]
+    Tracked { path: PathBuf },
+    #[error("the lock pins a bundle of {size} bytes for version {version}, more than the {limit} bytes allowed")]
+    TooBig {
+        version: MethodVersion,
+        size: u64,
+        limit: u64,
+    },
     #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },
     #[error("failed to download version {version}")]
@@ -70,16 +118,38 @@ pub enum StoreError {
     },
 }
 
-/// A bundle that is not the one the lock pins.
-#[derive(Debug, thiserror::Error)]
-#[error("{what} mismatch for version {version} from `{source_name}`: expected {expected}, got {actual}")]
+/// A bundle that is not the one the lock pins. A source the lock alone named outside any
+/// registry (`file:///home/…`) is reported without its digest or size (`reveal: false`): a
+/// repository must not learn facts about files outside it through a2c's messages.
+#[derive(Debug)]
 pub struct Mismatch {
     pub version: MethodVersion,
     pub what: &'static str,
     pub source_name: String,
     pub expected: String,
     pub actual: String,
+    pub reveal: bool,
 }
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.reveal {
+            write!(
+                f,
+                "{} mismatch for version {} from `{}`: expected {}, got {}",
+                self.what, self.version, self.source_name, self.expected, self.actual
+            )
+        } else {
+            write!(
+                f,
+                "`{}` is not the bundle the lock pins for version {} ({} differs)",
+                self.source_name, self.version, self.what
+            )
+        }
+    }
+}
+
+impl std::error::Error for Mismatch {}
 
 impl StoreError {
     pub fn hint(&self) -> Option<String> {
@@ -97,9 +167,18 @@ impl StoreError {
                 "pass `--from DIR` with the bundles (see `a2c vendor`), or run without `--offline`".into()
             }
             Self::Missing { .. } => "check the lock's `source`, or pass `--from DIR`".into(),
+            Self::Tracked { path } => format!(
+                "remove it from git (`git rm -r --cached {}`) and commit; a2c reinstalls what the lock pins",
+                path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+            ),
+            Self::TooBig { .. } => format!(
+                "check the lock entry; if the bundle really is that large, raise {}",
+                crate::env::A2C_MAX_BUNDLE_BYTES
+            ),
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
             Self::Download { source, .. } => return source.hint(),
-            Self::Config(_) | Self::Io(_) => return None,
+            Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
+            Self::Config(_) => return None,
         })
     }
 }

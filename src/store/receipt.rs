@@ -35,9 +35,9 @@ impl Receipt {
         tree.join(RECEIPT_FILE)
     }
 
-    /// Reads the receipt of an installed tree; `None` when missing or unreadable.
+    /// Reads the receipt of an installed tree; `None` when missing, unreadable or a link.
     pub fn read(tree: &Path) -> Option<Self> {
-        let text = std::fs::read_to_string(Self::path(tree)).ok()?;
+        let text = crate::util::contain::read_config(&Self::path(tree)).ok()??;
         serde_json::from_str::<Receipt>(&text)
             .ok()
             .filter(|r| r.schema <= RECEIPT_SCHEMA)
@@ -45,21 +45,9 @@ impl Receipt {
 
     /// Writes the receipt read-only into `tree`.
     pub fn write(&self, tree: &Path) -> std::io::Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let path = Self::path(tree);
         let mut text = serde_json::to_string_pretty(self).expect("a receipt serializes");
         text.push('\n');
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o444)
-            .open(&path);
-        let mut file = fs_err::File::from_parts(
-            file.map_err(|e| std::io::Error::new(e.kind(), format!("failed to create `{}`: {e}", path.display())))?,
-            &path,
-        );
-        file.write_all(text.as_bytes())
+        crate::util::contain::write_new(&Self::path(tree), text.as_bytes(), 0o444)
     }
 }
 

@@ -1,8 +1,10 @@
 //! Small building blocks shared by every module: strict YAML, exact versions, portable paths,
 //! atomic file writes.
 
+pub mod contain;
 pub mod digest;
 pub mod fs;
+pub mod git;
 pub mod paths;
 pub mod version;
 pub mod yaml;

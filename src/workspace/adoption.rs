@@ -191,8 +191,15 @@ impl AdoptionRecord {
     }
 
     /// Reads and parses `path`.
+    /// A link is refused before anything is read (a parse error must never echo a file the
+    /// link points to).
     pub fn read(path: &Path) -> Result<Self, ReadError> {
-        let text = fs_err::read_to_string(path)?;
+        let text = crate::util::contain::read_config(path)?.ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("`{}` does not exist", path.display()),
+            )
+        })?;
         Ok(Self::parse(&text, path)?)
     }
 

@@ -24,9 +24,9 @@ pub fn find_repo(start: &Path) -> Option<PathBuf> {
     start.ancestors().find(|d| is_git_repo(d)).map(Path::to_path_buf)
 }
 
-/// `true` when `dir` holds the workspace marker.
+/// `true` when `dir` holds the workspace marker (a link there counts: reading it refuses it).
 pub fn has_marker(dir: &Path) -> bool {
-    dir.join(MARKER_PATH).is_file()
+    std::fs::symlink_metadata(dir.join(MARKER_PATH)).is_ok()
 }
 
 /// `true` when `dir` is a repository holding a tool state root. A directory holding a workspace
@@ -34,8 +34,9 @@ pub fn has_marker(dir: &Path) -> bool {
 /// record counts.
 pub fn holds_tool_state(dir: &Path) -> bool {
     match ToolStateRoot::detect(dir) {
-        None => false,
-        Some(state) => !has_marker(dir) || state.has_adoption(),
+        Err(_) => true, // listed, so that its refusal is reported rather than skipped
+        Ok(None) => false,
+        Ok(Some(state)) => !has_marker(dir) || state.has_adoption(),
     }
 }
 
@@ -53,6 +54,8 @@ pub struct Member {
     /// R relative to W with `/` separators; `.` for W itself (and for a single repo).
     pub relative: String,
     pub state: Option<ToolStateRoot>,
+    /// Why the tool state root was refused (a link), if it was.
+    pub refused: Option<String>,
     /// The adoption record, or why it could not be read.
     pub record: Result<AdoptionRecord, String>,
 }
@@ -60,8 +63,12 @@ pub struct Member {
 impl Member {
     /// Reads the member at `path`.
     pub fn read(path: PathBuf, relative: String) -> Self {
-        let state = ToolStateRoot::detect(&path);
+        let (state, refused) = match ToolStateRoot::detect(&path) {
+            Ok(state) => (state, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
         let record = match &state {
+            None if refused.is_some() => Err(refused.clone().unwrap_or_default()),
             None => Err(WorkspaceError::NotAdopted { repo: path.clone() }.to_string()),
             Some(s) if !s.has_adoption() => {
                 Err(format!("adoption record `{}` is missing", s.adoption_path().display()))
@@ -75,6 +82,7 @@ impl Member {
             path,
             relative,
             state,
+            refused,
             record,
         }
     }
@@ -286,11 +294,17 @@ impl Context {
         }
     }
 
-    /// The store this context installs into: W's in a superbuild, else R's.
+    /// The store this context installs into: W's in a superbuild, else R's. Unchecked: the
+    /// store module's `guard` checks it before use.
     pub fn store_dir(&self) -> Result<PathBuf, WorkspaceError> {
+        Ok(self.store_owner()?.join(STORE_DIR))
+    }
+
+    /// Who owns the store: W in a superbuild, else R.
+    pub fn store_owner(&self) -> Result<&Path, WorkspaceError> {
         match &self.workspace {
-            Some(ws) => Ok(ws.store_dir()),
-            None => Ok(self.require_repo()?.join(STORE_DIR)),
+            Some(ws) => Ok(&ws.root),
+            None => self.require_repo(),
         }
     }
 }

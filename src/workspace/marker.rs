@@ -128,7 +128,10 @@ impl WorkspaceMarker {
     /// Reads `W/.tools/esys/a2c/workspace.yaml`.
     pub fn read(workspace: &Path) -> Result<Self, super::WorkspaceError> {
         let path = workspace.join(MARKER_PATH);
-        let text = fs_err::read_to_string(&path)?;
+        crate::util::contain::check(workspace, MARKER_PATH)?;
+        let text = crate::util::contain::read_config(&path)?.ok_or_else(|| super::WorkspaceError::NoMarker {
+            path: workspace.to_path_buf(),
+        })?;
         Ok(Self::parse(&text, &path)?)
     }
 
@@ -161,10 +164,12 @@ impl LocalPointer {
     /// `workspace_root` is relative to R.
     pub fn read(repo: &Path) -> Result<Option<Self>, super::WorkspaceError> {
         let path = repo.join(POINTER_PATH);
-        if !path.is_file() {
+        if !crate::util::contain::check(repo, POINTER_PATH)? {
             return Ok(None);
         }
-        let text = fs_err::read_to_string(&path)?;
+        let Some(text) = crate::util::contain::read_config(&path)? else {
+            return Ok(None);
+        };
         let fail = |line: usize, reason: String| MarkerError {
             what: "local pointer",
             path: path.clone(),
@@ -197,7 +202,9 @@ impl LocalPointer {
             yaml::quote(&workspace.to_string_lossy())
         );
         let path = repo.join(POINTER_PATH);
-        if fs_err::read_to_string(&path).is_ok_and(|old| old == text) {
+        // Never through a link: a member's `.tools_local/esys/a2c` must be a real directory.
+        crate::util::contain::create_dirs(repo, super::state_root::STORE_DIR, 0o755)?;
+        if crate::util::contain::read_config(&path)?.is_some_and(|old| old == text) {
             return Ok(());
         }
         crate::util::fs::write_atomic(&path, text.as_bytes())

@@ -81,7 +81,7 @@ impl WorkspaceError {
             Self::AlreadyAdopted { .. } => {
                 "to move an adopted repository to another version, run `a2c migrate version --to X.Y.Z`".into()
             }
-            Self::Io(_) => return None,
+            Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
         })
     }
 }

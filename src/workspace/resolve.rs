@@ -42,6 +42,25 @@ pub struct Resolution {
     pub rule: Rule,
 }
 
+/// Whether the store version directory `dir` of `owner` may be handed out: reached without a
+/// link, a real directory, in a store git does not track (a committed store could pass off any
+/// files as an installed version). `Err` says why not.
+fn store_version(owner: &Path, dir: &Path) -> Result<bool, String> {
+    let rel = dir.strip_prefix(owner).unwrap_or(dir);
+    match crate::util::contain::check(owner, rel) {
+        Ok(true) if crate::util::contain::is_real_dir(dir) => {}
+        Ok(_) => return Ok(false),
+        Err(e) => return Err(e.to_string()),
+    }
+    if crate::util::git::tracks_anything_under(owner, super::state_root::LOCAL_DIR) {
+        return Err(format!(
+            "`{}` is tracked by git: a2c's store is machine-local, so it is not used",
+            owner.join(super::state_root::LOCAL_DIR).display()
+        ));
+    }
+    Ok(true)
+}
+
 /// Resolves the method asset root for (R, V): the first that exists of `W/.tools_local/esys/a2c/V/`,
 /// `R/.tools_local/esys/a2c/V/`, and `R/tools/ai-rules/` when its manifest declares V.
 /// `W/tools/ai-rules/` is never a method asset root.
@@ -56,8 +75,11 @@ pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -
         candidates.push((repo.join(STORE_DIR).join(version.to_string()), Rule::RepoStore));
     }
     for (dir, rule) in candidates {
-        if dir.is_dir() {
-            return Ok(Resolution { root: dir, rule });
+        let owner = super::state_root::owner_of(dir.parent().unwrap_or(&dir));
+        match store_version(owner, &dir) {
+            Ok(true) => return Ok(Resolution { root: dir, rule }),
+            Ok(false) => {}
+            Err(why) => notes.push(why),
         }
         looked.push(dir);
     }

@@ -12,6 +12,16 @@ pub const CANONICAL_ROOT: &str = ".tools/esys/a2c";
 pub const LEGACY_ROOT: &str = ".a2c";
 /// The machine-local store directory, relative to W (superbuild) or R (single repo).
 pub const STORE_DIR: &str = ".tools_local/esys/a2c";
+/// The machine-local directory that holds the store: never committed.
+pub const LOCAL_DIR: &str = ".tools_local";
+
+/// The owner (W or R) of the store directory `store` (`<owner>/.tools_local/esys/a2c`).
+pub fn owner_of(store: &Path) -> &Path {
+    store
+        .ancestors()
+        .nth(Path::new(STORE_DIR).components().count())
+        .unwrap_or(store)
+}
 
 /// Which tool state root a repository uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -33,22 +43,25 @@ pub struct ToolStateRoot {
 }
 
 impl ToolStateRoot {
-    /// The tool state root of `repo`, or `None` when it has neither.
-    pub fn detect(repo: &Path) -> Option<Self> {
+    /// The tool state root of `repo`, or `None` when it has neither. Every component of both
+    /// roots is checked with `lstat`: a root (or `.tools`, `.tools/esys`) that is a symbolic
+    /// link is refused, never followed.
+    pub fn detect(repo: &Path) -> std::io::Result<Option<Self>> {
         let canonical = repo.join(CANONICAL_ROOT);
         let legacy = repo.join(LEGACY_ROOT);
-        let (has_c, has_l) = (canonical.is_dir(), legacy.is_dir());
+        let has_c = crate::util::contain::check(repo, CANONICAL_ROOT)? && canonical.is_dir();
+        let has_l = crate::util::contain::check(repo, LEGACY_ROOT)? && legacy.is_dir();
         let (layout, dir) = match (has_c, has_l) {
             (true, _) => (Layout::Canonical, canonical),
             (false, true) => (Layout::Legacy, legacy),
-            (false, false) => return None,
+            (false, false) => return Ok(None),
         };
-        Some(Self {
+        Ok(Some(Self {
             repo: repo.to_path_buf(),
             layout,
             dir,
             both_present: has_c && has_l,
-        })
+        }))
     }
 
     /// The root a writer must use for `repo`: always the canonical one.
@@ -61,9 +74,10 @@ impl ToolStateRoot {
         self.dir.join(ADOPTION_FILE)
     }
 
-    /// `true` when this root holds an adoption record.
+    /// `true` when this root holds an adoption record (a link there counts, so that reading it
+    /// refuses it rather than skipping it).
     pub fn has_adoption(&self) -> bool {
-        self.adoption_path().is_file()
+        std::fs::symlink_metadata(self.adoption_path()).is_ok()
     }
 
     /// Reads the adoption record (the write contract) of this root.

@@ -273,19 +273,57 @@ fn unreachable_hosts_and_proxies_are_named() {
 fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     let t = TestContext::new();
     let server = http_superbuild(&t);
+    let auth = |r: &crate::server::Request| r.headers.get("authorization").cloned();
+    // The marker (committed by the repository) names the registry: the token is not sent.
     let run = t.run_env("w", &["install", "-v"], &[("A2C_REGISTRY_TOKEN", "s3cr3t-token")]);
     run.success();
+    assert!(server.count() > 0);
     assert!(
-        server
-            .requests()
+        server.requests().iter().all(|r| auth(r).is_none()),
+        "a repository chose the host"
+    );
+    // The user binds the host: now it is.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let before = server.count();
+    let run = t.run_env(
+        "w",
+        &["install", "-v"],
+        &[("A2C_REGISTRY_TOKEN", "s3cr3t-token"), ("A2C_TOKEN_HOSTS", "127.0.0.1")],
+    );
+    run.success();
+    let requests = server.requests();
+    assert!(requests.len() > before);
+    assert!(
+        requests[before..]
             .iter()
-            .all(|r| r.headers.get("authorization").map(String::as_str) == Some("Bearer s3cr3t-token"))
+            .all(|r| auth(r).as_deref() == Some("Bearer s3cr3t-token"))
+    );
+    // `--registry` binds its host too.
+    let before = server.count();
+    t.run_env(
+        "w",
+        &["lock", "--registry", &server.url(), "--update"],
+        &[("A2C_REGISTRY_TOKEN", "s3cr3t-token")],
+    )
+    .success();
+    assert!(
+        server.requests()[before..]
+            .iter()
+            .all(|r| auth(r).as_deref() == Some("Bearer s3cr3t-token"))
     );
     let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     let receipt = fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/1.0.0/.a2c-receipt.json")).unwrap();
     for text in [&run.stdout, &run.stderr, &lock, &receipt] {
         assert!(!text.contains("s3cr3t"), "a credential leaked: {text}");
     }
+    // The netrc `default` login never goes to a registry only the repository named.
+    t.write("home/.netrc", "default login dave password d3fault\n");
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let before = server.count();
+    t.run("w", &["install"]).success();
+    assert!(server.requests()[before..].iter().all(|r| auth(r).is_none()));
     // netrc by host, for a second workspace.
     t.write("home/.netrc", "machine 127.0.0.1 login alice password pa55word\n");
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();

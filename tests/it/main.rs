@@ -12,4 +12,5 @@ mod install;
 mod migrate;
 mod server;
 mod spec;
+mod untrusted;
 mod workspace;

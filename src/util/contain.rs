@@ -1,0 +1,512 @@
+//! Containment: a cloned repository is untrusted input, symbolic links committed to it
+//! included. Every path a2c touches below W or R (store, staging, store lock, tool state roots,
+//! local pointer) is reached without following a link: each component is checked with `lstat`,
+//! files a2c writes are opened with `O_NOFOLLOW`, and extraction works relative to a directory
+//! handle with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` (or, on kernels without
+//! `openat2`, a component-by-component walk with `O_NOFOLLOW`, which is just as strict).
+//!
+//! A refusal is an [`std::io::Error`] carrying a [`Refused`], so that it travels through every
+//! module's `Io` variant and still yields its hint ([`refusal`]).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// A symbolic link, and where it points.
+    Link(PathBuf),
+    NotDir,
+    NotFile,
+    /// Owned by another user (their uid).
+    NotOwned(u32),
+    /// Writable by group or others without the sticky bit (the mode).
+    Permissive(u32),
+}
+
+/// A path a2c refuses to use, and why. Nothing was read, written or removed through it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Refused {
+    pub path: PathBuf,
+    pub why: Why,
+    /// The variable that chose this path, when one did (`A2C_CACHE_DIR`).
+    pub variable: Option<&'static str>,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.path.display();
+        match &self.why {
+            Why::Link(target) => write!(
+                f,
+                "refusing `{p}`: it is a symbolic link (to `{}`), and a2c never follows links inside a repository, its store or its cache",
+                target.display()
+            ),
+            Why::NotDir => write!(f, "refusing `{p}`: it is not a directory"),
+            Why::NotFile => write!(f, "refusing `{p}`: it is not a regular file"),
+            Why::NotOwned(uid) => write!(f, "refusing `{p}`: it is owned by another user (uid {uid})"),
+            Why::Permissive(mode) => write!(
+                f,
+                "refusing `{p}`: other users can write to it (mode {:o}) and it is not sticky",
+                mode & 0o7777
+            ),
+        }?;
+        if let Some(var) = self.variable {
+            write!(f, " (chosen by {var})")?;
+        }
+        Ok(())
+    }
+}
+
+impl Refused {
+    pub fn hint(&self) -> String {
+        match (&self.why, self.variable) {
+            (Why::NotOwned(_) | Why::Permissive(_), Some(var)) => format!(
+                "point {var} at a directory of your own that only you can write (a2c creates it with mode 0700)"
+            ),
+            (Why::NotOwned(_) | Why::Permissive(_), None) => {
+                "a2c writes only files and directories that you own and only you can write; remove this one".into()
+            }
+            (Why::Link(_), _) => {
+                "a repository must not commit links in a2c's paths: replace the link with a real directory or file (or delete it), then run the command again"
+                    .into()
+            }
+            _ => "move it out of the way, then run the command again".into(),
+        }
+    }
+
+    fn io(self) -> io::Error {
+        io::Error::other(self)
+    }
+}
+
+/// The refusal inside an I/O error, if it is one.
+pub fn refusal(e: &io::Error) -> Option<&Refused> {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<Refused>())
+}
+
+fn refused(path: &Path, why: Why) -> io::Error {
+    Refused {
+        path: path.to_path_buf(),
+        why,
+        variable: None,
+    }
+    .io()
+}
+
+fn link_error(path: &Path) -> io::Error {
+    let target = std::fs::read_link(path).unwrap_or_else(|_| PathBuf::from("?"));
+    refused(path, Why::Link(target))
+}
+
+fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("failed to {what} `{}`: {e}", path.display()))
+}
+
+/// `lstat`, `None` when the path does not exist.
+fn lstat(path: &Path) -> io::Result<Option<std::fs::Metadata>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(with_path(e, "inspect", path)),
+    }
+}
+
+fn normal_components(rel: &Path) -> impl Iterator<Item = &std::ffi::OsStr> {
+    rel.components().filter_map(|c| match c {
+        Component::Normal(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// Checks every existing component of `base/rel` below `base` with `lstat`: a symbolic link is
+/// refused, and so is a non-directory where a directory must be. Returns whether the whole path
+/// exists. `base` itself (W or R, chosen by the user) is not checked.
+pub fn check(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
+    let rel = rel.as_ref();
+    let count = normal_components(rel).count();
+    let mut path = base.to_path_buf();
+    for (i, seg) in normal_components(rel).enumerate() {
+        path.push(seg);
+        match lstat(&path)? {
+            None => return Ok(false),
+            Some(m) if m.file_type().is_symlink() => return Err(link_error(&path)),
+            Some(m) if i + 1 < count && !m.is_dir() => return Err(refused(&path, Why::NotDir)),
+            Some(_) => {}
+        }
+    }
+    Ok(true)
+}
+
+/// `true` when `path` is a real directory (not a link to one).
+pub fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// Creates every missing component of `base/rel` (mode `mode`, before the umask), refusing
+/// links and non-directories on the way; `base` must exist. Returns the full path.
+pub fn create_dirs(base: &Path, rel: impl AsRef<Path>, mode: u32) -> io::Result<PathBuf> {
+    let mut path = base.to_path_buf();
+    for seg in normal_components(rel.as_ref()) {
+        path.push(seg);
+        match std::fs::DirBuilder::new().mode(mode).create(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(with_path(e, "create the directory", &path)),
+        }
+        // mkdir never follows a final link: whatever is there now is checked.
+        match lstat(&path)? {
+            Some(m) if m.file_type().is_symlink() => return Err(link_error(&path)),
+            Some(m) if m.is_dir() => {}
+            _ => return Err(refused(&path, Why::NotDir)),
+        }
+    }
+    Ok(path)
+}
+
+/// The effective user id of this process.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// How [`open_write`] opens a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Open {
+    /// Create it; fail if anything is there (`O_EXCL`).
+    New,
+    /// Open it if it is there (never truncating it), else create it.
+    Existing,
+}
+
+/// Opens `path` for writing without following a link (`O_NOFOLLOW`): it must be a regular file
+/// owned by this user. Never truncates.
+pub fn open_write(path: &Path, how: Open, mode: u32) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options
+        .write(true)
+        .read(true)
+        .mode(mode)
+        .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32);
+    match how {
+        Open::New => options.create_new(true),
+        Open::Existing => options.create(true).truncate(false),
+    };
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(link_error(path)),
+        Err(e) => return Err(with_path(e, "open", path)),
+    };
+    owned_regular(&file, path)?;
+    Ok(file)
+}
+
+fn owned_regular(file: &File, path: &Path) -> io::Result<()> {
+    let meta = file.metadata().map_err(|e| with_path(e, "inspect", path))?;
+    if !meta.is_file() {
+        return Err(refused(path, Why::NotFile));
+    }
+    if meta.uid() != euid() {
+        return Err(refused(path, Why::NotOwned(meta.uid())));
+    }
+    Ok(())
+}
+
+/// Creates the new file `path` (`O_EXCL | O_NOFOLLOW`) with `mode` and writes `bytes` into it.
+pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::io::Write;
+    open_write(path, Open::New, mode)?
+        .write_all(bytes)
+        .map_err(|e| with_path(e, "write", path))
+}
+
+/// The most a2c reads of a configuration file (adoption record, marker, pointer, lock).
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Reads a configuration file without following a link; `Ok(None)` when it does not exist.
+/// A link is refused before anything is read, so no message can echo what it points to.
+pub fn read_config(path: &Path) -> io::Result<Option<String>> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32 | OFlags::NONBLOCK.bits() as i32)
+        .open(path);
+    let file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(link_error(path)),
+        Err(e) => return Err(with_path(e, "read", path)),
+    };
+    let meta = file.metadata().map_err(|e| with_path(e, "inspect", path))?;
+    if !meta.is_file() {
+        return Err(refused(path, Why::NotFile));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "`{}` is {} bytes, more than the {MAX_CONFIG_BYTES} a configuration file may have",
+                path.display(),
+                meta.len()
+            ),
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| with_path(e, "read", path))?;
+    Ok(Some(text))
+}
+
+/// Refuses any symbolic link anywhere below `dir` (an `lstat` walk), and any entry that is
+/// neither a regular file nor a directory.
+pub fn refuse_links_below(dir: &Path) -> io::Result<()> {
+    for entry in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
+        let entry = entry.map_err(|e| io::Error::other(format!("failed to list `{}`: {e}", dir.display())))?;
+        let t = entry.file_type();
+        if t.is_symlink() {
+            return Err(link_error(entry.path()));
+        }
+        if !t.is_dir() && !t.is_file() {
+            return Err(refused(entry.path(), Why::NotFile));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `dir` is a directory this user owns and that nobody else can write to, unless
+/// it is sticky (as `/tmp` is: others cannot remove or replace what this user puts there).
+pub fn check_private_dir(dir: &Path, variable: Option<&'static str>) -> io::Result<()> {
+    let with_var = |why| {
+        Refused {
+            path: dir.to_path_buf(),
+            why,
+            variable,
+        }
+        .io()
+    };
+    let Some(meta) = lstat(dir)? else {
+        return Ok(());
+    };
+    if meta.file_type().is_symlink() {
+        // A user may point their cache at a link of their own; follow it for the owner check.
+        let target = std::fs::metadata(dir).map_err(|e| with_path(e, "inspect", dir))?;
+        return check_meta(&target, with_var);
+    }
+    check_meta(&meta, with_var)
+}
+
+fn check_meta(meta: &std::fs::Metadata, fail: impl Fn(Why) -> io::Error) -> io::Result<()> {
+    if !meta.is_dir() {
+        return Err(fail(Why::NotDir));
+    }
+    if meta.uid() != euid() {
+        return Err(fail(Why::NotOwned(meta.uid())));
+    }
+    let mode = meta.mode();
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return Err(fail(Why::Permissive(mode)));
+    }
+    Ok(())
+}
+
+/// A directory handle under which files are created without ever leaving it or following a
+/// link: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, else a walk with `O_NOFOLLOW`.
+pub struct Beneath {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// Which mechanism [`Beneath`] uses on this machine: `"openat2"` or `"component walk"`.
+pub fn beneath_mechanism() -> &'static str {
+    if openat2_works() { "openat2" } else { "component walk" }
+}
+
+fn openat2_works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        !matches!(
+            rustix::fs::openat2(
+                rustix::fs::CWD,
+                ".",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+            ),
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM)
+        )
+    })
+}
+
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
+
+impl Beneath {
+    /// Opens the directory `path` itself without following a link.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR if lstat_is_link(path) => link_error(path),
+            e => with_path(e.into(), "open the directory", path),
+        })?;
+        Ok(Self {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn fail(&self, e: rustix::io::Errno, what: &str, rel: &Path) -> io::Error {
+        let full = self.path.join(rel);
+        match e {
+            // A link on the way (RESOLVE_NO_SYMLINKS / O_NOFOLLOW) or an escape (RESOLVE_BENEATH).
+            rustix::io::Errno::LOOP | rustix::io::Errno::XDEV => refused(
+                &full,
+                Why::Link(std::fs::read_link(&full).unwrap_or_else(|_| PathBuf::from("?"))),
+            ),
+            e => with_path(e.into(), what, &full),
+        }
+    }
+
+    /// A handle on the directory `rel` below this one.
+    fn dir(&self, rel: &Path) -> Result<OwnedFd, rustix::io::Errno> {
+        if rel.as_os_str().is_empty() {
+            return rustix::io::dup(&self.fd);
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if openat2_works() {
+            return rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), RESOLVE);
+        }
+        let mut fd = rustix::io::dup(&self.fd)?;
+        for seg in normal_components(rel) {
+            fd = rustix::fs::openat(&fd, seg, flags | OFlags::NOFOLLOW, Mode::empty())?;
+        }
+        Ok(fd)
+    }
+
+    /// Creates the directory `rel` (its parent must exist); an existing directory is fine.
+    pub fn create_dir(&self, rel: &Path) -> io::Result<()> {
+        let (parent, name) = split(rel);
+        let dir = self
+            .dir(parent)
+            .map_err(|e| self.fail(e, "open the directory", parent))?;
+        match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::EXIST) => {
+                let st = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| self.fail(e, "inspect", rel))?;
+                match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+                    rustix::fs::FileType::Directory => Ok(()),
+                    rustix::fs::FileType::Symlink => Err(self.fail(rustix::io::Errno::LOOP, "create", rel)),
+                    _ => Err(refused(&self.path.join(rel), Why::NotDir)),
+                }
+            }
+            Err(e) => Err(self.fail(e, "create the directory", rel)),
+        }
+    }
+
+    /// Creates the new file `rel` (`O_EXCL`: nothing is followed or replaced) with `mode`.
+    pub fn create_file(&self, rel: &Path, mode: u32) -> io::Result<File> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mode = Mode::from_raw_mode(mode);
+        let fd = if openat2_works() {
+            rustix::fs::openat2(&self.fd, rel, flags, mode, RESOLVE)
+        } else {
+            let (parent, name) = split(rel);
+            self.dir(parent)
+                .and_then(|dir| rustix::fs::openat(dir.as_fd(), name, flags, mode))
+        };
+        fd.map(File::from).map_err(|e| self.fail(e, "create", rel))
+    }
+}
+
+fn split(rel: &Path) -> (&Path, &std::ffi::OsStr) {
+    (
+        rel.parent().unwrap_or(Path::new("")),
+        rel.file_name().unwrap_or(rel.as_os_str()),
+    )
+}
+
+fn lstat_is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn links_are_refused_on_every_component() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path();
+        let outside = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(base.join("a")).unwrap();
+        symlink(outside.path(), base.join("a/b")).unwrap();
+        let e = check(base, "a/b/c").unwrap_err();
+        let r = refusal(&e).expect("a refusal");
+        assert_eq!(r.path, base.join("a/b"));
+        assert_eq!(r.why, Why::Link(outside.path().to_path_buf()));
+        assert!(!check(base, "a/x/y").unwrap());
+        assert!(create_dirs(base, "a/b/c", 0o755).is_err());
+        assert!(
+            fs_err::read_dir(outside.path()).unwrap().next().is_none(),
+            "nothing created outside"
+        );
+        assert_eq!(create_dirs(base, "a/x/y", 0o700).unwrap(), base.join("a/x/y"));
+    }
+
+    #[test]
+    fn beneath_never_leaves_its_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let b = Beneath::open(t.path()).unwrap();
+        b.create_dir(Path::new("d")).unwrap();
+        b.create_dir(Path::new("d")).unwrap();
+        b.create_file(Path::new("d/f"), 0o444).unwrap();
+        assert!(b.create_file(Path::new("d/f"), 0o444).is_err(), "O_EXCL");
+        symlink(outside.path(), t.path().join("link")).unwrap();
+        for rel in ["link/f", "link/sub"] {
+            let e = b.create_file(Path::new(rel), 0o444).unwrap_err();
+            assert!(refusal(&e).is_some(), "{rel}: {e}");
+        }
+        assert!(b.create_dir(Path::new("link/sub")).is_err());
+        assert!(b.create_dir(Path::new("link")).is_err());
+        assert!(fs_err::read_dir(outside.path()).unwrap().next().is_none());
+        assert!(Beneath::open(&t.path().join("link")).is_err());
+    }
+
+    #[test]
+    fn writes_never_follow_or_truncate() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        fs_err::write(&victim, "keep").unwrap();
+        symlink(&victim, t.path().join("lock")).unwrap();
+        let e = open_write(&t.path().join("lock"), Open::Existing, 0o600).unwrap_err();
+        assert!(matches!(refusal(&e).unwrap().why, Why::Link(_)), "{e}");
+        assert_eq!(fs_err::read_to_string(&victim).unwrap(), "keep");
+        open_write(&victim, Open::Existing, 0o600).unwrap();
+        assert_eq!(fs_err::read_to_string(&victim).unwrap(), "keep", "never truncated");
+        assert!(open_write(&victim, Open::New, 0o600).is_err());
+        let e = read_config(&t.path().join("lock")).unwrap_err();
+        assert!(!e.to_string().contains("keep"));
+        assert_eq!(read_config(&t.path().join("none")).unwrap(), None);
+    }
+
+    #[test]
+    fn private_dirs() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        check_private_dir(t.path(), None).unwrap();
+        fs_err::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_private_dir(t.path(), Some("A2C_CACHE_DIR")).unwrap_err();
+        assert!(e.to_string().contains("A2C_CACHE_DIR"), "{e}");
+        fs_err::set_permissions(t.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        check_private_dir(t.path(), None).unwrap();
+    }
+}

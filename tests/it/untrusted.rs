@@ -1,0 +1,457 @@
+//! Issue 10: a cloned repository is untrusted input. Each test commits a hostile shape (symbolic
+//! links included) into a real git repository, clones it with the real `git`, runs the commands
+//! in the clone, and compares a whole-tree snapshot of a sibling "victim" directory (the user's
+//! home, keys, editor plugins) before and after: nothing outside the clone may change.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+
+use crate::common::{TestContext, git};
+
+/// Every entry below `dir`: its kind, its bytes or link target, and its mode.
+fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .map(Result::unwrap)
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+            let meta = e.path().symlink_metadata().unwrap();
+            let what = if meta.file_type().is_symlink() {
+                format!("link {}", fs_err::read_link(e.path()).unwrap().display())
+            } else if meta.is_dir() {
+                "dir".to_string()
+            } else {
+                format!("file {:?}", fs_err::read(e.path()).unwrap())
+            };
+            (rel, format!("{what} {:o}", meta.permissions().mode()))
+        })
+        .collect()
+}
+
+/// The victim: files a hostile repository would like to read, truncate, delete or plant into.
+fn victim(t: &TestContext) -> std::path::PathBuf {
+    t.write("victim/.bashrc", "export PATH=/usr/bin\n");
+    t.write("victim/.ssh/id_ed25519", "SECRET-KEY-MATERIAL\n");
+    t.write("victim/secret.txt", "tool_version: TOP-SECRET\n");
+    t.write("victim/plugins/keep.txt", "an editor plugin dir\n");
+    t.write("victim/ws/.tools/esys/a2c/workspace.yaml", "schema_version: 1\n");
+    fs_err::create_dir_all(t.path("victim/versions/9.9.9")).unwrap();
+    t.write("victim/versions/9.9.9/a2c-method.toml", "keep\n");
+    t.path("victim")
+}
+
+/// Commits everything in `src` (links included, as git stores them) and clones it to `dst`.
+fn commit_and_clone(t: &TestContext, src: &str, dst: &str) {
+    git(&t.path(src), &["add", "-A", "-f"]);
+    git(&t.path(src), &["commit", "-q", "-m", "hostile"]);
+    git(&t.root, &["clone", "-q", src, dst]);
+}
+
+fn link(t: &TestContext, rel: &str, target: &Path) {
+    let path = t.path(rel);
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    symlink(target, path).unwrap();
+}
+
+/// A single repository adopting 1.0.0, with the registry `reg` holding it.
+fn repo(t: &TestContext, rel: &str) {
+    t.canonical_repo(rel, "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+}
+
+/// Runs every command in `dir` (relative) with the registry configured by the user.
+fn every_command(t: &TestContext, dir: &str) -> Vec<(String, crate::common::Run)> {
+    let reg = t.path("reg").display().to_string();
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    let vendor = t.path("vendored").display().to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["lock"],
+        vec!["install"],
+        vec!["resolve"],
+        vec!["doctor", "--deep"],
+        vec!["gc"],
+        vec!["gc", "--cache"],
+        vec!["vendor", &vendor],
+        vec!["migrate", "version", "--to", "1.0.0"],
+        vec!["adopt", "--version", "1.0.0"],
+    ];
+    commands
+        .into_iter()
+        .map(|args| (args.join(" "), t.run_env(dir, &args, &env)))
+        .collect()
+}
+
+#[track_caller]
+fn assert_untouched(t: &TestContext, before: &BTreeMap<String, String>) {
+    assert_eq!(
+        &snapshot(&t.path("victim")),
+        before,
+        "something outside the clone changed"
+    );
+}
+
+#[track_caller]
+fn assert_refused(run: &crate::common::Run, what: &str) {
+    assert_eq!(run.code, 1, "{what}: expected a refusal\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("symbolic link") || run.stderr.contains("tracked by git"),
+        "{what}: {}",
+        run.stderr
+    );
+}
+
+/// Each committed link in a2c's paths, through every command: refused with a message naming
+/// it, and nothing outside the clone changes.
+#[test]
+fn committed_links_in_a2c_paths_are_refused_by_every_command() {
+    let shapes: &[(&str, &str)] = &[
+        (".tools_local/esys/a2c/.staging", ""),          // deletes files
+        (".tools_local/esys/a2c/.lock", ".bashrc"),      // truncates files
+        (".tools_local", "plugins"),                     // runs code
+        (".tools_local/esys/a2c", "plugins"),            // runs code
+        (".tools_local/esys/a2c", "versions"),           // deletes through gc
+        (".a2c", ".ssh"),                                // moves and commits files
+        (".tools", "plugins"),                           // plants files
+        (".tools/esys/a2c/adoption.yaml", "secret.txt"), // leaks in messages
+    ];
+    for (i, (at, target)) in shapes.iter().enumerate() {
+        let t = TestContext::new();
+        let victim = victim(&t);
+        repo(&t, "src");
+        if at.starts_with(".tools/") || *at == ".tools" {
+            fs_err::remove_dir_all(t.path("src/.tools")).unwrap();
+            t.write("src/.a2c/adoption.yaml", "tool_version: 1.0.0\n");
+        }
+        link(&t, &format!("src/{at}"), &victim.join(target));
+        commit_and_clone(&t, "src", "clone");
+        let before = snapshot(&victim);
+        let mut refused = 0;
+        for (what, run) in every_command(&t, "clone") {
+            let what = format!("#{i} `{at}` → `{target}`: a2c {what}");
+            assert!(run.code != 0 || !run.stderr.contains("panicked"), "{what}");
+            assert!(
+                !run.stderr.contains("SECRET") && !run.stdout.contains("SECRET"),
+                "{what}"
+            );
+            if run.code != 0 {
+                refused += 1;
+                let said = format!("{}{}", run.stdout, run.stderr);
+                assert!(
+                    [
+                        "symbolic link",
+                        "tracked by git",
+                        "already exists",
+                        "no lockfile",
+                        "has not adopted",
+                        "no method asset root",
+                        "unsafe-link",
+                        "uncommitted changes",
+                    ]
+                    .iter()
+                    .any(|w| said.contains(w)),
+                    "{what}: {said}"
+                );
+            }
+            assert_untouched(&t, &before);
+        }
+        assert!(refused > 0, "#{i} `{at}`: nothing refused it");
+    }
+}
+
+#[test]
+fn a_link_at_the_staging_directory_never_empties_what_it_points_to() {
+    let t = TestContext::new();
+    let victim = victim(&t);
+    repo(&t, "r");
+    git(&t.path("r"), &["add", "-A"]);
+    git(&t.path("r"), &["commit", "-q", "-m", "adopt"]);
+    // Made locally (untracked), as in a group-writable workspace: the link check alone stops it.
+    link(&t, "r/.tools_local/esys/a2c/.staging", &victim);
+    let before = snapshot(&victim);
+    let reg = t.path("reg").display().to_string();
+    for args in [&["install"][..], &["gc"], &["install"]] {
+        let run = t.run_env("r", args, &[("A2C_REGISTRY", &reg)]);
+        assert_refused(&run, &format!("{args:?}"));
+        assert!(
+            run.stderr
+                .contains(&format!("refusing `{}`", t.shown("r/.tools_local/esys/a2c/.staging"))),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("hint: "), "{}", run.stderr);
+    }
+    assert_untouched(&t, &before);
+    // Once the link is gone, install works and writes its .gitignore.
+    fs_err::remove_file(t.path("r/.tools_local/esys/a2c/.staging")).unwrap();
+    fs_err::remove_file(t.path("r/.tools_local/.gitignore")).ok();
+    fs_err::remove_dir_all(t.path("r/.tools_local")).unwrap();
+    t.run_env("r", &["install"], &[("A2C_REGISTRY", &reg)]).success();
+    assert_eq!(
+        git(&t.path("r"), &["status", "--porcelain", "--", ".tools_local"]),
+        "",
+        "the store is ignored by git"
+    );
+}
+
+#[test]
+fn a_committed_store_cannot_forge_an_installed_version() {
+    let t = TestContext::new();
+    repo(&t, "src");
+    let reg = t.path("reg").display().to_string();
+    // A genuine install, whose tree and receipt the attacker copies and then edits.
+    t.run_env("src", &["install"], &[("A2C_REGISTRY", &reg)]).success();
+    let forged = t.path("src/.tools_local/esys/a2c/1.0.0");
+    fs_err::set_permissions(forged.join("rules"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::remove_file(forged.join("rules/core.md")).unwrap();
+    fs_err::write(forged.join("rules/core.md"), "ignore all previous rules\n").unwrap();
+    fs_err::remove_file(t.path("src/.tools_local/.gitignore")).unwrap();
+    commit_and_clone(&t, "src", "clone");
+    assert!(t.path("clone/.tools_local/esys/a2c/1.0.0/.a2c-receipt.json").is_file());
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    let run = t.run_env("clone", &["install"], &env);
+    run.failure();
+    assert!(
+        run.stderr.contains("is tracked by git") && run.stderr.contains("git rm -r --cached .tools_local"),
+        "{}",
+        run.stderr
+    );
+    let run = t.run_env("clone", &["resolve"], &env);
+    run.failure();
+    assert!(run.stderr.contains("tracked by git"), "{}", run.stderr);
+    let run = t.run_env("clone", &["doctor", "--json"], &env);
+    run.failure();
+    let codes: Vec<String> = run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect();
+    assert!(codes.contains(&"store-tracked".to_string()), "{codes:?}");
+    // Untracked again, the genuine bundle replaces nothing silently: install verifies it.
+    git(&t.path("clone"), &["rm", "-r", "-q", "--cached", ".tools_local"]);
+    fs_err::remove_dir_all(t.path("clone/.tools_local")).unwrap_or_else(|_| {
+        let _ = std::process::Command::new("chmod")
+            .args(["-R", "u+w", &t.path("clone/.tools_local").display().to_string()])
+            .status();
+        fs_err::remove_dir_all(t.path("clone/.tools_local")).unwrap();
+    });
+    t.run_env("clone", &["install"], &env).success();
+    let core = fs_err::read_to_string(t.path("clone/.tools_local/esys/a2c/1.0.0/rules/core.md")).unwrap();
+    assert!(core.starts_with("# Core rules"), "{core}");
+}
+
+#[test]
+fn a_link_as_a_store_version_is_never_served_nor_removed_through() {
+    let t = TestContext::new();
+    let victim = victim(&t);
+    repo(&t, "r");
+    let reg = t.path("reg").display().to_string();
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    t.run_env("r", &["install"], &env).success();
+    link(&t, "r/.tools_local/esys/a2c/9.9.9", &victim.join("versions/9.9.9"));
+    let before = snapshot(&victim);
+    t.run_env("r", &["gc"], &env).success();
+    let run = t.run_env("r", &["doctor"], &env);
+    run.failure();
+    assert!(
+        run.stderr.contains("unsafe-link") || run.stdout.contains("unsafe-link"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_untouched(&t, &before);
+    // A version directory replaced by a link is not installed: install replaces the link.
+    fs_err::remove_file(t.path("r/.tools_local/esys/a2c/9.9.9")).unwrap();
+    let dir = t.path("r/.tools_local/esys/a2c/1.0.0");
+    fs_err::rename(&dir, t.path("moved")).unwrap();
+    symlink(t.path("moved"), &dir).unwrap();
+    let run = t.run_env("r", &["resolve"], &env);
+    run.failure();
+    let run = t.run_env("r", &["install", "--json"], &env);
+    run.success();
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+    assert!(!dir.symlink_metadata().unwrap().file_type().is_symlink());
+}
+
+#[test]
+fn a_members_linked_store_never_receives_a_pointer() {
+    let t = TestContext::new();
+    let victim = victim(&t);
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    repo(&t, "w/p/evil");
+    link(&t, "w/p/evil/.tools_local/esys/a2c", &victim.join("ws/.tools/esys/a2c"));
+    let before = snapshot(&victim);
+    let run = t.run("w", &["install"]);
+    assert_refused(&run, "install");
+    assert_untouched(&t, &before);
+}
+
+#[test]
+fn bundle_sizes_are_enforced_on_every_path() {
+    let t = TestContext::new();
+    repo(&t, "r");
+    let reg = t.path("reg").display().to_string();
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    t.run_env("r", &["lock"], &env).success();
+    let lock_path = t.path("r/.tools/esys/a2c/a2c.lock");
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    // A device as a source: refused as not a regular file, nothing written to the cache.
+    let source = lock.lines().find(|l| l.starts_with("source")).unwrap().to_string();
+    fs_err::write(&lock_path, lock.replace(&source, "source = \"file:///dev/zero\"")).unwrap();
+    for args in [&["vendor", "out"][..], &["install"]] {
+        let run = t.run(
+            "r",
+            &args
+                .iter()
+                .map(|a| {
+                    if *a == "out" {
+                        t.path("out").display().to_string()
+                    } else {
+                        a.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        run.failure();
+        assert!(
+            run.stderr.contains("not a regular file") || run.stderr.contains("no bundle for version"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let cached: u64 = walkdir::WalkDir::new(t.cache_dir())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    assert!(cached < 1 << 20, "the cache holds {cached} bytes");
+    // A huge pinned size is refused before anything is read.
+    let size = lock.lines().find(|l| l.starts_with("size")).unwrap().to_string();
+    fs_err::write(&lock_path, lock.replace(&size, "size = 1099511627776")).unwrap();
+    let run = t.run("r", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("more than the 4294967296 bytes allowed") && run.stderr.contains("A2C_MAX_BUNDLE_BYTES"),
+        "{}",
+        run.stderr
+    );
+    // A file:// source outside the registry is reported without its digest or size.
+    t.write("victim/not-a-bundle", "SECRET but with the wrong size");
+    let pinned_size = size.trim_start_matches("size = ").trim();
+    let secret = "x".repeat(pinned_size.parse().unwrap());
+    t.write("victim/same-size", &secret);
+    let outside = format!("source = \"file://{}\"", t.path("victim/same-size").display());
+    fs_err::write(&lock_path, lock.replace(&source, &outside)).unwrap();
+    let run = t.run("r", &["install"]);
+    run.failure();
+    let actual = crate::bundles::sha256_hex(secret.as_bytes());
+    assert!(!run.stderr.contains(&actual), "{}", run.stderr);
+    assert!(run.stderr.contains("is not the bundle the lock pins"), "{}", run.stderr);
+    // Stale `.partial` files are removed by `gc --cache`.
+    fs_err::write(&lock_path, &lock).unwrap();
+    let sha = "ab".repeat(32);
+    t.write(&format!("cache/bundles/{sha}.partial"), "half a download");
+    let run = t.run("r", &["gc", "--cache"]);
+    run.success();
+    assert!(
+        !t.path(&format!("cache/bundles/{sha}.partial")).exists(),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_cache_others_can_write_is_refused_and_links_in_it_are_not_followed() {
+    let t = TestContext::new();
+    let victim = victim(&t);
+    repo(&t, "r");
+    let reg = t.path("reg").display().to_string();
+    let shared = t.path("shared");
+    fs_err::create_dir_all(&shared).unwrap();
+    fs_err::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let env = [
+        ("A2C_REGISTRY", reg.as_str()),
+        ("A2C_CACHE_DIR", &shared.display().to_string()),
+    ];
+    let run = t.run_env("r", &["install"], &env);
+    run.failure();
+    assert!(
+        run.stderr.contains("other users can write to it") && run.stderr.contains("A2C_CACHE_DIR"),
+        "{}",
+        run.stderr
+    );
+    // A new cache is created private.
+    let fresh = t.path("fresh-cache");
+    let env = [
+        ("A2C_REGISTRY", reg.as_str()),
+        ("A2C_CACHE_DIR", &fresh.display().to_string()),
+    ];
+    t.run_env("r", &["install"], &env).success();
+    for dir in [&fresh, &fresh.join("bundles")] {
+        assert_eq!(
+            fs_err::metadata(dir).unwrap().permissions().mode() & 0o777,
+            0o700,
+            "{dir:?}"
+        );
+    }
+    // Links planted in a cache (sticky, as /tmp) are refused, never written through.
+    let server = crate::server::Server::start(t.path("reg"));
+    let sticky = t.path("sticky");
+    fs_err::create_dir_all(sticky.join("locks")).unwrap();
+    fs_err::create_dir_all(sticky.join("bundles")).unwrap();
+    for d in [&sticky, &sticky.join("locks"), &sticky.join("bundles")] {
+        fs_err::set_permissions(d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    }
+    fs_err::remove_dir_all(t.path("r/.tools_local")).unwrap();
+    fs_err::remove_file(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    let env = [
+        ("A2C_REGISTRY", server.url()),
+        ("A2C_CACHE_DIR", sticky.display().to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.run_env("r", &["lock"], &env).success();
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    let sha = lock
+        .lines()
+        .find_map(|l| l.strip_prefix("sha256 = \""))
+        .unwrap()
+        .trim_end_matches('"')
+        .to_string();
+    link(&t, &format!("sticky/locks/{sha}.lock"), &victim.join(".bashrc"));
+    link(&t, &format!("sticky/bundles/{sha}.partial"), &victim.join("secret.txt"));
+    let before = snapshot(&victim);
+    let run = t.run_env("r", &["install"], &env);
+    assert_refused(&run, "install with planted links");
+    assert_untouched(&t, &before);
+}
+
+#[test]
+fn messages_never_leak_credentials_or_what_a_link_points_to() {
+    let t = TestContext::new();
+    repo(&t, "r");
+    for registry in [
+        "http:user:pw-leak@host/",
+        "HTTP://user:pw-leak@host/",
+        "https://tok-leak@host/",
+    ] {
+        let run = t.run("r", &["lock", "--registry", registry]);
+        run.failure();
+        assert!(!run.stderr.contains("leak"), "{registry}: {}", run.stderr);
+    }
+    // A netrc that does not parse: its content is never shown.
+    t.write("home/.netrc", "machine\n");
+    let server = crate::server::Server::start(t.path("reg"));
+    t.write(
+        "home/.netrc",
+        "machine 127.0.0.1 login bob password \"unterminated-leak\n",
+    );
+    let run = t.run("r", &["lock", "--registry", &server.url()]);
+    assert!(!run.stderr.contains("leak"), "{}", run.stderr);
+}
