@@ -455,3 +455,59 @@ fn messages_never_leak_credentials_or_what_a_link_points_to() {
     let run = t.run("r", &["lock", "--registry", &server.url()]);
     assert!(!run.stderr.contains("leak"), "{}", run.stderr);
 }
+
+/// A directory in staging swapped for a link in the middle of an extraction (as another local
+/// user of a group-writable workspace could): the rest of the extraction never writes through
+/// it, and the install fails with nothing published.
+#[test]
+fn a_staging_directory_swapped_for_a_link_mid_extraction_redirects_nothing() {
+    let t = TestContext::new();
+    let victim = victim(&t);
+    t.canonical_repo("r", "1.0.0");
+    t.write(
+        "tree/a2c-method.toml",
+        "name = \"esys/a2c\"\nversion = \"1.0.0\"\ntool_state_root = \".tools/esys/a2c\"\n",
+    );
+    for i in 1..=5 {
+        t.write(&format!("tree/d/{i}.md"), &format!("file {i}\n"));
+    }
+    t.pack("tree", "1.0.0", "reg", "tar.gz");
+    let reg = t.path("reg").display().to_string();
+    t.run_env("r", &["lock"], &[("A2C_REGISTRY", &reg)]).success();
+    let release = t.path("release");
+    let child = t
+        .cmd("r")
+        .args(["install", "-j", "1"])
+        .env("A2C_REGISTRY", &reg)
+        .env(
+            "A2C_TEST_HOOK",
+            format!("pause-until:mid-extraction:{}", release.display()),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let staging = t.path("r/.tools_local/esys/a2c/.staging");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let d = loop {
+        let found = walkdir::WalkDir::new(&staging)
+            .into_iter()
+            .flatten()
+            .find(|e| e.file_type().is_dir() && e.file_name() == "d")
+            .map(|e| e.into_path());
+        if let Some(d) = found {
+            break d;
+        }
+        assert!(std::time::Instant::now() < deadline, "the extraction never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let before = snapshot(&victim);
+    fs_err::rename(&d, d.with_file_name("d.moved")).unwrap();
+    symlink(victim.join("plugins"), &d).unwrap();
+    fs_err::write(&release, "go").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_untouched(&t, &before);
+    assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists(), "nothing published");
+}
