@@ -17,7 +17,7 @@
 //! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
-//! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>` or `abort:<point>` |
+//! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>` |
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -14,7 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use pack::{PackedBundle, pack_tree, scan_tree};
-pub use policy::{Limits, RECEIPT_FILE, TREE_FILE};
+pub use policy::{Limits, RECEIPT_FILE, TREE_FILE, entry_segments};
 
 use crate::util::digest::{HashingReader, Sha256, TreeFile, tree_digest};
 

@@ -5,9 +5,7 @@ use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover};
 use crate::util::version::MethodVersion;
-use crate::workspace::adoption::ADOPTION_FILE;
-use crate::workspace::state_root::LEGACY_ROOT;
-use crate::workspace::{AdoptionRecord, Delivery, ToolStateRoot, WorkspaceError};
+use crate::workspace::{AdoptionRecord, Delivery};
 
 #[derive(Debug, Args)]
 pub struct AdoptArgs {
@@ -25,20 +23,9 @@ pub struct AdoptArgs {
 pub fn run(args: &AdoptArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let ctx = discover(global, printer)?;
     let repo = ctx.require_repo()?.to_path_buf();
-    let canonical = ToolStateRoot::canonical_dir(&repo).join(ADOPTION_FILE);
-    let legacy = repo.join(LEGACY_ROOT).join(ADOPTION_FILE);
-    crate::util::contain::check(&repo, crate::workspace::state_root::LEGACY_ROOT)?;
-    crate::util::contain::check(&repo, crate::workspace::state_root::CANONICAL_ROOT)?;
-    for existing in [&canonical, &legacy] {
-        if std::fs::symlink_metadata(existing).is_ok() {
-            return Err(WorkspaceError::AlreadyAdopted { path: existing.clone() }.into());
-        }
-    }
     let delivery: Delivery = args.delivery.parse().map_err(anyhow::Error::msg)?;
     let record = AdoptionRecord::new(args.version.clone(), args.method_ref.clone(), Some(delivery));
-    crate::util::contain::create_dirs(&repo, crate::workspace::state_root::CANONICAL_ROOT, 0o755)?;
-    crate::util::fs::write_atomic(&canonical, record.to_yaml().as_bytes())
-        .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", canonical.display()))?;
+    let canonical = crate::workspace::adoption::adopt(&repo, &record)?;
     if printer.json {
         printer.json_doc(
             &json!({ "repo": repo, "path": canonical, "version": record.tool_version, "delivery": delivery }),

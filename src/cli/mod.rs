@@ -168,6 +168,9 @@ pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<crate::migrate::MigrateError>() {
             return e.hint();
         }
+        if let Some(e) = cause.downcast_ref::<std::io::Error>() {
+            return crate::util::contain::refusal(e).map(|r| r.hint());
+        }
         None
     })
 }

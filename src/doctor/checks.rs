@@ -50,13 +50,15 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
             ),
             "run `git rm -r --cached .tools_local` in that repository, commit, then `a2c install`",
         )),
-        Err(e) => out.push(finding(
+        Err(crate::store::StoreError::Io(e)) if crate::util::contain::refusal(&e).is_some() => out.push(finding(
             "unsafe-link",
             None,
             None,
             e.to_string(),
             "replace the link with a real directory (or delete it), then run `a2c install`",
         )),
+        Err(crate::store::StoreError::Io(e)) => return Err(e.into()),
+        Err(e) => return Err(std::io::Error::other(e.to_string()).into()),
     }
     Ok(out)
 }

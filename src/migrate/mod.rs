@@ -98,20 +98,15 @@ impl Plan {
     }
 }
 
-/// Every file below the tool state root `dir` (relative, sorted). A link anywhere there, or
-/// the root itself being one, is refused: a migration moves, snapshots and commits only real
-/// files inside the repository, never what a link points to.
-fn files_under(dir: &Path) -> Result<Vec<String>, MigrateError> {
-    if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
-        // `.a2c` directly; `.tools/esys/a2c` component by component from the repository.
-        let (base, rel) = match dir.ends_with(CANONICAL_ROOT) {
-            true => (dir.ancestors().nth(3).unwrap_or(parent), Path::new(CANONICAL_ROOT)),
-            false => (parent, Path::new(name)),
-        };
-        if !crate::util::contain::check(base, rel)? {
-            return Ok(Vec::new());
-        }
+/// Every file below the tool state root `root` of `repo` (relative to the root, sorted). A
+/// link anywhere there, or on the way to it, is refused: a migration moves, snapshots and
+/// commits only real files inside the repository, never what a link points to.
+fn files_under(repo: &Path, root: &str) -> Result<Vec<String>, MigrateError> {
+    if !crate::util::contain::check(repo, root)? {
+        return Ok(Vec::new());
     }
+    let dir = repo.join(root);
+    let dir = dir.as_path();
     crate::util::contain::refuse_links_below(dir)?;
     let mut out: Vec<String> = walkdir::WalkDir::new(dir)
         .min_depth(1)
@@ -140,7 +135,7 @@ pub fn plan(
     let move_all = legacy.is_dir() && (requires_canonical || both);
     let (mut moves, mut duplicates) = (Vec::new(), Vec::new());
     if move_all {
-        for rel in files_under(&legacy)? {
+        for rel in files_under(repo, LEGACY_ROOT)? {
             let (src, dst) = (legacy.join(&rel), canonical.join(&rel));
             let m = Move {
                 from: format!("{LEGACY_ROOT}/{rel}"),
@@ -230,7 +225,7 @@ impl Snapshot {
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
             let dir = repo.join(root);
             roots_existed[i] = crate::util::contain::is_real_dir(&dir);
-            for rel in files_under(&dir)? {
+            for rel in files_under(repo, root)? {
                 let path = dir.join(&rel);
                 let mode = fs_err::symlink_metadata(&path)?.permissions().mode();
                 files.push((path.clone(), fs_err::read(&path)?, mode));
@@ -251,13 +246,13 @@ impl Snapshot {
         use std::os::unix::fs::PermissionsExt;
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
             let dir = self.repo.join(root);
-            for rel in files_under(&dir)? {
+            for rel in files_under(&self.repo, root)? {
                 let path = dir.join(&rel);
                 if !self.files.iter().any(|(p, _, _)| *p == path) {
                     fs_err::remove_file(&path)?;
                 }
             }
-            if !self.roots_existed[i] && dir.is_dir() && files_under(&dir)?.is_empty() {
+            if !self.roots_existed[i] && dir.is_dir() && files_under(&self.repo, root)?.is_empty() {
                 fs_err::remove_dir_all(&dir)?;
             }
         }
@@ -302,7 +297,7 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
     }
     if plan.remove_legacy {
         let legacy = repo.join(LEGACY_ROOT);
-        if legacy.is_dir() && files_under(&legacy)?.is_empty() {
+        if legacy.is_dir() && files_under(repo, LEGACY_ROOT)?.is_empty() {
             fs_err::remove_dir_all(&legacy)?;
         }
     }

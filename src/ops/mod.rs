@@ -134,7 +134,14 @@ pub fn registry_dir(ctx: &Context) -> Option<PathBuf> {
 /// An existing cache that another user owns or can write is refused.
 pub fn cache(store: &Path) -> Result<crate::store::Cache, OpsError> {
     let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
-    let dir = crate::env::cache_dir().unwrap_or_else(|| store.join(".cache"));
+    let dir = match crate::env::cache_dir() {
+        Some(dir) => dir,
+        None => {
+            // The fallback lies inside the repository's store: never through a link there.
+            crate::util::contain::check(store, ".cache")?;
+            store.join(".cache")
+        }
+    };
     Ok(crate::store::Cache::open(dir, variable)?)
 }
 

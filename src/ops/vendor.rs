@@ -65,11 +65,15 @@ pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -
     let mut placed = Vec::new();
     for entry in &lock.methods {
         let cached = crate::store::install::fetch_to_cache(entry, &options, reporter)?;
+        // The lock (a repository's file) names the source: its last segment is used only when
+        // it is one plain, portable file name (never `..`, `.`, a control character or the
+        // manifest's name).
         let file = entry
             .source
             .rsplit('/')
             .next()
-            .filter(|n| !n.is_empty())
+            .filter(|n| *n != VENDOR_MANIFEST)
+            .filter(|n| crate::archive::entry_segments(n.as_bytes()).is_ok_and(|s| s.len() == 1))
             .map(str::to_string)
             .unwrap_or_else(|| crate::registry::publish::bundle_name(&entry.version, entry.format));
         placed.push(place(&cached, &dir.join(&file))?);

@@ -272,12 +272,7 @@ fn open_bundle(path: &Path, size: u64) -> Result<(std::io::Take<fs_err::File>, u
     let file = fs_err::File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(std::io::Error::other(crate::util::contain::Refused {
-            path: path.to_path_buf(),
-            why: crate::util::contain::Why::NotFile,
-            variable: None,
-        })
-        .into());
+        return Err(crate::util::contain::refused(path, crate::util::contain::Why::NotFile).into());
     }
     Ok((std::io::Read::take(file, size + 1), meta.len()))
 }
@@ -504,16 +499,14 @@ fn mismatch(
 
 fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptions) -> Result<Installed, StoreError> {
     let path = &candidate.path;
-    let reveal = candidate.reveal;
+    let wrong =
+        |what, expected: String, actual: String| mismatch(entry, what, path, expected, actual, candidate.reveal);
     let (file, actual_size) = open_bundle(path, entry.size)?;
     if actual_size != entry.size {
-        return Err(mismatch(
-            entry,
+        return Err(wrong(
             "size",
-            path,
             format!("{} bytes", entry.size),
             format!("{actual_size} bytes"),
-            reveal,
         ));
     }
     let mut partial = match candidate.tee_to_cache {
@@ -535,14 +528,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             // A corrupt stream is first of all a digest problem: say so when the digest is off.
             let (actual, _) = crate::util::digest::sha256_reader(open_bundle(path, entry.size)?.0)?;
             if actual != entry.sha256 {
-                return Err(mismatch(
-                    entry,
-                    "sha256",
-                    path,
-                    entry.sha256.to_hex(),
-                    actual.to_hex(),
-                    reveal,
-                ));
+                return Err(wrong("sha256", entry.sha256.to_hex(), actual.to_hex()));
             }
             return Err(StoreError::Extract {
                 version: entry.version.clone(),
@@ -552,24 +538,14 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         }
     };
     if extracted.bundle_size != entry.size {
-        return Err(mismatch(
-            entry,
+        return Err(wrong(
             "size",
-            path,
             format!("{} bytes", entry.size),
             format!("{} bytes", extracted.bundle_size),
-            reveal,
         ));
     }
     if extracted.bundle_sha256 != entry.sha256 {
-        return Err(mismatch(
-            entry,
-            "sha256",
-            path,
-            entry.sha256.to_hex(),
-            extracted.bundle_sha256.to_hex(),
-            reveal,
-        ));
+        return Err(wrong("sha256", entry.sha256.to_hex(), extracted.bundle_sha256.to_hex()));
     }
     let bad_manifest = |reason: String| StoreError::BadManifest {
         version: entry.version.clone(),
@@ -587,14 +563,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     if let Some(tree) = &entry.tree
         && *tree != extracted.tree
     {
-        return Err(mismatch(
-            entry,
-            "tree digest",
-            path,
-            tree.clone(),
-            extracted.tree,
-            reveal,
-        ));
+        return Err(wrong("tree digest", tree.clone(), extracted.tree));
     }
     let receipt = Receipt {
         schema: super::receipt::RECEIPT_SCHEMA,

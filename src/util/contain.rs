@@ -90,7 +90,8 @@ pub fn refusal(e: &io::Error) -> Option<&Refused> {
     e.get_ref().and_then(|inner| inner.downcast_ref::<Refused>())
 }
 
-fn refused(path: &Path, why: Why) -> io::Error {
+/// The refusal of `path` for `why`, as an I/O error.
+pub fn refused(path: &Path, why: Why) -> io::Error {
     Refused {
         path: path.to_path_buf(),
         why,
@@ -141,6 +142,14 @@ pub fn check(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Refuses `path` when it is itself a symbolic link (a missing path is fine).
+pub fn refuse_link(path: &Path) -> io::Result<()> {
+    match lstat(path)? {
+        Some(m) if m.file_type().is_symlink() => Err(link_error(path)),
+        _ => Ok(()),
+    }
 }
 
 /// `true` when `path` is a real directory (not a link to one).
@@ -364,11 +373,12 @@ impl Beneath {
     fn fail(&self, e: rustix::io::Errno, what: &str, rel: &Path) -> io::Error {
         let full = self.path.join(rel);
         match e {
-            // A link on the way (RESOLVE_NO_SYMLINKS / O_NOFOLLOW) or an escape (RESOLVE_BENEATH).
-            rustix::io::Errno::LOOP | rustix::io::Errno::XDEV => refused(
-                &full,
-                Why::Link(std::fs::read_link(&full).unwrap_or_else(|_| PathBuf::from("?"))),
-            ),
+            // A link on the way (RESOLVE_NO_SYMLINKS / O_NOFOLLOW) or an escape (RESOLVE_BENEATH):
+            // name the component that is the link, and where it points.
+            rustix::io::Errno::LOOP | rustix::io::Errno::XDEV => match check(&self.path, rel) {
+                Err(refusal) => refusal,
+                Ok(_) => refused(&full, Why::Link(PathBuf::from("?"))),
+            },
             e => with_path(e.into(), what, &full),
         }
     }
@@ -473,7 +483,9 @@ mod tests {
         symlink(outside.path(), t.path().join("link")).unwrap();
         for rel in ["link/f", "link/sub"] {
             let e = b.create_file(Path::new(rel), 0o444).unwrap_err();
-            assert!(refusal(&e).is_some(), "{rel}: {e}");
+            let r = refusal(&e).unwrap_or_else(|| panic!("{rel}: {e}"));
+            assert_eq!(r.path, t.path().join("link"), "the link itself is named");
+            assert_eq!(r.why, Why::Link(outside.path().to_path_buf()));
         }
         assert!(b.create_dir(Path::new("link/sub")).is_err());
         assert!(b.create_dir(Path::new("link")).is_err());

@@ -10,13 +10,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-        // Callers check the components below W or R; the directory itself is re-checked here.
-        crate::util::contain::check(
-            dir.parent().unwrap_or(Path::new("/")),
-            dir.file_name().unwrap_or_default(),
-        )?;
-    }
+    // Callers check the components below W or R; the directory itself is re-checked here.
+    crate::util::contain::refuse_link(dir)?;
     fs_err::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".a2c-write-")

@@ -219,6 +219,23 @@ impl AdoptionRecord {
     }
 }
 
+/// Writes `record` as `repo`'s first adoption record, under the canonical root, and returns its
+/// path. Refuses when either root already holds a record (adopt is never the upgrade path),
+/// and never creates or writes anything through a link.
+pub fn adopt(repo: &Path, record: &AdoptionRecord) -> Result<PathBuf, super::WorkspaceError> {
+    use super::state_root::{CANONICAL_ROOT, LEGACY_ROOT};
+    for root in [CANONICAL_ROOT, LEGACY_ROOT] {
+        crate::util::contain::check(repo, root)?;
+        let existing = repo.join(root).join(ADOPTION_FILE);
+        if std::fs::symlink_metadata(&existing).is_ok() {
+            return Err(super::WorkspaceError::AlreadyAdopted { path: existing });
+        }
+    }
+    let path = crate::util::contain::create_dirs(repo, CANONICAL_ROOT, 0o755)?.join(ADOPTION_FILE);
+    crate::util::fs::write_atomic(&path, record.to_yaml().as_bytes())?;
+    Ok(path)
+}
+
 /// Reading a record fails on I/O or on content.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
