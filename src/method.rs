@@ -11,6 +11,11 @@ pub const MANIFEST_FILE: &str = "a2c-method.toml";
 /// The method name this tool installs.
 pub const METHOD_NAME: &str = "esys/a2c";
 
+/// The version of the running a2c.
+pub fn running_a2c() -> Option<MethodVersion> {
+    crate::A2C_VERSION.parse().ok()
+}
+
 /// What a method tree says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MethodManifest {
@@ -68,6 +73,13 @@ impl MethodManifest {
         }
         let text = fs_err::read_to_string(&path)?;
         Self::parse(&text, &path)
+    }
+
+    /// The `min_a2c` this running a2c does not meet, if any (ADR-0024 §4 drift: the running
+    /// CLI against the method version).
+    pub fn needs_newer_a2c(&self) -> Option<&MethodVersion> {
+        let running = running_a2c()?;
+        self.min_a2c.as_ref().filter(|min| running < **min)
     }
 
     /// `true` when this version requires the canonical `.tools/esys/a2c` tool state root.

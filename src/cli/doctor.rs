@@ -3,7 +3,7 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::doctor::{DoctorOptions, Severity, diagnose};
 
 #[derive(Debug, Args)]
@@ -14,7 +14,7 @@ pub struct DoctorArgs {
 }
 
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
-    let ctx = discover(global, printer)?;
+    let ctx = discover_members(global, printer)?;
     let options = DoctorOptions {
         deep: args.deep,
         jobs: crate::ops::install::default_jobs(),

@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::progress::ProgressReporter;
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::display_under;
 
 #[derive(Debug, Args)]
@@ -18,7 +18,7 @@ pub struct GcArgs {
 }
 
 pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
-    let ctx = discover(global, printer)?;
+    let ctx = discover_members(global, printer)?;
     let reporter = ProgressReporter::new(printer);
     let result = crate::ops::gc::gc(&ctx, args.dry_run, args.cache, &reporter);
     reporter.done();

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::progress::ProgressReporter;
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::install::{InstallSettings, install};
 use crate::ops::{display_under, list};
 
@@ -29,7 +29,7 @@ pub struct InstallArgs {
 
 pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let started = Instant::now();
-    let ctx = discover(global, printer)?;
+    let ctx = discover_members(global, printer)?;
     let settings = InstallSettings {
         offline: args.offline,
         locked: args.locked,
@@ -52,7 +52,22 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
             "members": out.members.iter().map(|(p, v)| json!({"path": p, "version": v})).collect::<Vec<_>>(),
             "cleaned": out.report.cleaned,
             "locked": out.locked_now,
+            "delivery": out.git_delivery.as_ref().map(|(_, d)| d),
         }));
+        return Ok(Outcome::Success);
+    }
+    if let Some((repo, delivery)) = &out.git_delivery {
+        printer.status(format!(
+            "`{}` has delivery `{delivery}`: {}; nothing to install",
+            repo.display(),
+            match delivery {
+                crate::workspace::Delivery::None => "it takes no method assets".to_string(),
+                _ => format!(
+                    "its method assets come by git at `{}`",
+                    crate::workspace::resolve::LEGACY_AI_RULES
+                ),
+            }
+        ));
         return Ok(Outcome::Success);
     }
     for path in &out.report.cleaned {

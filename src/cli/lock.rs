@@ -3,7 +3,7 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::list;
 use crate::ops::lock::{LockOptions, lock};
 
@@ -21,7 +21,7 @@ pub struct LockArgs {
 }
 
 pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
-    let ctx = discover(global, printer)?;
+    let ctx = discover_members(global, printer)?;
     let options = LockOptions {
         registry: args.registry.clone(),
         update: args.update,

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover};
+use crate::migrate::{Keep, MoveReason};
 use crate::ops::migrate::{MigrateSettings, migrate};
 use crate::util::version::MethodVersion;
 
@@ -42,6 +43,10 @@ pub struct VersionArgs {
     /// Set the adoption record's delivery (default: kept)
     #[arg(long, value_name = "D", value_parser = ["none", "copy", "submodule", "clone", "package"])]
     pub delivery: Option<String>,
+    /// When a file exists in both tool state roots and differs: keep the `.tools/esys/a2c/`
+    /// copy (drop the `.a2c/` one) or the `.a2c/` copy (move it over the other)
+    #[arg(long, value_name = "SIDE", value_parser = ["canonical", "legacy"])]
+    pub keep: Option<String>,
 }
 
 pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -61,6 +66,10 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
             .map(|d| d.parse())
             .transpose()
             .map_err(anyhow::Error::msg)?,
+        keep: args.keep.as_deref().map(|k| match k {
+            "legacy" => Keep::Legacy,
+            _ => Keep::Canonical,
+        }),
     };
     let reporter = ProgressReporter::new(printer);
     let result = migrate(&ctx, &settings, &reporter);
@@ -68,21 +77,33 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
     let out = result?;
     let p = &out.plan;
     if printer.json {
+        let files = |v: &[crate::migrate::Move]| {
+            v.iter()
+                .map(|m| json!({"from": m.from, "to": m.to}))
+                .collect::<Vec<_>>()
+        };
         printer.json_doc(&json!({
             "repo": p.repo,
             "from": p.from,
             "to": p.to,
-            "moves": p.moves.iter().map(|m| json!({"from": m.from, "to": m.to})).collect::<Vec<_>>(),
-            "adoption": {"before": p.before.tool_version, "after": p.after.tool_version, "path": p.adoption_path},
+            "moves": files(&p.moves),
+            "replaced": files(&p.moves.iter().filter(|m| m.replaces).cloned().collect::<Vec<_>>()),
+            "dropped": files(&p.dropped),
+            "move_reason": p.move_reason,
+            "adoption": {
+                "before": p.before.tool_version, "after": p.after.tool_version,
+                "path": p.adoption_path, "rewritten": p.write_record,
+            },
             "commit": out.commit,
             "installed": out.installed,
+            "workspace_lock": out.workspace_lock,
             "dry_run": args.dry_run,
             "noop": out.noop,
         }));
         return Ok(Outcome::Success);
     }
     if out.noop {
-        printer.status(format!("already at {} with the right layout: nothing to do", p.to));
+        printer.status(format!("already at {}: nothing to do", p.to));
         return Ok(Outcome::Success);
     }
     let verb = if args.dry_run { "would" } else { "did" };
@@ -94,32 +115,65 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         (None, true) => printer.status(format!("would lock and install {} first", p.to)),
         _ => {}
     }
+    if let Some(lock) = &out.workspace_lock {
+        printer.status(format!(
+            "{} {} to the superbuild's lock `{}` (commit it in the superbuild)",
+            if args.dry_run { "would add" } else { "added" },
+            p.to,
+            lock.display()
+        ));
+    }
     if out.requires_canonical.is_none() {
         printer.status(format!(
-            "note: {}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known yet",
+            "note: {}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known until its bundle is fetched",
             p.to
         ));
     }
+    match p.move_reason {
+        Some(MoveReason::Required) => printer.status(format!("{} requires `.tools/esys/a2c/`: the tool state root moves", p.to)),
+        Some(MoveReason::Unfinished) => {
+            printer.status("both tool state roots hold state: the move finishes the earlier migration")
+        }
+        Some(MoveReason::RecordWrite) => printer.status(
+            "a2c never writes into `.a2c/`: the adoption record changes, so the tool state root moves to `.tools/esys/a2c/`",
+        ),
+        None => {}
+    }
     for m in &p.moves {
         printer.status(format!(
-            "{verb} {} {} -> {}",
+            "{verb} {} {} -> {}{}",
             if m.tracked { "git mv" } else { "move" },
             m.from,
-            m.to
+            m.to,
+            if m.replaces {
+                " (replacing the differing canonical copy: --keep legacy)"
+            } else {
+                ""
+            }
         ));
     }
     for d in &p.duplicates {
         printer.status(format!("{verb} remove {} (identical to {})", d.from, d.to));
     }
+    for d in &p.dropped {
+        printer.status(format!(
+            "{verb} remove {} (differs from {}; --keep canonical)",
+            d.from, d.to
+        ));
+    }
     if p.remove_legacy {
         printer.status(format!("{verb} remove the empty `.a2c/`"));
     }
-    printer.status(format!(
-        "{verb} set {} to tool_version {} (was {})",
-        p.adoption_path.display(),
-        p.after.tool_version,
-        p.before.tool_version
-    ));
+    if p.write_record {
+        printer.status(format!(
+            "{verb} set {} to tool_version {} (was {})",
+            p.adoption_path.display(),
+            p.after.tool_version,
+            p.before.tool_version
+        ));
+    } else {
+        printer.status(format!("the write contract stays {}", p.to));
+    }
     match (&out.commit, args.dry_run, args.no_commit) {
         (Some(sha), _, _) => printer.status(format!(
             "committed {sha}: {}",

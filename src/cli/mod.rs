@@ -138,6 +138,16 @@ pub(crate) fn discover(global: &GlobalArgs, printer: &Printer) -> anyhow::Result
     Ok(ctx)
 }
 
+/// [`discover`], then one warning per member whose migration is unfinished (both tool state
+/// roots hold state), for every command that reads the members.
+pub(crate) fn discover_members(global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Context> {
+    let ctx = discover(global, printer)?;
+    for w in ctx.unfinished_migrations() {
+        printer.warn(w);
+    }
+    Ok(ctx)
+}
+
 /// The hint attached to an error anywhere in its chain.
 pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
     err.chain().find_map(|cause| {

@@ -18,24 +18,52 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let ctx = discover(global, printer)?;
     let repo = ctx.require_repo()?.to_path_buf();
     let member = Member::read(repo.clone(), ".".into());
-    super::workspace::warn_unfinished(std::slice::from_ref(&member), printer);
+    if let Some(w) = member.state.as_ref().and_then(|s| s.unfinished_migration_warning()) {
+        printer.warn(w);
+    }
+    let contract = member.version().cloned();
     let version = match &args.version {
         Some(v) => v.clone(),
-        None => {
-            let state = member.state.as_ref().filter(|s| s.has_adoption());
-            let state = state.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
-            state.read_adoption().map_err(WorkspaceError::from)?.tool_version
-        }
+        None => match (&member.record, &member.state) {
+            (Ok(r), _) => r.tool_version.clone(),
+            (Err(_), Some(s)) if s.has_adoption() => s.read_adoption().map_err(WorkspaceError::from)?.tool_version,
+            _ => return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into()),
+        },
     };
+    // ADR-0024 §2: a version other than the write contract may be mounted for reading only.
+    let read_only = contract.as_ref() != Some(&version);
+    if read_only {
+        printer.warn(match &contract {
+            Some(c) => format!(
+                "{version} is a read-only mount, not the write contract of `{}` ({c}): author nothing under {version}'s rules",
+                repo.display()
+            ),
+            None => format!(
+                "`{}` has no write contract: {version} is a read-only mount",
+                repo.display()
+            ),
+        });
+    }
     let ws_root = ctx.workspace.as_ref().map(|w| w.root.clone());
     let result = resolve::resolve(&repo, ws_root.as_deref(), &version);
+    if let Ok(r) = &result
+        && let Ok(m) = crate::method::MethodManifest::read_tree(&r.root)
+        && let Some(min) = m.needs_newer_a2c()
+    {
+        printer.warn(format!(
+            "method {version} needs a2c >= {min}, this is {}: upgrade a2c before working under its rules",
+            crate::A2C_VERSION
+        ));
+    }
     if printer.json {
         let (root, rule) = match &result {
             Ok(r) => (Some(r.root.clone()), Some(r.rule.as_str())),
             Err(_) => (None, None),
         };
-        printer
-            .json_doc(&json!({ "repo": repo, "version": version, "workspace": ws_root, "root": root, "rule": rule }));
+        printer.json_doc(&json!({
+            "repo": repo, "version": version, "workspace": ws_root, "root": root, "rule": rule,
+            "write_contract": contract, "read_only": read_only,
+        }));
     }
     let resolution = result?;
     if !printer.json {

@@ -26,22 +26,15 @@ pub fn run(cmd: &WorkspaceCommand, global: &GlobalArgs, printer: &Printer) -> an
             }
             Ok(Outcome::Success)
         }
-        WorkspaceCommand::Members => members(ws, printer),
+        WorkspaceCommand::Members => members(&ctx, ws, printer),
     }
 }
 
-/// Warnings for members whose migration is unfinished.
-pub(crate) fn warn_unfinished(members: &[Member], printer: &Printer) {
-    for m in members {
-        if let Some(w) = m.state.as_ref().and_then(|s| s.unfinished_migration_warning()) {
-            printer.warn(w);
-        }
+fn members(ctx: &crate::workspace::Context, ws: &Workspace, printer: &Printer) -> anyhow::Result<Outcome> {
+    let members = ctx.members()?;
+    for w in ctx.unfinished_migrations() {
+        printer.warn(w);
     }
-}
-
-fn members(ws: &Workspace, printer: &Printer) -> anyhow::Result<Outcome> {
-    let members = ws.members()?;
-    warn_unfinished(&members, printer);
     let mut versions: Vec<_> = members.iter().filter_map(Member::version).cloned().collect();
     versions.sort();
     versions.dedup();

@@ -6,38 +6,61 @@ use std::path::{Path, PathBuf};
 
 use super::{DoctorOptions, Finding, finding};
 use crate::lock::Lockfile;
-use crate::method::{MANIFEST_FILE, MethodManifest};
+use crate::method::MethodManifest;
 use crate::store::Receipt;
 use crate::store::flock::StoreLock;
 use crate::util::version::MethodVersion;
 use crate::workspace::marker::{LocalPointer, POINTER_PATH};
-use crate::workspace::resolve::{LEGACY_AI_RULES, Rule, resolve};
-use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT};
-use crate::workspace::{AdoptionRecord, Context, Layout, Member, WorkspaceError};
+use crate::workspace::resolve::{LEGACY_AI_RULES, Note, Rule, resolve};
+use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT, LOCAL_DIR, STORE_DIR};
+use crate::workspace::{Context, Delivery, Layout, Member, WorkspaceError};
 
 pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, WorkspaceError> {
     let mut out = Vec::new();
     let members = ctx.members()?;
     let ws_root = ctx.workspace.as_ref().map(|w| w.root.clone());
+    // What the store must keep (every record) and what the lock must hold (the versions an
+    // install serves: outside a superbuild, only a `package` delivery's).
     let mut pinned: BTreeMap<MethodVersion, Vec<PathBuf>> = BTreeMap::new();
+    let mut locked: BTreeMap<MethodVersion, Vec<PathBuf>> = BTreeMap::new();
     for m in &members {
         tool_state(m, &mut out);
+        for v in m.pinned_versions() {
+            pinned.entry(v.clone()).or_default().push(m.path.clone());
+        }
         if let Ok(record) = &m.record {
-            pinned
-                .entry(record.tool_version.clone())
-                .or_default()
-                .push(m.path.clone());
+            if ws_root.is_some() || m.delivery() == Some(Delivery::Package) {
+                locked
+                    .entry(record.tool_version.clone())
+                    .or_default()
+                    .push(m.path.clone());
+            }
             resolution(m, &record.tool_version, ws_root.as_deref(), &mut out);
         }
         if let Some(ws) = &ws_root {
             pointer(m, ws, &mut out);
+        }
+        if m.path != ctx.store_owner()? && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR) {
+            out.push(finding(
+                "local-tracked",
+                Some(m.path.clone()),
+                None,
+                format!(
+                    "git tracks files under `{}`: that directory is machine-local",
+                    m.path.join(LOCAL_DIR).display()
+                ),
+                format!(
+                    "run `git rm -r --cached {LOCAL_DIR}` in `{}` and commit (a2c writes `{LOCAL_DIR}/.gitignore` so this does not recur)",
+                    m.path.display()
+                ),
+            ));
         }
     }
     if let Some(ws) = &ws_root {
         workspace_ai_rules(ws, &mut out);
     }
     let store = ctx.store_dir()?;
-    let lock = lock_findings(ctx, &pinned, &mut out);
+    let lock = lock_findings(ctx, &locked, &mut out);
     match crate::store::guard(ctx.store_owner()?) {
         Ok(_) => store_findings(&store, &pinned, lock.as_ref(), options, &mut out),
         Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
@@ -86,25 +109,35 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
         return;
     };
     if state.both_present {
-        let legacy = AdoptionRecord::read(&m.path.join(LEGACY_ROOT).join("adoption.yaml")).ok();
-        let canonical = m.record.as_ref().ok();
-        match (canonical, legacy) {
-            (Some(c), Some(l)) if c.tool_version != l.tool_version => out.push(finding(
+        let contract = m.version().cloned();
+        let differing = crate::migrate::differing_files(&m.path).unwrap_or_default();
+        let command = match (&contract, differing.is_empty()) {
+            (Some(v), true) => format!("a2c migrate version --to {v}"),
+            (Some(v), false) => format!(
+                "a2c migrate version --to {v} --keep canonical` (or `--keep legacy`; files that differ: {}",
+                differing.join(", ")
+            ),
+            (None, _) => "a2c migrate version --to X.Y.Z".into(),
+        };
+        let hint = format!(
+            "finish it with `{command}`; it moves what is left of `{LEGACY_ROOT}/` into `{CANONICAL_ROOT}/` in one commit"
+        );
+        match (m.version(), &m.other_version) {
+            (Some(c), Some(l)) if c != l => out.push(finding(
                 "tool-state-roots-disagree",
                 repo.clone(),
-                Some(c.tool_version.clone()),
+                Some(c.clone()),
                 format!(
-                    "`{CANONICAL_ROOT}/` pins {} but `{LEGACY_ROOT}/` pins {}: a migration stopped half-way",
-                    c.tool_version, l.tool_version
+                    "`{CANONICAL_ROOT}/` pins {c} but `{LEGACY_ROOT}/` pins {l}: a migration stopped half-way (the canonical record is the write contract)",
                 ),
-                "finish it with `a2c migrate version --to X.Y.Z`; until then the canonical root is the write contract",
+                hint,
             )),
             _ => out.push(finding(
                 "tool-state-both-roots",
                 repo.clone(),
                 None,
-                format!("both `{CANONICAL_ROOT}/` and `{LEGACY_ROOT}/` exist: a migration is unfinished"),
-                "finish it with `a2c migrate version --to X.Y.Z`",
+                format!("both `{CANONICAL_ROOT}/` and `{LEGACY_ROOT}/` hold tool state: a migration is unfinished"),
+                hint,
             )),
         }
     } else if state.layout == Layout::Legacy {
@@ -131,8 +164,78 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
 
 fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
+    let delivery = m.delivery().unwrap_or(Delivery::Package);
+    let delivered = match delivery {
+        Delivery::Copy | Delivery::Submodule | Delivery::Clone => git_delivery(m, version, delivery, ws, out),
+        Delivery::None | Delivery::Package => false,
+    };
     let resolved = match resolve(&m.path, ws, version) {
         Ok(r) => r,
+        Err(WorkspaceError::NotResolved { .. }) if delivery == Delivery::None => {
+            out.push(finding(
+                "delivery-none",
+                repo,
+                Some(version.clone()),
+                format!("delivery `none`: no method assets are delivered for {version}, so none resolve"),
+                "nothing to do; choose another delivery with `a2c migrate version --delivery D` if agents need the rules",
+            ));
+            return;
+        }
+        // The delivery findings already say what is wrong.
+        Err(WorkspaceError::NotResolved { .. }) if delivered => return,
+        Err(WorkspaceError::NotResolved { notes, looked, .. }) => {
+            let mut specific = false;
+            for note in &notes {
+                match note {
+                    Note::Drift { path, found, wanted } => {
+                        specific = true;
+                        out.push(finding(
+                            "manifest-version-mismatch",
+                            repo.clone(),
+                            Some(version.clone()),
+                            format!(
+                                "`{}` is meant to hold {wanted} but its manifest declares {found}: drift, so it is not used",
+                                path.display()
+                            ),
+                            drift_hint(&m.path, path),
+                        ));
+                    }
+                    Note::Link(why) => {
+                        specific = true;
+                        out.push(finding(
+                            "unsafe-link",
+                            repo.clone(),
+                            Some(version.clone()),
+                            why.clone(),
+                            "replace the link with a real directory (or delete it); a2c never follows links in a repository",
+                        ));
+                    }
+                    Note::Other(_) => {}
+                }
+            }
+            if !specific {
+                let mut message = format!(
+                    "no method asset root for {version} (looked in {})",
+                    looked
+                        .iter()
+                        .map(|p| format!("`{}`", p.display()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                for note in &notes {
+                    message.push_str("; ");
+                    message.push_str(&note.to_string());
+                }
+                out.push(finding(
+                    "unresolved",
+                    repo,
+                    Some(version.clone()),
+                    message,
+                    "run `a2c install`",
+                ));
+            }
+            return;
+        }
         Err(e) => {
             out.push(finding(
                 "unresolved",
@@ -144,7 +247,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
             return;
         }
     };
-    if resolved.rule == Rule::LegacyAiRules {
+    if resolved.rule == Rule::LegacyAiRules && delivery == Delivery::Package {
         out.push(finding(
             "resolved-legacy-ai-rules",
             repo.clone(),
@@ -153,43 +256,174 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
             "install them with `a2c install` (delivery: package) to stop depending on the mount",
         ));
     }
-    match MethodManifest::read_tree(&resolved.root) {
-        Ok(manifest) if manifest.version != *version => out.push(finding(
-            "manifest-version-mismatch",
+    if let Ok(manifest) = MethodManifest::read_tree(&resolved.root)
+        && let Some(min) = manifest.needs_newer_a2c()
+    {
+        out.push(finding(
+            "a2c-too-old",
             repo,
             Some(version.clone()),
             format!(
-                "`{}` resolves for {version} but its manifest declares {}",
-                resolved.root.display(),
-                manifest.version
+                "method {version} needs a2c {min} or newer; this is a2c {}",
+                crate::A2C_VERSION
             ),
-            "reinstall it: remove the directory and run `a2c install`",
-        )),
-        Ok(manifest) => {
-            let running = crate::A2C_VERSION.parse::<MethodVersion>().ok();
-            if let (Some(min), Some(running)) = (&manifest.min_a2c, running)
-                && running < *min
-            {
-                out.push(finding(
-                    "a2c-too-old",
-                    repo,
-                    Some(version.clone()),
-                    format!("method {version} needs a2c {min} or newer; this is a2c {running}"),
-                    "upgrade a2c (./install.sh from a newer checkout)",
-                ));
+            "upgrade a2c (./install.sh from a newer checkout)",
+        ));
+    }
+}
+
+fn drift_hint(repo: &Path, tree: &Path) -> String {
+    if tree.starts_with(repo.join(LEGACY_AI_RULES)) {
+        "bring `tools/ai-rules` to the adopted version (check out the matching ref), or migrate the write contract to the version it holds".into()
+    } else {
+        format!("reinstall it: remove `{}` and run `a2c install`", tree.display())
+    }
+}
+
+/// Checks of the `copy`, `submodule` and `clone` deliveries (ADR-0024 §4): the tree at
+/// `R/tools/ai-rules` exists and says it is V; a submodule is registered and checked out, a
+/// clone is a git repository; either is at `method_ref` when one is given. Returns `true`
+/// when it reported a failure. In a superbuild whose store serves V, a missing tree is only
+/// information: the superbuild installs the union.
+fn git_delivery(
+    m: &Member,
+    version: &MethodVersion,
+    delivery: Delivery,
+    ws: Option<&Path>,
+    out: &mut Vec<Finding>,
+) -> bool {
+    let repo = Some(m.path.clone());
+    let tree = m.path.join(LEGACY_AI_RULES);
+    let v = Some(version.clone());
+    let fail = |out: &mut Vec<Finding>, code: &'static str, message: String, hint: String| {
+        out.push(finding(code, repo.clone(), v.clone(), message, hint));
+        true
+    };
+    if let Err(e) = crate::util::contain::check(&m.path, LEGACY_AI_RULES) {
+        return fail(
+            out,
+            "unsafe-link",
+            e.to_string(),
+            "replace the link with a real directory (or delete it); a2c never follows links in a repository".into(),
+        );
+    }
+    let record_ref = m.record.as_ref().ok().and_then(|r| r.method_ref.clone());
+    if std::fs::symlink_metadata(&tree).is_err() {
+        let served =
+            ws.is_some_and(|w| crate::util::contain::is_real_dir(&w.join(STORE_DIR).join(version.to_string())));
+        if served {
+            out.push(finding(
+                "delivery-served-by-workspace",
+                repo,
+                v,
+                format!(
+                    "delivery `{delivery}` but `{}` is absent: the superbuild's store serves {version}",
+                    tree.display()
+                ),
+                "nothing to do in this superbuild; outside it the repository needs its `tools/ai-rules`",
+            ));
+            return false;
+        }
+        let how = match delivery {
+            Delivery::Submodule => "run `git submodule update --init tools/ai-rules`",
+            Delivery::Clone => "clone the method repository into `tools/ai-rules`",
+            _ => "restore `tools/ai-rules` from git",
+        };
+        return fail(
+            out,
+            "delivery-tree-missing",
+            format!("delivery `{delivery}` but `{}` does not exist", tree.display()),
+            format!("{how}; or move to packaged assets with `a2c migrate version --to {version} --delivery package`"),
+        );
+    }
+    let mut failed = false;
+    match MethodManifest::read_tree(&tree) {
+        Ok(manifest) if manifest.version != *version => {
+            failed |= fail(
+                out,
+                "manifest-version-mismatch",
+                format!(
+                    "`{}` holds method version {} but the write contract is {version}: drift",
+                    tree.display(),
+                    manifest.version
+                ),
+                drift_hint(&m.path, &tree),
+            );
+        }
+        Ok(_) => {}
+        Err(e) => {
+            failed |= fail(
+                out,
+                "delivery-tree-missing",
+                format!(
+                    "delivery `{delivery}` but `{}` is not a method tree: {e}",
+                    tree.display()
+                ),
+                "restore the method tree at `tools/ai-rules`".into(),
+            );
+        }
+    }
+    match delivery {
+        Delivery::Submodule if !crate::util::git::is_submodule(&m.path, LEGACY_AI_RULES) => {
+            failed |= fail(
+                out,
+                "delivery-not-submodule",
+                format!(
+                    "delivery `submodule` but `{}` is not a registered submodule (no gitlink in the index, or no entry in `.gitmodules`)",
+                    tree.display()
+                ),
+                "add it with `git submodule add URL tools/ai-rules`, or record the real delivery with `a2c migrate version --delivery copy`".into(),
+            );
+        }
+        Delivery::Submodule | Delivery::Clone if !crate::util::git::is_own_work_tree(&tree) => {
+            let what = if delivery == Delivery::Submodule {
+                "checked out"
+            } else {
+                "a git repository"
+            };
+            failed |= fail(
+                out,
+                "delivery-not-checked-out",
+                format!("delivery `{delivery}` but `{}` is not {what}", tree.display()),
+                match delivery {
+                    Delivery::Submodule => "run `git submodule update --init tools/ai-rules`".into(),
+                    _ => "clone the method repository into `tools/ai-rules`".into(),
+                },
+            );
+        }
+        Delivery::Submodule | Delivery::Clone => {
+            if let Some(r) = &record_ref {
+                let head = crate::util::git::commit_of(&tree, "HEAD");
+                match crate::util::git::commit_of(&tree, r) {
+                    None => {
+                        failed |= fail(
+                            out,
+                            "delivery-ref-mismatch",
+                            format!("`method_ref: {r}` names no commit in `{}`", tree.display()),
+                            "fetch it (`git -C tools/ai-rules fetch`), or correct `method_ref` in the adoption record"
+                                .to_string(),
+                        );
+                    }
+                    Some(want) if Some(&want) != head.as_ref() => {
+                        failed |= fail(
+                            out,
+                            "delivery-ref-mismatch",
+                            format!(
+                                "`{}` is at {} but `method_ref: {r}` is {}",
+                                tree.display(),
+                                head.as_deref().map_or("no commit", |h| &h[..h.len().min(12)]),
+                                &want[..want.len().min(12)]
+                            ),
+                            format!("check it out: `git -C tools/ai-rules checkout {r}`"),
+                        );
+                    }
+                    Some(_) => {}
+                }
             }
         }
-        Err(e) => out.push(finding(
-            "manifest-version-mismatch",
-            repo,
-            Some(version.clone()),
-            format!(
-                "`{}` resolves for {version} but has no valid `{MANIFEST_FILE}`: {e}",
-                resolved.root.display()
-            ),
-            "reinstall it: remove the directory and run `a2c install`",
-        )),
+        _ => {}
     }
+    failed
 }
 
 fn pointer(m: &Member, ws: &Path, out: &mut Vec<Finding>) {

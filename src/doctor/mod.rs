@@ -56,6 +56,13 @@ pub const CODES: &[(&str, Severity)] = &[
     ("pointer-stale", Severity::Warn),
     ("store-tracked", Severity::Fail),
     ("unsafe-link", Severity::Fail),
+    ("local-tracked", Severity::Warn),
+    ("delivery-none", Severity::Info),
+    ("delivery-served-by-workspace", Severity::Info),
+    ("delivery-tree-missing", Severity::Fail),
+    ("delivery-not-submodule", Severity::Fail),
+    ("delivery-not-checked-out", Severity::Fail),
+    ("delivery-ref-mismatch", Severity::Fail),
 ];
 
 /// What `a2c doctor` found.

@@ -44,7 +44,8 @@ struct LockDoc {
 }
 
 /// Where the lockfile lives: beside the marker in a superbuild, else in the repository's own
-/// current tool state root (legacy `.a2c/` included, so migration moves it with the rest).
+/// tool state root — the one holding its adoption record, legacy `.a2c/` included, so that a
+/// legacy repository keeps one root and migration moves the lock with the rest.
 pub fn lock_path(ctx: &crate::workspace::Context) -> Result<PathBuf, crate::workspace::WorkspaceError> {
     use crate::workspace::{ToolStateRoot, WorkspaceError};
     if let Some(ws) = &ctx.workspace {

@@ -28,7 +28,11 @@ pub enum MigrateError {
     #[error("{to} is older than the current write contract {from}")]
     Downgrade { from: MethodVersion, to: MethodVersion },
     #[error("`{}` and `{}` both exist and differ", legacy.display(), canonical.display())]
-    Conflict { legacy: PathBuf, canonical: PathBuf },
+    Conflict {
+        legacy: PathBuf,
+        canonical: PathBuf,
+        to: MethodVersion,
+    },
     #[error("a migration to {journal} is in progress in this repository")]
     OtherInProgress { journal: MethodVersion },
     #[error("{0}")]
@@ -45,9 +49,9 @@ impl MigrateError {
             Self::Downgrade { .. } => {
                 "pass --allow-downgrade if you really mean to move the write contract back".into()
             }
-            Self::Conflict { .. } => {
-                "keep one of the two files (the canonical root wins once they are identical), then rerun".into()
-            }
+            Self::Conflict { to, .. } => format!(
+                "pick a side for every file that differs: `a2c migrate version --to {to} --keep canonical` drops the `.a2c/` copies, `--keep legacy` moves them over the canonical ones (see the plan with --dry-run)"
+            ),
             Self::OtherInProgress { journal } => format!("finish it first: a2c migrate version --to {journal}"),
             Self::Git { .. } => "fix the git problem above (e.g. set user.name and user.email), then rerun".into(),
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
@@ -56,12 +60,34 @@ impl MigrateError {
     }
 }
 
+/// Which copy wins when a file exists in both tool state roots and the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Keep {
+    Canonical,
+    Legacy,
+}
+
 /// One file moved from the legacy to the canonical tool state root.
 #[derive(Debug, Clone, Serialize)]
 pub struct Move {
     pub from: String,
     pub to: String,
     pub tracked: bool,
+    /// `--keep legacy`: this file replaces a differing canonical copy.
+    pub replaces: bool,
+}
+
+/// Why the tool state root moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MoveReason {
+    /// V's manifest declares `tool_state_root = ".tools/esys/a2c"`.
+    Required,
+    /// Both roots hold tool state: the move finishes an earlier migration.
+    Unfinished,
+    /// The adoption record must be rewritten and a2c never writes into `.a2c/`.
+    RecordWrite,
 }
 
 /// What a migration will do.
@@ -71,26 +97,47 @@ pub struct Plan {
     pub from: MethodVersion,
     pub to: MethodVersion,
     pub moves: Vec<Move>,
-    /// Legacy files identical to their canonical counterpart: removed.
+    /// Legacy files identical to their canonical counterpart, or (`--keep canonical`)
+    /// differing from it: removed.
     pub duplicates: Vec<Move>,
+    /// Legacy files dropped because they differ and `--keep canonical` was given.
+    pub dropped: Vec<Move>,
     pub adoption_path: PathBuf,
     pub before: AdoptionRecord,
     pub after: AdoptionRecord,
+    /// The adoption record is rewritten (the contract, ref or delivery changes).
+    pub write_record: bool,
     /// `.a2c/` is removed at the end.
     pub remove_legacy: bool,
+    pub move_reason: Option<MoveReason>,
 }
 
 impl Plan {
     pub fn is_noop(&self) -> bool {
-        self.moves.is_empty() && self.duplicates.is_empty() && !self.remove_legacy && self.before == self.after
+        self.moves.is_empty()
+            && self.duplicates.is_empty()
+            && self.dropped.is_empty()
+            && !self.remove_legacy
+            && !self.write_record
     }
 
     pub fn commit_message(&self) -> String {
-        let mut msg = format!("a2c: migrate write contract {} -> {}", self.from, self.to);
-        if !self.moves.is_empty() {
-            msg.push_str(&format!(
-                "\n\nMove the tool state root {LEGACY_ROOT}/ -> {CANONICAL_ROOT}/ (required by {}).",
+        let mut msg = if self.from == self.to {
+            format!(
+                "a2c: move the tool state root {LEGACY_ROOT}/ -> {CANONICAL_ROOT}/ (write contract {} unchanged)",
                 self.to
+            )
+        } else {
+            format!("a2c: migrate write contract {} -> {}", self.from, self.to)
+        };
+        if !self.moves.is_empty() && self.from != self.to {
+            let why = match self.move_reason {
+                Some(MoveReason::Required) => format!("required by {}", self.to),
+                Some(MoveReason::Unfinished) => "finishing an earlier migration".into(),
+                _ => format!("a2c writes the adoption record only under {CANONICAL_ROOT}/"),
+            };
+            msg.push_str(&format!(
+                "\n\nMove the tool state root {LEGACY_ROOT}/ -> {CANONICAL_ROOT}/ ({why})."
             ));
         }
         msg.push_str("\n\nWritten by a2c migrate version.");
@@ -120,64 +167,106 @@ fn files_under(repo: &Path, root: &str) -> Result<Vec<String>, MigrateError> {
     Ok(out)
 }
 
+/// What a migration is asked to do besides the target version.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub requires_canonical: bool,
+    pub method_ref: Option<String>,
+    pub delivery: Option<Delivery>,
+    pub keep: Option<Keep>,
+}
+
 /// Plans a migration of `repo` from `before` to version `to`.
-pub fn plan(
-    repo: &Path,
-    before: &AdoptionRecord,
-    to: &MethodVersion,
-    requires_canonical: bool,
-    method_ref: Option<String>,
-    delivery: Option<Delivery>,
-) -> Result<Plan, MigrateError> {
+///
+/// The rules (docs/migration.md): a2c never writes into `.a2c/`; the adoption record is
+/// rewritten only when the contract, `method_ref` or `delivery` changes, and then under
+/// `.tools/esys/a2c/`, so a legacy repository moves its whole tool state root in the same
+/// commit; the root also moves when V's manifest requires it or both roots hold state.
+pub fn plan(repo: &Path, before: &AdoptionRecord, to: &MethodVersion, req: &Request) -> Result<Plan, MigrateError> {
     let legacy = repo.join(LEGACY_ROOT);
     let canonical = repo.join(CANONICAL_ROOT);
-    let both = legacy.is_dir() && canonical.is_dir();
-    let move_all = legacy.is_dir() && (requires_canonical || both);
-    let (mut moves, mut duplicates) = (Vec::new(), Vec::new());
-    if move_all {
-        for rel in files_under(repo, LEGACY_ROOT)? {
-            let (src, dst) = (legacy.join(&rel), canonical.join(&rel));
-            let m = Move {
+    let state = crate::workspace::ToolStateRoot::detect(repo)?;
+    let both = state.as_ref().is_some_and(|s| s.both_present);
+    let record_in_legacy = state
+        .as_ref()
+        .is_some_and(|s| s.layout == crate::workspace::Layout::Legacy);
+    let legacy_files = files_under(repo, LEGACY_ROOT)?;
+    let mut after = AdoptionRecord::new(
+        to.clone(),
+        req.method_ref.clone().or(before.method_ref.clone()),
+        req.delivery.or(before.delivery),
+    );
+    if req.method_ref.is_none() && after.method_ref.as_deref() == Some(&format!("v{}", before.tool_version)) {
+        after.method_ref = Some(format!("v{to}")); // a ref that named the old version follows it
+    }
+    let changes = after.tool_version != before.tool_version
+        || after.method_ref != before.method_ref
+        || after.delivery != before.delivery;
+    let move_reason = if legacy_files.is_empty() {
+        None
+    } else if req.requires_canonical {
+        Some(MoveReason::Required)
+    } else if both {
+        Some(MoveReason::Unfinished)
+    } else if record_in_legacy && changes {
+        Some(MoveReason::RecordWrite)
+    } else {
+        None
+    };
+    let (mut moves, mut duplicates, mut dropped) = (Vec::new(), Vec::new(), Vec::new());
+    let mut record_conflict = false;
+    if move_reason.is_some() {
+        for rel in &legacy_files {
+            let (src, dst) = (legacy.join(rel), canonical.join(rel));
+            let mut m = Move {
                 from: format!("{LEGACY_ROOT}/{rel}"),
                 to: format!("{CANONICAL_ROOT}/{rel}"),
                 tracked: git::is_tracked(repo, &format!("{LEGACY_ROOT}/{rel}")),
+                replaces: false,
             };
-            if dst.exists() {
-                if fs_err::read(&src)? != fs_err::read(&dst)? {
-                    return Err(MigrateError::Conflict {
-                        legacy: src,
-                        canonical: dst,
-                    });
-                }
+            if !dst.exists() {
+                moves.push(m);
+            } else if fs_err::read(&src)? == fs_err::read(&dst)? {
                 duplicates.push(m);
             } else {
-                moves.push(m);
+                record_conflict |= rel == ADOPTION_FILE;
+                match req.keep {
+                    None => {
+                        return Err(MigrateError::Conflict {
+                            legacy: src,
+                            canonical: dst,
+                            to: to.clone(),
+                        });
+                    }
+                    Some(Keep::Canonical) => dropped.push(m),
+                    Some(Keep::Legacy) => {
+                        m.replaces = true;
+                        moves.push(m);
+                    }
+                }
             }
         }
     }
-    let root = if move_all || canonical.is_dir() || !legacy.is_dir() {
+    let root = if move_reason.is_some() || !record_in_legacy {
         &canonical
     } else {
         &legacy
     };
-    let mut after = AdoptionRecord::new(
-        to.clone(),
-        method_ref.or(before.method_ref.clone()),
-        delivery.or(before.delivery),
-    );
-    if after.method_ref.as_deref() == Some(&format!("v{}", before.tool_version)) {
-        after.method_ref = Some(format!("v{to}")); // a ref that named the old version follows it
-    }
+    // A record taken from the legacy side must still end up naming the target.
+    let write_record = changes || (record_conflict && req.keep == Some(Keep::Legacy));
     Ok(Plan {
         repo: repo.to_path_buf(),
         from: before.tool_version.clone(),
         to: to.clone(),
         moves,
         duplicates,
+        dropped,
         adoption_path: root.join(ADOPTION_FILE),
         before: before.clone(),
         after,
-        remove_legacy: move_all,
+        write_record,
+        remove_legacy: move_reason.is_some(),
+        move_reason,
     })
 }
 
@@ -279,16 +368,20 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
         if let Some(parent) = dst.parent() {
             fs_err::create_dir_all(parent)?;
         }
-        if m.tracked {
-            git::git(repo, &["mv", "--", &m.from, &m.to])?;
-        } else {
-            fs_err::rename(repo.join(&m.from), &dst)?;
+        match (m.tracked, m.replaces) {
+            (true, false) => {
+                git::git(repo, &["mv", "--", &m.from, &m.to])?;
+            }
+            (true, true) => {
+                git::git(repo, &["mv", "-f", "--", &m.from, &m.to])?;
+            }
+            (false, _) => fs_err::rename(repo.join(&m.from), &dst)?,
         }
         if i == 0 {
             injected(crate::testhook::MIGRATE_MID_MOVES)?;
         }
     }
-    for d in &plan.duplicates {
+    for d in plan.duplicates.iter().chain(&plan.dropped) {
         if d.tracked {
             git::git(repo, &["rm", "-q", "--", &d.from])?;
         } else {
@@ -301,7 +394,12 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
             fs_err::remove_dir_all(&legacy)?;
         }
     }
-    crate::util::fs::write_atomic(&plan.adoption_path, plan.after.to_yaml().as_bytes())?;
+    if plan.write_record {
+        // Never into `.a2c/`: `plan` puts a record that changes under the canonical root.
+        debug_assert!(!plan.adoption_path.starts_with(repo.join(LEGACY_ROOT)));
+        crate::util::contain::create_dirs(repo, CANONICAL_ROOT, 0o755)?;
+        crate::util::fs::write_atomic(&plan.adoption_path, plan.after.to_yaml().as_bytes())?;
+    }
     let mut stage = vec!["add", "-A", "--"];
     let roots: Vec<&str> = [CANONICAL_ROOT, LEGACY_ROOT]
         .into_iter()
@@ -340,4 +438,18 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
     args.extend(paths.iter().map(String::as_str));
     git::git(repo, &args)?;
     Ok(Some(git::git(repo, &["rev-parse", "HEAD"])?.trim().to_string()))
+}
+
+/// Files present in both tool state roots of `repo` whose contents differ (relative to the
+/// roots), sorted: what stops a migration until a side is picked with `--keep`.
+pub fn differing_files(repo: &Path) -> Result<Vec<String>, MigrateError> {
+    let (legacy, canonical) = (repo.join(LEGACY_ROOT), repo.join(CANONICAL_ROOT));
+    let mut out = Vec::new();
+    for rel in files_under(repo, LEGACY_ROOT)? {
+        let dst = canonical.join(&rel);
+        if dst.is_file() && fs_err::read(legacy.join(&rel))? != fs_err::read(&dst)? {
+            out.push(rel);
+        }
+    }
+    Ok(out)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{OpsError, cache, lock_path, needs};
+use super::{OpsError, cache, lock_path, pinned};
 use crate::lock::Lockfile;
 use crate::store::Reporter;
 use crate::store::gc::GcReport;
@@ -16,7 +16,7 @@ pub struct GcOutcome {
 }
 
 pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Reporter) -> Result<GcOutcome, OpsError> {
-    let pinned = needs(ctx)?;
+    let pinned = pinned(ctx)?;
     let store = super::store(ctx)?;
     let cache = cache(&store)?;
     let referenced: BTreeSet<_> = match prune_cache {

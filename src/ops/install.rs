@@ -32,6 +32,9 @@ pub struct InstallOutcome {
     pub members: Vec<(PathBuf, MethodVersion)>,
     /// Members whose local pointer was written or refreshed.
     pub pointers: usize,
+    /// Outside a superbuild, a repository whose delivery is not `package` gets nothing
+    /// installed: its path and delivery.
+    pub git_delivery: Option<(PathBuf, crate::workspace::Delivery)>,
 }
 
 /// The default number of parallel installs: the machine's cores.
@@ -82,9 +85,29 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         registry_dir: super::registry_dir(ctx),
     };
     let report = store::install::install(&entries, &options, reporter)?;
+    // A version installed earlier (by a newer a2c sharing the store) is held to the same rule
+    // as one installed now: this a2c must meet its `min_a2c`.
+    for r in &report.reused {
+        if let Ok(m) = crate::method::MethodManifest::read_tree(&r.path)
+            && let Some(min) = m.needs_newer_a2c()
+        {
+            return Err(store::StoreError::NeedsNewerA2c {
+                version: r.version.clone(),
+                min: min.clone(),
+                running: crate::A2C_VERSION.into(),
+            }
+            .into());
+        }
+    }
     let mut pointers = 0;
     if let Some(ws) = &ctx.workspace {
-        for repo in needs.values().flatten().filter(|r| **r != ws.root) {
+        // A member that is itself a superbuild root keeps its own marker: it never gets a
+        // pointer, so its own workspace (and its own members) stay its own.
+        for repo in needs
+            .values()
+            .flatten()
+            .filter(|r| **r != ws.root && !crate::workspace::discovery::has_marker(r))
+        {
             LocalPointer::write(repo, &ws.root)?;
             pointers += 1;
         }
@@ -102,5 +125,6 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         report,
         members,
         pointers,
+        git_delivery: super::git_delivery(ctx),
     })
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{OpsError, cache, lock_path, network, registry_location};
 use crate::lock::{LockEntry, Lockfile};
 use crate::method::{METHOD_NAME, MethodManifest};
-use crate::migrate::{self, Journal, MigrateError, Plan, Snapshot, git};
+use crate::migrate::{self, Journal, Keep, MigrateError, Plan, Snapshot, git};
 use crate::registry::resolve::{ResolveOptions, plan as resolve_plan};
 use crate::store::{InstallOptions, Reporter};
 use crate::util::version::MethodVersion;
@@ -25,17 +25,20 @@ pub struct MigrateSettings {
     pub from: Option<PathBuf>,
     pub method_ref: Option<String>,
     pub delivery: Option<Delivery>,
+    pub keep: Option<Keep>,
 }
 
 #[derive(Debug)]
 pub struct MigrateOutcome {
     pub plan: Plan,
-    /// `None` when V's manifest could not be read without installing (dry run only).
+    /// `None` when V's manifest could not be read without downloading (dry run only).
     pub requires_canonical: Option<bool>,
     pub installed: Option<PathBuf>,
     pub commit: Option<String>,
     pub resumed: bool,
     pub noop: bool,
+    /// The superbuild's lock, when this migration added V to it (or, dry, would).
+    pub workspace_lock: Option<PathBuf>,
 }
 
 impl From<MigrateError> for OpsError {
@@ -44,25 +47,47 @@ impl From<MigrateError> for OpsError {
     }
 }
 
+/// The superbuild lock's bytes (or absence) before a member's migration, put back on failure.
+struct LockBackup {
+    path: PathBuf,
+    bytes: Option<Vec<u8>>,
+}
+
+impl LockBackup {
+    fn take(path: &Path) -> Result<Self, OpsError> {
+        let bytes = crate::util::contain::read_config(path)?.map(String::into_bytes);
+        Ok(Self {
+            path: path.to_path_buf(),
+            bytes,
+        })
+    }
+
+    fn restore(&self) -> Result<(), OpsError> {
+        match &self.bytes {
+            Some(b) => crate::util::fs::write_atomic(&self.path, b)?,
+            None if fs_err::symlink_metadata(&self.path).is_ok() => fs_err::remove_file(&self.path)?,
+            None => {}
+        }
+        Ok(())
+    }
+}
+
 pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporter) -> Result<MigrateOutcome, OpsError> {
     let to = settings
         .to
         .clone()
         .ok_or_else(|| OpsError::Config("--to V is required".into()))?;
+    // `--from` is checked before anything is read or written.
+    let from_dir = super::from_dir(settings.from.as_deref())?;
     let repo = ctx.require_repo()?.to_path_buf();
     if !git::is_work_tree(&repo) {
         return Err(MigrateError::NotGit { repo }.into());
     }
     let state = ToolStateRoot::detect(&repo)?.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
-    // Half-migrated repositories may hold the record only in the legacy root: read that one then.
-    let record_path = [
-        state.adoption_path(),
-        repo.join(LEGACY_ROOT).join(crate::workspace::adoption::ADOPTION_FILE),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
-    let record = crate::workspace::AdoptionRecord::read(&record_path).map_err(WorkspaceError::from)?;
+    if !state.has_adoption() {
+        return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into());
+    }
+    let record = state.read_adoption().map_err(WorkspaceError::from)?;
     // Resume an interrupted migration to the same version; refuse one to another.
     let journal = Journal::read(&repo);
     let resumed = match &journal {
@@ -82,16 +107,29 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     }
     let mut before = record.clone();
     before.tool_version = from.clone();
+    let request = |requires_canonical: bool| migrate::Request {
+        requires_canonical,
+        method_ref: settings.method_ref.clone(),
+        delivery: settings.delivery,
+        keep: settings.keep,
+    };
+    let lock_path = lock_path(ctx)?;
+    let in_workspace = ctx.workspace.is_some();
     if settings.dry_run {
-        let requires = peek_manifest(ctx, &to, settings)?.map(|m| m.requires_canonical_root());
-        let plan = migrate::plan(
-            &repo,
-            &before,
-            &to,
-            requires.unwrap_or(false),
-            settings.method_ref.clone(),
-            settings.delivery,
-        )?;
+        // V is resolved exactly as the real run would (lock, `--from`, registry) and fails
+        // the same way; only the download of a bundle that is nowhere local is left out.
+        let (entry, added) = lock_entry(ctx, &to, settings, from_dir.as_deref())?;
+        let manifest = peek_manifest(ctx, &entry, from_dir.as_deref())?;
+        if let Some(min) = manifest.as_ref().and_then(|m| m.needs_newer_a2c()) {
+            return Err(crate::store::StoreError::NeedsNewerA2c {
+                version: to.clone(),
+                min: min.clone(),
+                running: crate::A2C_VERSION.into(),
+            }
+            .into());
+        }
+        let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
+        let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
         return Ok(MigrateOutcome {
             plan,
@@ -100,27 +138,33 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             commit: None,
             resumed,
             noop,
+            workspace_lock: (added && in_workspace).then_some(lock_path),
         });
     }
     let snapshot = Snapshot::take(&repo)?;
+    let lock_backup = match in_workspace {
+        true => Some(LockBackup::take(&lock_path)?),
+        false => None,
+    };
     Journal {
         from: from.clone(),
         to: to.clone(),
     }
     .write(&repo)?;
     let result = (|| -> Result<MigrateOutcome, OpsError> {
-        let installed = ensure_installed(ctx, &to, settings, reporter)?;
+        let (installed, added) = ensure_installed(ctx, &to, settings, from_dir.as_deref(), reporter)?;
         crate::testhook::fail_point(crate::testhook::MIGRATE_AFTER_INSTALL).map_err(MigrateError::Injected)?;
         let manifest = MethodManifest::read_tree(&installed)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
-        let plan = migrate::plan(
-            &repo,
-            &before,
-            &to,
-            manifest.requires_canonical_root(),
-            settings.method_ref.clone(),
-            settings.delivery,
-        )?;
+        if let Some(min) = manifest.needs_newer_a2c() {
+            return Err(crate::store::StoreError::NeedsNewerA2c {
+                version: to.clone(),
+                min: min.clone(),
+                running: crate::A2C_VERSION.into(),
+            }
+            .into());
+        }
+        let plan = migrate::plan(&repo, &before, &to, &request(manifest.requires_canonical_root()))?;
         let noop = plan.is_noop();
         let commit = if noop {
             None
@@ -134,73 +178,99 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             commit,
             resumed,
             noop,
+            workspace_lock: (added && in_workspace).then(|| lock_path.clone()),
         })
     })();
     match result {
+        // Nothing to do: not even the lock V was added to stays changed.
+        Ok(out) if out.noop => {
+            snapshot.restore()?;
+            if let Some(b) = &lock_backup {
+                b.restore()?;
+            }
+            Journal::remove(&repo);
+            Ok(MigrateOutcome {
+                workspace_lock: None,
+                ..out
+            })
+        }
         Ok(out) => {
             Journal::remove(&repo);
             Ok(out)
         }
         Err(e) => {
             snapshot.restore()?;
+            if let Some(b) = &lock_backup {
+                b.restore()?;
+            }
             Journal::remove(&repo);
             Err(e)
         }
     }
 }
 
-/// Adds V to the lock (W's in a superbuild, else R's) when missing and installs it. Offline,
-/// the lock entry may come from a vendor manifest in `--from DIR`.
+/// V's lock entry as an install would obtain it, without writing: from the lock; else, offline,
+/// from a vendor manifest in `--from DIR`; else from the registry. `true` when it is not in
+/// the lock yet.
+fn lock_entry(
+    ctx: &Context,
+    version: &MethodVersion,
+    settings: &MigrateSettings,
+    from: Option<&Path>,
+) -> Result<(LockEntry, bool), OpsError> {
+    let lock_path = lock_path(ctx)?;
+    let lock = Lockfile::read(&lock_path)?.unwrap_or_default();
+    if let Some(entry) = lock.get(version) {
+        return Ok((entry.clone(), false));
+    }
+    if settings.offline {
+        return match from.and_then(|d| vendored_entry(d, version)) {
+            Some(entry) => Ok((entry, true)),
+            None => Err(OpsError::LockWouldChange {
+                path: lock_path,
+                versions: vec![version.clone()],
+                flag: "--offline",
+            }),
+        };
+    }
+    let location = registry_location(ctx, None)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
+    let index = crate::registry::read_index(&location, &network(ctx, None)?)?;
+    let needed: BTreeSet<MethodVersion> = [version.clone()].into();
+    let planned = resolve_plan(&needed, &lock, Some((&index, &location)), ResolveOptions::default())?;
+    let entry = planned.lock.get(version).cloned().expect("resolved above");
+    Ok((entry, true))
+}
+
+/// Adds V to the lock (W's in a superbuild, else R's) when missing and installs it. Returns
+/// the installed tree and whether the lock gained V.
 fn ensure_installed(
     ctx: &Context,
     version: &MethodVersion,
     settings: &MigrateSettings,
+    from: Option<&Path>,
     reporter: &dyn Reporter,
-) -> Result<PathBuf, OpsError> {
-    let lock_path = lock_path(ctx)?;
-    let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
-    let location = if settings.offline {
-        None
-    } else {
-        registry_location(ctx, None)?
-    };
-    let client = std::sync::Arc::new(network(ctx, None)?);
-    if lock.get(version).is_none() {
-        match (
-            settings.offline,
-            settings.from.as_deref().and_then(|d| vendored_entry(d, version)),
-        ) {
-            (true, Some(entry)) => lock.upsert(entry),
-            (true, None) => {
-                return Err(OpsError::LockWouldChange {
-                    path: lock_path,
-                    versions: vec![version.clone()],
-                    flag: "--offline",
-                });
-            }
-            (false, _) => {
-                let location = location.as_ref().ok_or(crate::registry::RegistryError::NoRegistry)?;
-                let index = crate::registry::read_index(location, &client)?;
-                let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-                lock = resolve_plan(&needed, &lock, Some((&index, location)), ResolveOptions::default())?.lock;
-            }
-        }
+) -> Result<(PathBuf, bool), OpsError> {
+    let (entry, added) = lock_entry(ctx, version, settings, from)?;
+    if added {
+        let lock_path = lock_path(ctx)?;
+        let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
+        lock.upsert(entry.clone());
         lock.write(&lock_path)?;
     }
-    let entry = lock.get(version).cloned().expect("locked above");
     let store = super::store(ctx)?;
+    let client = std::sync::Arc::new(network(ctx, None)?);
     let options = InstallOptions {
         cache: cache(&store)?,
         network: (!settings.offline).then_some(client),
         store: store.clone(),
         offline: settings.offline,
-        from: super::from_dir(settings.from.as_deref())?,
+        from: from.map(Path::to_path_buf),
         jobs: 1,
         limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
         registry_dir: super::registry_dir(ctx),
     };
     crate::store::install::install(std::slice::from_ref(&entry), &options, reporter)?;
-    Ok(store.join(version.to_string()))
+    Ok((store.join(version.to_string()), added))
 }
 
 /// The lock entry of `version` from `dir/a2c-vendor.json`, if it lists it.
@@ -224,38 +294,16 @@ fn vendored_entry(dir: &Path, version: &MethodVersion) -> Option<LockEntry> {
 
 /// V's manifest without changing anything: from the store when installed, else from a local
 /// bundle (cache, `--from`, file registry) extracted into a temporary directory.
-fn peek_manifest(
-    ctx: &Context,
-    version: &MethodVersion,
-    settings: &MigrateSettings,
-) -> Result<Option<MethodManifest>, OpsError> {
+fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Result<Option<MethodManifest>, OpsError> {
     let store = super::store(ctx)?;
-    if let Ok(m) = MethodManifest::read_tree(&store.join(version.to_string())) {
+    let installed = store.join(entry.version.to_string());
+    if crate::store::install::is_installed(&store, entry)
+        && let Ok(m) = MethodManifest::read_tree(&installed)
+    {
         return Ok(Some(m));
     }
-    let locked = Lockfile::read(&lock_path(ctx)?)?.and_then(|l| l.get(version).cloned());
-    let entry = match locked {
-        Some(e) => e,
-        None => {
-            // Not locked yet: the registry's index says which bundle it would be (read-only).
-            let Some(location) = registry_location(ctx, None)?.filter(|_| !settings.offline) else {
-                return Ok(None);
-            };
-            let index = crate::registry::read_index(&location, &network(ctx, None)?)?;
-            let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-            match resolve_plan(
-                &needed,
-                &Lockfile::default(),
-                Some((&index, &location)),
-                ResolveOptions::default(),
-            ) {
-                Ok(p) => p.lock.methods.into_iter().next().expect("one version resolved"),
-                Err(_) => return Ok(None),
-            }
-        }
-    };
     let mut bundles = vec![cache(&store)?.path(&entry.sha256)];
-    if let Some(dir) = &settings.from {
+    if let Some(dir) = from {
         bundles.extend(crate::store::cache::files_of_size(dir, entry.size));
     }
     bundles.extend(crate::registry::location::file_path(&entry.source));

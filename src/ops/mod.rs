@@ -76,12 +76,19 @@ pub fn list(versions: &[MethodVersion]) -> String {
 /// Which members need which version: the union of write contracts.
 pub type Needs = BTreeMap<MethodVersion, Vec<PathBuf>>;
 
-/// The union of the members' write contracts. An invalid member is an error: the union would
-/// be incomplete without it.
+/// The union of write contracts that `lock` and `install` serve. In a superbuild: every
+/// member's, whatever its delivery (resolution looks in W's store first, so the superbuild
+/// serves the whole checkout). In a single repository: its own, only when its delivery is
+/// `package` (or unnamed); `copy`, `submodule` and `clone` deliver the assets by git at
+/// `R/tools/ai-rules/`, and `none` delivers nothing. An invalid member is an error: the union
+/// would be incomplete without it.
 pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
+    let single = ctx.workspace.is_none();
     let mut needs = Needs::new();
     for member in ctx.members()? {
+        let delivery = member.delivery();
         match member.record {
+            Ok(_) if single && delivery != Some(crate::workspace::Delivery::Package) => {}
             Ok(record) => needs.entry(record.tool_version).or_default().push(member.path),
             Err(reason) => {
                 return Err(OpsError::InvalidMember {
@@ -92,6 +99,35 @@ pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
         }
     }
     Ok(needs)
+}
+
+/// Every version any adoption record of the members pins, legacy or canonical, whatever the
+/// delivery: what `gc` must never remove. An unreadable member stops it rather than guess.
+pub fn pinned(ctx: &Context) -> Result<Needs, OpsError> {
+    let mut pinned = Needs::new();
+    for member in ctx.members()? {
+        if let Err(reason) = &member.record {
+            return Err(OpsError::InvalidMember {
+                path: member.path.clone(),
+                reason: reason.clone(),
+            });
+        }
+        for v in member.pinned_versions() {
+            pinned.entry(v.clone()).or_default().push(member.path.clone());
+        }
+    }
+    Ok(pinned)
+}
+
+/// The delivery of the single repository outside a superbuild when it is not `package`: it
+/// gets nothing from a single-repo install.
+pub fn git_delivery(ctx: &Context) -> Option<(PathBuf, crate::workspace::Delivery)> {
+    if ctx.workspace.is_some() {
+        return None;
+    }
+    let member = ctx.members().ok()?.into_iter().next()?;
+    let delivery = member.delivery()?;
+    (delivery != crate::workspace::Delivery::Package).then_some((member.path, delivery))
 }
 
 /// Where the lockfile lives (see [`crate::lock::lock_path`]).

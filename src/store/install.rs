@@ -560,6 +560,13 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             manifest.version
         )));
     }
+    if let Some(min) = manifest.needs_newer_a2c() {
+        return Err(StoreError::NeedsNewerA2c {
+            version: entry.version.clone(),
+            min: min.clone(),
+            running: crate::A2C_VERSION.into(),
+        });
+    }
     if let Some(tree) = &entry.tree
         && *tree != extracted.tree
     {

@@ -53,18 +53,7 @@ pub use crate::workspace::state_root::{LOCAL_DIR, owner_of};
 /// directory without following links; a new `.tools_local/` gets a `.gitignore` of `*`, so that
 /// git never shows the store (as uv does for `.venv`).
 pub fn ensure(store: &Path) -> Result<(), StoreError> {
-    let owner = owner_of(store);
-    let local = owner.join(LOCAL_DIR);
-    let fresh = !crate::util::contain::check(owner, LOCAL_DIR)?;
-    crate::util::contain::create_dirs(owner, STORE_DIR, 0o755)?;
-    if fresh {
-        let path = local.join(".gitignore");
-        match crate::util::contain::write_new(&path, b"# written by a2c: this directory is machine-local\n*\n", 0o644) {
-            // A concurrent a2c created `.tools_local/` and wrote it first.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            other => other?,
-        }
-    }
+    crate::workspace::state_root::create_local(owner_of(store))?;
     crate::util::contain::create_dirs(store, STAGING_DIR, 0o700)?;
     Ok(())
 }
@@ -107,6 +96,12 @@ pub enum StoreError {
         version: MethodVersion,
         size: u64,
         limit: u64,
+    },
+    #[error("method {version} needs a2c >= {min}, this is {running}")]
+    NeedsNewerA2c {
+        version: MethodVersion,
+        min: MethodVersion,
+        running: String,
     },
     #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },
@@ -174,6 +169,9 @@ impl StoreError {
             Self::TooBig { .. } => format!(
                 "check the lock entry; if the bundle really is that large, raise {}",
                 crate::env::A2C_MAX_BUNDLE_BYTES
+            ),
+            Self::NeedsNewerA2c { min, .. } => format!(
+                "upgrade a2c to {min} or newer (`./install.sh` from a newer checkout); nothing of this version was installed"
             ),
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
             Self::Download { source, .. } => return source.hint(),

@@ -3,9 +3,34 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// What the index of the repository at `dir` says without running git, when it can say it
+/// for sure: `Some(false)` when `dir/.git` is a directory and its index is absent, or is a
+/// version 2 or 3 index (every path stored in full) in which `needle` does not occur.
+/// `None` whenever git must be asked (a `.git` file, an index v4, anything unreadable).
+fn index_lacks(dir: &Path, needle: &[u8]) -> Option<bool> {
+    let git_dir = dir.join(".git");
+    if !std::fs::symlink_metadata(&git_dir).ok()?.is_dir() || std::env::var_os("GIT_INDEX_FILE").is_some() {
+        return None;
+    }
+    let bytes = match std::fs::read(git_dir.join("index")) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(true),
+        Err(_) => return None,
+    };
+    let version = bytes.get(4..8).map(|v| u32::from_be_bytes([v[0], v[1], v[2], v[3]]));
+    let full_paths = bytes.starts_with(b"DIRC") && matches!(version, Some(2 | 3));
+    (full_paths && !bytes.windows(needle.len()).any(|w| w == needle)).then_some(true)
+}
+
 /// `true` when git tracks any file under `rel` in the work tree at `dir` (or in the repository
-/// that contains `dir`). Outside a git repository, or without git, nothing is tracked.
+/// that contains `dir`). Outside a git repository, or without git, nothing is tracked. When the
+/// index plainly holds no such path, git is not even started (a doctor over 200 members asks
+/// this of each).
 pub fn tracks_anything_under(dir: &Path, rel: &str) -> bool {
+    let needle = format!("{}/", rel.trim_end_matches('/'));
+    if index_lacks(dir, needle.as_bytes()) == Some(true) {
+        return false;
+    }
     Command::new("git")
         .current_dir(dir)
         .args(["--no-optional-locks", "ls-files", "-z", "--cached", "--", rel])
@@ -13,4 +38,95 @@ pub fn tracks_anything_under(dir: &Path, rel: &str) -> bool {
         .stderr(Stdio::null())
         .output()
         .is_ok_and(|out| out.status.success() && !out.stdout.is_empty())
+}
+
+/// Runs a read-only git query in `dir`; its trimmed stdout on success. Never runs an
+/// fsmonitor or hooks, and takes no optional locks.
+fn query(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["--no-optional-locks", "-c", "core.fsmonitor=false"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `true` when `dir` is the top of a git work tree of its own (a clone or a checked-out
+/// submodule), not merely a directory inside the enclosing repository.
+pub fn is_own_work_tree(dir: &Path) -> bool {
+    let Some(top) = query(dir, &["rev-parse", "--show-toplevel"]) else {
+        return false;
+    };
+    match (std::fs::canonicalize(top), std::fs::canonicalize(dir)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The commit `rev` names in the repository at `dir`, if it names one.
+pub fn commit_of(dir: &Path, rev: &str) -> Option<String> {
+    query(dir, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).filter(|s| !s.is_empty())
+}
+
+/// `true` when `rel` is registered in `repo` as a submodule: a gitlink in the index and a
+/// `path = rel` entry in `.gitmodules`.
+pub fn is_submodule(repo: &Path, rel: &str) -> bool {
+    let gitlink = query(repo, &["ls-files", "--stage", "--", rel]).is_some_and(|s| s.starts_with("160000 "));
+    let listed = query(
+        repo,
+        &[
+            "config",
+            "--file",
+            ".gitmodules",
+            "--get-regexp",
+            r"^submodule\..*\.path$",
+        ],
+    )
+    .is_some_and(|s| s.lines().any(|l| l.split_whitespace().nth(1) == Some(rel)));
+    gitlink && listed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn the_index_pre_check_never_hides_a_tracked_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "."]);
+        assert_eq!(index_lacks(d, b".tools_local/"), Some(true), "no index yet");
+        assert!(!tracks_anything_under(d, ".tools_local"));
+        std::fs::write(d.join("a.txt"), "a").unwrap();
+        git(d, &["add", "a.txt"]);
+        assert_eq!(index_lacks(d, b".tools_local/"), Some(true));
+        std::fs::create_dir_all(d.join("sub/.tools_local")).unwrap();
+        std::fs::write(d.join("sub/.tools_local/x"), "x").unwrap();
+        git(d, &["add", "-f", "sub/.tools_local/x"]);
+        assert_eq!(index_lacks(d, b".tools_local/"), None, "git must be asked");
+        assert!(tracks_anything_under(&d.join("sub"), ".tools_local"));
+        // An index v4 compresses paths: always ask git.
+        git(d, &["update-index", "--index-version", "4"]);
+        git(d, &["rm", "-q", "--cached", "sub/.tools_local/x"]);
+        assert_eq!(index_lacks(d, b".tools_local/"), None);
+        assert!(!tracks_anything_under(d, ".tools_local"));
+    }
 }

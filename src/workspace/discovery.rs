@@ -48,7 +48,7 @@ pub struct Workspace {
 }
 
 /// One member repository of a workspace, or the single repository outside one.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Member {
     pub path: PathBuf,
     /// R relative to W with `/` separators; `.` for W itself (and for a single repo).
@@ -58,6 +58,9 @@ pub struct Member {
     pub refused: Option<String>,
     /// The adoption record, or why it could not be read.
     pub record: Result<AdoptionRecord, String>,
+    /// The version the other root's record pins, when both roots hold one (an unfinished
+    /// migration): `gc` keeps it too, and `doctor` compares the two.
+    pub other_version: Option<MethodVersion>,
 }
 
 impl Member {
@@ -78,18 +81,38 @@ impl Member {
                 ReadError::Invalid(e) => e.to_string(),
             }),
         };
+        let other_version = state
+            .as_ref()
+            .and_then(|s| s.other_record.as_ref())
+            .and_then(|p| AdoptionRecord::read(p).ok())
+            .map(|r| r.tool_version);
         Self {
             path,
             relative,
             state,
             refused,
             record,
+            other_version,
         }
     }
 
     /// The write contract, when the record is valid.
     pub fn version(&self) -> Option<&MethodVersion> {
         self.record.as_ref().ok().map(|r| &r.tool_version)
+    }
+
+    /// How method assets reach this member (`package` when the record names none).
+    pub fn delivery(&self) -> Option<super::Delivery> {
+        self.record
+            .as_ref()
+            .ok()
+            .map(|r| r.delivery.unwrap_or(super::Delivery::Package))
+    }
+
+    /// Every version an adoption record of this member pins: the write contract and, in an
+    /// unfinished migration, the other root's.
+    pub fn pinned_versions(&self) -> impl Iterator<Item = &MethodVersion> {
+        self.version().into_iter().chain(self.other_version.as_ref())
     }
 }
 
@@ -192,6 +215,8 @@ pub struct Context {
     pub workspace: Option<Workspace>,
     /// Things the user should know (printed by the CLI on stderr).
     pub warnings: Vec<String>,
+    /// The members, enumerated once per run.
+    members: std::sync::OnceLock<Vec<Member>>,
 }
 
 impl Context {
@@ -220,6 +245,7 @@ impl Context {
             repo,
             workspace,
             warnings,
+            members: std::sync::OnceLock::new(),
         })
     }
 
@@ -229,6 +255,11 @@ impl Context {
         warnings: &mut Vec<String>,
     ) -> Result<Option<Workspace>, WorkspaceError> {
         if let Some(repo) = repo {
+            // A repository's own marker always wins over a pointer: a superbuild root that is
+            // also a member of an outer superbuild is its own workspace.
+            if has_marker(repo) {
+                return Ok(Some(Workspace::open(repo)?));
+            }
             match LocalPointer::read(repo) {
                 Ok(Some(pointer)) => match Self::check_pointer(repo, &pointer) {
                     Ok(ws) => return Ok(Some(ws)),
@@ -260,6 +291,8 @@ impl Context {
             return Err(format!("`{}` holds no `{MARKER_PATH}`", target.display()));
         }
         let ws = Workspace::open(target).map_err(|e| e.to_string())?;
+        // Never past a nearer marker: `is_member` refuses a repository inside a nested
+        // workspace, and a repository holding its own marker never reads its pointer.
         if repo != ws.root && !ws.is_member(repo) {
             return Err(format!(
                 "`{}` does not list this repository as a member",
@@ -284,14 +317,29 @@ impl Context {
     }
 
     /// Members the current command covers: every member of W, or R alone outside a superbuild.
+    /// Enumerated once per run.
     pub fn members(&self) -> Result<Vec<Member>, WorkspaceError> {
-        match &self.workspace {
-            Some(ws) => ws.members(),
+        if let Some(members) = self.members.get() {
+            return Ok(members.clone());
+        }
+        let members = match &self.workspace {
+            Some(ws) => ws.members()?,
             None => {
                 let repo = self.require_repo()?;
-                Ok(vec![Member::read(repo.to_path_buf(), ".".into())])
+                vec![Member::read(repo.to_path_buf(), ".".into())]
             }
-        }
+        };
+        Ok(self.members.get_or_init(|| members).clone())
+    }
+
+    /// The warning of every member whose migration is unfinished (both roots hold tool state),
+    /// for the CLI to print once.
+    pub fn unfinished_migrations(&self) -> Vec<String> {
+        self.members()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|m| m.state.as_ref().and_then(|s| s.unfinished_migration_warning()))
+            .collect()
     }
 
     /// The store this context installs into: W's in a superbuild, else R's. Unchecked: the

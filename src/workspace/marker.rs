@@ -110,7 +110,13 @@ impl WorkspaceMarker {
                 }
             }
         }
-        if !schema_seen && !entries.is_empty() {
+        if entries.is_empty() {
+            return Err(fail(
+                1,
+                "the marker is empty; a superbuild marker must say at least `schema_version: 1`".into(),
+            ));
+        }
+        if !schema_seen {
             return Err(fail(1, "missing `schema_version: 1`".into()));
         }
         let member_set = members.as_ref().map(|m| glob_set(m, "members", &fail)).transpose()?;
@@ -203,7 +209,7 @@ impl LocalPointer {
         );
         let path = repo.join(POINTER_PATH);
         // Never through a link: a member's `.tools_local/esys/a2c` must be a real directory.
-        crate::util::contain::create_dirs(repo, super::state_root::STORE_DIR, 0o755)?;
+        super::state_root::create_local(repo)?;
         if crate::util::contain::read_config(&path)?.is_some_and(|old| old == text) {
             return Ok(());
         }

@@ -39,10 +39,12 @@ pub enum WorkspaceError {
         repo: PathBuf,
         version: MethodVersion,
         looked: Vec<PathBuf>,
-        notes: Vec<String>,
+        notes: Vec<resolve::Note>,
     },
     #[error("`{}` already exists", path.display())]
     AlreadyAdopted { path: PathBuf },
+    #[error("`{}` already holds tool state: this repository was adopted in the legacy layout", path.display())]
+    LegacyState { path: PathBuf },
 }
 
 impl From<adoption::ReadError> for WorkspaceError {
@@ -74,10 +76,11 @@ impl WorkspaceError {
                 let mut hint = format!("run `a2c install` to install version {version}");
                 for note in notes {
                     hint.push_str("\nnote: ");
-                    hint.push_str(note);
+                    hint.push_str(&note.to_string());
                 }
                 hint
             }
+            Self::LegacyState { .. } => "restore its `adoption.yaml` from git if it was lost, then move the repository with `a2c migrate version --to X.Y.Z` (it moves `.a2c/` to `.tools/esys/a2c/` in one commit); adopt never creates a second tool state root".into(),
             Self::AlreadyAdopted { .. } => {
                 "to move an adopted repository to another version, run `a2c migrate version --to X.Y.Z`".into()
             }

@@ -42,28 +42,96 @@ pub struct Resolution {
     pub rule: Rule,
 }
 
+/// Why a candidate was passed over: carried by [`WorkspaceError::NotResolved`], so that
+/// `doctor` can name the exact problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// A tree whose manifest names another version (drift).
+    Drift {
+        path: PathBuf,
+        found: MethodVersion,
+        wanted: MethodVersion,
+    },
+    /// A link on the way to a candidate, or a candidate that is one.
+    Link(String),
+    /// Anything else: a store git tracks, a tree without a valid manifest, the workspace's
+    /// superbuild-workflow tree.
+    Other(String),
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::Drift { path, found, wanted } => write!(
+                f,
+                "`{}` holds method version {found}, not {wanted}: drift, so it is not used",
+                path.display()
+            ),
+            Note::Link(s) | Note::Other(s) => f.write_str(s),
+        }
+    }
+}
+
 /// Whether the store version directory `dir` of `owner` may be handed out: reached without a
 /// link, a real directory, in a store git does not track (a committed store could pass off any
 /// files as an installed version). `Err` says why not.
-fn store_version(owner: &Path, dir: &Path) -> Result<bool, String> {
+fn store_version(owner: &Path, dir: &Path) -> Result<bool, Note> {
     let rel = dir.strip_prefix(owner).unwrap_or(dir);
     match crate::util::contain::check(owner, rel) {
         Ok(true) if crate::util::contain::is_real_dir(dir) => {}
         Ok(_) => return Ok(false),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(Note::Link(e.to_string())),
     }
     if crate::util::git::tracks_anything_under(owner, super::state_root::LOCAL_DIR) {
-        return Err(format!(
+        return Err(Note::Other(format!(
             "`{}` is tracked by git: a2c's store is machine-local, so it is not used",
             owner.join(super::state_root::LOCAL_DIR).display()
-        ));
+        )));
     }
     Ok(true)
 }
 
+/// A candidate tree must say it is version V (ADR-0024 §4: the resolved root is checked
+/// against the write contract).
+fn manifest_is(tree: &Path, version: &MethodVersion) -> Result<(), Note> {
+    match MethodManifest::read_tree(tree) {
+        Ok(m) if m.version == *version => Ok(()),
+        Ok(m) => Err(Note::Drift {
+            path: tree.to_path_buf(),
+            found: m.version,
+            wanted: version.clone(),
+        }),
+        Err(e) => Err(Note::Other(format!("`{}` is not a method tree: {e}", tree.display()))),
+    }
+}
+
+/// Refuses `R/tools/ai-rules` when it, or an ancestor inside R, is a symbolic link: such a
+/// mount could hand out `W/tools/ai-rules` (superbuild-workflow) or anything outside R. The
+/// note names the link and, when it leads to `W/tools/ai-rules` or out of R, says so.
+fn legacy_mount_link(repo: &Path, workspace: Option<&Path>) -> Option<Note> {
+    let legacy = repo.join(LEGACY_AI_RULES);
+    crate::util::contain::check(repo, LEGACY_AI_RULES).err()?;
+    let target = std::fs::canonicalize(&legacy).ok();
+    let ws_rules = workspace.map(|w| w.join(LEGACY_AI_RULES));
+    let leads = match (&target, &ws_rules) {
+        (Some(t), Some(w)) if std::fs::canonicalize(w).is_ok_and(|w| w == *t) => format!(
+            "it resolves to `{}`, the superbuild-workflow tree, which is never a method asset root",
+            w.display()
+        ),
+        (Some(t), _) if !t.starts_with(std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf())) => {
+            format!("it resolves outside `{}`", repo.display())
+        }
+        _ => "a method asset root is never reached through a link".into(),
+    };
+    Some(Note::Link(format!(
+        "`{}` is a symbolic link or lies under one: {leads}; a2c refuses it",
+        legacy.display()
+    )))
+}
+
 /// Resolves the method asset root for (R, V): the first that exists of `W/.tools_local/esys/a2c/V/`,
-/// `R/.tools_local/esys/a2c/V/`, and `R/tools/ai-rules/` when its manifest declares V.
-/// `W/tools/ai-rules/` is never a method asset root.
+/// `R/.tools_local/esys/a2c/V/`, and `R/tools/ai-rules/`, each only when its manifest declares
+/// V and no link leads to it. `W/tools/ai-rules/` is never a method asset root.
 pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -> Result<Resolution, WorkspaceError> {
     let mut looked = Vec::new();
     let mut notes = Vec::new();
@@ -76,10 +144,14 @@ pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -
     }
     for (dir, rule) in candidates {
         let owner = super::state_root::owner_of(dir.parent().unwrap_or(&dir));
-        match store_version(owner, &dir) {
+        let checked = store_version(owner, &dir).and_then(|ok| match ok {
+            true => manifest_is(&dir, version).map(|()| true),
+            false => Ok(false),
+        });
+        match checked {
             Ok(true) => return Ok(Resolution { root: dir, rule }),
             Ok(false) => {}
-            Err(why) => notes.push(why),
+            Err(note) => notes.push(note),
         }
         looked.push(dir);
     }
@@ -87,36 +159,35 @@ pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -
     let is_workspace_root = workspace == Some(repo);
     if is_workspace_root {
         if legacy.is_dir() {
-            notes.push(format!(
+            notes.push(Note::Other(format!(
                 "`{}` is superbuild-workflow, never a method asset root",
                 legacy.display()
-            ));
+            )));
         }
+    } else if let Some(note) = legacy_mount_link(repo, workspace) {
+        looked.push(legacy);
+        notes.push(note);
     } else {
         looked.push(legacy.clone());
-        match MethodManifest::read_tree(&legacy) {
-            Ok(m) if m.version == *version => {
-                return Ok(Resolution {
-                    root: legacy,
-                    rule: Rule::LegacyAiRules,
-                });
+        if std::fs::symlink_metadata(&legacy).is_ok() {
+            match manifest_is(&legacy, version) {
+                Ok(()) => {
+                    return Ok(Resolution {
+                        root: legacy,
+                        rule: Rule::LegacyAiRules,
+                    });
+                }
+                Err(note) => notes.push(note),
             }
-            Ok(m) => notes.push(format!(
-                "`{}` holds method version {}, not {version}",
-                legacy.display(),
-                m.version
-            )),
-            Err(crate::method::ManifestError::Missing { .. }) if !legacy.is_dir() => {}
-            Err(e) => notes.push(format!("`{}` is not a method tree: {e}", legacy.display())),
         }
     }
     if let Some(w) = workspace.filter(|w| *w != repo) {
         let ws_rules = w.join(LEGACY_AI_RULES);
         if ws_rules.join(crate::method::MANIFEST_FILE).is_file() {
-            notes.push(format!(
+            notes.push(Note::Other(format!(
                 "`{}` is superbuild-workflow, never a method asset root",
                 ws_rules.display()
-            ));
+            )));
         }
     }
     Err(WorkspaceError::NotResolved {

@@ -23,6 +23,23 @@ pub fn owner_of(store: &Path) -> &Path {
         .unwrap_or(store)
 }
 
+/// Creates `<owner>/.tools_local/esys/a2c` without following links, and returns it. A new
+/// `.tools_local/` gets a `.gitignore` of `*`, so that git never shows it (as uv does for
+/// `.venv`): everything a2c keeps there is machine-local.
+pub fn create_local(owner: &Path) -> std::io::Result<PathBuf> {
+    let fresh = !crate::util::contain::check(owner, LOCAL_DIR)?;
+    let dir = crate::util::contain::create_dirs(owner, STORE_DIR, 0o755)?;
+    if fresh {
+        let path = owner.join(LOCAL_DIR).join(".gitignore");
+        match crate::util::contain::write_new(&path, b"# written by a2c: this directory is machine-local\n*\n", 0o644) {
+            // A concurrent a2c created `.tools_local/` and wrote it first.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            other => other?,
+        }
+    }
+    Ok(dir)
+}
+
 /// Which tool state root a repository uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -31,6 +48,10 @@ pub enum Layout {
     Legacy,
 }
 
+/// Files a2c itself keeps in `.tools/esys/a2c/` beside any layout: the workspace marker and the
+/// lock. They never make that directory a repository's tool state root on their own.
+pub const A2C_OWNED: &[&str] = &["workspace.yaml", "a2c.lock"];
+
 /// The tool state root a repository reads from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolStateRoot {
@@ -38,29 +59,78 @@ pub struct ToolStateRoot {
     pub layout: Layout,
     /// The directory read: `R/.tools/esys/a2c` or `R/.a2c`.
     pub dir: PathBuf,
-    /// `true` when both roots exist: a migration is unfinished; the canonical one is read.
+    /// `true` when both roots hold tool state: a migration is unfinished. The root holding an
+    /// adoption record is read (the canonical one when both do).
     pub both_present: bool,
+    /// The other root's adoption record path, when both roots hold one.
+    pub other_record: Option<PathBuf>,
+}
+
+/// What one root holds, checked without following links.
+struct RootState {
+    dir: bool,
+    record: bool,
+    /// Tool state files other than a2c's own (the marker and the lock).
+    state_files: bool,
+}
+
+fn root_state(repo: &Path, root: &str) -> std::io::Result<RootState> {
+    let dir = repo.join(root);
+    if !(crate::util::contain::check(repo, root)? && crate::util::contain::is_real_dir(&dir)) {
+        return Ok(RootState {
+            dir: false,
+            record: false,
+            state_files: false,
+        });
+    }
+    let mut state_files = false;
+    for entry in std::fs::read_dir(&dir)? {
+        let name = entry?.file_name();
+        if !A2C_OWNED.iter().any(|n| name == *n) {
+            state_files = true;
+            break;
+        }
+    }
+    Ok(RootState {
+        dir: true,
+        // A link there counts, so that reading it refuses it rather than skipping it.
+        record: std::fs::symlink_metadata(dir.join(ADOPTION_FILE)).is_ok(),
+        state_files,
+    })
 }
 
 impl ToolStateRoot {
-    /// The tool state root of `repo`, or `None` when it has neither. Every component of both
-    /// roots is checked with `lstat`: a root (or `.tools`, `.tools/esys`) that is a symbolic
-    /// link is refused, never followed.
+    /// The tool state root of `repo`, or `None` when it has neither. The root holding the
+    /// adoption record decides (ADR-0024 §4: the legacy record is read whenever the canonical
+    /// one is absent), not which folder exists: a `.tools/esys/a2c/` holding only the marker,
+    /// the lock or `config.yaml` does not hide a legacy `.a2c/adoption.yaml`. Every component of
+    /// both roots is checked with `lstat`: a root (or `.tools`, `.tools/esys`) that is a
+    /// symbolic link is refused, never followed.
     pub fn detect(repo: &Path) -> std::io::Result<Option<Self>> {
-        let canonical = repo.join(CANONICAL_ROOT);
-        let legacy = repo.join(LEGACY_ROOT);
-        let has_c = crate::util::contain::check(repo, CANONICAL_ROOT)? && canonical.is_dir();
-        let has_l = crate::util::contain::check(repo, LEGACY_ROOT)? && legacy.is_dir();
-        let (layout, dir) = match (has_c, has_l) {
-            (true, _) => (Layout::Canonical, canonical),
-            (false, true) => (Layout::Legacy, legacy),
-            (false, false) => return Ok(None),
+        let c = root_state(repo, CANONICAL_ROOT)?;
+        let l = root_state(repo, LEGACY_ROOT)?;
+        let layout = if c.record {
+            Layout::Canonical
+        } else if l.record {
+            Layout::Legacy
+        } else if c.dir {
+            Layout::Canonical
+        } else if l.dir {
+            Layout::Legacy
+        } else {
+            return Ok(None);
         };
+        let dir = match layout {
+            Layout::Canonical => repo.join(CANONICAL_ROOT),
+            Layout::Legacy => repo.join(LEGACY_ROOT),
+        };
+        let other_record = (c.record && l.record).then(|| repo.join(LEGACY_ROOT).join(ADOPTION_FILE));
         Ok(Some(Self {
             repo: repo.to_path_buf(),
             layout,
             dir,
-            both_present: has_c && has_l,
+            both_present: (c.record || c.state_files) && (l.record || l.state_files),
+            other_record,
         }))
     }
 
@@ -89,8 +159,12 @@ impl ToolStateRoot {
     pub fn unfinished_migration_warning(&self) -> Option<String> {
         self.both_present.then(|| {
             format!(
-                "`{}` has both `{CANONICAL_ROOT}/` and `{LEGACY_ROOT}/`: a migration is unfinished; reading `{CANONICAL_ROOT}/` (finish it with `a2c migrate version`)",
-                self.repo.display()
+                "`{}` has tool state in both `{CANONICAL_ROOT}/` and `{LEGACY_ROOT}/`: a migration is unfinished; reading `{}/` (finish it with `a2c migrate version`; `a2c doctor` names the exact command)",
+                self.repo.display(),
+                match self.layout {
+                    Layout::Canonical => CANONICAL_ROOT,
+                    Layout::Legacy => LEGACY_ROOT,
+                }
             )
         })
     }

@@ -194,6 +194,39 @@ impl TestContext {
     }
 }
 
+impl TestContext {
+    /// Every file of the repository `repo` except `.git/` and `.tools_local/`, with contents.
+    pub fn files(&self, repo: &str) -> Vec<(String, Vec<u8>)> {
+        let root = self.path(repo);
+        let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".tools_local")
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                (
+                    e.path().strip_prefix(&root).unwrap().display().to_string(),
+                    fs_err::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+/// The first finding with `code` in a `doctor --json` document.
+#[track_caller]
+pub fn finding(doc: &serde_json::Value, code: &str) -> serde_json::Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .cloned()
+        .unwrap_or_else(|| panic!("no finding `{code}` in {doc}"))
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)

@@ -5,8 +5,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use crate::common::TestContext;
 
-/// The standard superbuild, locked and installed. Its one finding is `tool-state-legacy`
-/// (l/core is in the legacy layout).
+/// The standard superbuild, locked and installed. Its findings are `tool-state-legacy` (l/core
+/// is in the legacy layout) and `delivery-served-by-workspace` (l/core's record says
+/// `submodule`, but it has no `tools/ai-rules`: W's store serves it).
 fn installed(t: &TestContext) {
     t.standard_superbuild();
     t.run("w", &["install"]).success();
@@ -29,7 +30,12 @@ fn codes(t: &TestContext, args: &[&str]) -> (i32, BTreeSet<String>, serde_json::
 /// The findings beyond the baseline's.
 fn new_codes(t: &TestContext, args: &[&str]) -> (i32, Vec<String>) {
     let (code, all, _) = codes(t, args);
-    (code, all.into_iter().filter(|c| c != "tool-state-legacy").collect())
+    (
+        code,
+        all.into_iter()
+            .filter(|c| c != "tool-state-legacy" && c != "delivery-served-by-workspace")
+            .collect(),
+    )
 }
 
 fn writable(t: &TestContext, rel: &str) {
@@ -46,10 +52,21 @@ fn a_fresh_install_is_healthy_and_the_json_has_the_contract_shape() {
     installed(&t);
     let (code, all, doc) = codes(&t, &["--deep"]);
     assert_eq!(code, 0);
-    assert_eq!(all, BTreeSet::from(["tool-state-legacy".to_string()]));
+    assert_eq!(
+        all,
+        BTreeSet::from([
+            "delivery-served-by-workspace".to_string(),
+            "tool-state-legacy".to_string()
+        ])
+    );
     assert_eq!(doc["workspace"], t.shown("w"));
-    assert_eq!(doc["summary"], serde_json::json!({"fail": 0, "warn": 0, "info": 1}));
-    let f = &doc["findings"][0];
+    assert_eq!(doc["summary"], serde_json::json!({"fail": 0, "warn": 0, "info": 2}));
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "tool-state-legacy")
+        .unwrap();
     let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["code", "hint", "message", "repo", "severity", "version"]);
     assert_eq!(f["severity"], "info");
@@ -60,7 +77,7 @@ fn a_fresh_install_is_healthy_and_the_json_has_the_contract_shape() {
     run.success();
     assert!(
         run.stdout.contains("info tool-state-legacy [l/core 1.1.0]")
-            && run.stdout.ends_with("healthy: 0 fail, 0 warn, 1 info\n"),
+            && run.stdout.ends_with("healthy: 0 fail, 0 warn, 2 info\n"),
         "{}",
         run.stdout
     );
@@ -171,7 +188,37 @@ fn a_method_needing_a_newer_a2c() {
     t.write("trees/6.0.0/rules/x.md", "x\n");
     t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
     t.canonical_repo("w/p/future", "6.0.0");
-    t.run("w", &["install"]).success();
+    // Install refuses it before publishing anything (ADR-0024 §4 drift: the running CLI).
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("method 6.0.0 needs a2c >= 99.0.0, this is ") && run.stderr.contains("hint: upgrade a2c"),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.path(&store("6.0.0")).exists(), "nothing published");
+    assert!(t.path(&store("2.0.0")).is_dir(), "the others stay installed");
+    // Migrating to it is refused before anything is written.
+    crate::common::git(&t.path("w/p/app"), &["add", "-A"]);
+    crate::common::git(&t.path("w/p/app"), &["commit", "-q", "-m", "initial"]);
+    let lock_before = fs_err::read(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let head = crate::common::git(&t.path("w/p/app"), &["rev-parse", "HEAD"]);
+    let run = t.run("w/p/app", &["migrate", "version", "--to", "6.0.0"]);
+    run.failure();
+    assert!(run.stderr.contains("needs a2c >= 99.0.0"), "{}", run.stderr);
+    assert_eq!(crate::common::git(&t.path("w/p/app"), &["rev-parse", "HEAD"]), head);
+    assert_eq!(crate::common::git(&t.path("w/p/app"), &["status", "--porcelain"]), "");
+    assert_eq!(fs_err::read(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(), lock_before);
+    // Resolve warns when the tree it hands out needs a newer a2c; doctor fails it.
+    fs_err::create_dir_all(t.path("w/p/future/tools")).unwrap();
+    fs_err::rename(t.path("trees/6.0.0"), t.path("w/p/future/tools/ai-rules")).unwrap();
+    let run = t.run("w/p/future", &["resolve"]);
+    run.success();
+    assert!(
+        run.stderr.contains("method 6.0.0 needs a2c >= 99.0.0"),
+        "{}",
+        run.stderr
+    );
     let (code, codes, doc) = codes(&t, &[]);
     assert_eq!(code, 1);
     assert!(codes.contains("a2c-too-old"), "{codes:?}");

@@ -221,7 +221,8 @@ fn registry_comes_from_flag_then_env_then_marker() {
 fn single_repo_installs_into_its_own_store_and_legacy_lock_stays_in_legacy_root() {
     let t = TestContext::new();
     t.canonical_repo("r", "1.0.0");
-    t.legacy_repo("old", "1.1.0");
+    t.git_repo("old");
+    t.write("old/.a2c/adoption.yaml", "tool_version: v1.1.0\n");
     t.publish("reg", "1.0.0", "tar.gz");
     t.publish("reg", "1.1.0", "zip");
     let reg = t.path("reg").display().to_string();

@@ -1,5 +1,6 @@
 //! Integration tests: the real `a2c` binary on real git repositories in temp dirs.
 
+mod adr;
 mod bundles;
 mod common;
 mod config_errors;

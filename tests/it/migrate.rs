@@ -34,21 +34,7 @@ fn commits(t: &TestContext, repo: &str) -> usize {
 
 /// Every file of the repository except `.git/`, with contents, and the index bytes.
 fn state(t: &TestContext, repo: &str) -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
-    let root = t.path(repo);
-    let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(&root)
-        .into_iter()
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".tools_local")
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            (
-                e.path().strip_prefix(&root).unwrap().display().to_string(),
-                fs_err::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    files.sort();
-    (files, fs_err::read(root.join(".git/index")).unwrap())
+    (t.files(repo), fs_err::read(t.path(repo).join(".git/index")).unwrap())
 }
 
 #[test]

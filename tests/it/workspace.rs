@@ -346,7 +346,7 @@ fn legacy_records_are_read_and_normalized() {
         "r/.a2c/adoption.yaml",
         "schema_version: 1\ntool_version: v1.3.0\nmethod_ref: v1.3.0\ndelivery: clone\n",
     );
-    t.write("r/.tools_local/esys/a2c/1.3.0/a2c-method.toml", "");
+    t.method_tree("r/.tools_local/esys/a2c/1.3.0", "1.3.0");
     let run = t.run("r", &["resolve", "--json"]);
     run.success();
     assert_eq!(run.json()["version"], "1.3.0");
