@@ -10,6 +10,9 @@
 //! | `A2C_LOCK_TIMEOUT` | seconds to wait for the store lock (default 300) |
 //! | `A2C_HTTP_TIMEOUT` | seconds for connecting and for each read of an HTTP response (default 30) |
 //! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
+//! | `A2C_HTTP_LOW_SPEED` | bytes per second a transfer must average over the window below (default 1024; 0 = off) |
+//! | `A2C_HTTP_LOW_SPEED_TIME` | seconds of that window (default 60) |
+//! | `A2C_MAX_DOCUMENT_BYTES` | the largest index or other document read into memory over HTTP (default 67108864, 64 MiB) |
 //! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
 //! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
 //! | `A2C_REGISTRY_TOKEN` | a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS` |
@@ -32,6 +35,9 @@ pub const A2C_LOCK_TIMEOUT: &str = "A2C_LOCK_TIMEOUT";
 pub const A2C_TEST_HOOK: &str = "A2C_TEST_HOOK";
 pub const A2C_HTTP_TIMEOUT: &str = "A2C_HTTP_TIMEOUT";
 pub const A2C_HTTP_RETRIES: &str = "A2C_HTTP_RETRIES";
+pub const A2C_HTTP_LOW_SPEED: &str = "A2C_HTTP_LOW_SPEED";
+pub const A2C_HTTP_LOW_SPEED_TIME: &str = "A2C_HTTP_LOW_SPEED_TIME";
+pub const A2C_MAX_DOCUMENT_BYTES: &str = "A2C_MAX_DOCUMENT_BYTES";
 pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
@@ -66,6 +72,16 @@ pub fn cache_dir() -> Option<PathBuf> {
         return Some(xdg.join("a2c"));
     }
     var("HOME").map(|home| PathBuf::from(home).join(".cache").join("a2c"))
+}
+
+/// The file of `a2c login`'s credentials: `$XDG_CONFIG_HOME/a2c/credentials.toml`, else
+/// `~/.config/a2c/credentials.toml`.
+pub fn credentials_path() -> Option<PathBuf> {
+    let dir = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(dir.join("a2c").join("credentials.toml"))
 }
 
 /// A numeric variable: `Ok(None)` when unset, `Err((name, value))` when not a number.

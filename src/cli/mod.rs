@@ -6,6 +6,7 @@ mod doctor;
 mod gc;
 mod install;
 mod lock;
+mod login;
 mod migrate;
 mod pack;
 mod printer;
@@ -88,6 +89,10 @@ pub enum Command {
     Migrate(migrate::MigrateCommand),
     /// Bootstrap: write a new adoption record under the canonical tool state root
     Adopt(adopt::AdoptArgs),
+    /// Store a token for a registry host (read from standard input); sent to that host only
+    Login(login::LoginArgs),
+    /// Forget the token stored for a host
+    Logout(login::LogoutArgs),
 }
 
 /// What a command reports back to `main`.
@@ -122,6 +127,8 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Gc(args) => gc::run(args, &cli.global, printer),
         Command::Migrate(cmd) => migrate::run(cmd, &cli.global, printer),
         Command::Adopt(args) => adopt::run(args, &cli.global, printer),
+        Command::Login(args) => login::login(args, &cli.global, printer),
+        Command::Logout(args) => login::logout(args, &cli.global, printer),
     }
 }
 

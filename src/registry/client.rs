@@ -21,6 +21,12 @@ use crate::util::digest::{Hasher, Sha256};
 pub const DEFAULT_TIMEOUT: u64 = 30;
 /// Default number of retries after a failed attempt.
 pub const DEFAULT_RETRIES: u64 = 4;
+/// Default minimum average transfer rate (bytes per second) over the low-speed window.
+pub const DEFAULT_LOW_SPEED: u64 = 1024;
+/// Default low-speed window, in seconds.
+pub const DEFAULT_LOW_SPEED_TIME: u64 = 60;
+/// Default cap on a document read into memory (an index): 64 MiB, far above any real index.
+pub const DEFAULT_MAX_DOCUMENT: u64 = 64 * 1024 * 1024;
 
 /// Why a request failed, worded for the user. Credentials never appear: URLs with userinfo are
 /// refused before any request, and tokens are never formatted.
@@ -39,10 +45,28 @@ pub enum HttpError {
     },
     #[error("TLS failure talking to `{host}` for `{url}`: {reason}")]
     Tls { url: String, host: String, reason: String },
-    #[error("`{url}` did not answer within {seconds} s")]
+    #[error("`{url}` stalled: nothing arrived for {seconds} s")]
     Timeout { url: String, seconds: u64 },
+    #[error("`{url}` trickled: {bytes} bytes in the last {seconds} s, below the minimum of {min} bytes/s")]
+    TooSlow {
+        url: String,
+        bytes: u64,
+        seconds: u64,
+        min: u64,
+    },
+    #[error("`{url}` sent more than {cap} bytes, the most a2c reads into memory for a document")]
+    DocumentTooBig { url: String, cap: u64 },
     #[error("`{url}` answered HTTP {status}")]
-    Status { url: String, status: u16 },
+    Status {
+        url: String,
+        status: u16,
+        /// Whether a credential was sent with the request.
+        authorized: bool,
+    },
+    #[error("`{url}` has fewer bytes than the lock says: the server holds {actual}, the lock pins {expected}")]
+    Short { url: String, actual: u64, expected: u64 },
+    #[error("the proxy {proxy} refused the request for `{url}`: HTTP 407 Proxy Authentication Required")]
+    ProxyAuth { url: String, proxy: String },
     #[error("the download of `{url}` broke off: {reason}")]
     Body { url: String, reason: String },
     #[error("`{url}` sent more than the {expected} bytes the lock pins")]
@@ -77,10 +101,42 @@ impl HttpError {
                 crate::env::A2C_CA_BUNDLE
             ),
             Self::Timeout { .. } => format!("raise {} (seconds) on a slow network", crate::env::A2C_HTTP_TIMEOUT),
-            Self::Status { status: 401 | 403, .. } => format!(
-                "the registry wants credentials: set {} or add the host to ~/.netrc",
-                crate::env::A2C_REGISTRY_TOKEN
+            Self::TooSlow { .. } => format!(
+                "the server or the network is too slow: lower {} (bytes/s, 0 turns the check off) or raise {} (seconds)",
+                crate::env::A2C_HTTP_LOW_SPEED,
+                crate::env::A2C_HTTP_LOW_SPEED_TIME
             ),
+            Self::DocumentTooBig { .. } => format!(
+                "a registry index is a few KiB to MiB: check the URL; if this one really is that large, raise {}",
+                crate::env::A2C_MAX_DOCUMENT_BYTES
+            ),
+            Self::Status {
+                status: 401,
+                authorized: false,
+                ..
+            } => format!(
+                "the registry wants credentials: run `a2c login` for its host (or set {} and name the host with --registry, {} or {}), or add it to ~/.netrc",
+                crate::env::A2C_REGISTRY_TOKEN,
+                crate::env::A2C_REGISTRY,
+                crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::Status { status: 401, .. } => {
+                "the registry refused the credentials a2c sent: check that the token is valid and not expired".into()
+            }
+            Self::Status {
+                status: 403,
+                authorized: true,
+                ..
+            } => "the registry refused access with the credentials a2c sent: the token lacks the right, or the file's permissions on the server forbid it".into(),
+            Self::Status { status: 403, .. } => {
+                "the server forbids this file: check its permissions on the server (web server workers must be able to read it); if the registry needs credentials, run `a2c login` for its host".into()
+            }
+            Self::Short { .. } => {
+                "the registry holds a truncated or different bundle than the one locked: tell the registry's owner; nothing was installed".into()
+            }
+            Self::ProxyAuth { proxy, .. } => {
+                format!("check the credentials in {proxy} (http://user:password@host:port), or ask your network's admin")
+            }
             Self::Status { status: 404, .. } => {
                 "the registry no longer serves this file: a published bundle must never move; tell the registry's owner"
                     .into()
@@ -98,6 +154,8 @@ impl HttpError {
 /// Credentials, each bound to hosts by the user (never by a repository): see [`Auth::load`].
 #[derive(Default)]
 struct Auth {
+    /// `a2c login` tokens, by `host[:port]` (see [`super::credentials::host_entry`]).
+    logins: Vec<(String, String)>,
     /// The `A2C_REGISTRY_TOKEN` bearer token and the hosts it is bound to.
     token: Option<(Vec<HostKey>, String)>,
     /// netrc `machine` entries: each bound by the user to its host.
@@ -175,6 +233,7 @@ impl Auth {
             }
         }
         Ok(Self {
+            logins: super::credentials::load()?,
             token,
             netrc,
             netrc_default,
@@ -186,15 +245,25 @@ impl Auth {
         hosts.iter().any(|(h, p)| *h == key.0 && (p.is_none() || *p == key.1))
     }
 
+    #[cfg(test)]
     fn apply(&self, request: reqwest::RequestBuilder, url: &Url) -> reqwest::RequestBuilder {
+        self.apply_and_tell(request, url).0
+    }
+
+    /// Adds the credential bound to `url`'s host, if any; `true` when one was added.
+    fn apply_and_tell(&self, request: reqwest::RequestBuilder, url: &Url) -> (reqwest::RequestBuilder, bool) {
         if url.scheme() != "https" && !is_loopback(url) {
-            return request; // credentials never travel in clear text
+            return (request, false); // credentials never travel in clear text
+        }
+        let entry = super::credentials::host_entry(url);
+        if let Some((_, token)) = self.logins.iter().find(|(h, _)| *h == entry) {
+            return (request.bearer_auth(token), true);
         }
         let key = host_key(url);
         if let Some((hosts, token)) = &self.token
             && Self::is_bound(hosts, &key)
         {
-            return request.bearer_auth(token);
+            return (request.bearer_auth(token), true);
         }
         let own = self.netrc.get(&key.0);
         let default = self
@@ -202,8 +271,8 @@ impl Auth {
             .as_ref()
             .filter(|_| Self::is_bound(&self.bound, &key));
         match own.or(default) {
-            Some((login, password)) => request.basic_auth(login, Some(password)),
-            None => request,
+            Some((login, password)) => (request.basic_auth(login, Some(password)), true),
+            None => (request, false),
         }
     }
 }
@@ -216,6 +285,53 @@ pub struct HttpClient {
     auth: Auth,
     timeout: u64,
     retries: u64,
+    low_speed: u64,
+    low_speed_time: u64,
+    max_document: u64,
+}
+
+/// The low-speed check (as curl's `--speed-limit` / `--speed-time`): over each window of
+/// `window` seconds, at least `min` bytes per second on average.
+struct Rate {
+    start: std::time::Instant,
+    base: u64,
+    min: u64,
+    window: u64,
+}
+
+impl Rate {
+    fn new(min: u64, window: u64, have: u64) -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            base: have,
+            min,
+            window,
+        }
+    }
+
+    /// Called with the running byte count whenever bytes arrive.
+    #[allow(clippy::result_large_err)] // an internal attempt result, as in the async paths
+    fn check(&mut self, url: &Url, total: u64) -> Result<(), Failure> {
+        if self.min == 0 || self.window == 0 {
+            return Ok(());
+        }
+        let elapsed = self.start.elapsed().as_secs();
+        if elapsed < self.window {
+            return Ok(());
+        }
+        let bytes = total - self.base;
+        if bytes < self.min.saturating_mul(elapsed) {
+            return Err(Failure::fatal(HttpError::TooSlow {
+                url: url.to_string(),
+                bytes,
+                seconds: elapsed,
+                min: self.min,
+            }));
+        }
+        self.start = std::time::Instant::now();
+        self.base = total;
+        Ok(())
+    }
 }
 
 fn number(name: &'static str, default: u64) -> Result<u64, HttpError> {
@@ -279,11 +395,16 @@ impl HttpClient {
             auth: Auth::load(bound)?,
             timeout,
             retries,
+            low_speed: number(crate::env::A2C_HTTP_LOW_SPEED, DEFAULT_LOW_SPEED)?,
+            low_speed_time: number(crate::env::A2C_HTTP_LOW_SPEED_TIME, DEFAULT_LOW_SPEED_TIME)?,
+            max_document: number(crate::env::A2C_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENT)?,
         })
     }
 
-    /// GETs a small document (an index) with retries.
-    pub fn get_bytes(&self, url: &Url) -> Result<Vec<u8>, HttpError> {
+    /// GETs a small document (an index) with retries, and the URL it was finally read from
+    /// (after redirects): relative URLs inside it resolve against that one (RFC 3986 §5.1.3).
+    /// At most `A2C_MAX_DOCUMENT_BYTES` are read into memory.
+    pub fn get_bytes(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
         self.runtime.block_on(async {
             let mut attempt = 0;
             loop {
@@ -299,22 +420,37 @@ impl HttpClient {
         })
     }
 
-    async fn get_once(&self, url: &Url) -> Result<Vec<u8>, Failure> {
+    async fn get_once(&self, url: &Url) -> Result<(Vec<u8>, Url), Failure> {
         let response = self.send(url, None).await?;
+        let final_url = response.url().clone();
+        let too_big = || {
+            Failure::fatal(HttpError::DocumentTooBig {
+                url: url.to_string(),
+                cap: self.max_document,
+            })
+        };
+        if response.content_length().is_some_and(|n| n > self.max_document) {
+            return Err(too_big());
+        }
         let mut body = Vec::new();
+        let mut rate = Rate::new(self.low_speed, self.low_speed_time, 0);
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| self.classify(url, &e))?;
+            if (body.len() + chunk.len()) as u64 > self.max_document {
+                return Err(too_big());
+            }
             body.extend_from_slice(&chunk);
+            rate.check(url, body.len() as u64)?;
         }
-        Ok(body)
+        Ok((body, final_url))
     }
 
     async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
         }
-        let mut request = self.auth.apply(self.client.get(url.clone()), url);
+        let (mut request, authorized) = self.auth.apply_and_tell(self.client.get(url.clone()), url);
         if let Some(from) = range_from {
             request = request.header(RANGE, format!("bytes={from}-"));
         }
@@ -329,10 +465,23 @@ impl HttpClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(|s| Duration::from_secs(s.min(60)));
-        let error = HttpError::Status {
-            url: url.to_string(),
-            status: status.as_u16(),
+        let error = match status {
+            StatusCode::PROXY_AUTHENTICATION_REQUIRED => HttpError::ProxyAuth {
+                url: url.to_string(),
+                proxy: crate::env::proxy_configured().unwrap_or_else(|| "the proxy".into()),
+            },
+            _ => HttpError::Status {
+                url: url.to_string(),
+                status: status.as_u16(),
+                authorized,
+            },
         };
+        let total = response
+            .headers()
+            .get(CONTENT_RANGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("bytes */"))
+            .and_then(|n| n.trim().parse::<u64>().ok());
         let retry = status.is_server_error()
             || status == StatusCode::TOO_MANY_REQUESTS
             || status == StatusCode::REQUEST_TIMEOUT;
@@ -340,7 +489,7 @@ impl HttpClient {
             error,
             retry,
             retry_after,
-            range_unsatisfiable: status == StatusCode::RANGE_NOT_SATISFIABLE,
+            range_unsatisfiable: (status == StatusCode::RANGE_NOT_SATISFIABLE).then_some(total),
         })
     }
 
@@ -360,6 +509,14 @@ impl HttpClient {
                     url: url.to_string(),
                     host,
                     reason,
+                },
+                false,
+            )
+        } else if lower.contains("407") || lower.contains("proxy authentication required") {
+            (
+                HttpError::ProxyAuth {
+                    url: url.to_string(),
+                    proxy: crate::env::proxy_configured().unwrap_or_else(|| "the proxy".into()),
                 },
                 false,
             )
@@ -406,7 +563,7 @@ impl HttpClient {
             error,
             retry,
             retry_after: None,
-            range_unsatisfiable: false,
+            range_unsatisfiable: None,
         }
     }
 
@@ -425,15 +582,46 @@ impl HttpClient {
         self.runtime.block_on(async {
             let mut attempt = 0;
             let mut restarted = false;
+            let mut short_seen = None;
             loop {
                 match self.download_once(url, partial, size, sha256, progress).await {
                     Ok(()) => return Ok(()),
+                    // A server that says twice in a row that it holds fewer bytes than the lock
+                    // pins means it: that is no server fault, and no more retries help.
+                    Err(Failure {
+                        error: HttpError::Short { actual, .. },
+                        ..
+                    }) if short_seen == Some(actual) => {
+                        return Err(HttpError::Short {
+                            url: url.to_string(),
+                            actual,
+                            expected: size,
+                        });
+                    }
+                    Err(Failure {
+                        error: HttpError::Short { actual, .. },
+                        ..
+                    }) if attempt < self.retries => {
+                        short_seen = Some(actual);
+                        attempt += 1;
+                    }
                     // A resumed file that does not verify: start once more from zero.
                     Err(f) if matches!(f.error, HttpError::Mismatch { .. }) && !restarted => {
                         restarted = true;
                         truncate(partial)?;
                     }
-                    Err(f) if f.range_unsatisfiable && !restarted => {
+                    // The server's whole file is shorter than the lock says: no retry helps.
+                    Err(Failure {
+                        range_unsatisfiable: Some(Some(actual)),
+                        ..
+                    }) if actual < size => {
+                        return Err(HttpError::Short {
+                            url: url.to_string(),
+                            actual,
+                            expected: size,
+                        });
+                    }
+                    Err(f) if f.range_unsatisfiable.is_some() && !restarted => {
                         restarted = true;
                         truncate(partial)?;
                     }
@@ -456,8 +644,12 @@ impl HttpClient {
         progress: &dyn Fn(u64),
     ) -> Result<(), Failure> {
         // Resume only from a regular file this user owns; never through a link.
-        let file = crate::util::contain::open_write(partial, crate::util::contain::Open::Existing, 0o600)
-            .map_err(Failure::io)?;
+        let file = crate::util::contain::open_write(
+            partial,
+            crate::util::contain::Open::Existing,
+            crate::util::fs::default_mode(),
+        )
+        .map_err(Failure::io)?;
         let mut file = fs_err::File::from_parts(file, partial);
         let mut have = file.metadata().map_err(Failure::io)?.len();
         if have > size {
@@ -485,6 +677,32 @@ impl HttpClient {
             hasher = Hasher::default();
             have = 0;
         }
+        // The server says how much it holds: fewer bytes than the lock pins is final.
+        let total = match resumed {
+            true => response
+                .headers()
+                .get(CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.rsplit_once('/'))
+                .and_then(|(_, n)| n.trim().parse::<u64>().ok()),
+            false => response
+                .content_length()
+                .filter(|_| response.status() == StatusCode::OK),
+        };
+        if let Some(actual) = total.filter(|n| *n < size) {
+            // Confirmed by one more request before it is final (see `download`).
+            return Err(Failure {
+                error: HttpError::Short {
+                    url: url.to_string(),
+                    actual,
+                    expected: size,
+                },
+                retry: true,
+                retry_after: None,
+                range_unsatisfiable: None,
+            });
+        }
+        let mut rate = Rate::new(self.low_speed, self.low_speed_time, have);
         file.seek(std::io::SeekFrom::Start(have)).map_err(Failure::io)?;
         progress(have);
         let mut stream = response.bytes_stream();
@@ -502,6 +720,7 @@ impl HttpClient {
             hasher.update(&chunk);
             have += chunk.len() as u64;
             progress(have);
+            rate.check(url, have)?;
         }
         file.flush().map_err(Failure::io)?;
         if have < size {
@@ -513,13 +732,14 @@ impl HttpClient {
                 },
                 retry: true,
                 retry_after: None,
-                range_unsatisfiable: false,
+                range_unsatisfiable: None,
             });
         }
         verify(url, hasher, sha256)
     }
 }
 
+#[allow(clippy::result_large_err)] // an internal attempt result, as in the async paths
 fn verify(url: &Url, hasher: Hasher, sha256: &Sha256) -> Result<(), Failure> {
     let actual = hasher.finish();
     if actual != *sha256 {
@@ -558,7 +778,8 @@ struct Failure {
     error: HttpError,
     retry: bool,
     retry_after: Option<Duration>,
-    range_unsatisfiable: bool,
+    /// A 416, with the complete length the server gave (`Content-Range: bytes */N`), if any.
+    range_unsatisfiable: Option<Option<u64>>,
 }
 
 impl Failure {
@@ -567,7 +788,7 @@ impl Failure {
             error,
             retry: false,
             retry_after: None,
-            range_unsatisfiable: false,
+            range_unsatisfiable: None,
         }
     }
 

@@ -34,6 +34,10 @@ pub struct Index {
     pub schema: u64,
     pub name: String,
     pub versions: Vec<IndexEntry>,
+    /// The URL the index was finally read from, after redirects (HTTP only): entry URLs
+    /// resolve against it. Not part of the file.
+    #[serde(skip)]
+    pub fetched_from: Option<url::Url>,
 }
 
 impl Index {
@@ -42,6 +46,7 @@ impl Index {
             schema: INDEX_SCHEMA,
             name: METHOD_NAME.into(),
             versions: Vec::new(),
+            fetched_from: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! registry (`a2c pack`).
 
 pub mod client;
+pub mod credentials;
 pub mod index;
 pub mod location;
 pub mod publish;
@@ -108,12 +109,15 @@ pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> R
         }
         RegistryLocation::Http(_) => {
             let url = location.index_url();
-            let bytes = client.get()?.get_bytes(&url)?;
+            let (bytes, final_url) = client.get()?.get_bytes(&url)?;
             let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
                 location: url.to_string(),
-                reason: "the index is not UTF-8".into(),
+                reason: "the index is not UTF-8 text (a compressed or binary body?)".into(),
             })?;
-            Index::parse(&text, url.as_str())
+            let mut index = Index::parse(&text, url.as_str())?;
+            // Entry URLs are relative to where the index really came from (RFC 3986 §5.1.3).
+            index.fetched_from = Some(final_url);
+            Ok(index)
         }
     }
 }

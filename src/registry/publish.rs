@@ -116,8 +116,12 @@ pub fn publish(
     }
     {
         use std::os::unix::fs::PermissionsExt;
-        // Registries are served as static files: bundles are world-readable, like the index.
-        fs_err::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
+        // Registries are served as static files: bundles get the default mode (0644 under umask
+        // 022), like the index, so that a web server running as another user can read them.
+        fs_err::set_permissions(
+            tmp.path(),
+            std::fs::Permissions::from_mode(crate::util::fs::default_mode()),
+        )?;
     }
     tmp.persist(&bundle_path).map_err(|e| e.error)?;
     index.versions.push(entry.clone());

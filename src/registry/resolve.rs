@@ -31,11 +31,23 @@ pub struct ResolveOptions {
     pub prune: bool,
 }
 
-fn lock_entry(index_entry: &super::IndexEntry, location: &RegistryLocation) -> Result<LockEntry, RegistryError> {
+fn lock_entry(
+    index: &super::Index,
+    index_entry: &super::IndexEntry,
+    location: &RegistryLocation,
+) -> Result<LockEntry, RegistryError> {
+    let source = match &index.fetched_from {
+        // After a redirect, relative URLs resolve against the final URL (RFC 3986 §5.1.3).
+        Some(base) => base.join(&index_entry.url).map_err(|e| RegistryError::InvalidIndex {
+            location: base.to_string(),
+            reason: format!("entry url `{}` does not resolve: {e}", index_entry.url),
+        })?,
+        None => location.resolve_url(&index_entry.url)?,
+    };
     Ok(LockEntry {
         name: METHOD_NAME.into(),
         version: index_entry.version.clone(),
-        source: location.resolve_url(&index_entry.url)?.to_string(),
+        source: source.to_string(),
         sha256: index_entry.sha256,
         size: index_entry.size,
         format: index_entry.format,
@@ -61,14 +73,14 @@ pub fn plan(
         let published = registry.and_then(|(index, _)| index.get(version));
         match (locked, published) {
             (Some(l), Some(p)) if options.update => {
-                let (_, location) = registry.expect("published implies a registry");
+                let (index, location) = registry.expect("published implies a registry");
                 if p.yanked && l.sha256 != p.sha256 {
                     return Err(RegistryError::Yanked {
                         version: version.clone(),
                         location: location.to_string(),
                     });
                 }
-                let entry = lock_entry(p, location)?;
+                let entry = lock_entry(index, p, location)?;
                 if &entry != l {
                     out.updated.push(version.clone());
                     out.lock.upsert(entry);
@@ -94,14 +106,14 @@ pub fn plan(
             }
             (Some(_), None) => {}
             (None, Some(p)) => {
-                let (_, location) = registry.expect("published implies a registry");
+                let (index, location) = registry.expect("published implies a registry");
                 if p.yanked {
                     return Err(RegistryError::Yanked {
                         version: version.clone(),
                         location: location.to_string(),
                     });
                 }
-                out.lock.upsert(lock_entry(p, location)?);
+                out.lock.upsert(lock_entry(index, p, location)?);
                 out.added.push(version.clone());
             }
             (None, None) => match registry {

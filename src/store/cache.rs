@@ -80,7 +80,7 @@ impl Cache {
             .then_some(path)
     }
 
-    /// A new `.partial` file for `sha256` (`O_EXCL`, 0600), to be committed with
+    /// A new `.partial` file for `sha256` (`O_EXCL`, 0644 less the umask), to be committed with
     /// [`Partial::commit`].
     pub fn partial(&self, sha256: &Sha256) -> std::io::Result<Partial> {
         let dir = self.ensure(BUNDLES)?;
@@ -89,6 +89,10 @@ impl Cache {
             .suffix(PARTIAL_SUFFIX)
             .tempfile_in(&dir)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", dir.display())))?;
+        // Cache files are 0644 (less the umask) whatever their source.
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(crate::util::fs::default_mode()))?;
         Ok(Partial {
             file,
             target: self.path(sha256),

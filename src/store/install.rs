@@ -466,12 +466,17 @@ fn download(
             Ok(())
         }
         Err(e) => {
-            // Keep a partial only when it can be resumed: never one that failed verification.
-            if matches!(
-                e,
-                crate::registry::client::HttpError::Mismatch { .. }
-                    | crate::registry::client::HttpError::TooLong { .. }
-            ) {
+            // Keep a partial only when it can be resumed: never an empty one, and never one
+            // that failed verification or that the server cannot complete.
+            let empty = fs_err::symlink_metadata(&partial).is_ok_and(|m| m.is_file() && m.len() == 0);
+            if empty
+                || matches!(
+                    e,
+                    crate::registry::client::HttpError::Mismatch { .. }
+                        | crate::registry::client::HttpError::TooLong { .. }
+                        | crate::registry::client::HttpError::Short { .. }
+                )
+            {
                 let _ = fs_err::remove_file(&partial);
             }
             Err(fail(e))

@@ -3,9 +3,38 @@
 use std::io::Write;
 use std::path::Path;
 
+/// The process's umask, read without changing it (`/proc/self/status`), else the usual 022.
+pub fn umask() -> u32 {
+    static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Umask:"))
+                    .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+            })
+            .unwrap_or(0o022)
+    })
+}
+
+/// The mode of a new regular file as every other tool of the user would create it: 0666 less
+/// the umask (0644 under the usual 022).
+pub fn default_mode() -> u32 {
+    0o666 & !umask()
+}
+
 /// Writes `contents` to `path` atomically: a temporary file in the same directory, flushed and
 /// synced, then renamed over the target. Readers see the old file or the new one, never half.
+/// The file gets the user's default mode (0666 less the umask), as a web server serving a
+/// published registry or a colleague reading a lock expects.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    write_atomic_mode(path, contents, default_mode())
+}
+
+/// [`write_atomic`] with an explicit mode, set before any byte is written (0600 for secrets).
+pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -17,6 +46,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .prefix(".a2c-write-")
         .tempfile_in(dir)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", dir.display())))?;
+    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path)

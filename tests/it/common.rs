@@ -19,6 +19,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run from a finished process, the temp root masked.
+    pub fn from_output(out: Output, root: &Path) -> Self {
+        Self::from(out, root)
+    }
+
     fn from(out: Output, root: &Path) -> Self {
         let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&root.display().to_string(), "[TMP]");
         Self {
@@ -213,6 +218,15 @@ impl TestContext {
         files.sort();
         files
     }
+}
+
+/// A third-party program a test needs is missing: one loud line outside CI, a failure with
+/// `CI=true` (so CI can never pass without it). `.ci/run` installs them.
+pub fn require_program(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{what} is required under CI=true: .ci/run installs it");
+    }
+    eprintln!("SKIPPED: install {what}");
 }
 
 /// The first finding with `code` in a `doctor --json` document.

@@ -12,6 +12,7 @@ mod http;
 mod install;
 mod migrate;
 mod server;
+mod servers;
 mod spec;
 mod untrusted;
 mod workspace;

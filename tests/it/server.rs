@@ -27,6 +27,14 @@ pub enum Fault {
     ShortLength(usize),
     /// Reset the connection (RST) without answering.
     Reset,
+    /// 200 with no Content-Length and `n` bytes of junk (a bounded "endless" body), then close.
+    Endless(u64),
+    /// Full headers, then one body byte every `interval`, for at most `n` bytes.
+    Trickle { interval: Duration, n: usize },
+    /// 302 to this location (absolute or relative to the request).
+    Redirect(String),
+    /// The file gzip-compressed, with `Content-Encoding: gzip`, whatever the request accepts.
+    Gzip,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +50,8 @@ struct State {
     range: AtomicBool,
     stop: AtomicBool,
     tls: Option<Arc<rustls::ServerConfig>>,
+    /// When set, every request without `Authorization: Bearer <token>` gets a 401.
+    token: Mutex<Option<String>>,
 }
 
 pub struct Server {
@@ -94,6 +104,7 @@ impl Server {
             range: AtomicBool::new(true),
             stop: AtomicBool::new(false),
             tls,
+            token: Mutex::new(None),
         });
         let s = state.clone();
         std::thread::spawn(move || {
@@ -124,6 +135,11 @@ impl Server {
             .entry(path.to_string())
             .or_default()
             .extend(faults.iter().cloned());
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request from now on.
+    pub fn require_token(&self, token: &str) {
+        *self.state.token.lock().unwrap() = Some(token.to_string());
     }
 
     pub fn set_range_support(&self, on: bool) {
@@ -195,6 +211,11 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
         .unwrap()
         .get_mut(&path)
         .and_then(VecDeque::pop_front);
+    let wanted = state.token.lock().unwrap().clone();
+    let fault = match wanted {
+        Some(tok) if headers.get("authorization") != Some(&format!("Bearer {tok}")) => Some(Fault::Status(401)),
+        _ => fault,
+    };
     let file = state.root.join(path.trim_start_matches('/'));
     let body = std::fs::read(&file).ok();
     let respond = |stream: &mut S, status: &str, extra: &str, body: &[u8]| {
@@ -230,6 +251,39 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
             if matches!(fault, Some(Fault::Stall(_))) {
                 std::thread::sleep(Duration::from_secs(4));
             }
+        }
+        Some(Fault::Endless(n)) => {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+            let chunk = vec![b'x'; 1 << 20];
+            let mut sent = 0u64;
+            while sent < n {
+                let len = chunk.len().min((n - sent) as usize);
+                if stream.write_all(&chunk[..len]).is_err() {
+                    break; // the client hung up: what the test wants
+                }
+                sent += len as u64;
+            }
+        }
+        Some(Fault::Trickle { interval, n }) if body.is_some() => {
+            let body = body.unwrap();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            for b in body.iter().take(n) {
+                if stream.write_all(&[*b]).and_then(|()| stream.flush()).is_err() {
+                    break;
+                }
+                std::thread::sleep(interval);
+            }
+        }
+        Some(Fault::Redirect(to)) => respond(stream, "302 Found", &format!("Location: {to}\r\n"), b""),
+        Some(Fault::Gzip) if body.is_some() => {
+            use flate2::write::GzEncoder;
+            let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&body.unwrap()).unwrap();
+            respond(stream, "200 OK", "Content-Encoding: gzip\r\n", &gz.finish().unwrap());
         }
         Some(Fault::ShortLength(n)) if body.is_some() => {
             let body = body.unwrap();

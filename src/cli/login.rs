@@ -1,0 +1,70 @@
+//! `a2c login HOST` and `a2c logout HOST`: bind a token to a host, as `cargo login` does.
+
+use std::io::BufRead;
+
+use clap::Args;
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer};
+use crate::registry::credentials;
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The registry's host (`reg.example.org`, `host:port`) or URL
+    #[arg(value_name = "HOST")]
+    pub host: String,
+    /// Read the token from standard input (the default; kept for scripts that say so)
+    #[arg(long)]
+    pub token_stdin: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The host whose token to forget
+    #[arg(value_name = "HOST")]
+    pub host: String,
+}
+
+pub fn login(args: &LoginArgs, _global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let url = credentials::parse_host(&args.host)?;
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        printer.status(format!(
+            "paste the token for {} and press Enter (it is not shown again)",
+            credentials::host_entry(&url)
+        ));
+    }
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let token = line.trim();
+    if token.is_empty() {
+        anyhow::bail!(
+            "no token on standard input: pipe it in, e.g. `a2c login {} < token-file`",
+            args.host
+        );
+    }
+    let path = credentials::store(&url, token)?;
+    let host = credentials::host_entry(&url);
+    if printer.json {
+        printer.json_doc(&json!({ "host": host, "path": path }));
+    } else {
+        printer.status(format!(
+            "token stored for {host} in `{}`: a2c sends it to {host} only (over HTTPS, or plain HTTP to loopback)",
+            path.display()
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn logout(args: &LogoutArgs, _global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let url = credentials::parse_host(&args.host)?;
+    let host = credentials::host_entry(&url);
+    let removed = credentials::remove(&url)?;
+    if printer.json {
+        printer.json_doc(&json!({ "host": host, "removed": removed }));
+    } else if removed {
+        printer.status(format!("forgot the token of {host}"));
+    } else {
+        printer.status(format!("no token was stored for {host}"));
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,138 @@
+//! `a2c login`'s credentials: tokens the user bound to hosts, one per host, in
+//! `$XDG_CONFIG_HOME/a2c/credentials.toml` (mode 0600, owned by the user, never reached through
+//! a link). A token stored for a host goes to that host only, whatever names it: the registry
+//! on the command line, a marker, or a lock's `source` — the binding is the user's, never a
+//! committed file's.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::client::HttpError;
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    hosts: BTreeMap<String, Entry>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    token: String,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Entry { .. }") // never print a token
+    }
+}
+
+/// The key a host is stored under: `host`, or `host:port` for a port that is not the scheme's
+/// default (https 443, http 80).
+pub fn host_entry(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    }
+}
+
+/// A host given as `a2c login HOST`: a URL (`https://reg.example.org/a2c/`), or a bare
+/// `host[:port]` (https assumed).
+pub fn parse_host(text: &str) -> Result<Url, HttpError> {
+    let url = if text.contains("://") {
+        Url::parse(text)
+    } else {
+        Url::parse(&format!("https://{text}/"))
+    }
+    .map_err(|_| HttpError::Config(format!("`{text}` is not a host, host:port or URL")))?;
+    if url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
+        return Err(HttpError::Config(format!(
+            "`{}` must name a host, without credentials",
+            super::location::redact(text)
+        )));
+    }
+    Ok(url)
+}
+
+fn read(path: &Path) -> Result<File, HttpError> {
+    let Some(text) = crate::util::contain::read_config(path).map_err(HttpError::Io)? else {
+        return Ok(File::default());
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(HttpError::Io)?;
+    if meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0 {
+        return Err(HttpError::Config(format!(
+            "`{}` holds tokens but is readable or writable by others (or owned by another user): run `chmod 600` on it",
+            path.display()
+        )));
+    }
+    // toml's messages may quote the file: never show them (tokens).
+    toml::from_str(&text).map_err(|_| {
+        HttpError::Config(format!(
+            "cannot parse `{}` (its content is not shown: it holds tokens); fix it or delete it and run `a2c login` again",
+            path.display()
+        ))
+    })
+}
+
+/// Every stored (host key, token) pair.
+pub fn load() -> Result<Vec<(String, String)>, HttpError> {
+    let Some(path) = crate::env::credentials_path() else {
+        return Ok(Vec::new());
+    };
+    Ok(read(&path)?.hosts.into_iter().map(|(h, e)| (h, e.token)).collect())
+}
+
+/// Stores `token` for the host of `url` and returns the file written.
+pub fn store(url: &Url, token: &str) -> Result<PathBuf, HttpError> {
+    let path = crate::env::credentials_path()
+        .ok_or_else(|| HttpError::Config("neither XDG_CONFIG_HOME nor HOME is set".into()))?;
+    let mut file = read(&path)?;
+    file.hosts.insert(
+        host_entry(url),
+        Entry {
+            token: token.to_string(),
+        },
+    );
+    write(&path, &file)?;
+    Ok(path)
+}
+
+/// Removes the token of the host of `url`; `false` when there was none.
+pub fn remove(url: &Url) -> Result<bool, HttpError> {
+    let Some(path) = crate::env::credentials_path() else {
+        return Ok(false);
+    };
+    let mut file = read(&path)?;
+    let removed = file.hosts.remove(&host_entry(url)).is_some();
+    if removed {
+        write(&path, &file)?;
+    }
+    Ok(removed)
+}
+
+fn write(path: &Path, file: &File) -> Result<(), HttpError> {
+    let dir = path.parent().expect("a file in a directory");
+    if !dir.is_dir() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(HttpError::Io)?;
+    }
+    crate::util::contain::refuse_link(dir).map_err(HttpError::Io)?;
+    let text = format!(
+        "# written by `a2c login`: tokens by host (keep this file private)\n{}",
+        toml::to_string(file).expect("serializes")
+    );
+    // Private from the first byte: the temporary file is 0600 before a byte is written.
+    crate::util::fs::write_atomic_mode(path, text.as_bytes(), 0o600).map_err(HttpError::Io)?;
+    Ok(())
+}
+
+use std::os::unix::fs::DirBuilderExt;

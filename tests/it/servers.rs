@@ -1,0 +1,375 @@
+//! Issue 12: bounded memory and time against any server, URLs after redirects, honest
+//! messages for short bundles and refusals — real servers on 127.0.0.1 started by the tests.
+
+use std::time::{Duration, Instant};
+
+use crate::common::TestContext;
+use crate::server::{Fault, Server};
+
+const INDEX: &str = "/index/esys/a2c.json";
+const B1: &str = "/bundles/a2c-1.0.0.tar.gz";
+
+/// A single repository `r` pinning 1.0.0, and the registry `reg` served over HTTP.
+fn single(t: &TestContext) -> Server {
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    Server::start(t.path("reg"))
+}
+
+#[test]
+fn an_endless_index_is_cut_at_the_document_cap() {
+    let t = TestContext::new();
+    let server = single(&t);
+    // 2 GiB on offer; a2c stops at the cap it was given.
+    server.fault(INDEX, &[Fault::Endless(2 << 30)]);
+    let started = Instant::now();
+    let run = t.run_env(
+        "r",
+        &["lock", "--registry", &server.url()],
+        &[("A2C_MAX_DOCUMENT_BYTES", "1048576")],
+    );
+    run.failure();
+    assert!(
+        run.stderr.contains(&format!(
+            "`{}index/esys/a2c.json` sent more than 1048576 bytes",
+            server.url()
+        )) && run.stderr.contains("A2C_MAX_DOCUMENT_BYTES"),
+        "{}",
+        run.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(server.count_of(INDEX), 1, "a too-big document is not retried");
+}
+
+/// With the default cap, the peak memory of `a2c lock` against 1 GiB of index stays bounded
+/// (measured with /usr/bin/time; the default cap is 64 MiB).
+#[test]
+fn the_default_document_cap_bounds_peak_memory() {
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        crate::common::require_program("time (GNU time at /usr/bin/time)");
+        return;
+    }
+    let t = TestContext::new();
+    let server = single(&t);
+    server.fault(INDEX, &[Fault::Endless(1 << 30)]);
+    let a2c = t.cmd("r");
+    let mut cmd = std::process::Command::new("/usr/bin/time");
+    cmd.args(["-f", "peak-rss-kib=%M"])
+        .arg(a2c.get_program())
+        .args(["lock", "--registry", &server.url()])
+        .current_dir(t.path("r"));
+    for (k, v) in a2c.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("sent more than 67108864 bytes"), "{stderr}");
+    let kib: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kib="))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(kib < 200 * 1024, "peak RSS {kib} KiB");
+}
+
+#[test]
+fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_timeout() {
+    let t = TestContext::new();
+    let server = single(&t);
+    server.fault(
+        INDEX,
+        &[Fault::Trickle {
+            interval: Duration::from_millis(200),
+            n: 1000,
+        }],
+    );
+    let started = Instant::now();
+    let run = t.run_env(
+        "r",
+        &["lock", "--registry", &server.url()],
+        &[("A2C_HTTP_LOW_SPEED", "100"), ("A2C_HTTP_LOW_SPEED_TIME", "2")],
+    );
+    run.failure();
+    assert!(
+        run.stderr.contains("trickled:") && run.stderr.contains("below the minimum of 100 bytes/s"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("A2C_HTTP_LOW_SPEED_TIME"), "{}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    // A bundle trickles the same way.
+    t.run_env("r", &["lock", "--registry", &server.url()], &[]).success();
+    server.fault(
+        B1,
+        &[Fault::Trickle {
+            interval: Duration::from_millis(200),
+            n: 100_000,
+        }],
+    );
+    let run = t.run_env(
+        "r",
+        &["install"],
+        &[("A2C_HTTP_LOW_SPEED", "100"), ("A2C_HTTP_LOW_SPEED_TIME", "2")],
+    );
+    run.failure();
+    assert!(run.stderr.contains("trickled:"), "{}", run.stderr);
+    // Stalled: the headers and 10 bytes, then nothing.
+    server.fault(B1, &[Fault::Stall(10)]);
+    let run = t.run_env(
+        "r",
+        &["install"],
+        &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "0")],
+    );
+    run.failure();
+    assert!(
+        run.stderr.contains("stalled: nothing arrived for 1 s"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !t.listing("cache/bundles")
+            .iter()
+            .any(|f| f.ends_with(".partial")
+                && fs_err::metadata(t.path(&format!("cache/bundles/{f}"))).unwrap().len() == 0),
+        "no empty .partial is left: {:?}",
+        t.listing("cache/bundles")
+    );
+}
+
+#[test]
+fn bundle_urls_resolve_against_the_index_url_after_a_redirect() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    // The registry really lives under /mirror/; the old index URL redirects there.
+    t.publish("reg/mirror", "1.0.0", "tar.gz");
+    let server = Server::start(t.path("reg"));
+    server.fault(INDEX, &[Fault::Redirect("/mirror/index/esys/a2c.json".into())]);
+    t.run("r", &["lock", "--registry", &server.url()]).success();
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains(&format!("source = \"{}mirror/bundles/a2c-1.0.0.tar.gz\"", server.url())),
+        "{lock}"
+    );
+    let run = t.run("r", &["install", "--json"]);
+    run.success();
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+}
+
+#[test]
+fn a_bundle_shorter_than_the_lock_says_is_reported_as_short_and_not_retried() {
+    let t = TestContext::new();
+    let server = single(&t);
+    t.run("r", &["lock", "--registry", &server.url()]).success();
+    let path = t.path("reg/bundles/a2c-1.0.0.tar.gz");
+    let full = fs_err::read(&path).unwrap();
+    let half = full.len() / 2;
+    fs_err::write(&path, &full[..half]).unwrap();
+    for range in [true, false] {
+        server.set_range_support(range);
+        let before = server.count_of(B1);
+        let run = t.run("r", &["install"]);
+        run.failure();
+        assert!(
+            run.stderr.contains(&format!(
+                "has fewer bytes than the lock says: the server holds {half}, the lock pins {}",
+                full.len()
+            )),
+            "range {range}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("416") && !run.stderr.contains("failed repeatedly"),
+            "{}",
+            run.stderr
+        );
+        // One request, and one to confirm it: not the retries of a server fault.
+        assert_eq!(server.count_of(B1) - before, 2, "range {range}: not retried");
+        assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists());
+    }
+}
+
+#[test]
+fn refusals_say_whether_credentials_were_sent() {
+    let t = TestContext::new();
+    let server = single(&t);
+    let url = server.url();
+    server.fault(INDEX, &[Fault::Status(403)]);
+    let run = t.run("r", &["lock", "--registry", &url]);
+    run.failure();
+    assert!(
+        run.stderr.contains("answered HTTP 403") && run.stderr.contains("permissions on the server"),
+        "{}",
+        run.stderr
+    );
+    server.fault(INDEX, &[Fault::Status(403)]);
+    let run = t.run_env("r", &["lock", "--registry", &url], &[("A2C_REGISTRY_TOKEN", "tok")]);
+    run.failure();
+    assert!(run.stderr.contains("with the credentials a2c sent"), "{}", run.stderr);
+    server.fault(INDEX, &[Fault::Status(401)]);
+    let run = t.run_env("r", &["lock", "--registry", &url], &[("A2C_REGISTRY_TOKEN", "tok")]);
+    run.failure();
+    assert!(run.stderr.contains("refused the credentials"), "{}", run.stderr);
+}
+
+#[test]
+fn a_gzip_encoded_index_is_decoded() {
+    let t = TestContext::new();
+    let server = single(&t);
+    server.fault(INDEX, &[Fault::Gzip]);
+    t.run("r", &["lock", "--registry", &server.url()]).success();
+    let accept = server.requests()[0]
+        .headers
+        .get("accept-encoding")
+        .cloned()
+        .unwrap_or_default();
+    assert!(accept.contains("gzip"), "{accept}");
+}
+
+/// Runs `a2c args…` in `cwd` under `umask`, with `stdin` on standard input.
+fn run_umask(t: &TestContext, cwd: &str, umask: &str, args: &[&str], stdin: &str) -> crate::common::Run {
+    use std::io::Write;
+    let a2c = t.cmd(cwd);
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(a2c.get_program())
+        .args(args)
+        .current_dir(t.path(cwd))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in a2c.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    crate::common::Run::from_output(child.wait_with_output().unwrap(), &t.root)
+}
+
+fn mode(t: &TestContext, rel: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::metadata(t.path(rel)).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn what_a2c_writes_follows_the_umask_so_web_servers_can_read_it() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    run_umask(
+        &t,
+        ".",
+        "022",
+        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"],
+        "",
+    )
+    .success();
+    assert_eq!(mode(&t, "reg/index/esys/a2c.json"), 0o644);
+    assert_eq!(mode(&t, "reg/bundles/a2c-1.0.0.tar.gz"), 0o644);
+    t.superbuild("w", "members: [\"p/*\"]\n");
+    t.canonical_repo("w/p/app", "1.0.0");
+    // Over HTTP, into the cache, the lock and a pointer; then vendored.
+    let server = Server::start(t.path("reg"));
+    run_umask(&t, "w", "022", &["lock", "--registry", &server.url()], "").success();
+    run_umask(&t, "w", "022", &["install"], "").success();
+    assert_eq!(mode(&t, "w/.tools/esys/a2c/a2c.lock"), 0o644);
+    assert_eq!(mode(&t, "w/p/app/.tools_local/esys/a2c/workspace.yaml"), 0o644);
+    let cached: Vec<String> = t
+        .listing("cache/bundles")
+        .into_iter()
+        .filter(|f| f.len() == 64)
+        .collect();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(mode(&t, &format!("cache/bundles/{}", cached[0])), 0o644);
+    run_umask(&t, "w", "022", &["vendor", "../vendored"], "").success();
+    assert_eq!(mode(&t, "vendored/a2c-vendor.json"), 0o644);
+    // A private umask is respected too; and a cache bundle from a file registry is 0644.
+    fs_err::remove_dir_all(t.path("cache")).unwrap();
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    t.write(
+        "w/.tools/esys/a2c/workspace.yaml",
+        "schema_version: 1\nmembers: [\"p/*\"]\nregistry: ../reg\n",
+    );
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    run_umask(&t, "w", "077", &["lock"], "").success();
+    assert_eq!(mode(&t, "w/.tools/esys/a2c/a2c.lock"), 0o600);
+    run_umask(&t, "w", "022", &["install"], "").success();
+    let cached: Vec<String> = t
+        .listing("cache/bundles")
+        .into_iter()
+        .filter(|f| f.len() == 64)
+        .collect();
+    assert_eq!(mode(&t, &format!("cache/bundles/{}", cached[0])), 0o644);
+}
+
+#[test]
+fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
+    let t = TestContext::new();
+    let server = single(&t);
+    server.require_token("s3cret");
+    let url = server.url();
+    // README's flow without a binding: refused, and told how.
+    let run = t.run("r", &["lock", "--registry", &url]);
+    run.failure();
+    assert!(
+        run.stderr.contains("HTTP 401") && run.stderr.contains("a2c login"),
+        "{}",
+        run.stderr
+    );
+    // `a2c login` binds the token to this host (read from stdin, stored 0600, never shown).
+    let run = run_umask(&t, "r", "022", &["login", &url], "s3cret\n");
+    run.success();
+    assert!(!run.stderr.contains("s3cret"), "{}", run.stderr);
+    let creds = "home/.config/a2c/credentials.toml";
+    assert_eq!(mode(&t, creds), 0o600);
+    // lock with --registry, then a plain install: the lock's source host is bound.
+    t.run("r", &["lock", "--registry", &url]).success();
+    let run = t.run("r", &["install", "--json"]);
+    run.success();
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path == B1)
+            .all(|r| r.headers.get("authorization").map(String::as_str) == Some("Bearer s3cret"))
+    );
+    // Never to another host: a second registry (another port) gets no credential.
+    let other = Server::start(t.path("reg"));
+    t.run("r", &["lock", "--registry", &other.url(), "--update"]).success();
+    assert!(
+        other
+            .requests()
+            .iter()
+            .all(|r| !r.headers.contains_key("authorization"))
+    );
+    // A credentials file others can read is refused, naming it.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(t.path(creds), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let run = t.run("r", &["lock", "--registry", &url, "--update"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("credentials.toml` holds tokens but is readable"),
+        "{}",
+        run.stderr
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(t.path(creds), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let run = t.run("r", &["logout", &url]);
+    run.success();
+    let run = t.run("r", &["lock", "--registry", &url, "--update"]);
+    run.failure();
+    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+}
