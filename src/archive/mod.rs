@@ -75,6 +75,9 @@ pub enum ArchiveError {
     ZipTooLarge { size: u64, limit: u64 },
     #[error("the archive is empty")]
     Empty,
+    /// `a2c pack`: the tree exceeds a limit `a2c install` enforces (the message says which).
+    #[error("{detail}")]
+    ExceedsInstallLimit { detail: String, variable: &'static str },
 }
 
 impl ArchiveError {
@@ -89,6 +92,9 @@ impl ArchiveError {
                 crate::env::A2C_MAX_UNPACKED_BYTES
             )),
             ArchiveError::ZipTooLarge { .. } => Some("publish large bundles as tar.gz".into()),
+            ArchiveError::ExceedsInstallLimit { variable, .. } => Some(format!(
+                "split or trim the method tree; or, if every consumer raises {variable} too, raise it here for `a2c pack` as well"
+            )),
             ArchiveError::Entry { .. } | ArchiveError::Corrupt { .. } | ArchiveError::Empty => Some(
                 "the bundle is malformed or hostile; nothing was installed — report it to the registry's owner".into(),
             ),

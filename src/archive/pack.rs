@@ -75,14 +75,63 @@ pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveE
 }
 
 /// Packs `root` into `out` as `format`, every entry under the top-level directory `top`.
-pub fn pack_tree(root: &Path, top: &str, format: Format, out: &Path) -> Result<PackedBundle, ArchiveError> {
+/// Refuses a tree that an install under `limits` would refuse: pack never publishes what a
+/// default `a2c install` cannot install.
+pub fn check_install_limits(
+    root: &Path,
+    dirs: &[String],
+    files: &[SourceFile],
+    limits: &super::Limits,
+) -> Result<(), ArchiveError> {
+    // The top-level directory, every directory and every file are entries.
+    let entries = 1 + dirs.len() as u64 + files.len() as u64;
+    let bytes: u64 = files.iter().map(|f| f.size).sum();
+    let over = |what: String, limit: u64, variable: &'static str| ArchiveError::ExceedsInstallLimit {
+        detail: format!(
+            "the tree `{}` {what}: `a2c install` refuses more than {limit} ({variable}), so it is not packed",
+            root.display()
+        ),
+        variable,
+    };
+    if entries > limits.max_entries {
+        return Err(over(
+            format!("would make a bundle of {entries} entries"),
+            limits.max_entries,
+            crate::env::A2C_MAX_ENTRIES,
+        ));
+    }
+    if bytes > limits.max_unpacked_bytes {
+        return Err(over(
+            format!("holds {bytes} bytes of files"),
+            limits.max_unpacked_bytes,
+            crate::env::A2C_MAX_UNPACKED_BYTES,
+        ));
+    }
+    Ok(())
+}
+
+pub fn pack_tree(
+    root: &Path,
+    top: &str,
+    format: Format,
+    out: &Path,
+    limits: &super::Limits,
+) -> Result<PackedBundle, ArchiveError> {
     let (dirs, files) = scan_tree(root)?;
+    check_install_limits(root, &dirs, &files, limits)?;
     let file = fs_err::File::create(out)?;
     let digests = match format {
         Format::TarGz => write_tar_gz(BufWriter::new(file), top, &dirs, &files)?,
         Format::Zip => write_zip(file, top, &dirs, &files)?,
     };
     let (sha256, size) = sha256_reader(fs_err::File::open(out)?)?;
+    if format == Format::Zip && size > super::zip::MAX_ZIP_BYTES {
+        // An install reads a zip bundle into memory, up to this size.
+        return Err(ArchiveError::ZipTooLarge {
+            size,
+            limit: super::zip::MAX_ZIP_BYTES,
+        });
+    }
     Ok(PackedBundle {
         sha256,
         size,

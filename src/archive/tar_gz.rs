@@ -15,6 +15,35 @@ fn corrupt(e: impl std::fmt::Display) -> ArchiveError {
     }
 }
 
+/// PAX global header records a2c ignores: metadata it never applies to anything it extracts
+/// (`git archive` writes a `comment` with the commit id). Any other global record — `path`
+/// above all, which GNU tar and Python apply to every later entry — is refused.
+pub const PAX_GLOBAL_IGNORED: &[&str] = &["comment", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"];
+
+/// The name of a tar entry type a2c does not extract, for messages (never a Debug dump).
+fn type_name(byte: u8) -> String {
+    let known = match byte {
+        b'D' => "GNU dumpdir",
+        b'M' => "GNU multi-volume continuation",
+        b'V' => "GNU volume label",
+        b'N' => "GNU old long name",
+        b'A' => "Solaris ACL",
+        b'E' => "Solaris extended attribute",
+        b'I' => "inode metadata",
+        b'X' => "Solaris extended header",
+        _ => "",
+    };
+    let shown = if byte.is_ascii_graphic() {
+        format!("`{}`", byte as char)
+    } else {
+        format!("{byte:#04x}")
+    };
+    match known {
+        "" => format!("unsupported (entry type {shown})"),
+        k => format!("{k} (entry type {shown})"),
+    }
+}
+
 pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
     let gz = flate2::read::GzDecoder::new(source);
     let mut archive = tar::Archive::new(gz);
@@ -22,14 +51,43 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
     for entry in entries {
         let mut entry = entry.map_err(corrupt)?;
         let kind = entry.header().entry_type();
-        if matches!(kind, EntryType::XGlobalHeader) {
-            continue; // pax global metadata, not a path
-        }
-        sink.count_entry()?;
         let raw = entry.path_bytes().into_owned();
         let name = String::from_utf8_lossy(&raw).into_owned();
+        let entry_name = name.escape_debug().to_string();
+        let refuse_why = |reason: String| ArchiveError::Entry {
+            entry: entry_name.clone(),
+            reason,
+        };
+        if matches!(kind, EntryType::XGlobalHeader) {
+            // Records meant for every later entry: honoured by no rule of a2c's, so refused
+            // unless they are metadata a2c ignores anyway.
+            if let Some(records) = entry.pax_extensions().map_err(corrupt)? {
+                for record in records {
+                    let record = record.map_err(corrupt)?;
+                    let key = String::from_utf8_lossy(record.key_bytes()).into_owned();
+                    if !PAX_GLOBAL_IGNORED.contains(&key.as_str()) {
+                        return Err(refuse_why(format!(
+                            "a PAX global header with a `{}` record: GNU tar and Python apply it to every later entry, so a2c refuses the archive rather than read it differently",
+                            key.escape_debug()
+                        )));
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some(records) = entry.pax_extensions().map_err(corrupt)? {
+            for record in records {
+                let record = record.map_err(corrupt)?;
+                if record.key_bytes().starts_with(b"GNU.sparse.") {
+                    return Err(refuse_why(
+                        "a PAX sparse file (`GNU.sparse.*` records): its data is a sparse map, not the file, so it is not allowed".into(),
+                    ));
+                }
+            }
+        }
+        sink.count_entry()?;
         let refuse = |what: &str| ArchiveError::Entry {
-            entry: name.escape_debug().to_string(),
+            entry: entry_name.clone(),
             reason: format!("{what} entries are not allowed"),
         };
         match kind {
@@ -48,7 +106,12 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
             EntryType::Char | EntryType::Block => return Err(refuse("device")),
             EntryType::Fifo => return Err(refuse("fifo")),
             EntryType::GNUSparse => return Err(refuse("sparse file")),
-            _ => return Err(refuse(&format!("unsupported ({:?})", kind))),
+            _ => {
+                return Err(refuse_why(format!(
+                    "{} entries are not allowed (a2c extracts only regular files and directories)",
+                    type_name(kind.as_byte())
+                )));
+            }
         }
     }
     // Read the gzip stream to its end so that its trailer (CRC, size) is checked.

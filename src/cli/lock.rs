@@ -28,6 +28,11 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         check: args.check,
     };
     let out = lock(&ctx, &options)?;
+    for (version, why) in &out.unfetchable {
+        printer.warn(format!(
+            "the lock records a source for {version} that cannot be fetched now: {why}; `a2c install` will fail until the registry serves it"
+        ));
+    }
     if printer.json {
         printer.json_doc(&json!({
             "lock": out.path,
@@ -38,6 +43,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
             "missing": out.missing,
             "unused": out.unused,
             "written": out.wrote,
+            "unfetchable": out.unfetchable.iter().map(|(v, why)| json!({"version": v, "reason": why})).collect::<Vec<_>>(),
         }));
     }
     if args.check {

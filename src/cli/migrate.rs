@@ -76,6 +76,9 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
     reporter.done();
     let out = result?;
     let p = &out.plan;
+    for w in &out.warnings {
+        printer.warn(w);
+    }
     if printer.json {
         let files = |v: &[crate::migrate::Move]| {
             v.iter()
@@ -99,6 +102,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
             "workspace_lock": out.workspace_lock,
             "dry_run": args.dry_run,
             "noop": out.noop,
+            "warnings": out.warnings,
         }));
         return Ok(Outcome::Success);
     }

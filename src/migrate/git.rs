@@ -1,13 +1,11 @@
 //! The real `git`, run as a subprocess (no reimplementation of its formats).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::MigrateError;
 
 pub fn git(repo: &Path, args: &[&str]) -> Result<String, MigrateError> {
-    let out = Command::new("git")
-        .current_dir(repo)
+    let out = crate::util::git::command(repo)
         .args(args)
         .output()
         .map_err(|e| MigrateError::Git {
@@ -59,6 +57,11 @@ pub fn dirty(repo: &Path, pathspecs: &[&str]) -> Result<Vec<String>, MigrateErro
         .filter(|l| l.len() > 3)
         .map(|l| l[3..].to_string())
         .collect())
+}
+
+/// `true` when HEAD is detached (not on a branch).
+pub fn detached_head(repo: &Path) -> bool {
+    git(repo, &["symbolic-ref", "-q", "HEAD"]).is_err() && git(repo, &["rev-parse", "--verify", "-q", "HEAD"]).is_ok()
 }
 
 /// `true` when `path` (relative) is tracked.

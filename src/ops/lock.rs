@@ -26,6 +26,8 @@ pub struct LockOutcome {
     pub unused: Vec<MethodVersion>,
     pub plan: LockPlan,
     pub wrote: bool,
+    /// New or updated entries whose `source` could not be fetched, with why.
+    pub unfetchable: Vec<(MethodVersion, String)>,
 }
 
 impl LockOutcome {
@@ -54,6 +56,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
             unused,
             plan,
             wrote: false,
+            unfetchable: Vec::new(),
         });
     }
     // The registry is read only when something must be resolved, or to check the locked
@@ -81,6 +84,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     if wrote {
         plan.lock.write(&path)?;
     }
+    let unfetchable = check_sources(&plan, &client);
     Ok(LockOutcome {
         path,
         needed,
@@ -88,5 +92,27 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
         unused: Vec::new(),
         plan,
         wrote,
+        unfetchable,
     })
+}
+
+/// One request per new or updated HTTP(S) entry: can what the lock now records be fetched?
+/// (A registry behind a redirect, or with a wrong base URL, would otherwise fail only at
+/// install time, on another machine.)
+pub fn check_sources(plan: &LockPlan, client: &crate::registry::client::LazyClient) -> Vec<(MethodVersion, String)> {
+    let mut out = Vec::new();
+    for version in plan.added.iter().chain(&plan.updated) {
+        let Some(entry) = plan.lock.get(version) else { continue };
+        let Ok(url) = url::Url::parse(&entry.source) else {
+            continue;
+        };
+        if !matches!(url.scheme(), "http" | "https") {
+            continue;
+        }
+        let result = client.get().and_then(|c| c.probe(&url));
+        if let Err(e) = result {
+            out.push((version.clone(), e.to_string()));
+        }
+    }
+    out
 }

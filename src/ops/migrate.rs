@@ -39,6 +39,8 @@ pub struct MigrateOutcome {
     pub noop: bool,
     /// The superbuild's lock, when this migration added V to it (or, dry, would).
     pub workspace_lock: Option<PathBuf>,
+    /// What the plan must say before it runs (a detached HEAD).
+    pub warnings: Vec<String>,
 }
 
 impl From<MigrateError> for OpsError {
@@ -115,6 +117,13 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     };
     let lock_path = lock_path(ctx)?;
     let in_workspace = ctx.workspace.is_some();
+    let mut warnings = Vec::new();
+    if git::detached_head(&repo) && !settings.no_commit {
+        warnings.push(format!(
+            "HEAD of `{}` is detached: the migration commit will be on no branch (check out a branch first, or pass --no-commit)",
+            repo.display()
+        ));
+    }
     if settings.dry_run {
         // V is resolved exactly as the real run would (lock, `--from`, registry) and fails
         // the same way; only the download of a bundle that is nowhere local is left out.
@@ -139,6 +148,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             resumed,
             noop,
             workspace_lock: (added && in_workspace).then_some(lock_path),
+            warnings: if noop { Vec::new() } else { warnings },
         });
     }
     let snapshot = Snapshot::take(&repo)?;
@@ -179,6 +189,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             resumed,
             noop,
             workspace_lock: (added && in_workspace).then(|| lock_path.clone()),
+            warnings: if noop { Vec::new() } else { warnings.clone() },
         })
     })();
     match result {

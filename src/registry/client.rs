@@ -567,6 +567,13 @@ impl HttpClient {
         }
     }
 
+    /// Checks that `url` can be fetched: one GET whose headers are read and whose body is not
+    /// (the connection is dropped). No retries: this is a check, not a download.
+    pub fn probe(&self, url: &Url) -> Result<(), HttpError> {
+        self.runtime
+            .block_on(async { self.send(url, Some(0)).await.map(drop).map_err(|f| f.error) })
+    }
+
     /// Downloads `url` into `partial`, resuming what is already there (Range), streaming and
     /// hashing every byte, retrying transient failures. Succeeds only when the file holds
     /// exactly `size` bytes whose sha256 is `sha256`; then the caller renames it into place.

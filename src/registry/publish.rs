@@ -85,7 +85,8 @@ pub fn publish(
     fs_err::create_dir_all(&bundles)?;
     let name = bundle_name(version, format);
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
-    let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path())?;
+    let limits = archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits)?;
     let entry = IndexEntry {
         version: version.clone(),
         url: format!("../../bundles/{name}"),

@@ -154,6 +154,9 @@ impl StoreError {
                 crate::env::A2C_LOCK_TIMEOUT
             ),
             Self::Extract { source, .. } => return source.hint(),
+            Self::Mismatch(m) if m.what == "tree digest" => {
+                "the bundle's sha256 matches the lock, but its files do not match the tree digest its index entry declares: the registry published an entry whose tree differs from its bundle — a publishing error, not tampering; tell the registry's owner (`a2c pack` writes both from one tree); nothing was installed".into()
+            }
             Self::Mismatch(_) => {
                 "the bundle is not the one the lock pins: the registry changed a published bundle, or the file was tampered with; nothing was installed".into()
             }

@@ -3,13 +3,44 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// git's repository-locating variables (`git rev-parse --local-env-vars`): set inside git hooks
+/// and some IDE terminals, they would point git at another repository than the one a2c means.
+pub const LOCAL_ENV: &[&str] = &[
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
+
+/// `git -C dir`, with git's repository-locating variables cleared: it runs on `dir`'s
+/// repository and no other.
+pub fn command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    for var in LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.arg("-C").arg(dir).current_dir(dir);
+    cmd
+}
+
 /// What the index of the repository at `dir` says without running git, when it can say it
 /// for sure: `Some(false)` when `dir/.git` is a directory and its index is absent, or is a
 /// version 2 or 3 index (every path stored in full) in which `needle` does not occur.
 /// `None` whenever git must be asked (a `.git` file, an index v4, anything unreadable).
 fn index_lacks(dir: &Path, needle: &[u8]) -> Option<bool> {
     let git_dir = dir.join(".git");
-    if !std::fs::symlink_metadata(&git_dir).ok()?.is_dir() || std::env::var_os("GIT_INDEX_FILE").is_some() {
+    if !std::fs::symlink_metadata(&git_dir).ok()?.is_dir() {
         return None;
     }
     let bytes = match std::fs::read(git_dir.join("index")) {
@@ -31,8 +62,7 @@ pub fn tracks_anything_under(dir: &Path, rel: &str) -> bool {
     if index_lacks(dir, needle.as_bytes()) == Some(true) {
         return false;
     }
-    Command::new("git")
-        .current_dir(dir)
+    command(dir)
         .args(["--no-optional-locks", "ls-files", "-z", "--cached", "--", rel])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -43,8 +73,7 @@ pub fn tracks_anything_under(dir: &Path, rel: &str) -> bool {
 /// Runs a read-only git query in `dir`; its trimmed stdout on success. Never runs an
 /// fsmonitor or hooks, and takes no optional locks.
 fn query(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .current_dir(dir)
+    let out = command(dir)
         .args(["--no-optional-locks", "-c", "core.fsmonitor=false"])
         .args(args)
         .stdin(Stdio::null())

@@ -456,3 +456,121 @@ fn tar_with_declared_size(size: u64) -> Vec<u8> {
     gz.write_all(&bytes).unwrap();
     gz.finish().unwrap()
 }
+
+/// A tar.gz: the manifest, then (optionally) a PAX global header with `global` records, then
+/// a regular file `name` preceded by a local PAX header with `local` records.
+fn tar_with_pax(global: &[(&str, &str)], local: &[(&str, &str)], name: &str) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    let mut append = |kind: tar::EntryType, path: &str, data: &[u8]| {
+        let mut h = tar::Header::new_ustar();
+        h.set_entry_type(kind);
+        h.set_path(path).unwrap();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    };
+    // Each record is "<len> <key>=<value>\n", where <len> counts its own digits too.
+    let records = |rs: &[(&str, &str)]| {
+        let mut out = Vec::new();
+        for (k, v) in rs {
+            let body = format!(" {k}={v}\n");
+            let mut len = body.len() + 1;
+            while len.to_string().len() + body.len() != len {
+                len = len.to_string().len() + body.len();
+            }
+            out.extend_from_slice(format!("{len}{body}").as_bytes());
+        }
+        out
+    };
+    let manifest = b"name = \"esys/a2c\"\nversion = \"1.0.0\"\ntool_state_root = \".tools/esys/a2c\"\n";
+    append(tar::EntryType::Regular, "a2c-1.0.0/a2c-method.toml", manifest);
+    if !global.is_empty() {
+        append(tar::EntryType::XGlobalHeader, "pax_global_header", &records(global));
+    }
+    if !local.is_empty() {
+        append(tar::EntryType::XHeader, "a2c-1.0.0/PaxHeader", &records(local));
+    }
+    append(tar::EntryType::Regular, name, b"# rules\n");
+    b.into_inner().unwrap().finish().unwrap()
+}
+
+#[test]
+fn tar_entry_types_and_pax_records_are_honoured_refused_or_ignored_never_misread() {
+    let t = TestContext::new();
+    setup(&t);
+    let m = || manifest("1.0.0");
+    // GNU dumpdir and other types: named, never a Debug dump.
+    for (byte, name) in [
+        (b'D', "GNU dumpdir"),
+        (b'V', "GNU volume label"),
+        (b'M', "GNU multi-volume"),
+    ] {
+        let bytes = retype_last_tar_entry(&[m(), file("a2c-1.0.0/x", "")], byte).unwrap();
+        refused(&t, "tar.gz", name, &bytes, name, &[]);
+        let run = t.run("w", &["install"]);
+        assert!(
+            !run.stderr.contains("Nonexhaustive") && !run.stderr.contains("EntryType"),
+            "{}",
+            run.stderr
+        );
+    }
+    // A PAX global header with a `path` record: refused (GNU tar would rename what follows).
+    refused(
+        &t,
+        "tar.gz",
+        "pax global path",
+        &tar_with_pax(&[("path", "evil.md")], &[], "a2c-1.0.0/rules/x.md"),
+        "a PAX global header with a `path` record",
+        &[],
+    );
+    // PAX 1.0 sparse: `GNU.sparse.*` records and a GNUSparseFile.0/ name.
+    refused(
+        &t,
+        "tar.gz",
+        "pax sparse",
+        &tar_with_pax(
+            &[],
+            &[
+                ("GNU.sparse.major", "1"),
+                ("GNU.sparse.minor", "0"),
+                ("GNU.sparse.name", "a2c-1.0.0/rules/x.md"),
+                ("GNU.sparse.realsize", "8"),
+            ],
+            "a2c-1.0.0/GNUSparseFile.0/x.md",
+        ),
+        "a PAX sparse file",
+        &[],
+    );
+}
+
+/// What `git archive` writes (a global `comment` with the commit id) installs; a local `path`
+/// record is honoured (and checked like any name); `mtime`/`uid` are ignored.
+#[test]
+fn pax_records_a2c_honours_or_ignores_install() {
+    let t = TestContext::new();
+    setup(&t);
+    let bytes = tar_with_pax(
+        &[("comment", "5d3c0ffee5d3c0ffee5d3c0ffee5d3c0ffee5d3c")],
+        &[
+            ("path", "a2c-1.0.0/rules/long-name-from-pax.md"),
+            ("mtime", "1"),
+            ("uid", "0"),
+        ],
+        "a2c-1.0.0/rules/short.md",
+    );
+    t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
+    let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    assert!(
+        t.path("w/.tools_local/esys/a2c/1.0.0/rules/long-name-from-pax.md")
+            .is_file()
+    );
+    assert!(!t.path("w/.tools_local/esys/a2c/1.0.0/rules/short.md").exists());
+    // A local `path` record that escapes is refused like any name.
+    let bytes = tar_with_pax(&[], &[("path", "../../escape.md")], "a2c-1.0.0/rules/short.md");
+    refused(&t, "tar.gz", "pax path escape", &bytes, "..", &[]);
+}

@@ -447,6 +447,12 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
         "{}",
         run.stderr
     );
+    // Its own hint: a publishing error, not tampering (issue 12).
+    assert!(
+        run.stderr.contains("a publishing error, not tampering") && !run.stderr.contains("tampered with"),
+        "{}",
+        run.stderr
+    );
     assert_nothing_installed(&t, "1.0.0");
 }
 

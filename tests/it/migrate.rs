@@ -396,3 +396,56 @@ fn offline_migration_from_a_vendored_directory() {
     run.failure();
     assert_eq!(state(&t2, "r"), before);
 }
+
+/// Inside a git hook or some IDE terminals, GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE point at
+/// another repository: a2c's git calls must still act on R, and only on R.
+#[test]
+fn git_runs_on_the_repository_a2c_means_and_a_detached_head_is_named() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let other = t.git_repo("other");
+    t.write("other/file.txt", "other\n");
+    git(&other, &["add", "-A"]);
+    git(&other, &["commit", "-q", "-m", "other"]);
+    let other_head = git(&other, &["rev-parse", "HEAD"]);
+    let other_index = fs_err::read(other.join(".git/index")).unwrap();
+    let before = commits(&t, "r");
+    let dir = other.join(".git").display().to_string();
+    let tree = other.display().to_string();
+    let index = other.join(".git/index").display().to_string();
+    let env = [
+        ("A2C_REGISTRY", reg.as_str()),
+        ("GIT_DIR", dir.as_str()),
+        ("GIT_WORK_TREE", tree.as_str()),
+        ("GIT_INDEX_FILE", index.as_str()),
+    ];
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &env);
+    run.success();
+    assert_eq!(commits(&t, "r"), before + 1, "the commit is in r");
+    assert_eq!(
+        git(&other, &["rev-parse", "HEAD"]),
+        other_head,
+        "the other repository is untouched"
+    );
+    assert_eq!(fs_err::read(other.join(".git/index")).unwrap(), other_index);
+    assert_eq!(git(&t.path("r"), &["status", "--porcelain"]), "");
+    // A detached HEAD is named in the plan.
+    git(&t.path("r"), &["checkout", "-q", "--detach"]);
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--allow-downgrade", "--dry-run"],
+        &env,
+    );
+    run.success();
+    assert!(
+        !run.stderr.contains("detached"),
+        "a no-op plan commits nothing: {}",
+        run.stderr
+    );
+    fs_err::remove_dir_all(t.path("r/.tools_local")).unwrap();
+    t.method_tree("trees/2.1.0", "2.1.0");
+    t.pack("trees/2.1.0", "2.1.0", "reg", "tar.gz");
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.1.0", "--dry-run"], &env);
+    run.success();
+    assert!(run.stderr.contains("HEAD of `[TMP]/r` is detached"), "{}", run.stderr);
+}

@@ -154,6 +154,11 @@ impl Server {
         self.state.requests.lock().unwrap().len()
     }
 
+    /// Requests for `path` made after the first `since` requests.
+    pub fn count_of_since(&self, path: &str, since: usize) -> usize {
+        self.requests().iter().skip(since).filter(|r| r.path == path).count()
+    }
+
     /// Requests for `path`.
     pub fn count_of(&self, path: &str) -> usize {
         self.requests().iter().filter(|r| r.path == path).count()

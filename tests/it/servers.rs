@@ -373,3 +373,66 @@ fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
     run.failure();
     assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
 }
+
+/// `pack` never publishes what `install` under the same limits would refuse.
+#[test]
+fn pack_refuses_a_tree_install_would_refuse() {
+    let t = TestContext::new();
+    t.method_tree("many", "1.0.0");
+    for i in 0..30 {
+        t.write(&format!("many/rules/r{i}.md"), "x\n");
+    }
+    let run = t.run_env(
+        ".",
+        &["pack", "many", "--version", "1.0.0", "--registry", "reg"],
+        &[("A2C_MAX_ENTRIES", "25")],
+    );
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("would make a bundle of 36 entries: `a2c install` refuses more than 25 (A2C_MAX_ENTRIES)")
+            && run.stderr.contains("hint:"),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.path("reg/index/esys/a2c.json").exists(), "nothing published");
+    t.method_tree("big", "1.0.0");
+    t.write("big/rules/huge.md", &"0".repeat(2 << 20));
+    let run = t.run_env(
+        ".",
+        &["pack", "big", "--version", "1.0.0", "--registry", "reg"],
+        &[("A2C_MAX_UNPACKED_BYTES", "1048576")],
+    );
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("refuses more than 1048576 (A2C_MAX_UNPACKED_BYTES)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.path("reg/bundles").exists() || t.listing("reg/bundles").is_empty());
+    // Within the limits it packs, and installs.
+    t.run(".", &["pack", "many", "--version", "1.0.0", "--registry", "reg"])
+        .success();
+}
+
+/// `lock` checks, with one request per new entry, that what it wrote can be fetched.
+#[test]
+fn lock_says_when_a_source_it_wrote_cannot_be_fetched() {
+    let t = TestContext::new();
+    let server = single(&t);
+    t.edit_index("reg", "1.0.0", |e| {
+        e["url"] = serde_json::json!("../../moved/a2c-1.0.0.tar.gz")
+    });
+    let run = t.run("r", &["lock", "--registry", &server.url(), "--json"]);
+    run.success();
+    assert!(
+        run.stderr
+            .contains("the lock records a source for 1.0.0 that cannot be fetched now")
+            && run.stderr.contains("HTTP 404"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.json()["unfetchable"][0]["version"], "1.0.0");
+    assert_eq!(server.count_of("/moved/a2c-1.0.0.tar.gz"), 1, "one request, no retries");
+}
