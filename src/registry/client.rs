@@ -376,13 +376,18 @@ impl HttpClient {
         install_crypto_provider();
         let timeout = number(crate::env::A2C_HTTP_TIMEOUT, DEFAULT_TIMEOUT)?.max(1);
         let retries = number(crate::env::A2C_HTTP_RETRIES, DEFAULT_RETRIES)?;
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .user_agent(format!("a2c/{} (+https://github.com/esys/a2c)", crate::A2C_VERSION))
             .connect_timeout(Duration::from_secs(timeout))
             .read_timeout(Duration::from_secs(timeout))
             .tls_certs_merge(extra_roots()?)
-            .build()
-            .map_err(|e| HttpError::Config(error_chain(&e)))?;
+            // Proxies come from `super::proxy` only: NO_PROXY matched as curl and Python do.
+            .no_proxy();
+        let proxies = super::proxy::ProxyEnv::from_env();
+        if !proxies.is_empty() {
+            builder = builder.proxy(reqwest::Proxy::custom(move |url| proxies.proxy_for(url)));
+        }
+        let client = builder.build().map_err(|e| HttpError::Config(error_chain(&e)))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("a2c-http")

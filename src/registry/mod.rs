@@ -6,6 +6,7 @@ pub mod client;
 pub mod credentials;
 pub mod index;
 pub mod location;
+pub mod proxy;
 pub mod publish;
 
 pub use index::{Index, IndexEntry};

@@ -11,6 +11,7 @@ mod hostile;
 mod http;
 mod install;
 mod migrate;
+mod proxy;
 mod server;
 mod servers;
 mod spec;

@@ -1,0 +1,161 @@
+//! Issue 12: proxies — every NO_PROXY form against a real forward proxy (tinyproxy) on
+//! loopback, and a proxy that wants credentials. A request that went through the proxy carries
+//! its `Via` header when it reaches the test's registry server.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestContext, require_program};
+use crate::server::Server;
+
+struct Tinyproxy {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Drop for Tinyproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts tinyproxy on a free loopback port, or `None` (after the SKIPPED line) without it.
+fn tinyproxy(t: &TestContext, extra: &str) -> Option<Tinyproxy> {
+    if Command::new("tinyproxy").arg("-v").output().is_err() {
+        require_program("tinyproxy (apt-get install tinyproxy)");
+        return None;
+    }
+    let dir = t.path("tinyproxy");
+    fs_err::create_dir_all(&dir).unwrap();
+    for _ in 0..5 {
+        let port = free_port();
+        let log = dir.join(format!("{port}.log"));
+        let conf = dir.join(format!("{port}.conf"));
+        fs_err::write(
+            &conf,
+            format!(
+                "Port {port}\nListen 127.0.0.1\nTimeout 30\nLogFile \"{}\"\nLogLevel Info\nMaxClients 20\nAllow 127.0.0.1\nPidFile \"{}\"\n{extra}",
+                log.display(),
+                dir.join(format!("{port}.pid")).display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("tinyproxy")
+            .args(["-d", "-c"])
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut proxy = Tinyproxy { child, port, log };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(proxy);
+            }
+            if let Ok(Some(_)) = proxy.child.try_wait() {
+                break; // the port was taken meanwhile: try another
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = proxy.child.kill();
+    }
+    panic!("tinyproxy did not start");
+}
+
+/// Locks `r` against `registry` with `env`; `true` when the index request went through the proxy.
+fn via_proxy(t: &TestContext, server: &Server, registry: &str, env: &[(&str, &str)]) -> bool {
+    let before = server.count();
+    let run = t.run_env("r", &["lock", "--registry", registry, "--update"], env);
+    run.success();
+    let requests = server.requests();
+    let index = requests[before..]
+        .iter()
+        .find(|r| r.path == "/index/esys/a2c.json")
+        .unwrap_or_else(|| panic!("no index request: {}", run.stderr));
+    index.headers.get("via").is_some_and(|v| v.contains("tinyproxy"))
+}
+
+#[test]
+fn every_no_proxy_form_against_a_real_proxy() {
+    let t = TestContext::new();
+    let Some(proxy) = tinyproxy(&t, "") else { return };
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let server = Server::start(t.path("reg"));
+    let p = format!("http://127.0.0.1:{}", proxy.port);
+    let ip = server.url();
+    let name = format!("http://localhost:{}/", server.port);
+    let port = server.port.to_string();
+    let other = (server.port + 1).to_string();
+    // No NO_PROXY: through the proxy (and the proxy's log saw it).
+    assert!(via_proxy(&t, &server, &ip, &[("HTTP_PROXY", &p)]));
+    assert!(via_proxy(&t, &server, &name, &[("http_proxy", &p)]));
+    let log = fs_err::read_to_string(&proxy.log).unwrap_or_default();
+    assert!(log.contains("index/esys/a2c.json"), "{log}");
+    for (no_proxy, registry, direct) in [
+        ("*".to_string(), &ip, true),
+        ("*".to_string(), &name, true),
+        ("127.0.0.1".to_string(), &ip, true),
+        (format!("127.0.0.1:{port}"), &ip, true),
+        (format!("127.0.0.1:{other}"), &ip, false),
+        ("127.0.0.0/8".to_string(), &ip, true),
+        ("10.0.0.0/8".to_string(), &ip, false),
+        ("localhost".to_string(), &name, true),
+        (".localhost".to_string(), &name, true),
+        (format!("localhost:{port}"), &name, true),
+        (format!("localhost:{other}"), &name, false),
+        ("calhost".to_string(), &name, false),
+        ("example.org, 127.0.0.1".to_string(), &ip, true),
+        ("example.org".to_string(), &ip, false),
+    ] {
+        for var in ["NO_PROXY", "no_proxy"] {
+            let went = via_proxy(&t, &server, registry, &[("HTTP_PROXY", &p), (var, &no_proxy)]);
+            assert_eq!(went, !direct, "{var}={no_proxy} for {registry}");
+        }
+    }
+}
+
+#[test]
+fn a_proxy_that_wants_other_credentials_is_named_with_its_407() {
+    let t = TestContext::new();
+    let Some(proxy) = tinyproxy(&t, "BasicAuth reader s3cret\n") else {
+        return;
+    };
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let server = Server::start(t.path("reg"));
+    // Without credentials tinyproxy answers 407 (with wrong ones, tinyproxy 1.11 answers 401
+    // with WWW-Authenticate, which cannot be told apart from the registry's own 401).
+    let none = format!("http://127.0.0.1:{}", proxy.port);
+    let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &none)]);
+    run.failure();
+    assert!(
+        run.stderr.contains("the proxy HTTP_PROXY refused the request") && run.stderr.contains("407"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("http://user:password@host:port"), "{}", run.stderr);
+    let wrong = format!("http://reader:wrong-pw@127.0.0.1:{}", proxy.port);
+    let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &wrong)]);
+    run.failure();
+    assert!(
+        !run.stderr.contains("wrong-pw"),
+        "the proxy password is never shown: {}",
+        run.stderr
+    );
+    let right = format!("http://reader:s3cret@127.0.0.1:{}", proxy.port);
+    let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &right)]);
+    run.success();
+}
