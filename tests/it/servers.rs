@@ -436,3 +436,23 @@ fn lock_says_when_a_source_it_wrote_cannot_be_fetched() {
     assert_eq!(run.json()["unfetchable"][0]["version"], "1.0.0");
     assert_eq!(server.count_of("/moved/a2c-1.0.0.tar.gz"), 1, "one request, no retries");
 }
+
+/// A download that fails before its first byte leaves no `.partial` behind.
+#[test]
+fn a_failed_download_leaves_no_empty_partial() {
+    let t = TestContext::new();
+    let server = single(&t);
+    t.run("r", &["lock", "--registry", &server.url()]).success();
+    for status in [404, 403, 500] {
+        server.fault(B1, &[Fault::Status(status)]);
+        let run = t.run_env("r", &["install"], &[("A2C_HTTP_RETRIES", "0")]);
+        run.failure();
+        assert!(run.stderr.contains(&format!("HTTP {status}")), "{}", run.stderr);
+        let partials: Vec<String> = t
+            .listing("cache")
+            .into_iter()
+            .filter(|f| f.ends_with(".partial"))
+            .collect();
+        assert!(partials.is_empty(), "HTTP {status}: {partials:?}");
+    }
+}
