@@ -12,7 +12,7 @@ use crate::store::flock::StoreLock;
 use crate::util::version::MethodVersion;
 use crate::workspace::marker::{LocalPointer, POINTER_PATH};
 use crate::workspace::resolve::{LEGACY_AI_RULES, Note, Rule, resolve};
-use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT, LOCAL_DIR, STORE_DIR};
+use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT, LOCAL_DIR};
 use crate::workspace::{Context, Delivery, Layout, Member, WorkspaceError};
 
 pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, WorkspaceError> {
@@ -59,10 +59,9 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     if let Some(ws) = &ws_root {
         workspace_ai_rules(ws, &mut out);
     }
-    let store = ctx.store_dir()?;
     let lock = lock_findings(ctx, &locked, &mut out);
     match crate::store::guard(ctx.store_owner()?) {
-        Ok(_) => store_findings(&store, &pinned, lock.as_ref(), options, &mut out),
+        Ok(store) => store_findings(&store, &pinned, lock.as_ref(), options, &mut out),
         Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
             "store-tracked",
             None,
@@ -310,7 +309,7 @@ fn git_delivery(
     let record_ref = m.record.as_ref().ok().and_then(|r| r.method_ref.clone());
     if std::fs::symlink_metadata(&tree).is_err() {
         let served =
-            ws.is_some_and(|w| crate::util::contain::is_real_dir(&w.join(STORE_DIR).join(version.to_string())));
+            ws.is_some_and(|w| crate::util::contain::is_real_dir(&crate::store::Store::of(w).version_dir(version)));
         if served {
             out.push(finding(
                 "delivery-served-by-workspace",
@@ -524,14 +523,14 @@ fn lock_findings(
 }
 
 fn store_findings(
-    store: &Path,
+    store: &crate::store::Store,
     pinned: &BTreeMap<MethodVersion, Vec<PathBuf>>,
     lock: Option<&Lockfile>,
     options: DoctorOptions,
     out: &mut Vec<Finding>,
 ) {
-    let installed = crate::store::gc::installed_versions(store);
-    for link in crate::store::gc::linked_versions(store) {
+    let installed = store.installed_versions();
+    for link in store.linked_versions() {
         out.push(finding(
             "unsafe-link",
             None,
@@ -595,7 +594,7 @@ fn store_findings(
         }
     }
     out.extend(super::deep::check(&deep_targets, options.jobs));
-    let staging = store.join(crate::store::STAGING_DIR);
+    let staging = store.staging();
     if let Ok(entries) = fs_err::read_dir(&staging) {
         let leftovers: Vec<String> = entries
             .flatten()
@@ -615,7 +614,7 @@ fn store_findings(
             ));
         }
     }
-    let lock_file = store.join(crate::store::LOCK_FILE);
+    let lock_file = store.lock_file();
     if let Some(pid) = StoreLock::stale_holder(&lock_file)
         && !Path::new(&format!("/proc/{pid}")).exists()
     {

@@ -35,5 +35,8 @@ pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Report
         dry_run,
         reporter,
     )?;
-    Ok(GcOutcome { store, report })
+    Ok(GcOutcome {
+        store: store.root().to_path_buf(),
+        report,
+    })
 }

@@ -119,7 +119,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     members.sort();
     Ok(InstallOutcome {
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
-        store: options.store,
+        store: options.store.root().to_path_buf(),
         lock_path,
         locked_now,
         report,

@@ -281,7 +281,7 @@ fn ensure_installed(
         registry_dir: super::registry_dir(ctx),
     };
     crate::store::install::install(std::slice::from_ref(&entry), &options, reporter)?;
-    Ok((store.join(version.to_string()), added))
+    Ok((store.version_dir(version), added))
 }
 
 /// The lock entry of `version` from `dir/a2c-vendor.json`, if it lists it.
@@ -307,8 +307,8 @@ fn vendored_entry(dir: &Path, version: &MethodVersion) -> Option<LockEntry> {
 /// bundle (cache, `--from`, file registry) extracted into a temporary directory.
 fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Result<Option<MethodManifest>, OpsError> {
     let store = super::store(ctx)?;
-    let installed = store.join(entry.version.to_string());
-    if crate::store::install::is_installed(&store, entry)
+    let installed = store.version_dir(&entry.version);
+    if store.is_installed(entry)
         && let Ok(m) = MethodManifest::read_tree(&installed)
     {
         return Ok(Some(m));

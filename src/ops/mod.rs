@@ -154,7 +154,7 @@ pub fn registry_location(ctx: &Context, flag: Option<&str>) -> Result<Option<Reg
 }
 
 /// The store of this context, checked (see [`crate::store::guard`]).
-pub fn store(ctx: &Context) -> Result<PathBuf, OpsError> {
+pub fn store(ctx: &Context) -> Result<crate::store::Store, OpsError> {
     Ok(crate::store::guard(ctx.store_owner()?)?)
 }
 
@@ -168,14 +168,14 @@ pub fn registry_dir(ctx: &Context) -> Option<PathBuf> {
 
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
 /// An existing cache that another user owns or can write is refused.
-pub fn cache(store: &Path) -> Result<crate::store::Cache, OpsError> {
+pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsError> {
     let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
     let dir = match crate::env::cache_dir() {
         Some(dir) => dir,
         None => {
             // The fallback lies inside the repository's store: never through a link there.
-            crate::util::contain::check(store, ".cache")?;
-            store.join(".cache")
+            crate::util::contain::check(store.root(), ".cache")?;
+            store.root().join(".cache")
         }
     };
     Ok(crate::store::Cache::open(dir, variable)?)

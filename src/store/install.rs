@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::cache::{Cache, TeeReader, files_of_size};
 use super::flock::StoreLock;
 use super::receipt::{Receipt, now_rfc3339};
-use super::{LOCK_FILE, STAGING_DIR, StoreError};
+use super::{STAGING_DIR, StoreError};
 use crate::archive::{self, Limits};
 use crate::lock::LockEntry;
 use crate::method::{METHOD_NAME, MethodManifest};
@@ -34,7 +34,7 @@ impl Reporter for Silent {}
 /// How to install.
 #[derive(Debug, Clone)]
 pub struct InstallOptions {
-    pub store: PathBuf,
+    pub store: super::Store,
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).
     pub cache: Cache,
     /// The HTTP client, built on first use; `None` reads no registry at all.
@@ -81,19 +81,9 @@ pub struct InstallReport {
     pub cleaned: Vec<PathBuf>,
 }
 
-/// `true` when `<store>/<V>/` holds a receipt matching `entry` (fast: reads one small file,
-/// hashes nothing).
-/// A version directory that is a symbolic link is never installed.
-pub fn is_installed(store: &Path, entry: &LockEntry) -> bool {
-    let dir = store.join(entry.version.to_string());
-    crate::util::contain::is_real_dir(&dir)
-        && Receipt::read(&dir).is_some_and(|r| {
-            r.version == entry.version && r.sha256 == entry.sha256 && entry.tree.as_ref().is_none_or(|t| *t == r.tree)
-        })
-}
-
-fn staging_has_leftovers(store: &Path) -> bool {
-    fs_err::read_dir(store.join(STAGING_DIR)).is_ok_and(|mut d| d.next().is_some())
+/// `true` when the store holds a receipt matching `entry` (see [`super::Store::is_installed`]).
+pub fn is_installed(store: &super::Store, entry: &LockEntry) -> bool {
+    store.is_installed(entry)
 }
 
 /// Installs every entry of `entries` into the store.
@@ -103,8 +93,8 @@ pub fn install(
     reporter: &dyn Reporter,
 ) -> Result<InstallReport, StoreError> {
     let mut report = InstallReport::default();
-    let pending: Vec<&LockEntry> = entries.iter().filter(|e| !is_installed(&options.store, e)).collect();
-    if pending.is_empty() && !staging_has_leftovers(&options.store) {
+    let pending: Vec<&LockEntry> = entries.iter().filter(|e| !options.store.is_installed(e)).collect();
+    if pending.is_empty() && !options.store.staging_has_leftovers() {
         report.reused = entries.iter().map(|e| reused(&options.store, e)).collect();
         return Ok(report);
     }
@@ -112,11 +102,10 @@ pub fn install(
         check_bundle_size(entry)?;
     }
     super::ensure(&options.store)?;
-    let _lock = StoreLock::acquire(&options.store.join(LOCK_FILE), &|p| reporter.waiting_for_lock(p))?;
+    let _lock = StoreLock::acquire(&options.store.lock_file(), &|p| reporter.waiting_for_lock(p))?;
     report.cleaned = clean_staging(&options.store)?;
     // Re-check under the lock: another process may have installed some meanwhile.
-    let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) =
-        entries.iter().partition(|e| !is_installed(&options.store, e));
+    let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) = entries.iter().partition(|e| !options.store.is_installed(e));
     report.reused = done.into_iter().map(|e| reused(&options.store, e)).collect();
     let results = run_parallel(&todo, options.jobs, |entry| install_one(entry, options, reporter));
     let mut first_error = None;
@@ -135,17 +124,17 @@ pub fn install(
     }
 }
 
-fn reused(store: &Path, e: &LockEntry) -> Reused {
+fn reused(store: &super::Store, e: &LockEntry) -> Reused {
     Reused {
         version: e.version.clone(),
-        path: store.join(e.version.to_string()),
+        path: store.version_dir(&e.version),
     }
 }
 
 /// Removes everything in `<store>/.staging/`: only a killed run leaves anything there, and we
 /// hold the store lock.
-fn clean_staging(store: &Path) -> Result<Vec<PathBuf>, StoreError> {
-    let staging = store.join(STAGING_DIR);
+fn clean_staging(store: &super::Store) -> Result<Vec<PathBuf>, StoreError> {
+    let staging = store.staging();
     let mut cleaned = Vec::new();
     let Ok(entries) = fs_err::read_dir(&staging) else {
         return Ok(cleaned);
@@ -197,8 +186,8 @@ fn run_parallel<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R 
 struct StagingDir(Option<PathBuf>);
 
 impl StagingDir {
-    fn new(store: &Path, version: &MethodVersion) -> std::io::Result<Self> {
-        let staging = crate::util::contain::create_dirs(store, STAGING_DIR, 0o700)?;
+    fn new(store: &super::Store, version: &MethodVersion) -> std::io::Result<Self> {
+        let staging = crate::util::contain::create_dirs(store.root(), STAGING_DIR, 0o700)?;
         // tempfile creates it 0700: nobody else may enter a directory being extracted.
         let dir = tempfile::Builder::new()
             .prefix(&format!("{version}-"))
@@ -605,7 +594,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     if let Some(p) = partial {
         p.commit()?;
     }
-    let target = options.store.join(entry.version.to_string());
+    let target = options.store.version_dir(&entry.version);
     crate::testhook::point(crate::testhook::BEFORE_RENAME);
     publish(&extracted.root, &target, staging.path())?;
     crate::testhook::point(crate::testhook::AFTER_RENAME);

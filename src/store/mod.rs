@@ -1,39 +1,29 @@
 //! The store `<X>/.tools_local/esys/a2c/`: verified, side-by-side installs of method versions,
 //! the content-addressed bundle cache, receipts and the cross-process store lock.
 //!
-//! Layout of a store:
-//!
-//! ```text
-//! <store>/<V>/                      an installed tree (read-only files), published by one rename
-//! <store>/<V>/.a2c-receipt.json     its install receipt, written last
-//! <store>/.staging/                 work directories of a running install (cleaned under the lock)
-//! <store>/.lock                     the store lock (flock), holding the holder's pid
-//! ```
+//! Its layout is [`layout::Store`]'s to know.
 
 pub mod cache;
 pub mod flock;
 pub mod gc;
 pub mod install;
+pub mod layout;
 pub mod receipt;
 
 use std::path::{Path, PathBuf};
 
 pub use cache::Cache;
 pub use install::{InstallOptions, InstallReport, Installed, Reporter, Reused, Source};
+pub use layout::{LOCAL_DIR, LOCK_FILE, STAGING_DIR, STORE_DIR, Store, create_local, owner_of};
 pub use receipt::Receipt;
 
 use crate::util::version::MethodVersion;
 
-/// The staging directory inside a store.
-pub const STAGING_DIR: &str = ".staging";
-/// The lock file inside a store.
-pub const LOCK_FILE: &str = ".lock";
-
 /// Checks the store of `owner` (W, or R outside a superbuild) before anything reads or writes
 /// it: no component of `.tools_local/esys/a2c/` (nor `.staging`, `.lock`) may be a symbolic
 /// link, and nothing under `.tools_local/` may be tracked by git (a store is machine-local:
-/// one a repository commits would let it forge installed versions). Returns the store path.
-pub fn guard(owner: &Path) -> Result<PathBuf, StoreError> {
+/// one a repository commits would let it forge installed versions).
+pub fn guard(owner: &Path) -> Result<Store, StoreError> {
     let store_rel = Path::new(STORE_DIR);
     for rel in [store_rel.join(STAGING_DIR), store_rel.join(LOCK_FILE)] {
         crate::util::contain::check(owner, rel)?;
@@ -43,18 +33,14 @@ pub fn guard(owner: &Path) -> Result<PathBuf, StoreError> {
             path: owner.join(LOCAL_DIR),
         });
     }
-    Ok(owner.join(STORE_DIR))
+    Ok(Store::of(owner))
 }
 
-use crate::workspace::state_root::STORE_DIR;
-pub use crate::workspace::state_root::{LOCAL_DIR, owner_of};
-
-/// Creates the store of `store` (`<owner>/.tools_local/esys/a2c`) and its private staging
-/// directory without following links; a new `.tools_local/` gets a `.gitignore` of `*`, so that
-/// git never shows the store (as uv does for `.venv`).
-pub fn ensure(store: &Path) -> Result<(), StoreError> {
-    crate::workspace::state_root::create_local(owner_of(store))?;
-    crate::util::contain::create_dirs(store, STAGING_DIR, 0o700)?;
+/// Creates the store and its private staging directory without following links; a new
+/// `.tools_local/` gets a `.gitignore` of `*`, so that git never shows the store.
+pub fn ensure(store: &Store) -> Result<(), StoreError> {
+    create_local(store.owner())?;
+    crate::util::contain::create_dirs(store.root(), STAGING_DIR, 0o700)?;
     Ok(())
 }
 

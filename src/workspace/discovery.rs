@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::WorkspaceError;
 use super::adoption::{AdoptionRecord, ReadError};
 use super::marker::{LocalPointer, MARKER_PATH, WorkspaceMarker};
-use super::state_root::{STORE_DIR, ToolStateRoot};
+use super::state_root::ToolStateRoot;
 use crate::util::paths::{absolute, relative_slash};
 use crate::util::version::MethodVersion;
 
@@ -125,11 +125,6 @@ impl Workspace {
         }
         let marker = WorkspaceMarker::read(&root)?;
         Ok(Self { root, marker })
-    }
-
-    /// The shared store `W/.tools_local/esys/a2c`.
-    pub fn store_dir(&self) -> PathBuf {
-        self.root.join(STORE_DIR)
     }
 
     /// `true` when `repo` (absolute, canonical) is a member of this workspace: below W (or W
@@ -340,12 +335,6 @@ impl Context {
             .iter()
             .filter_map(|m| m.state.as_ref().and_then(|s| s.unfinished_migration_warning()))
             .collect()
-    }
-
-    /// The store this context installs into: W's in a superbuild, else R's. Unchecked: the
-    /// store module's `guard` checks it before use.
-    pub fn store_dir(&self) -> Result<PathBuf, WorkspaceError> {
-        Ok(self.store_owner()?.join(STORE_DIR))
     }
 
     /// Who owns the store: W in a superbuild, else R.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::WorkspaceError;
-use super::state_root::STORE_DIR;
 use crate::method::MethodManifest;
+use crate::store::Store;
 use crate::util::version::MethodVersion;
 
 /// The legacy delivery mount inside R.
@@ -137,14 +137,14 @@ pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -
     let mut notes = Vec::new();
     let mut candidates = Vec::new();
     if let Some(w) = workspace {
-        candidates.push((w.join(STORE_DIR).join(version.to_string()), Rule::WorkspaceStore));
+        candidates.push((Store::of(w), Rule::WorkspaceStore));
     }
     if workspace != Some(repo) {
-        candidates.push((repo.join(STORE_DIR).join(version.to_string()), Rule::RepoStore));
+        candidates.push((Store::of(repo), Rule::RepoStore));
     }
-    for (dir, rule) in candidates {
-        let owner = super::state_root::owner_of(dir.parent().unwrap_or(&dir));
-        let checked = store_version(owner, &dir).and_then(|ok| match ok {
+    for (store, rule) in candidates {
+        let dir = store.version_dir(version);
+        let checked = store_version(store.owner(), &dir).and_then(|ok| match ok {
             true => manifest_is(&dir, version).map(|()| true),
             false => Ok(false),
         });

@@ -10,35 +10,7 @@ use super::adoption::{ADOPTION_FILE, AdoptionRecord, ReadError};
 pub const CANONICAL_ROOT: &str = ".tools/esys/a2c";
 /// The legacy tool state root, read only when the canonical one is absent.
 pub const LEGACY_ROOT: &str = ".a2c";
-/// The machine-local store directory, relative to W (superbuild) or R (single repo).
-pub const STORE_DIR: &str = ".tools_local/esys/a2c";
-/// The machine-local directory that holds the store: never committed.
-pub const LOCAL_DIR: &str = ".tools_local";
-
-/// The owner (W or R) of the store directory `store` (`<owner>/.tools_local/esys/a2c`).
-pub fn owner_of(store: &Path) -> &Path {
-    store
-        .ancestors()
-        .nth(Path::new(STORE_DIR).components().count())
-        .unwrap_or(store)
-}
-
-/// Creates `<owner>/.tools_local/esys/a2c` without following links, and returns it. A new
-/// `.tools_local/` gets a `.gitignore` of `*`, so that git never shows it (as uv does for
-/// `.venv`): everything a2c keeps there is machine-local.
-pub fn create_local(owner: &Path) -> std::io::Result<PathBuf> {
-    let fresh = !crate::util::contain::check(owner, LOCAL_DIR)?;
-    let dir = crate::util::contain::create_dirs(owner, STORE_DIR, 0o755)?;
-    if fresh {
-        let path = owner.join(LOCAL_DIR).join(".gitignore");
-        match crate::util::contain::write_new(&path, b"# written by a2c: this directory is machine-local\n*\n", 0o644) {
-            // A concurrent a2c created `.tools_local/` and wrote it first.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            other => other?,
-        }
-    }
-    Ok(dir)
-}
+pub use crate::store::layout::{LOCAL_DIR, STORE_DIR, create_local, owner_of};
 
 /// Which tool state root a repository uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
