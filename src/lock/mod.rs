@@ -9,6 +9,8 @@ use crate::method::METHOD_NAME;
 use crate::util::digest::{Sha256, check_tree_digest};
 use crate::util::version::MethodVersion;
 
+pub mod vendored;
+
 /// The lockfile's name inside a tool state root.
 pub const LOCK_FILE: &str = "a2c.lock";
 /// The newest lockfile `version` this `a2c` reads and the one it writes.
@@ -27,6 +29,44 @@ pub struct LockEntry {
     pub format: Format,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+}
+
+/// Where a locked bundle is fetched from: the lock's `source`, parsed in this one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BundleLocation {
+    /// A `file://` URL: a file registry on this machine or a share.
+    File(PathBuf),
+    /// An `http://` or `https://` URL.
+    Http(url::Url),
+    /// Anything else: a2c cannot fetch it (the text, redacted, for messages).
+    Unsupported(String),
+}
+
+impl LockEntry {
+    /// The entry's `source`, parsed.
+    pub fn location(&self) -> BundleLocation {
+        match url::Url::parse(&self.source) {
+            Ok(u) if u.scheme() == "file" => match u.to_file_path() {
+                Ok(path) => BundleLocation::File(path),
+                Err(()) => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
+            },
+            Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
+            _ => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
+        }
+    }
+
+    /// The bundle's file name: the source's last segment when it is one plain, portable file
+    /// name (never `..`, `.`, a control character or the vendor manifest's name), else
+    /// `a2c-<V>.<format>`. `--from DIR` looks for it first; `a2c vendor` writes it.
+    pub fn file_name(&self) -> String {
+        self.source
+            .rsplit('/')
+            .next()
+            .filter(|n| *n != vendored::VENDOR_MANIFEST)
+            .filter(|n| crate::archive::entry_segments(n.as_bytes()).is_ok_and(|s| s.len() == 1))
+            .map(str::to_string)
+            .unwrap_or_else(|| crate::registry::publish::bundle_name(&self.version, self.format))
+    }
 }
 
 /// The whole lockfile.

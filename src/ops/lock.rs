@@ -103,12 +103,9 @@ pub fn check_sources(plan: &LockPlan, client: &crate::registry::client::LazyClie
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let Ok(url) = url::Url::parse(&entry.source) else {
+        let crate::lock::BundleLocation::Http(url) = entry.location() else {
             continue;
         };
-        if !matches!(url.scheme(), "http" | "https") {
-            continue;
-        }
         let result = client.get().and_then(|c| c.probe(&url));
         if let Err(e) = result {
             out.push((version.clone(), e.to_string()));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{OpsError, cache, lock_path, network, registry_location};
 use crate::lock::{LockEntry, Lockfile};
-use crate::method::{METHOD_NAME, MethodManifest};
+use crate::method::MethodManifest;
 use crate::migrate::{self, Journal, Keep, MigrateError, Plan, Snapshot, git};
 use crate::registry::resolve::{ResolveOptions, plan as resolve_plan};
 use crate::store::{InstallOptions, Reporter};
@@ -235,7 +235,11 @@ fn lock_entry(
         return Ok((entry.clone(), false));
     }
     if settings.offline {
-        return match from.and_then(|d| vendored_entry(d, version)) {
+        let vendored = match from {
+            Some(dir) => vendored_entry(dir, version)?,
+            None => None,
+        };
+        return match vendored {
             Some(entry) => Ok((entry, true)),
             None => Err(OpsError::LockWouldChange {
                 path: lock_path,
@@ -285,22 +289,8 @@ fn ensure_installed(
 }
 
 /// The lock entry of `version` from `dir/a2c-vendor.json`, if it lists it.
-fn vendored_entry(dir: &Path, version: &MethodVersion) -> Option<LockEntry> {
-    let text = fs_err::read_to_string(dir.join(super::vendor::VENDOR_MANIFEST)).ok()?;
-    let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let b = doc["bundles"]
-        .as_array()?
-        .iter()
-        .find(|b| b["version"].as_str() == Some(&version.to_string()))?;
-    Some(LockEntry {
-        name: METHOD_NAME.into(),
-        version: version.clone(),
-        source: b["source"].as_str()?.to_string(),
-        sha256: crate::util::digest::Sha256::parse(b["sha256"].as_str()?).ok()?,
-        size: b["size"].as_u64()?,
-        format: serde_json::from_value(b["format"].clone()).ok()?,
-        tree: None,
-    })
+fn vendored_entry(dir: &Path, version: &MethodVersion) -> Result<Option<LockEntry>, OpsError> {
+    Ok(crate::lock::vendored::VendorManifest::read(dir)?.and_then(|m| m.entry(version)))
 }
 
 /// V's manifest without changing anything: from the store when installed, else from a local
@@ -317,7 +307,9 @@ fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Resul
     if let Some(dir) = from {
         bundles.extend(crate::store::cache::files_of_size(dir, entry.size));
     }
-    bundles.extend(crate::registry::location::file_path(&entry.source));
+    if let crate::lock::BundleLocation::File(path) = entry.location() {
+        bundles.push(path);
+    }
     for path in bundles.into_iter().filter(|p| p.is_file()) {
         let tmp = tempfile::tempdir()?;
         let file = fs_err::File::open(&path)?;

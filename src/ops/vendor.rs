@@ -3,34 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use super::{OpsError, cache, lock_path, network};
-use crate::archive::Format;
 use crate::lock::Lockfile;
 use crate::store::{InstallOptions, Reporter};
-use crate::util::digest::Sha256;
-use crate::util::version::MethodVersion;
 use crate::workspace::Context;
 
-/// The manifest written beside the bundles.
-pub const VENDOR_MANIFEST: &str = "a2c-vendor.json";
-
-#[derive(Debug, Clone, Serialize)]
-pub struct VendoredBundle {
-    pub version: MethodVersion,
-    pub file: String,
-    pub sha256: Sha256,
-    pub size: u64,
-    pub format: Format,
-    pub source: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct VendorManifest {
-    pub schema: u32,
-    pub bundles: Vec<VendoredBundle>,
-}
+pub use crate::lock::vendored::{VENDOR_MANIFEST, VendorManifest, VendoredBundle};
 
 #[derive(Debug)]
 pub struct VendorOutcome {
@@ -64,18 +42,9 @@ pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -
     let mut bundles = Vec::new();
     let mut placed = Vec::new();
     for entry in &lock.methods {
-        let cached = crate::store::install::fetch_to_cache(entry, &options, reporter)?;
-        // The lock (a repository's file) names the source: its last segment is used only when
-        // it is one plain, portable file name (never `..`, `.`, a control character or the
-        // manifest's name).
-        let file = entry
-            .source
-            .rsplit('/')
-            .next()
-            .filter(|n| *n != VENDOR_MANIFEST)
-            .filter(|n| crate::archive::entry_segments(n.as_bytes()).is_ok_and(|s| s.len() == 1))
-            .map(str::to_string)
-            .unwrap_or_else(|| crate::registry::publish::bundle_name(&entry.version, entry.format));
+        let cached = crate::store::source::fetch_to_cache(entry, &options, reporter)?;
+        // The lock (a repository's file) names the source: see `LockEntry::file_name`.
+        let file = entry.file_name();
         placed.push(place(&cached, &dir.join(&file))?);
         bundles.push(VendoredBundle {
             version: entry.version.clone(),
@@ -86,13 +55,7 @@ pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -
             source: entry.source.clone(),
         });
     }
-    let manifest = VendorManifest {
-        schema: 1,
-        bundles: bundles.clone(),
-    };
-    let mut text = serde_json::to_string_pretty(&manifest).expect("the manifest serializes");
-    text.push('\n');
-    crate::util::fs::write_atomic(&dir.join(VENDOR_MANIFEST), text.as_bytes())?;
+    VendorManifest::new(bundles.clone()).write(dir)?;
     Ok(VendorOutcome {
         dir: dir.to_path_buf(),
         lock_path,

@@ -127,14 +127,6 @@ fn textual_redact(location: &str) -> String {
     }
 }
 
-/// A local path for a `file://` URL, or `None` for other schemes.
-pub fn file_path(url: &str) -> Option<PathBuf> {
-    Url::parse(url)
-        .ok()
-        .filter(|u| u.scheme() == "file")
-        .and_then(|u| u.to_file_path().ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,7 +141,7 @@ mod tests {
         let u = file.resolve_url("../../bundles/a2c-1.0.0.tar.gz").unwrap();
         assert_eq!(u.as_str(), "file:///srv/reg/bundles/a2c-1.0.0.tar.gz");
         assert_eq!(
-            file_path(u.as_str()).unwrap(),
+            u.to_file_path().unwrap(),
             PathBuf::from("/srv/reg/bundles/a2c-1.0.0.tar.gz")
         );
         let http = RegistryLocation::parse("https://e.org/a2c", base).unwrap();

@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::flock::StoreLock;
-use super::install::{Reporter, remove_tree};
+use super::install::Reporter;
 use super::{Cache, STAGING_DIR, StoreError};
 use crate::util::digest::Sha256;
+use crate::util::fs::remove_tree;
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Default)]

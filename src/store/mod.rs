@@ -9,6 +9,7 @@ pub mod gc;
 pub mod install;
 pub mod layout;
 pub mod receipt;
+pub mod source;
 
 use std::path::{Path, PathBuf};
 

@@ -53,3 +53,13 @@ pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> std::io::Re
         .map_err(|e| std::io::Error::new(e.error.kind(), format!("{} writing `{}`", e.error, path.display())))?;
     Ok(())
 }
+
+/// Removes a file or a directory tree.
+pub fn remove_tree(path: &Path) -> std::io::Result<()> {
+    match fs_err::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs_err::remove_dir_all(path),
+        Ok(_) => fs_err::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,97 @@
+//! The vendor manifest `a2c-vendor.json` that `a2c vendor DIR` writes beside the bundles: the
+//! writer and its typed reader, side by side.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::LockEntry;
+use crate::archive::Format;
+use crate::method::METHOD_NAME;
+use crate::util::digest::Sha256;
+use crate::util::version::MethodVersion;
+
+/// The manifest written beside the bundles.
+pub const VENDOR_MANIFEST: &str = "a2c-vendor.json";
+/// The newest vendor manifest `schema` this a2c reads, and the one it writes.
+pub const VENDOR_SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VendoredBundle {
+    pub version: MethodVersion,
+    pub file: String,
+    pub sha256: Sha256,
+    pub size: u64,
+    pub format: Format,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VendorManifest {
+    pub schema: u32,
+    pub bundles: Vec<VendoredBundle>,
+}
+
+impl VendorManifest {
+    pub fn new(bundles: Vec<VendoredBundle>) -> Self {
+        Self {
+            schema: VENDOR_SCHEMA,
+            bundles,
+        }
+    }
+
+    /// Writes `dir/a2c-vendor.json` atomically.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let mut text = serde_json::to_string_pretty(self).expect("the manifest serializes");
+        text.push('\n');
+        crate::util::fs::write_atomic(&dir.join(VENDOR_MANIFEST), text.as_bytes())
+    }
+
+    /// Reads `dir/a2c-vendor.json`: `Ok(None)` when absent; a manifest of a newer schema, or
+    /// one that does not parse, is an error naming the file.
+    pub fn read(dir: &Path) -> std::io::Result<Option<Self>> {
+        let path = dir.join(VENDOR_MANIFEST);
+        let Some(text) = crate::util::contain::read_config(&path)? else {
+            return Ok(None);
+        };
+        let invalid = |why: String| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("invalid vendor manifest `{}`: {why}", path.display()),
+            )
+        };
+        #[derive(Deserialize)]
+        struct Probe {
+            schema: Option<u32>,
+        }
+        let probe: Probe = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        match probe.schema {
+            Some(v) if v > VENDOR_SCHEMA => {
+                return Err(invalid(format!(
+                    "schema {v}, this a2c reads up to {VENDOR_SCHEMA}; upgrade a2c"
+                )));
+            }
+            Some(1..) => {}
+            _ => return Err(invalid("missing or invalid `schema`".into())),
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| invalid(e.to_string()))
+    }
+
+    /// The lock entry of `version`, if the manifest lists it.
+    pub fn entry(&self, version: &MethodVersion) -> Option<LockEntry> {
+        let b = self.bundles.iter().find(|b| b.version == *version)?;
+        Some(LockEntry {
+            name: METHOD_NAME.into(),
+            version: b.version.clone(),
+            source: b.source.clone(),
+            sha256: b.sha256,
+            size: b.size,
+            format: b.format,
+            tree: None,
+        })
+    }
+}

@@ -1,0 +1,265 @@
+//! Where a bundle comes from: the cache, `--from DIR`, a file registry, or an HTTP(S)
+//! registry (downloaded into the cache first). Candidate selection lives here, and one
+//! [`verify`] checks size and sha256 for every source. A new source (a mirror, an OCI
+//! registry) is one more [`crate::lock::BundleLocation`] arm, handled in [`candidates`] and
+//! [`fetch_to_cache`].
+
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+use super::cache::{TeeReader, files_of_size};
+use super::flock::StoreLock;
+use super::install::{InstallOptions, Reporter, Source};
+use crate::lock::{BundleLocation, LockEntry};
+use crate::util::digest::Sha256;
+
+/// A candidate bundle file, and whether a mismatch there is an error (true) or a reason to
+/// try the next candidate (a corrupt cache entry, or a `--from` file that merely has the size).
+pub(super) struct Candidate {
+    pub(super) path: PathBuf,
+    pub(super) source: Source,
+    pub(super) tee_to_cache: bool,
+    pub(super) strict: bool,
+    /// Download this URL into the cache first.
+    pub(super) download: Option<url::Url>,
+    /// Whether a mismatch may show this file's digest and size (see [`super::Mismatch`]).
+    pub(super) reveal: bool,
+}
+
+impl Candidate {
+    fn file(path: PathBuf, source: Source, tee_to_cache: bool, strict: bool) -> Self {
+        Self {
+            path,
+            source,
+            tee_to_cache,
+            strict,
+            download: None,
+            reveal: true,
+        }
+    }
+}
+
+/// The largest bundle a lock may pin: `A2C_MAX_BUNDLE_BYTES`, default 4 GiB.
+pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 4 << 30;
+
+/// Refuses a lock entry whose pinned size is past the maximum, before anything is read.
+pub fn check_bundle_size(entry: &LockEntry) -> Result<(), StoreError> {
+    let limit = crate::env::number(crate::env::A2C_MAX_BUNDLE_BYTES)
+        .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of bytes")))?
+        .unwrap_or(DEFAULT_MAX_BUNDLE_BYTES);
+    if entry.size > limit {
+        return Err(StoreError::TooBig {
+            version: entry.version.clone(),
+            size: entry.size,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Opens a bundle file to read: it must be a regular file (never a device or a fifo), and at
+/// most `size + 1` bytes are ever read from it, so that a source past the pinned size fails
+/// instead of filling the disk.
+pub fn open_bundle(path: &Path, size: u64) -> Result<(std::io::Take<fs_err::File>, u64), StoreError> {
+    let file = fs_err::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(crate::util::contain::refused(path, crate::util::contain::Why::NotFile).into());
+    }
+    Ok((std::io::Read::take(file, size + 1), meta.len()))
+}
+
+pub(super) fn candidates(
+    entry: &LockEntry,
+    options: &InstallOptions,
+) -> Result<(Vec<Candidate>, Vec<String>), StoreError> {
+    let mut out = Vec::new();
+    let mut looked = vec![format!("the cache `{}`", options.cache.dir.display())];
+    if let Some(path) = options.cache.get(&entry.sha256) {
+        out.push(Candidate::file(path, Source::Cache, false, false));
+    }
+    if let Some(dir) = &options.from {
+        looked.push(format!("`{}`", dir.display()));
+        let wanted = entry.file_name();
+        let mut files = files_of_size(dir, entry.size);
+        files.sort_by_key(|p| p.file_name().is_none_or(|n| n.to_string_lossy() != wanted));
+        let named_exists = dir.join(&wanted).is_file();
+        for path in files {
+            let strict = path.file_name().is_some_and(|n| n.to_string_lossy() == wanted);
+            out.push(Candidate::file(path, Source::From, true, strict));
+        }
+        // A file with the bundle's name but the wrong size is reported, not skipped.
+        if named_exists && !out.iter().any(|c| c.source == Source::From && c.strict) {
+            out.push(Candidate::file(dir.join(&wanted), Source::From, true, true));
+        }
+    }
+    if let Some(_network) = options.network.as_ref().filter(|_| !options.offline) {
+        looked.push(format!("the registry `{}`", entry.source));
+        match entry.location() {
+            BundleLocation::File(path) => {
+                let mut c = Candidate::file(path, Source::Registry, true, true);
+                c.reveal = reveals(options, &c.path);
+                out.push(c);
+            }
+            BundleLocation::Unsupported(url) => return Err(StoreError::UnsupportedSource { url }),
+            BundleLocation::Http(url) => {
+                let path = options.cache.path(&entry.sha256);
+                out.push(Candidate {
+                    path,
+                    source: Source::Registry,
+                    tee_to_cache: false,
+                    strict: true,
+                    download: Some(url),
+                    reveal: true,
+                });
+            }
+        }
+    }
+    Ok((out, looked))
+}
+
+/// `true` when a `file://` source lies inside the configured file registry.
+fn reveals(options: &InstallOptions, path: &Path) -> bool {
+    options
+        .registry_dir
+        .as_ref()
+        .is_some_and(|dir| crate::util::paths::absolute(path).starts_with(dir))
+}
+
+/// Makes sure the bundle of `entry` is in the cache, verified: re-hashes a cached copy,
+/// else copies it from a file registry or downloads it. Used by `a2c vendor`.
+pub fn fetch_to_cache(
+    entry: &LockEntry,
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<PathBuf, StoreError> {
+    check_bundle_size(entry)?;
+    if let Some(path) = options.cache.get(&entry.sha256) {
+        let (file, _) = open_bundle(&path, entry.size)?;
+        let (sha, size) = crate::util::digest::sha256_reader(file)?;
+        if sha == entry.sha256 && size == entry.size {
+            return Ok(path);
+        }
+        options.cache.evict(&entry.sha256);
+    }
+    if options.network.is_none() || options.offline {
+        return Err(StoreError::Missing {
+            version: entry.version.clone(),
+            sha256: entry.sha256.to_hex(),
+            looked: vec![format!("the cache `{}`", options.cache.dir.display())],
+            offline: true,
+        });
+    }
+    match entry.location() {
+        BundleLocation::File(path) => {
+            let reveal = reveals(options, &path);
+            let (file, _) = open_bundle(&path, entry.size)?;
+            let mut partial = options.cache.partial(&entry.sha256)?;
+            let mut reader = crate::util::digest::HashingReader::new(TeeReader::new(file, Some(partial.writer())));
+            std::io::copy(&mut reader, &mut std::io::sink())?;
+            let (sha, size) = reader.finish()?;
+            verify(entry, &path, reveal, size, &sha)?;
+            Ok(partial.commit()?)
+        }
+        BundleLocation::Http(url) => {
+            download(entry, &url, options, reporter)?;
+            Ok(options.cache.path(&entry.sha256))
+        }
+        BundleLocation::Unsupported(url) => Err(StoreError::UnsupportedSource { url }),
+    }
+}
+
+/// Downloads the bundle of `entry` into the cache (resuming a `.partial` left by an earlier
+/// run), verified before the rename. Another process downloading the same bundle is waited for.
+pub(super) fn download(
+    entry: &LockEntry,
+    url: &url::Url,
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<(), StoreError> {
+    let network = options.network.as_ref().expect("download candidates need the network");
+    let fail = |source: crate::registry::client::HttpError| StoreError::Download {
+        version: entry.version.clone(),
+        source: Box::new(source),
+    };
+    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &|p| {
+        reporter.waiting_for_lock(p)
+    })?;
+    if options.cache.get(&entry.sha256).is_some() {
+        return Ok(()); // another process finished it meanwhile
+    }
+    let client = network.get().map_err(fail)?;
+    let partial = options.cache.partial_path(&entry.sha256)?;
+    reporter.download_start(&entry.version, entry.size);
+    let result = client.download(url, &partial, entry.size, &entry.sha256, &|bytes| {
+        reporter.download_progress(&entry.version, bytes)
+    });
+    reporter.download_finish(&entry.version);
+    match result {
+        Ok(()) => {
+            options.cache.commit_partial(&entry.sha256)?;
+            Ok(())
+        }
+        Err(e) => {
+            // Keep a partial only when it can be resumed: never an empty one, and never one
+            // that failed verification or that the server cannot complete.
+            let empty = fs_err::symlink_metadata(&partial).is_ok_and(|m| m.is_file() && m.len() == 0);
+            if empty
+                || matches!(
+                    e,
+                    crate::registry::client::HttpError::Mismatch { .. }
+                        | crate::registry::client::HttpError::TooLong { .. }
+                        | crate::registry::client::HttpError::Short { .. }
+                )
+            {
+                let _ = fs_err::remove_file(&partial);
+            }
+            Err(fail(e))
+        }
+    }
+}
+
+pub(super) fn mismatch(
+    entry: &LockEntry,
+    what: &'static str,
+    source: &Path,
+    expected: String,
+    actual: String,
+    reveal: bool,
+) -> StoreError {
+    StoreError::Mismatch(Box::new(super::Mismatch {
+        version: entry.version.clone(),
+        what,
+        source_name: source.display().to_string(),
+        expected,
+        actual,
+        reveal,
+    }))
+}
+
+/// The one check every source passes: exactly the size, then exactly the sha256, the lock
+/// pins. `reveal` says whether the error may show what the file holds (see
+/// [`super::Mismatch`]).
+pub fn verify(entry: &LockEntry, path: &Path, reveal: bool, size: u64, sha256: &Sha256) -> Result<(), StoreError> {
+    if size != entry.size {
+        return Err(mismatch(
+            entry,
+            "size",
+            path,
+            format!("{} bytes", entry.size),
+            format!("{size} bytes"),
+            reveal,
+        ));
+    }
+    if *sha256 != entry.sha256 {
+        return Err(mismatch(
+            entry,
+            "sha256",
+            path,
+            entry.sha256.to_hex(),
+            sha256.to_hex(),
+            reveal,
+        ));
+    }
+    Ok(())
+}
