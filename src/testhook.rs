@@ -53,6 +53,8 @@ pub fn point(name: &str) {
             }
         }
         Some(("abort", p)) if p == name => std::process::abort(),
+        // A panic unwinds: guards (the migration's transaction) must still roll back.
+        Some(("panic", p)) if p == name => panic!("test hook: injected panic at {name}"),
         _ => {}
     }
 }

@@ -359,6 +359,74 @@ impl Snapshot {
     }
 }
 
+/// A migration in progress: the snapshot of every tool state file and the git index, the
+/// bytes (or absence) of other files it may change (W's lock), and the journal. Rolled back on
+/// drop — on an error or a panic alike — unless [`Transaction::commit`] was called, as
+/// rustup's `Transaction` does. [`Transaction::rollback`] does the same and reports a failure
+/// to restore, so that the caller keeps its original error first.
+pub struct Transaction {
+    repo: PathBuf,
+    snapshot: Snapshot,
+    others: Vec<(PathBuf, Option<Vec<u8>>)>,
+    done: bool,
+}
+
+impl Transaction {
+    /// Snapshots `repo`'s tool state and the files `others`, then writes `journal`.
+    pub fn begin(repo: &Path, journal: &Journal, others: &[PathBuf]) -> Result<Self, MigrateError> {
+        let snapshot = Snapshot::take(repo)?;
+        let mut saved = Vec::new();
+        for path in others {
+            let bytes = crate::util::contain::read_config(path)?.map(String::into_bytes);
+            saved.push((path.clone(), bytes));
+        }
+        let tx = Self {
+            repo: repo.to_path_buf(),
+            snapshot,
+            others: saved,
+            done: false,
+        };
+        journal.write(repo)?;
+        Ok(tx)
+    }
+
+    /// Keeps everything: removes the journal.
+    pub fn commit(mut self) {
+        self.done = true;
+        Journal::remove(&self.repo);
+    }
+
+    /// Puts every file back as it was and removes the journal.
+    pub fn rollback(mut self) -> Result<(), MigrateError> {
+        self.done = true;
+        self.restore()
+    }
+
+    fn restore(&self) -> Result<(), MigrateError> {
+        let mut first = self.snapshot.restore().err();
+        for (path, bytes) in &self.others {
+            let r = match bytes {
+                Some(b) => crate::util::fs::write_atomic(path, b),
+                None if std::fs::symlink_metadata(path).is_ok() => std::fs::remove_file(path),
+                None => Ok(()),
+            };
+            if let Err(e) = r {
+                first.get_or_insert(e.into());
+            }
+        }
+        Journal::remove(&self.repo);
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.restore();
+        }
+    }
+}
+
 /// Applies `plan` (the assets are already installed). Returns the commit, if one was made.
 pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> {
     let repo = &plan.repo;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{OpsError, cache, lock_path, network, registry_location};
 use crate::lock::{LockEntry, Lockfile};
 use crate::method::MethodManifest;
-use crate::migrate::{self, Journal, Keep, MigrateError, Plan, Snapshot, git};
+use crate::migrate::{self, Journal, Keep, MigrateError, Plan, git};
 use crate::registry::resolve::{ResolveOptions, plan as resolve_plan};
 use crate::store::{InstallOptions, Reporter};
 use crate::util::version::MethodVersion;
@@ -46,31 +46,6 @@ pub struct MigrateOutcome {
 impl From<MigrateError> for OpsError {
     fn from(e: MigrateError) -> Self {
         OpsError::Migrate(Box::new(e))
-    }
-}
-
-/// The superbuild lock's bytes (or absence) before a member's migration, put back on failure.
-struct LockBackup {
-    path: PathBuf,
-    bytes: Option<Vec<u8>>,
-}
-
-impl LockBackup {
-    fn take(path: &Path) -> Result<Self, OpsError> {
-        let bytes = crate::util::contain::read_config(path)?.map(String::into_bytes);
-        Ok(Self {
-            path: path.to_path_buf(),
-            bytes,
-        })
-    }
-
-    fn restore(&self) -> Result<(), OpsError> {
-        match &self.bytes {
-            Some(b) => crate::util::fs::write_atomic(&self.path, b)?,
-            None if fs_err::symlink_metadata(&self.path).is_ok() => fs_err::remove_file(&self.path)?,
-            None => {}
-        }
-        Ok(())
     }
 }
 
@@ -151,16 +126,20 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             warnings: if noop { Vec::new() } else { warnings },
         });
     }
-    let snapshot = Snapshot::take(&repo)?;
-    let lock_backup = match in_workspace {
-        true => Some(LockBackup::take(&lock_path)?),
-        false => None,
+    // Everything this run may change is put back on any failure, or a panic, before the
+    // commit: R's tool state, the git index, and W's lock.
+    let others = match in_workspace {
+        true => vec![lock_path.clone()],
+        false => Vec::new(),
     };
-    Journal {
-        from: from.clone(),
-        to: to.clone(),
-    }
-    .write(&repo)?;
+    let tx = migrate::Transaction::begin(
+        &repo,
+        &Journal {
+            from: from.clone(),
+            to: to.clone(),
+        },
+        &others,
+    )?;
     let result = (|| -> Result<MigrateOutcome, OpsError> {
         let (installed, added) = ensure_installed(ctx, &to, settings, from_dir.as_deref(), reporter)?;
         crate::testhook::fail_point(crate::testhook::MIGRATE_AFTER_INSTALL).map_err(MigrateError::Injected)?;
@@ -195,28 +174,24 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     match result {
         // Nothing to do: not even the lock V was added to stays changed.
         Ok(out) if out.noop => {
-            snapshot.restore()?;
-            if let Some(b) = &lock_backup {
-                b.restore()?;
-            }
-            Journal::remove(&repo);
+            tx.rollback()?;
             Ok(MigrateOutcome {
                 workspace_lock: None,
                 ..out
             })
         }
         Ok(out) => {
-            Journal::remove(&repo);
+            tx.commit();
             Ok(out)
         }
-        Err(e) => {
-            snapshot.restore()?;
-            if let Some(b) = &lock_backup {
-                b.restore()?;
-            }
-            Journal::remove(&repo);
-            Err(e)
-        }
+        // The original error stays first; a failure to restore is added to it.
+        Err(e) => match tx.rollback() {
+            Ok(()) => Err(e),
+            Err(restore) => Err(OpsError::RollbackFailed {
+                original: Box::new(e),
+                restore: restore.to_string(),
+            }),
+        },
     }
 }
 

@@ -41,6 +41,10 @@ pub enum OpsError {
     Migrate(Box<crate::migrate::MigrateError>),
     #[error("--from: `{}` is not a directory", path.display())]
     FromNotDir { path: PathBuf },
+    /// A migration failed, and putting the tool state back failed too: the original error
+    /// first, then the restore's.
+    #[error("{original}; putting the tool state back also failed: {restore}")]
+    RollbackFailed { original: Box<OpsError>, restore: String },
 }
 
 impl OpsError {
@@ -58,6 +62,10 @@ impl OpsError {
             }
             Self::Migrate(e) => e.hint(),
             Self::FromNotDir { .. } => Some("pass the directory of bundles that `a2c vendor DIR` wrote".into()),
+            Self::RollbackFailed { original, .. } => Some(format!(
+                "{}check the repository with `git status`; `a2c migrate version` resumes or refuses from the journal in .git/",
+                original.hint().map(|h| format!("{h}\n")).unwrap_or_default()
+            )),
             Self::Io(e) => crate::util::contain::refusal(e).map(|r| r.hint()),
             Self::Config(_) => None,
         }

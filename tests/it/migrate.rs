@@ -449,3 +449,36 @@ fn git_runs_on_the_repository_a2c_means_and_a_detached_head_is_named() {
     run.success();
     assert!(run.stderr.contains("HEAD of `[TMP]/r` is detached"), "{}", run.stderr);
 }
+
+/// The migration's transaction is a guard: a panic after V was locked and installed still puts
+/// back R's tool state, the index and W's lock (the journal goes too).
+#[test]
+fn a_panic_mid_migration_rolls_back_like_an_error() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.publish("reg", "3.0.0", "tar.gz");
+    for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
+        t.write(&format!("{r}/.gitignore"), ".tools_local/\n");
+        git(&t.path(r), &["add", "-A"]);
+        git(&t.path(r), &["commit", "-q", "-m", "initial"]);
+    }
+    t.run("w", &["install"]).success();
+    let lock = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock_before = fs_err::read(&lock).unwrap();
+    let before = state(&t, "w/p/app");
+    for hook in ["panic:migrate-before-commit", "fail:migrate-before-commit"] {
+        let run = t.run_env(
+            "w/p/app",
+            &["migrate", "version", "--to", "3.0.0"],
+            &[("A2C_TEST_HOOK", hook)],
+        );
+        assert_ne!(run.code, 0, "{hook}");
+        assert_eq!(
+            state(&t, "w/p/app"),
+            before,
+            "{hook}: R's tool state and index are back"
+        );
+        assert_eq!(fs_err::read(&lock).unwrap(), lock_before, "{hook}: W's lock is back");
+        assert!(!t.path("w/p/app/.git/a2c-migrate.json").exists(), "{hook}: no journal");
+    }
+}
