@@ -4,11 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::{OpsError, cache, lock_path, needs, network, registry_location};
-use crate::archive::Limits;
+use super::{OpsError, lock_path, needs, network};
 use crate::lock::Lockfile;
-use crate::registry::resolve::{ResolveOptions, plan};
-use crate::store::{self, InstallOptions, InstallReport, Reporter};
+use crate::store::{self, InstallReport, Reporter};
 use crate::util::version::MethodVersion;
 use crate::workspace::{Context, LocalPointer};
 
@@ -50,11 +48,6 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
     let mut locked_now = Vec::new();
     // The registry is only read when something must be resolved or downloaded; offline, never.
-    let location = if settings.offline {
-        None
-    } else {
-        registry_location(ctx, None)?
-    };
     let client = std::sync::Arc::new(network(ctx, None)?);
     if !missing.is_empty() {
         if settings.locked || settings.offline {
@@ -65,25 +58,19 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
                 flag,
             });
         }
-        let location = location.as_ref().ok_or(crate::registry::RegistryError::NoRegistry)?;
-        let index = crate::registry::read_index(location, &client)?;
-        let planned = plan(&needed, &lock, Some((&index, location)), ResolveOptions::default())?;
+        let planned = super::resolve_missing(ctx, &lock, &needed, &client)?;
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
         lock = planned.lock;
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
-    let store = super::store(ctx)?;
-    let options = InstallOptions {
-        cache: cache(&store)?,
-        network: (!settings.offline).then_some(client),
-        store,
-        offline: settings.offline,
-        from: super::from_dir(settings.from.as_deref())?,
-        jobs: settings.jobs.unwrap_or_else(default_jobs),
-        limits: Limits::from_env().map_err(OpsError::Config)?,
-        registry_dir: super::registry_dir(ctx),
-    };
+    let options = super::install_options(
+        ctx,
+        settings.offline,
+        settings.from.as_deref(),
+        settings.jobs.unwrap_or_else(default_jobs),
+        client,
+    )?;
     let report = store::install::install(&entries, &options, reporter)?;
     // A version installed earlier (by a newer a2c sharing the store) is held to the same rule
     // as one installed now: this a2c must meet its `min_a2c`.

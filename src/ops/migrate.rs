@@ -5,12 +5,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{OpsError, cache, lock_path, network, registry_location};
+use super::{OpsError, cache, lock_path, network};
 use crate::lock::{LockEntry, Lockfile};
 use crate::method::MethodManifest;
 use crate::migrate::{self, Journal, Keep, MigrateError, Plan, git};
-use crate::registry::resolve::{ResolveOptions, plan as resolve_plan};
-use crate::store::{InstallOptions, Reporter};
+use crate::store::Reporter;
 use crate::util::version::MethodVersion;
 use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT};
 use crate::workspace::{Context, Delivery, ToolStateRoot, WorkspaceError};
@@ -223,10 +222,8 @@ fn lock_entry(
             }),
         };
     }
-    let location = registry_location(ctx, None)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
-    let index = crate::registry::read_index(&location, &network(ctx, None)?)?;
     let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-    let planned = resolve_plan(&needed, &lock, Some((&index, &location)), ResolveOptions::default())?;
+    let planned = super::resolve_missing(ctx, &lock, &needed, &network(ctx, None)?)?;
     let entry = planned.lock.get(version).cloned().expect("resolved above");
     Ok((entry, true))
 }
@@ -247,20 +244,10 @@ fn ensure_installed(
         lock.upsert(entry.clone());
         lock.write(&lock_path)?;
     }
-    let store = super::store(ctx)?;
     let client = std::sync::Arc::new(network(ctx, None)?);
-    let options = InstallOptions {
-        cache: cache(&store)?,
-        network: (!settings.offline).then_some(client),
-        store: store.clone(),
-        offline: settings.offline,
-        from: from.map(Path::to_path_buf),
-        jobs: 1,
-        limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
-        registry_dir: super::registry_dir(ctx),
-    };
+    let options = super::install_options(ctx, settings.offline, from, 1, client)?;
     crate::store::install::install(std::slice::from_ref(&entry), &options, reporter)?;
-    Ok((store.version_dir(version), added))
+    Ok((options.store.version_dir(version), added))
 }
 
 /// The lock entry of `version` from `dir/a2c-vendor.json`, if it lists it.
@@ -288,7 +275,10 @@ fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Resul
     for path in bundles.into_iter().filter(|p| p.is_file()) {
         let tmp = tempfile::tempdir()?;
         let file = fs_err::File::open(&path)?;
-        if let Ok(x) = crate::archive::extract(file, entry.format, tmp.path(), &crate::archive::Limits::default())
+        // The limits any install has; a temporary directory outside R, because a dry run
+        // writes nothing there (not even a store).
+        let limits = crate::archive::Limits::from_env().map_err(OpsError::Config)?;
+        if let Ok(x) = crate::archive::extract(file, entry.format, tmp.path(), &limits)
             && x.bundle_sha256 == entry.sha256
             && let Ok(m) = MethodManifest::read_tree(&x.root)
         {

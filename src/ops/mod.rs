@@ -189,6 +189,47 @@ pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsErro
     Ok(crate::store::Cache::open(dir, variable)?)
 }
 
+/// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
+/// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
+pub fn resolve_missing(
+    ctx: &Context,
+    lock: &crate::lock::Lockfile,
+    needed: &std::collections::BTreeSet<MethodVersion>,
+    client: &crate::registry::client::LazyClient,
+) -> Result<crate::registry::resolve::LockPlan, OpsError> {
+    let location = registry_location(ctx, None)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
+    let index = crate::registry::read_index(&location, client)?;
+    Ok(crate::registry::resolve::plan(
+        needed,
+        lock,
+        Some((&index, &location)),
+        crate::registry::resolve::ResolveOptions::default(),
+    )?)
+}
+
+/// How an operation fetches bundles: the one builder of [`crate::store::InstallOptions`] for
+/// `install`, `migrate` and `vendor` (the store's cache, the network unless offline, `--from`,
+/// the extraction limits from the environment, the configured file registry).
+pub fn install_options(
+    ctx: &Context,
+    offline: bool,
+    from: Option<&Path>,
+    jobs: usize,
+    client: std::sync::Arc<crate::registry::client::LazyClient>,
+) -> Result<crate::store::InstallOptions, OpsError> {
+    let store = store(ctx)?;
+    Ok(crate::store::InstallOptions {
+        cache: cache(&store)?,
+        network: (!offline).then_some(client),
+        store,
+        offline,
+        from: from_dir(from)?,
+        jobs,
+        limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
+        registry_dir: registry_dir(ctx),
+    })
+}
+
 /// The `--from DIR` directory, absolute, checked to exist.
 pub fn from_dir(from: Option<&Path>) -> Result<Option<PathBuf>, OpsError> {
     match from {

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{OpsError, cache, lock_path, network};
+use super::{OpsError, lock_path, network};
 use crate::lock::Lockfile;
-use crate::store::{InstallOptions, Reporter};
+use crate::store::Reporter;
 use crate::workspace::Context;
 
 pub use crate::lock::vendored::{VENDOR_MANIFEST, VendorManifest, VendoredBundle};
@@ -27,17 +27,8 @@ pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -
             lock_path.display()
         ))
     })?;
-    let store = super::store(ctx)?;
-    let options = InstallOptions {
-        cache: cache(&store)?,
-        network: Some(std::sync::Arc::new(network(ctx, None)?)),
-        store,
-        offline: false,
-        from: None,
-        jobs,
-        limits: crate::archive::Limits::default(),
-        registry_dir: super::registry_dir(ctx),
-    };
+    // The same limits as any install (they used to be the defaults whatever the environment).
+    let options = super::install_options(ctx, false, None, jobs, std::sync::Arc::new(network(ctx, None)?))?;
     fs_err::create_dir_all(dir)?;
     let mut bundles = Vec::new();
     let mut placed = Vec::new();
