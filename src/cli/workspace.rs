@@ -90,7 +90,7 @@ fn member_json(m: &Member) -> serde_json::Value {
             v["version"] = json!(r.tool_version);
             v["delivery"] = json!(r.delivery);
         }
-        Err(e) => v["error"] = json!(e),
+        Err(e) => v["error"] = json!(e.to_string()),
     }
     v
 }

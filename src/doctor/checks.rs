@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{DoctorOptions, Finding, finding};
+use super::{Code, DoctorOptions, Finding, finding};
 use crate::lock::Lockfile;
 use crate::method::MethodManifest;
 use crate::store::Receipt;
@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
         }
         if m.path != ctx.store_owner()? && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR) {
             out.push(finding(
-                "local-tracked",
+                Code::LocalTracked,
                 Some(m.path.clone()),
                 None,
                 format!(
@@ -63,7 +63,7 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     match crate::store::guard(ctx.store_owner()?) {
         Ok(store) => store_findings(&store, &pinned, lock.as_ref(), options, &mut out),
         Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
-            "store-tracked",
+            Code::StoreTracked,
             None,
             None,
             format!(
@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
             "run `git rm -r --cached .tools_local` in that repository, commit, then `a2c install`",
         )),
         Err(crate::store::StoreError::Io(e)) if crate::util::contain::refusal(&e).is_some() => out.push(finding(
-            "unsafe-link",
+            Code::UnsafeLink,
             None,
             None,
             e.to_string(),
@@ -89,7 +89,7 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
     if let Some(why) = &m.refused {
         out.push(finding(
-            "unsafe-link",
+            Code::UnsafeLink,
             repo,
             None,
             why.clone(),
@@ -99,7 +99,7 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     }
     let Some(state) = &m.state else {
         out.push(finding(
-            "adoption-missing",
+            Code::AdoptionMissing,
             repo,
             None,
             format!("`{}` has no tool state root", m.path.display()),
@@ -123,7 +123,7 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
         );
         match (m.version(), &m.other_version) {
             (Some(c), Some(l)) if c != l => out.push(finding(
-                "tool-state-roots-disagree",
+                Code::ToolStateRootsDisagree,
                 repo.clone(),
                 Some(c.clone()),
                 format!(
@@ -132,7 +132,7 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
                 hint,
             )),
             _ => out.push(finding(
-                "tool-state-both-roots",
+                Code::ToolStateBothRoots,
                 repo.clone(),
                 None,
                 format!("both `{CANONICAL_ROOT}/` and `{LEGACY_ROOT}/` hold tool state: a migration is unfinished"),
@@ -141,7 +141,7 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
         }
     } else if state.layout == Layout::Legacy {
         out.push(finding(
-            "tool-state-legacy",
+            Code::ToolStateLegacy,
             repo.clone(),
             m.version().cloned(),
             format!("the legacy tool state root `{LEGACY_ROOT}/` is in use"),
@@ -150,14 +150,17 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     }
     if let Err(reason) = &m.record {
         let (code, hint) = if state.has_adoption() {
-            ("adoption-invalid", "fix the adoption record; the reason names the line")
+            (
+                Code::AdoptionInvalid,
+                "fix the adoption record; the reason names the line",
+            )
         } else {
             (
-                "adoption-missing",
+                Code::AdoptionMissing,
                 "run `a2c adopt --version X.Y.Z`, or restore the file from git",
             )
         };
-        out.push(finding(code, repo, None, reason.clone(), hint));
+        out.push(finding(code, repo, None, reason.to_string(), hint));
     }
 }
 
@@ -172,7 +175,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
         Ok(r) => r,
         Err(WorkspaceError::NotResolved { .. }) if delivery == Delivery::None => {
             out.push(finding(
-                "delivery-none",
+                Code::DeliveryNone,
                 repo,
                 Some(version.clone()),
                 format!("delivery `none`: no method assets are delivered for {version}, so none resolve"),
@@ -189,7 +192,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
                     Note::Drift { path, found, wanted } => {
                         specific = true;
                         out.push(finding(
-                            "manifest-version-mismatch",
+                            Code::ManifestVersionMismatch,
                             repo.clone(),
                             Some(version.clone()),
                             format!(
@@ -202,7 +205,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
                     Note::Link(why) => {
                         specific = true;
                         out.push(finding(
-                            "unsafe-link",
+                            Code::UnsafeLink,
                             repo.clone(),
                             Some(version.clone()),
                             why.clone(),
@@ -226,7 +229,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
                     message.push_str(&note.to_string());
                 }
                 out.push(finding(
-                    "unresolved",
+                    Code::Unresolved,
                     repo,
                     Some(version.clone()),
                     message,
@@ -237,7 +240,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
         }
         Err(e) => {
             out.push(finding(
-                "unresolved",
+                Code::Unresolved,
                 repo,
                 Some(version.clone()),
                 e.to_string(),
@@ -248,7 +251,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
     };
     if resolved.rule == Rule::LegacyAiRules && delivery == Delivery::Package {
         out.push(finding(
-            "resolved-legacy-ai-rules",
+            Code::ResolvedLegacyAiRules,
             repo.clone(),
             Some(version.clone()),
             format!("method assets come from the legacy mount `{}`", resolved.root.display()),
@@ -259,7 +262,7 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut 
         && let Some(min) = manifest.needs_newer_a2c()
     {
         out.push(finding(
-            "a2c-too-old",
+            Code::A2cTooOld,
             repo,
             Some(version.clone()),
             format!(
@@ -294,14 +297,14 @@ fn git_delivery(
     let repo = Some(m.path.clone());
     let tree = m.path.join(LEGACY_AI_RULES);
     let v = Some(version.clone());
-    let fail = |out: &mut Vec<Finding>, code: &'static str, message: String, hint: String| {
+    let fail = |out: &mut Vec<Finding>, code: Code, message: String, hint: String| {
         out.push(finding(code, repo.clone(), v.clone(), message, hint));
         true
     };
     if let Err(e) = crate::util::contain::check(&m.path, LEGACY_AI_RULES) {
         return fail(
             out,
-            "unsafe-link",
+            Code::UnsafeLink,
             e.to_string(),
             "replace the link with a real directory (or delete it); a2c never follows links in a repository".into(),
         );
@@ -312,7 +315,7 @@ fn git_delivery(
             ws.is_some_and(|w| crate::util::contain::is_real_dir(&crate::store::Store::of(w).version_dir(version)));
         if served {
             out.push(finding(
-                "delivery-served-by-workspace",
+                Code::DeliveryServedByWorkspace,
                 repo,
                 v,
                 format!(
@@ -330,7 +333,7 @@ fn git_delivery(
         };
         return fail(
             out,
-            "delivery-tree-missing",
+            Code::DeliveryTreeMissing,
             format!("delivery `{delivery}` but `{}` does not exist", tree.display()),
             format!("{how}; or move to packaged assets with `a2c migrate version --to {version} --delivery package`"),
         );
@@ -340,7 +343,7 @@ fn git_delivery(
         Ok(manifest) if manifest.version != *version => {
             failed |= fail(
                 out,
-                "manifest-version-mismatch",
+                Code::ManifestVersionMismatch,
                 format!(
                     "`{}` holds method version {} but the write contract is {version}: drift",
                     tree.display(),
@@ -353,7 +356,7 @@ fn git_delivery(
         Err(e) => {
             failed |= fail(
                 out,
-                "delivery-tree-missing",
+                Code::DeliveryTreeMissing,
                 format!(
                     "delivery `{delivery}` but `{}` is not a method tree: {e}",
                     tree.display()
@@ -366,7 +369,7 @@ fn git_delivery(
         Delivery::Submodule if !crate::util::git::is_submodule(&m.path, LEGACY_AI_RULES) => {
             failed |= fail(
                 out,
-                "delivery-not-submodule",
+                Code::DeliveryNotSubmodule,
                 format!(
                     "delivery `submodule` but `{}` is not a registered submodule (no gitlink in the index, or no entry in `.gitmodules`)",
                     tree.display()
@@ -382,7 +385,7 @@ fn git_delivery(
             };
             failed |= fail(
                 out,
-                "delivery-not-checked-out",
+                Code::DeliveryNotCheckedOut,
                 format!("delivery `{delivery}` but `{}` is not {what}", tree.display()),
                 match delivery {
                     Delivery::Submodule => "run `git submodule update --init tools/ai-rules`".into(),
@@ -397,7 +400,7 @@ fn git_delivery(
                     None => {
                         failed |= fail(
                             out,
-                            "delivery-ref-mismatch",
+                            Code::DeliveryRefMismatch,
                             format!("`method_ref: {r}` names no commit in `{}`", tree.display()),
                             "fetch it (`git -C tools/ai-rules fetch`), or correct `method_ref` in the adoption record"
                                 .to_string(),
@@ -406,7 +409,7 @@ fn git_delivery(
                     Some(want) if Some(&want) != head.as_ref() => {
                         failed |= fail(
                             out,
-                            "delivery-ref-mismatch",
+                            Code::DeliveryRefMismatch,
                             format!(
                                 "`{}` is at {} but `method_ref: {r}` is {}",
                                 tree.display(),
@@ -445,7 +448,7 @@ fn pointer(m: &Member, ws: &Path, out: &mut Vec<Finding>) {
     };
     if let Some(why) = stale {
         out.push(finding(
-            "pointer-stale",
+            Code::PointerStale,
             Some(m.path.clone()),
             None,
             format!(
@@ -461,7 +464,7 @@ fn workspace_ai_rules(ws: &Path, out: &mut Vec<Finding>) {
     let dir = ws.join(LEGACY_AI_RULES);
     if let Ok(m) = MethodManifest::read_tree(&dir) {
         out.push(finding(
-            "workspace-ai-rules-method-tree",
+            Code::WorkspaceAiRulesMethodTree,
             Some(ws.to_path_buf()),
             Some(m.version),
             format!(
@@ -483,7 +486,7 @@ fn lock_findings(
         Ok(lock) => lock.unwrap_or_default(),
         Err(e) => {
             out.push(finding(
-                "lock-invalid",
+                Code::LockInvalid,
                 None,
                 None,
                 e.to_string(),
@@ -496,7 +499,7 @@ fn lock_findings(
         if lock.get(version).is_none() {
             let names: Vec<String> = repos.iter().map(|r| r.display().to_string()).collect();
             out.push(finding(
-                "lock-missing-version",
+                Code::LockMissingVersion,
                 repos.first().cloned(),
                 Some(version.clone()),
                 format!(
@@ -511,7 +514,7 @@ fn lock_findings(
     for entry in &lock.methods {
         if !pinned.contains_key(&entry.version) {
             out.push(finding(
-                "lock-unused-entry",
+                Code::LockUnusedEntry,
                 None,
                 Some(entry.version.clone()),
                 format!("`{}` locks {} but no member pins it", path.display(), entry.version),
@@ -532,7 +535,7 @@ fn store_findings(
     let installed = store.installed_versions();
     for link in store.linked_versions() {
         out.push(finding(
-            "unsafe-link",
+            Code::UnsafeLink,
             None,
             None,
             format!(
@@ -547,7 +550,7 @@ fn store_findings(
         let receipt = Receipt::read(dir);
         match (&receipt, lock.and_then(|l| l.get(version))) {
             (None, _) => out.push(finding(
-                "store-receipt-missing",
+                Code::StoreReceiptMissing,
                 None,
                 Some(version.clone()),
                 format!(
@@ -557,7 +560,7 @@ fn store_findings(
                 format!("remove `{}` and run `a2c install`", dir.display()),
             )),
             (Some(r), Some(entry)) if r.sha256 != entry.sha256 => out.push(finding(
-                "store-receipt-lock-mismatch",
+                Code::StoreReceiptLockMismatch,
                 None,
                 Some(version.clone()),
                 format!(
@@ -575,7 +578,7 @@ fn store_findings(
         }
         if !pinned.contains_key(version) {
             out.push(finding(
-                "store-orphan-version",
+                Code::StoreOrphanVersion,
                 None,
                 Some(version.clone()),
                 format!("`{}` is installed but no member pins {version}", dir.display()),
@@ -602,7 +605,7 @@ fn store_findings(
             .collect();
         if !leftovers.is_empty() {
             out.push(finding(
-                "store-staging-leftover",
+                Code::StoreStagingLeftover,
                 None,
                 None,
                 format!(
@@ -619,7 +622,7 @@ fn store_findings(
         && !Path::new(&format!("/proc/{pid}")).exists()
     {
         out.push(finding(
-            "store-stale-lock",
+            Code::StoreStaleLock,
             None,
             None,
             format!(

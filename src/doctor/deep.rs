@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Finding, finding};
+use super::{Code, Finding, finding};
 use crate::archive::{RECEIPT_FILE, TREE_FILE};
 use crate::store::Receipt;
 use crate::util::digest::{Sha256, TreeFile, parse_tree_lines, sha256_reader, tree_digest};
@@ -101,7 +101,7 @@ fn check_one((version, dir, receipt, locked_tree): &Target) -> Option<Finding> {
         ));
     }
     Some(finding(
-        "store-tree-modified",
+        Code::StoreTreeModified,
         None,
         Some(version.clone()),
         format!(

@@ -21,10 +21,20 @@ pub enum Severity {
     Info,
 }
 
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+            Severity::Info => "info",
+        }
+    }
+}
+
 /// One finding.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    pub code: &'static str,
+    pub code: Code,
     pub severity: Severity,
     pub repo: Option<PathBuf>,
     pub version: Option<MethodVersion>,
@@ -32,38 +42,172 @@ pub struct Finding {
     pub hint: String,
 }
 
-/// Every finding code, with its severity, for docs and tests.
-pub const CODES: &[(&str, Severity)] = &[
-    ("tool-state-both-roots", Severity::Warn),
-    ("tool-state-roots-disagree", Severity::Fail),
-    ("tool-state-legacy", Severity::Info),
-    ("adoption-missing", Severity::Fail),
-    ("adoption-invalid", Severity::Fail),
-    ("unresolved", Severity::Fail),
-    ("resolved-legacy-ai-rules", Severity::Info),
-    ("manifest-version-mismatch", Severity::Fail),
-    ("workspace-ai-rules-method-tree", Severity::Warn),
-    ("a2c-too-old", Severity::Fail),
-    ("lock-missing-version", Severity::Fail),
-    ("lock-unused-entry", Severity::Info),
-    ("lock-invalid", Severity::Fail),
-    ("store-tree-modified", Severity::Fail),
-    ("store-receipt-missing", Severity::Warn),
-    ("store-receipt-lock-mismatch", Severity::Fail),
-    ("store-orphan-version", Severity::Info),
-    ("store-staging-leftover", Severity::Warn),
-    ("store-stale-lock", Severity::Warn),
-    ("pointer-stale", Severity::Warn),
-    ("store-tracked", Severity::Fail),
-    ("unsafe-link", Severity::Fail),
-    ("local-tracked", Severity::Warn),
-    ("delivery-none", Severity::Info),
-    ("delivery-served-by-workspace", Severity::Info),
-    ("delivery-tree-missing", Severity::Fail),
-    ("delivery-not-submodule", Severity::Fail),
-    ("delivery-not-checked-out", Severity::Fail),
-    ("delivery-ref-mismatch", Severity::Fail),
-];
+/// A finding's stable code: its name, severity and documentation anchor in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    ToolStateBothRoots,
+    ToolStateRootsDisagree,
+    ToolStateLegacy,
+    AdoptionMissing,
+    AdoptionInvalid,
+    Unresolved,
+    ResolvedLegacyAiRules,
+    ManifestVersionMismatch,
+    WorkspaceAiRulesMethodTree,
+    A2cTooOld,
+    LockMissingVersion,
+    LockUnusedEntry,
+    LockInvalid,
+    StoreTreeModified,
+    StoreReceiptMissing,
+    StoreReceiptLockMismatch,
+    StoreOrphanVersion,
+    StoreStagingLeftover,
+    StoreStaleLock,
+    PointerStale,
+    StoreTracked,
+    UnsafeLink,
+    LocalTracked,
+    DeliveryNone,
+    DeliveryServedByWorkspace,
+    DeliveryTreeMissing,
+    DeliveryNotSubmodule,
+    DeliveryNotCheckedOut,
+    DeliveryRefMismatch,
+}
+
+impl Code {
+    /// Every code, for docs and tests.
+    pub const ALL: &[Code] = &[
+        Code::ToolStateBothRoots,
+        Code::ToolStateRootsDisagree,
+        Code::ToolStateLegacy,
+        Code::AdoptionMissing,
+        Code::AdoptionInvalid,
+        Code::Unresolved,
+        Code::ResolvedLegacyAiRules,
+        Code::ManifestVersionMismatch,
+        Code::WorkspaceAiRulesMethodTree,
+        Code::A2cTooOld,
+        Code::LockMissingVersion,
+        Code::LockUnusedEntry,
+        Code::LockInvalid,
+        Code::StoreTreeModified,
+        Code::StoreReceiptMissing,
+        Code::StoreReceiptLockMismatch,
+        Code::StoreOrphanVersion,
+        Code::StoreStagingLeftover,
+        Code::StoreStaleLock,
+        Code::PointerStale,
+        Code::StoreTracked,
+        Code::UnsafeLink,
+        Code::LocalTracked,
+        Code::DeliveryNone,
+        Code::DeliveryServedByWorkspace,
+        Code::DeliveryTreeMissing,
+        Code::DeliveryNotSubmodule,
+        Code::DeliveryNotCheckedOut,
+        Code::DeliveryRefMismatch,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::ToolStateBothRoots => "tool-state-both-roots",
+            Code::ToolStateRootsDisagree => "tool-state-roots-disagree",
+            Code::ToolStateLegacy => "tool-state-legacy",
+            Code::AdoptionMissing => "adoption-missing",
+            Code::AdoptionInvalid => "adoption-invalid",
+            Code::Unresolved => "unresolved",
+            Code::ResolvedLegacyAiRules => "resolved-legacy-ai-rules",
+            Code::ManifestVersionMismatch => "manifest-version-mismatch",
+            Code::WorkspaceAiRulesMethodTree => "workspace-ai-rules-method-tree",
+            Code::A2cTooOld => "a2c-too-old",
+            Code::LockMissingVersion => "lock-missing-version",
+            Code::LockUnusedEntry => "lock-unused-entry",
+            Code::LockInvalid => "lock-invalid",
+            Code::StoreTreeModified => "store-tree-modified",
+            Code::StoreReceiptMissing => "store-receipt-missing",
+            Code::StoreReceiptLockMismatch => "store-receipt-lock-mismatch",
+            Code::StoreOrphanVersion => "store-orphan-version",
+            Code::StoreStagingLeftover => "store-staging-leftover",
+            Code::StoreStaleLock => "store-stale-lock",
+            Code::PointerStale => "pointer-stale",
+            Code::StoreTracked => "store-tracked",
+            Code::UnsafeLink => "unsafe-link",
+            Code::LocalTracked => "local-tracked",
+            Code::DeliveryNone => "delivery-none",
+            Code::DeliveryServedByWorkspace => "delivery-served-by-workspace",
+            Code::DeliveryTreeMissing => "delivery-tree-missing",
+            Code::DeliveryNotSubmodule => "delivery-not-submodule",
+            Code::DeliveryNotCheckedOut => "delivery-not-checked-out",
+            Code::DeliveryRefMismatch => "delivery-ref-mismatch",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::ToolStateBothRoots => Severity::Warn,
+            Code::ToolStateRootsDisagree => Severity::Fail,
+            Code::ToolStateLegacy => Severity::Info,
+            Code::AdoptionMissing => Severity::Fail,
+            Code::AdoptionInvalid => Severity::Fail,
+            Code::Unresolved => Severity::Fail,
+            Code::ResolvedLegacyAiRules => Severity::Info,
+            Code::ManifestVersionMismatch => Severity::Fail,
+            Code::WorkspaceAiRulesMethodTree => Severity::Warn,
+            Code::A2cTooOld => Severity::Fail,
+            Code::LockMissingVersion => Severity::Fail,
+            Code::LockUnusedEntry => Severity::Info,
+            Code::LockInvalid => Severity::Fail,
+            Code::StoreTreeModified => Severity::Fail,
+            Code::StoreReceiptMissing => Severity::Warn,
+            Code::StoreReceiptLockMismatch => Severity::Fail,
+            Code::StoreOrphanVersion => Severity::Info,
+            Code::StoreStagingLeftover => Severity::Warn,
+            Code::StoreStaleLock => Severity::Warn,
+            Code::PointerStale => Severity::Warn,
+            Code::StoreTracked => Severity::Fail,
+            Code::UnsafeLink => Severity::Fail,
+            Code::LocalTracked => Severity::Warn,
+            Code::DeliveryNone => Severity::Info,
+            Code::DeliveryServedByWorkspace => Severity::Info,
+            Code::DeliveryTreeMissing => Severity::Fail,
+            Code::DeliveryNotSubmodule => Severity::Fail,
+            Code::DeliveryNotCheckedOut => Severity::Fail,
+            Code::DeliveryRefMismatch => Severity::Fail,
+        }
+    }
+
+    /// Its section in docs/doctor.md (`### \`code\` (severity)`).
+    pub fn anchor(self) -> String {
+        format!("docs/doctor.md#{}-{}", self.as_str(), self.severity().as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+// Ordered by name, so that findings sort as they always have.
+impl PartialOrd for Code {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Code {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
 
 /// What `a2c doctor` found.
 #[derive(Debug, Serialize)]
@@ -96,17 +240,8 @@ pub fn diagnose(ctx: &Context, options: DoctorOptions) -> Result<Report, crate::
     })
 }
 
-/// The severity of `code` (every code the checks emit is listed in [`CODES`]).
-pub(crate) fn severity_of(code: &str) -> Severity {
-    CODES
-        .iter()
-        .find(|(c, _)| *c == code)
-        .map(|(_, s)| *s)
-        .unwrap_or(Severity::Fail)
-}
-
 pub(crate) fn finding(
-    code: &'static str,
+    code: Code,
     repo: Option<PathBuf>,
     version: Option<MethodVersion>,
     message: String,
@@ -114,7 +249,7 @@ pub(crate) fn finding(
 ) -> Finding {
     Finding {
         code,
-        severity: severity_of(code),
+        severity: code.severity(),
         repo,
         version,
         message,

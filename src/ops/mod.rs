@@ -101,7 +101,7 @@ pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
             Err(reason) => {
                 return Err(OpsError::InvalidMember {
                     path: member.path,
-                    reason,
+                    reason: reason.to_string(),
                 });
             }
         }
@@ -117,7 +117,7 @@ pub fn pinned(ctx: &Context) -> Result<Needs, OpsError> {
         if let Err(reason) = &member.record {
             return Err(OpsError::InvalidMember {
                 path: member.path.clone(),
-                reason: reason.clone(),
+                reason: reason.to_string(),
             });
         }
         for v in member.pinned_versions() {

@@ -30,9 +30,9 @@ impl RegistryLocation {
             && url.scheme().len() > 1
         {
             if !url.username().is_empty() || url.password().is_some() {
-                return Err(bad(
-                    "credentials in the URL are not allowed; use A2C_REGISTRY_TOKEN or ~/.netrc",
-                ));
+                return Err(RegistryError::CredentialsInUrl {
+                    location: redact(location),
+                });
             }
             return match url.scheme() {
                 "file" => url

@@ -23,6 +23,8 @@ pub enum RegistryError {
     Io(#[from] std::io::Error),
     #[error("invalid registry location `{location}`: {reason}")]
     BadLocation { location: String, reason: String },
+    #[error("invalid registry location `{location}`: credentials in the URL are not allowed")]
+    CredentialsInUrl { location: String },
     #[error("no registry index at `{}`", path.display())]
     NoIndex { path: PathBuf },
     #[error("invalid registry index `{location}`: {reason}")]
@@ -74,9 +76,10 @@ impl RegistryError {
                 "pass `--registry URL`, set {}, or add `registry:` to the workspace marker",
                 crate::env::A2C_REGISTRY
             ),
-            Self::BadLocation { reason, .. } if reason.contains("credentials") => {
-                format!("set {} or add the host to ~/.netrc instead", crate::env::A2C_REGISTRY_TOKEN)
-            }
+            Self::CredentialsInUrl { .. } => format!(
+                "bind a token to the host with `a2c login HOST` (or set {}, or add the host to ~/.netrc) instead",
+                crate::env::A2C_REGISTRY_TOKEN
+            ),
             Self::BadLocation { .. } => "a registry is a path, a file:// URL or an https:// URL".into(),
             Self::Http(e) if matches!(**e, client::HttpError::Status { status: 404, .. }) => {
                 let client::HttpError::Status { url, .. } = &**e else { unreachable!() };

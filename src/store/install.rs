@@ -208,7 +208,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     let (file, actual_size) = open_bundle(path, entry.size)?;
     if actual_size != entry.size {
         return Err(wrong(
-            "size",
+            super::Checked::Size,
             format!("{} bytes", entry.size),
             format!("{actual_size} bytes"),
         ));
@@ -232,7 +232,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
             // A corrupt stream is first of all a digest problem: say so when the digest is off.
             let (actual, _) = crate::util::digest::sha256_reader(open_bundle(path, entry.size)?.0)?;
             if actual != entry.sha256 {
-                return Err(wrong("sha256", entry.sha256.to_hex(), actual.to_hex()));
+                return Err(wrong(super::Checked::Sha256, entry.sha256.to_hex(), actual.to_hex()));
             }
             return Err(StoreError::Extract {
                 version: entry.version.clone(),
@@ -271,7 +271,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     if let Some(tree) = &entry.tree
         && *tree != extracted.tree
     {
-        return Err(wrong("tree digest", tree.clone(), extracted.tree));
+        return Err(wrong(super::Checked::TreeDigest, tree.clone(), extracted.tree));
     }
     let receipt = Receipt {
         schema: super::receipt::RECEIPT_SCHEMA,

@@ -100,13 +100,31 @@ pub enum StoreError {
     },
 }
 
+/// What a bundle was checked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checked {
+    Size,
+    Sha256,
+    TreeDigest,
+}
+
+impl std::fmt::Display for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Checked::Size => "size",
+            Checked::Sha256 => "sha256",
+            Checked::TreeDigest => "tree digest",
+        })
+    }
+}
+
 /// A bundle that is not the one the lock pins. A source the lock alone named outside any
 /// registry (`file:///home/…`) is reported without its digest or size (`reveal: false`): a
 /// repository must not learn facts about files outside it through a2c's messages.
 #[derive(Debug)]
 pub struct Mismatch {
     pub version: MethodVersion,
-    pub what: &'static str,
+    pub what: Checked,
     pub source_name: String,
     pub expected: String,
     pub actual: String,
@@ -141,7 +159,7 @@ impl StoreError {
                 crate::env::A2C_LOCK_TIMEOUT
             ),
             Self::Extract { source, .. } => return source.hint(),
-            Self::Mismatch(m) if m.what == "tree digest" => {
+            Self::Mismatch(m) if m.what == Checked::TreeDigest => {
                 "the bundle's sha256 matches the lock, but its files do not match the tree digest its index entry declares: the registry published an entry whose tree differs from its bundle — a publishing error, not tampering; tell the registry's owner (`a2c pack` writes both from one tree); nothing was installed".into()
             }
             Self::Mismatch(_) => {

@@ -221,7 +221,7 @@ pub(super) fn download(
 
 pub(super) fn mismatch(
     entry: &LockEntry,
-    what: &'static str,
+    what: super::Checked,
     source: &Path,
     expected: String,
     actual: String,
@@ -244,7 +244,7 @@ pub fn verify(entry: &LockEntry, path: &Path, reveal: bool, size: u64, sha256: &
     if size != entry.size {
         return Err(mismatch(
             entry,
-            "size",
+            super::Checked::Size,
             path,
             format!("{} bytes", entry.size),
             format!("{size} bytes"),
@@ -254,7 +254,7 @@ pub fn verify(entry: &LockEntry, path: &Path, reveal: bool, size: u64, sha256: &
     if *sha256 != entry.sha256 {
         return Err(mismatch(
             entry,
-            "sha256",
+            super::Checked::Sha256,
             path,
             entry.sha256.to_hex(),
             sha256.to_hex(),

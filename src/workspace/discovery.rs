@@ -47,6 +47,23 @@ pub struct Workspace {
     pub marker: WorkspaceMarker,
 }
 
+/// Why a member has no valid write contract.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MemberError {
+    /// Its tool state root (or a component of it) is a link, or otherwise refused.
+    #[error("{0}")]
+    Refused(String),
+    #[error("`{}` has not adopted A2C: no adoption record in `{}` or `{}`", repo.display(), super::state_root::CANONICAL_ROOT, super::state_root::LEGACY_ROOT)]
+    NotAdopted { repo: PathBuf },
+    #[error("adoption record `{}` is missing", path.display())]
+    MissingRecord { path: PathBuf },
+    /// The record could not be read (I/O, a link, a non-file).
+    #[error("{0}")]
+    Unreadable(String),
+    #[error(transparent)]
+    Invalid(#[from] super::AdoptionError),
+}
+
 /// One member repository of a workspace, or the single repository outside one.
 #[derive(Debug, Clone)]
 pub struct Member {
@@ -57,7 +74,7 @@ pub struct Member {
     /// Why the tool state root was refused (a link), if it was.
     pub refused: Option<String>,
     /// The adoption record, or why it could not be read.
-    pub record: Result<AdoptionRecord, String>,
+    pub record: Result<AdoptionRecord, MemberError>,
     /// The version the other root's record pins, when both roots hold one (an unfinished
     /// migration): `gc` keeps it too, and `doctor` compares the two.
     pub other_version: Option<MethodVersion>,
@@ -71,14 +88,14 @@ impl Member {
             Err(e) => (None, Some(e.to_string())),
         };
         let record = match &state {
-            None if refused.is_some() => Err(refused.clone().unwrap_or_default()),
-            None => Err(WorkspaceError::NotAdopted { repo: path.clone() }.to_string()),
-            Some(s) if !s.has_adoption() => {
-                Err(format!("adoption record `{}` is missing", s.adoption_path().display()))
-            }
+            None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
+            None => Err(MemberError::NotAdopted { repo: path.clone() }),
+            Some(s) if !s.has_adoption() => Err(MemberError::MissingRecord {
+                path: s.adoption_path(),
+            }),
             Some(s) => s.read_adoption().map_err(|e| match e {
-                ReadError::Io(e) => e.to_string(),
-                ReadError::Invalid(e) => e.to_string(),
+                ReadError::Io(e) => MemberError::Unreadable(e.to_string()),
+                ReadError::Invalid(e) => MemberError::Invalid(e),
             }),
         };
         let other_version = state

@@ -15,11 +15,29 @@ pub const POINTER_PATH: &str = ".tools_local/esys/a2c/workspace.yaml";
 /// The newest marker `schema_version` this `a2c` reads.
 pub const MARKER_SCHEMA: u32 = 1;
 
+/// Which of the two files a [`MarkerError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// `W/.tools/esys/a2c/workspace.yaml`, committed.
+    Marker,
+    /// `R/.tools_local/esys/a2c/workspace.yaml`, machine-local.
+    Pointer,
+}
+
+impl std::fmt::Display for MarkerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MarkerKind::Marker => "workspace marker",
+            MarkerKind::Pointer => "local pointer",
+        })
+    }
+}
+
 /// Why a marker or pointer file was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {what} `{}` line {line}: {reason}", path.display())]
 pub struct MarkerError {
-    pub what: &'static str,
+    pub what: MarkerKind,
     pub path: PathBuf,
     pub line: usize,
     pub reason: String,
@@ -65,7 +83,7 @@ impl WorkspaceMarker {
     /// Parses the marker text of `path` (used in messages only).
     pub fn parse(text: &str, path: &Path) -> Result<Self, MarkerError> {
         let fail = |line: usize, reason: String| MarkerError {
-            what: "workspace marker",
+            what: MarkerKind::Marker,
             path: path.to_path_buf(),
             line,
             reason,
@@ -177,7 +195,7 @@ impl LocalPointer {
             return Ok(None);
         };
         let fail = |line: usize, reason: String| MarkerError {
-            what: "local pointer",
+            what: MarkerKind::Pointer,
             path: path.clone(),
             line,
             reason,

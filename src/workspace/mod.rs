@@ -10,7 +10,7 @@ pub mod state_root;
 use std::path::PathBuf;
 
 pub use adoption::{AdoptionError, AdoptionRecord, Delivery};
-pub use discovery::{Context, Member, Workspace};
+pub use discovery::{Context, Member, MemberError, Workspace};
 pub use marker::{LocalPointer, WorkspaceMarker};
 pub use resolve::{Resolution, Rule};
 pub use state_root::{Layout, ToolStateRoot};
@@ -61,7 +61,7 @@ impl WorkspaceError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             Self::Adoption(_) => "fix the file by hand; `a2c adopt` refuses to overwrite an existing record".into(),
-            Self::Marker(m) if m.what == "local pointer" => {
+            Self::Marker(m) if m.what == marker::MarkerKind::Pointer => {
                 format!("delete `{}`; `a2c install` writes it anew", m.path.display())
             }
             Self::Marker(_) => "fix the workspace marker; see docs/concepts.md for its keys".into(),

@@ -360,12 +360,13 @@ fn leftovers_stale_locks_and_stale_pointers() {
 #[test]
 fn every_code_is_documented() {
     let doc = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/doctor.md")).unwrap();
-    for (code, severity) in a2c::doctor::CODES {
-        let sev = format!("{severity:?}").to_lowercase();
+    for code in a2c::doctor::Code::ALL {
+        let sev = code.severity().as_str();
         assert!(
             doc.contains(&format!("### `{code}` ({sev})")),
             "docs/doctor.md lacks `{code}` ({sev})"
         );
+        assert_eq!(code.anchor(), format!("docs/doctor.md#{code}-{sev}"));
     }
 }
 
