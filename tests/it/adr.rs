@@ -4,11 +4,6 @@ use std::os::unix::fs::symlink;
 
 use crate::common::{TestContext, finding, git};
 
-fn commit_all(t: &TestContext, repo: &str) {
-    git(&t.path(repo), &["add", "-A"]);
-    git(&t.path(repo), &["commit", "-q", "-m", "state", "--allow-empty"]);
-}
-
 /// The `version` of every entry of the JSON list `key`.
 fn versions(doc: &serde_json::Value, key: &str) -> Vec<String> {
     doc[key]
@@ -187,8 +182,7 @@ fn a_linked_tools_ai_rules_is_never_a_method_asset_root() {
         run.stderr
     );
     let run = t.run("w", &["doctor", "--json"]);
-    run.failure();
-    let f = finding(&run.json(), "unsafe-link");
+    let f = finding(&run.json_failure(), "unsafe-link");
     let msg = f["message"].as_str().unwrap();
     assert!(
         msg.contains("w/p/app/tools/ai-rules") && msg.contains("[TMP]/w/tools/ai-rules"),
@@ -369,7 +363,7 @@ fn adopted(t: &TestContext, rel: &str, root: &str, record: &str) {
     t.write(&format!("{rel}/{root}/adoption.yaml"), record);
     t.write(&format!("{rel}/{root}/config.yaml"), "agents: [claude]\n");
     t.write(&format!("{rel}/.gitignore"), ".tools_local/\n");
-    commit_all(t, rel);
+    t.commit_all(rel);
 }
 
 fn head(t: &TestContext, repo: &str) -> String {
@@ -541,12 +535,11 @@ fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
             "schema_version: 2\ntool_version: 1.1.0\n",
         );
         t.write("r/.tools/esys/a2c/config.yaml", "agents: [codex]\n");
-        commit_all(&t, "r");
+        t.commit_all("r");
         t.run_env("r", &["install"], &env).success();
-        commit_all(&t, "r"); // the lock install wrote
+        t.commit_all("r"); // the lock install wrote
         let run = t.run_env("r", &["doctor", "--json"], &env);
-        run.failure();
-        let doc = run.json();
+        let doc = run.json_failure();
         let f = finding(&doc, "tool-state-roots-disagree");
         let hint = f["hint"].as_str().unwrap();
         assert!(
@@ -600,10 +593,7 @@ fn migrating_a_superbuild_member_says_it_changes_the_lock_and_restores_it_on_fai
     let t = TestContext::new();
     t.standard_superbuild();
     t.publish("reg", "3.0.0", "tar.gz");
-    for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
-        t.write(&format!("{r}/.gitignore"), ".tools_local/\n");
-        commit_all(&t, r);
-    }
+    t.commit_members();
     t.run("w", &["install"]).success();
     let lock = t.path("w/.tools/esys/a2c/a2c.lock");
     let before = fs_err::read(&lock).unwrap();
@@ -652,8 +642,7 @@ fn a_mount_of_another_version_is_drift_and_other_versions_are_read_only() {
         run.stderr
     );
     let run = t.run("r", &["doctor", "--json"]);
-    run.failure();
-    let doc = run.json();
+    let doc = run.json_failure();
     let f = finding(&doc, "manifest-version-mismatch");
     let msg = f["message"].as_str().unwrap();
     assert!(msg.contains("1.0.0") && msg.contains("1.1.0"), "{msg}");
@@ -679,17 +668,17 @@ fn a_mount_of_another_version_is_drift_and_other_versions_are_read_only() {
 fn method_repo(t: &TestContext, rel: &str) -> std::path::PathBuf {
     let path = t.git_repo(rel);
     t.method_tree(rel, "1.0.0");
-    commit_all(t, rel);
+    t.commit_all(rel);
     git(&path, &["tag", "v1.0.0"]);
     t.method_tree(rel, "1.1.0");
-    commit_all(t, rel);
+    t.commit_all(rel);
     git(&path, &["tag", "v1.1.0"]);
     path
 }
 
 fn doctor_codes(t: &TestContext, repo: &str) -> (i32, Vec<String>) {
     let run = t.run(repo, &["doctor", "--json"]);
-    let mut codes: Vec<String> = run.json()["findings"]
+    let mut codes: Vec<String> = run.verdict_json()["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -710,7 +699,7 @@ fn git_deliveries_install_nothing_alone_and_doctor_checks_the_tree() {
         "schema_version: 2\ntool_version: 1.1.0\ndelivery: copy\n",
     );
     t.method_tree("copy/tools/ai-rules", "1.1.0");
-    commit_all(&t, "copy");
+    t.commit_all("copy");
     let run = t.run("copy", &["install"]);
     run.success();
     assert!(
@@ -743,7 +732,7 @@ fn git_deliveries_install_nothing_alone_and_doctor_checks_the_tree() {
             "tools/ai-rules",
         ],
     );
-    commit_all(&t, "sub");
+    t.commit_all("sub");
     assert_eq!(doctor_codes(&t, "sub"), (0, vec![]));
     git(&t.path("sub/tools/ai-rules"), &["checkout", "-q", "v1.0.0"]);
     assert_eq!(

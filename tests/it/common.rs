@@ -33,7 +33,38 @@ impl Run {
         }
     }
 
+    /// The JSON document on stdout of a run that succeeded (exit 0): the exit code is checked
+    /// first, so that a failed run is reported as such, not as a parse error.
+    #[track_caller]
     pub fn json(&self) -> serde_json::Value {
+        self.success();
+        self.parse_json()
+    }
+
+    /// The JSON document on stdout of a run that failed with exit 1 (as `doctor` does on a
+    /// failing finding).
+    #[track_caller]
+    pub fn json_failure(&self) -> serde_json::Value {
+        self.failure();
+        self.parse_json()
+    }
+
+    /// The JSON document of a command that reports a verdict by its exit code (`doctor`):
+    /// exit 0 or 1 — never a crash or a usage error; the caller asserts which.
+    #[track_caller]
+    pub fn verdict_json(&self) -> serde_json::Value {
+        assert!(
+            self.code == 0 || self.code == 1,
+            "expected a verdict (exit 0 or 1), got {}\nstdout:\n{}\nstderr:\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self.parse_json()
+    }
+
+    #[track_caller]
+    fn parse_json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
     }
@@ -56,6 +87,13 @@ impl Run {
             self.stdout, self.stderr
         );
         self
+    }
+
+    /// Exit code and stderr, for a snapshot of an error (temp paths are already `[TMP]`;
+    /// loopback ports become `[PORT]`), as uv's tests snapshot their errors.
+    pub fn error_transcript(&self) -> String {
+        let ports = regex_lite_ports(&self.stderr);
+        format!("exit: {}\n{}", self.code, ports)
     }
 
     /// The whole run as one text, for snapshots.
@@ -179,6 +217,20 @@ impl TestContext {
         path
     }
 
+    /// Commits everything in the repository `rel` (an empty commit when nothing changed).
+    pub fn commit_all(&self, rel: &str) {
+        git(&self.path(rel), &["add", "-A"]);
+        git(&self.path(rel), &["commit", "-q", "-m", "state", "--allow-empty"]);
+    }
+
+    /// Commits every member of the standard superbuild, each ignoring its `.tools_local/`.
+    pub fn commit_members(&self) {
+        for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
+            self.write(&format!("{r}/.gitignore"), ".tools_local/\n");
+            self.commit_all(r);
+        }
+    }
+
     /// A method tree (manifest + a few files) of `version` at `rel`.
     pub fn method_tree(&self, rel: &str, version: &str) -> PathBuf {
         self.method_tree_with_root(rel, version, ".tools/esys/a2c")
@@ -218,6 +270,28 @@ impl TestContext {
         files.sort();
         files
     }
+}
+
+/// `127.0.0.1:12345` and `localhost:12345` with the port masked.
+fn regex_lite_ports(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = ["127.0.0.1:", "localhost:"]
+        .iter()
+        .filter_map(|p| rest.find(p).map(|i| (i, p.len())))
+        .min()
+    {
+        let (at, len) = i;
+        out.push_str(&rest[..at + len]);
+        rest = &rest[at + len..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            out.push_str("[PORT]");
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A third-party program a test needs is missing: one loud line outside CI, a failure with

@@ -3,18 +3,22 @@
 
 use crate::common::TestContext;
 
-fn check(t: &TestContext, cwd: &str, args: &[&str], wants: &[&str]) {
+/// Runs a case that must fail, checks the phrases that matter (`wants`, read as the case's
+/// documentation) and returns the exit code and stderr for the test's snapshot.
+fn check(t: &TestContext, cwd: &str, args: &[&str], wants: &[&str]) -> String {
     let run = t.run(cwd, args);
     assert_eq!(run.code, 1, "{args:?}: expected a failure\n{}", run.stderr);
     for w in wants {
         assert!(run.stderr.contains(w), "{args:?}: want {w:?}\n{}", run.stderr);
     }
     assert!(run.stderr.contains("hint:"), "{args:?}: no hint\n{}", run.stderr);
+    format!("$ a2c {}\n{}\n", args.join(" "), run.error_transcript())
 }
 
 #[test]
 fn malformed_index_files() {
     let t = TestContext::new();
+    let mut snap = String::new();
     t.canonical_repo("r", "1.0.0");
     t.publish("reg", "1.0.0", "tar.gz");
     let index = "reg/index/esys/a2c.json";
@@ -49,10 +53,10 @@ fn malformed_index_files() {
     ];
     for (text, wants) in cases {
         t.write(index, &text);
-        check(&t, "r", &["lock", "--registry", "../reg"], &wants);
+        snap += &check(&t, "r", &["lock", "--registry", "../reg"], &wants);
     }
     fs_err::remove_file(t.path(index)).unwrap();
-    check(
+    snap += &check(
         &t,
         "r",
         &["lock", "--registry", "../reg"],
@@ -61,11 +65,13 @@ fn malformed_index_files() {
             "index/esys/a2c.json",
         ],
     );
+    insta::assert_snapshot!(snap);
 }
 
 #[test]
 fn malformed_lockfiles() {
     let t = TestContext::new();
+    let mut snap = String::new();
     t.canonical_repo("r", "1.0.0");
     t.publish("reg", "1.0.0", "tar.gz");
     t.run_env("r", &["lock"], &[("A2C_REGISTRY", t.path("reg").to_str().unwrap())])
@@ -101,15 +107,17 @@ fn malformed_lockfiles() {
     ];
     for (text, wants) in cases {
         t.write(lock, &text);
-        check(&t, "r", &["install", "--locked"], &wants);
+        snap += &check(&t, "r", &["install", "--locked"], &wants);
         let run = t.run("r", &["install", "--locked"]);
         assert!(!run.stderr.contains("secret"), "a credential leaked: {}", run.stderr);
     }
+    insta::assert_snapshot!(snap);
 }
 
 #[test]
 fn malformed_workspace_markers() {
     let t = TestContext::new();
+    let mut snap = String::new();
     t.superbuild("w", "");
     t.canonical_repo("w/p/a", "1.0.0");
     let marker = "w/.tools/esys/a2c/workspace.yaml";
@@ -146,10 +154,10 @@ fn malformed_workspace_markers() {
         ),
     ] {
         t.write(marker, text);
-        check(&t, "w", &["workspace", "members"], &wants);
+        snap += &check(&t, "w", &["workspace", "members"], &wants);
     }
     t.write(marker, "schema_version: 1\nregistry: \"ftp://example.org/\"\n");
-    check(
+    snap += &check(
         &t,
         "w",
         &["lock"],
@@ -158,6 +166,7 @@ fn malformed_workspace_markers() {
             "unsupported scheme `ftp`",
         ],
     );
+    insta::assert_snapshot!(snap);
 }
 
 #[test]
@@ -209,13 +218,15 @@ fn bad_environment_values_name_the_variable() {
 #[test]
 fn a_missing_from_directory_is_named() {
     let t = TestContext::new();
+    let mut snap = String::new();
     t.standard_superbuild();
     t.run("w", &["lock"]).success();
-    check(
+    snap += &check(
         &t,
         "w",
         &["install", "--offline", "--from", "../no-such-dir"],
         &["--from: `[TMP]/w/../no-such-dir` is not a directory", "a2c vendor"],
     );
     assert!(!t.path("w/.tools_local").exists(), "nothing installed");
+    insta::assert_snapshot!(snap);
 }

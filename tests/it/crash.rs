@@ -151,11 +151,7 @@ fn eight_concurrent_installs_extract_each_version_once() {
 fn gc_and_migrate_racing_install_end_valid() {
     let t = TestContext::new();
     t.standard_superbuild();
-    for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
-        t.write(&format!("{r}/.gitignore"), ".tools_local/\n");
-        git(&t.path(r), &["add", "-A"]);
-        git(&t.path(r), &["commit", "-q", "-m", "initial"]);
-    }
+    t.commit_members();
     t.run("w", &["install"]).success();
     // p/web moves from 2.0.0 to 1.0.0 while installs and gcs run.
     let spawn = |cwd: &str, args: &[&str]| {
@@ -250,7 +246,7 @@ fn a_full_disk_fails_cleanly() {
         "staging cleaned"
     );
     assert_eq!(t.listing("small/w/.tools_local/esys/a2c/1.0.0"), before, "1.0.0 intact");
-    let doctor = t.run("small/w", &["doctor", "--deep", "--json"]).json();
+    let doctor = t.run("small/w", &["doctor", "--deep", "--json"]).verdict_json();
     let codes: Vec<&str> = doctor["findings"]
         .as_array()
         .unwrap()

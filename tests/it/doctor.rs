@@ -17,7 +17,7 @@ fn codes(t: &TestContext, args: &[&str]) -> (i32, BTreeSet<String>, serde_json::
     let mut full = vec!["doctor", "--json"];
     full.extend_from_slice(args);
     let run = t.run("w", &full);
-    let doc = run.json();
+    let doc = run.verdict_json();
     let codes = doc["findings"]
         .as_array()
         .unwrap()

@@ -114,11 +114,7 @@ fn legacy_to_canonical_in_one_commit() {
 fn same_layout_upgrade_in_a_superbuild_edits_only_the_adoption_record() {
     let t = TestContext::new();
     t.standard_superbuild();
-    for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
-        t.write(&format!("{r}/.gitignore"), ".tools_local/\n");
-        git(&t.path(r), &["add", "-A"]);
-        git(&t.path(r), &["commit", "-q", "-m", "initial"]);
-    }
+    t.commit_members();
     t.run("w", &["install"]).success();
     let run = t.run("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
     run.success();
@@ -457,11 +453,7 @@ fn a_panic_mid_migration_rolls_back_like_an_error() {
     let t = TestContext::new();
     t.standard_superbuild();
     t.publish("reg", "3.0.0", "tar.gz");
-    for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
-        t.write(&format!("{r}/.gitignore"), ".tools_local/\n");
-        git(&t.path(r), &["add", "-A"]);
-        git(&t.path(r), &["commit", "-q", "-m", "initial"]);
-    }
+    t.commit_members();
     t.run("w", &["install"]).success();
     let lock = t.path("w/.tools/esys/a2c/a2c.lock");
     let lock_before = fs_err::read(&lock).unwrap();

@@ -242,8 +242,7 @@ fn a_committed_store_cannot_forge_an_installed_version() {
     run.failure();
     assert!(run.stderr.contains("tracked by git"), "{}", run.stderr);
     let run = t.run_env("clone", &["doctor", "--json"], &env);
-    run.failure();
-    let codes: Vec<String> = run.json()["findings"]
+    let codes: Vec<String> = run.json_failure()["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -494,12 +493,14 @@ fn a_staging_directory_swapped_for_a_link_mid_extraction_redirects_nothing() {
         .unwrap();
     let staging = t.path("r/.tools_local/esys/a2c/.staging");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    // Wait for `d/1.md`, the second file: the extractor pauses right after it (waiting for
+    // `d` alone raced with the creation of `d/1.md` on a loaded machine).
     let d = loop {
         let found = walkdir::WalkDir::new(&staging)
             .into_iter()
             .flatten()
-            .find(|e| e.file_type().is_dir() && e.file_name() == "d")
-            .map(|e| e.into_path());
+            .find(|e| e.file_type().is_file() && e.file_name() == "1.md")
+            .and_then(|e| e.path().parent().map(std::path::Path::to_path_buf));
         if let Some(d) = found {
             break d;
         }

@@ -97,8 +97,7 @@ fn invalid_member_is_listed_with_error_and_exit_1() {
     t.git_repo("w/r/empty");
     fs_err::create_dir_all(t.path("w/r/empty/.a2c")).unwrap();
     let run = t.run("w", &["workspace", "members", "--json"]);
-    run.failure();
-    let doc = run.json();
+    let doc = run.json_failure();
     let m = doc["members"].as_array().unwrap();
     assert_eq!(m.len(), 3);
     assert!(
@@ -362,8 +361,7 @@ fn resolution_order_and_the_never_workspace_ai_rules_rule() {
     let resolve = |t: &TestContext| t.run("w/p/app", &["resolve", "--json"]);
 
     let run = resolve(&t);
-    run.failure();
-    let doc = run.json();
+    let doc = run.json_failure();
     assert_eq!(doc["root"], serde_json::Value::Null);
     assert_eq!(doc["rule"], serde_json::Value::Null);
     assert!(run.stderr.contains("hint: run `a2c install`"), "{}", run.stderr);
@@ -411,8 +409,7 @@ fn resolution_order_and_the_never_workspace_ai_rules_rule() {
 
     // --version overrides the write contract.
     let run = t.run("w/p/app", &["resolve", "--version", "1.3.0", "--json"]);
-    run.failure();
-    assert_eq!(run.json()["version"], "1.3.0");
+    assert_eq!(run.json_failure()["version"], "1.3.0");
     let run = t.run("w/p/app", &["resolve", "--version", "^1.3"]);
     assert_eq!(run.code, 2, "a range is a usage error: {}", run.stderr);
 }
@@ -427,8 +424,7 @@ fn resolve_in_the_workspace_root_never_uses_its_ai_rules() {
     );
     t.method_tree("w/tools/ai-rules", "1.0.0");
     let run = t.run("w", &["resolve", "--json"]);
-    run.failure();
-    assert_eq!(run.json()["workspace"], t.shown("w"));
+    assert_eq!(run.json_failure()["workspace"], t.shown("w"));
     assert!(run.stderr.contains("superbuild-workflow"), "{}", run.stderr);
 }
 
