@@ -49,12 +49,7 @@ fn a_superbuild_root_with_a_legacy_record_is_a_member() {
     assert_eq!(run.json()["root"], t.shown(&store_dir("w", "1.0.0")));
     // adopt agrees that W has adopted, and points to migrate.
     let run = t.run("w", &["adopt", "--version", "3.0.0"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("w/.a2c/adoption.yaml` already exists") && run.stderr.contains("a2c migrate version"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // gc keeps it: this was the data loss.
     let run = t.run("w", &["gc", "--json"]);
     run.success();
@@ -172,15 +167,7 @@ fn a_linked_tools_ai_rules_is_never_a_method_asset_root() {
     fs_err::create_dir_all(t.path("w/p/app/tools")).unwrap();
     symlink("../../../tools/ai-rules", t.path("w/p/app/tools/ai-rules")).unwrap();
     let run = t.run("w/p/app", &["resolve"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("w/p/app/tools/ai-rules` is a symbolic link")
-            && run
-                .stderr
-                .contains("resolves to `[TMP]/w/tools/ai-rules`, the superbuild-workflow tree"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     let run = t.run("w", &["doctor", "--json"]);
     let f = finding(&run.json_failure(), "unsafe-link");
     let msg = f["message"].as_str().unwrap();
@@ -192,20 +179,14 @@ fn a_linked_tools_ai_rules_is_never_a_method_asset_root() {
     fs_err::remove_dir_all(t.path("w/p/app/tools")).unwrap();
     symlink("../../tools", t.path("w/p/app/tools")).unwrap();
     let run = t.run("w/p/app", &["resolve"]);
-    run.failure();
-    assert!(run.stderr.contains("the superbuild-workflow tree"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     // A link out of R, to a tree of exactly the right version.
     fs_err::remove_file(t.path("w/p/app/tools")).unwrap();
     t.method_tree("elsewhere/ai-rules", "1.4.0");
     fs_err::create_dir_all(t.path("w/p/app/tools")).unwrap();
     symlink(t.path("elsewhere/ai-rules"), t.path("w/p/app/tools/ai-rules")).unwrap();
     let run = t.run("w/p/app", &["resolve"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("it resolves outside `[TMP]/w/p/app`"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // The same tree, really inside R: used.
     fs_err::remove_file(t.path("w/p/app/tools/ai-rules")).unwrap();
     t.method_tree("w/p/app/tools/ai-rules", "1.4.0");
@@ -332,12 +313,7 @@ fn markers_fail_closed() {
         for cwd in ["w/inner/m", "w/inner"] {
             for args in [&["workspace", "path"][..], &["install"][..], &["doctor"][..]] {
                 let run = t.run(cwd, args);
-                run.failure();
-                assert!(
-                    run.stderr.contains("w/inner/.tools/esys/a2c/workspace.yaml"),
-                    "{what} in {cwd} {args:?}: {}",
-                    run.stderr
-                );
+                insta::assert_snapshot!(run.error_transcript());
                 assert!(!run.stdout.contains("[TMP]/w\n"), "never the outer W: {}", run.stdout);
             }
         }
@@ -481,32 +457,17 @@ fn dry_run_resolves_the_target_as_the_real_run_does_and_from_is_checked_first() 
         let mut args = vec!["migrate", "version", "--to", "7.7.7"];
         args.extend_from_slice(extra);
         let run = t.run_env("r", &args, &env);
-        run.failure();
-        assert!(
-            run.stderr.contains("7.7.7 is not in the registry") && run.stderr.contains("reg"),
-            "{extra:?}: {}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         // Offline without a lock entry or a vendor directory naming it.
         let mut args = vec!["migrate", "version", "--to", "2.0.0", "--offline"];
         args.extend_from_slice(extra);
         let run = t.run_env("r", &args, &env);
-        run.failure();
-        assert!(
-            run.stderr.contains("lacks version 2.0.0") && run.stderr.contains("--offline"),
-            "{}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         // `--from` that is not a directory: refused before anything else.
         let mut args = vec!["migrate", "version", "--to", "2.0.0", "--from", "nowhere"];
         args.extend_from_slice(extra);
         let run = t.run_env("r", &args, &env);
-        run.failure();
-        assert!(
-            run.stderr.contains("--from: `[TMP]/r/nowhere` is not a directory"),
-            "{}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         assert_eq!(t.files("r"), before, "{extra:?}");
         assert_eq!(head(&t, "r"), commit);
         assert!(!t.path("r/.git/a2c-migrate.json").exists());
@@ -549,12 +510,7 @@ fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
         );
         // Without a side it stops, naming the way out.
         let run = t.run_env("r", &["migrate", "version", "--to", "1.1.0"], &env);
-        run.failure();
-        assert!(
-            run.stderr.contains("both exist and differ") && run.stderr.contains("--keep canonical"),
-            "{}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         let run = t.run_env(
             "r",
             &["migrate", "version", "--to", "1.1.0", "--keep", keep, "--dry-run"],
@@ -634,13 +590,7 @@ fn a_mount_of_another_version_is_drift_and_other_versions_are_read_only() {
     t.write("r/.a2c/adoption.yaml", "tool_version: v1.1.0\ndelivery: copy\n");
     t.method_tree("r/tools/ai-rules", "1.0.0");
     let run = t.run("r", &["resolve"]);
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("tools/ai-rules` holds method version 1.0.0, not 1.1.0"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     let run = t.run("r", &["doctor", "--json"]);
     let doc = run.json_failure();
     let f = finding(&doc, "manifest-version-mismatch");
@@ -837,12 +787,7 @@ fn both_roots_warn_once_on_every_command_and_adopt_refuses_legacy_state() {
     t.git_repo("old");
     t.write("old/.a2c/config.yaml", "agents: []\n");
     let run = t.run("old", &["adopt", "--version", "1.0.0"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("old/.a2c` already holds tool state") && run.stderr.contains("a2c migrate version"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path("old/.tools").exists());
 }
 

@@ -49,12 +49,7 @@ fn legacy_to_canonical_in_one_commit() {
         &[("A2C_REGISTRY", &reg)],
     );
     // Untracked files in the tool state make it dirty: commit them first, as a user would.
-    run.failure();
-    assert!(
-        run.stderr.contains("uncommitted changes: .a2c/local-notes.txt"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     fs_err::remove_file(t.path("r/.a2c/local-notes.txt")).unwrap();
     let run = t.run_env(
         "r",
@@ -143,14 +138,7 @@ fn refusals_change_nothing() {
     // Dirty tool state, named.
     t.write("r/.a2c/config.yaml", "agents: [claude, codex]\n");
     let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("tool state files have uncommitted changes: .a2c/config.yaml")
-            && run.stderr.contains("hint:"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     git(&t.path("r"), &["checkout", "--", ".a2c/config.yaml"]);
     let before = state(&t, "r");
     // Not exact semver: a usage error.
@@ -158,16 +146,10 @@ fn refusals_change_nothing() {
     assert_eq!(run.code, 2);
     // A downgrade needs the flag.
     let run = t.run_env("r", &["migrate", "version", "--to", "0.9.0"], &[("A2C_REGISTRY", &reg)]);
-    run.failure();
-    assert!(
-        run.stderr.contains("older than the current write contract") && run.stderr.contains("--allow-downgrade"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // A version the registry does not have: nothing in r changes.
     let run = t.run_env("r", &["migrate", "version", "--to", "3.0.0"], &[("A2C_REGISTRY", &reg)]);
-    run.failure();
-    assert!(run.stderr.contains("3.0.0 is not in the registry"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(state(&t, "r"), before);
     // Not a git repository.
     t.write("plain/.a2c/adoption.yaml", "tool_version: v1.0.0\n");
@@ -176,12 +158,7 @@ fn refusals_change_nothing() {
         &["migrate", "version", "--to", "2.0.0"],
         &[("A2C_REGISTRY", &reg)],
     );
-    run.failure();
-    assert!(
-        run.stderr.contains("is not inside a git repository") && run.stderr.contains("hint:"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(t.path("plain/.a2c/adoption.yaml").is_file() && !t.path("plain/.tools").exists());
 }
 
@@ -197,12 +174,7 @@ fn a_failure_before_the_commit_restores_everything() {
             &["migrate", "version", "--to", "2.0.0"],
             &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", &format!("fail:{point}"))],
         );
-        run.failure();
-        assert!(
-            run.stderr.contains(&format!("injected failure at {point}")),
-            "{}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         assert_eq!(
             state(&t, "r"),
             before,
@@ -231,12 +203,7 @@ fn an_interrupted_migration_is_resumed_not_dual_written() {
     );
     // Another target is refused while it is unfinished.
     let run = t.run_env("r", &["migrate", "version", "--to", "1.1.0"], &[("A2C_REGISTRY", &reg)]);
-    run.failure();
-    assert!(
-        run.stderr.contains("a migration to 2.0.0 is in progress"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // The same target resumes and completes it in one commit.
     let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
     run.success();
@@ -259,15 +226,7 @@ fn both_roots_complete_the_move_and_differing_files_stop_it() {
     git(&t.path("r"), &["commit", "-q", "-m", "conflict"]);
     let before = state(&t, "r");
     let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
-    run.failure();
-    assert!(
-        run.stderr.contains(".a2c/cli-journal.yaml`")
-            && run
-                .stderr
-                .contains(".tools/esys/a2c/cli-journal.yaml` both exist and differ"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(state(&t, "r"), before);
     // Made identical, the canonical copy wins and the move completes.
     t.write("r/.tools/esys/a2c/cli-journal.yaml", "entries: []\n");

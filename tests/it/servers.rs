@@ -28,15 +28,7 @@ fn an_endless_index_is_cut_at_the_document_cap() {
         &["lock", "--registry", &server.url()],
         &[("A2C_MAX_DOCUMENT_BYTES", "1048576")],
     );
-    run.failure();
-    assert!(
-        run.stderr.contains(&format!(
-            "`{}index/esys/a2c.json` sent more than 1048576 bytes",
-            server.url()
-        )) && run.stderr.contains("A2C_MAX_DOCUMENT_BYTES"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(server.count_of(INDEX), 1, "a too-big document is not retried");
 }
@@ -126,12 +118,7 @@ fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_tim
         &["install"],
         &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "0")],
     );
-    run.failure();
-    assert!(
-        run.stderr.contains("stalled: nothing arrived for 1 s"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(
         !t.listing("cache/bundles")
             .iter()
@@ -174,15 +161,7 @@ fn a_bundle_shorter_than_the_lock_says_is_reported_as_short_and_not_retried() {
         server.set_range_support(range);
         let before = server.count_of(B1);
         let run = t.run("r", &["install"]);
-        run.failure();
-        assert!(
-            run.stderr.contains(&format!(
-                "has fewer bytes than the lock says: the server holds {half}, the lock pins {}",
-                full.len()
-            )),
-            "range {range}: {}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         assert!(
             !run.stderr.contains("416") && !run.stderr.contains("failed repeatedly"),
             "{}",
@@ -201,20 +180,13 @@ fn refusals_say_whether_credentials_were_sent() {
     let url = server.url();
     server.fault(INDEX, &[Fault::Status(403)]);
     let run = t.run("r", &["lock", "--registry", &url]);
-    run.failure();
-    assert!(
-        run.stderr.contains("answered HTTP 403") && run.stderr.contains("permissions on the server"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     server.fault(INDEX, &[Fault::Status(403)]);
     let run = t.run_env("r", &["lock", "--registry", &url], &[("A2C_REGISTRY_TOKEN", "tok")]);
-    run.failure();
-    assert!(run.stderr.contains("with the credentials a2c sent"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     server.fault(INDEX, &[Fault::Status(401)]);
     let run = t.run_env("r", &["lock", "--registry", &url], &[("A2C_REGISTRY_TOKEN", "tok")]);
-    run.failure();
-    assert!(run.stderr.contains("refused the credentials"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]
@@ -318,12 +290,7 @@ fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
     let url = server.url();
     // README's flow without a binding: refused, and told how.
     let run = t.run("r", &["lock", "--registry", &url]);
-    run.failure();
-    assert!(
-        run.stderr.contains("HTTP 401") && run.stderr.contains("a2c login"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // `a2c login` binds the token to this host (read from stdin, stored 0600, never shown).
     let run = run_umask(&t, "r", "022", &["login", &url], "s3cret\n");
     run.success();
@@ -357,12 +324,7 @@ fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
         fs_err::set_permissions(t.path(creds), std::fs::Permissions::from_mode(0o644)).unwrap();
     }
     let run = t.run("r", &["lock", "--registry", &url, "--update"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("credentials.toml` holds tokens but is readable"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     {
         use std::os::unix::fs::PermissionsExt;
         fs_err::set_permissions(t.path(creds), std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -370,8 +332,7 @@ fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
     let run = t.run("r", &["logout", &url]);
     run.success();
     let run = t.run("r", &["lock", "--registry", &url, "--update"]);
-    run.failure();
-    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 /// `pack` never publishes what `install` under the same limits would refuse.
@@ -387,14 +348,7 @@ fn pack_refuses_a_tree_install_would_refuse() {
         &["pack", "many", "--version", "1.0.0", "--registry", "reg"],
         &[("A2C_MAX_ENTRIES", "25")],
     );
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("would make a bundle of 36 entries: `a2c install` refuses more than 25 (A2C_MAX_ENTRIES)")
-            && run.stderr.contains("hint:"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path("reg/index/esys/a2c.json").exists(), "nothing published");
     t.method_tree("big", "1.0.0");
     t.write("big/rules/huge.md", &"0".repeat(2 << 20));
@@ -403,13 +357,7 @@ fn pack_refuses_a_tree_install_would_refuse() {
         &["pack", "big", "--version", "1.0.0", "--registry", "reg"],
         &[("A2C_MAX_UNPACKED_BYTES", "1048576")],
     );
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("refuses more than 1048576 (A2C_MAX_UNPACKED_BYTES)"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path("reg/bundles").exists() || t.listing("reg/bundles").is_empty());
     // Within the limits it packs, and installs.
     t.run(".", &["pack", "many", "--version", "1.0.0", "--registry", "reg"])
@@ -446,8 +394,7 @@ fn a_failed_download_leaves_no_empty_partial() {
     for status in [404, 403, 500] {
         server.fault(B1, &[Fault::Status(status)]);
         let run = t.run_env("r", &["install"], &[("A2C_HTTP_RETRIES", "0")]);
-        run.failure();
-        assert!(run.stderr.contains(&format!("HTTP {status}")), "{}", run.stderr);
+        insta::assert_snapshot!(run.error_transcript());
         let partials: Vec<String> = t
             .listing("cache")
             .into_iter()
