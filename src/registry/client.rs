@@ -473,7 +473,7 @@ impl HttpClient {
         let error = match status {
             StatusCode::PROXY_AUTHENTICATION_REQUIRED => HttpError::ProxyAuth {
                 url: url.to_string(),
-                proxy: crate::env::proxy_configured().unwrap_or_else(|| "the proxy".into()),
+                proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
             },
             _ => HttpError::Status {
                 url: url.to_string(),
@@ -517,11 +517,11 @@ impl HttpClient {
                 },
                 false,
             )
-        } else if lower.contains("407") || lower.contains("proxy authentication required") {
+        } else if lower.contains("proxy authorization required") || lower.contains("proxy authentication required") {
             (
                 HttpError::ProxyAuth {
                     url: url.to_string(),
-                    proxy: crate::env::proxy_configured().unwrap_or_else(|| "the proxy".into()),
+                    proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
                 },
                 false,
             )

@@ -253,8 +253,21 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         source_name: source_name.clone(),
         reason,
     };
-    let manifest =
-        MethodManifest::read_tree(&extracted.root).map_err(|e| bad_manifest(format!("has no valid manifest: {e}")))?;
+    let manifest = MethodManifest::read_tree(&extracted.root).map_err(|e| {
+        // Never name the staging directory: it is gone by the time the user reads this.
+        bad_manifest(match e {
+            crate::method::ManifestError::Missing { .. } => {
+                format!(
+                    "has no valid manifest: no `{}` at its root",
+                    crate::method::MANIFEST_FILE
+                )
+            }
+            crate::method::ManifestError::Invalid { reason, .. } => {
+                format!("has no valid manifest: `{}`: {reason}", crate::method::MANIFEST_FILE)
+            }
+            crate::method::ManifestError::Io(e) => format!("has no valid manifest: {e}"),
+        })
+    })?;
     if manifest.version != entry.version {
         return Err(bad_manifest(format!(
             "declares version {} in its manifest",

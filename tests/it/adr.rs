@@ -313,7 +313,8 @@ fn markers_fail_closed() {
         for cwd in ["w/inner/m", "w/inner"] {
             for args in [&["workspace", "path"][..], &["install"][..], &["doctor"][..]] {
                 let run = t.run(cwd, args);
-                insta::assert_snapshot!(run.error_transcript());
+                let name = format!("marker {what} from {cwd} {}", args.join(" ")).replace([' ', '/'], "-");
+                insta::assert_snapshot!(name, run.error_transcript());
                 assert!(!run.stdout.contains("[TMP]/w\n"), "never the outer W: {}", run.stdout);
             }
         }

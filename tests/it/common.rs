@@ -92,8 +92,8 @@ impl Run {
     /// Exit code and stderr, for a snapshot of an error (temp paths are already `[TMP]`;
     /// loopback ports become `[PORT]`), as uv's tests snapshot their errors.
     pub fn error_transcript(&self) -> String {
-        let ports = regex_lite_ports(&self.stderr);
-        format!("exit: {}\n{}", self.code, ports)
+        let text = mask_staging(&regex_lite_ports(&self.stderr));
+        format!("exit: {}\n{}", self.code, text)
     }
 
     /// The whole run as one text, for snapshots.
@@ -270,6 +270,25 @@ impl TestContext {
         files.sort();
         files
     }
+}
+
+/// A staging work directory's random name (`.staging/2.0.0-kgomg1/`) masked.
+fn mask_staging(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(".staging/") {
+        out.push_str(&rest[..at + ".staging/".len()]);
+        rest = &rest[at + ".staging/".len()..];
+        match rest.find('/') {
+            Some(end) if !rest[..end].contains(['`', ' ', '\n']) => {
+                out.push_str("[WORK]");
+                rest = &rest[end..];
+            }
+            _ => {}
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `127.0.0.1:12345` and `localhost:12345` with the port masked.

@@ -229,8 +229,7 @@ fn a_full_disk_fails_cleanly() {
         "schema_version: 2\ntool_version: 2.0.0\n",
     );
     let run = t.run("small/w", &["install"]);
-    run.failure();
-    assert!(run.stderr.contains("No space left on device"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert!(
         run.stderr
             .contains("[TMP]/small/w/.tools_local/esys/a2c/.staging/2.0.0-"),

@@ -68,8 +68,7 @@ fn offline_and_no_op_installs_make_zero_requests() {
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let run = t.run("w", &["install", "--offline"]);
-    run.failure();
-    assert!(run.stderr.contains("no bundle for version 1.0.0"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(server.count(), after_install, "offline means offline");
 }
 
@@ -167,12 +166,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     t.run("w", &["lock"]).success();
     server.fault(B1, &[Fault::Status(500), Fault::Status(500), Fault::Status(500)]);
     let run = t.run_env("w", &["install"], &[("A2C_HTTP_RETRIES", "2")]);
-    run.failure();
-    assert!(
-        run.stderr.contains("failed to download version 1.0.0"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(
         run.stderr
             .contains(&format!("`{}bundles/a2c-1.0.0.tar.gz` answered HTTP 500", server.url())),
@@ -183,12 +177,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     // 404 for a locked bundle.
     fs_err::rename(t.path("reg/bundles/a2c-1.0.0.tar.gz"), t.path("reg/moved.tar.gz")).unwrap();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("answered HTTP 404") && run.stderr.contains("a published bundle must never move"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     fs_err::rename(t.path("reg/moved.tar.gz"), t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap();
     // The registry serves other bytes of the same size: checksum mismatch, nothing cached.
     let good = fs_err::read(t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap();
@@ -196,14 +185,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     bad[10] ^= 0xff;
     fs_err::write(t.path("reg/bundles/a2c-1.0.0.tar.gz"), &bad).unwrap();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("sha256 mismatch for `")
-            && run.stderr.contains(&crate::bundles::sha256_hex(&good))
-            && run.stderr.contains(&crate::bundles::sha256_hex(&bad)),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(run.stderr.contains("tampered with"), "{}", run.stderr);
     assert!(
         t.listing("cache/bundles")
@@ -217,8 +199,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     long.extend_from_slice(&[0; 100]);
     fs_err::write(t.path("reg/bundles/a2c-1.0.0.tar.gz"), &long).unwrap();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(run.stderr.contains("sent more than the"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
 }
 
@@ -237,8 +218,7 @@ fn unreachable_hosts_and_proxies_are_named() {
         &["lock", "--registry", &format!("http://127.0.0.1:{closed}/")],
         &[("A2C_HTTP_RETRIES", "0")],
     );
-    run.failure();
-    assert!(run.stderr.contains("cannot connect to `127.0.0.1`"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
     // A name that does not resolve.
     let run = t.run_env(
@@ -246,12 +226,7 @@ fn unreachable_hosts_and_proxies_are_named() {
         &["lock", "--registry", "http://a2c-registry.invalid/"],
         &[("A2C_HTTP_RETRIES", "0")],
     );
-    run.failure();
-    assert!(
-        run.stderr.contains("cannot resolve the host `a2c-registry.invalid`"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // A proxy that is down.
     let server = Server::start(t.path("reg"));
     let run = t.run_env(
@@ -262,8 +237,7 @@ fn unreachable_hosts_and_proxies_are_named() {
             ("A2C_HTTP_RETRIES", "0"),
         ],
     );
-    run.failure();
-    assert!(run.stderr.contains("proxy named by HTTP_PROXY"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(server.count(), 0);
     // NO_PROXY lets it through.
     let run = t.run_env(
@@ -348,12 +322,7 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     assert!(!run.stderr.contains("pa55word"));
     // A registry URL carrying credentials is refused outright.
     let run = t.run("w", &["lock", "--registry", "http://alice:pa55word@127.0.0.1:1/"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("credentials in the URL are not allowed") && !run.stderr.contains("pa55word"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]
@@ -362,12 +331,7 @@ fn unauthorized_registry_says_how_to_authenticate() {
     let server = http_superbuild(&t);
     server.fault("/index/esys/a2c.json", &[Fault::Status(401)]);
     let run = t.run("w", &["lock"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("answered HTTP 401") && run.stderr.contains("A2C_REGISTRY_TOKEN"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]
@@ -384,12 +348,7 @@ fn https_with_a_private_ca() {
     );
     // Without the CA: a TLS failure with the hint.
     let run = t.run_env("w", &["install"], &[("A2C_HTTP_RETRIES", "0")]);
-    run.failure();
-    assert!(
-        run.stderr.contains("TLS failure talking to `127.0.0.1`"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
     // With the CA through A2C_CA_BUNDLE, and through SSL_CERT_FILE.
     let ca = t.write("ca.pem", server.ca_pem.as_deref().unwrap());
@@ -407,8 +366,7 @@ fn https_with_a_private_ca() {
         &["lock", "--update"],
         &[("A2C_CA_BUNDLE", t.path("bad.pem").to_str().unwrap())],
     );
-    run.failure();
-    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]

@@ -118,24 +118,13 @@ fn install_locks_missing_versions_and_lock_check_detects_drift() {
     );
     let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     let run = t.run("w", &["lock", "--check"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("lacks version 3.0.0") && run.stderr.contains("holds version 2.0.0 that no member needs"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // --locked refuses, naming the version, and changes nothing.
     let run = t.run("w", &["install", "--locked"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("lacks version 3.0.0") && run.stderr.contains("--locked"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
     let run = t.run("w", &["install", "--offline"]);
-    run.failure();
-    assert!(run.stderr.contains("--offline"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(
         fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
         before
@@ -160,13 +149,7 @@ fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
     fs_err::remove_dir_all(t.path("reg/bundles")).unwrap();
     t.edit_index("reg", "2.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
     let run = t.run("w", &["lock"]);
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("the registry changed a locked bundle: version 2.0.0"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(
         fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
         before,
@@ -180,8 +163,7 @@ fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
     t.edit_index("reg", "4.0.0", |e| e["yanked"] = serde_json::json!(true));
     t.canonical_repo("w/p/new", "4.0.0");
     let run = t.run("w", &["lock"]);
-    run.failure();
-    assert!(run.stderr.contains("version 4.0.0 is yanked"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     t.edit_index("reg", "1.0.0", |e| e["yanked"] = serde_json::json!(true));
     t.write(
         "w/p/new/.tools/esys/a2c/adoption.yaml",
@@ -197,12 +179,7 @@ fn registry_comes_from_flag_then_env_then_marker() {
     t.publish("reg-a", "1.0.0", "tar.gz");
     t.publish("reg-b", "1.0.0", "zip");
     let run = t.run("r", &["lock"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("no registry configured") && run.stderr.contains("A2C_REGISTRY"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     let reg_b = format!("file://{}", t.path("reg-b").display());
     t.run_env("r", &["lock"], &[("A2C_REGISTRY", &reg_b)]).success();
     let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
@@ -372,12 +349,7 @@ fn tampered_bundle_and_wrong_size_are_refused() {
     bytes[n / 2] ^= 0xff;
     fs_err::write(&path, &bytes).unwrap();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("sha256 mismatch for version 2.0.0"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(
         run.stderr.contains(&bundles::sha256_hex(&good)) && run.stderr.contains(&bundles::sha256_hex(&bytes)),
         "expected and actual: {}",
@@ -394,13 +366,7 @@ fn tampered_bundle_and_wrong_size_are_refused() {
     bytes.push(0);
     fs_err::write(&path, &bytes).unwrap();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("size mismatch for version 2.0.0")
-            && run.stderr.contains(&format!("expected {n} bytes, got {} bytes", n + 1)),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert_nothing_installed(&t, "2.0.0");
     // Restored, it installs.
     fs_err::write(&path, &good).unwrap();
@@ -416,20 +382,14 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
     let bytes = bundles::tar_gz(&[manifest("0.9.0"), file("a2c-0.9.0/rules/x.md", "x")]);
     t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("declares version 0.9.0 in its manifest"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert_nothing_installed(&t, "1.0.0");
     // No manifest at all.
     let bytes = bundles::tar_gz(&[file("a2c-1.0.0/rules/x.md", "x"), file("a2c-1.0.0/README.md", "r")]);
     t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
     fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(run.stderr.contains("has no valid manifest"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     // A correct bundle whose lock pins another tree digest.
     fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     t.publish("reg2", "1.0.0", "zip");
@@ -439,14 +399,7 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
     let run = t.run("w", &["lock", "--registry", "../reg2"]);
     run.success();
     let run = t.run("w", &["install"]);
-    run.failure();
-    assert!(
-        // reg2 is not the configured registry: the file is named, its digest is not shown.
-        run.stderr
-            .contains("is not the bundle the lock pins for version 1.0.0 (tree digest differs)"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // Its own hint: a publishing error, not tampering (issue 12).
     assert!(
         run.stderr.contains("a publishing error, not tampering") && !run.stderr.contains("tampered with"),
@@ -519,29 +472,14 @@ fn pack_is_deterministic_and_refuses_changed_content() {
     );
     t.write("tree/rules/core.md", "changed\n");
     let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "ra-tar.gz"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("already published in") && run.stderr.contains("different content"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // A manifest of another version is refused.
     let run = t.run(".", &["pack", "tree", "--version", "1.0.1", "--registry", "ra-tar.gz"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("declares version 1.0.0 in its manifest, not 1.0.1"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // A symlink in the tree is refused: a2c would refuse to extract it.
     std::os::unix::fs::symlink("core.md", t.path("tree/rules/link.md")).unwrap();
     let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "rc"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("only regular files and directories"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]
@@ -653,13 +591,7 @@ fn a_waiting_install_says_so() {
     let run = t.run_env("w", &["install", "-j", "1"], &[("A2C_LOCK_TIMEOUT", "1")]);
     first.kill().unwrap();
     first.wait().unwrap();
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("waiting for lock on `[TMP]/w/.tools_local/esys/a2c/.lock`"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(
         run.stderr.contains("timed out waiting for the store lock") && run.stderr.contains("A2C_LOCK_TIMEOUT"),
         "{}",
@@ -758,30 +690,19 @@ fn decompression_bombs_and_entry_floods_are_refused() {
         t.publish_raw("reg", "1.0.0", &pack(&bomb), format);
         let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
         let run = t.run_env("w", &["install"], &[("A2C_MAX_UNPACKED_BYTES", "1048576")]);
-        run.failure();
-        assert!(
-            run.stderr.contains("unpacks to more than 1048576 bytes") && run.stderr.contains("A2C_MAX_UNPACKED_BYTES"),
-            "{format}: {}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
         t.publish_raw("reg", "1.0.0", &pack(&flood), format);
         let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
         let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "20")]);
-        run.failure();
-        assert!(
-            run.stderr.contains("more than 20 entries") && run.stderr.contains("A2C_MAX_ENTRIES"),
-            "{format}: {}",
-            run.stderr
-        );
+        insta::assert_snapshot!(run.error_transcript());
         // Within the default limits both install.
         let run = t.run("w", &["install"]);
         run.success();
         fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
     }
     let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "lots")]);
-    run.failure();
-    assert!(run.stderr.contains("A2C_MAX_ENTRIES=`lots`"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]

@@ -140,21 +140,11 @@ fn a_proxy_that_wants_other_credentials_is_named_with_its_407() {
     // with WWW-Authenticate, which cannot be told apart from the registry's own 401).
     let none = format!("http://127.0.0.1:{}", proxy.port);
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &none)]);
-    run.failure();
-    assert!(
-        run.stderr.contains("the proxy HTTP_PROXY refused the request") && run.stderr.contains("407"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(run.stderr.contains("http://user:password@host:port"), "{}", run.stderr);
     let wrong = format!("http://reader:wrong-pw@127.0.0.1:{}", proxy.port);
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &wrong)]);
-    run.failure();
-    assert!(
-        !run.stderr.contains("wrong-pw"),
-        "the proxy password is never shown: {}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     let right = format!("http://reader:s3cret@127.0.0.1:{}", proxy.port);
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &right)]);
     run.success();

@@ -169,11 +169,9 @@ fn dash_c_and_workspace_flags() {
             "path",
         ],
     );
-    run.failure();
-    assert!(run.stderr.contains("is not a superbuild workspace"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     let run = t.run("elsewhere", &["-C", "does-not-exist", "workspace", "path"]);
-    run.failure();
-    assert!(run.stderr.contains("does-not-exist"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]
@@ -277,13 +275,7 @@ fn invalid_marker_is_refused_with_file_line_and_reason() {
     t.superbuild("w", "members:\n  - ok/*\n  - ../escape\n");
     t.canonical_repo("w/ok/a", "1.0.0");
     let run = t.run("w", &["workspace", "members"]);
-    run.failure();
-    assert!(
-        run.stderr
-            .contains(".tools/esys/a2c/workspace.yaml` line 4: members glob `../escape`: it has a `..` segment"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
 }
 
@@ -375,12 +367,7 @@ fn resolution_order_and_the_never_workspace_ai_rules_rule() {
     // 3. R/tools/ai-rules of another version is reported by name, not used.
     t.method_tree("w/p/app/tools/ai-rules", "1.3.0");
     let run = resolve(&t);
-    run.failure();
-    assert!(
-        run.stderr.contains("holds method version 1.3.0, not 1.4.0"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     // ... and of version V is used.
     t.method_tree("w/p/app/tools/ai-rules", "1.4.0");
     let doc = resolve(&t).json();
@@ -439,8 +426,7 @@ fn single_repo_resolution() {
     assert_eq!(doc["workspace"], serde_json::Value::Null);
     assert_eq!(doc["rule"], "repo-store");
     let run = t.run("r", &["resolve", "-C", "/"]);
-    run.failure();
-    assert!(run.stderr.contains("not inside a git repository"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 #[test]
@@ -454,12 +440,7 @@ fn adopt_writes_canonical_record_and_refuses_existing() {
     assert_eq!(text, "schema_version: 2\ntool_version: 1.4.0\ndelivery: package\n");
     assert!(!t.path("r/.a2c").exists());
     let run = t.run("r", &["adopt", "--version", "2.0.0"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("already exists") && run.stderr.contains("a2c migrate version --to"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(
         fs_err::read_to_string(t.path("r/.tools/esys/a2c/adoption.yaml")).unwrap(),
         text,
