@@ -14,6 +14,7 @@ mod progress;
 mod resolve;
 mod vendor;
 mod workspace;
+mod yank;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,6 +79,8 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Pack a method tree into a deterministic bundle and add it to a file registry
     Pack(pack::PackArgs),
+    /// Withdraw a published version from a file registry (`--undo` brings it back)
+    Yank(yank::YankArgs),
     /// Copy every locked bundle into DIR, for `a2c install --offline --from DIR`
     Vendor(vendor::VendorArgs),
     /// Diagnose every member and version; exit 1 on any failure
@@ -122,6 +125,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Lock(args) => lock::run(args, &cli.global, printer),
         Command::Install(args) => install::run(args, &cli.global, printer),
         Command::Pack(args) => pack::run(args, &cli.global, printer),
+        Command::Yank(args) => yank::run(args, &cli.global, printer),
         Command::Vendor(args) => vendor::run(args, &cli.global, printer),
         Command::Doctor(args) => doctor::run(args, &cli.global, printer),
         Command::Gc(args) => gc::run(args, &cli.global, printer),

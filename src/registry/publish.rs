@@ -53,6 +53,57 @@ impl PublishError {
     }
 }
 
+/// The file registry's publish lock, `index/esys/.a2c-publish.lock` (flock), held while the
+/// index is read, changed and written; released on drop.
+pub struct PublishLock {
+    _file: std::fs::File,
+}
+
+impl PublishLock {
+    pub fn acquire(registry: &Path) -> Result<Self, PublishError> {
+        let index_path = registry.join(INDEX_PATH);
+        let dir = index_path.parent().expect("the index lives in a directory");
+        fs_err::create_dir_all(dir)?;
+        let path = dir.join(".a2c-publish.lock");
+        let file = crate::util::contain::open_write(&path, crate::util::contain::Open::Existing, 0o644)?;
+        file.lock()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("failed to lock `{}`: {e}", path.display())))?;
+        Ok(Self { _file: file })
+    }
+}
+
+/// The index at `path`, or a new one when there is none yet.
+fn read_index_file(path: &Path) -> Result<Index, PublishError> {
+    match fs_err::read_to_string(path) {
+        Ok(text) => Ok(Index::parse(&text, &path.display().to_string())?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Marks `version` yanked (or, with `undo`, not yanked) in the file registry `registry`, under
+/// its publish lock. `Ok(false)` when it already was.
+pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool, PublishError> {
+    let _lock = PublishLock::acquire(registry)?;
+    let index_path = registry.join(INDEX_PATH);
+    let mut index = read_index_file(&index_path)?;
+    let location = index_path.display().to_string();
+    let entry = index
+        .versions
+        .iter_mut()
+        .find(|e| e.version == *version)
+        .ok_or_else(|| RegistryError::NotPublished {
+            version: version.clone(),
+            location,
+        })?;
+    if entry.yanked != undo {
+        return Ok(false);
+    }
+    entry.yanked = !undo;
+    crate::util::fs::write_atomic(&index_path, index.to_json().as_bytes())?;
+    Ok(true)
+}
+
 /// The bundle file name of a version.
 pub fn bundle_name(version: &MethodVersion, format: Format) -> String {
     format!("a2c-{version}.{}", format.extension())
@@ -76,17 +127,17 @@ pub fn publish(
         });
     }
     let index_path = registry.join(INDEX_PATH);
-    let mut index = match fs_err::read_to_string(&index_path) {
-        Ok(text) => Index::parse(&text, &index_path.display().to_string())?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Index::new(),
-        Err(e) => return Err(e.into()),
-    };
     let bundles = registry.join("bundles");
     fs_err::create_dir_all(&bundles)?;
     let name = bundle_name(version, format);
+    // Pack first (the slow part), outside the lock; only the index update is serialized.
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
     let limits = archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits)?;
+    // Under the registry's publish lock: re-read the index, then write it atomically, so that
+    // concurrent `a2c pack` runs never lose each other's versions.
+    let _lock = PublishLock::acquire(registry)?;
+    let mut index = read_index_file(&index_path)?;
     let entry = IndexEntry {
         version: version.clone(),
         url: format!("../../bundles/{name}"),

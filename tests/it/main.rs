@@ -12,6 +12,7 @@ mod http;
 mod install;
 mod migrate;
 mod proxy;
+mod publishing;
 mod server;
 mod servers;
 mod spec;

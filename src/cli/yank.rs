@@ -1,0 +1,53 @@
+//! `a2c yank V --registry DIR [--undo]`: withdraw a published version (or bring it back).
+
+use clap::Args;
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer};
+use crate::registry::RegistryLocation;
+use crate::util::version::MethodVersion;
+
+#[derive(Debug, Args)]
+pub struct YankArgs {
+    /// The version to yank (one exact version)
+    #[arg(value_name = "V")]
+    pub version: MethodVersion,
+    /// The file registry (a path or file:// URL)
+    #[arg(long, value_name = "DIR")]
+    pub registry: String,
+    /// Bring a yanked version back
+    #[arg(long)]
+    pub undo: bool,
+}
+
+pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let cwd = match &global.directory {
+        Some(d) => crate::util::paths::absolute(d),
+        None => std::env::current_dir()?,
+    };
+    let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
+        RegistryLocation::Dir(dir) => dir,
+        RegistryLocation::Http(url) => anyhow::bail!(
+            "`a2c yank` edits a file registry, not `{url}`; yank in the registry directory, then upload it"
+        ),
+    };
+    let changed = crate::registry::publish::yank(&registry, &args.version, args.undo)?;
+    let state = if args.undo { "available" } else { "yanked" };
+    if printer.json {
+        printer.json_doc(&json!({ "version": args.version, "yanked": !args.undo, "changed": changed }));
+    } else if changed {
+        printer.status(format!(
+            "{} is now {state} in `{}`{}",
+            args.version,
+            registry.display(),
+            if args.undo {
+                ""
+            } else {
+                ": new locks refuse it; locks that already pin it keep installing it"
+            }
+        ));
+    } else {
+        printer.status(format!("{} was already {state}: nothing changed", args.version));
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,85 @@
+//! Issue 14: safe publishing into a file registry — concurrent packs, immutability, yanks.
+
+use crate::common::TestContext;
+
+#[test]
+fn eight_parallel_packs_all_land_in_the_index() {
+    let t = TestContext::new();
+    let versions: Vec<String> = (0..8).map(|i| format!("1.{i}.0")).collect();
+    for v in &versions {
+        t.method_tree(&format!("trees/{v}"), v);
+    }
+    let children: Vec<_> = versions
+        .iter()
+        .map(|v| {
+            t.cmd(".")
+                .args(["pack", &format!("trees/{v}"), "--version", v, "--registry", "reg"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let index: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap()).unwrap();
+    let mut listed: Vec<String> = index["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["version"].as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, versions, "every parallel publish is in the index");
+    // Each bundle is there, and no temporary file is left behind.
+    let bundles = t.listing("reg/bundles");
+    assert_eq!(bundles.len(), 8, "{bundles:?}");
+    assert!(bundles.iter().all(|b| b.starts_with("a2c-1.")), "{bundles:?}");
+}
+
+#[test]
+fn published_versions_are_immutable_and_yanks_are_reversible() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    let index_before = fs_err::read(t.path("reg/index/esys/a2c.json")).unwrap();
+    // The same bytes again: a no-op.
+    let run = t.run(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
+    run.success();
+    assert!(
+        run.stderr.contains("already published with the same content"),
+        "{}",
+        run.stderr
+    );
+    // Other bytes under the same version: refused, nothing changes.
+    t.write("trees/1.0.0/rules/extra.md", "changed\n");
+    let run = t.run(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
+    insta::assert_snapshot!(run.error_transcript());
+    assert_eq!(fs_err::read(t.path("reg/index/esys/a2c.json")).unwrap(), index_before);
+    // Yank, yank again (a no-op), undo.
+    let yanked = |t: &TestContext| -> bool {
+        let index: serde_json::Value =
+            serde_json::from_str(&fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap()).unwrap();
+        index["versions"][0]["yanked"].as_bool().unwrap_or(false)
+    };
+    let run = t.run(".", &["yank", "1.0.0", "--registry", "reg", "--json"]);
+    assert_eq!(run.json()["changed"], true);
+    assert!(yanked(&t));
+    // A new lock refuses a yanked version.
+    t.canonical_repo("r", "1.0.0");
+    let run = t.run("r", &["lock", "--registry", "../reg"]);
+    run.failure();
+    assert!(run.stderr.contains("version 1.0.0 is yanked"), "{}", run.stderr);
+    let run = t.run(".", &["yank", "1.0.0", "--registry", "reg", "--json"]);
+    assert_eq!(run.json()["changed"], false);
+    let run = t.run(".", &["yank", "1.0.0", "--registry", "reg", "--undo"]);
+    run.success();
+    assert!(!yanked(&t));
+    t.run("r", &["lock", "--registry", "../reg"]).success();
+    // An unknown version is named.
+    let run = t.run(".", &["yank", "9.9.9", "--registry", "reg"]);
+    insta::assert_snapshot!(run.error_transcript());
+}
