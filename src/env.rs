@@ -12,6 +12,7 @@
 //! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
 //! | `A2C_HTTP_LOW_SPEED` | bytes per second a transfer must average over the window below (default 1024; 0 = off) |
 //! | `A2C_HTTP_LOW_SPEED_TIME` | seconds of that window (default 60) |
+//! | `A2C_MIRRORS` | comma-separated registries tried for a locked bundle after the configured ones |
 //! | `A2C_MAX_DOCUMENT_BYTES` | the largest index or other document read into memory over HTTP (default 67108864, 64 MiB) |
 //! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
 //! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
@@ -38,6 +39,20 @@ pub const A2C_HTTP_RETRIES: &str = "A2C_HTTP_RETRIES";
 pub const A2C_HTTP_LOW_SPEED: &str = "A2C_HTTP_LOW_SPEED";
 pub const A2C_HTTP_LOW_SPEED_TIME: &str = "A2C_HTTP_LOW_SPEED_TIME";
 pub const A2C_MAX_DOCUMENT_BYTES: &str = "A2C_MAX_DOCUMENT_BYTES";
+pub const A2C_MIRRORS: &str = "A2C_MIRRORS";
+
+/// `A2C_MIRRORS`, split on commas.
+pub fn mirrors() -> Vec<String> {
+    string(A2C_MIRRORS)
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
 pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";

@@ -13,6 +13,10 @@ use crate::ops::{display_under, list};
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
+    /// The registry to lock missing versions from and to look for bundles in first (else
+    /// A2C_REGISTRY, then the marker's `registry`)
+    #[arg(long, value_name = "URL")]
+    pub registry: Option<String>,
     /// Read no registry: bundles come from the cache or `--from DIR`
     #[arg(long)]
     pub offline: bool,
@@ -31,6 +35,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let started = Instant::now();
     let ctx = discover_members(global, printer)?;
     let settings = InstallSettings {
+        registry: args.registry.clone(),
         offline: args.offline,
         locked: args.locked,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
@@ -40,6 +45,9 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let result = install(&ctx, &settings, &reporter);
     reporter.done();
     let out = result?;
+    for note in &out.notes {
+        printer.detail(note);
+    }
     let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();
     if printer.json {
         printer.json_doc(&json!({

@@ -12,6 +12,9 @@ use crate::workspace::{Context, LocalPointer};
 
 #[derive(Debug, Clone, Default)]
 pub struct InstallSettings {
+    /// `--registry`: where missing versions are locked from, and the first place a locked
+    /// bundle is looked for.
+    pub registry: Option<String>,
     pub offline: bool,
     pub locked: bool,
     pub from: Option<PathBuf>,
@@ -30,6 +33,8 @@ pub struct InstallOutcome {
     pub members: Vec<(PathBuf, MethodVersion)>,
     /// Members whose local pointer was written or refreshed.
     pub pointers: usize,
+    /// Registries skipped while looking for bundles (shown under `-v`).
+    pub notes: Vec<String>,
     /// Outside a superbuild, a repository whose delivery is not `package` gets nothing
     /// installed: its path and delivery.
     pub git_delivery: Option<(PathBuf, crate::workspace::Delivery)>,
@@ -48,7 +53,8 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
     let mut locked_now = Vec::new();
     // The registry is only read when something must be resolved or downloaded; offline, never.
-    let client = std::sync::Arc::new(network(ctx, None)?);
+    let flag = settings.registry.as_deref();
+    let client = std::sync::Arc::new(network(ctx, flag)?);
     if !missing.is_empty() {
         if settings.locked || settings.offline {
             let flag = if settings.locked { "--locked" } else { "--offline" };
@@ -58,19 +64,21 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
                 flag,
             });
         }
-        let planned = super::resolve_missing(ctx, &lock, &needed, &client)?;
+        let planned = super::resolve_missing(ctx, flag, &lock, &needed, &client)?;
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
         lock = planned.lock;
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
-    let options = super::install_options(
+    let mut options = super::install_options(
         ctx,
         settings.offline,
         settings.from.as_deref(),
         settings.jobs.unwrap_or_else(default_jobs),
-        client,
+        client.clone(),
     )?;
+    let (alternatives, notes) = super::alternatives(ctx, flag, &entries, &options, &client);
+    options.alternatives = alternatives;
     let report = store::install::install(&entries, &options, reporter)?;
     // A version installed earlier (by a newer a2c sharing the store) is held to the same rule
     // as one installed now: this a2c must meet its `min_a2c`.
@@ -112,6 +120,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         report,
         members,
         pointers,
+        notes,
         git_delivery: super::git_delivery(ctx),
     })
 }

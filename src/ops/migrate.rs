@@ -223,7 +223,7 @@ fn lock_entry(
         };
     }
     let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-    let planned = super::resolve_missing(ctx, &lock, &needed, &network(ctx, None)?)?;
+    let planned = super::resolve_missing(ctx, None, &lock, &needed, &network(ctx, None)?)?;
     let entry = planned.lock.get(version).cloned().expect("resolved above");
     Ok((entry, true))
 }

@@ -193,11 +193,12 @@ pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsErro
 /// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
 pub fn resolve_missing(
     ctx: &Context,
+    flag: Option<&str>,
     lock: &crate::lock::Lockfile,
     needed: &std::collections::BTreeSet<MethodVersion>,
     client: &crate::registry::client::LazyClient,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
-    let location = registry_location(ctx, None)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
+    let location = registry_location(ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
     let index = crate::registry::read_index(&location, client)?;
     Ok(crate::registry::resolve::plan(
         needed,
@@ -227,7 +228,97 @@ pub fn install_options(
         jobs,
         limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
         registry_dir: registry_dir(ctx),
+        alternatives: Default::default(),
     })
+}
+
+/// Every registry configured now, in the order a locked bundle is looked for there:
+/// `--registry`, `A2C_REGISTRY`, the marker's `registry`, the marker's `mirrors`, then
+/// `A2C_MIRRORS` (each once).
+pub fn configured_registries(ctx: &Context, flag: Option<&str>) -> Vec<RegistryLocation> {
+    let mut texts: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(f) = flag {
+        texts.push((f.to_string(), ctx.start.clone()));
+    }
+    if let Some(env) = crate::env::registry() {
+        texts.push((env, ctx.start.clone()));
+    }
+    if let Some(ws) = &ctx.workspace {
+        if let Some(r) = &ws.marker.registry {
+            texts.push((r.clone(), ws.root.clone()));
+        }
+        for m in &ws.marker.mirrors {
+            texts.push((m.clone(), ws.root.clone()));
+        }
+    }
+    for m in crate::env::mirrors() {
+        texts.push((m, ctx.start.clone()));
+    }
+    let mut out: Vec<RegistryLocation> = Vec::new();
+    for (text, base) in texts {
+        if let Ok(loc) = RegistryLocation::parse(&text, &base)
+            && !out.contains(&loc)
+        {
+            out.push(loc);
+        }
+    }
+    out
+}
+
+/// Where the configured registries and mirrors serve each of `entries` — the index entry of
+/// the same version with the locked sha256 and size — for the entries not yet installed or
+/// cached. A registry that cannot be read is skipped, with a note (shown under `-v`).
+pub fn alternatives(
+    ctx: &Context,
+    flag: Option<&str>,
+    entries: &[crate::lock::LockEntry],
+    options: &crate::store::InstallOptions,
+    client: &crate::registry::client::LazyClient,
+) -> (BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>, Vec<String>) {
+    let mut found: BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>> = BTreeMap::new();
+    let mut notes = Vec::new();
+    let pending: Vec<&crate::lock::LockEntry> = entries
+        .iter()
+        .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
+        .collect();
+    if pending.is_empty() || options.offline {
+        return (found, notes);
+    }
+    for location in configured_registries(ctx, flag) {
+        let index = match crate::registry::read_index(&location, client) {
+            Ok(index) => index,
+            Err(e) => {
+                notes.push(format!("skipped the registry `{location}`: {e}"));
+                continue;
+            }
+        };
+        for entry in &pending {
+            let Some(published) = index.get(&entry.version) else {
+                continue;
+            };
+            if published.sha256 != entry.sha256 || published.size != entry.size {
+                continue; // another bundle under that version: never a candidate
+            }
+            let url = match &index.fetched_from {
+                Some(base) => base.join(&published.url).ok(),
+                None => location.resolve_url(&published.url).ok(),
+            };
+            let Some(url) = url else { continue };
+            let candidate = crate::lock::LockEntry {
+                source: url.to_string(),
+                ..(*entry).clone()
+            }
+            .location();
+            if candidate == entry.location() {
+                continue; // the lock's own source: tried last, as itself
+            }
+            let list = found.entry(entry.version.clone()).or_default();
+            if !list.contains(&candidate) {
+                list.push(candidate);
+            }
+        }
+    }
+    (found, notes)
 }
 
 /// The `--from DIR` directory, absolute, checked to exist.

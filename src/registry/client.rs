@@ -591,6 +591,7 @@ impl HttpClient {
         sha256: &Sha256,
         progress: &dyn Fn(u64),
     ) -> Result<(), HttpError> {
+        let resumed_from_partial = std::fs::symlink_metadata(partial).is_ok_and(|m| m.len() > 0);
         self.runtime.block_on(async {
             let mut attempt = 0;
             let mut restarted = false;
@@ -617,8 +618,9 @@ impl HttpClient {
                         short_seen = Some(actual);
                         attempt += 1;
                     }
-                    // A resumed file that does not verify: start once more from zero.
-                    Err(f) if matches!(f.error, HttpError::Mismatch { .. }) && !restarted => {
+                    // A resumed file that does not verify: start once more from zero (a fresh
+                    // download that does not verify is the server's bytes: no second try).
+                    Err(f) if matches!(f.error, HttpError::Mismatch { .. }) && !restarted && resumed_from_partial => {
                         restarted = true;
                         truncate(partial)?;
                     }

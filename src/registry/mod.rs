@@ -113,6 +113,17 @@ pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> R
         }
         RegistryLocation::Http(_) => {
             let url = location.index_url();
+            // One read per index and process: locking and then looking for bundles in the same
+            // registry must not fetch its index twice.
+            static READ: std::sync::Mutex<Vec<(url::Url, Index)>> = std::sync::Mutex::new(Vec::new());
+            if let Some((_, index)) = READ
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find(|(u, _)| *u == url)
+            {
+                return Ok(index.clone());
+            }
             let (bytes, final_url) = client.get()?.get_bytes(&url)?;
             let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
                 location: url.to_string(),
@@ -121,6 +132,9 @@ pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> R
             let mut index = Index::parse(&text, url.as_str())?;
             // Entry URLs are relative to where the index really came from (RFC 3986 §5.1.3).
             index.fetched_from = Some(final_url);
+            READ.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((url, index.clone()));
             Ok(index)
         }
     }

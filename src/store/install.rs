@@ -45,6 +45,10 @@ pub struct InstallOptions {
     /// The file registry the user or the marker configured: a `file://` source inside it may be
     /// named in messages with its digest and size; one elsewhere (named by the lock alone) not.
     pub registry_dir: Option<PathBuf>,
+    /// Where the configured registries and mirrors serve each locked bundle (by version, in
+    /// order), found in their indexes with the locked sha256 and size: tried after the cache
+    /// and `--from`, before the lock's own `source`.
+    pub alternatives: std::collections::BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
 }
 
 /// Where a bundle came from.
@@ -172,26 +176,57 @@ impl Drop for StagingDir {
 
 fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
     let (candidates, looked) = candidates(entry, options)?;
+    // Places that failed, with why: a dead or wrong mirror is skipped, and reported only if
+    // every place fails.
+    let mut failed: Vec<String> = Vec::new();
+    let all_failed = |failed: Vec<String>| StoreError::AllSourcesFailed {
+        version: entry.version.clone(),
+        tried: failed,
+    };
     for candidate in candidates {
         if let Some(url) = &candidate.download {
-            download(entry, url, options, reporter)?;
+            if let Err(e) = download(entry, url, options, reporter) {
+                let why = match &e {
+                    StoreError::Download { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                if candidate.strict && failed.is_empty() {
+                    return Err(e);
+                }
+                failed.push(why);
+                if candidate.strict {
+                    return Err(all_failed(failed));
+                }
+                continue;
+            }
             crate::testhook::point(crate::testhook::AFTER_DOWNLOAD);
         } else if candidate.source == Source::Registry && !candidate.path.is_file() {
-            break;
+            if candidate.strict {
+                break;
+            }
+            failed.push(format!("`{}` does not exist", candidate.path.display()));
+            continue;
         }
         reporter.start(&entry.version, entry.size);
         let result = install_from(entry, &candidate, options);
         reporter.finish(&entry.version, entry.size);
         match result {
-            // Not the bundle after all: a corrupt cache entry (evicted) or a `--from` file that
-            // only had the right size. Try the next place.
-            Err(StoreError::Mismatch(_)) if !candidate.strict => {
-                if candidate.source == Source::Cache {
-                    options.cache.evict(&entry.sha256);
-                }
+            // Not the bundle after all: a corrupt cache entry (evicted), a `--from` file that
+            // only had the right size, or a mirror serving other bytes. Try the next place.
+            Err(StoreError::Mismatch(m)) if !candidate.strict => match candidate.source {
+                Source::Cache => options.cache.evict(&entry.sha256),
+                Source::Registry => failed.push(m.to_string()),
+                Source::From => {}
+            },
+            Err(e) if candidate.strict && !failed.is_empty() => {
+                failed.push(e.to_string());
+                return Err(all_failed(failed));
             }
             other => return other,
         }
+    }
+    if !failed.is_empty() {
+        return Err(all_failed(failed));
     }
     Err(StoreError::Missing {
         version: entry.version.clone(),

@@ -90,6 +90,8 @@ pub enum StoreError {
         min: MethodVersion,
         running: String,
     },
+    #[error("no place served version {version}: {}", tried.join("; "))]
+    AllSourcesFailed { version: MethodVersion, tried: Vec<String> },
     #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },
     #[error("failed to download version {version}")]
@@ -181,6 +183,9 @@ impl StoreError {
             Self::NeedsNewerA2c { min, .. } => format!(
                 "upgrade a2c to {min} or newer (`./install.sh` from a newer checkout); nothing of this version was installed"
             ),
+            Self::AllSourcesFailed { .. } => {
+                "every configured registry, mirror and the lock's source was tried; check them (`-v` shows skipped registries), or install offline with `--from DIR`".into()
+            }
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
             Self::Download { source, .. } => return source.hint(),
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),

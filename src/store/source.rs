@@ -94,6 +94,28 @@ pub(super) fn candidates(
         }
     }
     if let Some(_network) = options.network.as_ref().filter(|_| !options.offline) {
+        // The registries and mirrors configured now, by digest (every candidate is verified
+        // against the lock, so where a bundle comes from never changes what is trusted).
+        for alt in options.alternatives.get(&entry.version).into_iter().flatten() {
+            match alt {
+                BundleLocation::File(path) => {
+                    looked.push(format!("`{}`", path.display()));
+                    out.push(Candidate::file(path.clone(), Source::Registry, true, false));
+                }
+                BundleLocation::Http(url) => {
+                    looked.push(format!("`{url}`"));
+                    out.push(Candidate {
+                        path: options.cache.path(&entry.sha256),
+                        source: Source::Registry,
+                        tee_to_cache: false,
+                        strict: false,
+                        download: Some(url.clone()),
+                        reveal: true,
+                    });
+                }
+                BundleLocation::Unsupported(_) => {}
+            }
+        }
         looked.push(format!("the registry `{}`", entry.source));
         match entry.location() {
             BundleLocation::File(path) => {

@@ -50,6 +50,8 @@ pub struct WorkspaceMarker {
     pub members: Option<Vec<String>>,
     pub exclude: Vec<String>,
     pub registry: Option<String>,
+    /// Mirrors of the registry, tried after it for a locked bundle (by digest).
+    pub mirrors: Vec<String>,
     member_set: Option<GlobSet>,
     exclude_set: GlobSet,
 }
@@ -90,6 +92,7 @@ impl WorkspaceMarker {
         };
         let entries = yaml::parse_flat_mapping(text).map_err(|e| fail(e.line, e.reason))?;
         let (mut members, mut exclude, mut registry) = (None, Vec::new(), None);
+        let mut mirrors = Vec::new();
         let mut schema_seen = false;
         for entry in &entries {
             match entry.key.as_str() {
@@ -114,6 +117,7 @@ impl WorkspaceMarker {
                     }
                 }
                 "members" => members = Some(strings(entry, &fail)?),
+                "mirrors" => mirrors = strings(entry, &fail)?.into_iter().map(|s| s.text).collect(),
                 "exclude" => exclude = strings(entry, &fail)?,
                 "registry" => match &entry.value {
                     Value::Scalar(s) if s.is_null() => {}
@@ -123,7 +127,9 @@ impl WorkspaceMarker {
                 other => {
                     return Err(fail(
                         entry.line,
-                        format!("unknown key `{other}` (known keys: schema_version, members, exclude, registry)"),
+                        format!(
+                            "unknown key `{other}` (known keys: schema_version, members, exclude, registry, mirrors)"
+                        ),
                     ));
                 }
             }
@@ -144,6 +150,7 @@ impl WorkspaceMarker {
             members: members.map(texts),
             exclude: texts(exclude),
             registry,
+            mirrors,
             member_set,
             exclude_set,
         })

@@ -11,6 +11,7 @@ mod hostile;
 mod http;
 mod install;
 mod migrate;
+mod mirrors;
 mod proxy;
 mod publishing;
 mod server;

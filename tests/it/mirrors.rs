@@ -1,0 +1,130 @@
+//! Issue 14: mirrors and source replacement — a locked bundle is looked for in the cache,
+//! `--from`, the registries configured now (`--registry`, `A2C_REGISTRY`, the marker's
+//! `registry`, its `mirrors`, `A2C_MIRRORS`), then the lock's `source`; every candidate is
+//! verified against the lock.
+
+use crate::common::TestContext;
+use crate::server::Server;
+
+const B1: &str = "/bundles/a2c-1.0.0.tar.gz";
+
+/// A single repository pinning 1.0.0, locked against a server that then dies; a copy of the
+/// registry (`mirror`) that another server can serve.
+fn locked_then_primary_dies(t: &TestContext) -> String {
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let primary = Server::start(t.path("reg"));
+    let url = primary.url();
+    t.run("r", &["lock", "--registry", &url]).success();
+    drop(primary);
+    // Copy the registry as a mirror would hold it.
+    for f in t.listing("reg") {
+        let from = t.path(&format!("reg/{f}"));
+        let to = t.path(&format!("mirror/{f}"));
+        if from.is_dir() {
+            fs_err::create_dir_all(&to).unwrap();
+        } else if !f.ends_with(".lock") {
+            fs_err::copy(&from, &to).unwrap();
+        }
+    }
+    url
+}
+
+#[test]
+fn a_dead_primary_with_a_live_mirror_installs_from_the_mirror() {
+    let t = TestContext::new();
+    let dead = locked_then_primary_dies(&t);
+    let mirror = Server::start(t.path("mirror"));
+    let env = [
+        ("A2C_REGISTRY", dead.as_str()),
+        ("A2C_MIRRORS", &mirror.url()),
+        ("A2C_HTTP_RETRIES", "0"),
+    ];
+    let run = t.run_env("r", &["install", "-v", "--json"], &env);
+    let doc = run.json();
+    assert_eq!(doc["installed"][0]["version"], "1.0.0");
+    assert_eq!(mirror.count_of(B1), 1, "the bundle came from the mirror");
+    assert!(
+        run.stderr.contains("skipped the registry"),
+        "-v names the dead registry: {}",
+        run.stderr
+    );
+    // The lock is unchanged: where a bundle comes from never changes what is trusted.
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains(&dead), "{lock}");
+}
+
+#[test]
+fn a_mirror_serving_other_bytes_is_refused_and_the_next_place_is_tried() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let primary = Server::start(t.path("reg"));
+    t.run("r", &["lock", "--registry", &primary.url()]).success();
+    let since = primary.count(); // lock's own fetchability check
+    // A mirror whose index matches the lock but whose bundle file is other bytes.
+    let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    t.write("bad/index/esys/a2c.json", &index);
+    let len = fs_err::metadata(t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap().len() as usize;
+    t.write("bad/bundles/a2c-1.0.0.tar.gz", &"x".repeat(len));
+    let bad = Server::start(t.path("bad"));
+    let run = t.run_env("r", &["install", "--json"], &[("A2C_MIRRORS", &bad.url())]);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+    assert_eq!(bad.count_of(B1), 1, "the bad mirror was tried first");
+    assert_eq!(primary.count_of_since(B1, since), 1, "then the lock's source");
+    let cached = fs_err::read(t.path("r/.tools_local/esys/a2c/1.0.0/a2c-method.toml")).unwrap();
+    assert!(String::from_utf8_lossy(&cached).contains("1.0.0"));
+}
+
+#[test]
+fn when_every_place_is_dead_one_error_lists_them_all() {
+    let t = TestContext::new();
+    let dead = locked_then_primary_dies(&t);
+    let gone = Server::start(t.path("mirror"));
+    let gone_url = gone.url();
+    drop(gone);
+    let env = [
+        ("A2C_REGISTRY", dead.as_str()),
+        ("A2C_MIRRORS", &gone_url),
+        ("A2C_HTTP_RETRIES", "0"),
+    ];
+    let run = t.run_env("r", &["install"], &env);
+    run.failure();
+    assert!(
+        run.stderr.contains("failed to download version 1.0.0") || run.stderr.contains("no place served version 1.0.0"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&dead), "the lock's source is named: {}", run.stderr);
+    // With a mirror that is up but lacks the bundle file, both places are listed.
+    let empty = Server::start(t.path("empty"));
+    t.write(
+        "empty/index/esys/a2c.json",
+        &fs_err::read_to_string(t.path("mirror/index/esys/a2c.json")).unwrap(),
+    );
+    let env = [("A2C_MIRRORS", empty.url()), ("A2C_HTTP_RETRIES", "0".to_string())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let run = t.run_env("r", &["install"], &env);
+    run.failure();
+    assert!(
+        run.stderr.contains("no place served version 1.0.0")
+            && run
+                .stderr
+                .contains(&format!("{}bundles/a2c-1.0.0.tar.gz` answered HTTP 404", empty.url()))
+            && run.stderr.contains(&dead),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_demo_installs_online_from_its_own_registry() {
+    let t = TestContext::new();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
+    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The committed lock names a host that does not resolve; the marker's registry serves.
+    let run = t.run_env("demo/superbuild", &["install", "--json"], &[("A2C_HTTP_RETRIES", "0")]);
+    let doc = run.json();
+    assert_eq!(doc["installed"].as_array().unwrap().len(), 3, "{doc}");
+}
