@@ -5,6 +5,7 @@ mod adopt;
 mod doctor;
 mod gc;
 mod install;
+mod key;
 mod lock;
 mod login;
 mod migrate;
@@ -81,6 +82,11 @@ pub enum Command {
     Pack(pack::PackArgs),
     /// Withdraw a published version from a file registry (`--undo` brings it back)
     Yank(yank::YankArgs),
+    /// Manage signing keys (minisign-compatible)
+    #[command(subcommand)]
+    Key(key::KeyCommand),
+    /// Sign a file registry's index with a secret key
+    Sign(key::SignArgs),
     /// Copy every locked bundle into DIR, for `a2c install --offline --from DIR`
     Vendor(vendor::VendorArgs),
     /// Diagnose every member and version; exit 1 on any failure
@@ -126,6 +132,8 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Install(args) => install::run(args, &cli.global, printer),
         Command::Pack(args) => pack::run(args, &cli.global, printer),
         Command::Yank(args) => yank::run(args, &cli.global, printer),
+        Command::Key(cmd) => key::key(cmd, &cli.global, printer),
+        Command::Sign(args) => key::sign(args, &cli.global, printer),
         Command::Vendor(args) => vendor::run(args, &cli.global, printer),
         Command::Doctor(args) => doctor::run(args, &cli.global, printer),
         Command::Gc(args) => gc::run(args, &cli.global, printer),
@@ -184,6 +192,9 @@ pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
             return e.hint();
         }
         if let Some(e) = cause.downcast_ref::<crate::registry::client::HttpError>() {
+            return e.hint();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::registry::signing::SignError>() {
             return e.hint();
         }
         if let Some(e) = cause.downcast_ref::<crate::migrate::MigrateError>() {

@@ -24,6 +24,9 @@ pub struct PackArgs {
     /// The bundle format
     #[arg(long, default_value = "tar.gz", value_parser = ["tar.gz", "zip"])]
     pub format: String,
+    /// Sign the index with this secret key (from `a2c key generate`) after publishing
+    #[arg(long, value_name = "KEYFILE")]
+    pub sign: Option<PathBuf>,
 }
 
 pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -39,7 +42,14 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         ),
     };
     let tree = cwd.join(&args.dir);
-    let published = publish(&tree, &args.version, format, &registry)?;
+    let key = args.sign.as_ref().map(|k| cwd.join(k));
+    let published = publish(&tree, &args.version, format, &registry, key.as_deref())?;
+    if key.is_none() && published.changed && crate::registry::publish::is_signed(&registry) {
+        printer.warn(format!(
+            "the index of `{}` is signed and changed: re-sign it (`a2c sign --registry DIR --key KEYFILE`), or installs that pin its key refuse it",
+            registry.display()
+        ));
+    }
     let e = &published.entry;
     if printer.json {
         printer.json_doc(&json!({

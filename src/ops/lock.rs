@@ -65,9 +65,17 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     let client = network(ctx, options.registry.as_deref())?;
     let index = match &location {
         Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
-            Some(crate::registry::read_index(loc, &client)?)
+            Some(super::read_index(ctx, loc, &client)?)
         }
-        Some(loc) => crate::registry::read_index(loc, &client).ok(),
+        // Only checking locked entries: an unreachable registry is no error, but a signature
+        // that fails is (fail closed).
+        Some(loc) => match super::read_index(ctx, loc, &client) {
+            Ok(index) => Some(index),
+            Err(OpsError::Registry(crate::registry::RegistryError::Signature(e))) => {
+                return Err(crate::registry::RegistryError::Signature(e).into());
+            }
+            Err(_) => None,
+        },
         None => None,
     };
     let registry = index.as_ref().zip(location.as_ref());

@@ -189,6 +189,28 @@ pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsErro
     Ok(crate::store::Cache::open(dir, variable)?)
 }
 
+/// The public keys the workspace pins (`trusted_keys:` in the marker); empty outside one.
+pub fn trusted_keys(ctx: &Context) -> Vec<String> {
+    ctx.workspace
+        .as_ref()
+        .map(|w| w.marker.trusted_keys.clone())
+        .unwrap_or_default()
+}
+
+/// Reads the index of `location`, verified against the workspace's trusted keys when it pins
+/// any (fail closed: nothing in an unverified index is trusted).
+pub fn read_index(
+    ctx: &Context,
+    location: &RegistryLocation,
+    client: &crate::registry::client::LazyClient,
+) -> Result<crate::registry::Index, OpsError> {
+    Ok(crate::registry::read_index_trusted(
+        location,
+        client,
+        &trusted_keys(ctx),
+    )?)
+}
+
 /// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
 /// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
 pub fn resolve_missing(
@@ -199,7 +221,7 @@ pub fn resolve_missing(
     client: &crate::registry::client::LazyClient,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
     let location = registry_location(ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
-    let index = crate::registry::read_index(&location, client)?;
+    let index = read_index(ctx, &location, client)?;
     Ok(crate::registry::resolve::plan(
         needed,
         lock,

@@ -58,6 +58,8 @@ pub enum RegistryError {
     NoRegistry,
     #[error(transparent)]
     Http(Box<client::HttpError>),
+    #[error(transparent)]
+    Signature(#[from] signing::SignError),
 }
 
 impl RegistryError {
@@ -86,12 +88,14 @@ impl RegistryError {
                 format!("no registry index at `{url}`: check the registry URL (a registry serves `index/esys/a2c.json`)")
             }
             Self::Http(e) => return e.hint(),
+            Self::Signature(e) => return e.hint(),
             Self::Io(_) => return None,
         })
     }
 }
 
 pub mod resolve;
+pub mod signing;
 
 impl From<client::HttpError> for RegistryError {
     fn from(e: client::HttpError) -> Self {
@@ -99,43 +103,89 @@ impl From<client::HttpError> for RegistryError {
     }
 }
 
-/// Reads the index of `location` (over HTTP with `client`).
+/// Reads the index of `location` (over HTTP with `client`), trusting it as it is.
 pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> Result<Index, RegistryError> {
+    read_index_trusted(location, client, &[])
+}
+
+/// The raw index bytes and the URL they were finally read from (HTTP). An HTTP index is read
+/// once per process and location: locking and then looking for bundles in the same registry
+/// must not fetch it twice.
+fn fetch_raw(
+    location: &RegistryLocation,
+    client: &client::LazyClient,
+) -> Result<(Vec<u8>, Option<url::Url>), RegistryError> {
     match location {
         RegistryLocation::Dir(dir) => {
             let path = dir.join(location::INDEX_PATH);
-            let text = match fs_err::read_to_string(&path) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(RegistryError::NoIndex { path }),
-                Err(e) => return Err(e.into()),
-            };
-            Index::parse(&text, &path.display().to_string())
+            match fs_err::read(&path) {
+                Ok(b) => Ok((b, None)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(RegistryError::NoIndex { path }),
+                Err(e) => Err(e.into()),
+            }
         }
         RegistryLocation::Http(_) => {
             let url = location.index_url();
-            // One read per index and process: locking and then looking for bundles in the same
-            // registry must not fetch its index twice.
-            static READ: std::sync::Mutex<Vec<(url::Url, Index)>> = std::sync::Mutex::new(Vec::new());
-            if let Some((_, index)) = READ
+            type Raw = (Vec<u8>, Option<url::Url>);
+            static READ: std::sync::Mutex<Vec<(url::Url, Raw)>> = std::sync::Mutex::new(Vec::new());
+            if let Some((_, raw)) = READ
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .iter()
                 .find(|(u, _)| *u == url)
             {
-                return Ok(index.clone());
+                return Ok(raw.clone());
             }
             let (bytes, final_url) = client.get()?.get_bytes(&url)?;
-            let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
-                location: url.to_string(),
-                reason: "the index is not UTF-8 text (a compressed or binary body?)".into(),
-            })?;
-            let mut index = Index::parse(&text, url.as_str())?;
-            // Entry URLs are relative to where the index really came from (RFC 3986 §5.1.3).
-            index.fetched_from = Some(final_url);
-            READ.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((url, index.clone()));
-            Ok(index)
+            let raw = (bytes, Some(final_url));
+            READ.lock().unwrap_or_else(|p| p.into_inner()).push((url, raw.clone()));
+            Ok(raw)
         }
     }
+}
+
+/// The text of the index's signature file, `None` when there is none.
+fn fetch_signature(location: &RegistryLocation, client: &client::LazyClient) -> Result<Option<String>, RegistryError> {
+    match location {
+        RegistryLocation::Dir(dir) => {
+            let path = dir.join(format!("{}{}", location::INDEX_PATH, signing::SIGNATURE_SUFFIX));
+            Ok(crate::util::contain::read_config(&path)?)
+        }
+        RegistryLocation::Http(_) => {
+            let url = url::Url::parse(&format!("{}{}", location.index_url(), signing::SIGNATURE_SUFFIX))
+                .expect("a URL plus a suffix");
+            match client.get()?.get_bytes(&url) {
+                Ok((b, _)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+                Err(client::HttpError::Status { status: 404 | 410, .. }) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// Reads the index of `location`; when `trusted` public keys are pinned, its minisign
+/// signature must verify with one of them **before** anything in it is parsed or trusted.
+pub fn read_index_trusted(
+    location: &RegistryLocation,
+    client: &client::LazyClient,
+    trusted: &[String],
+) -> Result<Index, RegistryError> {
+    let (bytes, final_url) = fetch_raw(location, client)?;
+    let shown = location.index_url().to_string();
+    if !trusted.is_empty() {
+        let sig = fetch_signature(location, client)?;
+        signing::verify(&location.to_string(), &bytes, sig.as_deref(), trusted)?;
+    }
+    let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
+        location: shown.clone(),
+        reason: "the index is not UTF-8 text (a compressed or binary body?)".into(),
+    })?;
+    let shown = match location {
+        RegistryLocation::Dir(dir) => dir.join(location::INDEX_PATH).display().to_string(),
+        RegistryLocation::Http(_) => shown,
+    };
+    let mut index = Index::parse(&text, &shown)?;
+    // Entry URLs are relative to where the index really came from (RFC 3986 §5.1.3).
+    index.fetched_from = final_url;
+    Ok(index)
 }

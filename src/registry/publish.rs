@@ -104,6 +104,31 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
     Ok(true)
 }
 
+/// Signs the index of the file registry `registry` with the secret key `key`, under its
+/// publish lock: writes `index/esys/a2c.json.minisig` atomically. Returns its path.
+pub fn sign_index(registry: &Path, key: &Path) -> Result<PathBuf, PublishError> {
+    let _lock = PublishLock::acquire(registry)?;
+    write_signature(registry, key)
+}
+
+fn write_signature(registry: &Path, key: &Path) -> Result<PathBuf, PublishError> {
+    let index_path = registry.join(INDEX_PATH);
+    let bytes = fs_err::read(&index_path)?;
+    let text = crate::registry::signing::sign(key, &bytes, "a2c index esys/a2c")
+        .map_err(crate::registry::RegistryError::from)?;
+    let path = registry.join(format!("{INDEX_PATH}{}", crate::registry::signing::SIGNATURE_SUFFIX));
+    crate::util::fs::write_atomic(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// `true` when the registry's index carries a signature file (which a change without a key
+/// leaves stale).
+pub fn is_signed(registry: &Path) -> bool {
+    registry
+        .join(format!("{INDEX_PATH}{}", crate::registry::signing::SIGNATURE_SUFFIX))
+        .is_file()
+}
+
 /// The bundle file name of a version.
 pub fn bundle_name(version: &MethodVersion, format: Format) -> String {
     format!("a2c-{version}.{}", format.extension())
@@ -117,6 +142,7 @@ pub fn publish(
     version: &MethodVersion,
     format: Format,
     registry: &Path,
+    sign: Option<&Path>,
 ) -> Result<Published, PublishError> {
     let manifest = MethodManifest::read_tree(tree)?;
     if &manifest.version != version {
@@ -178,6 +204,9 @@ pub fn publish(
     tmp.persist(&bundle_path).map_err(|e| e.error)?;
     index.versions.push(entry.clone());
     crate::util::fs::write_atomic(&index_path, index.to_json().as_bytes())?;
+    if let Some(key) = sign {
+        write_signature(registry, key)?;
+    }
     Ok(Published {
         entry,
         bundle_path,

@@ -52,6 +52,9 @@ pub struct WorkspaceMarker {
     pub registry: Option<String>,
     /// Mirrors of the registry, tried after it for a locked bundle (by digest).
     pub mirrors: Vec<String>,
+    /// Public keys (minisign, one line of base64 each) one of which must have signed every
+    /// index `lock`, `install` and `migrate` trust. Empty: indexes are trusted unsigned.
+    pub trusted_keys: Vec<String>,
     member_set: Option<GlobSet>,
     exclude_set: GlobSet,
 }
@@ -93,6 +96,7 @@ impl WorkspaceMarker {
         let entries = yaml::parse_flat_mapping(text).map_err(|e| fail(e.line, e.reason))?;
         let (mut members, mut exclude, mut registry) = (None, Vec::new(), None);
         let mut mirrors = Vec::new();
+        let mut trusted_keys = Vec::new();
         let mut schema_seen = false;
         for entry in &entries {
             match entry.key.as_str() {
@@ -118,6 +122,13 @@ impl WorkspaceMarker {
                 }
                 "members" => members = Some(strings(entry, &fail)?),
                 "mirrors" => mirrors = strings(entry, &fail)?.into_iter().map(|s| s.text).collect(),
+                "trusted_keys" => {
+                    for key in strings(entry, &fail)? {
+                        crate::registry::signing::public_key_id(&key.text)
+                            .map_err(|e| fail(key.line, format!("`trusted_keys`: {e}")))?;
+                        trusted_keys.push(key.text);
+                    }
+                }
                 "exclude" => exclude = strings(entry, &fail)?,
                 "registry" => match &entry.value {
                     Value::Scalar(s) if s.is_null() => {}
@@ -151,6 +162,7 @@ impl WorkspaceMarker {
             exclude: texts(exclude),
             registry,
             mirrors,
+            trusted_keys,
             member_set,
             exclude_set,
         })

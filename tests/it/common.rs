@@ -92,7 +92,7 @@ impl Run {
     /// Exit code and stderr, for a snapshot of an error (temp paths are already `[TMP]`;
     /// loopback ports become `[PORT]`), as uv's tests snapshot their errors.
     pub fn error_transcript(&self) -> String {
-        let text = mask_staging(&regex_lite_ports(&self.stderr));
+        let text = mask_key_ids(&mask_staging(&regex_lite_ports(&self.stderr)));
         format!("exit: {}\n{}", self.code, text)
     }
 
@@ -270,6 +270,30 @@ impl TestContext {
         files.sort();
         files
     }
+}
+
+/// Random signing key ids (16 upper-case hex digits, as minisign shows them) masked.
+fn mask_key_ids(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let run = bytes[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(b))
+            .count();
+        let before_ok = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        let after_ok = bytes.get(i + run).is_none_or(|b| !b.is_ascii_alphanumeric());
+        if run == 16 && before_ok && after_ok {
+            out.push_str("[KEYID]");
+            i += 16;
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
 }
 
 /// A staging work directory's random name (`.staging/2.0.0-kgomg1/`) masked.

@@ -16,6 +16,7 @@ mod proxy;
 mod publishing;
 mod server;
 mod servers;
+mod signing;
 mod spec;
 mod untrusted;
 mod workspace;

@@ -1,0 +1,85 @@
+//! `a2c key generate --out FILE` and `a2c sign --registry DIR --key FILE`: minisign-compatible
+//! keys and index signatures.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer};
+use crate::registry::RegistryLocation;
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Write a new Ed25519 key pair: FILE (secret, 0600) and FILE.pub (minisign public key)
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Where to write the secret key (the public key goes to FILE.pub)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// The file registry whose index to sign (a path or file:// URL)
+    #[arg(long, value_name = "DIR")]
+    pub registry: String,
+    /// The secret key (from `a2c key generate`)
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: PathBuf,
+}
+
+fn cwd(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    Ok(match &global.directory {
+        Some(d) => crate::util::paths::absolute(d),
+        None => std::env::current_dir()?,
+    })
+}
+
+pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let KeyCommand::Generate(args) = cmd;
+    let secret_path = cwd(global)?.join(&args.out);
+    let public_path = PathBuf::from(format!("{}.pub", secret_path.display()));
+    for p in [&secret_path, &public_path] {
+        if std::fs::symlink_metadata(p).is_ok() {
+            anyhow::bail!("`{}` already exists: a2c never overwrites a key", p.display());
+        }
+    }
+    let (line, public_file, secret_file, id) = crate::registry::signing::generate()?;
+    if let Some(dir) = secret_path.parent() {
+        fs_err::create_dir_all(dir)?;
+    }
+    crate::util::contain::write_new(&secret_path, secret_file.as_bytes(), 0o600)?;
+    crate::util::contain::write_new(&public_path, public_file.as_bytes(), crate::util::fs::default_mode())?;
+    if printer.json {
+        printer.json_doc(&json!({ "key_id": id, "public_key": line, "secret": secret_path, "public": public_path }));
+    } else {
+        printer.data(&line);
+        printer.status(format!(
+            "key {id}: secret `{}` (keep it private), public `{}`; pin the line above in a marker's `trusted_keys:`",
+            secret_path.display(),
+            public_path.display()
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let cwd = cwd(global)?;
+    let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
+        RegistryLocation::Dir(dir) => dir,
+        RegistryLocation::Http(url) => {
+            anyhow::bail!("`a2c sign` signs a file registry, not `{url}`; sign the registry directory, then upload it")
+        }
+    };
+    let path = crate::registry::publish::sign_index(&registry, &cwd.join(&args.key))?;
+    if printer.json {
+        printer.json_doc(&json!({ "signature": path }));
+    } else {
+        printer.status(format!("signed the index: `{}`", path.display()));
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,205 @@
+//! Issue 14: signed indexes — keys, signatures, pinning and fail-closed enforcement, and
+//! interoperability with the real `minisign` CLI.
+
+use std::process::Command;
+
+use crate::common::{TestContext, require_program};
+use crate::server::Server;
+
+/// `a2c key generate --out <name>`: the public key line.
+fn key(t: &TestContext, name: &str) -> String {
+    let run = t.run(".", &["key", "generate", "--out", name, "--json"]);
+    run.json()["public_key"].as_str().unwrap().to_string()
+}
+
+/// A superbuild `w` with one member pinning 1.0.0, its marker naming `registry` and trusting
+/// `keys`.
+fn workspace(t: &TestContext, registry: &str, keys: &[&str]) {
+    let list = keys.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ");
+    t.superbuild(
+        "w",
+        &format!("members: [\"p/*\"]\nregistry: {registry}\ntrusted_keys: [{list}]\n"),
+    );
+    t.canonical_repo("w/p/app", "1.0.0");
+}
+
+#[test]
+fn a_pinned_key_must_have_signed_the_index_before_anything_in_it_is_trusted() {
+    let t = TestContext::new();
+    let public = key(&t, "keys/a2c.key");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "reg",
+            "--sign",
+            "keys/a2c.key",
+        ],
+    );
+    run.success();
+    assert!(t.path("reg/index/esys/a2c.json.minisig").is_file());
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs_err::metadata(t.path("keys/a2c.key")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the secret key is private");
+    }
+    workspace(&t, "../reg", &[&public]);
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    // A tampered index: refused before any digest in it is used.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    t.write("reg/index/esys/a2c.json", &index.replace("\"size\"", " \"size\""));
+    let run = t.run("w", &["lock"]);
+    insta::assert_snapshot!("tampered", run.error_transcript());
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists(), "nothing was locked");
+    // Unsigned: refused.
+    t.write("reg/index/esys/a2c.json", &index);
+    fs_err::remove_file(t.path("reg/index/esys/a2c.json.minisig")).unwrap();
+    let run = t.run("w", &["install"]);
+    insta::assert_snapshot!("unsigned", run.error_transcript());
+    // Signed by a key the workspace does not pin: refused, naming the key id.
+    key(&t, "keys/other.key");
+    t.run(".", &["sign", "--registry", "reg", "--key", "keys/other.key"])
+        .success();
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("which the workspace does not trust"),
+        "{}",
+        run.stderr
+    );
+    // Rotation: trusting both keys accepts it.
+    let other = fs_err::read_to_string(t.path("keys/other.key.pub")).unwrap();
+    let other = other.lines().nth(1).unwrap().to_string();
+    workspace(&t, "../reg", &[&public, &other]);
+    t.run("w", &["lock"]).success();
+    // Nothing pinned: behaviour is unchanged (unsigned indexes are read).
+    fs_err::remove_file(t.path("reg/index/esys/a2c.json.minisig")).unwrap();
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    workspace(&t, "../reg", &[]);
+    t.run("w", &["lock"]).success();
+}
+
+#[test]
+fn a_bad_key_in_the_marker_is_refused_with_its_line() {
+    let t = TestContext::new();
+    t.superbuild("w", "trusted_keys: [\"not-a-key\"]\n");
+    let run = t.run("w", &["workspace", "path"]);
+    insta::assert_snapshot!(run.error_transcript());
+}
+
+#[test]
+fn signatures_are_fetched_over_http_too() {
+    let t = TestContext::new();
+    let public = key(&t, "keys/a2c.key");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "reg",
+            "--sign",
+            "keys/a2c.key",
+        ],
+    )
+    .success();
+    let server = Server::start(t.path("reg"));
+    workspace(&t, &server.url(), &[&public]);
+    t.run("w", &["install"]).success();
+    assert_eq!(server.count_of("/index/esys/a2c.json.minisig"), 1);
+    // The signature altered on the server.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let sig = fs_err::read_to_string(t.path("reg/index/esys/a2c.json.minisig")).unwrap();
+    let mut lines: Vec<String> = sig.lines().map(str::to_string).collect();
+    lines[2] = "trusted comment: forged".into();
+    t.write("reg/index/esys/a2c.json.minisig", &(lines.join("\n") + "\n"));
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(run.stderr.contains("does not verify"), "{}", run.stderr);
+}
+
+#[test]
+fn keys_and_signatures_interoperate_with_the_minisign_cli() {
+    if Command::new("minisign").arg("-v").output().is_err() {
+        require_program("minisign (apt-get install minisign)");
+        return;
+    }
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    // a2c signs; `minisign -V` verifies with a2c's public key.
+    let public = key(&t, "keys/a2c.key");
+    t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "reg",
+            "--sign",
+            "keys/a2c.key",
+        ],
+    )
+    .success();
+    let out = Command::new("minisign")
+        .args(["-V", "-m"])
+        .arg(t.path("reg/index/esys/a2c.json"))
+        .args(["-P", &public])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "minisign -V: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // `minisign -G` makes a key, `minisign -S` signs; a2c verifies with its public key.
+    let out = Command::new("minisign")
+        .args(["-G", "-W", "-p"])
+        .arg(t.path("keys/mk.pub"))
+        .arg("-s")
+        .arg(t.path("keys/mk.key"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "minisign -G: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new("minisign")
+        .args(["-S", "-s"])
+        .arg(t.path("keys/mk.key"))
+        .arg("-m")
+        .arg(t.path("reg/index/esys/a2c.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "minisign -S: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let minisign_key = fs_err::read_to_string(t.path("keys/mk.pub")).unwrap();
+    let minisign_key = minisign_key.lines().nth(1).unwrap().to_string();
+    workspace(&t, "../reg", &[&minisign_key]);
+    t.run("w", &["lock"]).success();
+    // And the a2c key no longer matches the signature: refused.
+    workspace(&t, "../reg", &[&public]);
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("which the workspace does not trust"),
+        "{}",
+        run.stderr
+    );
+}
