@@ -13,6 +13,9 @@ use crate::ops::{display_under, list};
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
+    /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
+    #[arg(long)]
+    pub allow_expired: bool,
     /// The registry to lock missing versions from and to look for bundles in first (else
     /// A2C_REGISTRY, then the marker's `registry`)
     #[arg(long, value_name = "URL")]
@@ -35,6 +38,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let started = Instant::now();
     let ctx = discover_members(global, printer)?;
     let settings = InstallSettings {
+        allow_expired: args.allow_expired,
         registry: args.registry.clone(),
         offline: args.offline,
         locked: args.locked,

@@ -30,6 +30,9 @@ pub struct SignArgs {
     /// The secret key (from `a2c key generate`)
     #[arg(long, value_name = "KEYFILE")]
     pub key: PathBuf,
+    /// Give the index an expiry this many days from now (a frozen index is then refused)
+    #[arg(long, value_name = "DAYS")]
+    pub expires_in: Option<u64>,
 }
 
 fn cwd(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
@@ -75,7 +78,7 @@ pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::
             anyhow::bail!("`a2c sign` signs a file registry, not `{url}`; sign the registry directory, then upload it")
         }
     };
-    let path = crate::registry::publish::sign_index(&registry, &cwd.join(&args.key))?;
+    let path = crate::registry::publish::sign_index(&registry, &cwd.join(&args.key), args.expires_in)?;
     if printer.json {
         printer.json_doc(&json!({ "signature": path }));
     } else {

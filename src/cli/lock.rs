@@ -9,6 +9,9 @@ use crate::ops::lock::{LockOptions, lock};
 
 #[derive(Debug, Args)]
 pub struct LockArgs {
+    /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
+    #[arg(long)]
+    pub allow_expired: bool,
     /// The registry: a path, a file:// URL (default: A2C_REGISTRY, else the marker's `registry:`)
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
@@ -23,6 +26,7 @@ pub struct LockArgs {
 pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let options = LockOptions {
+        allow_expired: args.allow_expired,
         registry: args.registry.clone(),
         update: args.update,
         check: args.check,

@@ -19,6 +19,9 @@ pub enum MigrateCommand {
 
 #[derive(Debug, Args)]
 pub struct VersionArgs {
+    /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
+    #[arg(long)]
+    pub allow_expired: bool,
     /// The target method version (one exact version)
     #[arg(long, value_name = "V")]
     pub to: MethodVersion,
@@ -53,6 +56,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
     let MigrateCommand::Version(args) = cmd;
     let ctx = discover(global, printer)?;
     let settings = MigrateSettings {
+        allow_expired: args.allow_expired,
         to: Some(args.to.clone()),
         dry_run: args.dry_run,
         no_commit: args.no_commit,

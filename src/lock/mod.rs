@@ -13,8 +13,9 @@ pub mod vendored;
 
 /// The lockfile's name inside a tool state root.
 pub const LOCK_FILE: &str = "a2c.lock";
-/// The newest lockfile `version` this `a2c` reads and the one it writes.
-pub const LOCK_VERSION: u32 = 1;
+/// The newest lockfile `version` this `a2c` reads. It writes version 1, or 2 when the lock
+/// records an index serial (so that an older a2c says "upgrade" rather than "unknown field").
+pub const LOCK_VERSION: u32 = 2;
 
 /// One locked method version: the exact bundle identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,12 +74,17 @@ impl LockEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Lockfile {
     pub methods: Vec<LockEntry>,
+    /// The highest `serial` of a signed index this lock was resolved against: an index with a
+    /// lower serial is a rollback.
+    pub index_serial: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LockDoc {
     version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    index_serial: Option<u64>,
     #[serde(default, rename = "method")]
     methods: Vec<LockEntry>,
 }
@@ -163,7 +169,10 @@ impl Lockfile {
                 )));
             }
         }
-        Ok(Self { methods: doc.methods })
+        Ok(Self {
+            methods: doc.methods,
+            index_serial: doc.index_serial,
+        })
     }
 
     /// Reads `path`; `None` when it does not exist.
@@ -179,7 +188,8 @@ impl Lockfile {
         let mut methods = self.methods.clone();
         methods.sort_by(|a, b| a.version.cmp(&b.version));
         let doc = LockDoc {
-            version: LOCK_VERSION,
+            version: if self.index_serial.is_some() { 2 } else { 1 },
+            index_serial: self.index_serial,
             methods,
         };
         let body = toml::to_string(&doc).expect("the lockfile serializes");
@@ -268,10 +278,11 @@ mod tests {
         let p = Path::new("a2c.lock");
         let good = Lockfile {
             methods: vec![entry("1.0.0")],
+            index_serial: None,
         }
         .to_toml();
         for (text, why) in [
-            ("version = 2\n".to_string(), "found v2, this a2c supports up to v1"),
+            ("version = 3\n".to_string(), "found v3, this a2c supports up to v2"),
             ("[[method]]\n".to_string(), "missing or invalid `version`"),
             (good.replace("sha256 = \"", "sha256 = \"x"), "not a sha256"),
             (good.replace("tar.gz\"\n", "rar\"\n"), "unknown variant"),

@@ -15,6 +15,8 @@ pub struct InstallSettings {
     /// `--registry`: where missing versions are locked from, and the first place a locked
     /// bundle is looked for.
     pub registry: Option<String>,
+    /// Accept a signed index past its `expires`.
+    pub allow_expired: bool,
     pub offline: bool,
     pub locked: bool,
     pub from: Option<PathBuf>,
@@ -64,7 +66,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
                 flag,
             });
         }
-        let planned = super::resolve_missing(ctx, flag, &lock, &needed, &client)?;
+        let planned = super::resolve_missing(ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
         lock = planned.lock;

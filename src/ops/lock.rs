@@ -12,6 +12,7 @@ use crate::workspace::Context;
 #[derive(Debug, Clone, Default)]
 pub struct LockOptions {
     pub registry: Option<String>,
+    pub allow_expired: bool,
     pub update: bool,
     pub check: bool,
 }
@@ -65,15 +66,19 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     let client = network(ctx, options.registry.as_deref())?;
     let index = match &location {
         Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
-            Some(super::read_index(ctx, loc, &client)?)
+            Some(super::read_index(ctx, loc, &client, options.allow_expired)?)
         }
         // Only checking locked entries: an unreachable registry is no error, but a signature
         // that fails is (fail closed).
-        Some(loc) => match super::read_index(ctx, loc, &client) {
+        Some(loc) => match super::read_index(ctx, loc, &client, options.allow_expired) {
             Ok(index) => Some(index),
-            Err(OpsError::Registry(crate::registry::RegistryError::Signature(e))) => {
-                return Err(crate::registry::RegistryError::Signature(e).into());
-            }
+            Err(
+                e @ OpsError::Registry(
+                    crate::registry::RegistryError::Signature(_)
+                    | crate::registry::RegistryError::Expired { .. }
+                    | crate::registry::RegistryError::Rollback { .. },
+                ),
+            ) => return Err(e),
             Err(_) => None,
         },
         None => None,
@@ -88,7 +93,12 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
             prune: true,
         },
     )?;
-    let wrote = plan.changed() || !path.exists();
+    let mut plan = plan;
+    let recorded = plan.lock.index_serial;
+    if let Some(index) = &index {
+        super::record_serial(ctx, &mut plan.lock, index);
+    }
+    let wrote = plan.changed() || !path.exists() || plan.lock.index_serial != recorded;
     if wrote {
         plan.lock.write(&path)?;
     }

@@ -25,6 +25,8 @@ pub struct MigrateSettings {
     pub method_ref: Option<String>,
     pub delivery: Option<Delivery>,
     pub keep: Option<Keep>,
+    /// Accept a signed index past its `expires`.
+    pub allow_expired: bool,
 }
 
 #[derive(Debug)]
@@ -223,7 +225,7 @@ fn lock_entry(
         };
     }
     let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-    let planned = super::resolve_missing(ctx, None, &lock, &needed, &network(ctx, None)?)?;
+    let planned = super::resolve_missing(ctx, None, &lock, &needed, &network(ctx, None)?, settings.allow_expired)?;
     let entry = planned.lock.get(version).cloned().expect("resolved above");
     Ok((entry, true))
 }

@@ -189,12 +189,50 @@ pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsErro
     Ok(crate::store::Cache::open(dir, variable)?)
 }
 
-/// The public keys the workspace pins (`trusted_keys:` in the marker); empty outside one.
+/// The public keys pinned for this context: the marker's `trusted_keys:` in a superbuild,
+/// else the repository's `{tool state root}/config.yaml` `trusted_keys:`.
 pub fn trusted_keys(ctx: &Context) -> Vec<String> {
-    ctx.workspace
-        .as_ref()
-        .map(|w| w.marker.trusted_keys.clone())
-        .unwrap_or_default()
+    match &ctx.workspace {
+        Some(w) => w.marker.trusted_keys.clone(),
+        None => ctx
+            .repo
+            .as_deref()
+            .and_then(|r| crate::workspace::ToolStateRoot::detect(r).ok().flatten())
+            .map(|state| repo_trusted_keys(&state.dir.join("config.yaml")))
+            .unwrap_or_default(),
+    }
+}
+
+/// `trusted_keys:` of a repository's `config.yaml`. The file belongs to the method (it may hold
+/// anything else, nested), so only that top-level entry is read: a line `trusted_keys:` at
+/// column 0 and its list (inline, or `- item` lines below it).
+fn repo_trusted_keys(path: &Path) -> Vec<String> {
+    let Ok(Some(text)) = crate::util::contain::read_config(path) else {
+        return Vec::new();
+    };
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("trusted_keys:"));
+    let Some(first) = lines.next() else {
+        return Vec::new();
+    };
+    let mut snippet = vec![first.to_string()];
+    snippet.extend(
+        lines
+            .take_while(|l| l.starts_with(' ') || l.starts_with('-') || l.trim().is_empty())
+            .map(str::to_string),
+    );
+    match crate::util::yaml::parse_flat_mapping(&snippet.join("\n")) {
+        Ok(entries) => entries
+            .into_iter()
+            .filter_map(|e| match e.value {
+                crate::util::yaml::Value::List(items) => Some(items.into_iter().map(|i| i.text).collect::<Vec<_>>()),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
+        // Unreadable pins must not silently turn verification off: a key that cannot be
+        // parsed is kept, and refused by the verifier with its text.
+        Err(_) => vec![snippet.join(" ")],
+    }
 }
 
 /// Reads the index of `location`, verified against the workspace's trusted keys when it pins
@@ -203,12 +241,52 @@ pub fn read_index(
     ctx: &Context,
     location: &RegistryLocation,
     client: &crate::registry::client::LazyClient,
+    allow_expired: bool,
 ) -> Result<crate::registry::Index, OpsError> {
-    Ok(crate::registry::read_index_trusted(
-        location,
-        client,
-        &trusted_keys(ctx),
-    )?)
+    use crate::registry::RegistryError;
+    let keys = trusted_keys(ctx);
+    let index = crate::registry::read_index_trusted(location, client, &keys)?;
+    if keys.is_empty() {
+        return Ok(index);
+    }
+    // With keys pinned, the index must also be fresh: not past its `expires` (unless
+    // `allow_expired`), and its `serial` not lower than the one the lock recorded.
+    if let Some(expires) = &index.expires
+        && *expires < crate::util::time::now_rfc3339()
+        && !allow_expired
+    {
+        return Err(RegistryError::Expired {
+            location: location.to_string(),
+            expires: expires.clone(),
+        }
+        .into());
+    }
+    let recorded = lock_path(ctx)
+        .ok()
+        .and_then(|p| crate::lock::Lockfile::read(&p).ok().flatten())
+        .and_then(|l| l.index_serial);
+    if let Some(recorded) = recorded
+        && index.serial.is_none_or(|s| s < recorded)
+    {
+        return Err(RegistryError::Rollback {
+            location: location.to_string(),
+            serial: index.serial.map_or("none".into(), |s| s.to_string()),
+            recorded,
+        }
+        .into());
+    }
+    Ok(index)
+}
+
+/// The serial a lock records after resolving against `index`: the higher of the two, when
+/// keys are pinned (a serial of an unsigned index proves nothing).
+pub fn record_serial(ctx: &Context, lock: &mut crate::lock::Lockfile, index: &crate::registry::Index) {
+    if trusted_keys(ctx).is_empty() {
+        return;
+    }
+    if let Some(serial) = index.serial {
+        lock.index_serial = Some(lock.index_serial.map_or(serial, |r| r.max(serial)));
+    }
 }
 
 /// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
@@ -219,15 +297,18 @@ pub fn resolve_missing(
     lock: &crate::lock::Lockfile,
     needed: &std::collections::BTreeSet<MethodVersion>,
     client: &crate::registry::client::LazyClient,
+    allow_expired: bool,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
     let location = registry_location(ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
-    let index = read_index(ctx, &location, client)?;
-    Ok(crate::registry::resolve::plan(
+    let index = read_index(ctx, &location, client, allow_expired)?;
+    let mut plan = crate::registry::resolve::plan(
         needed,
         lock,
         Some((&index, &location)),
         crate::registry::resolve::ResolveOptions::default(),
-    )?)
+    )?;
+    record_serial(ctx, &mut plan.lock, &index);
+    Ok(plan)
 }
 
 /// How an operation fetches bundles: the one builder of [`crate::store::InstallOptions`] for

@@ -8,6 +8,20 @@ use crate::method::METHOD_NAME;
 use crate::util::digest::{Sha256, check_tree_digest};
 use crate::util::version::MethodVersion;
 
+/// `true` for `YYYY-MM-DDTHH:MM:SSZ`, the one timestamp shape a2c writes and reads: fixed width
+/// and UTC, so two of them compare as strings.
+pub fn is_utc_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 /// The newest index schema this `a2c` reads and the one it writes.
 pub const INDEX_SCHEMA: u64 = 1;
 
@@ -33,6 +47,13 @@ pub struct IndexEntry {
 pub struct Index {
     pub schema: u64,
     pub name: String,
+    /// Grows by one with every publish, yank or signing: a signed index whose serial is lower
+    /// than the one a lock recorded is a rollback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u64>,
+    /// When a signed index stops being trusted (`YYYY-MM-DDTHH:MM:SSZ`, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
     pub versions: Vec<IndexEntry>,
     /// The URL the index was finally read from, after redirects (HTTP only): entry URLs
     /// resolve against it. Not part of the file.
@@ -45,6 +66,8 @@ impl Index {
         Self {
             schema: INDEX_SCHEMA,
             name: METHOD_NAME.into(),
+            serial: None,
+            expires: None,
             versions: Vec::new(),
             fetched_from: None,
         }
@@ -77,6 +100,13 @@ impl Index {
         let index: Index = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         if index.name != METHOD_NAME {
             return Err(invalid(format!("`name` is `{}`, expected `{METHOD_NAME}`", index.name)));
+        }
+        if let Some(exp) = &index.expires
+            && !is_utc_timestamp(exp)
+        {
+            return Err(invalid(format!(
+                "`expires` is `{exp}`, expected a UTC time such as 2027-01-31T00:00:00Z"
+            )));
         }
         let mut seen = std::collections::BTreeSet::new();
         for e in &index.versions {

@@ -60,6 +60,16 @@ pub enum RegistryError {
     Http(Box<client::HttpError>),
     #[error(transparent)]
     Signature(#[from] signing::SignError),
+    #[error("the signed index of `{location}` expired at {expires}")]
+    Expired { location: String, expires: String },
+    #[error(
+        "the signed index of `{location}` has serial {serial}, lower than the {recorded} the lock recorded: an older index is being replayed (rollback)"
+    )]
+    Rollback {
+        location: String,
+        serial: String,
+        recorded: u64,
+    },
 }
 
 impl RegistryError {
@@ -89,6 +99,8 @@ impl RegistryError {
             }
             Self::Http(e) => return e.hint(),
             Self::Signature(e) => return e.hint(),
+            Self::Expired { .. } => "ask the registry's owner to re-sign it (`a2c sign --expires-in DAYS`); to use it anyway, pass --allow-expired".into(),
+            Self::Rollback { .. } => "a mirror or the registry host serves a stale index: use another, or tell the registry's owner; the lock is unchanged".into(),
             Self::Io(_) => return None,
         })
     }

@@ -72,6 +72,13 @@ impl PublishLock {
     }
 }
 
+/// Writes the index atomically, its `serial` one higher than before.
+fn write_index(path: &Path, index: &mut Index) -> Result<(), PublishError> {
+    index.serial = Some(index.serial.unwrap_or(0) + 1);
+    crate::util::fs::write_atomic(path, index.to_json().as_bytes())?;
+    Ok(())
+}
+
 /// The index at `path`, or a new one when there is none yet.
 fn read_index_file(path: &Path) -> Result<Index, PublishError> {
     match fs_err::read_to_string(path) {
@@ -100,14 +107,22 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
         return Ok(false);
     }
     entry.yanked = !undo;
-    crate::util::fs::write_atomic(&index_path, index.to_json().as_bytes())?;
+    write_index(&index_path, &mut index)?;
     Ok(true)
 }
 
 /// Signs the index of the file registry `registry` with the secret key `key`, under its
 /// publish lock: writes `index/esys/a2c.json.minisig` atomically. Returns its path.
-pub fn sign_index(registry: &Path, key: &Path) -> Result<PathBuf, PublishError> {
+/// With `expires_in_days`, the index first gets an `expires` that many days from now (and a
+/// new serial).
+pub fn sign_index(registry: &Path, key: &Path, expires_in_days: Option<u64>) -> Result<PathBuf, PublishError> {
     let _lock = PublishLock::acquire(registry)?;
+    if let Some(days) = expires_in_days {
+        let index_path = registry.join(INDEX_PATH);
+        let mut index = read_index_file(&index_path)?;
+        index.expires = Some(crate::util::time::rfc3339_after(days as i64 * 86_400));
+        write_index(&index_path, &mut index)?;
+    }
     write_signature(registry, key)
 }
 
@@ -203,7 +218,7 @@ pub fn publish(
     }
     tmp.persist(&bundle_path).map_err(|e| e.error)?;
     index.versions.push(entry.clone());
-    crate::util::fs::write_atomic(&index_path, index.to_json().as_bytes())?;
+    write_index(&index_path, &mut index)?;
     if let Some(key) = sign {
         write_signature(registry, key)?;
     }

@@ -7,5 +7,6 @@ pub mod fs;
 pub mod git;
 pub mod parallel;
 pub mod paths;
+pub mod time;
 pub mod version;
 pub mod yaml;

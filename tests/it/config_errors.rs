@@ -85,7 +85,7 @@ fn malformed_lockfiles() {
             good.replace("version = 1\n", "version = 4\n"),
             vec![
                 "unsupported lockfile",
-                "found v4, this a2c supports up to v1",
+                "found v4, this a2c supports up to v2",
                 "upgrade a2c",
             ],
         ),

@@ -12,6 +12,26 @@ fn key(t: &TestContext, name: &str) -> String {
     run.json()["public_key"].as_str().unwrap().to_string()
 }
 
+/// A method tree of `version` packed into `reg`, signed with `keys/a2c.key`.
+fn pack_signed(t: &TestContext, version: &str) {
+    let tree = format!("trees/{version}");
+    t.method_tree(&tree, version);
+    t.run(
+        ".",
+        &[
+            "pack",
+            &tree,
+            "--version",
+            version,
+            "--registry",
+            "reg",
+            "--sign",
+            "keys/a2c.key",
+        ],
+    )
+    .success();
+}
+
 /// A superbuild `w` with one member pinning 1.0.0, its marker naming `registry` and trusting
 /// `keys`.
 fn workspace(t: &TestContext, registry: &str, keys: &[&str]) {
@@ -98,21 +118,7 @@ fn a_bad_key_in_the_marker_is_refused_with_its_line() {
 fn signatures_are_fetched_over_http_too() {
     let t = TestContext::new();
     let public = key(&t, "keys/a2c.key");
-    t.method_tree("trees/1.0.0", "1.0.0");
-    t.run(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            "reg",
-            "--sign",
-            "keys/a2c.key",
-        ],
-    )
-    .success();
+    pack_signed(&t, "1.0.0");
     let server = Server::start(t.path("reg"));
     workspace(&t, &server.url(), &[&public]);
     t.run("w", &["install"]).success();
@@ -199,6 +205,101 @@ fn keys_and_signatures_interoperate_with_the_minisign_cli() {
     run.failure();
     assert!(
         run.stderr.contains("which the workspace does not trust"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Freshness: every publish raises the index's `serial`; a lock records the serial of the
+/// signed index it used, and an older (replayed) signed index is refused as a rollback; an
+/// index past its `expires` is refused unless `--allow-expired`.
+#[test]
+fn rollbacks_and_expired_indexes_are_refused() {
+    let t = TestContext::new();
+    let public = key(&t, "keys/a2c.key");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let sign = ["--sign", "keys/a2c.key"];
+    let mut args = vec!["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"];
+    args.extend(sign);
+    t.run(".", &args).success();
+    workspace(&t, "../reg", &[&public]);
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains("version = 2\nindex_serial = 1\n"), "{lock}");
+    // Keep the serial-1 index and signature, as a hostile mirror would.
+    let old_index = fs_err::read(t.path("reg/index/esys/a2c.json")).unwrap();
+    let old_sig = fs_err::read(t.path("reg/index/esys/a2c.json.minisig")).unwrap();
+    // Publish 2.0.0 (serial 2), pin it, lock again: the lock records 2.
+    t.method_tree("trees/2.0.0", "2.0.0");
+    let mut args = vec!["pack", "trees/2.0.0", "--version", "2.0.0", "--registry", "reg"];
+    args.extend(sign);
+    t.run(".", &args).success();
+    t.canonical_repo("w/p/new", "2.0.0");
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains("index_serial = 2"), "{lock}");
+    let newest = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    // Replay the old, correctly signed index: a rollback.
+    fs_err::write(t.path("reg/index/esys/a2c.json"), &old_index).unwrap();
+    fs_err::write(t.path("reg/index/esys/a2c.json.minisig"), &old_sig).unwrap();
+    let run = t.run("w", &["lock", "--update"]);
+    insta::assert_snapshot!("rollback", run.error_transcript());
+    // An expired index: refused, unless --allow-expired.
+    let expired = newest.replacen(
+        "\"serial\": 2,",
+        "\"serial\": 9,\n  \"expires\": \"2020-01-01T00:00:00Z\",",
+        1,
+    );
+    assert_ne!(expired, newest);
+    t.write("reg/index/esys/a2c.json", &expired);
+    t.run(".", &["sign", "--registry", "reg", "--key", "keys/a2c.key"])
+        .success();
+    let run = t.run("w", &["lock", "--update"]);
+    insta::assert_snapshot!("expired", run.error_transcript());
+    let run = t.run("w", &["lock", "--update", "--allow-expired"]);
+    run.success();
+    // `a2c sign --expires-in DAYS` sets a future expiry (and a new serial).
+    t.run(
+        ".",
+        &[
+            "sign",
+            "--registry",
+            "reg",
+            "--key",
+            "keys/a2c.key",
+            "--expires-in",
+            "30",
+        ],
+    )
+    .success();
+    let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    assert!(
+        index.contains("\"serial\": 10") && index.contains("\"expires\": \"20"),
+        "{index}"
+    );
+    t.run("w", &["lock", "--update"]).success();
+}
+
+/// Outside a superbuild, a repository pins keys in its `config.yaml` (the method's file: only
+/// the top-level `trusted_keys:` entry is read).
+#[test]
+fn a_single_repository_pins_keys_in_its_config() {
+    let t = TestContext::new();
+    let public = key(&t, "keys/a2c.key");
+    pack_signed(&t, "1.0.0");
+    t.canonical_repo("r", "1.0.0");
+    t.write(
+        "r/.tools/esys/a2c/config.yaml",
+        &format!("agents: [claude]\ntrusted_keys:\n  - \"{public}\"\nreview:\n  depth: 2\n"),
+    );
+    t.run("r", &["lock", "--registry", "../reg"]).success();
+    fs_err::remove_file(t.path("reg/index/esys/a2c.json.minisig")).unwrap();
+    fs_err::remove_file(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("r", &["install", "--registry", "../reg"]);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("is not signed, but the workspace pins trusted keys"),
         "{}",
         run.stderr
     );

@@ -52,6 +52,32 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     let fresh = lock_as_json(&fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap());
     assert!(lock.is_valid(&fresh));
 
+    // A signed index with serial and expires, and a version-2 lock recording its serial.
+    t.run(".", &["key", "generate", "--out", "k.key"]).success();
+    let public = fs_err::read_to_string(t.path("k.key.pub")).unwrap();
+    let public = public.lines().nth(1).unwrap().to_string();
+    t.run(
+        ".",
+        &["sign", "--registry", "reg", "--key", "k.key", "--expires-in", "30"],
+    )
+    .success();
+    let signed: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap()).unwrap();
+    assert!(signed["serial"].is_u64() && signed["expires"].is_string(), "{signed}");
+    assert!(index.is_valid(&signed), "{signed}");
+    t.superbuild(
+        "w",
+        &format!("members: [\"p/*\", \"l/*\"]\nregistry: ../reg\ntrusted_keys: [\"{public}\"]\n"),
+    );
+    t.run("w", &["lock", "--update"]).success();
+    let v2 = lock_as_json(&fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap());
+    assert_eq!(v2["version"], 2);
+    assert!(v2["index_serial"].is_u64(), "{v2}");
+    assert!(lock.is_valid(&v2), "{v2}");
+    let mut bad = signed.clone();
+    bad["expires"] = serde_json::json!("tomorrow");
+    assert!(!index.is_valid(&bad));
+
     // What a2c refuses, the schemas refuse.
     let mut bad = demo_index.clone();
     bad["versions"][0]["version"] = serde_json::json!("^1.2");
