@@ -18,6 +18,9 @@ pub struct YankArgs {
     /// Bring a yanked version back
     #[arg(long)]
     pub undo: bool,
+    /// Re-sign the index with this secret key afterwards
+    #[arg(long, value_name = "KEYFILE")]
+    pub sign: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -32,6 +35,16 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         ),
     };
     let changed = crate::registry::publish::yank(&registry, &args.version, args.undo)?;
+    match &args.sign {
+        Some(key) if changed => {
+            crate::registry::publish::sign_index(&registry, &cwd.join(key), None)?;
+        }
+        None if changed && crate::registry::publish::is_signed(&registry) => printer.warn(format!(
+            "the index of `{}` is signed and changed: re-sign it (`a2c sign --registry DIR --key KEYFILE`), or installs that pin its key refuse it",
+            registry.display()
+        )),
+        _ => {}
+    }
     let state = if args.undo { "available" } else { "yanked" };
     if printer.json {
         printer.json_doc(&json!({ "version": args.version, "yanked": !args.undo, "changed": changed }));

@@ -94,6 +94,28 @@ fn a_pinned_key_must_have_signed_the_index_before_anything_in_it_is_trusted() {
         "{}",
         run.stderr
     );
+    // A yank changes the index: without a key it says the signature is stale; with --sign it
+    // re-signs.
+    let run = t.run(".", &["yank", "1.0.0", "--registry", "reg"]);
+    run.success();
+    assert!(
+        run.stderr.contains("is signed and changed: re-sign it"),
+        "{}",
+        run.stderr
+    );
+    t.run(
+        ".",
+        &[
+            "yank",
+            "1.0.0",
+            "--registry",
+            "reg",
+            "--undo",
+            "--sign",
+            "keys/other.key",
+        ],
+    )
+    .success();
     // Rotation: trusting both keys accepts it.
     let other = fs_err::read_to_string(t.path("keys/other.key.pub")).unwrap();
     let other = other.lines().nth(1).unwrap().to_string();
