@@ -77,6 +77,10 @@ pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::
         RegistryLocation::Http(url) => {
             anyhow::bail!("`a2c sign` signs a file registry, not `{url}`; sign the registry directory, then upload it")
         }
+        RegistryLocation::Oci(oci) => anyhow::bail!(
+            "`a2c sign` signs a file registry; `{}` is an OCI registry (not supported there yet)",
+            oci.display()
+        ),
     };
     let path = crate::registry::publish::sign_index(&registry, &cwd.join(&args.key), args.expires_in)?;
     if printer.json {

@@ -37,6 +37,7 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     let format: Format = args.format.parse().map_err(anyhow::Error::msg)?;
     let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
         RegistryLocation::Dir(dir) => dir,
+        RegistryLocation::Oci(oci) => return push_oci(args, &cwd, format, &oci, printer),
         RegistryLocation::Http(url) => anyhow::bail!(
             "`a2c pack` publishes into a file registry, not `{url}`; pack locally, then upload the registry directory"
         ),
@@ -71,6 +72,69 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         printer.status(format!(
             "{} is already published with the same content (sha256 {})",
             e.version, e.sha256
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
+/// `a2c pack DIR --version V --registry oci://…`: pack, then push as an OCI artifact tagged V.
+fn push_oci(
+    args: &PackArgs,
+    cwd: &std::path::Path,
+    format: Format,
+    oci: &crate::registry::oci::OciRef,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
+    if args.sign.is_some() {
+        anyhow::bail!("`--sign` works with file registries; OCI registries do not carry signed indexes yet");
+    }
+    let tree = cwd.join(&args.dir);
+    let manifest = crate::method::MethodManifest::read_tree(&tree)?;
+    if manifest.version != args.version {
+        anyhow::bail!(
+            "`{}` declares version {} in its manifest, not {}",
+            tree.display(),
+            manifest.version,
+            args.version
+        );
+    }
+    let tmp = tempfile::NamedTempFile::new()?;
+    let limits = crate::archive::Limits::from_env().map_err(anyhow::Error::msg)?;
+    let packed = crate::archive::pack_tree(&tree, &format!("a2c-{}", args.version), format, tmp.path(), &limits)?;
+    let bytes = fs_err::read(tmp.path())?;
+    let client = crate::registry::client::LazyClient::new(vec![oci.api.clone()]);
+    let http = client.get()?;
+    let pushed = crate::registry::oci::push(
+        &http,
+        oci,
+        &args.version,
+        format,
+        bytes,
+        &packed.sha256,
+        &packed.tree,
+        manifest.min_a2c.as_ref(),
+    )?;
+    if printer.json {
+        printer.json_doc(&json!({
+            "version": args.version, "registry": oci.display(), "sha256": packed.sha256,
+            "size": packed.size, "format": format, "tree": packed.tree, "changed": pushed,
+        }));
+    } else if pushed {
+        printer.status(format!(
+            "pushed {} ({} files, {} bytes) to `{}:{}`",
+            args.version,
+            packed.files,
+            packed.size,
+            oci.display(),
+            args.version
+        ));
+        printer.status(format!("sha256 {}", packed.sha256));
+    } else {
+        printer.status(format!(
+            "{} is already in `{}` with the same content (sha256 {})",
+            args.version,
+            oci.display(),
+            packed.sha256
         ));
     }
     Ok(Outcome::Success)

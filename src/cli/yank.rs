@@ -30,6 +30,10 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     };
     let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
         RegistryLocation::Dir(dir) => dir,
+        RegistryLocation::Oci(oci) => anyhow::bail!(
+            "`a2c yank` works on a file registry; `{}` is an OCI registry (not supported there yet)",
+            oci.display()
+        ),
         RegistryLocation::Http(url) => anyhow::bail!(
             "`a2c yank` edits a file registry, not `{url}`; yank in the registry directory, then upload it"
         ),

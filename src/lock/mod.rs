@@ -52,6 +52,11 @@ impl LockEntry {
                 Err(()) => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
             },
             Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
+            // An OCI artifact: its layer is the bundle, pulled by digest (the locked sha256).
+            Ok(u) if u.scheme() == "oci" => match crate::registry::oci::OciRef::parse(&u) {
+                Ok(oci) => BundleLocation::Http(oci.blob_url(&format!("sha256:{}", self.sha256.to_hex()))),
+                Err(_) => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
+            },
             _ => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
         }
     }

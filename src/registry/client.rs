@@ -572,6 +572,43 @@ impl HttpClient {
         }
     }
 
+    /// One request of any method (the OCI distribution API): the status, the headers and the
+    /// body (at most `A2C_MAX_DOCUMENT_BYTES` of it). Credentials bound to the host are sent;
+    /// no retries.
+    pub fn call(
+        &self,
+        method: reqwest::Method,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: Option<Vec<u8>>,
+    ) -> Result<(u16, reqwest::header::HeaderMap, Vec<u8>), HttpError> {
+        self.runtime.block_on(async {
+            let (mut request, _) = self.auth.apply_and_tell(self.client.request(method, url.clone()), url);
+            for (k, v) in headers {
+                request = request.header(*k, v);
+            }
+            if let Some(b) = body {
+                request = request.body(b);
+            }
+            let response = request.send().await.map_err(|e| self.classify(url, &e).error)?;
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            let mut body = Vec::new();
+            let mut stream = response.bytes_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| self.classify(url, &e).error)?;
+                if (body.len() + chunk.len()) as u64 > self.max_document {
+                    return Err(HttpError::DocumentTooBig {
+                        url: url.to_string(),
+                        cap: self.max_document,
+                    });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok((status, headers, body))
+        })
+    }
+
     /// Checks that `url` can be fetched: one GET whose headers are read and whose body is not
     /// (the connection is dropped). No retries: this is a check, not a download.
     pub fn probe(&self, url: &Url) -> Result<(), HttpError> {

@@ -14,6 +14,8 @@ pub const INDEX_PATH: &str = "index/esys/a2c.json";
 pub enum RegistryLocation {
     Dir(PathBuf),
     Http(Url),
+    /// An OCI distribution registry repository (`oci://HOST[:PORT]/NAMESPACE/REPO`).
+    Oci(super::oci::OciRef),
 }
 
 impl RegistryLocation {
@@ -39,6 +41,7 @@ impl RegistryLocation {
                     .to_file_path()
                     .map(Self::Dir)
                     .map_err(|_| bad("not a valid file:// URL")),
+                "oci" => super::oci::OciRef::parse(&url).map(Self::Oci).map_err(|why| bad(&why)),
                 "http" | "https" => {
                     let mut url = url;
                     if !url.path().ends_with('/') {
@@ -57,6 +60,10 @@ impl RegistryLocation {
         match self {
             Self::Dir(dir) => Url::from_file_path(dir.join(INDEX_PATH)).expect("absolute path"),
             Self::Http(base) => base.join(INDEX_PATH).expect("relative path joins"),
+            Self::Oci(oci) => oci
+                .api
+                .join(&format!("v2/{}/tags/list", oci.repo))
+                .expect("a relative path joins"),
         }
     }
 
@@ -74,6 +81,7 @@ impl RegistryLocation {
     pub fn http_base(&self) -> Option<Url> {
         match self {
             Self::Http(url) => Some(url.clone()),
+            Self::Oci(oci) => Some(oci.api.clone()),
             Self::Dir(_) => None,
         }
     }
@@ -84,6 +92,7 @@ impl std::fmt::Display for RegistryLocation {
         match self {
             Self::Dir(d) => write!(f, "{}", d.display()),
             Self::Http(u) => write!(f, "{u}"),
+            Self::Oci(oci) => f.write_str(&oci.display()),
         }
     }
 }

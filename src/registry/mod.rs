@@ -6,6 +6,7 @@ pub mod client;
 pub mod credentials;
 pub mod index;
 pub mod location;
+pub mod oci;
 pub mod proxy;
 pub mod publish;
 
@@ -136,6 +137,10 @@ fn fetch_raw(
                 Err(e) => Err(e.into()),
             }
         }
+        RegistryLocation::Oci(oci) => Err(RegistryError::BadLocation {
+            location: oci.display(),
+            reason: "an OCI registry has no index file".into(),
+        }),
         RegistryLocation::Http(_) => {
             let url = location.index_url();
             type Raw = (Vec<u8>, Option<url::Url>);
@@ -163,6 +168,7 @@ fn fetch_signature(location: &RegistryLocation, client: &client::LazyClient) -> 
             let path = dir.join(format!("{}{}", location::INDEX_PATH, signing::SIGNATURE_SUFFIX));
             Ok(crate::util::contain::read_config(&path)?)
         }
+        RegistryLocation::Oci(_) => Ok(None),
         RegistryLocation::Http(_) => {
             let url = url::Url::parse(&format!("{}{}", location.index_url(), signing::SIGNATURE_SUFFIX))
                 .expect("a URL plus a suffix");
@@ -182,6 +188,18 @@ pub fn read_index_trusted(
     client: &client::LazyClient,
     trusted: &[String],
 ) -> Result<Index, RegistryError> {
+    if let RegistryLocation::Oci(oci) = location {
+        if !trusted.is_empty() {
+            // Signed indexes travel only with file and HTTP registries for now: fail closed.
+            return Err(signing::SignError::Unsigned {
+                registry: oci.display(),
+                keys: "signatures of OCI registries are not supported yet".into(),
+            }
+            .into());
+        }
+        let http = client.get()?;
+        return oci::read_index(&http, oci);
+    }
     let (bytes, final_url) = fetch_raw(location, client)?;
     let shown = location.index_url().to_string();
     if !trusted.is_empty() {
@@ -194,7 +212,7 @@ pub fn read_index_trusted(
     })?;
     let shown = match location {
         RegistryLocation::Dir(dir) => dir.join(location::INDEX_PATH).display().to_string(),
-        RegistryLocation::Http(_) => shown,
+        RegistryLocation::Http(_) | RegistryLocation::Oci(_) => shown,
     };
     let mut index = Index::parse(&text, &shown)?;
     // Entry URLs are relative to where the index really came from (RFC 3986 §5.1.3).

@@ -12,6 +12,7 @@ mod http;
 mod install;
 mod migrate;
 mod mirrors;
+mod oci;
 mod proxy;
 mod publishing;
 mod server;

@@ -1,0 +1,286 @@
+//! OCI distribution registries as a transport (`oci://HOST[:PORT]/NAMESPACE/REPO`): a method
+//! bundle is an OCI artifact — an image manifest with `artifactType`
+//! [`ARTIFACT_TYPE`], the empty config, one layer (the bundle, its media type naming the
+//! format) and annotations — tagged with the version. The layer's digest is the bundle's
+//! sha256, so a lock is the same whichever transport served it.
+//!
+//! `oci://` speaks HTTPS, except to loopback hosts, where it speaks plain HTTP (as docker does
+//! for registries on localhost).
+
+use reqwest::Method;
+use serde_json::json;
+use url::Url;
+
+use super::client::{HttpClient, HttpError};
+use super::{Index, IndexEntry, RegistryError};
+use crate::archive::Format;
+use crate::util::digest::Sha256;
+use crate::util::version::MethodVersion;
+
+/// The `artifactType` of an a2c method bundle.
+pub const ARTIFACT_TYPE: &str = "application/vnd.esys.a2c.bundle.v1";
+const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+const EMPTY_TYPE: &str = "application/vnd.oci.empty.v1+json";
+const EMPTY_DIGEST: &str = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+/// Annotation keys.
+pub const ANNOTATION_VERSION: &str = "org.opencontainers.image.version";
+pub const ANNOTATION_TREE: &str = "esys.a2c.tree";
+pub const ANNOTATION_MIN_A2C: &str = "esys.a2c.min-a2c";
+
+/// The media type of a bundle layer of `format`.
+pub fn layer_type(format: Format) -> &'static str {
+    match format {
+        Format::TarGz => "application/vnd.esys.a2c.bundle.v1.tar+gzip",
+        Format::Zip => "application/vnd.esys.a2c.bundle.v1.zip",
+    }
+}
+
+fn format_of(media_type: &str) -> Option<Format> {
+    [Format::TarGz, Format::Zip]
+        .into_iter()
+        .find(|f| layer_type(*f) == media_type)
+}
+
+/// A repository in an OCI registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OciRef {
+    /// `http(s)://host[:port]/`: where the distribution API (`/v2/…`) is.
+    pub api: Url,
+    /// `namespace/repo`.
+    pub repo: String,
+}
+
+impl OciRef {
+    /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored).
+    pub fn parse(url: &Url) -> Result<Self, String> {
+        let host = url.host_str().ok_or("it names no host")?;
+        let repo = url
+            .path()
+            .trim_matches('/')
+            .split('@')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if repo.is_empty() {
+            return Err("it names no repository (oci://HOST/NAMESPACE/REPO)".into());
+        }
+        if !repo.split('/').all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+        }) {
+            return Err(format!(
+                "`{repo}` is not a valid OCI repository name (lower case, digits, `._-`, `/`)"
+            ));
+        }
+        // `oci:` is not a special scheme, so its host is opaque text: judge loopback by it.
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let loopback =
+            bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        let scheme = if loopback { "http" } else { "https" };
+        let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+        let api = Url::parse(&format!("{scheme}://{host}{port}/")).map_err(|e| e.to_string())?;
+        Ok(Self { api, repo })
+    }
+
+    /// `oci://host[:port]/repo`.
+    pub fn display(&self) -> String {
+        let port = self.api.port().map(|p| format!(":{p}")).unwrap_or_default();
+        format!("oci://{}{port}/{}", self.api.host_str().unwrap_or_default(), self.repo)
+    }
+
+    fn v2(&self, tail: &str) -> Url {
+        self.api
+            .join(&format!("v2/{}/{tail}", self.repo))
+            .expect("a relative path joins")
+    }
+
+    pub fn blob_url(&self, digest: &str) -> Url {
+        self.v2(&format!("blobs/{digest}"))
+    }
+
+    fn manifest_url(&self, reference: &str) -> Url {
+        self.v2(&format!("manifests/{reference}"))
+    }
+}
+
+fn status_error(url: &Url, status: u16) -> RegistryError {
+    HttpError::Status {
+        url: url.to_string(),
+        status,
+        authorized: false,
+    }
+    .into()
+}
+
+fn invalid(oci: &OciRef, reason: String) -> RegistryError {
+    RegistryError::InvalidIndex {
+        location: oci.display(),
+        reason,
+    }
+}
+
+/// The manifest of `reference` (a tag or digest), its digest, or `None` when there is none.
+fn manifest(
+    http: &HttpClient,
+    oci: &OciRef,
+    reference: &str,
+) -> Result<Option<(serde_json::Value, String)>, RegistryError> {
+    let url = oci.manifest_url(reference);
+    let (status, headers, body) = http.call(Method::GET, &url, &[("Accept", MANIFEST_TYPE.to_string())], None)?;
+    match status {
+        200 => {}
+        404 => return Ok(None),
+        s => return Err(status_error(&url, s)),
+    }
+    let digest = headers
+        .get("docker-content-digest")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            format!(
+                "sha256:{}",
+                crate::util::digest::sha256_reader(&body[..])
+                    .map(|(s, _)| s.to_hex())
+                    .unwrap_or_default()
+            )
+        });
+    let doc = serde_json::from_slice(&body).map_err(|e| invalid(oci, format!("manifest `{reference}`: {e}")))?;
+    Ok(Some((doc, digest)))
+}
+
+/// The registry's versions as an index: the tags that are versions, each manifest's one layer.
+pub fn read_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
+    let url = oci.v2("tags/list");
+    let (status, _, body) = http.call(Method::GET, &url, &[], None)?;
+    let tags: Vec<String> = match status {
+        200 => {
+            let doc: serde_json::Value =
+                serde_json::from_slice(&body).map_err(|e| invalid(oci, format!("tag list: {e}")))?;
+            doc["tags"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect())
+                .unwrap_or_default()
+        }
+        404 => Vec::new(),
+        s => return Err(status_error(&url, s)),
+    };
+    let mut index = Index::new();
+    for tag in tags {
+        let Ok(version) = tag.parse::<MethodVersion>() else {
+            continue;
+        };
+        let Some((doc, digest)) = manifest(http, oci, &tag)? else {
+            continue;
+        };
+        if doc["artifactType"].as_str() != Some(ARTIFACT_TYPE) {
+            continue; // another artifact under a version-like tag: not ours
+        }
+        let layer = &doc["layers"][0];
+        let bad = |what: &str| invalid(oci, format!("manifest of {version}: {what}"));
+        let format = layer["mediaType"]
+            .as_str()
+            .and_then(format_of)
+            .ok_or_else(|| bad("unknown layer media type"))?;
+        let sha = layer["digest"]
+            .as_str()
+            .and_then(|d| d.strip_prefix("sha256:"))
+            .and_then(|h| Sha256::parse(h).ok())
+            .ok_or_else(|| bad("the layer digest is not sha256"))?;
+        let size = layer["size"].as_u64().ok_or_else(|| bad("no layer size"))?;
+        let tree = doc["annotations"][ANNOTATION_TREE].as_str().map(str::to_string);
+        index.versions.push(IndexEntry {
+            version,
+            url: format!("{}@{digest}", oci.display()),
+            sha256: sha,
+            size,
+            format,
+            tree,
+            yanked: false,
+        });
+    }
+    index.versions.sort_by(|a, b| a.version.cmp(&b.version));
+    Ok(index)
+}
+
+fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Vec<u8>) -> Result<(), RegistryError> {
+    let head = oci.blob_url(digest);
+    if http.call(Method::HEAD, &head, &[], None)?.0 == 200 {
+        return Ok(()); // content-addressed: already there
+    }
+    let start = oci.v2("blobs/uploads/");
+    let (status, headers, _) = http.call(Method::POST, &start, &[], None)?;
+    if status != 202 {
+        return Err(status_error(&start, status));
+    }
+    let location = headers
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| invalid(oci, "the upload answer has no Location".into()))?;
+    let mut url = start.join(location).map_err(|e| invalid(oci, e.to_string()))?;
+    url.query_pairs_mut().append_pair("digest", digest);
+    let (status, _, _) = http.call(
+        Method::PUT,
+        &url,
+        &[("Content-Type", "application/octet-stream".to_string())],
+        Some(bytes),
+    )?;
+    if status != 201 {
+        return Err(status_error(&url, status));
+    }
+    Ok(())
+}
+
+/// Pushes `bundle` (the packed file's bytes) as `version`. `Ok(false)` when that version is
+/// already there with the same layer; other bytes under it are refused.
+#[allow(clippy::too_many_arguments)]
+pub fn push(
+    http: &HttpClient,
+    oci: &OciRef,
+    version: &MethodVersion,
+    format: Format,
+    bundle: Vec<u8>,
+    sha256: &Sha256,
+    tree: &str,
+    min_a2c: Option<&MethodVersion>,
+) -> Result<bool, RegistryError> {
+    let layer_digest = format!("sha256:{}", sha256.to_hex());
+    if let Some((doc, _)) = manifest(http, oci, &version.to_string())? {
+        let existing = doc["layers"][0]["digest"].as_str().unwrap_or_default().to_string();
+        if existing == layer_digest {
+            return Ok(false);
+        }
+        return Err(RegistryError::AlreadyPublished {
+            version: version.clone(),
+            index: std::path::PathBuf::from(oci.display()),
+            existing: existing.trim_start_matches("sha256:").to_string(),
+            new: sha256.to_hex(),
+        });
+    }
+    let size = bundle.len();
+    push_blob(http, oci, EMPTY_DIGEST, b"{}".to_vec())?;
+    push_blob(http, oci, &layer_digest, bundle)?;
+    let mut annotations = json!({ ANNOTATION_VERSION: version.to_string(), ANNOTATION_TREE: tree });
+    if let Some(min) = min_a2c {
+        annotations[ANNOTATION_MIN_A2C] = json!(min.to_string());
+    }
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "artifactType": ARTIFACT_TYPE,
+        "config": { "mediaType": EMPTY_TYPE, "digest": EMPTY_DIGEST, "size": 2 },
+        "layers": [{ "mediaType": layer_type(format), "digest": layer_digest, "size": size }],
+        "annotations": annotations,
+    });
+    let url = oci.manifest_url(&version.to_string());
+    let (status, _, _) = http.call(
+        Method::PUT,
+        &url,
+        &[("Content-Type", MANIFEST_TYPE.to_string())],
+        Some(serde_json::to_vec(&manifest).expect("serializes")),
+    )?;
+    if status != 201 {
+        return Err(status_error(&url, status));
+    }
+    Ok(true)
+}

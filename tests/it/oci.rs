@@ -1,0 +1,168 @@
+//! Issue 15 (first slice): OCI distribution registries as a transport, against the real CNCF
+//! distribution registry (Debian's `docker-registry`) started on loopback by each test.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestContext, require_program};
+
+struct Registry {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Registry {
+    fn url(&self, repo: &str) -> String {
+        format!("oci://127.0.0.1:{}/{repo}", self.port)
+    }
+}
+
+/// Starts `docker-registry serve` on a free loopback port with its own storage, or `None`
+/// (after the SKIPPED line) when it is not installed.
+fn registry(t: &TestContext) -> Option<Registry> {
+    if Command::new("docker-registry").arg("--version").output().is_err() {
+        require_program("docker-registry (apt-get install docker-registry)");
+        return None;
+    }
+    for attempt in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = t.path(&format!("oci-{attempt}"));
+        fs_err::create_dir_all(dir.join("storage")).unwrap();
+        let config = dir.join("config.yml");
+        fs_err::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                dir.join("storage").display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut reg = Registry { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(reg);
+            }
+            if let Ok(Some(_)) = reg.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = reg.child.kill();
+    }
+    panic!("docker-registry did not start");
+}
+
+mod raw_http {
+    /// `DELETE url` over plain HTTP/1.1 on a raw socket; the status code.
+    pub fn blocking_delete(url: &url::Url) -> u16 {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
+        write!(
+            s,
+            "DELETE {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            url.path(),
+            url.host_str().unwrap()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+}
+
+#[test]
+fn push_lock_and_install_through_a_real_oci_registry() {
+    let t = TestContext::new();
+    let Some(reg) = registry(&t) else { return };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    // Push, and the same bytes again (a no-op); the same tree into a file registry for the digest.
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            &oci,
+            "--json",
+        ],
+    );
+    let pushed = run.json();
+    assert_eq!(pushed["changed"], true);
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            &oci,
+            "--json",
+        ],
+    );
+    assert_eq!(run.json()["changed"], false);
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    let index: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap()).unwrap();
+    assert_eq!(
+        pushed["sha256"], index["versions"][0]["sha256"],
+        "the layer is the same bundle"
+    );
+    // Other bytes under the same version: refused.
+    t.write("trees/1.0.0/rules/extra.md", "changed\n");
+    let run = t.run(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci]);
+    run.failure();
+    assert!(run.stderr.contains("already published"), "{}", run.stderr);
+    // Lock: the layer's digest and size, the manifest digest as the source reference.
+    t.canonical_repo("r", "1.0.0");
+    t.run("r", &["lock", "--registry", &oci]).success();
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains(&format!("source = \"{oci}@sha256:")), "{lock}");
+    assert!(lock.contains(&format!("sha256 = {}", pushed["sha256"])), "{lock}");
+    assert!(
+        lock.contains("tree = \"sha256:"),
+        "the tree digest travels as an annotation: {lock}"
+    );
+    t.run("r", &["lock", "--check"]).success();
+    // Install: the blob is pulled by digest into the cache and verified.
+    let run = t.run("r", &["install", "--locked", "--json"]);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+    assert_eq!(t.run("r", &["resolve", "--json"]).json()["rule"], "repo-store");
+    // The blob deleted on the server: a clean error, nothing installed (fresh cache and store).
+    let digest = format!("sha256:{}", pushed["sha256"].as_str().unwrap());
+    let url = url::Url::parse(&format!("http://127.0.0.1:{}/v2/esys/a2c/blobs/{digest}", reg.port)).unwrap();
+    let status = raw_http::blocking_delete(&url);
+    assert_eq!(status, 202, "the registry deletes the blob");
+    fs_err::remove_dir_all(t.path("r/.tools_local")).unwrap();
+    let cache2 = t.path("cache2").display().to_string();
+    let run = t.run_env(
+        "r",
+        &["install", "--locked"],
+        &[("A2C_CACHE_DIR", cache2.as_str()), ("A2C_HTTP_RETRIES", "0")],
+    );
+    run.failure();
+    assert!(run.stderr.contains("HTTP 404"), "{}", run.stderr);
+    assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists(), "nothing installed");
+}
