@@ -72,17 +72,19 @@ fn registry(t: &TestContext) -> Option<Registry> {
 }
 
 mod raw_http {
-    /// `DELETE url` over plain HTTP/1.1 on a raw socket; the status code.
-    pub fn blocking_delete(url: &url::Url) -> u16 {
+    /// One HTTP/1.1 request over a raw socket (the tests need no client crate); the status.
+    pub fn request(method: &str, url: &url::Url, content_type: &str, body: &[u8]) -> u16 {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
         write!(
             s,
-            "DELETE {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            "{method} {} HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             url.path(),
-            url.host_str().unwrap()
+            url.host_str().unwrap(),
+            body.len()
         )
         .unwrap();
+        s.write_all(body).unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out.split_whitespace().nth(1).unwrap().parse().unwrap()
@@ -153,7 +155,7 @@ fn push_lock_and_install_through_a_real_oci_registry() {
     // The blob deleted on the server: a clean error, nothing installed (fresh cache and store).
     let digest = format!("sha256:{}", pushed["sha256"].as_str().unwrap());
     let url = url::Url::parse(&format!("http://127.0.0.1:{}/v2/esys/a2c/blobs/{digest}", reg.port)).unwrap();
-    let status = raw_http::blocking_delete(&url);
+    let status = raw_http::request("DELETE", &url, "application/octet-stream", b"");
     assert_eq!(status, 202, "the registry deletes the blob");
     fs_err::remove_dir_all(t.path("r/.tools_local")).unwrap();
     let cache2 = t.path("cache2").display().to_string();
@@ -165,4 +167,65 @@ fn push_lock_and_install_through_a_real_oci_registry() {
     run.failure();
     assert!(run.stderr.contains("HTTP 404"), "{}", run.stderr);
     assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists(), "nothing installed");
+}
+
+/// A tag moved on the server to a manifest whose layer differs from the lock: `lock` refuses
+/// it ("the registry changed a locked bundle"), and install still pulls only the locked digest.
+#[test]
+fn a_manifest_whose_layer_differs_from_the_lock_is_refused() {
+    let t = TestContext::new();
+    let Some(reg) = registry(&t) else { return };
+    let oci = reg.url("esys/a2c");
+    for v in ["1.0.0", "1.0.1"] {
+        t.method_tree(&format!("trees/{v}"), v);
+        t.run(
+            ".",
+            &["pack", &format!("trees/{v}"), "--version", v, "--registry", &oci],
+        )
+        .success();
+    }
+    t.canonical_repo("r", "1.0.0");
+    t.run("r", &["lock", "--registry", &oci]).success();
+    // Re-point tag 1.0.0 at 1.0.1's layer, as a compromised registry could.
+    let other = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.1",
+            "--version",
+            "1.0.1",
+            "--registry",
+            &oci,
+            "--json",
+        ],
+    );
+    let other = other.json();
+    let layer = format!("sha256:{}", other["sha256"].as_str().unwrap());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": "application/vnd.esys.a2c.bundle.v1",
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", "size": 2},
+        "layers": [{"mediaType": "application/vnd.esys.a2c.bundle.v1.tar+gzip", "digest": layer, "size": other["size"]}],
+    });
+    let url = url::Url::parse(&format!("http://127.0.0.1:{}/v2/esys/a2c/manifests/1.0.0", reg.port)).unwrap();
+    let status = raw_http::request(
+        "PUT",
+        &url,
+        "application/vnd.oci.image.manifest.v1+json",
+        &serde_json::to_vec(&manifest).unwrap(),
+    );
+    assert_eq!(status, 201);
+    let run = t.run("r", &["lock", "--registry", &oci]);
+    run.failure();
+    assert!(
+        run.stderr.contains("the registry changed a locked bundle"),
+        "{}",
+        run.stderr
+    );
+    // Install follows the lock's digest, never the moved tag.
+    let run = t.run("r", &["install", "--locked", "--json"]);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+    let manifest_file = fs_err::read_to_string(t.path("r/.tools_local/esys/a2c/1.0.0/a2c-method.toml")).unwrap();
+    assert!(manifest_file.contains("version = \"1.0.0\""), "{manifest_file}");
 }
