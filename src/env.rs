@@ -12,6 +12,7 @@
 //! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
 //! | `A2C_HTTP_LOW_SPEED` | bytes per second a transfer must average over the window below (default 1024; 0 = off) |
 //! | `A2C_HTTP_LOW_SPEED_TIME` | seconds of that window (default 60) |
+//! | `DOCKER_CONFIG` | the directory of docker's `config.json`, whose `auths` credentials OCI registries get (default `~/.docker`) |
 //! | `A2C_MIRRORS` | comma-separated registries tried for a locked bundle after the configured ones |
 //! | `A2C_MAX_DOCUMENT_BYTES` | the largest index or other document read into memory over HTTP (default 67108864, 64 MiB) |
 //! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
@@ -87,6 +88,13 @@ pub fn cache_dir() -> Option<PathBuf> {
         return Some(xdg.join("a2c"));
     }
     var("HOME").map(|home| PathBuf::from(home).join(".cache").join("a2c"))
+}
+
+/// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
+pub fn docker_config() -> Option<PathBuf> {
+    var("DOCKER_CONFIG")
+        .map(|d| PathBuf::from(d).join("config.json"))
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".docker").join("config.json")))
 }
 
 /// The file of `a2c login`'s credentials: `$XDG_CONFIG_HOME/a2c/credentials.toml`, else

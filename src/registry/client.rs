@@ -156,6 +156,9 @@ impl HttpError {
 struct Auth {
     /// `a2c login` tokens, by `host[:port]` (see [`super::credentials::host_entry`]).
     logins: Vec<(String, String)>,
+    /// docker's `config.json` `auths` (`auth`: base64 `user:password`), by `host[:port]`: the
+    /// user's own binding of credentials to registry hosts (OCI registries).
+    docker: Vec<(String, String, String)>,
     /// The `A2C_REGISTRY_TOKEN` bearer token and the hosts it is bound to.
     token: Option<(Vec<HostKey>, String)>,
     /// netrc `machine` entries: each bound by the user to its host.
@@ -170,6 +173,46 @@ impl fmt::Debug for Auth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Auth { .. }") // never print credentials
     }
+}
+
+/// docker's credentials: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`, its
+/// `auths` entries that carry `auth` (base64 `user:password`), keyed by `host[:port]`. A file
+/// that is absent or does not parse gives nothing (its content is never shown).
+fn docker_auths() -> Vec<(String, String, String)> {
+    use base64::Engine;
+    let Some(path) = crate::env::docker_config() else {
+        return Vec::new();
+    };
+    let Ok(Some(text)) = crate::util::contain::read_config(&path) else {
+        return Vec::new();
+    };
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, value) in doc["auths"].as_object().into_iter().flatten() {
+        let Some(auth) = value["auth"].as_str() else { continue };
+        let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(auth) else {
+            continue;
+        };
+        let Some((user, password)) = String::from_utf8_lossy(&decoded)
+            .split_once(':')
+            .map(|(u, p)| (u.to_string(), p.to_string()))
+        else {
+            continue;
+        };
+        // Keys may be `host`, `host:port` or a URL (`https://host/v1/`).
+        let host = key
+            .split("://")
+            .last()
+            .unwrap_or(key)
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        out.push((host, user, password));
+    }
+    out
 }
 
 /// A host and port, lower case.
@@ -233,6 +276,7 @@ impl Auth {
             }
         }
         Ok(Self {
+            docker: docker_auths(),
             logins: super::credentials::load()?,
             token,
             netrc,
@@ -259,6 +303,9 @@ impl Auth {
         if let Some((_, token)) = self.logins.iter().find(|(h, _)| *h == entry) {
             return (request.bearer_auth(token), true);
         }
+        if let Some((_, user, password)) = self.docker.iter().find(|(h, _, _)| *h == entry) {
+            return (request.basic_auth(user, Some(password)), true);
+        }
         let key = host_key(url);
         if let Some((hosts, token)) = &self.token
             && Self::is_bound(hosts, &key)
@@ -273,6 +320,27 @@ impl Auth {
         match own.or(default) {
             Some((login, password)) => (request.basic_auth(login, Some(password)), true),
             None => (request, false),
+        }
+    }
+}
+
+/// The answer to [`HttpClient::call`].
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Vec<u8>,
+    /// Whether a credential was sent (for the 401/403 hints).
+    pub authorized: bool,
+}
+
+impl Reply {
+    /// The error of an unexpected status.
+    pub fn error(&self, url: &Url) -> HttpError {
+        HttpError::Status {
+            url: url.to_string(),
+            status: self.status,
+            authorized: self.authorized,
         }
     }
 }
@@ -581,9 +649,9 @@ impl HttpClient {
         url: &Url,
         headers: &[(&str, String)],
         body: Option<Vec<u8>>,
-    ) -> Result<(u16, reqwest::header::HeaderMap, Vec<u8>), HttpError> {
+    ) -> Result<Reply, HttpError> {
         self.runtime.block_on(async {
-            let (mut request, _) = self.auth.apply_and_tell(self.client.request(method, url.clone()), url);
+            let (mut request, authorized) = self.auth.apply_and_tell(self.client.request(method, url.clone()), url);
             for (k, v) in headers {
                 request = request.header(*k, v);
             }
@@ -605,7 +673,12 @@ impl HttpClient {
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok((status, headers, body))
+            Ok(Reply {
+                status,
+                headers,
+                body,
+                authorized,
+            })
         })
     }
 

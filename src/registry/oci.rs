@@ -11,7 +11,7 @@ use reqwest::Method;
 use serde_json::json;
 use url::Url;
 
-use super::client::{HttpClient, HttpError};
+use super::client::HttpClient;
 use super::{Index, IndexEntry, RegistryError};
 use crate::archive::Format;
 use crate::util::digest::Sha256;
@@ -104,15 +104,6 @@ impl OciRef {
     }
 }
 
-fn status_error(url: &Url, status: u16) -> RegistryError {
-    HttpError::Status {
-        url: url.to_string(),
-        status,
-        authorized: false,
-    }
-    .into()
-}
-
 fn invalid(oci: &OciRef, reason: String) -> RegistryError {
     RegistryError::InvalidIndex {
         location: oci.display(),
@@ -127,12 +118,13 @@ fn manifest(
     reference: &str,
 ) -> Result<Option<(serde_json::Value, String)>, RegistryError> {
     let url = oci.manifest_url(reference);
-    let (status, headers, body) = http.call(Method::GET, &url, &[("Accept", MANIFEST_TYPE.to_string())], None)?;
-    match status {
+    let reply = http.call(Method::GET, &url, &[("Accept", MANIFEST_TYPE.to_string())], None)?;
+    match reply.status {
         200 => {}
         404 => return Ok(None),
-        s => return Err(status_error(&url, s)),
+        _ => return Err(reply.error(&url).into()),
     }
+    let (headers, body) = (reply.headers, reply.body);
     let digest = headers
         .get("docker-content-digest")
         .and_then(|v| v.to_str().ok())
@@ -152,18 +144,19 @@ fn manifest(
 /// The registry's versions as an index: the tags that are versions, each manifest's one layer.
 pub fn read_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
     let url = oci.v2("tags/list");
-    let (status, _, body) = http.call(Method::GET, &url, &[], None)?;
-    let tags: Vec<String> = match status {
+    let reply = http.call(Method::GET, &url, &[], None)?;
+    let body = &reply.body;
+    let tags: Vec<String> = match reply.status {
         200 => {
             let doc: serde_json::Value =
-                serde_json::from_slice(&body).map_err(|e| invalid(oci, format!("tag list: {e}")))?;
+                serde_json::from_slice(body).map_err(|e| invalid(oci, format!("tag list: {e}")))?;
             doc["tags"]
                 .as_array()
                 .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect())
                 .unwrap_or_default()
         }
         404 => Vec::new(),
-        s => return Err(status_error(&url, s)),
+        _ => return Err(reply.error(&url).into()),
     };
     let mut index = Index::new();
     for tag in tags {
@@ -205,28 +198,29 @@ pub fn read_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryErro
 
 fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Vec<u8>) -> Result<(), RegistryError> {
     let head = oci.blob_url(digest);
-    if http.call(Method::HEAD, &head, &[], None)?.0 == 200 {
+    if http.call(Method::HEAD, &head, &[], None)?.status == 200 {
         return Ok(()); // content-addressed: already there
     }
     let start = oci.v2("blobs/uploads/");
-    let (status, headers, _) = http.call(Method::POST, &start, &[], None)?;
-    if status != 202 {
-        return Err(status_error(&start, status));
+    let reply = http.call(Method::POST, &start, &[], None)?;
+    if reply.status != 202 {
+        return Err(reply.error(&start).into());
     }
-    let location = headers
+    let location = reply
+        .headers
         .get("location")
         .and_then(|v| v.to_str().ok())
         .ok_or_else(|| invalid(oci, "the upload answer has no Location".into()))?;
     let mut url = start.join(location).map_err(|e| invalid(oci, e.to_string()))?;
     url.query_pairs_mut().append_pair("digest", digest);
-    let (status, _, _) = http.call(
+    let reply = http.call(
         Method::PUT,
         &url,
         &[("Content-Type", "application/octet-stream".to_string())],
         Some(bytes),
     )?;
-    if status != 201 {
-        return Err(status_error(&url, status));
+    if reply.status != 201 {
+        return Err(reply.error(&url).into());
     }
     Ok(())
 }
@@ -273,14 +267,14 @@ pub fn push(
         "annotations": annotations,
     });
     let url = oci.manifest_url(&version.to_string());
-    let (status, _, _) = http.call(
+    let reply = http.call(
         Method::PUT,
         &url,
         &[("Content-Type", MANIFEST_TYPE.to_string())],
         Some(serde_json::to_vec(&manifest).expect("serializes")),
     )?;
-    if status != 201 {
-        return Err(status_error(&url, status));
+    if reply.status != 201 {
+        return Err(reply.error(&url).into());
     }
     Ok(true)
 }

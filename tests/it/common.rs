@@ -140,6 +140,7 @@ impl TestContext {
                 || k == "SSL_CERT_FILE"
                 || k == "SSL_CERT_DIR"
                 || k == "NETRC"
+                || k == "DOCKER_CONFIG"
             {
                 cmd.env_remove(k);
             }

@@ -27,6 +27,11 @@ impl Registry {
 /// Starts `docker-registry serve` on a free loopback port with its own storage, or `None`
 /// (after the SKIPPED line) when it is not installed.
 fn registry(t: &TestContext) -> Option<Registry> {
+    registry_with(t, "")
+}
+
+/// [`registry`] with extra top-level configuration (such as an `auth:` section).
+fn registry_with(t: &TestContext, extra: &str) -> Option<Registry> {
     if Command::new("docker-registry").arg("--version").output().is_err() {
         require_program("docker-registry (apt-get install docker-registry)");
         return None;
@@ -43,7 +48,7 @@ fn registry(t: &TestContext) -> Option<Registry> {
         fs_err::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n{extra}",
                 dir.join("storage").display()
             ),
         )
@@ -228,4 +233,52 @@ fn a_manifest_whose_layer_differs_from_the_lock_is_refused() {
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
     let manifest_file = fs_err::read_to_string(t.path("r/.tools_local/esys/a2c/1.0.0/a2c-method.toml")).unwrap();
     assert!(manifest_file.contains("version = \"1.0.0\""), "{manifest_file}");
+}
+
+/// Basic auth (htpasswd) with credentials from docker's `config.json`: refused without them,
+/// told apart with wrong ones, and never shown.
+#[test]
+fn basic_auth_with_docker_config_credentials() {
+    let t = TestContext::new();
+    let Ok(out) = Command::new("htpasswd").args(["-Bbn", "alice", "s3cret-pw"]).output() else {
+        require_program("htpasswd (apt-get install apache2-utils)");
+        return;
+    };
+    t.write("htpasswd", &String::from_utf8_lossy(&out.stdout));
+    let auth = format!(
+        "auth:\n  htpasswd:\n    realm: a2c-test\n    path: {}\n",
+        t.path("htpasswd").display()
+    );
+    let Some(reg) = registry_with(&t, &auth) else { return };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci];
+    let run = t.run(".", &pack);
+    run.failure();
+    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+    let docker = |password: &str| {
+        use base64::Engine;
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("alice:{password}"));
+        t.write(
+            "home/.docker/config.json",
+            &format!(
+                "{{\"auths\": {{\"127.0.0.1:{}\": {{\"auth\": \"{token}\"}}}}}}",
+                reg.port
+            ),
+        );
+    };
+    docker("wrong-pw");
+    let run = t.run(".", &pack);
+    run.failure();
+    assert!(run.stderr.contains("refused the credentials"), "{}", run.stderr);
+    assert!(!run.stderr.contains("wrong-pw"), "{}", run.stderr);
+    docker("s3cret-pw");
+    t.run(".", &pack).success();
+    t.canonical_repo("r", "1.0.0");
+    t.run("r", &["lock", "--registry", &oci]).success();
+    let run = t.run("r", &["install", "--json"]);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+    assert!(!run.stderr.contains("s3cret-pw"));
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(!lock.contains("alice") && !lock.contains("s3cret"), "{lock}");
 }
