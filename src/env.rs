@@ -12,6 +12,7 @@
 //! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
 //! | `A2C_HTTP_LOW_SPEED` | bytes per second a transfer must average over the window below (default 1024; 0 = off) |
 //! | `A2C_HTTP_LOW_SPEED_TIME` | seconds of that window (default 60) |
+//! | `A2C_OCI_PLAIN_HTTP` | comma-separated hosts (or `*`) that `oci://` reaches over plain HTTP although they are not loopback |
 //! | `DOCKER_CONFIG` | the directory of docker's `config.json`, whose `auths` credentials OCI registries get (default `~/.docker`) |
 //! | `A2C_MIRRORS` | comma-separated registries tried for a locked bundle after the configured ones |
 //! | `A2C_MAX_DOCUMENT_BYTES` | the largest index or other document read into memory over HTTP (default 67108864, 64 MiB) |
@@ -88,6 +89,20 @@ pub fn cache_dir() -> Option<PathBuf> {
         return Some(xdg.join("a2c"));
     }
     var("HOME").map(|home| PathBuf::from(home).join(".cache").join("a2c"))
+}
+
+/// `A2C_OCI_PLAIN_HTTP`: comma-separated `host` or `host:port` entries (or `*`) that `oci://`
+/// reaches over plain HTTP although they are not loopback.
+pub fn oci_plain_http() -> Vec<String> {
+    string("A2C_OCI_PLAIN_HTTP")
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.

@@ -5,7 +5,8 @@
 //! sha256, so a lock is the same whichever transport served it.
 //!
 //! `oci://` speaks HTTPS, except to loopback hosts, where it speaks plain HTTP (as docker does
-//! for registries on localhost).
+//! for registries on localhost), and to hosts listed in `A2C_OCI_PLAIN_HTTP` (the explicit
+//! opt-in, like `oras --plain-http`).
 
 use reqwest::Method;
 use serde_json::json;
@@ -77,7 +78,15 @@ impl OciRef {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let loopback =
             bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        let scheme = if loopback { "http" } else { "https" };
+        let plain = crate::env::oci_plain_http().iter().any(|h| {
+            h == "*"
+                || h.eq_ignore_ascii_case(bare)
+                || h.eq_ignore_ascii_case(&format!(
+                    "{bare}{}",
+                    url.port().map(|p| format!(":{p}")).unwrap_or_default()
+                ))
+        });
+        let scheme = if loopback || plain { "http" } else { "https" };
         let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
         let api = Url::parse(&format!("{scheme}://{host}{port}/")).map_err(|e| e.to_string())?;
         Ok(Self { api, repo })
@@ -277,4 +286,23 @@ pub fn push(
         return Err(reply.error(&url).into());
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_except_loopback() {
+        let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap()).unwrap();
+        assert_eq!(
+            p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
+            "http://127.0.0.1:5000/"
+        );
+        assert_eq!(p("oci://localhost/esys/a2c").api.as_str(), "http://localhost/");
+        assert_eq!(p("oci://ghcr.io/esys/a2c").api.as_str(), "https://ghcr.io/");
+        assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
+        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap()).is_err());
+        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap()).is_err());
+    }
 }
