@@ -45,9 +45,14 @@ pub const A2C_MIRRORS: &str = "A2C_MIRRORS";
 
 /// `A2C_MIRRORS`, split on commas.
 pub fn mirrors() -> Vec<String> {
-    string(A2C_MIRRORS)
+    list(A2C_MIRRORS, &[','])
+}
+
+/// A variable holding a list, split on `separators`, entries trimmed, empty ones dropped.
+fn list(name: &str, separators: &[char]) -> Vec<String> {
+    string(name)
         .map(|v| {
-            v.split(',')
+            v.split(separators)
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
@@ -94,15 +99,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 /// `A2C_OCI_PLAIN_HTTP`: comma-separated `host` or `host:port` entries (or `*`) that `oci://`
 /// reaches over plain HTTP although they are not loopback.
 pub fn oci_plain_http() -> Vec<String> {
-    string("A2C_OCI_PLAIN_HTTP")
-        .map(|v| {
-            v.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    list("A2C_OCI_PLAIN_HTTP", &[','])
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
@@ -155,15 +152,7 @@ pub fn registry_token() -> Option<String> {
 
 /// Hosts the user binds `A2C_REGISTRY_TOKEN` to, beside the registry they name.
 pub fn token_hosts() -> Vec<String> {
-    string(A2C_TOKEN_HOSTS)
-        .map(|v| {
-            v.split([',', ' '])
-                .map(str::trim)
-                .filter(|h| !h.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    list(A2C_TOKEN_HOSTS, &[',', ' '])
 }
 
 /// `true` when `A2C_CACHE_DIR` chose the cache directory.

@@ -123,7 +123,12 @@ fn write(path: &Path, file: &File) -> Result<(), HttpError> {
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(HttpError::Io)?;
+            .map_err(|e| {
+                HttpError::Io(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot create `{}`: {e}", dir.display()),
+                ))
+            })?;
     }
     crate::util::contain::refuse_link(dir).map_err(HttpError::Io)?;
     let text = format!(

@@ -54,6 +54,11 @@ pub struct OciRef {
 impl OciRef {
     /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored).
     pub fn parse(url: &Url) -> Result<Self, String> {
+        Self::parse_with(url, &crate::env::oci_plain_http())
+    }
+
+    /// [`OciRef::parse`] with the hosts opted in to plain HTTP (`A2C_OCI_PLAIN_HTTP`).
+    pub fn parse_with(url: &Url, plain_hosts: &[String]) -> Result<Self, String> {
         let host = url.host_str().ok_or("it names no host")?;
         let repo = url
             .path()
@@ -78,7 +83,7 @@ impl OciRef {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let loopback =
             bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        let plain = crate::env::oci_plain_http().iter().any(|h| {
+        let plain = plain_hosts.iter().any(|h| {
             h == "*"
                 || h.eq_ignore_ascii_case(bare)
                 || h.eq_ignore_ascii_case(&format!(
@@ -304,5 +309,19 @@ mod tests {
         assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
         assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap()).is_err());
         assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap()).is_err());
+        // The explicit opt-in: by host, by host:port, or `*`.
+        let with = |s: &str, plain: &[&str]| {
+            let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
+            OciRef::parse_with(&Url::parse(s).unwrap(), &plain)
+                .unwrap()
+                .api
+                .scheme()
+                .to_string()
+        };
+        assert_eq!(with("oci://reg.lan/a2c", &["reg.lan"]), "http");
+        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5000"]), "http");
+        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5001"]), "https");
+        assert_eq!(with("oci://other.lan/a2c", &["reg.lan"]), "https");
+        assert_eq!(with("oci://other.lan/a2c", &["*"]), "http");
     }
 }

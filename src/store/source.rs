@@ -100,7 +100,11 @@ pub(super) fn candidates(
             match alt {
                 BundleLocation::File(path) => {
                     looked.push(format!("`{}`", path.display()));
-                    out.push(Candidate::file(path.clone(), Source::Registry, true, false));
+                    // A mirror a committed marker names may lie outside every registry the
+                    // user configured: its file's digest and size are not shown then.
+                    let mut c = Candidate::file(path.clone(), Source::Registry, true, false);
+                    c.reveal = reveals(options, &c.path);
+                    out.push(c);
                 }
                 BundleLocation::Http(url) => {
                     looked.push(format!("`{url}`"));

@@ -234,7 +234,7 @@ pub fn adopt(repo: &Path, record: &AdoptionRecord) -> Result<PathBuf, super::Wor
     // Any legacy tool state means this repository was adopted before: a second root would
     // split its state. Moving it is `migrate version`'s job.
     let legacy = repo.join(LEGACY_ROOT);
-    if crate::util::contain::is_real_dir(&legacy) && std::fs::read_dir(&legacy)?.next().is_some() {
+    if crate::util::contain::is_real_dir(&legacy) && fs_err::read_dir(&legacy)?.next().is_some() {
         return Err(super::WorkspaceError::LegacyState { path: legacy });
     }
     let path = crate::util::contain::create_dirs(repo, CANONICAL_ROOT, 0o755)?.join(ADOPTION_FILE);

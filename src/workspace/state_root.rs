@@ -56,7 +56,7 @@ fn root_state(repo: &Path, root: &str) -> std::io::Result<RootState> {
         });
     }
     let mut state_files = false;
-    for entry in std::fs::read_dir(&dir)? {
+    for entry in fs_err::read_dir(&dir)? {
         let name = entry?.file_name();
         if !A2C_OWNED.iter().any(|n| name == *n) {
             state_files = true;

@@ -128,3 +128,37 @@ fn the_demo_installs_online_from_its_own_registry() {
     let doc = run.json();
     assert_eq!(doc["installed"].as_array().unwrap().len(), 3, "{doc}");
 }
+
+/// A mirror that a committed marker names may be a path outside every registry the user
+/// configured: when its file is not the bundle, the error never shows that file's digest.
+#[test]
+fn a_marker_mirror_outside_the_registries_reveals_nothing_about_its_files() {
+    let t = TestContext::new();
+    t.superbuild(
+        "w",
+        "members: [\"p/*\"]\nregistry: ../reg\nmirrors: [\"../elsewhere\"]\n",
+    );
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run("w", &["lock"]).success();
+    let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    t.write("elsewhere/index/esys/a2c.json", &index);
+    let len = fs_err::metadata(t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap().len() as usize;
+    let other = "y".repeat(len);
+    t.write("elsewhere/bundles/a2c-1.0.0.tar.gz", &other);
+    let other_sha = crate::bundles::sha256_hex(other.as_bytes());
+    fs_err::remove_file(t.path("reg/bundles/a2c-1.0.0.tar.gz")).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("no place served version 1.0.0"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("elsewhere/bundles/a2c-1.0.0.tar.gz"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains(&other_sha),
+        "the mirror file's digest leaked: {}",
+        run.stderr
+    );
+}

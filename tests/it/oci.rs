@@ -102,33 +102,20 @@ fn push_lock_and_install_through_a_real_oci_registry() {
     let Some(reg) = registry(&t) else { return };
     let oci = reg.url("esys/a2c");
     t.method_tree("trees/1.0.0", "1.0.0");
+    let push = [
+        "pack",
+        "trees/1.0.0",
+        "--version",
+        "1.0.0",
+        "--registry",
+        &oci,
+        "--json",
+    ];
     // Push, and the same bytes again (a no-op); the same tree into a file registry for the digest.
-    let run = t.run(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            &oci,
-            "--json",
-        ],
-    );
+    let run = t.run(".", &push);
     let pushed = run.json();
     assert_eq!(pushed["changed"], true);
-    let run = t.run(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            &oci,
-            "--json",
-        ],
-    );
+    let run = t.run(".", &push);
     assert_eq!(run.json()["changed"], false);
     t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
     let index: serde_json::Value =

@@ -47,21 +47,7 @@ fn workspace(t: &TestContext, registry: &str, keys: &[&str]) {
 fn a_pinned_key_must_have_signed_the_index_before_anything_in_it_is_trusted() {
     let t = TestContext::new();
     let public = key(&t, "keys/a2c.key");
-    t.method_tree("trees/1.0.0", "1.0.0");
-    let run = t.run(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            "reg",
-            "--sign",
-            "keys/a2c.key",
-        ],
-    );
-    run.success();
+    pack_signed(&t, "1.0.0");
     assert!(t.path("reg/index/esys/a2c.json.minisig").is_file());
     {
         use std::os::unix::fs::PermissionsExt;
@@ -163,23 +149,9 @@ fn keys_and_signatures_interoperate_with_the_minisign_cli() {
         return;
     }
     let t = TestContext::new();
-    t.method_tree("trees/1.0.0", "1.0.0");
     // a2c signs; `minisign -V` verifies with a2c's public key.
     let public = key(&t, "keys/a2c.key");
-    t.run(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            "reg",
-            "--sign",
-            "keys/a2c.key",
-        ],
-    )
-    .success();
+    pack_signed(&t, "1.0.0");
     let out = Command::new("minisign")
         .args(["-V", "-m"])
         .arg(t.path("reg/index/esys/a2c.json"))
