@@ -261,10 +261,11 @@ pub fn read_index(
         }
         .into());
     }
-    let recorded = lock_path(ctx)
-        .ok()
-        .and_then(|p| crate::lock::Lockfile::read(&p).ok().flatten())
-        .and_then(|l| l.index_serial);
+    // Fail closed: a lock that cannot be read cannot vouch that this index is not older.
+    let recorded = match lock_path(ctx).ok() {
+        Some(path) => crate::lock::Lockfile::read(&path)?.and_then(|l| l.index_serial),
+        None => None,
+    };
     if let Some(recorded) = recorded
         && index.serial.is_none_or(|s| s < recorded)
     {
