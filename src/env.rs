@@ -19,6 +19,7 @@
 //! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
 //! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
 //! | `A2C_REGISTRY_TOKEN` | a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS` |
+//! | `A2C_REGISTRY_AUTH` | `user:password` (or `user:token`), sent as basic credentials — and, for an OCI registry, to its token endpoint — only to the hosts that may receive `A2C_REGISTRY_TOKEN` |
 //! | `A2C_TOKEN_HOSTS` | comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login |
 //! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
@@ -63,6 +64,7 @@ fn list(name: &str, separators: &[char]) -> Vec<String> {
 pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
+pub const A2C_REGISTRY_AUTH: &str = "A2C_REGISTRY_AUTH";
 pub const NETRC: &str = "NETRC";
 pub const A2C_TOKEN_HOSTS: &str = "A2C_TOKEN_HOSTS";
 pub const A2C_MAX_BUNDLE_BYTES: &str = "A2C_MAX_BUNDLE_BYTES";
@@ -98,8 +100,20 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// `A2C_OCI_PLAIN_HTTP`: comma-separated `host` or `host:port` entries (or `*`) that `oci://`
 /// reaches over plain HTTP although they are not loopback.
+/// `--plain-http` adds `*` for the whole run.
 pub fn oci_plain_http() -> Vec<String> {
-    list("A2C_OCI_PLAIN_HTTP", &[','])
+    let mut hosts = list("A2C_OCI_PLAIN_HTTP", &[',']);
+    if PLAIN_HTTP.get().copied().unwrap_or(false) {
+        hosts.push("*".into());
+    }
+    hosts
+}
+
+static PLAIN_HTTP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// `--plain-http`: every `oci://` registry of this run is reached over plain HTTP.
+pub fn set_oci_plain_http() {
+    let _ = PLAIN_HTTP.set(true);
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
@@ -148,6 +162,17 @@ pub fn ca_bundles() -> Vec<(&'static str, PathBuf)> {
 /// The bearer token for the registry's host.
 pub fn registry_token() -> Option<String> {
     string(A2C_REGISTRY_TOKEN)
+}
+
+/// `A2C_REGISTRY_AUTH`: `user:password`, split at the first colon; `Err` when it has none.
+pub fn registry_auth() -> Result<Option<(String, String)>, String> {
+    match string(A2C_REGISTRY_AUTH) {
+        None => Ok(None),
+        Some(v) => v
+            .split_once(':')
+            .map(|(u, p)| Some((u.to_string(), p.to_string())))
+            .ok_or_else(|| format!("{A2C_REGISTRY_AUTH} must be `user:password` (its value is not shown)")),
+    }
 }
 
 /// Hosts the user binds `A2C_REGISTRY_TOKEN` to, beside the registry they name.

@@ -58,6 +58,10 @@ pub struct GlobalArgs {
     /// When to colour output on stderr (NO_COLOR is respected)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Reach OCI registries (oci://) over plain HTTP, as `oras --plain-http` does (loopback
+    /// registries always are; credentials never travel in clear text to any other host)
+    #[arg(long, global = true)]
+    pub plain_http: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -125,6 +129,9 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
+    if cli.global.plain_http {
+        crate::env::set_oci_plain_http();
+    }
     match &cli.command {
         Command::Workspace(cmd) => workspace::run(cmd, &cli.global, printer),
         Command::Resolve(args) => resolve::run(args, &cli.global, printer),

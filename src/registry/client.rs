@@ -43,6 +43,8 @@ pub enum HttpError {
         reason: String,
         proxy: Option<String>,
     },
+    #[error("`{host}` answered in plain HTTP where a2c spoke HTTPS, for `{url}`")]
+    NotTls { url: String, host: String },
     #[error("TLS failure talking to `{host}` for `{url}`: {reason}")]
     Tls { url: String, host: String, reason: String },
     #[error("`{url}` stalled: nothing arrived for {seconds} s")]
@@ -79,6 +81,8 @@ pub enum HttpError {
     },
     #[error("`{url}` is not an HTTP(S) URL")]
     NotHttp { url: String },
+    #[error("cannot get a token for `{url}`: {reason}")]
+    Token { url: String, reason: String },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -96,6 +100,10 @@ impl HttpError {
                 )
             }
             Self::Connect { .. } => "is the registry server up? Offline, use `a2c install --offline --from DIR`".into(),
+            Self::NotTls { .. } => format!(
+                "the server does not speak HTTPS: for an OCI registry you trust on this network, pass --plain-http or list its host in {} (credentials are never sent in clear text)",
+                "A2C_OCI_PLAIN_HTTP"
+            ),
             Self::Tls { .. } => format!(
                 "if the registry uses a private CA, point {} (or SSL_CERT_FILE) at a PEM file holding it",
                 crate::env::A2C_CA_BUNDLE
@@ -109,6 +117,16 @@ impl HttpError {
             Self::DocumentTooBig { .. } => format!(
                 "a registry index is a few KiB to MiB: check the URL; if this one really is that large, raise {}",
                 crate::env::A2C_MAX_DOCUMENT_BYTES
+            ),
+            // The distribution API lives under `/v2/`: an OCI registry's credentials are docker's.
+            Self::Status {
+                status: 401,
+                authorized: false,
+                url,
+            } if url.contains("/v2/") => format!(
+                "the registry wants credentials: run `docker login HOST` (a2c reads docker's config.json, or DOCKER_CONFIG), or set {}=user:password and name the registry with --registry or {}",
+                crate::env::A2C_REGISTRY_AUTH,
+                crate::env::A2C_REGISTRY
             ),
             Self::Status {
                 status: 401,
@@ -146,6 +164,9 @@ impl HttpError {
                 "the registry changed a published bundle, or the download was tampered with; nothing was installed"
                     .into()
             }
+            Self::Token { .. } => {
+                "the registry's token service misbehaves: try again later, or tell the registry's owner".into()
+            }
             Self::NotHttp { .. } | Self::Io(_) => return None,
         })
     }
@@ -156,11 +177,13 @@ impl HttpError {
 struct Auth {
     /// `a2c login` tokens, by `host[:port]` (see [`super::credentials::host_entry`]).
     logins: Vec<(String, String)>,
-    /// docker's `config.json` `auths` (`auth`: base64 `user:password`), by `host[:port]`: the
-    /// user's own binding of credentials to registry hosts (OCI registries).
-    docker: Vec<(String, String, String)>,
+    /// docker's `config.json` `auths`, by `host[:port]`: the user's own binding of credentials
+    /// to registry hosts (OCI registries).
+    docker: Vec<(String, DockerCredential)>,
     /// The `A2C_REGISTRY_TOKEN` bearer token and the hosts it is bound to.
     token: Option<(Vec<HostKey>, String)>,
+    /// `A2C_REGISTRY_AUTH` (`user`, `password`), bound to the same hosts as the token.
+    basic: Option<(Vec<HostKey>, String, String)>,
     /// netrc `machine` entries: each bound by the user to its host.
     netrc: HashMap<String, (String, String)>,
     /// The netrc `default` entry: only for the hosts the user named (`bound`).
@@ -175,10 +198,20 @@ impl fmt::Debug for Auth {
     }
 }
 
+/// One credential from docker's `config.json`.
+#[derive(Clone)]
+enum DockerCredential {
+    /// `auth`: base64 `user:password`.
+    Basic(String, String),
+    /// `identitytoken`: an OAuth2 refresh token for the registry's token endpoint.
+    Identity(String),
+}
+
 /// docker's credentials: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`, its
-/// `auths` entries that carry `auth` (base64 `user:password`), keyed by `host[:port]`. A file
-/// that is absent or does not parse gives nothing (its content is never shown).
-fn docker_auths() -> Vec<(String, String, String)> {
+/// `auths` entries that carry `identitytoken` or `auth` (base64 `user:password`), keyed by
+/// `host[:port]`. A file that is absent or does not parse gives nothing (its content is never
+/// shown).
+fn docker_auths() -> Vec<(String, DockerCredential)> {
     use base64::Engine;
     let Some(path) = crate::env::docker_config() else {
         return Vec::new();
@@ -191,15 +224,20 @@ fn docker_auths() -> Vec<(String, String, String)> {
     };
     let mut out = Vec::new();
     for (key, value) in doc["auths"].as_object().into_iter().flatten() {
-        let Some(auth) = value["auth"].as_str() else { continue };
-        let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(auth) else {
-            continue;
-        };
-        let Some((user, password)) = String::from_utf8_lossy(&decoded)
-            .split_once(':')
-            .map(|(u, p)| (u.to_string(), p.to_string()))
-        else {
-            continue;
+        let credential = if let Some(token) = value["identitytoken"].as_str().filter(|t| !t.is_empty()) {
+            DockerCredential::Identity(token.to_string())
+        } else {
+            let Some(auth) = value["auth"].as_str() else { continue };
+            let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(auth) else {
+                continue;
+            };
+            let Some((user, password)) = String::from_utf8_lossy(&decoded)
+                .split_once(':')
+                .map(|(u, p)| (u.to_string(), p.to_string()))
+            else {
+                continue;
+            };
+            DockerCredential::Basic(user, password)
         };
         // Keys may be `host`, `host:port` or a URL (`https://host/v1/`).
         let host = key
@@ -210,7 +248,7 @@ fn docker_auths() -> Vec<(String, String, String)> {
             .next()
             .unwrap_or_default()
             .to_ascii_lowercase();
-        out.push((host, user, password));
+        out.push((host, credential));
     }
     out
 }
@@ -257,6 +295,9 @@ impl Auth {
             hosts.push((key.0, explicit_port.then_some(key.1).flatten()));
         }
         let token = crate::env::registry_token().map(|t| (hosts.clone(), t));
+        let basic = crate::env::registry_auth()
+            .map_err(HttpError::Config)?
+            .map(|(u, p)| (hosts.clone(), u, p));
         let mut netrc = HashMap::new();
         let mut netrc_default = None;
         if let Some(path) = crate::env::netrc_path().filter(|p| p.is_file()) {
@@ -279,6 +320,7 @@ impl Auth {
             docker: docker_auths(),
             logins: super::credentials::load()?,
             token,
+            basic,
             netrc,
             netrc_default,
             bound: hosts,
@@ -296,15 +338,12 @@ impl Auth {
 
     /// Adds the credential bound to `url`'s host, if any; `true` when one was added.
     fn apply_and_tell(&self, request: reqwest::RequestBuilder, url: &Url) -> (reqwest::RequestBuilder, bool) {
-        if url.scheme() != "https" && !is_loopback(url) {
+        if !may_carry_credentials(url) {
             return (request, false); // credentials never travel in clear text
         }
         let entry = super::credentials::host_entry(url);
         if let Some((_, token)) = self.logins.iter().find(|(h, _)| *h == entry) {
             return (request.bearer_auth(token), true);
-        }
-        if let Some((_, user, password)) = self.docker.iter().find(|(h, _, _)| *h == entry) {
-            return (request.basic_auth(user, Some(password)), true);
         }
         let key = host_key(url);
         if let Some((hosts, token)) = &self.token
@@ -312,16 +351,113 @@ impl Auth {
         {
             return (request.bearer_auth(token), true);
         }
+        match self.basic_for(url) {
+            Some((login, password)) => (request.basic_auth(login, Some(password)), true),
+            None => (request, false),
+        }
+    }
+
+    /// The user name and password bound to `url`'s host: docker's `auth`, `A2C_REGISTRY_AUTH`
+    /// (bound hosts), a netrc `machine`, the netrc `default` (bound hosts).
+    fn basic_for(&self, url: &Url) -> Option<(&str, &str)> {
+        let entry = super::credentials::host_entry(url);
+        let key = host_key(url);
+        let docker = self.docker.iter().find_map(|(h, c)| match c {
+            DockerCredential::Basic(u, p) if *h == entry => Some((u.as_str(), p.as_str())),
+            _ => None,
+        });
+        let env = self
+            .basic
+            .as_ref()
+            .filter(|(hosts, _, _)| Self::is_bound(hosts, &key))
+            .map(|(_, u, p)| (u.as_str(), p.as_str()));
         let own = self.netrc.get(&key.0);
         let default = self
             .netrc_default
             .as_ref()
             .filter(|_| Self::is_bound(&self.bound, &key));
-        match own.or(default) {
-            Some((login, password)) => (request.basic_auth(login, Some(password)), true),
-            None => (request, false),
-        }
+        docker
+            .or(env)
+            .or(own.or(default).map(|(u, p)| (u.as_str(), p.as_str())))
     }
+
+    /// docker's `identitytoken` for `url`'s host, if any.
+    fn identity_for(&self, url: &Url) -> Option<&str> {
+        let entry = super::credentials::host_entry(url);
+        self.docker.iter().find_map(|(h, c)| match c {
+            DockerCredential::Identity(t) if *h == entry => Some(t.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// Credentials go over HTTPS, or to loopback; never in clear text across a network.
+fn may_carry_credentials(url: &Url) -> bool {
+    url.scheme() == "https" || is_loopback(url)
+}
+
+/// A `WWW-Authenticate: Bearer realm=…,service=…,scope=…` challenge: the registry's token
+/// endpoint (the distribution token protocol, as docker and oras follow it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Challenge {
+    realm: String,
+    service: Option<String>,
+    scope: Option<String>,
+}
+
+/// The Bearer challenge among `headers`' `WWW-Authenticate` values, if any.
+fn bearer_challenge(headers: &reqwest::header::HeaderMap) -> Option<Challenge> {
+    headers
+        .get_all(reqwest::header::WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(parse_challenge)
+}
+
+/// Parses `Bearer k="v", k2=v2`: quoted values may hold commas and `\`-escapes.
+fn parse_challenge(value: &str) -> Option<Challenge> {
+    let value = value.trim_start();
+    let (scheme, mut rest) = value.split_at(value.find(char::is_whitespace)?);
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let mut params = HashMap::new();
+    loop {
+        rest = rest.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+        let Some(eq) = rest.find('=') else { break };
+        let key = rest[..eq].trim().to_ascii_lowercase();
+        rest = &rest[eq + 1..];
+        let mut val = String::new();
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, n)) = chars.next() {
+                            val.push(n);
+                        }
+                    }
+                    '"' => {
+                        end = i + 1;
+                        break;
+                    }
+                    c => val.push(c),
+                }
+            }
+            rest = &quoted[end.min(quoted.len())..];
+        } else {
+            let end = rest.find(',').unwrap_or(rest.len());
+            val = rest[..end].trim().to_string();
+            rest = &rest[end..];
+        }
+        params.insert(key, val);
+    }
+    Some(Challenge {
+        realm: params.remove("realm")?,
+        service: params.remove("service"),
+        scope: params.remove("scope"),
+    })
 }
 
 /// The answer to [`HttpClient::call`].
@@ -351,6 +487,9 @@ pub struct HttpClient {
     client: reqwest::Client,
     runtime: tokio::runtime::Runtime,
     auth: Auth,
+    /// Tokens from registries' token endpoints (Bearer challenges), by `host[:port]`, and
+    /// whether the user's credentials obtained them.
+    bearer: std::sync::Mutex<HashMap<String, (String, bool)>>,
     timeout: u64,
     retries: u64,
     low_speed: u64,
@@ -466,6 +605,7 @@ impl HttpClient {
             client,
             runtime,
             auth: Auth::load(bound)?,
+            bearer: std::sync::Mutex::new(HashMap::new()),
             timeout,
             retries,
             low_speed: number(crate::env::A2C_HTTP_LOW_SPEED, DEFAULT_LOW_SPEED)?,
@@ -519,15 +659,148 @@ impl HttpClient {
         Ok((body, final_url))
     }
 
-    async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
+    /// The credential for `url`: a token its registry's token endpoint gave, else the one the
+    /// user bound to its host; `true` when the user's credentials are in it.
+    fn authorize(&self, request: reqwest::RequestBuilder, url: &Url) -> (reqwest::RequestBuilder, bool) {
+        let entry = super::credentials::host_entry(url);
+        let token = self
+            .bearer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&entry)
+            .cloned();
+        match token {
+            // A token the user's credentials obtained travels as they do: never in clear text.
+            Some((token, with_credentials)) if !with_credentials || may_carry_credentials(url) => {
+                (request.bearer_auth(token), with_credentials)
+            }
+            _ => self.auth.apply_and_tell(request, url),
+        }
+    }
+
+    /// Sends one request; a `401` with a Bearer challenge is answered once: the token endpoint
+    /// the registry names is asked for a token (with the credentials the user bound to the
+    /// registry's host, if any) and the request is sent again with it.
+    async fn execute(
+        &self,
+        method: &reqwest::Method,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: Option<&[u8]>,
+    ) -> Result<(reqwest::Response, bool), Failure> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
         }
-        let (mut request, authorized) = self.auth.apply_and_tell(self.client.get(url.clone()), url);
-        if let Some(from) = range_from {
-            request = request.header(RANGE, format!("bytes={from}-"));
+        let mut challenged = false;
+        loop {
+            let (mut request, authorized) = self.authorize(self.client.request(method.clone(), url.clone()), url);
+            for (k, v) in headers {
+                request = request.header(*k, v);
+            }
+            if let Some(b) = body {
+                request = request.body(b.to_vec());
+            }
+            let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !challenged
+                && let Some(challenge) = bearer_challenge(response.headers())
+            {
+                challenged = true;
+                self.fetch_token(url, &challenge).await?;
+                continue;
+            }
+            return Ok((response, authorized));
         }
-        let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+    }
+
+    /// Asks the token endpoint of `challenge` for a token for `url`'s host, and keeps it. The
+    /// user's credentials for the registry's host go along (docker's `identitytoken` as an
+    /// OAuth2 refresh token, else a user name and password), never in clear text.
+    async fn fetch_token(&self, url: &Url, challenge: &Challenge) -> Result<(), Failure> {
+        let bad = |reason: String| {
+            Failure::fatal(HttpError::Token {
+                url: url.to_string(),
+                reason,
+            })
+        };
+        let realm = Url::parse(&challenge.realm)
+            .ok()
+            .filter(|r| matches!(r.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                bad(format!(
+                    "its token endpoint `{}` is not an HTTP(S) URL",
+                    challenge.realm
+                ))
+            })?;
+        let secure = may_carry_credentials(&realm) && may_carry_credentials(url);
+        let identity = self.auth.identity_for(url).filter(|_| secure);
+        let basic = self.auth.basic_for(url).filter(|_| secure);
+        let scopes: Vec<&str> = challenge
+            .scope
+            .as_deref()
+            .map(|s| s.split(' ').filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        let request = if let Some(refresh) = identity {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.append_pair("grant_type", "refresh_token")
+                .append_pair("refresh_token", refresh)
+                .append_pair("client_id", "a2c");
+            if let Some(service) = &challenge.service {
+                form.append_pair("service", service);
+            }
+            if !scopes.is_empty() {
+                form.append_pair("scope", &scopes.join(" "));
+            }
+            self.client
+                .post(realm.clone())
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(form.finish())
+        } else {
+            let mut query = realm.clone();
+            {
+                let mut pairs = query.query_pairs_mut();
+                if let Some(service) = &challenge.service {
+                    pairs.append_pair("service", service);
+                }
+                for scope in &scopes {
+                    pairs.append_pair("scope", scope);
+                }
+            }
+            let request = self.client.get(query);
+            match basic {
+                Some((user, password)) => request.basic_auth(user, Some(password)),
+                None => request,
+            }
+        };
+        let with_credentials = identity.is_some() || basic.is_some();
+        let response = request.send().await.map_err(|e| self.classify(&realm, &e))?;
+        if !response.status().is_success() {
+            return Err(Failure::fatal(HttpError::Status {
+                url: realm.to_string(),
+                status: response.status().as_u16(),
+                authorized: with_credentials,
+            }));
+        }
+        if response.content_length().is_some_and(|n| n > self.max_document) {
+            return Err(bad("its token endpoint sent an oversized answer".into()));
+        }
+        let body = response.bytes().await.map_err(|e| self.classify(&realm, &e))?;
+        let doc: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|_| bad("its token endpoint did not answer JSON".into()))?;
+        let token = ["token", "access_token"]
+            .iter()
+            .find_map(|k| doc[k].as_str().filter(|t| !t.is_empty()))
+            .ok_or_else(|| bad("its token endpoint gave no token".into()))?;
+        self.bearer.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            super::credentials::host_entry(url),
+            (token.to_string(), with_credentials),
+        );
+        Ok(())
+    }
+
+    async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
+        let range = range_from.map(|from| (RANGE.as_str(), format!("bytes={from}-")));
+        let (response, authorized) = self.execute(&reqwest::Method::GET, url, range.as_slice(), None).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -576,7 +849,15 @@ impl HttpClient {
                 .any(|w| lower.contains(w))
                 .then(|| short_reason(&chain))
         });
-        let (error, retry) = if let Some(reason) = tls {
+        let (error, retry) = if lower.contains("invalidcontenttype") {
+            (
+                HttpError::NotTls {
+                    url: url.to_string(),
+                    host,
+                },
+                false,
+            )
+        } else if let Some(reason) = tls {
             (
                 HttpError::Tls {
                     url: url.to_string(),
@@ -651,14 +932,10 @@ impl HttpClient {
         body: Option<Vec<u8>>,
     ) -> Result<Reply, HttpError> {
         self.runtime.block_on(async {
-            let (mut request, authorized) = self.auth.apply_and_tell(self.client.request(method, url.clone()), url);
-            for (k, v) in headers {
-                request = request.header(*k, v);
-            }
-            if let Some(b) = body {
-                request = request.body(b);
-            }
-            let response = request.send().await.map_err(|e| self.classify(url, &e).error)?;
+            let (response, authorized) = self
+                .execute(&method, url, headers, body.as_deref())
+                .await
+                .map_err(|f| f.error)?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let mut body = Vec::new();
@@ -1018,6 +1295,23 @@ mod tests {
             "loopback may be plain"
         );
         assert_eq!(format!("{auth:?}"), "Auth { .. }");
+    }
+
+    #[test]
+    fn bearer_challenges_parse_with_quoted_commas() {
+        let c = parse_challenge(
+            r#"Bearer realm="https://auth.example.org/token",service="registry.example.org",scope="repository:esys/a2c:pull,push""#,
+        )
+        .unwrap();
+        assert_eq!(c.realm, "https://auth.example.org/token");
+        assert_eq!(c.service.as_deref(), Some("registry.example.org"));
+        assert_eq!(c.scope.as_deref(), Some("repository:esys/a2c:pull,push"));
+        let c = parse_challenge(r#"bearer  realm=https://r/t , error="insufficient_scope", service="a\"b""#).unwrap();
+        assert_eq!(c.realm, "https://r/t");
+        assert_eq!(c.service.as_deref(), Some("a\"b"));
+        assert_eq!(c.scope, None);
+        assert_eq!(parse_challenge(r#"Basic realm="registry""#), None);
+        assert_eq!(parse_challenge("Bearer service=x"), None, "no realm");
     }
 
     #[test]

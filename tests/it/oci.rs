@@ -32,12 +32,18 @@ fn registry(t: &TestContext) -> Option<Registry> {
 
 /// [`registry`] with extra top-level configuration (such as an `auth:` section).
 fn registry_with(t: &TestContext, extra: &str) -> Option<Registry> {
+    registry_at(t, std::net::Ipv4Addr::LOCALHOST.into(), "", extra)
+}
+
+/// [`registry`] listening on `ip`, with extra `http:` settings (such as `tls:`) and extra
+/// top-level configuration.
+fn registry_at(t: &TestContext, ip: std::net::IpAddr, http_extra: &str, extra: &str) -> Option<Registry> {
     if Command::new("docker-registry").arg("--version").output().is_err() {
         require_program("docker-registry (apt-get install docker-registry)");
         return None;
     }
     for attempt in 0..5 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
+        let port = std::net::TcpListener::bind((ip, 0))
             .unwrap()
             .local_addr()
             .unwrap()
@@ -45,10 +51,11 @@ fn registry_with(t: &TestContext, extra: &str) -> Option<Registry> {
         let dir = t.path(&format!("oci-{attempt}"));
         fs_err::create_dir_all(dir.join("storage")).unwrap();
         let config = dir.join("config.yml");
+        let addr = std::net::SocketAddr::new(ip, port);
         fs_err::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n{extra}",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{http_extra}{extra}",
                 dir.join("storage").display()
             ),
         )
@@ -63,7 +70,7 @@ fn registry_with(t: &TestContext, extra: &str) -> Option<Registry> {
         let mut reg = Registry { child, port };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            if std::net::TcpStream::connect(addr).is_ok() {
                 return Some(reg);
             }
             if let Ok(Some(_)) = reg.child.try_wait() {
@@ -268,4 +275,306 @@ fn basic_auth_with_docker_config_credentials() {
     assert!(!run.stderr.contains("s3cret-pw"));
     let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
     assert!(!lock.contains("alice") && !lock.contains("s3cret"), "{lock}");
+}
+
+/// A minimal token endpoint for the registry's `auth: token:` mode: it signs JWTs (ES256, the
+/// certificate in `x5c`) with a key whose self-signed certificate the registry trusts. Anyone
+/// gets `pull`; `push` needs `alice:s3cret-pw` (basic) or the refresh token `refresh-4242`.
+struct TokenServer {
+    port: u16,
+    /// Each request: the method, whether it carried credentials that checked out, the scope.
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(String, bool, String)>>>,
+}
+
+impl TokenServer {
+    /// Starts the endpoint and writes the registry's `auth:` section's certificate to `cert`.
+    fn start(cert: &std::path::Path) -> Self {
+        use base64::Engine;
+        use std::io::{BufRead, BufReader, Read, Write};
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["a2c-token".to_string()]).unwrap();
+        params.distinguished_name.push(rcgen::DnType::CommonName, "a2c-token");
+        let certificate = params.self_signed(&key).unwrap();
+        fs_err::write(cert, certificate.pem()).unwrap();
+        let x5c = base64::engine::general_purpose::STANDARD.encode(certificate.der());
+        let rng = ring::rand::SystemRandom::new();
+        let signer = ring::signature::EcdsaKeyPair::from_pkcs8(
+            &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            &key.serialize_der(),
+            &rng,
+        )
+        .unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let mut parts = line.split_whitespace();
+                let method = parts.next().unwrap_or_default().to_string();
+                let target = parts.next().unwrap_or_default().to_string();
+                let (mut length, mut authorization) = (0usize, None);
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    if h.trim().is_empty() {
+                        break;
+                    }
+                    let (k, v) = h.split_once(':').unwrap();
+                    match k.to_ascii_lowercase().as_str() {
+                        "content-length" => length = v.trim().parse().unwrap(),
+                        "authorization" => authorization = Some(v.trim().to_string()),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let query = url::Url::parse(&format!("http://x{target}")).unwrap();
+                let form = String::from_utf8_lossy(&body).into_owned();
+                let pairs: Vec<(String, String)> = match method.as_str() {
+                    "POST" => url::form_urlencoded::parse(form.as_bytes()).into_owned().collect(),
+                    _ => query.query_pairs().into_owned().collect(),
+                };
+                let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+                let basic = format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode("alice:s3cret-pw")
+                );
+                let good = authorization.as_deref() == Some(basic.as_str())
+                    || get("refresh_token").as_deref() == Some("refresh-4242");
+                let presented = authorization.is_some() || get("refresh_token").is_some();
+                let scope = get("scope").unwrap_or_default();
+                log.lock().unwrap().push((method.clone(), good, scope.clone()));
+                let reply = if presented && !good {
+                    "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+                } else {
+                    let access: Vec<serde_json::Value> = scope
+                        .split(' ')
+                        .filter_map(|s| {
+                            let mut p = s.splitn(3, ':');
+                            let (kind, name, actions) = (p.next()?, p.next()?, p.next()?);
+                            let actions: Vec<&str> = actions.split(',').filter(|a| *a == "pull" || good).collect();
+                            Some(serde_json::json!({"type": kind, "name": name, "actions": actions}))
+                        })
+                        .collect();
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_secs();
+                    let header = serde_json::json!({"typ": "JWT", "alg": "ES256", "x5c": [x5c]});
+                    let claims = serde_json::json!({
+                        "iss": "a2c-test-issuer", "sub": "alice", "aud": "a2c-test",
+                        "exp": now + 300, "nbf": now - 10, "iat": now - 10, "jti": format!("{now}"),
+                        "access": access,
+                    });
+                    let input = format!("{}.{}", b64.encode(header.to_string()), b64.encode(claims.to_string()));
+                    let signature = signer.sign(&rng, input.as_bytes()).unwrap();
+                    let jwt = format!("{input}.{}", b64.encode(signature.as_ref()));
+                    let field = if method == "POST" { "access_token" } else { "token" };
+                    let doc = serde_json::json!({ field: jwt }).to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{doc}",
+                        doc.len()
+                    )
+                };
+                let _ = stream.write_all(reply.as_bytes());
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn seen(&self) -> Vec<(String, bool, String)> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// The bearer-token flow against the registry's token auth: anonymous pulls, pushes with
+/// `A2C_REGISTRY_AUTH` (basic at the token endpoint) or docker's `identitytoken` (an OAuth2
+/// refresh token), and no credential in any output, lock or installed file.
+#[test]
+fn token_auth_anonymous_pull_and_credentialed_push() {
+    let t = TestContext::new();
+    if Command::new("docker-registry").arg("--version").output().is_err() {
+        require_program("docker-registry (apt-get install docker-registry)");
+        return;
+    }
+    let tokens = TokenServer::start(&t.path("token.pem"));
+    let auth = format!(
+        "auth:\n  token:\n    realm: http://127.0.0.1:{}/token\n    service: a2c-test\n    issuer: a2c-test-issuer\n    rootcertbundle: {}\n",
+        tokens.port,
+        t.path("token.pem").display()
+    );
+    let Some(reg) = registry_with(&t, &auth) else { return };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.method_tree("trees/1.0.1", "1.0.1");
+    let run_pack = |v: &str, env: &[(&str, &str)]| {
+        let tree = format!("trees/{v}");
+        t.run_env(".", &["pack", &tree, "--version", v, "--registry", &oci], env)
+    };
+    // Anonymous: the endpoint grants pull only, so the push is refused, with a hint that
+    // names docker login and the CI variable.
+    let run = run_pack("1.0.0", &[]);
+    run.failure();
+    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("docker login") && run.stderr.contains("A2C_REGISTRY_AUTH"),
+        "{}",
+        run.stderr
+    );
+    // Wrong credentials are told apart.
+    let run = run_pack("1.0.0", &[("A2C_REGISTRY_AUTH", "alice:wrong-pw")]);
+    run.failure();
+    assert!(run.stderr.contains("refused the credentials"), "{}", run.stderr);
+    assert!(!run.stderr.contains("wrong-pw"), "{}", run.stderr);
+    // The CI variable: basic credentials at the token endpoint, bound by --registry.
+    let run = run_pack("1.0.0", &[("A2C_REGISTRY_AUTH", "alice:s3cret-pw")]);
+    run.success();
+    assert!(
+        tokens
+            .seen()
+            .iter()
+            .any(|(m, good, scope)| m == "GET" && *good && scope.contains("push")),
+        "{:?}",
+        tokens.seen()
+    );
+    // docker's identitytoken: an OAuth2 refresh-token grant (POST).
+    t.write(
+        "home/.docker/config.json",
+        &format!(
+            "{{\"auths\": {{\"127.0.0.1:{}\": {{\"auth\": \"\", \"identitytoken\": \"refresh-4242\"}}}}}}",
+            reg.port
+        ),
+    );
+    let run = run_pack("1.0.1", &[]);
+    run.success();
+    assert!(
+        tokens.seen().iter().any(|(m, good, _)| m == "POST" && *good),
+        "{:?}",
+        tokens.seen()
+    );
+    fs_err::remove_file(t.path("home/.docker/config.json")).unwrap();
+    // Anonymous lock and install: pull tokens, blobs by digest.
+    t.canonical_repo("r", "1.0.1");
+    let lock = t.run("r", &["lock", "--registry", &oci]);
+    lock.success();
+    let run = t.run("r", &["install", "--locked", "--json"]);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.1");
+    // No credential anywhere: outputs, the lock, the installed tree and its receipt.
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    for secret in ["s3cret-pw", "refresh-4242", "eyJ"] {
+        assert!(!lock.contains(secret), "{lock}");
+        assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+        let out = Command::new("grep")
+            .args(["-rl", secret])
+            .arg(t.path("r"))
+            .output()
+            .unwrap();
+        assert!(
+            out.stdout.is_empty(),
+            "{secret} in {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+/// The machine's host name and an IPv4 address it resolves to: a name that is not a loopback
+/// name, so that `oci://` speaks HTTPS to it although it is this machine.
+fn host_name() -> Option<(String, std::net::IpAddr)> {
+    let host = fs_err::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_ascii_lowercase();
+    let ip = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 0))
+        .ok()
+        .and_then(|mut a| a.find(|a| a.is_ipv4()))
+        .map(|a| a.ip());
+    match ip.filter(|_| host != "localhost") {
+        Some(ip) => Some((host, ip)),
+        None => {
+            require_program(&format!(
+                "a resolvable host name (`{host}` does not resolve: add it to /etc/hosts)"
+            ));
+            None
+        }
+    }
+}
+
+/// A registry that is not loopback by name speaks HTTPS unless the user opts in to plain
+/// HTTP: `--plain-http` for the run, or `A2C_OCI_PLAIN_HTTP` for named hosts.
+#[test]
+fn plain_http_to_a_non_loopback_name_needs_an_opt_in() {
+    let t = TestContext::new();
+    let Some((host, ip)) = host_name() else { return };
+    let Some(reg) = registry_at(&t, ip, "", "") else { return };
+    let oci = format!("oci://{host}:{}/esys/a2c", reg.port);
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci];
+    let run = t.run_env(".", &pack, &[("A2C_HTTP_RETRIES", "0")]);
+    run.failure();
+    assert!(run.stderr.contains(&format!("https://{host}:")), "{}", run.stderr);
+    assert!(run.stderr.contains("answered in plain HTTP"), "{}", run.stderr);
+    assert!(run.stderr.contains("--plain-http"), "{}", run.stderr);
+    let mut with_flag = pack.to_vec();
+    with_flag.push("--plain-http");
+    t.run(".", &with_flag).success();
+    t.canonical_repo("r", "1.0.0");
+    let named = format!("{host}:{}", reg.port);
+    let run = t.run_env("r", &["lock", "--registry", &oci], &[("A2C_OCI_PLAIN_HTTP", &named)]);
+    run.success();
+    let run = t.run_env("r", &["install", "--json"], &[("A2C_OCI_PLAIN_HTTP", &named)]);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+}
+
+/// TLS with a private CA: the registry serves HTTPS under the machine's host name (not a
+/// loopback name, so `oci://` speaks HTTPS to it); a2c trusts it only through `A2C_CA_BUNDLE`.
+#[test]
+fn tls_registry_with_a_test_ca() {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let t = TestContext::new();
+    let Some((host, ip)) = host_name() else { return };
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec![host.clone()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    t.write("tls/ca.pem", &ca.pem());
+    t.write("tls/cert.pem", &cert.pem());
+    t.write("tls/key.pem", &key.serialize_pem());
+    let tls = format!(
+        "  tls:\n    certificate: {}\n    key: {}\n",
+        t.path("tls/cert.pem").display(),
+        t.path("tls/key.pem").display()
+    );
+    let Some(reg) = registry_at(&t, ip, &tls, "") else {
+        return;
+    };
+    let oci = format!("oci://{host}:{}/esys/a2c", reg.port);
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci];
+    // Without the CA: a TLS error that says how to trust a private CA.
+    let run = t.run_env(".", &pack, &[("A2C_HTTP_RETRIES", "0")]);
+    run.failure();
+    assert!(run.stderr.contains("TLS failure"), "{}", run.stderr);
+    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+    let ca = t.path("tls/ca.pem").display().to_string();
+    let with_ca = [("A2C_CA_BUNDLE", ca.as_str())];
+    t.run_env(".", &pack, &with_ca).success();
+    t.canonical_repo("r", "1.0.0");
+    t.run_env("r", &["lock", "--registry", &oci], &with_ca).success();
+    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains(&format!("source = \"{oci}@sha256:")), "{lock}");
+    let run = t.run_env("r", &["install", "--locked", "--json"], &with_ca);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
 }
