@@ -24,8 +24,9 @@ pub struct GenerateArgs {
 
 #[derive(Debug, Args)]
 pub struct SignArgs {
-    /// The file registry whose index to sign (a path or file:// URL)
-    #[arg(long, value_name = "DIR")]
+    /// The registry whose index to sign: a file registry (a path or file:// URL) or an OCI
+    /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact)
+    #[arg(long, value_name = "DIR|oci://…")]
     pub registry: String,
     /// The secret key (from `a2c key generate`)
     #[arg(long, value_name = "KEYFILE")]
@@ -77,10 +78,21 @@ pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::
         RegistryLocation::Http(url) => {
             anyhow::bail!("`a2c sign` signs a file registry, not `{url}`; sign the registry directory, then upload it")
         }
-        RegistryLocation::Oci(oci) => anyhow::bail!(
-            "`a2c sign` signs a file registry; `{}` is an OCI registry (not supported there yet)",
-            oci.display()
-        ),
+        RegistryLocation::Oci(oci) => {
+            let http = crate::registry::client::LazyClient::new(vec![oci.api.clone()]).get()?;
+            let index = crate::registry::oci::sign(&http, &oci, &cwd.join(&args.key), args.expires_in)?;
+            let at = format!("{}:{}", oci.display(), crate::registry::oci::INDEX_TAG);
+            if printer.json {
+                printer.json_doc(&json!({ "signature": at, "serial": index.serial, "versions": index.versions.len() }));
+            } else {
+                printer.status(format!(
+                    "signed the index of {} versions (serial {}): `{at}`",
+                    index.versions.len(),
+                    index.serial.unwrap_or(0)
+                ));
+            }
+            return Ok(Outcome::Success);
+        }
     };
     let path = crate::registry::publish::sign_index(&registry, &cwd.join(&args.key), args.expires_in)?;
     if printer.json {

@@ -18,13 +18,15 @@ pub struct PackArgs {
     /// The version to publish; the tree's manifest must declare it
     #[arg(long, value_name = "V")]
     pub version: MethodVersion,
-    /// The file registry to add the bundle to (a path or file:// URL; created if missing)
-    #[arg(long, value_name = "DIR")]
+    /// The registry: a file registry to add the bundle to (a path or file:// URL; created if
+    /// missing), or an OCI registry to push it to (oci://HOST/NAMESPACE/REPO)
+    #[arg(long, value_name = "DIR|oci://…")]
     pub registry: String,
     /// The bundle format
     #[arg(long, default_value = "tar.gz", value_parser = ["tar.gz", "zip"])]
     pub format: String,
-    /// Sign the index with this secret key (from `a2c key generate`) after publishing
+    /// Sign the index with this secret key (from `a2c key generate`) after publishing (for
+    /// an OCI registry: push the signed `a2c-index` artifact)
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<PathBuf>,
 }
@@ -85,9 +87,6 @@ fn push_oci(
     oci: &crate::registry::oci::OciRef,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
-    if args.sign.is_some() {
-        anyhow::bail!("`--sign` works with file registries; OCI registries do not carry signed indexes yet");
-    }
     let tree = cwd.join(&args.dir);
     let manifest = crate::method::MethodManifest::read_tree(&tree)?;
     if manifest.version != args.version {
@@ -114,6 +113,18 @@ fn push_oci(
         &packed.tree,
         manifest.min_a2c.as_ref(),
     )?;
+    match &args.sign {
+        Some(key) => {
+            crate::registry::oci::sign(&http, oci, &cwd.join(key), None)?;
+        }
+        None if pushed && crate::registry::oci::is_signed(&http, oci)? => printer.warn(format!(
+            "the index of `{}` is signed and does not list {} yet: sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key do not see it",
+            oci.display(),
+            args.version,
+            oci.display()
+        )),
+        None => {}
+    }
     if printer.json {
         printer.json_doc(&json!({
             "version": args.version, "registry": oci.display(), "sha256": packed.sha256,

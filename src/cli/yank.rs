@@ -12,8 +12,9 @@ pub struct YankArgs {
     /// The version to yank (one exact version)
     #[arg(value_name = "V")]
     pub version: MethodVersion,
-    /// The file registry (a path or file:// URL)
-    #[arg(long, value_name = "DIR")]
+    /// The registry: a file registry (a path or file:// URL) or an OCI registry
+    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact)
+    #[arg(long, value_name = "DIR|oci://…")]
     pub registry: String,
     /// Bring a yanked version back
     #[arg(long)]
@@ -30,10 +31,20 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     };
     let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
         RegistryLocation::Dir(dir) => dir,
-        RegistryLocation::Oci(oci) => anyhow::bail!(
-            "`a2c yank` works on a file registry; `{}` is an OCI registry (not supported there yet)",
-            oci.display()
-        ),
+        RegistryLocation::Oci(oci) => {
+            let http = crate::registry::client::LazyClient::new(vec![oci.api.clone()]).get()?;
+            let signed = crate::registry::oci::is_signed(&http, &oci)?;
+            let key = args.sign.as_ref().map(|k| cwd.join(k));
+            let changed = crate::registry::oci::yank(&http, &oci, &args.version, args.undo, key.as_deref())?;
+            if changed && signed && key.is_none() {
+                printer.warn(format!(
+                    "the index of `{}` was signed: it is now unsigned; re-sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key refuse it",
+                    oci.display(),
+                    oci.display()
+                ));
+            }
+            return Ok(report(args, &oci.display(), changed, printer));
+        }
         RegistryLocation::Http(url) => anyhow::bail!(
             "`a2c yank` edits a file registry, not `{url}`; yank in the registry directory, then upload it"
         ),
@@ -49,14 +60,17 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         )),
         _ => {}
     }
+    Ok(report(args, &registry.display().to_string(), changed, printer))
+}
+
+fn report(args: &YankArgs, registry: &str, changed: bool, printer: &Printer) -> Outcome {
     let state = if args.undo { "available" } else { "yanked" };
     if printer.json {
         printer.json_doc(&json!({ "version": args.version, "yanked": !args.undo, "changed": changed }));
     } else if changed {
         printer.status(format!(
-            "{} is now {state} in `{}`{}",
+            "{} is now {state} in `{registry}`{}",
             args.version,
-            registry.display(),
             if args.undo {
                 ""
             } else {
@@ -66,5 +80,5 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     } else {
         printer.status(format!("{} was already {state}: nothing changed", args.version));
     }
-    Ok(Outcome::Success)
+    Outcome::Success
 }

@@ -189,16 +189,7 @@ pub fn read_index_trusted(
     trusted: &[String],
 ) -> Result<Index, RegistryError> {
     if let RegistryLocation::Oci(oci) = location {
-        if !trusted.is_empty() {
-            // Signed indexes travel only with file and HTTP registries for now: fail closed.
-            return Err(signing::SignError::Unsigned {
-                registry: oci.display(),
-                keys: "signatures of OCI registries are not supported yet".into(),
-            }
-            .into());
-        }
-        let http = client.get()?;
-        return oci::read_index(&http, oci);
+        return oci::read_index(&*client.get()?, oci, trusted);
     }
     let (bytes, final_url) = fetch_raw(location, client)?;
     let shown = location.index_url().to_string();

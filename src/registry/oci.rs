@@ -23,6 +23,14 @@ pub const ARTIFACT_TYPE: &str = "application/vnd.esys.a2c.bundle.v1";
 const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
 const EMPTY_TYPE: &str = "application/vnd.oci.empty.v1+json";
 const EMPTY_DIGEST: &str = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+/// The tag of the index artifact: the registry's index (the file registry's format, entries
+/// `@sha256:<manifest digest>`), carrying yanks, `serial`, `expires` and, when signed, the
+/// minisign signature of its bytes. Not a version, so the tag scan never takes it for one.
+pub const INDEX_TAG: &str = "a2c-index";
+/// The `artifactType` of the index artifact, and its layers' media types.
+pub const INDEX_ARTIFACT_TYPE: &str = "application/vnd.esys.a2c.index.v1";
+pub const INDEX_LAYER_TYPE: &str = "application/vnd.esys.a2c.index.v1+json";
+pub const SIGNATURE_LAYER_TYPE: &str = "application/vnd.esys.a2c.index.v1.minisig";
 /// Annotation keys.
 pub const ANNOTATION_VERSION: &str = "org.opencontainers.image.version";
 pub const ANNOTATION_TREE: &str = "esys.a2c.tree";
@@ -156,7 +164,7 @@ fn manifest(
 }
 
 /// The registry's versions as an index: the tags that are versions, each manifest's one layer.
-pub fn read_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
+fn tags_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
     let url = oci.v2("tags/list");
     let reply = http.call(Method::GET, &url, &[], None)?;
     let body = &reply.body;
@@ -208,6 +216,192 @@ pub fn read_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryErro
     }
     index.versions.sort_by(|a, b| a.version.cmp(&b.version));
     Ok(index)
+}
+
+/// A blob read into memory (a document: at most `A2C_MAX_DOCUMENT_BYTES`), checked against
+/// its digest — content addressing is what makes any mirror safe.
+fn document_blob(http: &HttpClient, oci: &OciRef, digest: &str) -> Result<Vec<u8>, RegistryError> {
+    let url = oci.blob_url(digest);
+    let reply = http.call(Method::GET, &url, &[], None)?;
+    if reply.status != 200 {
+        return Err(reply.error(&url).into());
+    }
+    let actual = format!("sha256:{}", Sha256::of(&reply.body).to_hex());
+    if actual != digest {
+        return Err(invalid(oci, format!("the blob {digest} holds other bytes ({actual})")));
+    }
+    Ok(reply.body)
+}
+
+/// The index artifact (tag [`INDEX_TAG`]): the index bytes and the signature text, if any.
+/// The index bytes and the signature text of the index artifact.
+type IndexArtifact = (Vec<u8>, Option<String>);
+
+fn index_artifact(http: &HttpClient, oci: &OciRef) -> Result<Option<IndexArtifact>, RegistryError> {
+    let Some((doc, _)) = manifest(http, oci, INDEX_TAG)? else {
+        return Ok(None);
+    };
+    if doc["artifactType"].as_str() != Some(INDEX_ARTIFACT_TYPE) {
+        return Err(invalid(
+            oci,
+            format!("the tag `{INDEX_TAG}` holds another artifact than an a2c index"),
+        ));
+    }
+    let layer = |media: &str| {
+        doc["layers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|l| l["mediaType"].as_str() == Some(media))
+            .and_then(|l| l["digest"].as_str())
+            .map(str::to_string)
+    };
+    let index = layer(INDEX_LAYER_TYPE)
+        .ok_or_else(|| invalid(oci, format!("the `{INDEX_TAG}` artifact has no index layer")))?;
+    let bytes = document_blob(http, oci, &index)?;
+    let signature = match layer(SIGNATURE_LAYER_TYPE) {
+        Some(d) => Some(String::from_utf8_lossy(&document_blob(http, oci, &d)?).into_owned()),
+        None => None,
+    };
+    Ok(Some((bytes, signature)))
+}
+
+/// Entry URLs in the index artifact are `@sha256:<manifest digest>`, relative to the registry
+/// that serves it (so that a replica's copy names the replica): made absolute here.
+fn absolute_urls(oci: &OciRef, index: &mut Index) {
+    for e in &mut index.versions {
+        if e.url.starts_with('@') {
+            e.url = format!("{}{}", oci.display(), e.url);
+        }
+    }
+}
+
+/// The registry's index. With `trusted` keys pinned, only the signed index artifact counts:
+/// its minisign signature must verify with one of them before anything in it is parsed.
+/// Without, the versions come from the tags, with the yanks of the index artifact if any.
+pub fn read_index(http: &HttpClient, oci: &OciRef, trusted: &[String]) -> Result<Index, RegistryError> {
+    let artifact = index_artifact(http, oci)?;
+    let shown = format!("{}:{INDEX_TAG}", oci.display());
+    if !trusted.is_empty() {
+        let (bytes, signature) = artifact.unwrap_or_default();
+        super::signing::verify(&oci.display(), &bytes, signature.as_deref(), trusted)?;
+        let text = String::from_utf8(bytes).map_err(|_| invalid(oci, "the index is not UTF-8".into()))?;
+        let mut index = Index::parse(&text, &shown)?;
+        absolute_urls(oci, &mut index);
+        return Ok(index);
+    }
+    let mut index = tags_index(http, oci)?;
+    if let Some((bytes, _)) = artifact {
+        let text = String::from_utf8(bytes).map_err(|_| invalid(oci, "the index is not UTF-8".into()))?;
+        let published = Index::parse(&text, &shown)?;
+        for e in &mut index.versions {
+            e.yanked = published.get(&e.version).is_some_and(|p| p.yanked);
+        }
+        index.serial = published.serial;
+    }
+    Ok(index)
+}
+
+/// Whether the index artifact carries a signature (a change without a key leaves it stale).
+pub fn is_signed(http: &HttpClient, oci: &OciRef) -> Result<bool, RegistryError> {
+    Ok(index_artifact(http, oci)?.is_some_and(|(_, s)| s.is_some()))
+}
+
+/// The index to write next: the versions of the tags with the published yanks, `serial` one
+/// above the published one, entry URLs relative (`@sha256:…`).
+fn next_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
+    let mut index = read_index(http, oci, &[])?;
+    index.serial = Some(index.serial.unwrap_or(0) + 1);
+    let prefix = oci.display();
+    for e in &mut index.versions {
+        if let Some(rest) = e.url.strip_prefix(&prefix) {
+            e.url = rest.to_string();
+        }
+    }
+    Ok(index)
+}
+
+/// Pushes `index` as the index artifact, signed with `key` when given (tag [`INDEX_TAG`]).
+fn write_index(
+    http: &HttpClient,
+    oci: &OciRef,
+    index: &Index,
+    key: Option<&std::path::Path>,
+) -> Result<(), RegistryError> {
+    let bytes = index.to_json().into_bytes();
+    let mut layers = Vec::new();
+    let mut blobs = vec![(INDEX_LAYER_TYPE, bytes.clone())];
+    if let Some(key) = key {
+        let signature = super::signing::sign(key, &bytes, "a2c index esys/a2c")?;
+        blobs.push((SIGNATURE_LAYER_TYPE, signature.into_bytes()));
+    }
+    push_blob(http, oci, EMPTY_DIGEST, b"{}".to_vec())?;
+    for (media, blob) in blobs {
+        let digest = format!("sha256:{}", Sha256::of(&blob).to_hex());
+        layers.push(json!({ "mediaType": media, "digest": digest, "size": blob.len() }));
+        push_blob(http, oci, &digest, blob)?;
+    }
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "artifactType": INDEX_ARTIFACT_TYPE,
+        "config": { "mediaType": EMPTY_TYPE, "digest": EMPTY_DIGEST, "size": 2 },
+        "layers": layers,
+        "annotations": { "esys.a2c.serial": index.serial.unwrap_or(0).to_string() },
+    });
+    put_manifest(http, oci, INDEX_TAG, &manifest)
+}
+
+/// `a2c sign --registry oci://…`: the index of the tags (and the published yanks), a new
+/// serial, `expires` when asked, signed with `key` and pushed as the index artifact.
+pub fn sign(
+    http: &HttpClient,
+    oci: &OciRef,
+    key: &std::path::Path,
+    expires_in_days: Option<u64>,
+) -> Result<Index, RegistryError> {
+    let mut index = next_index(http, oci)?;
+    index.expires = expires_in_days.map(|days| crate::util::time::rfc3339_after(days as i64 * 86_400));
+    write_index(http, oci, &index, Some(key))?;
+    Ok(index)
+}
+
+/// `a2c yank --registry oci://…`: marks `version` yanked (or not, `undo`) in the index
+/// artifact; signed with `key` when given. `Ok(false)` when nothing changed.
+pub fn yank(
+    http: &HttpClient,
+    oci: &OciRef,
+    version: &MethodVersion,
+    undo: bool,
+    key: Option<&std::path::Path>,
+) -> Result<bool, RegistryError> {
+    let mut index = next_index(http, oci)?;
+    let Some(entry) = index.versions.iter_mut().find(|e| &e.version == version) else {
+        return Err(RegistryError::NotPublished {
+            version: version.clone(),
+            location: oci.display(),
+        });
+    };
+    if entry.yanked != undo {
+        return Ok(false);
+    }
+    entry.yanked = !undo;
+    write_index(http, oci, &index, key)?;
+    Ok(true)
+}
+
+fn put_manifest(http: &HttpClient, oci: &OciRef, tag: &str, manifest: &serde_json::Value) -> Result<(), RegistryError> {
+    let url = oci.manifest_url(tag);
+    let reply = http.call(
+        Method::PUT,
+        &url,
+        &[("Content-Type", MANIFEST_TYPE.to_string())],
+        Some(serde_json::to_vec(manifest).expect("serializes")),
+    )?;
+    if reply.status != 201 {
+        return Err(reply.error(&url).into());
+    }
+    Ok(())
 }
 
 fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Vec<u8>) -> Result<(), RegistryError> {
@@ -280,16 +474,7 @@ pub fn push(
         "layers": [{ "mediaType": layer_type(format), "digest": layer_digest, "size": size }],
         "annotations": annotations,
     });
-    let url = oci.manifest_url(&version.to_string());
-    let reply = http.call(
-        Method::PUT,
-        &url,
-        &[("Content-Type", MANIFEST_TYPE.to_string())],
-        Some(serde_json::to_vec(&manifest).expect("serializes")),
-    )?;
-    if reply.status != 201 {
-        return Err(reply.error(&url).into());
-    }
+    put_manifest(http, oci, &version.to_string(), &manifest)?;
     Ok(true)
 }
 

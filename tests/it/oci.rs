@@ -101,6 +101,26 @@ mod raw_http {
         s.read_to_string(&mut out).unwrap();
         out.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
+
+    /// A GET with an `Accept` header: the status and the body (the registry answers with a
+    /// Content-Length and closes, as asked).
+    pub fn get(url: &url::Url, accept: &str) -> (u16, Vec<u8>) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
+        write!(
+            s,
+            "GET {} HTTP/1.1\r\nHost: {}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n",
+            url.path(),
+            url.host_str().unwrap(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&out[..split]).into_owned();
+        let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        (status, out[split + 4..].to_vec())
+    }
 }
 
 #[test]
@@ -577,4 +597,116 @@ fn tls_registry_with_a_test_ca() {
     assert!(lock.contains(&format!("source = \"{oci}@sha256:")), "{lock}");
     let run = t.run_env("r", &["install", "--locked", "--json"], &with_ca);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+}
+
+/// Signed indexes over OCI: the index travels as the `a2c-index` artifact (index layer plus
+/// minisign signature layer); with keys pinned only its versions count, and a yank, a new
+/// version or another signer is caught as for file registries.
+#[test]
+fn signed_index_artifact_over_oci() {
+    let t = TestContext::new();
+    let Some(reg) = registry(&t) else { return };
+    let oci = reg.url("esys/a2c");
+    let keygen = |name: &str| {
+        let run = t.run(".", &["key", "generate", "--out", name, "--json"]);
+        run.json()["public_key"].as_str().unwrap().to_string()
+    };
+    let public = keygen("keys/a2c.key");
+    let push = |v: &str, sign: Option<&str>| {
+        let tree = format!("trees/{v}");
+        t.method_tree(&tree, v);
+        let mut args = vec!["pack", &tree, "--version", v, "--registry", &oci];
+        if let Some(key) = sign {
+            args.extend(["--sign", key]);
+        }
+        t.run(".", &args)
+    };
+    push("1.0.0", Some("keys/a2c.key")).success();
+    t.superbuild(
+        "w",
+        &format!("members: [\"p/*\"]\nregistry: {oci}\ntrusted_keys: [\"{public}\"]\n"),
+    );
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains(&format!("source = \"{oci}@sha256:")), "{lock}");
+    assert!(lock.contains("index_serial = 1"), "{lock}");
+    t.run("w", &["install"]).success();
+    // A version pushed without --sign: pack warns, and the signed index does not list it.
+    let run = push("1.0.1", None);
+    run.success();
+    assert!(
+        run.stderr.contains("is signed and does not list 1.0.1"),
+        "{}",
+        run.stderr
+    );
+    t.canonical_repo("w/p/lib", "1.0.1");
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("version 1.0.1 is not in the registry"),
+        "{}",
+        run.stderr
+    );
+    let run = t.run(".", &["sign", "--registry", &oci, "--key", "keys/a2c.key", "--json"]);
+    assert_eq!(run.json()["versions"], 2);
+    // The artifact as the spec says (registry-spec §6.1): its index layer validates against
+    // the index schema, entries `@sha256:<manifest digest>`.
+    let api = |tail: &str| url::Url::parse(&format!("http://127.0.0.1:{}/v2/esys/a2c/{tail}", reg.port)).unwrap();
+    let (status, body) = raw_http::get(
+        &api("manifests/a2c-index"),
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    assert_eq!(status, 200);
+    let manifest: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(manifest["artifactType"], "application/vnd.esys.a2c.index.v1");
+    let layers = manifest["layers"].as_array().unwrap();
+    assert_eq!(layers[0]["mediaType"], "application/vnd.esys.a2c.index.v1+json");
+    assert_eq!(layers[1]["mediaType"], "application/vnd.esys.a2c.index.v1.minisig");
+    let (_, index) = raw_http::get(&api(&format!("blobs/{}", layers[0]["digest"].as_str().unwrap())), "*/*");
+    let index: serde_json::Value = serde_json::from_slice(&index).unwrap();
+    let (validator, _) = crate::spec::validators();
+    assert!(validator.is_valid(&index), "{index}");
+    assert_eq!(index["serial"], 2);
+    assert!(
+        index["versions"][0]["url"].as_str().unwrap().starts_with("@sha256:"),
+        "{index}"
+    );
+    t.run("w", &["lock"]).success();
+    // A yank without the key leaves the index unsigned: refused while keys are pinned.
+    let run = t.run(".", &["yank", "1.0.0", "--registry", &oci]);
+    run.success();
+    assert!(run.stderr.contains("it is now unsigned"), "{}", run.stderr);
+    let run = t.run("w", &["lock", "--update"]);
+    run.failure();
+    assert!(run.stderr.contains("not signed"), "{}", run.stderr);
+    // Signed by another key: refused, naming it.
+    keygen("keys/other.key");
+    t.run(
+        ".",
+        &[
+            "yank",
+            "1.0.0",
+            "--registry",
+            &oci,
+            "--undo",
+            "--sign",
+            "keys/other.key",
+        ],
+    )
+    .success();
+    let run = t.run("w", &["lock", "--update"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("which the workspace does not trust"),
+        "{}",
+        run.stderr
+    );
+    // Re-signed with the pinned key, the yank is seen: a new lock refuses 1.0.0.
+    t.run(".", &["yank", "1.0.0", "--registry", &oci, "--sign", "keys/a2c.key"])
+        .success();
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(run.stderr.contains("is yanked"), "{}", run.stderr);
 }

@@ -12,7 +12,7 @@ fn json(path: &str) -> serde_json::Value {
     serde_json::from_str(&fs_err::read_to_string(format!("{ROOT}/{path}")).unwrap()).unwrap()
 }
 
-fn validators() -> (jsonschema::Validator, jsonschema::Validator) {
+pub fn validators() -> (jsonschema::Validator, jsonschema::Validator) {
     let index_schema = json("registry-spec/index.schema.json");
     let lock_schema = json("registry-spec/lock.schema.json");
     let registry = jsonschema::Registry::new()
