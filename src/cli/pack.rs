@@ -100,7 +100,6 @@ fn push_oci(
     let tmp = tempfile::NamedTempFile::new()?;
     let limits = crate::archive::Limits::from_env().map_err(anyhow::Error::msg)?;
     let packed = crate::archive::pack_tree(&tree, &format!("a2c-{}", args.version), format, tmp.path(), &limits)?;
-    let bytes = fs_err::read(tmp.path())?;
     let client = crate::registry::client::LazyClient::new(vec![oci.api.clone()]);
     let http = client.get()?;
     let pushed = crate::registry::oci::push(
@@ -108,7 +107,8 @@ fn push_oci(
         oci,
         &args.version,
         format,
-        bytes,
+        tmp.path(),
+        packed.size,
         &packed.sha256,
         &packed.tree,
         manifest.min_a2c.as_ref(),

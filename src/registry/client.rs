@@ -460,6 +460,13 @@ fn parse_challenge(value: &str) -> Option<Challenge> {
     })
 }
 
+/// A request body for [`HttpClient::call`].
+pub enum Payload<'a> {
+    Bytes(Vec<u8>),
+    /// A file of this many bytes, streamed (an upload of any size in constant memory).
+    File(&'a Path, u64),
+}
+
 /// The answer to [`HttpClient::call`].
 #[derive(Debug)]
 pub struct Reply {
@@ -686,7 +693,7 @@ impl HttpClient {
         method: &reqwest::Method,
         url: &Url,
         headers: &[(&str, String)],
-        body: Option<&[u8]>,
+        body: Option<&Payload<'_>>,
     ) -> Result<(reqwest::Response, bool), Failure> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
@@ -697,8 +704,18 @@ impl HttpClient {
             for (k, v) in headers {
                 request = request.header(*k, v);
             }
-            if let Some(b) = body {
-                request = request.body(b.to_vec());
+            match body {
+                Some(Payload::Bytes(b)) => request = request.body(b.to_vec()),
+                // Streamed from the file, never read into memory; opened again on a retry.
+                Some(Payload::File(path, size)) => {
+                    let file = tokio::fs::File::open(path)
+                        .await
+                        .map_err(|e| Failure::io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
+                    request = request
+                        .header(reqwest::header::CONTENT_LENGTH, size.to_string())
+                        .body(reqwest::Body::from(file));
+                }
+                None => {}
             }
             let response = request.send().await.map_err(|e| self.classify(url, &e))?;
             if response.status() == StatusCode::UNAUTHORIZED
@@ -929,11 +946,11 @@ impl HttpClient {
         method: reqwest::Method,
         url: &Url,
         headers: &[(&str, String)],
-        body: Option<Vec<u8>>,
+        body: Option<Payload<'_>>,
     ) -> Result<Reply, HttpError> {
         self.runtime.block_on(async {
             let (response, authorized) = self
-                .execute(&method, url, headers, body.as_deref())
+                .execute(&method, url, headers, body.as_ref())
                 .await
                 .map_err(|f| f.error)?;
             let status = response.status().as_u16();

@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::json;
 use url::Url;
 
-use super::client::HttpClient;
+use super::client::{HttpClient, Payload};
 use super::{Index, IndexEntry, RegistryError};
 use crate::archive::Format;
 use crate::util::digest::Sha256;
@@ -335,11 +335,11 @@ fn write_index(
         let signature = super::signing::sign(key, &bytes, "a2c index esys/a2c")?;
         blobs.push((SIGNATURE_LAYER_TYPE, signature.into_bytes()));
     }
-    push_blob(http, oci, EMPTY_DIGEST, b"{}".to_vec())?;
+    push_blob(http, oci, EMPTY_DIGEST, Payload::Bytes(b"{}".to_vec()))?;
     for (media, blob) in blobs {
         let digest = format!("sha256:{}", Sha256::of(&blob).to_hex());
         layers.push(json!({ "mediaType": media, "digest": digest, "size": blob.len() }));
-        push_blob(http, oci, &digest, blob)?;
+        push_blob(http, oci, &digest, Payload::Bytes(blob))?;
     }
     let manifest = json!({
         "schemaVersion": 2,
@@ -396,7 +396,7 @@ fn put_manifest(http: &HttpClient, oci: &OciRef, tag: &str, manifest: &serde_jso
         Method::PUT,
         &url,
         &[("Content-Type", MANIFEST_TYPE.to_string())],
-        Some(serde_json::to_vec(manifest).expect("serializes")),
+        Some(Payload::Bytes(serde_json::to_vec(manifest).expect("serializes"))),
     )?;
     if reply.status != 201 {
         return Err(reply.error(&url).into());
@@ -404,7 +404,7 @@ fn put_manifest(http: &HttpClient, oci: &OciRef, tag: &str, manifest: &serde_jso
     Ok(())
 }
 
-fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Vec<u8>) -> Result<(), RegistryError> {
+fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Payload<'_>) -> Result<(), RegistryError> {
     let head = oci.blob_url(digest);
     if http.call(Method::HEAD, &head, &[], None)?.status == 200 {
         return Ok(()); // content-addressed: already there
@@ -433,15 +433,16 @@ fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Vec<u8>) -> R
     Ok(())
 }
 
-/// Pushes `bundle` (the packed file's bytes) as `version`. `Ok(false)` when that version is
-/// already there with the same layer; other bytes under it are refused.
+/// Pushes `bundle` (the packed file, `size` bytes, streamed) as `version`. `Ok(false)` when
+/// that version is already there with the same layer; other bytes under it are refused.
 #[allow(clippy::too_many_arguments)]
 pub fn push(
     http: &HttpClient,
     oci: &OciRef,
     version: &MethodVersion,
     format: Format,
-    bundle: Vec<u8>,
+    bundle: &std::path::Path,
+    size: u64,
     sha256: &Sha256,
     tree: &str,
     min_a2c: Option<&MethodVersion>,
@@ -459,9 +460,8 @@ pub fn push(
             new: sha256.to_hex(),
         });
     }
-    let size = bundle.len();
-    push_blob(http, oci, EMPTY_DIGEST, b"{}".to_vec())?;
-    push_blob(http, oci, &layer_digest, bundle)?;
+    push_blob(http, oci, EMPTY_DIGEST, Payload::Bytes(b"{}".to_vec()))?;
+    push_blob(http, oci, &layer_digest, Payload::File(bundle, size))?;
     let mut annotations = json!({ ANNOTATION_VERSION: version.to_string(), ANNOTATION_TREE: tree });
     if let Some(min) = min_a2c {
         annotations[ANNOTATION_MIN_A2C] = json!(min.to_string());

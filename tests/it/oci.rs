@@ -710,3 +710,98 @@ fn signed_index_artifact_over_oci() {
     run.failure();
     assert!(run.stderr.contains("is yanked"), "{}", run.stderr);
 }
+
+/// A push streams the bundle from the packed file: the peak memory of pushing a 32 MiB
+/// (incompressible) bundle stays well under the bundle's size (measured with /usr/bin/time).
+#[test]
+fn a_push_streams_the_bundle_in_bounded_memory() {
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        require_program("time (GNU time at /usr/bin/time)");
+        return;
+    }
+    let t = TestContext::new();
+    let Some(reg) = registry(&t) else { return };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let mut noise = vec![0u8; 32 << 20];
+    let mut state = 0x9e3779b97f4a7c15u64;
+    for chunk in noise.chunks_mut(8) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
+    }
+    fs_err::write(t.path("trees/1.0.0/rules/noise.bin"), &noise).unwrap();
+    drop(noise);
+    let a2c = t.cmd(".");
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "peak-rss-kib=%M"])
+        .arg(a2c.get_program())
+        .args([
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            &oci,
+            "--json",
+        ])
+        .current_dir(t.path("."));
+    for (k, v) in a2c.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let pushed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(pushed["size"].as_u64().unwrap() > 32 << 20, "{pushed}");
+    let kib: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kib="))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(kib < 28 * 1024, "peak RSS {kib} KiB for a 32 MiB bundle");
+}
+
+/// Three members pinning three versions: one install pulls the three blobs (in parallel, the
+/// same download path as HTTP) from the registry the marker names, each verified.
+#[test]
+fn one_install_pulls_every_pinned_version_from_the_marker_registry() {
+    let t = TestContext::new();
+    let Some(reg) = registry(&t) else { return };
+    let oci = reg.url("esys/a2c");
+    let versions = ["1.0.0", "1.1.0", "2.0.0"];
+    for v in versions {
+        let tree = format!("trees/{v}");
+        t.method_tree(&tree, v);
+        t.run(".", &["pack", &tree, "--version", v, "--registry", &oci])
+            .success();
+    }
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {oci}\n"));
+    for (i, v) in versions.iter().enumerate() {
+        t.canonical_repo(&format!("w/p/m{i}"), v);
+    }
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["install", "--locked", "--json"]);
+    let doc = run.json();
+    let mut installed: Vec<String> = doc["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["version"].as_str().unwrap().to_string())
+        .collect();
+    installed.sort();
+    assert_eq!(installed, versions);
+    for v in versions {
+        assert!(
+            fs_err::read_to_string(t.path(&format!("w/.tools_local/esys/a2c/{v}/a2c-method.toml")))
+                .unwrap()
+                .contains(&format!("version = \"{v}\""))
+        );
+    }
+}
