@@ -180,6 +180,9 @@ struct Auth {
     /// docker's `config.json` `auths`, by `host[:port]`: the user's own binding of credentials
     /// to registry hosts (OCI registries).
     docker: Vec<(String, DockerCredential)>,
+    /// docker's credential helpers: `credHelpers` by `host[:port]`, and the `credsStore`
+    /// default. Run only when a registry asks for credentials none of the above gave.
+    helpers: (HashMap<String, String>, Option<String>),
     /// The `A2C_REGISTRY_TOKEN` bearer token and the hosts it is bound to.
     token: Option<(Vec<HostKey>, String)>,
     /// `A2C_REGISTRY_AUTH` (`user`, `password`), bound to the same hosts as the token.
@@ -211,17 +214,56 @@ enum DockerCredential {
 /// `auths` entries that carry `identitytoken` or `auth` (base64 `user:password`), keyed by
 /// `host[:port]`. A file that is absent or does not parse gives nothing (its content is never
 /// shown).
-fn docker_auths() -> Vec<(String, DockerCredential)> {
+fn docker_config() -> Option<serde_json::Value> {
+    let path = crate::env::docker_config()?;
+    let text = crate::util::contain::read_config(&path).ok()??;
+    serde_json::from_str::<serde_json::Value>(&text).ok()
+}
+
+/// docker's credential helpers: `credHelpers` (by `host[:port]`) and `credsStore`.
+fn docker_helpers(doc: &serde_json::Value) -> (HashMap<String, String>, Option<String>) {
+    let valid = |name: &str| !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    let by_host = doc["credHelpers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(host, name)| {
+            let name = name.as_str().filter(|n| valid(n))?;
+            Some((host.to_ascii_lowercase(), name.to_string()))
+        })
+        .collect();
+    let store = doc["credsStore"].as_str().filter(|n| valid(n)).map(str::to_string);
+    (by_host, store)
+}
+
+/// Asks docker's credential helper `name` (`docker-credential-NAME get`, the server on stdin)
+/// for the credential of `server`; `None` when it has none or cannot run. Its output is never
+/// shown (it holds the secret).
+fn run_helper(name: &str, server: &str) -> Option<DockerCredential> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(format!("docker-credential-{name}"))
+        .arg("get")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(server.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let user = doc["Username"].as_str().unwrap_or_default();
+    let secret = doc["Secret"].as_str().filter(|s| !s.is_empty())?;
+    Some(match user {
+        "<token>" => DockerCredential::Identity(secret.to_string()),
+        _ => DockerCredential::Basic(user.to_string(), secret.to_string()),
+    })
+}
+
+fn docker_auths(doc: &serde_json::Value) -> Vec<(String, DockerCredential)> {
     use base64::Engine;
-    let Some(path) = crate::env::docker_config() else {
-        return Vec::new();
-    };
-    let Ok(Some(text)) = crate::util::contain::read_config(&path) else {
-        return Vec::new();
-    };
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
     for (key, value) in doc["auths"].as_object().into_iter().flatten() {
         let credential = if let Some(token) = value["identitytoken"].as_str().filter(|t| !t.is_empty()) {
@@ -298,6 +340,7 @@ impl Auth {
         let basic = crate::env::registry_auth()
             .map_err(HttpError::Config)?
             .map(|(u, p)| (hosts.clone(), u, p));
+        let docker = docker_config();
         let mut netrc = HashMap::new();
         let mut netrc_default = None;
         if let Some(path) = crate::env::netrc_path().filter(|p| p.is_file()) {
@@ -317,7 +360,8 @@ impl Auth {
             }
         }
         Ok(Self {
-            docker: docker_auths(),
+            docker: docker.as_ref().map(docker_auths).unwrap_or_default(),
+            helpers: docker.as_ref().map(docker_helpers).unwrap_or_default(),
             logins: super::credentials::load()?,
             token,
             basic,
@@ -379,6 +423,16 @@ impl Auth {
         docker
             .or(env)
             .or(own.or(default).map(|(u, p)| (u.as_str(), p.as_str())))
+    }
+
+    /// The credential helper docker's config names for `url`'s host, if any.
+    fn helper_for(&self, url: &Url) -> Option<&str> {
+        let entry = super::credentials::host_entry(url);
+        self.helpers
+            .0
+            .get(&entry)
+            .or(self.helpers.1.as_ref())
+            .map(String::as_str)
     }
 
     /// docker's `identitytoken` for `url`'s host, if any.
@@ -489,7 +543,6 @@ impl Reply {
 }
 
 /// A configured HTTP client.
-#[derive(Debug)]
 pub struct HttpClient {
     client: reqwest::Client,
     runtime: tokio::runtime::Runtime,
@@ -497,11 +550,19 @@ pub struct HttpClient {
     /// Tokens from registries' token endpoints (Bearer challenges), by `host[:port]`, and
     /// whether the user's credentials obtained them.
     bearer: std::sync::Mutex<HashMap<String, (String, bool)>>,
+    /// What docker's credential helpers gave, by `host[:port]` (asked once per host and run).
+    helped: std::sync::Mutex<HashMap<String, Option<DockerCredential>>>,
     timeout: u64,
     retries: u64,
     low_speed: u64,
     low_speed_time: u64,
     max_document: u64,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HttpClient { .. }") // never print credentials or tokens
+    }
 }
 
 /// The low-speed check (as curl's `--speed-limit` / `--speed-time`): over each window of
@@ -613,6 +674,7 @@ impl HttpClient {
             runtime,
             auth: Auth::load(bound)?,
             bearer: std::sync::Mutex::new(HashMap::new()),
+            helped: std::sync::Mutex::new(HashMap::new()),
             timeout,
             retries,
             low_speed: number(crate::env::A2C_HTTP_LOW_SPEED, DEFAULT_LOW_SPEED)?,
@@ -681,8 +743,42 @@ impl HttpClient {
             Some((token, with_credentials)) if !with_credentials || may_carry_credentials(url) => {
                 (request.bearer_auth(token), with_credentials)
             }
-            _ => self.auth.apply_and_tell(request, url),
+            _ => {
+                let (request, authorized) = self.auth.apply_and_tell(request, url);
+                if authorized || !may_carry_credentials(url) {
+                    return (request, authorized);
+                }
+                let helped = self
+                    .helped
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&entry)
+                    .cloned();
+                match helped.flatten() {
+                    Some(DockerCredential::Basic(user, password)) => (request.basic_auth(user, Some(password)), true),
+                    _ => (request, false),
+                }
+            }
         }
+    }
+
+    /// The credential docker's credential helper for `url`'s host gives (run at most once per
+    /// host), when a registry asks for credentials the user bound no other way.
+    fn helper_credential(&self, url: &Url) -> Option<DockerCredential> {
+        if !may_carry_credentials(url) {
+            return None;
+        }
+        let name = self.auth.helper_for(url)?;
+        let entry = super::credentials::host_entry(url);
+        if let Some(known) = self.helped.lock().unwrap_or_else(|p| p.into_inner()).get(&entry) {
+            return known.clone();
+        }
+        let got = run_helper(name, &entry);
+        self.helped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(entry, got.clone());
+        got
     }
 
     /// Sends one request; a `401` with a Bearer challenge is answered once: the token endpoint
@@ -726,6 +822,15 @@ impl HttpClient {
                 self.fetch_token(url, &challenge).await?;
                 continue;
             }
+            // A Basic challenge no bound credential answered: docker's credential helper may.
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !challenged
+                && !authorized
+                && matches!(self.helper_credential(url), Some(DockerCredential::Basic(..)))
+            {
+                challenged = true;
+                continue;
+            }
             return Ok((response, authorized));
         }
     }
@@ -750,14 +855,27 @@ impl HttpClient {
                 ))
             })?;
         let secure = may_carry_credentials(&realm) && may_carry_credentials(url);
-        let identity = self.auth.identity_for(url).filter(|_| secure);
-        let basic = self.auth.basic_for(url).filter(|_| secure);
+        let (mut identity, mut basic) = match secure {
+            true => (
+                self.auth.identity_for(url).map(str::to_string),
+                self.auth.basic_for(url).map(|(u, p)| (u.to_string(), p.to_string())),
+            ),
+            false => (None, None),
+        };
+        if secure && identity.is_none() && basic.is_none() {
+            match self.helper_credential(url) {
+                Some(DockerCredential::Identity(t)) => identity = Some(t),
+                Some(DockerCredential::Basic(u, p)) => basic = Some((u, p)),
+                None => {}
+            }
+        }
         let scopes: Vec<&str> = challenge
             .scope
             .as_deref()
             .map(|s| s.split(' ').filter(|s| !s.is_empty()).collect())
             .unwrap_or_default();
-        let request = if let Some(refresh) = identity {
+        let with_credentials = identity.is_some() || basic.is_some();
+        let request = if let Some(refresh) = &identity {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
             form.append_pair("grant_type", "refresh_token")
                 .append_pair("refresh_token", refresh)
@@ -784,12 +902,11 @@ impl HttpClient {
                 }
             }
             let request = self.client.get(query);
-            match basic {
+            match &basic {
                 Some((user, password)) => request.basic_auth(user, Some(password)),
                 None => request,
             }
         };
-        let with_credentials = identity.is_some() || basic.is_some();
         let response = request.send().await.map_err(|e| self.classify(&realm, &e))?;
         if !response.status().is_success() {
             return Err(Failure::fatal(HttpError::Status {

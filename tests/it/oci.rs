@@ -295,6 +295,39 @@ fn basic_auth_with_docker_config_credentials() {
     assert!(!run.stderr.contains("s3cret-pw"));
     let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
     assert!(!lock.contains("alice") && !lock.contains("s3cret"), "{lock}");
+    // docker's credential helper (`credsStore`): asked for the host only when the registry
+    // answers 401, its answer never shown.
+    t.write(
+        "bin/docker-credential-a2ctest",
+        &format!(
+            "#!/bin/sh\nread host\necho \"$1 $host\" >> {}\necho '{{\"ServerURL\":\"'$host'\",\"Username\":\"alice\",\"Secret\":\"s3cret-pw\"}}'\n",
+            t.path("helper.log").display()
+        ),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(
+            t.path("bin/docker-credential-a2ctest"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    t.write("home/.docker/config.json", "{\"credsStore\": \"a2ctest\"}");
+    let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap());
+    t.method_tree("trees/1.0.1", "1.0.1");
+    let run = t.run_env(
+        ".",
+        &["pack", "trees/1.0.1", "--version", "1.0.1", "--registry", &oci],
+        &[("PATH", &path)],
+    );
+    run.success();
+    assert!(!run.stderr.contains("s3cret-pw"), "{}", run.stderr);
+    let log = fs_err::read_to_string(t.path("helper.log")).unwrap();
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        [format!("get 127.0.0.1:{}", reg.port)],
+        "asked once, for the host"
+    );
 }
 
 /// A minimal token endpoint for the registry's `auth: token:` mode: it signs JWTs (ES256, the
@@ -478,6 +511,33 @@ fn token_auth_anonymous_pull_and_credentialed_push() {
         "{:?}",
         tokens.seen()
     );
+    // A credential helper by host (`credHelpers`) that holds an identity token (`<token>`).
+    t.write(
+        "bin/docker-credential-a2ctok",
+        "#!/bin/sh\nread host\necho '{\"ServerURL\":\"'$host'\",\"Username\":\"<token>\",\"Secret\":\"refresh-4242\"}'\n",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(
+            t.path("bin/docker-credential-a2ctok"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    t.write(
+        "home/.docker/config.json",
+        &format!("{{\"credHelpers\": {{\"127.0.0.1:{}\": \"a2ctok\"}}}}", reg.port),
+    );
+    let posts = tokens.seen().iter().filter(|(m, good, _)| m == "POST" && *good).count();
+    let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap());
+    t.method_tree("trees/1.0.2", "1.0.2");
+    let run = t.run_env(
+        ".",
+        &["pack", "trees/1.0.2", "--version", "1.0.2", "--registry", &oci],
+        &[("PATH", &path)],
+    );
+    run.success();
+    assert!(tokens.seen().iter().filter(|(m, good, _)| m == "POST" && *good).count() > posts);
     fs_err::remove_file(t.path("home/.docker/config.json")).unwrap();
     // Anonymous lock and install: pull tokens, blobs by digest.
     t.canonical_repo("r", "1.0.1");
