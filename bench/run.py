@@ -13,7 +13,10 @@ in the same run and on the same filesystem (a tmpfs when /dev/shm exists):
 
 and, with --suite http (issue 4), the same cold install from the same registry three ways:
 a file registry (a path), an HTTP registry served on 127.0.0.1 by Python's threaded
-http.server, and a `curl` + `sha256sum -c` + `tar -xzf` + `mv` script against that server.
+http.server, and a `curl` + `sha256sum -c` + `tar -xzf` + `mv` script against that server;
+plus (issue 15), when `docker-registry` is installed, a fourth: the same bundles pushed to
+the CNCF distribution registry on 127.0.0.1 and installed from `oci://` (target: at most
+1.3x the HTTP registry).
 
 Usage: bench/run.py [--suite install|http|all] [--runs N] [--noop-runs N] [--keep]
 Prints medians, ratios and a Markdown table for docs/performance.md.
@@ -135,6 +138,38 @@ def timed(cmd, env=None):
     return elapsed, usage.ru_maxrss * 1024
 
 
+def start_oci(work, w, a2c, env):
+    """The distribution registry on a free loopback port, every version pushed to it, and a
+    copy of the workspace locked against it: (workspace, process), or None without the
+    program."""
+    import socket
+    if shutil.which("docker-registry") is None:
+        print("SKIPPED: OCI side (install docker-registry)", file=sys.stderr)
+        return None
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    config = os.path.join(work, "oci-config.yml")
+    with open(config, "w") as f:
+        f.write(f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {work}/oci-storage\n"
+                f"http:\n  addr: 127.0.0.1:{port}\n")
+    proc = subprocess.Popen(["docker-registry", "serve", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    oci = f"oci://127.0.0.1:{port}/esys/a2c"
+    for v in VERSIONS:
+        sh([a2c, "-q", "pack", os.path.join(work, "trees", v), "--version", v, "--registry", oci], env=env)
+    w_oci = os.path.join(work, "w-oci")
+    shutil.copytree(w, w_oci, ignore=shutil.ignore_patterns(".tools_local"))
+    sh([a2c, "-q", "-C", w_oci, "lock", "--update", "--registry", oci], env=env)
+    return w_oci, proc
+
+
 def http_suite(work, w, a2c, runs):
     """Cold installs from a file registry, an HTTP registry and a curl script, same run."""
     import socket
@@ -162,19 +197,23 @@ def http_suite(work, w, a2c, runs):
         env = dict(os.environ, A2C_CACHE_DIR=cache)
         for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
             env.pop(k, None)
-        times = {"file": [], "http": [], "script": []}
+        times = {"file": [], "http": [], "script": [], "oci": []}
         bundles = os.path.join(work, "registry/bundles")
+        w_oci = start_oci(work, w, a2c, env)
         for i in range(runs):
-            sides = ["file", "http", "script"]
-            sides = sides[i % 3:] + sides[:i % 3]
+            sides = ["file", "http", "script"] + (["oci"] if w_oci else [])
+            sides = sides[i % len(sides):] + sides[:i % len(sides)]
             for side in sides:
                 for path in (os.path.join(w, ".tools_local"), os.path.join(w_http, ".tools_local"), cache,
-                             os.path.join(work, "script-store"), os.path.join(work, "dl")):
+                             os.path.join(work, "script-store"), os.path.join(work, "dl")) + \
+                        ((os.path.join(w_oci[0], ".tools_local"),) if w_oci else ()):
                     shutil.rmtree(path, ignore_errors=True)
                 if side == "file":
                     dt, _ = timed([a2c, "-q", "-C", w, "install"], env)
                 elif side == "http":
                     dt, _ = timed([a2c, "-q", "-C", w_http, "install"], env)
+                elif side == "oci":
+                    dt, _ = timed([a2c, "-q", "-C", w_oci[0], "install"], env)
                 else:
                     os.makedirs(os.path.join(work, "script-store"))
                     dt, _ = timed(["bash", "-c", HTTP_SCRIPT, "script", base, bundles,
@@ -191,9 +230,18 @@ def http_suite(work, w, a2c, runs):
         print(f"| a2c, file registry | {mf*1000:.0f} ms | 1.00x |")
         print(f"| a2c, HTTP registry | {mh*1000:.0f} ms | {mh/mf:.2f}x |")
         print(f"| curl + sha256sum + tar script | {ms*1000:.0f} ms | {ms/mf:.2f}x |")
+        if w_oci:
+            mo = statistics.median(times["oci"])
+            print(f"| a2c, OCI registry (distribution) | {mo*1000:.0f} ms | {mo/mf:.2f}x |")
+            print()
+            print(f"cold OCI registry  median {mo*1000:.0f} ms  runs {[round(x*1000) for x in times['oci']]}")
+            print(f"ratio OCI/HTTP {mo/mh:.2f}x (target <= 1.3x)")
     finally:
         server.terminate()
         server.wait()
+        if w_oci:
+            w_oci[1].terminate()
+            w_oci[1].wait()
 
 
 def main():
