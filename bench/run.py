@@ -9,6 +9,8 @@ in the same run and on the same filesystem (a tmpfs when /dev/shm exists):
            vs. a shell script doing the same work serially: `sha256sum -c`, `tar -xzf` into
            a staging directory, `mv` into place;
   no-op    `a2c install --offline --from DIR` again, with everything installed;
+  warm     (issue 16) the same into a fresh copy of the superbuild with the tree cache warm,
+           vs. `cp -al` of the installed store;
   peak RSS of the cold a2c install.
 
 and, with --suite http (issue 4), the same cold install from the same registry three ways:
@@ -244,16 +246,52 @@ def http_suite(work, w, a2c, runs):
             w_oci[1].wait()
 
 
+def durability_suite(args, a2c):
+    """Issue 16: the cost of syncing the store's filesystem before each version is published,
+    on a real disk: cold installs with the default (syncfs) against A2C_FSYNC=0, alternating,
+    each started after a `sync` so that neither pays for the other's dirty pages."""
+    work = tempfile.mkdtemp(prefix="a2c-bench-disk-", dir=args.disk_dir)
+    try:
+        fs = subprocess.run(["stat", "-f", "-c", "%T", work], capture_output=True, text=True).stdout.strip()
+        print(f"work dir: {work} ({fs})", file=sys.stderr)
+        w = setup(work, a2c)
+        bundles = os.path.join(work, "registry/bundles")
+        cache = os.path.join(work, "cache")
+        times = {"syncfs": [], "none": []}
+        for i in range(args.runs):
+            order = ["syncfs", "none"] if i % 2 == 0 else ["none", "syncfs"]
+            for side in order:
+                for path in (os.path.join(w, ".tools_local"), cache):
+                    shutil.rmtree(path, ignore_errors=True)
+                sh(["sync"])
+                env = dict(os.environ, A2C_CACHE_DIR=cache, A2C_FSYNC="1" if side == "syncfs" else "0")
+                dt, _ = timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
+                times[side].append(dt)
+        ms, mn = statistics.median(times["syncfs"]), statistics.median(times["none"])
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, work dir on {fs}")
+        print(f"cold, syncfs before each publish  median {ms*1000:.0f} ms  runs {[round(x*1000) for x in times['syncfs']]}")
+        print(f"cold, A2C_FSYNC=0                 median {mn*1000:.0f} ms  runs {[round(x*1000) for x in times['none']]}")
+        print(f"cost of the sync: {ms/mn:.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "all"], default="all")
+    ap.add_argument("--disk-dir", default="/var/tmp",
+                    help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--noop-runs", type=int, default=31)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--baseline", metavar="BIN",
+                    help="another a2c binary (an earlier build) whose cold install runs in the same rounds")
     args = ap.parse_args()
 
     sh(["cargo", "build", "--release", "--locked", "-q"], cwd=ROOT)
     a2c = os.path.join(ROOT, "target/release/a2c")
+    if args.suite == "durability":
+        return durability_suite(args, a2c)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)
@@ -274,21 +312,49 @@ def main():
         script_store = os.path.join(work, "script-store")
         cache = os.path.join(work, "cache")
         env = dict(os.environ, A2C_CACHE_DIR=cache)
-        cold_a2c, cold_script, rss = [], [], []
+        cold_a2c, cold_script, cold_base, rss = [], [], [], []
         for i in range(args.runs):
-            for path in (os.path.join(w, ".tools_local"), cache, script_store):
-                shutil.rmtree(path, ignore_errors=True)
-            os.makedirs(script_store)
-            # Alternate the order so neither side always runs on a warmer machine.
-            order = ["a2c", "script"] if i % 2 == 0 else ["script", "a2c"]
+            # Rotate the order so no side always runs on a warmer machine.
+            order = ["a2c", "script"] + (["baseline"] if args.baseline else [])
+            order = order[i % len(order):] + order[:i % len(order)]
             for side in order:
-                if side == "a2c":
+                for path in (os.path.join(w, ".tools_local"), cache, script_store):
+                    shutil.rmtree(path, ignore_errors=True)
+                os.makedirs(script_store)
+                if side == "baseline":
+                    dt, _ = timed([args.baseline, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
+                    cold_base.append(dt)
+                elif side == "a2c":
                     dt, peak = timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
                     cold_a2c.append(dt)
                     rss.append(peak)
                 else:
                     dt, _ = timed(["bash", "-c", SCRIPT, "script", bundles, script_store])
                     cold_script.append(dt)
+        # Warm (issue 16): a fresh copy of the superbuild, the tree cache filled by the cold
+        # runs above, against `cp -al` of the installed store into another fresh copy.
+        for path in (os.path.join(w, ".tools_local"), cache):
+            shutil.rmtree(path, ignore_errors=True)
+        timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
+        w_warm = os.path.join(work, "w-warm")
+        shutil.copytree(w, w_warm, ignore=shutil.ignore_patterns(".tools_local"))
+        cp_dest = os.path.join(work, "cp-al")
+        warm, cpal = [], []
+        for i in range(args.runs):
+            for path in (os.path.join(w_warm, ".tools_local"), cp_dest):
+                shutil.rmtree(path, ignore_errors=True)
+            order = ["a2c", "cp"] if i % 2 == 0 else ["cp", "a2c"]
+            for side in order:
+                if side == "a2c":
+                    dt, _ = timed([a2c, "-q", "-C", w_warm, "install", "--offline", "--from", bundles], env)
+                    warm.append(dt)
+                else:
+                    dt, _ = timed(["cp", "-al", os.path.join(w, ".tools_local"), cp_dest])
+                    cpal.append(dt)
+        # The first warm run shares each tree from the first store into the cache, then places.
+        first_warm = warm[0]
+        warm = warm[1:] or warm
+        mw, mc = statistics.median(warm), statistics.median(cpal)
         noop = []
         for _ in range(args.noop_runs):
             dt, _ = timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
@@ -306,7 +372,15 @@ def main():
         print(f"cold a2c    median {ma*1000:.0f} ms  runs {[round(x*1000) for x in cold_a2c]}")
         print(f"cold script median {ms*1000:.0f} ms  runs {[round(x*1000) for x in cold_script]}")
         print(f"ratio a2c/script {ma/ms:.2f}x (target <= 0.45x)")
+        if cold_base:
+            mb = statistics.median(cold_base)
+            print(f"cold baseline median {mb*1000:.0f} ms  runs {[round(x*1000) for x in cold_base]}")
+            print(f"ratio a2c/baseline {ma/mb:.2f}x; baseline/script {mb/ms:.2f}x")
         print(f"no-op a2c   median {mn*1000:.1f} ms over {len(noop)} runs (target <= 20 ms)")
+        print(f"warm a2c    median {mw*1000:.0f} ms  runs {[round(x*1000) for x in warm]}")
+        print(f"cp -al      median {mc*1000:.0f} ms  runs {[round(x*1000) for x in cpal]}")
+        print(f"ratio warm/cp -al {mw/mc:.2f}x (target <= 1.5x)")
+        print(f"first warm  {first_warm*1000:.0f} ms (shares the trees into the cache first): {first_warm/mc:.2f}x cp -al")
         print(f"peak RSS    max {max(rss)/2**20:.1f} MiB (target <= 64 MiB)")
         md, mdd = statistics.median(doctor), statistics.median(deep)
         print(f"doctor      median {md*1000:.1f} ms over {len(doctor)} runs (reads no bundle, hashes nothing)")
@@ -316,6 +390,8 @@ def main():
         print("|---|---|---|---|---|")
         print(f"| cold install, 10 versions x 3,000 files, 200 members (median of {args.runs}) | {ma*1000:.0f} ms | {ms*1000:.0f} ms | {ma/ms:.2f}x | <= 0.45x |")
         print(f"| no-op re-install (median of {len(noop)}) | {mn*1000:.1f} ms | - | - | <= 20 ms |")
+        print(f"| warm install into a fresh copy, tree cache warm, vs `cp -al` (median of {len(warm)}) | {mw*1000:.0f} ms | {mc*1000:.0f} ms | {mw/mc:.2f}x | <= 1.5x |")
+        print(f"| first install into a second copy (shares the trees into the cache, then places) | {first_warm*1000:.0f} ms | {mc*1000:.0f} ms | {first_warm/mc:.2f}x | <= 1.5x |")
         print(f"| peak RSS, cold install | {max(rss)/2**20:.1f} MiB | - | - | <= 64 MiB |")
         print(f"| doctor, 200 members (median of {len(doctor)}) | {md*1000:.1f} ms | - | - | - |")
         print(f"| doctor --deep, 10 x 3,000 files (median of {len(deep)}) | {mdd*1000:.0f} ms | - | - | - |")

@@ -21,6 +21,8 @@
 //! | `A2C_REGISTRY_TOKEN` | a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS` |
 //! | `A2C_REGISTRY_AUTH` | `user:password` (or `user:token`), sent as basic credentials — and, for an OCI registry, to its token endpoint — only to the hosts that may receive `A2C_REGISTRY_TOKEN` |
 //! | `A2C_TOKEN_HOSTS` | comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login |
+//! | `A2C_FSYNC` | `0` skips the sync of the store's filesystem before a version is published (scratch machines); default on |
+//! | `A2C_LINK_MODE` | how store versions are placed from the shared tree cache: `clone`, `hardlink` or `copy` (default: the fastest that works) |
 //! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
@@ -68,6 +70,21 @@ pub const A2C_REGISTRY_AUTH: &str = "A2C_REGISTRY_AUTH";
 pub const NETRC: &str = "NETRC";
 pub const A2C_TOKEN_HOSTS: &str = "A2C_TOKEN_HOSTS";
 pub const A2C_MAX_BUNDLE_BYTES: &str = "A2C_MAX_BUNDLE_BYTES";
+pub const A2C_LINK_MODE: &str = "A2C_LINK_MODE";
+pub const A2C_FSYNC: &str = "A2C_FSYNC";
+
+/// `false` when `A2C_FSYNC=0` (or `false`, `no`, `off`): no sync before publishing a version.
+pub fn fsync() -> bool {
+    !matches!(
+        string(A2C_FSYNC).map(|v| v.to_ascii_lowercase()).as_deref(),
+        Some("0" | "false" | "no" | "off")
+    )
+}
+
+/// `A2C_LINK_MODE`, if set.
+pub fn link_mode() -> Option<String> {
+    string(A2C_LINK_MODE)
+}
 
 fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())

@@ -12,7 +12,8 @@ pub struct GcArgs {
     /// Say what would be removed, and change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Also remove cache bundles that the lock does not reference
+    /// Also remove cache bundles that the lock does not reference, and cached trees that it
+    /// does not reference and that no store links
     #[arg(long)]
     pub cache: bool,
 }
@@ -37,6 +38,7 @@ pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Res
             "kept": r.kept.iter().map(|(v, m)| json!({"version": v, "members": m})).collect::<Vec<_>>(),
             "removed": r.removed.iter().map(|(v, p)| json!({"version": v, "path": p})).collect::<Vec<_>>(),
             "cache_removed": r.cache_removed,
+            "cache_trees_removed": r.trees_removed,
         }));
         return Ok(Outcome::Success);
     }
@@ -51,12 +53,22 @@ pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Res
     for p in &r.cache_removed {
         printer.data(format!("{removed} cache bundle {}: no lock references it", p.display()));
     }
+    for p in &r.trees_removed {
+        printer.data(format!(
+            "{removed} cached tree {}: no lock references it and no store links it",
+            p.display()
+        ));
+    }
     printer.status(format!(
         "{} kept, {} {removed}{}",
         r.kept.len(),
         r.removed.len(),
         if args.cache {
-            format!(", {} cache bundle(s) {removed}", r.cache_removed.len())
+            format!(
+                ", {} cache bundle(s) and {} cached tree(s) {removed}",
+                r.cache_removed.len(),
+                r.trees_removed.len()
+            )
         } else {
             String::new()
         }

@@ -32,6 +32,10 @@ pub struct InstallArgs {
     /// Versions installed in parallel (default: the number of cores)
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+    /// How versions are placed from the shared tree cache (else A2C_LINK_MODE; default: clone,
+    /// else hardlink, else copy — the fastest that works)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub link_mode: Option<crate::store::trees::LinkMode>,
 }
 
 pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -44,6 +48,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
         locked: args.locked,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         jobs: args.jobs.map(usize::from),
+        link_mode: args.link_mode,
     };
     let reporter = ProgressReporter::new(printer);
     let result = install(&ctx, &settings, &reporter);
@@ -59,6 +64,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
             "store": out.store,
             "installed": out.report.installed.iter().map(|i| json!({
                 "version": i.version, "path": i.path, "sha256": i.sha256, "tree": i.tree, "source": i.source,
+                "link_mode": i.link_mode,
             })).collect::<Vec<_>>(),
             "reused": out.report.reused.iter().map(|r| json!({"version": r.version, "path": r.path})).collect::<Vec<_>>(),
             "members": out.members.iter().map(|(p, v)| json!({"path": p, "version": v})).collect::<Vec<_>>(),
@@ -93,11 +99,14 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
         ));
     }
     for i in &out.report.installed {
+        let from = match (&i.source, i.link_mode) {
+            (crate::store::Source::TreeCache, Some(mode)) => format!("the tree cache by {}", mode.as_str()),
+            (source, _) => source_name(source).to_string(),
+        };
         printer.status(format!(
-            "installed {} ({} files, from {}) → {}",
+            "installed {} ({} files, from {from}) → {}",
             i.version,
             i.files,
-            source_name(&i.source),
             display_under(&base, &i.path)
         ));
     }
@@ -126,5 +135,6 @@ fn source_name(source: &crate::store::Source) -> &'static str {
         crate::store::Source::Cache => "the cache",
         crate::store::Source::From => "--from",
         crate::store::Source::Registry => "the registry",
+        crate::store::Source::TreeCache => "the tree cache",
     }
 }

@@ -597,6 +597,9 @@ fn store_findings(
         }
     }
     out.extend(super::deep::check(&deep_targets, options.jobs));
+    if options.deep {
+        tree_cache(store, out);
+    }
     let staging = store.staging();
     if let Ok(entries) = fs_err::read_dir(&staging) {
         let leftovers: Vec<String> = entries
@@ -631,5 +634,29 @@ fn store_findings(
             ),
             "nothing to undo: installs are atomic; the next `a2c install` cleans up (you may delete the file)",
         ));
+    }
+}
+
+/// `--deep`: every tree of the shared tree cache re-hashed against its file list and record
+/// (a file changed there would be placed into every store that links it).
+fn tree_cache(store: &crate::store::Store, out: &mut Vec<Finding>) {
+    let Ok(cache) = crate::ops::cache(store) else { return };
+    let trees = crate::store::trees::TreeCache::new(&cache.dir);
+    for (_, root) in trees.list() {
+        if !crate::store::trees::TreeCache::has_tree(&root) {
+            continue; // a record only: its files are a store's, which --deep checks there
+        }
+        if let Err(why) = crate::store::trees::TreeCache::verify(&root) {
+            out.push(finding(
+                Code::CacheTreeModified,
+                None,
+                None,
+                format!("the cached tree `{}` no longer matches what was cached: {why}", root.display()),
+                format!(
+                    "remove `{}` (the next install that needs it extracts its bundle again); versions placed from it by hardlink share its files: check them with `a2c doctor --deep` in each superbuild",
+                    root.display()
+                ),
+            ));
+        }
     }
 }

@@ -21,6 +21,8 @@ pub struct InstallSettings {
     pub locked: bool,
     pub from: Option<PathBuf>,
     pub jobs: Option<usize>,
+    /// `--link-mode` (else `A2C_LINK_MODE`).
+    pub link_mode: Option<crate::store::trees::LinkMode>,
 }
 
 #[derive(Debug)]
@@ -81,6 +83,9 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     )?;
     let (alternatives, notes) = super::alternatives(ctx, flag, &entries, &options, &client);
     options.alternatives = alternatives;
+    if settings.link_mode.is_some() {
+        options.link_mode = settings.link_mode;
+    }
     let report = store::install::install(&entries, &options, reporter)?;
     // A version installed earlier (by a newer a2c sharing the store) is held to the same rule
     // as one installed now: this a2c must meet its `min_a2c`.

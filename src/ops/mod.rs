@@ -333,6 +333,7 @@ pub fn install_options(
         limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
         registry_dir: registry_dir(ctx),
         alternatives: Default::default(),
+        link_mode: crate::store::trees::LinkMode::from_env().map_err(OpsError::Config)?,
     })
 }
 

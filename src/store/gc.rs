@@ -19,6 +19,8 @@ pub struct GcReport {
     pub removed: Vec<(MethodVersion, PathBuf)>,
     /// Removed (or, dry, to be removed) cache bundles.
     pub cache_removed: Vec<PathBuf>,
+    /// Removed (or, dry, to be removed) trees of the shared tree cache.
+    pub trees_removed: Vec<PathBuf>,
 }
 
 /// Removes every installed version not in `pinned`. With `cache`, also removes cache bundles
@@ -70,6 +72,27 @@ pub fn gc(
                 }
                 report.cache_removed.push(entry.path());
             }
+        }
+        // A cached tree goes when no lock here references it and no store links it: a store
+        // placed by hardlink shares its files (see `TreeCache::is_linked`).
+        let trees = super::trees::TreeCache::new(&cache.dir);
+        for stale in trees.stale_fills() {
+            if !dry_run {
+                remove_tree(&stale)?;
+            }
+            report.trees_removed.push(stale);
+        }
+        for (sha, root) in trees.list() {
+            if referenced.contains(&sha) || super::trees::TreeCache::is_linked(&root) {
+                continue;
+            }
+            if !dry_run {
+                // Out of sight first, in one rename: a placement running now finds it gone.
+                let doomed = trees.dir.join(format!(".gc-{}-{}", sha.to_hex(), std::process::id()));
+                fs_err::rename(&root, &doomed)?;
+                remove_tree(&doomed)?;
+            }
+            report.trees_removed.push(root);
         }
     }
     Ok(report)

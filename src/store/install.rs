@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 
 use super::cache::{Cache, TeeReader};
 use super::flock::StoreLock;
-use super::receipt::{Receipt, now_rfc3339};
+use super::receipt::Receipt;
 use super::source::{Candidate, candidates, check_bundle_size, download, mismatch, open_bundle};
+use super::trees::{LinkMode, PlaceError, TreeCache};
 use super::{STAGING_DIR, StoreError};
 use crate::archive::{self, Limits};
 use crate::lock::LockEntry;
-use crate::method::{METHOD_NAME, MethodManifest};
+use crate::method::MethodManifest;
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
 
@@ -49,6 +50,8 @@ pub struct InstallOptions {
     /// order), found in their indexes with the locked sha256 and size: tried after the cache
     /// and `--from`, before the lock's own `source`.
     pub alternatives: std::collections::BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
+    /// How versions are placed from the shared tree cache; `None`: the fastest that works.
+    pub link_mode: Option<LinkMode>,
 }
 
 /// Where a bundle came from.
@@ -58,6 +61,9 @@ pub enum Source {
     Cache,
     From,
     Registry,
+    /// Placed from the shared tree cache: no bundle was read.
+    #[serde(rename = "tree-cache")]
+    TreeCache,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +74,8 @@ pub struct Installed {
     pub tree: String,
     pub source: Source,
     pub files: usize,
+    /// How the version shares its files with the tree cache, if it does.
+    pub link_mode: Option<LinkMode>,
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +183,31 @@ impl Drop for StagingDir {
 }
 
 fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
+    let trees = TreeCache::new(&options.cache.dir);
+    // Another store of this machine holds the verified tree (the entry has an origin only):
+    // share it into the cache first, then place from there.
+    let cached = trees.lookup(entry).and_then(|c| match c.origin {
+        None => Some(c),
+        Some(_) => match trees.promote(&c, entry, options.link_mode) {
+            Ok(promoted) => Some(promoted),
+            Err(PlaceError::Tampered(_)) => {
+                trees.evict(&entry.sha256);
+                None
+            }
+            Err(_) => None,
+        },
+    });
+    if let Some(cached) = cached {
+        reporter.start(&entry.version, entry.size);
+        let placed = place_from_tree_cache(entry, &cached, &trees, options);
+        reporter.finish(&entry.version, entry.size);
+        match placed {
+            Ok(installed) => return Ok(installed),
+            // Tampered or gone: never placed again; the bundle path below installs it.
+            Err(None) => {}
+            Err(Some(e)) => return Err(e),
+        }
+    }
     let (candidates, looked) = candidates(entry, options)?;
     // Places that failed, with why: a dead or wrong mirror is skipped, and reported only if
     // every place fails.
@@ -216,7 +249,7 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
             Err(StoreError::Mismatch(m)) if !candidate.strict => match candidate.source {
                 Source::Cache => options.cache.evict(&entry.sha256),
                 Source::Registry => failed.push(m.to_string()),
-                Source::From => {}
+                Source::From | Source::TreeCache => {}
             },
             Err(e) if candidate.strict && !failed.is_empty() => {
                 failed.push(e.to_string());
@@ -321,22 +354,16 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     {
         return Err(wrong(super::Checked::TreeDigest, tree.clone(), extracted.tree));
     }
-    let receipt = Receipt {
-        schema: super::receipt::RECEIPT_SCHEMA,
-        name: METHOD_NAME.into(),
-        version: entry.version.clone(),
-        sha256: entry.sha256,
-        size: entry.size,
-        format: entry.format,
-        tree: extracted.tree.clone(),
-        files: extracted.files.len(),
-        source: match candidate.source {
+    let receipt = Receipt::new(
+        entry,
+        extracted.tree.clone(),
+        extracted.files.len(),
+        match candidate.source {
             Source::Registry => entry.source.clone(),
             _ => source_name.clone(),
         },
-        a2c_version: crate::A2C_VERSION.into(),
-        installed_at: now_rfc3339(),
-    };
+        None,
+    );
     crate::util::contain::write_new(
         &extracted.root.join(crate::archive::TREE_FILE),
         &crate::util::digest::tree_lines(&extracted.files),
@@ -354,6 +381,9 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     crate::testhook::point(crate::testhook::BEFORE_RENAME);
     publish(&extracted.root, &target, staging.path())?;
     crate::testhook::point(crate::testhook::AFTER_RENAME);
+    // The shared tree cache records the verified tree where it now lives (a failure there
+    // costs only speed): a later install into another store shares it from here.
+    let _ = TreeCache::new(&options.cache.dir).record(entry, &target, &extracted.tree, &extracted.files);
     Ok(Installed {
         version: entry.version.clone(),
         path: target,
@@ -361,12 +391,76 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         tree: extracted.tree,
         source: candidate.source.clone(),
         files: extracted.files.len(),
+        link_mode: None,
+    })
+}
+
+/// Places `entry` from its cached tree: built in staging by clone, hardlink or copy, checked
+/// file by file against the cache's record, given its own receipt, published with one
+/// rename. `Err(None)` when the cached tree is tampered (then evicted) or gone: install from
+/// the bundle instead.
+fn place_from_tree_cache(
+    entry: &LockEntry,
+    cached: &super::trees::CachedTree,
+    trees: &TreeCache,
+    options: &InstallOptions,
+) -> Result<Installed, Option<StoreError>> {
+    let staging = StagingDir::new(&options.store, &entry.version).map_err(|e| Some(e.into()))?;
+    let tree_dir = staging.path().join("tree");
+    fs_err::create_dir(&tree_dir).map_err(|e| Some(e.into()))?;
+    let mode = match trees.place(cached, &tree_dir, options.link_mode) {
+        Ok(mode) => mode,
+        Err(PlaceError::Tampered(_)) => {
+            trees.evict(&entry.sha256);
+            return Err(None);
+        }
+        Err(PlaceError::Gone) => return Err(None),
+        Err(PlaceError::Io(e)) => return Err(Some(e.into())),
+    };
+    let receipt = Receipt::new(
+        entry,
+        cached.tree.clone(),
+        cached.files(),
+        entry.source.clone(),
+        Some(mode),
+    );
+    let finish = || -> Result<PathBuf, StoreError> {
+        receipt.write(&tree_dir)?;
+        crate::util::contain::refuse_links_below(staging.path())?;
+        let target = options.store.version_dir(&entry.version);
+        crate::testhook::point(crate::testhook::BEFORE_RENAME);
+        publish(&tree_dir, &target, staging.path())?;
+        Ok(target)
+    };
+    let path = finish().map_err(Some)?;
+    Ok(Installed {
+        version: entry.version.clone(),
+        path,
+        sha256: entry.sha256,
+        tree: cached.tree.clone(),
+        source: Source::TreeCache,
+        files: cached.files(),
+        link_mode: Some(mode),
     })
 }
 
 /// Renames `tree` to `target`. A stale `target` (no or another receipt) is first moved into
 /// `staging` and removed afterwards.
+///
+/// Durability: unless `A2C_FSYNC=0`, the store's filesystem is synced (`syncfs`) first, so
+/// that a power cut can never leave a published receipt over unwritten file data — the
+/// rename is then the only step that may be lost, and a lost rename is just a version not
+/// installed yet (docs/performance.md measures the cost).
 fn publish(tree: &Path, target: &Path, staging: &Path) -> std::io::Result<()> {
+    if crate::env::fsync() {
+        let dir = fs_err::File::open(staging)?;
+        rustix::fs::syncfs(&dir).map_err(|e| {
+            std::io::Error::new(
+                std::io::Error::from(e).kind(),
+                format!("failed to sync the store's filesystem at `{}`: {e}", staging.display()),
+            )
+        })?;
+    }
     if fs_err::symlink_metadata(target).is_ok() {
         let old = staging.join("replaced");
         fs_err::rename(target, &old)?;

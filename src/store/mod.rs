@@ -10,6 +10,7 @@ pub mod install;
 pub mod layout;
 pub mod receipt;
 pub mod source;
+pub mod trees;
 
 use std::path::{Path, PathBuf};
 

@@ -28,9 +28,37 @@ pub struct Receipt {
     pub a2c_version: String,
     /// RFC 3339, UTC.
     pub installed_at: String,
+    /// How the version shares its files with the shared tree cache (`clone`, `hardlink`,
+    /// `copy`); absent when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_mode: Option<super::trees::LinkMode>,
 }
 
 impl Receipt {
+    /// The receipt of `entry` installed now, by this a2c.
+    pub fn new(
+        entry: &crate::lock::LockEntry,
+        tree: String,
+        files: usize,
+        source: String,
+        link_mode: Option<super::trees::LinkMode>,
+    ) -> Self {
+        Self {
+            schema: RECEIPT_SCHEMA,
+            name: crate::method::METHOD_NAME.into(),
+            version: entry.version.clone(),
+            sha256: entry.sha256,
+            size: entry.size,
+            format: entry.format,
+            tree,
+            files,
+            source,
+            a2c_version: crate::A2C_VERSION.into(),
+            installed_at: now_rfc3339(),
+            link_mode,
+        }
+    }
+
     pub fn path(tree: &Path) -> PathBuf {
         tree.join(RECEIPT_FILE)
     }

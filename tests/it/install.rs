@@ -247,12 +247,26 @@ fn offline_from_cache_in_a_second_workspace() {
     run.success();
     let doc = run.json();
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
+    // Placed from the shared tree cache: no bundle is even read.
     assert!(
         doc["installed"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|i| i["source"] == "cache")
+            .all(|i| i["source"] == "tree-cache"),
+        "{doc}"
+    );
+    // Without the tree cache, the bundle cache serves them.
+    fs_err::remove_dir_all(t.path("cache/trees")).unwrap();
+    fs_err::remove_dir_all(t.path("w2/.tools_local")).unwrap();
+    let doc = t.run("w2", &["install", "--offline", "--json"]).json();
+    assert!(
+        doc["installed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["source"] == "cache"),
+        "{doc}"
     );
 }
 

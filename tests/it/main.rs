@@ -19,5 +19,6 @@ mod server;
 mod servers;
 mod signing;
 mod spec;
+mod trees;
 mod untrusted;
 mod workspace;

@@ -1,0 +1,618 @@
+//! The shared tree cache: `<cache>/trees/<bundle sha256>/`, one extracted and verified method
+//! tree per bundle, shared by every store of the machine. A store version is placed from it
+//! by reflink, hardlink or copy ([`LinkMode`]) instead of being extracted again.
+//!
+//! An entry is filled in two steps, so that a machine with one checkout pays nothing for it:
+//!
+//! 1. the first extraction of a bundle (verified: digests, manifest, tree) writes the entry's
+//!    `record` — the bundle sha256, the tree digest, the version, the time it was sealed, and
+//!    for every file its size and mode (no file is touched: the extraction knows them) — and
+//!    `origin`, the store version holding those files;
+//! 2. the first install of that bundle into **another** store builds the entry's `tree/` from
+//!    the origin (clone, else hardlink, else copy), checking every file against the record
+//!    (size, mode, and a modification time no later than the seal: any write since changes
+//!    it), records each file's exact time, publishes it with one rename, and places from it.
+//!    Every later install places from `tree/` directly, checking size, mode and exact time.
+//!
+//! Placement checks every file it places against the record — a file changed since (written
+//! after a `chmod`, truncated, replaced) marks the entry as tampered: it is evicted, never
+//! used again, and the version is installed from its bundle. `doctor --deep` re-hashes cached
+//! trees. Only the files listed in the record are placed: anything added is ignored.
+
+use std::io;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::lock::LockEntry;
+use crate::util::digest::{Sha256, TreeFile};
+
+/// How a version is placed from the tree cache into a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkMode {
+    /// Copy-on-write clone (reflink: btrfs, XFS, bcachefs); falls back as below when refused.
+    Clone,
+    /// Hard links: the store's files are the cache's (read-only) files.
+    Hardlink,
+    /// Independent copies.
+    Copy,
+}
+
+impl LinkMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Clone => "clone",
+            Self::Hardlink => "hardlink",
+            Self::Copy => "copy",
+        }
+    }
+
+    /// `A2C_LINK_MODE`, if set.
+    pub fn from_env() -> Result<Option<Self>, String> {
+        match crate::env::link_mode() {
+            None => Ok(None),
+            Some(v) => <Self as clap::ValueEnum>::from_str(&v, true).map(Some).map_err(|_| {
+                format!(
+                    "{}=`{v}` is not a link mode (clone, hardlink or copy)",
+                    crate::env::A2C_LINK_MODE
+                )
+            }),
+        }
+    }
+}
+
+/// An entry's record, beside its `tree/`.
+pub const META_FILE: &str = "record";
+/// An entry's tree.
+pub const TREE_DIR: &str = "tree";
+/// The store version an entry's record describes, until its `tree/` exists.
+const ORIGIN_FILE: &str = "origin";
+const META_HEADER: &str = "a2c-tree-cache 1";
+
+/// One file of a cached tree as recorded when it was cached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Recorded {
+    path: String,
+    size: u64,
+    /// The exact modification time (ns); `-1` in a record of an origin, whose files must only
+    /// be no newer than the record's seal.
+    mtime_ns: i128,
+    mode: u32,
+}
+
+/// A parsed record.
+#[derive(Debug)]
+struct Meta {
+    sha: String,
+    tree: String,
+    version: String,
+    /// When an origin's record was written (ns): its files were all written before.
+    sealed: i128,
+    files: Vec<Recorded>,
+}
+
+/// A cache entry found for a lock entry: its tree, or only its record and origin.
+#[derive(Debug)]
+pub struct CachedTree {
+    /// `<entry>/tree`; may not exist yet (see [`TreeCache::promote`]).
+    pub root: PathBuf,
+    /// The store version the record describes, when `tree/` does not exist yet.
+    pub origin: Option<PathBuf>,
+    pub tree: String,
+    sealed: i128,
+    files: Vec<Recorded>,
+}
+
+impl CachedTree {
+    pub fn files(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| f.path != crate::archive::TREE_FILE)
+            .count()
+    }
+}
+
+/// Why a placement failed.
+#[derive(Debug)]
+pub enum PlaceError {
+    /// A cached file differs from its record: the tree must be evicted.
+    Tampered(String),
+    /// The cached tree went away meanwhile (pruned by another process).
+    Gone,
+    Io(io::Error),
+}
+
+impl From<io::Error> for PlaceError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// The tree cache of a bundle cache directory.
+#[derive(Debug, Clone)]
+pub struct TreeCache {
+    pub dir: PathBuf,
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> i128 {
+    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
+}
+
+impl TreeCache {
+    pub fn new(cache_dir: &Path) -> Self {
+        Self {
+            dir: cache_dir.join(TREES),
+        }
+    }
+
+    /// Where the tree of `sha256` is (whether or not it is cached).
+    pub fn path(&self, sha256: &Sha256) -> PathBuf {
+        self.dir.join(sha256.to_hex())
+    }
+
+    /// The cached tree of `entry`, when its record names the same bundle, version and (when
+    /// the lock pins one) tree digest. Nothing is checked file by file yet: [`Self::place`]
+    /// does that as it goes.
+    pub fn lookup(&self, entry: &LockEntry) -> Option<CachedTree> {
+        let dir = self.path(&entry.sha256);
+        if !std::fs::symlink_metadata(&dir).ok()?.is_dir() {
+            return None;
+        }
+        let text = crate::util::contain::read_config(&dir.join(META_FILE)).ok()??;
+        let Meta {
+            sha,
+            tree,
+            version,
+            sealed,
+            files,
+        } = parse_meta(&text)?;
+        if sha != entry.sha256.to_hex() || version != entry.version.to_string() {
+            return None;
+        }
+        if entry.tree.as_ref().is_some_and(|t| *t != tree) {
+            return None;
+        }
+        let root = dir.join(TREE_DIR);
+        let origin = match std::fs::symlink_metadata(&root) {
+            Ok(m) if m.is_dir() => None,
+            Ok(_) => return None,
+            Err(_) => Some(PathBuf::from(
+                crate::util::contain::read_config(&dir.join(ORIGIN_FILE))
+                    .ok()??
+                    .trim_end(),
+            )),
+        };
+        Some(CachedTree {
+            root,
+            origin,
+            tree,
+            sealed,
+            files,
+        })
+    }
+
+    /// Step 1: records the verified tree just published at `origin` (a store version) for
+    /// `entry` — its `files` and its `.a2c-tree` — unless the entry holds a tree already.
+    /// Costs one small file; no file of the tree is touched, nothing is shared yet.
+    pub fn record(&self, entry: &LockEntry, origin: &Path, tree: &str, files: &[TreeFile]) -> io::Result<()> {
+        let target = self.path(&entry.sha256);
+        if std::fs::symlink_metadata(target.join(TREE_DIR)).is_ok() {
+            return Ok(());
+        }
+        let mut recorded: Vec<Recorded> = files
+            .iter()
+            .map(|f| Recorded {
+                path: f.path.clone(),
+                size: f.size,
+                mtime_ns: -1,
+                mode: if f.executable { 0o555 } else { 0o444 },
+            })
+            .collect();
+        let list = std::fs::symlink_metadata(origin.join(crate::archive::TREE_FILE))?;
+        recorded.push(Recorded {
+            path: crate::archive::TREE_FILE.into(),
+            size: list.len(),
+            mtime_ns: -1,
+            mode: list.mode() & 0o7777,
+        });
+        let trees = self.ensure()?;
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".fill-{}-", entry.sha256.to_hex()))
+            .tempdir_in(&trees)?;
+        let sealed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let meta = format_meta(
+            &entry.sha256.to_hex(),
+            tree,
+            &entry.version.to_string(),
+            sealed,
+            &recorded,
+        );
+        crate::util::contain::write_new(&tmp.path().join(META_FILE), meta.as_bytes(), 0o444)?;
+        let origin_text = format!("{}\n", origin.display());
+        crate::util::contain::write_new(&tmp.path().join(ORIGIN_FILE), origin_text.as_bytes(), 0o444)?;
+        // An entry without a tree names an older origin (gone, or another store): this one
+        // replaces it.
+        if std::fs::symlink_metadata(&target).is_ok() {
+            let doomed = trees.join(format!(".gc-{}-{}", entry.sha256.to_hex(), std::process::id()));
+            if std::fs::rename(&target, &doomed).is_ok() {
+                let _ = crate::util::fs::remove_tree(&doomed);
+            }
+        }
+        let staged = tmp.keep();
+        if std::fs::rename(&staged, &target).is_err() {
+            let _ = crate::util::fs::remove_tree(&staged); // another process recorded it first
+        }
+        Ok(())
+    }
+
+    /// Step 2: builds the entry's `tree/` from its origin by `mode` (automatic: clone, else
+    /// hardlink, else copy), checking every file against the record, and publishes it with
+    /// one rename. The origin must still be the store version it was: a real directory (no
+    /// link anywhere on its path) whose receipt names the same bundle.
+    pub fn promote(
+        &self,
+        cached: &CachedTree,
+        entry: &LockEntry,
+        mode: Option<LinkMode>,
+    ) -> Result<CachedTree, PlaceError> {
+        let Some(origin) = &cached.origin else {
+            return Err(PlaceError::Gone);
+        };
+        let real = std::fs::canonicalize(origin).map_err(|_| PlaceError::Gone)?;
+        let receipt = super::Receipt::read(origin);
+        if real != *origin || receipt.is_none_or(|r| r.sha256 != entry.sha256 || r.tree != cached.tree) {
+            return Err(PlaceError::Gone);
+        }
+        let dir = self.path(&entry.sha256);
+        let tmp = tempfile::Builder::new().prefix(".tree-").tempdir_in(&dir)?;
+        let (_, times) = copy_checked(origin, &cached.files, cached.sealed, tmp.path(), mode)?;
+        // From now on every file is held to its exact time (links and copies keep it).
+        let files: Vec<Recorded> = cached
+            .files
+            .iter()
+            .zip(times)
+            .map(|(f, t)| Recorded {
+                mtime_ns: t,
+                ..f.clone()
+            })
+            .collect();
+        let meta = format_meta(
+            &entry.sha256.to_hex(),
+            &cached.tree,
+            &entry.version.to_string(),
+            0,
+            &files,
+        );
+        let staged = tmp.keep();
+        let new_record = dir.join(format!(".record-{}", std::process::id()));
+        // The exact record first (no tree is there yet to be read against it), then the tree:
+        // one rename each.
+        let promoted = crate::util::contain::write_new(&new_record, meta.as_bytes(), 0o444)
+            .and_then(|()| std::fs::rename(&new_record, dir.join(META_FILE)))
+            .and_then(|()| std::fs::rename(&staged, &cached.root));
+        if let Err(e) = promoted {
+            let _ = std::fs::remove_file(&new_record);
+            let _ = crate::util::fs::remove_tree(&staged);
+            return Err(match cached.root.is_dir() {
+                true => PlaceError::Gone, // another process promoted it first
+                false => e.into(),
+            });
+        }
+        let _ = std::fs::remove_file(dir.join(ORIGIN_FILE));
+        Ok(CachedTree {
+            root: cached.root.clone(),
+            origin: None,
+            tree: cached.tree.clone(),
+            sealed: 0,
+            files,
+        })
+    }
+
+    /// Places `cached` into `dest` (an empty directory) by `mode` (`None`: clone, else
+    /// hardlink, else copy — the fastest that works here; see [`share`]), checking every file
+    /// against its record. Returns the mode used.
+    pub fn place(&self, cached: &CachedTree, dest: &Path, mode: Option<LinkMode>) -> Result<LinkMode, PlaceError> {
+        copy_checked(&cached.root, &cached.files, cached.sealed, dest, mode).map(|(m, _)| m)
+    }
+
+    /// Removes the cached tree of `sha256` (tampered, or pruned).
+    pub fn evict(&self, sha256: &Sha256) {
+        let _ = crate::util::fs::remove_tree(&self.path(sha256));
+    }
+
+    /// Every entry: (bundle sha256, its directory).
+    pub fn list(&self) -> Vec<(Sha256, PathBuf)> {
+        let mut out = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return out;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Ok(sha) = Sha256::parse(&name) {
+                out.push((sha, e.path()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// `true` when a store still holds the entry at `dir`: its tree's `.a2c-tree`, which every
+    /// hardlinked placement links, has more than one link; or, for an entry without a tree
+    /// yet, its origin is still an installed version.
+    pub fn is_linked(dir: &Path) -> bool {
+        let root = dir.join(TREE_DIR);
+        if std::fs::symlink_metadata(&root).is_ok() {
+            return std::fs::symlink_metadata(root.join(crate::archive::TREE_FILE)).is_ok_and(|m| m.nlink() > 1);
+        }
+        crate::util::contain::read_config(&dir.join(ORIGIN_FILE))
+            .ok()
+            .flatten()
+            .is_some_and(|o| super::Receipt::read(Path::new(o.trim_end())).is_some())
+    }
+
+    /// `true` when the entry at `dir` holds a tree (not only a record and an origin).
+    pub fn has_tree(dir: &Path) -> bool {
+        std::fs::symlink_metadata(dir.join(TREE_DIR)).is_ok_and(|m| m.is_dir())
+    }
+
+    /// Fills left by killed runs (`.fill-*`) older than an hour.
+    pub fn stale_fills(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".fill-"))
+            .filter(|e| {
+                e.metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 3600)
+            })
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// Re-hashes the tree of the entry at `dir` against its `.a2c-tree` list and its record's
+    /// tree digest: `Err(why)` when anything differs (`doctor --deep`).
+    pub fn verify(dir: &Path) -> Result<String, String> {
+        let root = dir.join(TREE_DIR);
+        let text = crate::util::contain::read_config(&dir.join(META_FILE))
+            .ok()
+            .flatten()
+            .ok_or("no readable record")?;
+        let Meta { tree, files, .. } = parse_meta(&text).ok_or("an unreadable record")?;
+        let list = std::fs::read(root.join(crate::archive::TREE_FILE)).map_err(|e| format!("`.a2c-tree`: {e}"))?;
+        if format!("sha256:{}", Sha256::of(&list)) != tree {
+            return Err("its `.a2c-tree` list does not match its tree digest".into());
+        }
+        for line in String::from_utf8_lossy(&list).lines() {
+            let mut parts = line.split('\0');
+            let (Some(path), Some(x), Some(hex)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err("a malformed `.a2c-tree` line".into());
+            };
+            let file = root.join(path);
+            let m = std::fs::symlink_metadata(&file).map_err(|e| format!("`{path}`: {e}"))?;
+            if !m.file_type().is_file() {
+                return Err(format!("`{path}` is not a regular file"));
+            }
+            if (m.mode() & 0o111 != 0) != (x == "x") {
+                return Err(format!("`{path}` has another executable bit"));
+            }
+            let (actual, _) =
+                crate::util::digest::sha256_reader(std::fs::File::open(&file).map_err(|e| e.to_string())?)
+                    .map_err(|e| format!("`{path}`: {e}"))?;
+            if actual.to_hex() != hex {
+                return Err(format!("`{path}` has other content"));
+            }
+        }
+        if files.len() != list.iter().filter(|b| **b == b'\n').count() + 1 {
+            return Err("its record and its `.a2c-tree` list disagree".into());
+        }
+        Ok(tree)
+    }
+
+    fn ensure(&self) -> io::Result<PathBuf> {
+        let parent = self.dir.parent().expect("the trees directory has a parent");
+        crate::util::contain::create_dirs(parent, TREES, 0o700)
+    }
+}
+
+const TREES: &str = "trees";
+
+/// Shares every recorded file of `from` into `dest` by `mode` (see [`share`]), checking each
+/// against its record first (an exact time, or for `-1` one no later than `sealed`). The mode
+/// used and each file's time.
+fn copy_checked(
+    from: &Path,
+    files: &[Recorded],
+    sealed: i128,
+    dest: &Path,
+    mode: Option<LinkMode>,
+) -> Result<(LinkMode, Vec<i128>), PlaceError> {
+    let mut used = mode;
+    let mut dirs = std::collections::HashSet::new();
+    let mut times = Vec::with_capacity(files.len());
+    for f in files {
+        let src = from.join(&f.path);
+        let m = match std::fs::symlink_metadata(&src) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(match from.is_dir() {
+                    true => PlaceError::Tampered(format!("`{}` is missing", f.path)),
+                    false => PlaceError::Gone,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let time = mtime_ns(&m);
+        let time_ok = match f.mtime_ns {
+            -1 => time <= sealed,
+            exact => time == exact,
+        };
+        if !m.file_type().is_file() || m.len() != f.size || !time_ok || m.mode() & 0o7777 != f.mode {
+            return Err(PlaceError::Tampered(format!(
+                "`{}` changed since it was cached",
+                f.path
+            )));
+        }
+        make_parents(dest, &f.path, &mut dirs)?;
+        used = share(&src, &dest.join(&f.path), used, true)?;
+        times.push(time);
+    }
+    Ok((used.unwrap_or(LinkMode::Copy), times))
+}
+
+/// Creates the missing parent directories of `rel` under `base` (0755 less the umask).
+fn make_parents(base: &Path, rel: &str, made: &mut std::collections::HashSet<String>) -> io::Result<()> {
+    let Some((parent, _)) = rel.rsplit_once('/') else {
+        return Ok(());
+    };
+    if made.contains(parent) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(base.join(parent))?;
+    let mut p = parent;
+    loop {
+        made.insert(p.to_string());
+        match p.rsplit_once('/') {
+            Some((up, _)) => p = up,
+            None => break,
+        }
+    }
+    Ok(())
+}
+
+/// Shares `src` as `dst` by `mode`: `None` (automatic) tries a clone, then a hard link, then
+/// a copy when `allow_copy`; `Clone` falls back to a copy (never to a shared inode); `Hardlink`
+/// falls back to a copy across filesystems. The mode used, or `None` when only a copy would do
+/// and `allow_copy` is false.
+fn share(src: &Path, dst: &Path, mode: Option<LinkMode>, allow_copy: bool) -> io::Result<Option<LinkMode>> {
+    if matches!(mode, None | Some(LinkMode::Clone)) {
+        match clone_file(src, dst) {
+            Ok(()) => return Ok(Some(LinkMode::Clone)),
+            Err(e) if unsupported(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if matches!(mode, None | Some(LinkMode::Hardlink)) {
+        match std::fs::hard_link(src, dst) {
+            Ok(()) => return Ok(Some(LinkMode::Hardlink)),
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if mode.is_none() && !allow_copy {
+        return Ok(None);
+    }
+    let m = std::fs::symlink_metadata(src)?;
+    copy_file(src, dst, m.mode() & 0o7777)?;
+    Ok(Some(LinkMode::Copy))
+}
+
+/// Errors that mean "this filesystem cannot clone".
+fn unsupported(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    [Errno::OPNOTSUPP, Errno::XDEV, Errno::INVAL, Errno::NOTTY, Errno::PERM]
+        .iter()
+        .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+}
+
+/// Clones and copies keep the source's modification time (as `cp -p` does), so that a copy
+/// still matches the record it was checked against.
+fn clone_file(src: &Path, dst: &Path) -> io::Result<()> {
+    let from = std::fs::File::open(src)?;
+    let meta = from.metadata()?;
+    let mode = meta.mode() & 0o7777;
+    let to = crate::util::contain::open_write(dst, crate::util::contain::Open::New, 0o600)?;
+    if let Err(e) = rustix::fs::ioctl_ficlone(&to, &from) {
+        drop(to);
+        let _ = std::fs::remove_file(dst);
+        return Err(e.into());
+    }
+    to.set_modified(meta.modified()?)?;
+    to.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    Ok(())
+}
+
+fn copy_file(src: &Path, dst: &Path, mode: u32) -> io::Result<()> {
+    let mut from = std::fs::File::open(src)?;
+    let mut to = crate::util::contain::open_write(dst, crate::util::contain::Open::New, 0o600)?;
+    io::copy(&mut from, &mut to)?;
+    to.set_modified(from.metadata()?.modified()?)?;
+    to.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    Ok(())
+}
+
+fn format_meta(sha: &str, tree: &str, version: &str, sealed: i128, files: &[Recorded]) -> String {
+    let mut out = format!("{META_HEADER}\nsha256 {sha}\ntree {tree}\nversion {version}\nsealed {sealed}\n");
+    for f in files {
+        out.push_str(&format!("{} {} {:o} {}\n", f.size, f.mtime_ns, f.mode, f.path));
+    }
+    out
+}
+
+fn parse_meta(text: &str) -> Option<Meta> {
+    let mut lines = text.lines();
+    if lines.next()? != META_HEADER {
+        return None;
+    }
+    let sha = lines.next()?.strip_prefix("sha256 ")?.to_string();
+    let tree = lines.next()?.strip_prefix("tree ")?.to_string();
+    let version = lines.next()?.strip_prefix("version ")?.to_string();
+    let sealed = lines.next()?.strip_prefix("sealed ")?.parse().ok()?;
+    let mut files = Vec::new();
+    for line in lines {
+        let mut parts = line.splitn(4, ' ');
+        let size = parts.next()?.parse().ok()?;
+        let mtime_ns = parts.next()?.parse().ok()?;
+        let mode = u32::from_str_radix(parts.next()?, 8).ok()?;
+        let path = parts.next()?.to_string();
+        // A record that names a path outside its tree is not ours.
+        if path.is_empty() || path.starts_with('/') || path.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+            return None;
+        }
+        files.push(Recorded {
+            path,
+            size,
+            mtime_ns,
+            mode,
+        });
+    }
+    Some(Meta {
+        sha,
+        tree,
+        version,
+        sealed,
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_refuse_escaping_paths() {
+        let files = vec![Recorded {
+            path: "rules/a b.md".into(),
+            size: 3,
+            mtime_ns: 1_700_000_000_123_456_789,
+            mode: 0o444,
+        }];
+        let text = format_meta("ab", "sha256:cd", "1.0.0", 7, &files);
+        let m = parse_meta(&text).unwrap();
+        assert_eq!(
+            (m.sha.as_str(), m.tree.as_str(), m.version.as_str(), m.sealed),
+            ("ab", "sha256:cd", "1.0.0", 7)
+        );
+        assert_eq!(m.files, files);
+        for bad in ["../x", "/etc/passwd", "a//b", "a/./b"] {
+            let text = format!("{META_HEADER}\nsha256 a\ntree t\nversion 1\nsealed 0\n1 1 444 {bad}\n");
+            assert!(parse_meta(&text).is_none(), "{bad}");
+        }
+    }
+}
