@@ -246,6 +246,157 @@ def http_suite(work, w, a2c, runs):
             w_oci[1].wait()
 
 
+def members_superbuild(work, name, members, registry):
+    """A superbuild `name` whose `members` members pin the P1 versions in turn."""
+    w = os.path.join(work, name)
+    os.makedirs(os.path.join(w, ".tools/esys/a2c"))
+    with open(os.path.join(w, ".tools/esys/a2c/workspace.yaml"), "w") as f:
+        f.write(f'schema_version: 1\nmembers: ["products/*"]\nregistry: {registry}\n')
+    sh(["git", "init", "-q", w])
+    for m in range(members):
+        r = os.path.join(w, "products", f"p{m:04d}")
+        os.makedirs(os.path.join(r, ".tools/esys/a2c"))
+        os.makedirs(os.path.join(r, ".git"))
+        with open(os.path.join(r, ".tools/esys/a2c/adoption.yaml"), "w") as f:
+            f.write(f"schema_version: 2\ntool_version: {VERSIONS[m % len(VERSIONS)]}\ndelivery: package\n")
+    return w
+
+
+def big_tree(path, version, files, size, one_file=None):
+    """A method tree of `files` text files of `size` bytes, or of one file of `one_file` bytes."""
+    os.makedirs(path)
+    with open(os.path.join(path, "a2c-method.toml"), "w") as f:
+        f.write(f'name = "esys/a2c"\nversion = "{version}"\ntool_state_root = ".tools/esys/a2c"\n')
+    line = (" ".join(WORDS) + "\n").encode()
+    if one_file:
+        os.makedirs(os.path.join(path, "data"))
+        rng = random.Random(16)
+        with open(os.path.join(path, "data", "big.bin"), "wb") as f:
+            block = bytes(rng.getrandbits(8) for _ in range(1 << 16))
+            written = 0
+            while written < one_file:
+                # Half text, half noise: compressible like real data, not trivially so.
+                chunk = (line * (len(block) // len(line) + 1))[:len(block) // 2] + block[:len(block) // 2]
+                f.write(chunk[:one_file - written])
+                written += len(chunk)
+                block = block[1:] + block[:1]
+        return
+    body = (line * (size // len(line) + 1))[:size]
+    for i in range(files):
+        d = os.path.join(path, f"d{i // 1000:03d}")
+        if i % 1000 == 0:
+            os.makedirs(d)
+        with open(os.path.join(d, f"f{i:06d}.md"), "wb") as f:
+            f.write(body)
+
+
+def serve(directory):
+    """Python's threaded http.server on a free loopback port: (process, base URL)."""
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                             "--directory", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, f"http://127.0.0.1:{port}/"
+
+
+def scale_suite(args, a2c):
+    """Issue 16's budgets at size: no-op and doctor at 200 / 1,000 / 5,000 members; one bundle
+    of 100,000 small files and one holding a single 2 GiB file, each against `tar -xzf` of
+    the same bundle into the same filesystem, with peak RSS."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-scale-", dir=base)
+    runs = max(3, args.runs)
+    try:
+        rng = random.Random(24)
+        for v in VERSIONS:
+            tree = os.path.join(work, "trees", v)
+            make_tree(tree, v, rng)
+            sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache, A2C_MAX_ENTRIES="1000000",
+                   A2C_MAX_UNPACKED_BYTES=str(4 << 30))
+        for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+            env.pop(k, None)
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}")
+        print()
+        print("| members | no-op install (median) | per member | doctor (median) |")
+        print("|---|---|---|---|")
+        for n in (200, 1000, 5000):
+            w = members_superbuild(work, f"w{n}", n, "../registry")
+            sh([a2c, "-q", "-C", w, "lock"], env=env)
+            sh([a2c, "-q", "-C", w, "install"], env=env)
+            noop = [timed([a2c, "-q", "-C", w, "install"], env)[0] for _ in range(args.noop_runs)]
+            doctor = [timed([a2c, "-q", "-C", w, "doctor"], env)[0] for _ in range(args.noop_runs)]
+            mn, md = statistics.median(noop), statistics.median(doctor)
+            print(f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms |", flush=True)
+        print()
+        cases = [("100,000 files x 1 KiB", dict(files=100_000, size=1024)),
+                 ("one 2 GiB file", dict(files=0, size=0, one_file=2 << 30))]
+        print("| bundle | pack | a2c install, file registry | a2c install, HTTP | tar -xzf | a2c/tar (file, HTTP) | peak RSS (file, HTTP) |")
+        print("|---|---|---|---|---|---|---|")
+        for i, (label, spec) in enumerate(cases):
+            version = f"9.{i}.0"
+            tree = os.path.join(work, "big", version)
+            big_tree(tree, version, **spec)
+            reg = os.path.join(work, f"reg-big{i}")
+            started = time.perf_counter()
+            sh([a2c, "-q", "pack", tree, "--version", version, "--registry", reg], env=env)
+            pack_s = time.perf_counter() - started
+            shutil.rmtree(tree)
+            bundle = os.path.join(reg, "bundles", f"a2c-{version}.tar.gz")
+            w = members_superbuild(work, f"wbig{i}", 1, "../" + os.path.basename(reg))
+            with open(os.path.join(w, "products/p0000/.tools/esys/a2c/adoption.yaml"), "w") as f:
+                f.write(f"schema_version: 2\ntool_version: {version}\ndelivery: package\n")
+            sh([a2c, "-q", "-C", w, "lock"], env=env)
+            server, url = serve(reg)
+            w_http = os.path.join(work, f"wbig{i}-http")
+            shutil.copytree(w, w_http)
+            sh([a2c, "-q", "-C", w_http, "lock", "--update", "--registry", url], env=env)
+            times = {"file": [], "http": [], "tar": []}
+            rss = {"file": 0, "http": 0}
+            try:
+                for r in range(runs):
+                    order = ["file", "http", "tar"]
+                    order = order[r % 3:] + order[:r % 3]
+                    for side in order:
+                        for path in (os.path.join(w, ".tools_local"), os.path.join(w_http, ".tools_local"),
+                                     cache, os.path.join(work, "tar-out")):
+                            shutil.rmtree(path, ignore_errors=True)
+                        if side == "tar":
+                            os.makedirs(os.path.join(work, "tar-out"))
+                            dt, _ = timed(["tar", "-xzf", bundle, "-C", os.path.join(work, "tar-out")])
+                        else:
+                            target = w if side == "file" else w_http
+                            dt, peak = timed([a2c, "-q", "-C", target, "install"], env)
+                            rss[side] = max(rss[side], peak)
+                        times[side].append(dt)
+            finally:
+                server.terminate()
+                server.wait()
+            mf, mh, mt = (statistics.median(times[k]) for k in ("file", "http", "tar"))
+            print(f"| {label} ({os.path.getsize(bundle) / 2**20:.0f} MiB bundle) | {pack_s:.1f} s | {mf*1000:.0f} ms | "
+                  f"{mh*1000:.0f} ms | {mt*1000:.0f} ms | {mf/mt:.2f}x, {mh/mt:.2f}x | "
+                  f"{rss['file']/2**20:.1f}, {rss['http']/2**20:.1f} MiB |", flush=True)
+            print(f"  raw ms: file {[round(x*1000) for x in times['file']]}, http {[round(x*1000) for x in times['http']]}, "
+                  f"tar {[round(x*1000) for x in times['tar']]}", flush=True)
+            shutil.rmtree(os.path.join(work, "tar-out"), ignore_errors=True)
+    finally:
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def durability_suite(args, a2c):
     """Issue 16: the cost of syncing the store's filesystem before each version is published,
     on a real disk: cold installs with the default (syncfs) against A2C_FSYNC=0, alternating,
@@ -278,7 +429,7 @@ def durability_suite(args, a2c):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -292,6 +443,8 @@ def main():
     a2c = os.path.join(ROOT, "target/release/a2c")
     if args.suite == "durability":
         return durability_suite(args, a2c)
+    if args.suite == "scale":
+        return scale_suite(args, a2c)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)
