@@ -19,3 +19,5 @@ pub mod workspace;
 
 /// The version of this `a2c` build.
 pub const A2C_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `--version`: the version, and the commit and its date when built from git.
+pub const LONG_VERSION: &str = env!("A2C_LONG_VERSION");

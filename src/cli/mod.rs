@@ -2,6 +2,8 @@
 //! only this module uses clap and indicatif.
 
 mod adopt;
+mod cache;
+mod completions;
 mod doctor;
 mod gc;
 mod install;
@@ -28,7 +30,7 @@ use crate::workspace::Context;
 
 /// Installs pinned versions of A2C method assets side by side, verified, online or offline.
 #[derive(Debug, Parser)]
-#[command(name = "a2c", version, about)]
+#[command(name = "a2c", version = crate::LONG_VERSION, about)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -106,6 +108,13 @@ pub enum Command {
     Login(login::LoginArgs),
     /// Forget the token stored for a host
     Logout(login::LogoutArgs),
+    /// Show, clean or prune the machine's cache of bundles and trees
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write every page into a directory)
+    Man(completions::ManArgs),
 }
 
 /// What a command reports back to `main`.
@@ -133,6 +142,9 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         crate::env::set_oci_plain_http();
     }
     match &cli.command {
+        Command::Completions(args) => completions::completions(args),
+        Command::Cache(cmd) => cache::run(cmd, &cli.global, printer),
+        Command::Man(args) => completions::man(args, printer),
         Command::Workspace(cmd) => workspace::run(cmd, &cli.global, printer),
         Command::Resolve(args) => resolve::run(args, &cli.global, printer),
         Command::Lock(args) => lock::run(args, &cli.global, printer),

@@ -53,7 +53,11 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     let needs = needs(ctx)?;
     let needed: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
     let lock_path = lock_path(ctx)?;
-    let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
+    let read = Lockfile::read(&lock_path)?;
+    if settings.locked && read.is_none() {
+        return Err(OpsError::NoLockFile { path: lock_path });
+    }
+    let mut lock = read.unwrap_or_default();
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
     let mut locked_now = Vec::new();
     // The registry is only read when something must be resolved or downloaded; offline, never.
@@ -72,6 +76,22 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
         lock = planned.lock;
+    }
+    // `--locked` means the lock as it is, exactly: an entry no member needs is a change too
+    // (the one `a2c lock` would make, and `lock --check` reports).
+    if settings.locked {
+        let unused: Vec<MethodVersion> = lock
+            .methods
+            .iter()
+            .map(|m| m.version.clone())
+            .filter(|v| !needed.contains(v))
+            .collect();
+        if !unused.is_empty() {
+            return Err(OpsError::LockHasUnused {
+                path: lock_path,
+                versions: unused,
+            });
+        }
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
     let mut options = super::install_options(

@@ -35,6 +35,13 @@ pub enum OpsError {
         versions: Vec<MethodVersion>,
         flag: &'static str,
     },
+    #[error("the lock `{}` pins {} that no member needs, and --locked forbids changing it", path.display(), list(versions))]
+    LockHasUnused {
+        path: PathBuf,
+        versions: Vec<MethodVersion>,
+    },
+    #[error("--locked: there is no lock file at `{}`", path.display())]
+    NoLockFile { path: PathBuf },
     #[error("{0}")]
     Config(String),
     #[error(transparent)]
@@ -59,6 +66,13 @@ impl OpsError {
             }
             Self::LockWouldChange { .. } => {
                 Some("run `a2c lock` (online) and commit the lock, then install again".into())
+            }
+            Self::LockHasUnused { .. } => Some(
+                "run `a2c lock` to drop them and commit the lock (as `a2c lock --check` asks), then install again"
+                    .into(),
+            ),
+            Self::NoLockFile { .. } => {
+                Some("run `a2c lock` (online) and commit the lock, or drop --locked to let install write it".into())
             }
             Self::Migrate(e) => e.hint(),
             Self::FromNotDir { .. } => Some("pass the directory of bundles that `a2c vendor DIR` wrote".into()),

@@ -57,9 +57,60 @@ impl Cache {
             }
         }
         crate::util::contain::check_private_dir(&self.dir, self.variable)?;
+        self.tag()?;
         let path = crate::util::contain::create_dirs(&self.dir, sub, 0o700)?;
         self.check_sub(sub)?;
         Ok(path)
+    }
+
+    /// Writes `CACHEDIR.TAG` (bford.info/cachedir), so that backup tools skip the cache.
+    fn tag(&self) -> std::io::Result<()> {
+        let path = self.dir.join(CACHEDIR_TAG);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Ok(());
+        }
+        match crate::util::contain::write_new(&path, CACHEDIR_TAG_TEXT.as_bytes(), 0o644) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Remembers `store` (a store root) among the stores that install from this cache, so that
+    /// `a2c cache prune` and `gc --cache` keep what any of them still needs. One line appended
+    /// (`O_APPEND`: concurrent appends of a line do not interleave), once per store.
+    pub fn register_store(&self, store: &Path) -> std::io::Result<()> {
+        let line = store.to_string_lossy().replace('\n', "");
+        if self.stores().iter().any(|s| s.as_os_str() == line.as_str()) {
+            return Ok(());
+        }
+        self.ensure(BUNDLES)?;
+        let mut f = crate::util::contain::open_write(
+            &self.dir.join(STORES),
+            crate::util::contain::Open::Append,
+            crate::util::fs::default_mode(),
+        )?;
+        f.write_all(format!("{line}\n").as_bytes())
+    }
+
+    /// The stores that installed from this cache (see [`Cache::register_store`]), each once.
+    pub fn stores(&self) -> Vec<PathBuf> {
+        let text = crate::util::contain::read_config(&self.dir.join(STORES))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let mut out: Vec<PathBuf> = Vec::new();
+        for line in text.lines().filter(|l| !l.is_empty()) {
+            if !out.iter().any(|p| p.as_os_str() == line) {
+                out.push(PathBuf::from(line));
+            }
+        }
+        out
+    }
+
+    /// Marks the cached bundle `sha256` as used now (its modification time: `a2c cache prune
+    /// --unused-for DAYS` reads it).
+    pub fn touch(&self, sha256: &Sha256) {
+        touch(&self.path(sha256));
     }
 
     /// The bundles directory (may not exist).
@@ -166,6 +217,28 @@ impl Cache {
 }
 
 const BUNDLES: &str = "bundles";
+const CACHEDIR_TAG: &str = "CACHEDIR.TAG";
+const STORES: &str = "stores";
+
+/// Sets `path`'s modification time to now, without following a link (best effort: a missing
+/// file or another owner's is left as it is).
+pub fn touch(path: &Path) {
+    use rustix::fs::{AtFlags, CWD, Timestamps, UTIME_NOW};
+    let now = rustix::fs::Timespec {
+        tv_sec: 0,
+        tv_nsec: UTIME_NOW,
+    };
+    let _ = rustix::fs::utimensat(
+        CWD,
+        path,
+        &Timestamps {
+            last_access: now,
+            last_modification: now,
+        },
+        AtFlags::SYMLINK_NOFOLLOW,
+    );
+}
+const CACHEDIR_TAG_TEXT: &str = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by a2c.\n# For information about cache directory tags see https://bford.info/cachedir/\n";
 const LOCKS: &str = "locks";
 /// The suffix of a bundle being written into the cache.
 pub const PARTIAL_SUFFIX: &str = ".partial";

@@ -97,3 +97,131 @@ pub fn gc(
     }
     Ok(report)
 }
+
+/// What `a2c cache prune` removed (or, dry, would remove), each with why.
+#[derive(Debug, Default)]
+pub struct PruneReport {
+    pub removed: Vec<(PathBuf, String)>,
+    /// Bytes freed (bundles and, for trees not linked, their files).
+    pub bytes: u64,
+}
+
+/// Prunes the cache: a bundle or tree entry goes when no store in `needed` needs it, or, with
+/// `unused_for` (seconds), when it was not used for that long; a tree entry a store still holds
+/// ([`super::trees::TreeCache::is_linked`]) never goes. Stale `.partial` files and fills go too.
+pub fn prune_cache(
+    cache: &Cache,
+    needed: &BTreeSet<Sha256>,
+    unused_for: Option<u64>,
+    dry_run: bool,
+) -> Result<PruneReport, StoreError> {
+    let mut report = PruneReport::default();
+    let old = |path: &std::path::Path| {
+        unused_for.is_some_and(|limit| {
+            fs_err::symlink_metadata(path)
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > limit)
+        })
+    };
+    let why = |sha: &Sha256, path: &std::path::Path| -> Option<String> {
+        if !needed.contains(sha) {
+            Some("no store on this machine needs it".into())
+        } else if old(path) {
+            Some(format!(
+                "unused for more than {} days",
+                unused_for.unwrap_or(0) / 86_400
+            ))
+        } else {
+            None
+        }
+    };
+    for partial in cache.stale_partials() {
+        if !dry_run {
+            fs_err::remove_file(&partial)?;
+        }
+        report.removed.push((partial, "a stale partial download".into()));
+    }
+    for entry in fs_err::read_dir(cache.bundles()).into_iter().flatten().flatten() {
+        let Ok(sha) = Sha256::parse(&entry.file_name().to_string_lossy()) else {
+            continue;
+        };
+        if let Some(reason) = why(&sha, &entry.path()) {
+            report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if !dry_run {
+                fs_err::remove_file(entry.path())?;
+            }
+            report.removed.push((entry.path(), reason));
+        }
+    }
+    let trees = super::trees::TreeCache::new(&cache.dir);
+    for stale in trees.stale_fills() {
+        if !dry_run {
+            remove_tree(&stale)?;
+        }
+        report.removed.push((stale, "a stale fill".into()));
+    }
+    for (sha, dir) in trees.list() {
+        if super::trees::TreeCache::is_linked(&dir) {
+            continue;
+        }
+        if let Some(reason) = why(&sha, &dir.join(super::trees::META_FILE)) {
+            if !dry_run {
+                let doomed = trees.dir.join(format!(".gc-{}-{}", sha.to_hex(), std::process::id()));
+                fs_err::rename(&dir, &doomed)?;
+                remove_tree(&doomed)?;
+            }
+            report.removed.push((dir, reason));
+        }
+    }
+    Ok(report)
+}
+
+/// What the stores that installed from `cache` still need (but `except`, whose needs the
+/// caller knows): the bundles their locks pin and those of their installed versions. A store
+/// that is gone needs nothing.
+pub fn needed_by_stores(cache: &Cache, except: Option<&std::path::Path>) -> BTreeSet<Sha256> {
+    let mut needed = BTreeSet::new();
+    for root in cache.stores().into_iter().filter(|r| Some(r.as_path()) != except) {
+        if !crate::util::contain::is_real_dir(&root) {
+            continue; // gone (or replaced by a link): it needs nothing
+        }
+        let store = super::Store::at(root.clone());
+        for (_, dir) in store.installed_versions() {
+            if let Some(r) = super::Receipt::read(&dir) {
+                needed.insert(r.sha256);
+            }
+        }
+        // The lock sits in the tool state of the store's owner (W or R).
+        let repo = store.owner();
+        for lock in [".tools/esys/a2c/a2c.lock", ".a2c/a2c.lock"] {
+            if let Ok(Some(l)) = crate::lock::Lockfile::read(&repo.join(lock)) {
+                needed.extend(l.methods.iter().map(|m| m.sha256));
+            }
+        }
+    }
+    needed
+}
+
+/// `a2c cache clean`: every bundle, partial download and tree entry. Lock files stay (removing
+/// one another process waits on would let two hold it); stores keep their files, hardlinked
+/// or not.
+pub fn clean_cache(cache: &Cache, dry_run: bool) -> Result<PruneReport, StoreError> {
+    let mut report = PruneReport::default();
+    for entry in fs_err::read_dir(cache.bundles()).into_iter().flatten().flatten() {
+        report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if !dry_run {
+            remove_tree(&entry.path())?;
+        }
+        report.removed.push((entry.path(), "clean".into()));
+    }
+    let trees = super::trees::TreeCache::new(&cache.dir);
+    for entry in fs_err::read_dir(&trees.dir).into_iter().flatten().flatten() {
+        if !dry_run {
+            remove_tree(&entry.path())?;
+        }
+        report.removed.push((entry.path(), "clean".into()));
+    }
+    Ok(report)
+}

@@ -110,6 +110,8 @@ pub fn install(
     super::ensure(&options.store)?;
     let _lock = StoreLock::acquire(&options.store.lock_file(), &|p| reporter.waiting_for_lock(p))?;
     report.cleaned = clean_staging(&options.store)?;
+    // So that `cache prune` elsewhere keeps what this store needs (best effort).
+    let _ = options.cache.register_store(options.store.root());
     // Re-check under the lock: another process may have installed some meanwhile.
     let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) = entries.iter().partition(|e| !options.store.is_installed(e));
     report.reused = done.into_iter().map(|e| reused(&options.store, e)).collect();
@@ -274,6 +276,9 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     let wrong =
         |what, expected: String, actual: String| mismatch(entry, what, path, expected, actual, candidate.reveal);
     let (file, actual_size) = open_bundle(path, entry.size)?;
+    if candidate.source == Source::Cache {
+        options.cache.touch(&entry.sha256);
+    }
     if actual_size != entry.size {
         return Err(wrong(
             super::Checked::Size,
@@ -417,6 +422,7 @@ fn place_from_tree_cache(
         Err(PlaceError::Gone) => return Err(None),
         Err(PlaceError::Io(e)) => return Err(Some(e.into())),
     };
+    super::cache::touch(&trees.path(&entry.sha256).join(super::trees::META_FILE));
     let receipt = Receipt::new(
         entry,
         cached.tree.clone(),

@@ -190,6 +190,8 @@ pub enum Open {
     New,
     /// Open it if it is there (never truncating it), else create it.
     Existing,
+    /// As `Existing`, every write going to its end (`O_APPEND`).
+    Append,
 }
 
 /// Opens `path` for writing without following a link (`O_NOFOLLOW`): it must be a regular file
@@ -204,6 +206,7 @@ pub fn open_write(path: &Path, how: Open, mode: u32) -> io::Result<File> {
     match how {
         Open::New => options.create_new(true),
         Open::Existing => options.create(true).truncate(false),
+        Open::Append => options.create(true).append(true),
     };
     let file = match options.open(path) {
         Ok(f) => f,

@@ -21,4 +21,5 @@ mod signing;
 mod spec;
 mod trees;
 mod untrusted;
+mod ux;
 mod workspace;

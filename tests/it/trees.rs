@@ -235,8 +235,9 @@ fn gc_prunes_cached_trees_no_lock_references_and_no_store_holds() {
     );
     assert!(entries.iter().all(|p| p.is_dir()));
     // A tree no store links and no lock references goes too.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.path("w2/.tools_local")).unwrap();
+    // Both checkouts gone (stores and locks).
+    fs_err::remove_dir_all(t.path("w")).unwrap();
+    fs_err::remove_dir_all(t.path("w2")).unwrap();
     t.superbuild("w3", "members: [\"m/*\"]\nregistry: ../reg\n");
     t.canonical_repo("w3/m/c", "2.0.0");
     t.run("w3", &["install"]).success();

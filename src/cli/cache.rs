@@ -1,0 +1,99 @@
+//! `a2c cache dir|clean|prune`: the machine's bundle and tree cache, as `cargo`'s and `uv`'s
+//! cache commands.
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer, discover};
+
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Print the cache directory
+    #[command(after_help = "Example:\n  du -sh \"$(a2c cache dir)\"")]
+    Dir,
+    /// Remove every cached bundle and tree (installed versions keep their files)
+    #[command(after_help = "Examples:\n  a2c cache clean --dry-run\n  a2c cache clean")]
+    Clean(CleanArgs),
+    /// Remove what no store on this machine needs, or what was not used for DAYS days
+    #[command(after_help = "Examples:\n  a2c cache prune\n  a2c cache prune --unused-for 30 --dry-run")]
+    Prune(PruneArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Say what would be removed, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Say what would be removed, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also remove what a store needs but no install used for DAYS days (it is fetched again
+    /// when needed); a tree a store links is never removed
+    #[arg(long, value_name = "DAYS")]
+    pub unused_for: Option<u64>,
+}
+
+/// The cache: `A2C_CACHE_DIR`, `$XDG_CACHE_HOME/a2c` or `~/.cache/a2c`; else the fallback
+/// inside the store of the repository or superbuild a2c runs in.
+fn cache(global: &GlobalArgs, printer: &Printer) -> anyhow::Result<crate::store::Cache> {
+    let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
+    if let Some(dir) = crate::env::cache_dir() {
+        return Ok(crate::store::Cache::open(dir, variable)?);
+    }
+    let ctx = discover(global, printer)?;
+    Ok(crate::ops::cache(&crate::ops::store(&ctx)?)?)
+}
+
+pub fn run(cmd: &CacheCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let cache = cache(global, printer)?;
+    match cmd {
+        CacheCommand::Dir => {
+            if printer.json {
+                printer.json_doc(&json!({ "cache": cache.dir }));
+            } else {
+                printer.data(cache.dir.display().to_string());
+            }
+        }
+        CacheCommand::Clean(args) => {
+            let report = crate::store::gc::clean_cache(&cache, args.dry_run)?;
+            report_removed(printer, &cache, &report, args.dry_run);
+        }
+        CacheCommand::Prune(args) => {
+            let needed = crate::store::gc::needed_by_stores(&cache, None);
+            let report = crate::store::gc::prune_cache(
+                &cache,
+                &needed,
+                args.unused_for.map(|d| d.saturating_mul(86_400)),
+                args.dry_run,
+            )?;
+            report_removed(printer, &cache, &report, args.dry_run);
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+fn report_removed(printer: &Printer, cache: &crate::store::Cache, report: &crate::store::gc::PruneReport, dry: bool) {
+    let verb = if dry { "would remove" } else { "removed" };
+    if printer.json {
+        printer.json_doc(&json!({
+            "cache": cache.dir,
+            "dry_run": dry,
+            "removed": report.removed.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
+            "bytes": report.bytes,
+        }));
+        return;
+    }
+    for (path, why) in &report.removed {
+        printer.data(format!("{verb} {}: {why}", path.display()));
+    }
+    printer.status(format!(
+        "{verb} {} entries ({}) from `{}`",
+        report.removed.len(),
+        indicatif::HumanBytes(report.bytes),
+        cache.dir.display()
+    ));
+}

@@ -1,0 +1,60 @@
+//! `a2c completions SHELL` and `a2c man [--out DIR]`: generated from the command line's own
+//! definition (`clap_complete`, `clap_mangen`), so they never drift from it.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory};
+
+use super::{Cli, Outcome, Printer};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2c completions bash > ~/.local/share/bash-completion/completions/a2c\n  a2c completions zsh > ~/.zfunc/_a2c\n  a2c completions fish > ~/.config/fish/completions/a2c.fish"
+)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c man | man -l -\n  a2c man --out /usr/local/share/man/man1")]
+pub struct ManArgs {
+    /// Write a2c.1 and one page per subcommand (a2c-install.1 …) into DIR instead of printing
+    /// a2c.1
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn completions(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
+    let mut cmd = Cli::command();
+    clap_complete::generate(args.shell, &mut cmd, "a2c", &mut std::io::stdout());
+    Ok(Outcome::Success)
+}
+
+pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let cmd = Cli::command();
+    let Some(dir) = &args.out else {
+        clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        return Ok(Outcome::Success);
+    };
+    fs_err::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    let mut pages = vec![("a2c".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands() {
+        pages.push((format!("a2c-{}", sub.get_name()), sub.clone()));
+    }
+    for (name, page) in pages {
+        let mut bytes = Vec::new();
+        clap_mangen::Man::new(page).title(name.clone()).render(&mut bytes)?;
+        let path = dir.join(format!("{name}.1"));
+        crate::util::fs::write_atomic(&path, &bytes)?;
+        written.push(path);
+    }
+    if printer.json {
+        printer.json_doc(&serde_json::json!({ "pages": written }));
+    } else {
+        printer.status(format!("wrote {} man pages into `{}`", written.len(), dir.display()));
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,167 @@
+//! Issue 17 (first part): completions and man pages, `--version`, and `a2c cache`.
+
+use crate::common::TestContext;
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_line_itself() {
+    let t = TestContext::new();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef a2c"),
+        ("fish", "complete -c a2c"),
+    ] {
+        let run = t.run(".", &["completions", shell]);
+        run.success();
+        assert!(
+            run.stdout.contains(marker),
+            "{shell}: {}",
+            &run.stdout[..200.min(run.stdout.len())]
+        );
+        for sub in ["install", "lock", "doctor", "cache"] {
+            assert!(run.stdout.contains(sub), "{shell} completes `{sub}`");
+        }
+    }
+    // The bash script is valid bash.
+    let script = t.run(".", &["completions", "bash"]).stdout;
+    t.write("a2c.bash", &script);
+    let checked = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(t.path("a2c.bash"))
+        .status()
+        .unwrap();
+    assert!(checked.success());
+    let run = t.run(".", &["man"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(".ie") || run.stdout.contains(".TH a2c"),
+        "{}",
+        &run.stdout[..200]
+    );
+    assert!(run.stdout.contains("install"));
+    let run = t.run(".", &["man", "--out", "man1", "--json"]);
+    let pages = run.json()["pages"].as_array().unwrap().len();
+    assert!(pages > 10, "{pages}");
+    let install = fs_err::read_to_string(t.path("man1/a2c-install.1")).unwrap();
+    assert!(
+        install.contains("\\-\\-link\\-mode") || install.contains("link-mode"),
+        "{install}"
+    );
+    let bad = t.run(".", &["completions", "tcsh"]);
+    assert_eq!(bad.code, 2, "a usage error");
+}
+
+#[test]
+fn version_names_the_commit_when_built_from_git() {
+    let t = TestContext::new();
+    let run = t.run(".", &["--version"]);
+    run.success();
+    let line = run.stdout.trim();
+    assert!(
+        line.starts_with(&format!("a2c {}", env!("CARGO_PKG_VERSION"))),
+        "{line}"
+    );
+    let built_from_git = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.git")).exists();
+    if built_from_git {
+        // `a2c 0.1.0 (3f2a1c9ab 2026-11-29)`, `-modified` after the hash for a dirty tree.
+        let inner = line
+            .split_once('(')
+            .and_then(|(_, r)| r.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{line}"));
+        let (commit, date) = inner.split_once(' ').unwrap();
+        assert!(
+            commit
+                .trim_end_matches("-modified")
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+        assert_eq!(date.len(), 10, "{line}");
+    }
+}
+
+#[test]
+fn cache_dir_clean_and_prune_keep_what_any_store_needs() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    let run = t.run("w", &["cache", "dir"]);
+    assert_eq!(
+        run.stdout.trim(),
+        t.cache_dir()
+            .display()
+            .to_string()
+            .replace(&t.root.display().to_string(), "[TMP]")
+    );
+    let tag = fs_err::read_to_string(t.cache_dir().join("CACHEDIR.TAG")).unwrap();
+    assert!(tag.starts_with("Signature: 8a477f597d28d172789f06886806bc55"), "{tag}");
+    // A second superbuild pins only 1.0.0 (and installs it from the tree cache).
+    t.superbuild("w2", "members: [\"m/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w2/m/a", "1.0.0");
+    t.run("w2", &["install"]).success();
+    // `gc --cache` in w2 used to drop w's bundles: w's store is known, so they stay.
+    let doc = t.run("w2", &["gc", "--cache", "--json"]).json();
+    assert_eq!(doc["cache_removed"], serde_json::json!([]), "{doc}");
+    let bundles = || fs_err::read_dir(t.cache_dir().join("bundles")).unwrap().count();
+    assert_eq!(bundles(), 3);
+    // Nothing to prune while both stores stand.
+    let doc = t.run(".", &["cache", "prune", "--json"]).json();
+    assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    // w gone: 1.1.0 and 2.0.0 are needed by no store; 1.0.0 stays (w2 has it).
+    fs_err::remove_dir_all(t.path("w")).unwrap();
+    let doc = t.run(".", &["cache", "prune", "--dry-run", "--json"]).json();
+    let removed = doc["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 4, "two bundles, two tree records: {doc}");
+    assert!(
+        removed
+            .iter()
+            .all(|r| r["reason"] == "no store on this machine needs it"),
+        "{doc}"
+    );
+    assert_eq!(bundles(), 3, "a dry run changes nothing");
+    let run = t.run(".", &["cache", "prune"]);
+    run.success();
+    assert!(run.stderr.contains("removed 4 entries"), "{}", run.stderr);
+    assert_eq!(bundles(), 1);
+    // --unused-for 0: what w2 needs but did not use just now... is still younger than a day.
+    let doc = t.run(".", &["cache", "prune", "--unused-for", "1", "--json"]).json();
+    assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    // clean: everything; w2's installed files stay.
+    let doc = t.run(".", &["cache", "clean", "--json"]).json();
+    assert!(!doc["removed"].as_array().unwrap().is_empty());
+    assert_eq!(bundles(), 0);
+    assert!(t.path("w2/.tools_local/esys/a2c/1.0.0/rules/core.md").is_file());
+    t.run("w2", &["doctor", "--deep"]).success();
+}
+
+/// `--locked` means the lock exactly as it is: a lock entry no member needs fails it (as
+/// `lock --check` does), and a missing lock file is named as such.
+#[test]
+fn locked_fails_on_removals_and_on_a_missing_lock_file() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let run = t.run("w", &["install", "--locked"]);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("--locked: there is no lock file at `[TMP]/w/.tools/esys/a2c/a2c.lock`"),
+        "{}",
+        run.stderr
+    );
+    t.run("w", &["lock"]).success();
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    let check = t.run("w", &["lock", "--check"]);
+    check.failure();
+    let run = t.run("w", &["install", "--locked"]);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("pins version 2.0.0 that no member needs, and --locked forbids changing it"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
+    t.run("w", &["install"]).success();
+}
