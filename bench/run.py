@@ -397,6 +397,57 @@ def scale_suite(args, a2c):
             shutil.rmtree(work, ignore_errors=True)
 
 
+def single_suite(args, a2c):
+    """Issue 16, item 3: one version alone (the case where a second core would sit idle) —
+    a P1 version of 3,000 files and a bundle of 100,000 small files — cold, with this build,
+    an earlier one (`--baseline`) and `tar -xzf`, rotating."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-single-", dir=base)
+    try:
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache, A2C_MAX_ENTRIES="1000000")
+        cases = []
+        tree = os.path.join(work, "trees", "1.0.0")
+        make_tree(tree, "1.0.0", random.Random(24))
+        cases.append(("one P1 version, 3,000 files", tree, "1.0.0"))
+        tree = os.path.join(work, "trees", "9.0.0")
+        big_tree(tree, "9.0.0", 100_000, 1024)
+        cases.append(("100,000 files x 1 KiB", tree, "9.0.0"))
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}")
+        print("| bundle | a2c | baseline | tar -xzf | a2c/baseline | a2c/tar |")
+        print("|---|---|---|---|---|---|")
+        for label, tree, version in cases:
+            reg = os.path.join(work, f"reg-{version}")
+            sh([a2c, "-q", "pack", tree, "--version", version, "--registry", reg], env=env)
+            bundle = os.path.join(reg, "bundles", f"a2c-{version}.tar.gz")
+            w = members_superbuild(work, f"w-{version}", 1, "../" + os.path.basename(reg))
+            with open(os.path.join(w, "products/p0000/.tools/esys/a2c/adoption.yaml"), "w") as f:
+                f.write(f"schema_version: 2\ntool_version: {version}\ndelivery: package\n")
+            sh([a2c, "-q", "-C", w, "lock"], env=env)
+            sides = ["a2c", "tar"] + (["baseline"] if args.baseline else [])
+            times = {k: [] for k in sides}
+            for r in range(args.runs):
+                for side in sides[r % len(sides):] + sides[:r % len(sides)]:
+                    for path in (os.path.join(w, ".tools_local"), cache, os.path.join(work, "tar-out")):
+                        shutil.rmtree(path, ignore_errors=True)
+                    if side == "tar":
+                        os.makedirs(os.path.join(work, "tar-out"))
+                        dt, _ = timed(["tar", "-xzf", bundle, "-C", os.path.join(work, "tar-out")])
+                    else:
+                        binary = a2c if side == "a2c" else args.baseline
+                        dt, _ = timed([binary, "-q", "-C", w, "install"], env)
+                    times[side].append(dt)
+            m = {k: statistics.median(v) for k, v in times.items()}
+            mb = m.get("baseline")
+            print(f"| {label} | {m['a2c']*1000:.0f} ms | {mb*1000:.0f} ms | {m['tar']*1000:.0f} ms | "
+                  f"{m['a2c']/mb:.2f}x | {m['a2c']/m['tar']:.2f}x |" if mb else
+                  f"| {label} | {m['a2c']*1000:.0f} ms | - | {m['tar']*1000:.0f} ms | - | {m['a2c']/m['tar']:.2f}x |", flush=True)
+            print("  raw ms: " + "; ".join(f"{k} {[round(x*1000) for x in v]}" for k, v in times.items()), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def durability_suite(args, a2c):
     """Issue 16: the cost of syncing the store's filesystem before each version is published,
     on a real disk: cold installs with the default (syncfs) against A2C_FSYNC=0, alternating,
@@ -429,7 +480,7 @@ def durability_suite(args, a2c):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "single", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -445,6 +496,8 @@ def main():
         return durability_suite(args, a2c)
     if args.suite == "scale":
         return scale_suite(args, a2c)
+    if args.suite == "single":
+        return single_suite(args, a2c)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)

@@ -44,9 +44,82 @@ fn type_name(byte: u8) -> String {
     }
 }
 
+/// Extracts a tar.gz stream: this thread inflates (and, beneath, hashes the bundle) while a
+/// second one parses the tar stream, writes and hashes the files — the split `tar -xzf` gets
+/// from running gzip as its own process. Chunks go through a small bounded channel (at most
+/// 2 MiB in flight). The gzip stream is read to its end so that its trailer is checked.
 pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
-    let gz = flate2::read::GzDecoder::new(source);
-    let mut archive = tar::Archive::new(gz);
+    const CHUNK: usize = 256 * 1024;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
+    let mut gz = flate2::read::GzDecoder::new(source);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            parse(
+                ChannelReader {
+                    rx,
+                    chunk: Vec::new(),
+                    at: 0,
+                },
+                sink,
+            )
+        });
+        let mut inflate_error = None;
+        loop {
+            let mut buf = vec![0u8; CHUNK];
+            match gz.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    buf.truncate(n);
+                    // The parser is done (the archive ended, or it refused an entry).
+                    if tx.send(buf).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    inflate_error = Some(corrupt(e));
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let parsed = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        // A corrupt stream explains whatever the parser saw after it.
+        if let Some(e) = inflate_error {
+            return Err(e);
+        }
+        parsed
+    })?;
+    std::io::copy(&mut gz, &mut std::io::sink()).map_err(corrupt)?;
+    Ok(())
+}
+
+/// The inflated stream, as chunks from the inflating thread.
+struct ChannelReader {
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(chunk) => {
+                    self.chunk = chunk;
+                    self.at = 0;
+                }
+                Err(_) => return Ok(0), // the inflating side is done
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+fn parse(inflated: impl Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
+    let mut archive = tar::Archive::new(inflated);
     let entries = archive.entries().map_err(corrupt)?;
     for entry in entries {
         let mut entry = entry.map_err(corrupt)?;
@@ -114,8 +187,5 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
             }
         }
     }
-    // Read the gzip stream to its end so that its trailer (CRC, size) is checked.
-    let mut gz = archive.into_inner();
-    std::io::copy(&mut gz, &mut std::io::sink()).map_err(corrupt)?;
     Ok(())
 }
