@@ -132,6 +132,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Ok(Outcome::Failure) => ExitCode::from(1),
         Err(err) => {
             printer.error(&err);
+            printer.json_error(&err, 1);
             ExitCode::from(1)
         }
     }

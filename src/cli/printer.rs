@@ -12,7 +12,12 @@ pub struct Printer {
     pub quiet: bool,
     pub verbose: bool,
     pub color: bool,
+    /// Whether the one `--json` document was printed (an error after it prints no second).
+    printed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// The version of every `--json` document's shape (its `schema` key; docs/json.md).
+pub const JSON_SCHEMA: u64 = 1;
 
 impl Printer {
     pub fn new(global: &GlobalArgs) -> Self {
@@ -26,6 +31,7 @@ impl Printer {
             quiet: global.quiet,
             verbose: global.verbose,
             color,
+            printed: Default::default(),
         }
     }
 
@@ -44,10 +50,35 @@ impl Printer {
     }
 
     /// The one JSON document of `--json` mode, on stdout.
+    ///
+    /// Every document carries `"schema": JSON_SCHEMA` (docs/json.md).
     pub fn json_doc(&self, value: &serde_json::Value) {
+        let mut doc = value.clone();
+        if let Some(map) = doc.as_object_mut() {
+            map.insert("schema".into(), JSON_SCHEMA.into());
+        }
+        self.printed.store(true, std::sync::atomic::Ordering::Relaxed);
         let mut out = std::io::stdout().lock();
-        let _ = serde_json::to_writer_pretty(&mut out, value);
+        let _ = serde_json::to_writer_pretty(&mut out, &doc);
         let _ = writeln!(out);
+    }
+
+    /// Under `--json`, an error is a document too (unless the command printed its own):
+    /// `{"schema", "error": {"code", "message", "causes", "hint"}, "exit"}`. The text still
+    /// goes to stderr.
+    pub fn json_error(&self, err: &anyhow::Error, exit: u8) {
+        if !self.json || self.printed.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        self.json_doc(&serde_json::json!({
+            "error": {
+                "code": error_code(err),
+                "message": err.to_string(),
+                "causes": err.chain().skip(1).map(|c| c.to_string()).collect::<Vec<_>>(),
+                "hint": super::hint(err),
+            },
+            "exit": exit,
+        }));
     }
 
     /// A status line on stderr (not with `-q` or `--json`).
@@ -82,4 +113,52 @@ impl Printer {
         }
         eprintln!("{text}");
     }
+}
+
+/// A stable, machine-readable name for an error: the variant of the first typed error in the
+/// chain, in kebab case (`LockWouldChange` → `lock-would-change`), `io-<kind>` for an I/O
+/// error, `error` for a plain message. Only the leading identifier of the `Debug` form is
+/// kept, never its fields.
+fn error_code(err: &anyhow::Error) -> String {
+    for cause in err.chain() {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return format!("io-{}", kebab(&format!("{:?}", io.kind())));
+        }
+        let debug = format!("{cause:?}");
+        let ident: String = debug
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if ident.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+            // A wrapper variant (`Store(…)`, `Http(…)`) names where, the inner one what.
+            let inner: String = debug[ident.len()..]
+                .trim_start_matches(['(', ' '])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let wrapper = debug[ident.len()..].starts_with('(');
+            if wrapper && inner.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                return kebab(&inner);
+            }
+            return kebab(&ident);
+        }
+    }
+    "error".into()
+}
+
+fn kebab(ident: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in ident.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c == '_' {
+            out.push('-');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

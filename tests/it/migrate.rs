@@ -58,6 +58,7 @@ fn legacy_to_canonical_in_one_commit() {
     );
     run.success();
     let doc = run.json();
+    crate::ux::validate("migrate", &doc);
     assert_eq!(
         (doc["from"].as_str(), doc["to"].as_str()),
         (Some("1.0.0"), Some("2.0.0"))

@@ -165,3 +165,117 @@ fn locked_fails_on_removals_and_on_a_missing_lock_file() {
     assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
     t.run("w", &["install"]).success();
 }
+
+/// Validates `doc` against `docs/json/<name>.schema.json` (and the `schema` key every
+/// document carries).
+#[track_caller]
+pub fn validate(name: &str, doc: &serde_json::Value) {
+    let path = format!("{}/docs/json/{name}.schema.json", env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::options().build(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{doc:#}");
+    assert_eq!(doc["schema"], 1, "{name}");
+}
+
+/// Every `--json` document validates against its schema in docs/json/, errors included.
+#[test]
+fn every_json_document_matches_its_schema() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    validate("lock", &t.run("w", &["lock", "--json"]).json());
+    validate("lock", &t.run("w", &["lock", "--check", "--json"]).json());
+    validate("install", &t.run("w", &["install", "--json"]).json());
+    validate("resolve", &t.run("w/p/app", &["resolve", "--json"]).json());
+    validate("doctor", &t.run("w", &["doctor", "--json"]).verdict_json());
+    validate("gc", &t.run("w", &["gc", "--cache", "--dry-run", "--json"]).json());
+    validate("workspace-root", &t.run("w", &["workspace", "path", "--json"]).json());
+    validate(
+        "workspace-members",
+        &t.run("w", &["workspace", "members", "--json"]).json(),
+    );
+    validate("vendor", &t.run("w", &["vendor", "../vend", "--json"]).json());
+    validate(
+        "key-generate",
+        &t.run(".", &["key", "generate", "--out", "keys/k", "--json"]).json(),
+    );
+    t.method_tree("trees/9.0.0", "9.0.0");
+    validate(
+        "pack",
+        &t.run(
+            ".",
+            &[
+                "pack",
+                "trees/9.0.0",
+                "--version",
+                "9.0.0",
+                "--registry",
+                "reg",
+                "--json",
+            ],
+        )
+        .json(),
+    );
+    validate(
+        "sign",
+        &t.run(".", &["sign", "--registry", "reg", "--key", "keys/k", "--json"])
+            .json(),
+    );
+    validate(
+        "yank",
+        &t.run(".", &["yank", "9.0.0", "--registry", "reg", "--json"]).json(),
+    );
+    validate("cache-dir", &t.run("w", &["cache", "dir", "--json"]).json());
+    validate(
+        "cache-prune",
+        &t.run("w", &["cache", "prune", "--dry-run", "--json"]).json(),
+    );
+    validate(
+        "cache-prune",
+        &t.run("w", &["cache", "clean", "--dry-run", "--json"]).json(),
+    );
+    validate("man", &t.run(".", &["man", "--out", "man1", "--json"]).json());
+    t.git_repo("fresh");
+    validate(
+        "adopt",
+        &t.run("fresh", &["adopt", "--version", "1.0.0", "--json"]).json(),
+    );
+    // login reads the token on standard input.
+    let mut child = t
+        .cmd(".")
+        .args(["login", "reg.example.org", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"t0ken\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    validate("login", &serde_json::from_slice(&out.stdout).unwrap());
+    validate("logout", &t.run(".", &["logout", "reg.example.org", "--json"]).json());
+    // An error is a document too, with a stable code, and the same exit status.
+    t.superbuild("nolock", "members: [\"m/*\"]\n");
+    t.canonical_repo("nolock/m/a", "1.0.0");
+    let run = t.run("nolock", &["install", "--locked", "--json"]);
+    let doc = run.json_failure();
+    validate("error", &doc);
+    assert_eq!(doc["error"]["code"], "no-lock-file", "{doc}");
+    assert_eq!(doc["exit"], 1);
+    assert!(doc["error"]["hint"].as_str().unwrap().contains("a2c lock"), "{doc}");
+    assert!(
+        run.stderr.contains("error: --locked: there is no lock file"),
+        "stderr keeps the text"
+    );
+    // A command that prints its own failure document prints only that one.
+    let run = t.run("nolock/m/a", &["resolve", "--json"]);
+    run.failure();
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("exactly one document");
+    validate("resolve", &doc);
+}
