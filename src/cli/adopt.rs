@@ -8,6 +8,9 @@ use crate::util::version::MethodVersion;
 use crate::workspace::{AdoptionRecord, Delivery};
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2c adopt --version 1.4.0\n  a2c adopt --version 1.4.0 --delivery submodule --method-ref v1.4.0"
+)]
 pub struct AdoptArgs {
     /// The method version to adopt as the write contract (one exact version)
     #[arg(long, value_name = "V")]

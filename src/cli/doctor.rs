@@ -7,6 +7,7 @@ use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::doctor::{DoctorOptions, Severity, diagnose};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c doctor\n  a2c doctor --deep --json")]
 pub struct DoctorArgs {
     /// Also re-hash every installed tree against its receipt and the lock
     #[arg(long)]

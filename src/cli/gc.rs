@@ -8,6 +8,7 @@ use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::display_under;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c gc --dry-run\n  a2c gc --cache")]
 pub struct GcArgs {
     /// Say what would be removed, and change nothing
     #[arg(long)]

@@ -10,8 +10,12 @@ use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::install::{InstallSettings, install};
 use crate::ops::{display_under, list};
+use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2c install\n  a2c install --locked --jobs 4\n  a2c install --offline --from ./vendor\n  a2c install --link-mode copy"
+)]
 pub struct InstallArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
     #[arg(long)]
@@ -36,6 +40,10 @@ pub struct InstallArgs {
     /// else hardlink, else copy — the fastest that works)
     #[arg(long, value_enum, value_name = "MODE")]
     pub link_mode: Option<crate::store::trees::LinkMode>,
+    /// Install these versions again from their verified bundles even if installed (all the
+    /// members need, without a version): repairs a tampered or broken version
+    #[arg(long, value_name = "V", num_args = 0..)]
+    pub reinstall: Option<Vec<MethodVersion>>,
 }
 
 pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -49,6 +57,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         jobs: args.jobs.map(usize::from),
         link_mode: args.link_mode,
+        reinstall: args.reinstall.clone(),
     };
     let reporter = ProgressReporter::new(printer);
     let result = install(&ctx, &settings, &reporter);

@@ -16,6 +16,7 @@ pub enum KeyCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c key generate --out ~/.config/a2c/a2c.key")]
 pub struct GenerateArgs {
     /// Where to write the secret key (the public key goes to FILE.pub)
     #[arg(long, value_name = "FILE")]
@@ -23,6 +24,9 @@ pub struct GenerateArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2c sign --registry /srv/a2c --key a2c.key --expires-in 30\n  a2c sign --registry oci://ghcr.io/acme/a2c --key a2c.key"
+)]
 pub struct SignArgs {
     /// The registry whose index to sign: a file registry (a path or file:// URL) or an OCI
     /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact)

@@ -8,11 +8,13 @@ use crate::ops::list;
 use crate::ops::lock::{LockOptions, lock};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c lock\n  a2c lock --registry https://reg.example.org/a2c/\n  a2c lock --check")]
 pub struct LockArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
     #[arg(long)]
     pub allow_expired: bool,
-    /// The registry: a path, a file:// URL (default: A2C_REGISTRY, else the marker's `registry:`)
+    /// The registry: a path, a file://, http(s):// or oci:// URL (default: A2C_REGISTRY, else
+    /// the marker's `registry:`)
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
     /// Re-resolve every needed version from the registry

@@ -9,6 +9,7 @@ use super::{GlobalArgs, Outcome, Printer};
 use crate::registry::credentials;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c login reg.example.org < token.txt")]
 pub struct LoginArgs {
     /// The registry's host (`reg.example.org`, `host:port`) or URL
     #[arg(value_name = "HOST")]
@@ -19,6 +20,7 @@ pub struct LoginArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c logout reg.example.org")]
 pub struct LogoutArgs {
     /// The host whose token to forget
     #[arg(value_name = "HOST")]

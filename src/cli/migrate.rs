@@ -18,6 +18,7 @@ pub enum MigrateCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c migrate version --to 2.0.0 --dry-run\n  a2c migrate version --to 2.0.0")]
 pub struct VersionArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
     #[arg(long)]

@@ -117,6 +117,28 @@ pub enum Command {
     Man(completions::ManArgs),
 }
 
+/// The colour clap uses for help and usage errors, read from the raw arguments before
+/// parsing (`--color WHEN`, `--color=WHEN`), else `NO_COLOR`.
+pub fn clap_color(args: impl IntoIterator<Item = std::ffi::OsString>) -> clap::ColorChoice {
+    let args: Vec<String> = args.into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut when = None;
+    for (i, a) in args.iter().enumerate() {
+        if let Some(v) = a.strip_prefix("--color=") {
+            when = Some(v.to_string());
+        } else if a == "--color" {
+            when = args.get(i + 1).cloned();
+        } else if a == "--" {
+            break;
+        }
+    }
+    match when.as_deref() {
+        Some("never") => clap::ColorChoice::Never,
+        Some("always") => clap::ColorChoice::Always,
+        _ if crate::env::no_color() => clap::ColorChoice::Never,
+        _ => clap::ColorChoice::Auto,
+    }
+}
+
 /// What a command reports back to `main`.
 pub enum Outcome {
     Success,

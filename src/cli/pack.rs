@@ -12,6 +12,9 @@ use crate::registry::publish::publish;
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2c pack ./method --version 1.4.0 --registry /srv/a2c\n  a2c pack ./method --version 1.4.0 --registry oci://ghcr.io/acme/a2c --sign a2c.key"
+)]
 pub struct PackArgs {
     /// The method tree to pack (holds a2c-method.toml)
     pub dir: PathBuf,
@@ -62,10 +65,10 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         }));
     } else if published.changed {
         printer.status(format!(
-            "packed {} ({} files, {} bytes) → `{}`",
+            "packed {} ({} files, {}) → `{}`",
             e.version,
             published.files,
-            e.size,
+            indicatif::HumanBytes(e.size),
             published.bundle_path.display()
         ));
         printer.status(format!("sha256 {}", e.sha256));
@@ -132,10 +135,10 @@ fn push_oci(
         }));
     } else if pushed {
         printer.status(format!(
-            "pushed {} ({} files, {} bytes) to `{}:{}`",
+            "pushed {} ({} files, {}) to `{}:{}`",
             args.version,
             packed.files,
-            packed.size,
+            indicatif::HumanBytes(packed.size),
             oci.display(),
             args.version
         ));

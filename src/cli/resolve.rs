@@ -8,6 +8,7 @@ use crate::util::version::MethodVersion;
 use crate::workspace::{Member, WorkspaceError, resolve};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c resolve\n  cat \"$(a2c resolve)/rules/core.md\"\n  a2c resolve --json")]
 pub struct ResolveArgs {
     /// The method version (default: the repository's write contract)
     #[arg(long, value_name = "V")]

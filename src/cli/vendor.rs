@@ -10,6 +10,7 @@ use super::{GlobalArgs, Outcome, Printer, discover};
 use crate::ops::vendor::{VENDOR_MANIFEST, vendor};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c vendor ./vendor\n  a2c install --offline --from ./vendor   # later, anywhere")]
 pub struct VendorArgs {
     /// The directory to copy every locked bundle into (created if missing)
     pub dir: PathBuf,

@@ -9,8 +9,10 @@ use crate::workspace::{Member, Workspace};
 #[derive(Debug, Subcommand)]
 pub enum WorkspaceCommand {
     /// Print the superbuild workspace root W (exit 1 outside a superbuild)
+    #[command(after_help = "Example:\n  cd \"$(a2c workspace path)\"")]
     Path,
     /// List the members with their tool state root and write contract
+    #[command(after_help = "Examples:\n  a2c workspace members\n  a2c workspace members --json")]
     Members,
 }
 

@@ -8,6 +8,9 @@ use crate::registry::RegistryLocation;
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2c yank 1.4.0 --registry /srv/a2c\n  a2c yank 1.4.0 --registry /srv/a2c --undo --sign a2c.key"
+)]
 pub struct YankArgs {
     /// The version to yank (one exact version)
     #[arg(value_name = "V")]

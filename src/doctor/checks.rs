@@ -557,7 +557,10 @@ fn store_findings(
                     "`{}` has no install receipt: a2c did not install it, or it was altered",
                     dir.display()
                 ),
-                format!("remove `{}` and run `a2c install`", dir.display()),
+                format!(
+                    "run `a2c install --reinstall {version}` (it replaces `{}`)",
+                    dir.display()
+                ),
             )),
             (Some(r), Some(entry)) if r.sha256 != entry.sha256 => out.push(finding(
                 Code::StoreReceiptLockMismatch,
@@ -570,7 +573,7 @@ fn store_findings(
                     entry.sha256
                 ),
                 format!(
-                    "remove `{}` and run `a2c install` to install the locked bundle",
+                    "run `a2c install`: it replaces `{}` with the locked bundle",
                     dir.display()
                 ),
             )),

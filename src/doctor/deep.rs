@@ -109,6 +109,6 @@ fn check_one((version, dir, receipt, locked_tree): &Target) -> Option<Finding> {
             dir.display(),
             parts.join("; ")
         ),
-        format!("remove `{}` and run `a2c install` to restore it", dir.display()),
+        format!("run `a2c install --reinstall {version}` to restore it from its verified bundle"),
     ))
 }

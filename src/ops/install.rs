@@ -23,6 +23,8 @@ pub struct InstallSettings {
     pub jobs: Option<usize>,
     /// `--link-mode` (else `A2C_LINK_MODE`).
     pub link_mode: Option<crate::store::trees::LinkMode>,
+    /// `--reinstall [V…]`: `Some(empty)` means every needed version.
+    pub reinstall: Option<Vec<MethodVersion>>,
 }
 
 #[derive(Debug)]
@@ -105,6 +107,18 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     options.alternatives = alternatives;
     if settings.link_mode.is_some() {
         options.link_mode = settings.link_mode;
+    }
+    if let Some(list) = &settings.reinstall {
+        if let Some(v) = list.iter().find(|v| !needed.contains(*v)) {
+            return Err(OpsError::Config(format!(
+                "--reinstall {v}: no member needs {v} (needed: {})",
+                needed.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        options.reinstall = match list.is_empty() {
+            true => needed.clone(),
+            false => list.iter().cloned().collect(),
+        };
     }
     let report = store::install::install(&entries, &options, reporter)?;
     // A version installed earlier (by a newer a2c sharing the store) is held to the same rule

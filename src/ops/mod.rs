@@ -348,6 +348,7 @@ pub fn install_options(
         registry_dir: registry_dir(ctx),
         alternatives: Default::default(),
         link_mode: crate::store::trees::LinkMode::from_env().map_err(OpsError::Config)?,
+        reinstall: Default::default(),
     })
 }
 

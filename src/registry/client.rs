@@ -943,8 +943,7 @@ impl HttpClient {
             .headers()
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(|s| Duration::from_secs(s.min(60)));
+            .and_then(retry_after);
         let error = match status {
             StatusCode::PROXY_AUTHENTICATION_REQUIRED => HttpError::ProxyAuth {
                 url: url.to_string(),
@@ -1332,6 +1331,19 @@ impl Failure {
     }
 }
 
+/// A `Retry-After` value (RFC 9110 §10.2.3): seconds, or an HTTP-date; at most 60 s.
+fn retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    };
+    Some(wait.min(Duration::from_secs(60)))
+}
+
 /// Exponential backoff with jitter: 250 ms, 500 ms, 1 s, 2 s … (capped at 8 s), each ±50%,
 /// unless the server asked for a delay (`Retry-After`).
 fn backoff(attempt: u64, retry_after: Option<Duration>) -> Duration {
@@ -1388,6 +1400,21 @@ mod tests {
             assert!(d >= base / 2 && d <= base / 2 + base, "attempt {attempt}: {d}");
         }
         assert_eq!(backoff(3, Some(Duration::from_secs(7))), Duration::from_secs(7));
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_or_an_http_date() {
+        assert_eq!(retry_after(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after("3600"), Some(Duration::from_secs(60)), "capped");
+        let soon = std::time::SystemTime::now() + Duration::from_secs(20);
+        let d = retry_after(&httpdate::fmt_http_date(soon)).unwrap();
+        assert!(d > Duration::from_secs(17) && d <= Duration::from_secs(20), "{d:?}");
+        assert_eq!(
+            retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO),
+            "past"
+        );
+        assert_eq!(retry_after("soon"), None);
     }
 
     /// The Authorization header `auth` puts on a GET of `url`.

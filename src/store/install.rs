@@ -52,6 +52,9 @@ pub struct InstallOptions {
     pub alternatives: std::collections::BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
     /// How versions are placed from the shared tree cache; `None`: the fastest that works.
     pub link_mode: Option<LinkMode>,
+    /// Versions to install again from a verified bundle even when installed (`--reinstall`):
+    /// the repair of a tampered or broken version. The tree cache is not used for them.
+    pub reinstall: std::collections::BTreeSet<MethodVersion>,
 }
 
 /// Where a bundle came from.
@@ -99,7 +102,8 @@ pub fn install(
     reporter: &dyn Reporter,
 ) -> Result<InstallReport, StoreError> {
     let mut report = InstallReport::default();
-    let pending: Vec<&LockEntry> = entries.iter().filter(|e| !options.store.is_installed(e)).collect();
+    let wanted = |e: &LockEntry| !options.store.is_installed(e) || options.reinstall.contains(&e.version);
+    let pending: Vec<&LockEntry> = entries.iter().filter(|e| wanted(e)).collect();
     if pending.is_empty() && !options.store.staging_has_leftovers() {
         report.reused = entries.iter().map(|e| reused(&options.store, e)).collect();
         return Ok(report);
@@ -113,7 +117,7 @@ pub fn install(
     // So that `cache prune` elsewhere keeps what this store needs (best effort).
     let _ = options.cache.register_store(options.store.root());
     // Re-check under the lock: another process may have installed some meanwhile.
-    let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) = entries.iter().partition(|e| !options.store.is_installed(e));
+    let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) = entries.iter().partition(|e| wanted(e));
     report.reused = done.into_iter().map(|e| reused(&options.store, e)).collect();
     let results =
         crate::util::parallel::run_parallel(&todo, options.jobs, |entry| install_one(entry, options, reporter));
@@ -188,7 +192,11 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
     let trees = TreeCache::new(&options.cache.dir);
     // Another store of this machine holds the verified tree (the entry has an origin only):
     // share it into the cache first, then place from there.
-    let cached = trees.lookup(entry).and_then(|c| match c.origin {
+    let lookup = match options.reinstall.contains(&entry.version) {
+        true => None,
+        false => trees.lookup(entry),
+    };
+    let cached = lookup.and_then(|c| match c.origin {
         None => Some(c),
         Some(_) => match trees.promote(&c, entry, options.link_mode) {
             Ok(promoted) => Some(promoted),

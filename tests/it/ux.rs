@@ -279,3 +279,102 @@ fn every_json_document_matches_its_schema() {
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("exactly one document");
     validate("resolve", &doc);
 }
+
+/// `--color` governs clap's own help and usage output too.
+#[test]
+fn color_flag_governs_help_and_usage() {
+    let t = TestContext::new();
+    let help = t.run(".", &["--color", "always", "install", "--help"]);
+    help.success();
+    assert!(help.stdout.contains("\u{1b}["), "coloured on request");
+    for args in [
+        &["--color", "never", "install", "--help"][..],
+        &["--color=never", "lock", "--help"][..],
+    ] {
+        let run = t.run(".", args);
+        run.success();
+        assert!(!run.stdout.contains('\u{1b}'), "{args:?}: {}", run.stdout);
+    }
+    let usage = t.run(".", &["--color", "always", "install", "--no-such-flag"]);
+    assert_eq!(usage.code, 2);
+    assert!(usage.stderr.contains("\u{1b}["), "{}", usage.stderr);
+    let usage = t.run(".", &["--color", "never", "install", "--no-such-flag"]);
+    assert!(!usage.stderr.contains('\u{1b}'), "{}", usage.stderr);
+}
+
+/// Every command's `--help` ends with examples.
+#[test]
+fn every_command_help_has_examples() {
+    let t = TestContext::new();
+    let leaves = [
+        "workspace path",
+        "workspace members",
+        "resolve",
+        "lock",
+        "install",
+        "pack",
+        "yank",
+        "key generate",
+        "sign",
+        "vendor",
+        "doctor",
+        "gc",
+        "migrate version",
+        "adopt",
+        "login",
+        "logout",
+        "cache dir",
+        "cache clean",
+        "cache prune",
+        "completions",
+        "man",
+    ];
+    for leaf in leaves {
+        let mut args: Vec<&str> = leaf.split(' ').collect();
+        args.push("--help");
+        let run = t.run(".", &args);
+        run.success();
+        assert!(
+            run.stdout.contains("Example"),
+            "`a2c {leaf} --help` has no example:\n{}",
+            run.stdout
+        );
+    }
+    let lock = t.run(".", &["lock", "--help"]).stdout;
+    assert!(lock.contains("http(s)://") && lock.contains("oci://"), "{lock}");
+}
+
+/// `install --reinstall V` repairs a tampered version from its verified bundle, without `rm`.
+#[test]
+fn reinstall_repairs_a_tampered_version() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    let file = t.path("w/.tools_local/esys/a2c/1.0.0/rules/core.md");
+    let original = fs_err::read_to_string(&file).unwrap();
+    fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    fs_err::write(&file, "tampered\n").unwrap();
+    t.run("w", &["doctor", "--deep"]).failure();
+    // A plain install sees a valid receipt and does nothing.
+    let doc = t.run("w", &["install", "--json"]).json();
+    assert_eq!(doc["installed"], serde_json::json!([]));
+    let doc = t.run("w", &["install", "--reinstall", "1.0.0", "--json"]).json();
+    assert_eq!(doc["installed"][0]["version"], "1.0.0");
+    assert_eq!(
+        doc["installed"][0]["source"], "cache",
+        "from the verified bundle: {doc}"
+    );
+    assert_eq!(fs_err::read_to_string(&file).unwrap(), original);
+    t.run("w", &["doctor", "--deep"]).success();
+    // Without a version: everything the members need.
+    let doc = t.run("w", &["install", "--reinstall", "--json"]).json();
+    assert_eq!(doc["installed"].as_array().unwrap().len(), 3);
+    let run = t.run("w", &["install", "--reinstall", "9.9.9"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("--reinstall 9.9.9: no member needs 9.9.9"),
+        "{}",
+        run.stderr
+    );
+}
