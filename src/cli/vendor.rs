@@ -38,7 +38,9 @@ pub fn run(args: &VendorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow:
         "{} bundles in `{}`; install them anywhere with `a2c install --offline --from {}`",
         out.bundles.len(),
         out.dir.display(),
-        args.dir.display()
+        // Pasted into a shell as is: quoted when the path has spaces or quotes.
+        shlex::try_quote(&args.dir.to_string_lossy())
+            .map_or_else(|_| args.dir.display().to_string(), |q| q.into_owned())
     ));
     Ok(Outcome::Success)
 }

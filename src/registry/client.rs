@@ -36,7 +36,10 @@ pub enum HttpError {
     Config(String),
     #[error("cannot resolve the host `{host}` of `{url}`")]
     Dns { url: String, host: String },
-    #[error("cannot connect to `{host}` for `{url}`: {reason}")]
+    #[error("{}", match proxy {
+        Some(var) => format!("cannot reach `{host}` for `{url}` through the proxy set in {var}: {reason}"),
+        None => format!("cannot connect to `{host}` for `{url}`: {reason}"),
+    })]
     Connect {
         url: String,
         host: String,
@@ -1027,7 +1030,10 @@ impl HttpClient {
                 false,
             )
         } else if e.is_connect() {
-            let proxy = crate::env::proxy_configured();
+            // The proxy, when one applies to this URL, is what could not be reached (a
+            // host NO_PROXY excludes is reached directly).
+            let proxy =
+                crate::env::proxy_configured().filter(|_| super::proxy::ProxyEnv::from_env().proxy_for(url).is_some());
             (
                 HttpError::Connect {
                     url: url.to_string(),

@@ -378,3 +378,17 @@ fn reinstall_repairs_a_tampered_version() {
         run.stderr
     );
 }
+
+/// The command `vendor` prints can be pasted into a shell as is: a path with spaces is quoted.
+#[test]
+fn vendor_prints_a_shell_quoted_command() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["vendor", "../my vendor"]);
+    run.success();
+    let line = run.stderr.lines().last().unwrap().to_string();
+    insta::assert_snapshot!(line, @"3 bundles in `[TMP]/w/../my vendor`; install them anywhere with `a2c install --offline --from '../my vendor'`");
+    let parsed = shlex::split(line.split("with `").nth(1).unwrap().trim_end_matches('`')).unwrap();
+    assert_eq!(parsed.last().unwrap(), "../my vendor");
+}
