@@ -96,7 +96,7 @@ impl ArchiveError {
                 "split or trim the method tree; or, if every consumer raises {variable} too, raise it here for `a2c pack` as well"
             )),
             ArchiveError::Entry { .. } | ArchiveError::Corrupt { .. } | ArchiveError::Empty => Some(
-                "the bundle is malformed or hostile; nothing was installed — report it to the registry's owner".into(),
+                "the bundle is malformed or hostile; this version was not installed — report it to the registry's owner".into(),
             ),
             ArchiveError::Io(_) => None,
         }

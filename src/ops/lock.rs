@@ -92,7 +92,8 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
             update: options.update,
             prune: true,
         },
-    )?;
+    )
+    .map_err(|e| super::with_members(ctx, e))?;
     let mut plan = plan;
     let recorded = plan.lock.index_serial;
     if let Some(index) = &index {

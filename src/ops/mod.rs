@@ -304,6 +304,28 @@ pub fn record_serial(ctx: &Context, lock: &mut crate::lock::Lockfile, index: &cr
     }
 }
 
+/// A version the registry lacks is named with the members that pin it.
+pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsError {
+    match e {
+        crate::registry::RegistryError::NotPublished {
+            version,
+            location,
+            available,
+            pinned_by,
+        } => crate::registry::RegistryError::NotPublished {
+            pinned_by: match pinned_by.is_empty() {
+                true => needs(ctx).ok().and_then(|mut n| n.remove(&version)).unwrap_or_default(),
+                false => pinned_by,
+            },
+            version,
+            location,
+            available,
+        }
+        .into(),
+        other => other.into(),
+    }
+}
+
 /// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
 /// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
 pub fn resolve_missing(
@@ -321,7 +343,8 @@ pub fn resolve_missing(
         lock,
         Some((&index, &location)),
         crate::registry::resolve::ResolveOptions::default(),
-    )?;
+    )
+    .map_err(|e| with_members(ctx, e))?;
     record_serial(ctx, &mut plan.lock, &index);
     Ok(plan)
 }

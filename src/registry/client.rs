@@ -153,7 +153,7 @@ impl HttpError {
                 "the server forbids this file: check its permissions on the server (web server workers must be able to read it); if the registry needs credentials, run `a2c login` for its host".into()
             }
             Self::Short { .. } => {
-                "the registry holds a truncated or different bundle than the one locked: tell the registry's owner; nothing was installed".into()
+                "the registry holds a truncated or different bundle than the one locked: tell the registry's owner; this version was not installed".into()
             }
             Self::ProxyAuth { proxy, .. } => {
                 format!("check the credentials in {proxy} (http://user:password@host:port), or ask your network's admin")
@@ -164,7 +164,7 @@ impl HttpError {
             }
             Self::Status { .. } | Self::Body { .. } => "the server failed repeatedly; try again later".into(),
             Self::TooLong { .. } | Self::Mismatch { .. } => {
-                "the registry changed a published bundle, or the download was tampered with; nothing was installed"
+                "the registry changed a published bundle, or the download was tampered with; this version was not installed"
                     .into()
             }
             Self::Token { .. } => {

@@ -35,8 +35,15 @@ pub enum RegistryError {
         index::INDEX_SCHEMA
     )]
     IndexTooNew { location: String, found: u64 },
-    #[error("version {version} is not in the registry `{location}`")]
-    NotPublished { version: MethodVersion, location: String },
+    #[error("version {version} is not in the registry `{location}`{}", pinned(pinned_by))]
+    NotPublished {
+        version: MethodVersion,
+        location: String,
+        /// The versions the registry has (not yanked), for the hint.
+        available: Vec<MethodVersion>,
+        /// The members that pin it (filled by the caller that knows them).
+        pinned_by: Vec<PathBuf>,
+    },
     #[error("version {version} is yanked from the registry `{location}`")]
     Yanked { version: MethodVersion, location: String },
     #[error(
@@ -79,7 +86,13 @@ impl RegistryError {
             Self::NoIndex { .. } => "check the registry location: a registry holds `index/esys/a2c.json`".into(),
             Self::InvalidIndex { .. } => "the registry's index is malformed; tell the registry's owner".into(),
             Self::IndexTooNew { .. } => "upgrade a2c to read this registry".into(),
-            Self::NotPublished { .. } => "publish it with `a2c pack`, or pin a version the registry has".into(),
+            Self::NotPublished { version, available, .. } if available.is_empty() => {
+                format!("the registry has no version yet: publish {version} with `a2c pack`")
+            }
+            Self::NotPublished { version, available, .. } => format!(
+                "the registry has {}: pin one of those (`a2c migrate version --to V` in the member), or publish {version} with `a2c pack`",
+                available.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+            ),
             Self::Yanked { .. } => "yanked versions are refused unless already locked; pin another version".into(),
             Self::ChangedLockedBundle { .. } => {
                 "a published bundle must never change: ask the registry's owner; to accept the new bundle deliberately, run `a2c lock --update`".into()
@@ -109,6 +122,29 @@ impl RegistryError {
 
 pub mod resolve;
 pub mod signing;
+
+fn pinned(by: &[PathBuf]) -> String {
+    match by {
+        [] => String::new(),
+        _ => format!(
+            ", pinned by {}",
+            by.iter()
+                .map(|p| format!("`{}`", p.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The versions of `index` a lock may take (not yanked), for messages.
+pub fn available(index: &Index) -> Vec<MethodVersion> {
+    index
+        .versions
+        .iter()
+        .filter(|e| !e.yanked)
+        .map(|e| e.version.clone())
+        .collect()
+}
 
 impl From<client::HttpError> for RegistryError {
     fn from(e: client::HttpError) -> Self {

@@ -376,10 +376,13 @@ pub fn yank(
     key: Option<&std::path::Path>,
 ) -> Result<bool, RegistryError> {
     let mut index = next_index(http, oci)?;
+    let available = super::available(&index);
     let Some(entry) = index.versions.iter_mut().find(|e| &e.version == version) else {
         return Err(RegistryError::NotPublished {
             version: version.clone(),
             location: oci.display(),
+            available,
+            pinned_by: Vec::new(),
         });
     };
     if entry.yanked != undo {

@@ -95,6 +95,7 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
     let index_path = registry.join(INDEX_PATH);
     let mut index = read_index_file(&index_path)?;
     let location = index_path.display().to_string();
+    let available = crate::registry::available(&index);
     let entry = index
         .versions
         .iter_mut()
@@ -102,6 +103,8 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
         .ok_or_else(|| RegistryError::NotPublished {
             version: version.clone(),
             location,
+            available,
+            pinned_by: Vec::new(),
         })?;
     if entry.yanked != undo {
         return Ok(false);

@@ -98,10 +98,12 @@ pub fn plan(
                 }
             }
             (Some(_), None) if options.update => {
-                let (_, location) = registry.ok_or(RegistryError::NoRegistry)?;
+                let (index, location) = registry.ok_or(RegistryError::NoRegistry)?;
                 return Err(RegistryError::NotPublished {
                     version: version.clone(),
                     location: location.to_string(),
+                    available: super::available(index),
+                    pinned_by: Vec::new(),
                 });
             }
             (Some(_), None) => {}
@@ -118,10 +120,12 @@ pub fn plan(
             }
             (None, None) => match registry {
                 None => return Err(RegistryError::NoRegistry),
-                Some((_, location)) => {
+                Some((index, location)) => {
                     return Err(RegistryError::NotPublished {
                         version: version.clone(),
                         location: location.to_string(),
+                        available: super::available(index),
+                        pinned_by: Vec::new(),
                     });
                 }
             },

@@ -122,16 +122,27 @@ pub fn install(
     let results =
         crate::util::parallel::run_parallel(&todo, options.jobs, |entry| install_one(entry, options, reporter));
     let mut first_error = None;
-    for result in results {
+    let mut failed = Vec::new();
+    for (result, entry) in results.into_iter().zip(&todo) {
         match result {
             Ok(i) => report.installed.push(i),
-            Err(e) if first_error.is_none() => first_error = Some(e),
-            Err(_) => {}
+            Err(e) => {
+                failed.push(entry.version.clone());
+                if first_error.is_none() {
+                    first_error = Some(e);
+                }
+            }
         }
     }
     report.installed.sort_by(|a, b| a.version.cmp(&b.version));
     report.reused.sort_by(|a, b| a.version.cmp(&b.version));
     match first_error {
+        // Say exactly what this run did install: those versions are in place and valid.
+        Some(e) if !report.installed.is_empty() => Err(StoreError::Partly {
+            source: Box::new(e),
+            installed: report.installed.iter().map(|i| i.version.clone()).collect(),
+            failed,
+        }),
         Some(e) => Err(e),
         None => Ok(report),
     }

@@ -51,6 +51,14 @@ pub fn ensure(store: &Store) -> Result<(), StoreError> {
 pub enum StoreError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// Some versions failed while others of the same run were installed: the first failure,
+    /// and exactly which versions were and were not installed.
+    #[error("{source}")]
+    Partly {
+        source: Box<StoreError>,
+        installed: Vec<crate::util::version::MethodVersion>,
+        failed: Vec<crate::util::version::MethodVersion>,
+    },
     #[error("{0}")]
     Config(String),
     #[error("timed out waiting for the store lock `{}` after {seconds} s", path.display())]
@@ -157,16 +165,31 @@ impl std::error::Error for Mismatch {}
 impl StoreError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
+            Self::Partly {
+                source,
+                installed,
+                failed,
+            } => {
+                let list = |v: &[crate::util::version::MethodVersion]| {
+                    v.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+                };
+                let inner = source.hint().map(|h| format!("{h}\n")).unwrap_or_default();
+                format!(
+                    "{inner}this run installed {} and did not install {}",
+                    list(installed),
+                    list(failed)
+                )
+            }
             Self::LockTimeout { .. } => format!(
                 "another a2c process is installing into this store; wait for it, or raise {} (seconds)",
                 crate::env::A2C_LOCK_TIMEOUT
             ),
             Self::Extract { source, .. } => return source.hint(),
             Self::Mismatch(m) if m.what == Checked::TreeDigest => {
-                "the bundle's sha256 matches the lock, but its files do not match the tree digest its index entry declares: the registry published an entry whose tree differs from its bundle — a publishing error, not tampering; tell the registry's owner (`a2c pack` writes both from one tree); nothing was installed".into()
+                "the bundle's sha256 matches the lock, but its files do not match the tree digest its index entry declares: the registry published an entry whose tree differs from its bundle — a publishing error, not tampering; tell the registry's owner (`a2c pack` writes both from one tree); this version was not installed".into()
             }
             Self::Mismatch(_) => {
-                "the bundle is not the one the lock pins: the registry changed a published bundle, or the file was tampered with; nothing was installed".into()
+                "the bundle is not the one the lock pins: the registry changed a published bundle, or the file was tampered with; this version was not installed".into()
             }
             Self::BadManifest { .. } => "the bundle does not hold the method version it claims; tell the registry's owner".into(),
             Self::Missing { offline: true, .. } => {

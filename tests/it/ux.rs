@@ -392,3 +392,18 @@ fn vendor_prints_a_shell_quoted_command() {
     let parsed = shlex::split(line.split("with `").nth(1).unwrap().trim_end_matches('`')).unwrap();
     assert_eq!(parsed.last().unwrap(), "../my vendor");
 }
+
+/// A version the registry lacks is named with the member that pins it, and the hint lists the
+/// versions the registry has.
+#[test]
+fn an_unknown_version_names_its_member_and_the_registry_versions() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.canonical_repo("w/p/new", "9.9.9");
+    let run = t.run("w", &["lock"]);
+    insta::assert_snapshot!(run.error_transcript(), @r"
+    exit: 1
+    error: version 9.9.9 is not in the registry `[TMP]/reg`, pinned by `[TMP]/w/p/new`
+    hint: the registry has 1.0.0, 1.1.0, 2.0.0: pin one of those (`a2c migrate version --to V` in the member), or publish 9.9.9 with `a2c pack`
+    ");
+}
