@@ -164,6 +164,10 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     if cli.global.plain_http {
         crate::env::set_oci_plain_http();
     }
+    if printer.verbose {
+        // Retries are no longer silent under -v.
+        crate::registry::client::observe_retries(Box::new(|line| eprintln!("{line}")));
+    }
     match &cli.command {
         Command::Completions(args) => completions::completions(args),
         Command::Cache(cmd) => cache::run(cmd, &cli.global, printer),

@@ -697,7 +697,9 @@ impl HttpClient {
                     Ok(bytes) => return Ok(bytes),
                     Err(f) if f.retry && attempt < self.retries => {
                         attempt += 1;
-                        tokio::time::sleep(backoff(attempt, f.retry_after)).await;
+                        let wait = backoff(attempt, f.retry_after);
+                        note_retry(&f.error, attempt, self.retries, wait);
+                        tokio::time::sleep(wait).await;
                     }
                     Err(f) => return Err(f.error),
                 }
@@ -1167,7 +1169,9 @@ impl HttpClient {
                     }
                     Err(f) if f.retry && attempt < self.retries => {
                         attempt += 1;
-                        tokio::time::sleep(backoff(attempt, f.retry_after)).await;
+                        let wait = backoff(attempt, f.retry_after);
+                        note_retry(&f.error, attempt, self.retries, wait);
+                        tokio::time::sleep(wait).await;
                     }
                     Err(f) => return Err(f.error),
                 }
@@ -1334,6 +1338,27 @@ impl Failure {
 
     fn io(e: std::io::Error) -> Self {
         Self::fatal(HttpError::Io(e))
+    }
+}
+
+/// Who hears of retries (the CLI, under `-v`); nobody by default.
+static RETRY_OBSERVER: std::sync::OnceLock<RetryObserver> = std::sync::OnceLock::new();
+
+/// A listener for retries: one line each.
+pub type RetryObserver = Box<dyn Fn(&str) + Send + Sync>;
+
+/// Makes every retry of every client call `observer` with one line: what failed, which try
+/// comes next, and after how long.
+pub fn observe_retries(observer: RetryObserver) {
+    let _ = RETRY_OBSERVER.set(observer);
+}
+
+fn note_retry(error: &HttpError, attempt: u64, retries: u64, wait: Duration) {
+    if let Some(observe) = RETRY_OBSERVER.get() {
+        observe(&format!(
+            "retry {attempt} of {retries} in {:.1} s: {error}",
+            wait.as_secs_f64()
+        ));
     }
 }
 

@@ -92,12 +92,22 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
     server.fault("/bundles/a2c-1.1.0.zip", &[Fault::Stall(10)]);
     let run = t.run_env(
         "w",
-        &["install", "--json"],
+        &["install", "--json", "-v"],
         &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "5")],
     );
     run.success();
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     assert_eq!(server.count_of_since(B1, since), 5, "four faults, then success");
+    // Under -v every retry is told: what failed, which try comes next, after how long.
+    let retries: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("retry ")).collect();
+    assert!(retries.len() >= 7, "{}", run.stderr);
+    assert!(
+        retries
+            .iter()
+            .any(|l| l.starts_with("retry 1 of 5 in ") && l.contains("HTTP 500")),
+        "{}",
+        run.stderr
+    );
     assert_eq!(server.count_of_since(B2, since), 4);
     assert_eq!(
         server.count_of_since("/bundles/a2c-1.1.0.zip", since),
