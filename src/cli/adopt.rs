@@ -29,6 +29,12 @@ pub fn run(args: &AdoptArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::
     let delivery: Delivery = args.delivery.parse().map_err(anyhow::Error::msg)?;
     let record = AdoptionRecord::new(args.version.clone(), args.method_ref.clone(), Some(delivery));
     let canonical = crate::workspace::adoption::adopt(&repo, &record)?;
+    // Discovered again: the repository is a member of its superbuild only now.
+    if let Ok(after) = discover(global, printer)
+        && let Some(warning) = crate::ops::check_published(&after, &args.version)
+    {
+        printer.warn(warning);
+    }
     if printer.json {
         printer.json_doc(
             &json!({ "repo": repo, "path": canonical, "version": record.tool_version, "delivery": delivery }),

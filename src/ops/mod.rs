@@ -304,6 +304,32 @@ pub fn record_serial(ctx: &Context, lock: &mut crate::lock::Lockfile, index: &cr
     }
 }
 
+/// `adopt`'s check that `version` exists somewhere: the lock pins it, or the configured
+/// registry has it. `Some(warning)` when it does not, or when the registry cannot be read
+/// (adopting works offline: this is a warning, never a refusal). No registry: no check.
+pub fn check_published(ctx: &Context, version: &MethodVersion) -> Option<String> {
+    if let Ok(path) = lock_path(ctx)
+        && let Ok(Some(lock)) = crate::lock::Lockfile::read(&path)
+        && lock.get(version).is_some()
+    {
+        return None;
+    }
+    let location = registry_location(ctx, None).ok().flatten()?;
+    let client = network(ctx, None).ok()?;
+    match read_index(ctx, &location, &client, true) {
+        Ok(index) if index.get(version).is_some_and(|e| !e.yanked) => None,
+        Ok(index) => Some(format!(
+            "version {version} is not in the registry `{location}` (it has {}): `a2c lock` and `a2c install` fail until it is published",
+            crate::registry::available(&index)
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Err(e) => Some(format!("could not check that version {version} is published: {e}")),
+    }
+}
+
 /// A version the registry lacks is named with the members that pin it.
 pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsError {
     match e {

@@ -407,3 +407,24 @@ fn an_unknown_version_names_its_member_and_the_registry_versions() {
     hint: the registry has 1.0.0, 1.1.0, 2.0.0: pin one of those (`a2c migrate version --to V` in the member), or publish 9.9.9 with `a2c pack`
     ");
 }
+
+/// `adopt` checks that the version exists (the lock or the registry has it), and warns —
+/// adopting still works offline.
+#[test]
+fn adopt_warns_about_a_version_the_registry_lacks() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.git_repo("w/p/new");
+    let run = t.run("w/p/new", &["adopt", "--version", "9.9.9"]);
+    run.success();
+    assert!(
+        run.stderr.contains("version 9.9.9 is not in the registry")
+            && run.stderr.contains("(it has 1.0.0, 1.1.0, 2.0.0)"),
+        "{}",
+        run.stderr
+    );
+    t.git_repo("w/p/other");
+    let run = t.run("w/p/other", &["adopt", "--version", "2.0.0"]);
+    run.success();
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
