@@ -8,6 +8,7 @@ mod doctor;
 mod gc;
 mod install;
 mod key;
+mod list;
 mod lock;
 mod login;
 mod migrate;
@@ -108,6 +109,10 @@ pub enum Command {
     Login(login::LoginArgs),
     /// Forget the token stored for a host
     Logout(login::LogoutArgs),
+    /// The versions the members need, the lock pins, the store holds and the registry has
+    List(list::ListArgs),
+    /// The members whose version is behind the newest one the registry publishes
+    Outdated(list::OutdatedArgs),
     /// Show, clean or prune the machine's cache of bundles and trees
     #[command(subcommand)]
     Cache(cache::CacheCommand),
@@ -171,6 +176,8 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     match &cli.command {
         Command::Completions(args) => completions::completions(args),
         Command::Cache(cmd) => cache::run(cmd, &cli.global, printer),
+        Command::List(args) => list::run(args, &cli.global, printer),
+        Command::Outdated(args) => list::outdated(args, &cli.global, printer),
         Command::Man(args) => completions::man(args, printer),
         Command::Workspace(cmd) => workspace::run(cmd, &cli.global, printer),
         Command::Resolve(args) => resolve::run(args, &cli.global, printer),

@@ -3,6 +3,7 @@
 
 pub mod gc;
 pub mod install;
+pub mod list;
 pub mod lock;
 pub mod migrate;
 pub mod vendor;

@@ -428,3 +428,61 @@ fn adopt_warns_about_a_version_the_registry_lacks() {
     run.success();
     assert!(!run.stderr.contains("warning"), "{}", run.stderr);
 }
+
+/// `a2c list` shows every version in the four places; `a2c outdated` the members behind the
+/// newest published version.
+#[test]
+fn list_and_outdated() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    t.method_tree("trees/3.0.0", "3.0.0");
+    t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
+        .success();
+    t.run(".", &["yank", "1.1.0", "--registry", "reg"]).success();
+    let doc = t.run("w", &["list", "--json"]).json();
+    validate("list", &doc);
+    let rows: Vec<(String, bool, bool, String)> = doc["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["version"].as_str().unwrap().to_string(),
+                r["locked"].as_bool().unwrap(),
+                r["installed"].as_bool().unwrap(),
+                r["registry"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("1.0.0".into(), true, true, "published".into()),
+            ("1.1.0".into(), true, true, "yanked".into()),
+            ("2.0.0".into(), true, true, "published".into()),
+            ("3.0.0".into(), false, false, "published".into()),
+        ]
+    );
+    assert_eq!(
+        doc["versions"][0]["members"].as_array().unwrap().len(),
+        2,
+        "app and util pin 1.0.0"
+    );
+    let offline = t.run("w", &["list", "--offline", "--json"]).json();
+    assert!(offline["versions"][0]["registry"].is_null());
+    assert_eq!(offline["registry_note"], "offline");
+    let human = t.run("w", &["list"]);
+    human.success();
+    assert!(
+        human.stdout.contains("3.0.0") && human.stdout.contains("yanked"),
+        "{}",
+        human.stdout
+    );
+    let doc = t.run("w", &["outdated", "--json"]).json();
+    validate("outdated", &doc);
+    assert_eq!(doc["newest"], "3.0.0");
+    assert_eq!(doc["members"].as_array().unwrap().len(), 4, "{doc}");
+    let human = t.run("w", &["outdated"]);
+    assert!(human.stdout.contains("p/web: 2.0.0 → 3.0.0"), "{}", human.stdout);
+}

@@ -1,0 +1,113 @@
+//! `a2c list` and `a2c outdated`.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{GlobalArgs, Outcome, Printer, discover_members};
+use crate::ops::display_under;
+use crate::ops::list::{Published, list};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c list\n  a2c list --offline --json")]
+pub struct ListArgs {
+    /// Do not read the registry (its column stays empty)
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  a2c outdated\n  a2c outdated --json")]
+pub struct OutdatedArgs {}
+
+pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover_members(global, printer)?;
+    let listing = list(&ctx, args.offline)?;
+    if let Some(note) = &listing.registry_note {
+        printer.detail(format!("registry not read: {note}"));
+    }
+    if printer.json {
+        printer.json_doc(&json!({
+            "registry": listing.registry,
+            "registry_note": listing.registry_note,
+            "versions": listing.rows,
+        }));
+        return Ok(Outcome::Success);
+    }
+    let base = ctx
+        .workspace
+        .as_ref()
+        .map(|w| w.root.clone())
+        .or_else(|| ctx.repo.clone())
+        .unwrap_or_default();
+    let yes = |b: bool| if b { "yes" } else { "-" };
+    printer.data(format!(
+        "{:<12} {:<7} {:<10} {:<10} members",
+        "version", "locked", "installed", "registry"
+    ));
+    for r in &listing.rows {
+        let registry = match r.registry {
+            Some(Published::Published) => "published",
+            Some(Published::Yanked) => "yanked",
+            Some(Published::Absent) => "absent",
+            None => "?",
+        };
+        let members: Vec<String> = r.members.iter().map(|m| display_under(&base, m)).collect();
+        printer.data(format!(
+            "{:<12} {:<7} {:<10} {:<10} {}",
+            r.version.to_string(),
+            yes(r.locked),
+            yes(r.installed),
+            registry,
+            if members.is_empty() {
+                "-".to_string()
+            } else {
+                members.join(", ")
+            }
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn outdated(_args: &OutdatedArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover_members(global, printer)?;
+    let listing = list(&ctx, false)?;
+    if let Some(note) = &listing.registry_note {
+        anyhow::bail!("cannot tell what is outdated: the registry was not read ({note})");
+    }
+    let newest = listing.newest().cloned();
+    let behind: Vec<(std::path::PathBuf, crate::util::version::MethodVersion)> = listing
+        .rows
+        .iter()
+        .filter(|r| newest.as_ref().is_some_and(|n| r.version < *n))
+        .flat_map(|r| r.members.iter().map(move |m| (m.clone(), r.version.clone())))
+        .collect();
+    if printer.json {
+        printer.json_doc(&json!({
+            "newest": newest,
+            "members": behind.iter().map(|(p, v)| json!({"path": p, "version": v})).collect::<Vec<_>>(),
+        }));
+        return Ok(Outcome::Success);
+    }
+    let base = ctx
+        .workspace
+        .as_ref()
+        .map(|w| w.root.clone())
+        .or_else(|| ctx.repo.clone())
+        .unwrap_or_default();
+    let Some(newest) = newest else {
+        printer.status("the registry publishes no version yet");
+        return Ok(Outcome::Success);
+    };
+    if behind.is_empty() {
+        printer.status(format!("every member is on {newest}, the newest published version"));
+        return Ok(Outcome::Success);
+    }
+    for (path, version) in &behind {
+        printer.data(format!("{}: {version} → {newest}", display_under(&base, path)));
+    }
+    printer.status(format!(
+        "{} member(s) behind {newest}: `a2c migrate version --to {newest}` in each",
+        behind.len()
+    ));
+    Ok(Outcome::Success)
+}

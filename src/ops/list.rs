@@ -1,0 +1,96 @@
+//! `a2c list` and `a2c outdated`: the versions the members need, the lock pins, the store
+//! holds and the registry publishes, side by side; and the members behind the newest.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::{OpsError, lock_path, needs, network, registry_location};
+use crate::lock::Lockfile;
+use crate::util::version::MethodVersion;
+use crate::workspace::Context;
+
+/// What the registry says of a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Published {
+    Published,
+    Yanked,
+    Absent,
+}
+
+/// One version in any of the four places.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub version: MethodVersion,
+    /// The members pinning it.
+    pub members: Vec<PathBuf>,
+    pub locked: bool,
+    pub installed: bool,
+    /// `None` when the registry was not read (offline, none configured, or unreachable).
+    pub registry: Option<Published>,
+}
+
+#[derive(Debug)]
+pub struct Listing {
+    pub rows: Vec<Row>,
+    pub registry: Option<String>,
+    /// Why the registry was not read, when it was not.
+    pub registry_note: Option<String>,
+}
+
+impl Listing {
+    /// The newest version the registry publishes (not yanked).
+    pub fn newest(&self) -> Option<&MethodVersion> {
+        self.rows
+            .iter()
+            .filter(|r| r.registry == Some(Published::Published))
+            .map(|r| &r.version)
+            .max()
+    }
+}
+
+pub fn list(ctx: &Context, offline: bool) -> Result<Listing, OpsError> {
+    let needs = needs(ctx)?;
+    let lock = Lockfile::read(&lock_path(ctx)?)?.unwrap_or_default();
+    let store = super::store(ctx)?;
+    let installed: BTreeSet<MethodVersion> = store
+        .installed_versions()
+        .into_iter()
+        .filter(|(v, _)| lock.get(v).is_some_and(|e| store.is_installed(e)))
+        .map(|(v, _)| v)
+        .collect();
+    let location = registry_location(ctx, None)?;
+    let (index, note) = match (&location, offline) {
+        (None, _) => (None, Some("no registry configured".to_string())),
+        (Some(_), true) => (None, Some("offline".to_string())),
+        (Some(loc), false) => match super::read_index(ctx, loc, &network(ctx, None)?, false) {
+            Ok(index) => (Some(index), None),
+            Err(e) => (None, Some(e.to_string())),
+        },
+    };
+    let mut versions: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
+    versions.extend(lock.methods.iter().map(|m| m.version.clone()));
+    versions.extend(installed.iter().cloned());
+    if let Some(index) = &index {
+        versions.extend(index.versions.iter().map(|e| e.version.clone()));
+    }
+    let rows = versions
+        .into_iter()
+        .map(|v| Row {
+            members: needs.get(&v).cloned().unwrap_or_default(),
+            locked: lock.get(&v).is_some(),
+            installed: installed.contains(&v),
+            registry: index.as_ref().map(|i| match i.get(&v) {
+                Some(e) if e.yanked => Published::Yanked,
+                Some(_) => Published::Published,
+                None => Published::Absent,
+            }),
+            version: v,
+        })
+        .collect();
+    Ok(Listing {
+        rows,
+        registry: location.map(|l| l.to_string()),
+        registry_note: note,
+    })
+}
