@@ -17,9 +17,10 @@ pub struct LockArgs {
     /// the marker's `registry:`)
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
-    /// Re-resolve every needed version from the registry
-    #[arg(long, conflicts_with = "check")]
-    pub update: bool,
+    /// Re-resolve from the registry every needed version, or only the versions given (like
+    /// `cargo update -p`): accepts a bundle the registry changed, deliberately
+    #[arg(long, value_name = "V", num_args = 0.., conflicts_with = "check")]
+    pub update: Option<Vec<crate::util::version::MethodVersion>>,
     /// Write nothing; exit 1 when the lock lacks a needed version or holds one nobody needs
     #[arg(long)]
     pub check: bool,
@@ -30,7 +31,8 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     let options = LockOptions {
         allow_expired: args.allow_expired,
         registry: args.registry.clone(),
-        update: args.update,
+        update: args.update.is_some(),
+        update_only: args.update.clone().unwrap_or_default(),
         check: args.check,
     };
     let out = lock(&ctx, &options)?;

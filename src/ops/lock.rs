@@ -14,6 +14,8 @@ pub struct LockOptions {
     pub registry: Option<String>,
     pub allow_expired: bool,
     pub update: bool,
+    /// With `update`: only these versions (empty: every needed one).
+    pub update_only: Vec<MethodVersion>,
     pub check: bool,
 }
 
@@ -40,6 +42,11 @@ impl LockOutcome {
 
 pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsError> {
     let needed: BTreeSet<MethodVersion> = needs(ctx)?.into_keys().collect();
+    if let Some(v) = options.update_only.iter().find(|v| !needed.contains(*v)) {
+        return Err(OpsError::Config(format!(
+            "--update {v}: no member needs {v}, so the lock has nothing to update for it"
+        )));
+    }
     let path = lock_path(ctx)?;
     let current = Lockfile::read(&path)?.unwrap_or_default();
     let locked: BTreeSet<MethodVersion> = current.methods.iter().map(|m| m.version.clone()).collect();
@@ -90,6 +97,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
         registry,
         ResolveOptions {
             update: options.update,
+            only: (!options.update_only.is_empty()).then(|| options.update_only.iter().cloned().collect()),
             prune: true,
         },
     )

@@ -23,10 +23,12 @@ impl LockPlan {
 }
 
 /// Options of a resolution.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ResolveOptions {
     /// Re-resolve every needed version from the index (`a2c lock --update`).
     pub update: bool,
+    /// With `update`: only these versions (`a2c lock --update V`, like `cargo update -p`).
+    pub only: Option<BTreeSet<MethodVersion>>,
     /// Drop entries no member needs (`a2c lock`; `a2c install` keeps them).
     pub prune: bool,
 }
@@ -69,10 +71,11 @@ pub fn plan(
         ..LockPlan::default()
     };
     for version in needed {
+        let updating = options.update && options.only.as_ref().is_none_or(|o| o.contains(version));
         let locked = current.get(version);
         let published = registry.and_then(|(index, _)| index.get(version));
         match (locked, published) {
-            (Some(l), Some(p)) if options.update => {
+            (Some(l), Some(p)) if updating => {
                 let (index, location) = registry.expect("published implies a registry");
                 if p.yanked && l.sha256 != p.sha256 {
                     return Err(RegistryError::Yanked {
@@ -97,7 +100,7 @@ pub fn plan(
                     });
                 }
             }
-            (Some(_), None) if options.update => {
+            (Some(_), None) if updating => {
                 let (index, location) = registry.ok_or(RegistryError::NoRegistry)?;
                 return Err(RegistryError::NotPublished {
                     version: version.clone(),
@@ -179,14 +182,17 @@ mod tests {
 
     const KEEP: ResolveOptions = ResolveOptions {
         update: false,
+        only: None,
         prune: false,
     };
     const LOCK: ResolveOptions = ResolveOptions {
         update: false,
+        only: None,
         prune: true,
     };
     const UPDATE: ResolveOptions = ResolveOptions {
         update: true,
+        only: None,
         prune: true,
     };
 

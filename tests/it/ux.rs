@@ -486,3 +486,35 @@ fn list_and_outdated() {
     let human = t.run("w", &["outdated"]);
     assert!(human.stdout.contains("p/web: 2.0.0 → 3.0.0"), "{}", human.stdout);
 }
+
+/// `lock --update V` re-resolves only V (like `cargo update -p`): another changed entry is
+/// still refused, and the lock is untouched until every change is accepted.
+#[test]
+fn lock_update_of_one_version_moves_only_it() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    t.edit_index("reg", "2.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
+    t.edit_index("reg", "1.0.0", |e| e["sha256"] = serde_json::json!("1".repeat(64)));
+    let run = t.run("w", &["lock", "--update", "2.0.0"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("version 1.0.0 is locked with sha256"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        before
+    );
+    let doc = t.run("w", &["lock", "--update", "2.0.0", "1.0.0", "--json"]).json();
+    assert_eq!(doc["updated"], serde_json::json!(["1.0.0", "2.0.0"]));
+    let run = t.run("w", &["lock", "--update", "9.9.9"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("--update 9.9.9: no member needs 9.9.9"),
+        "{}",
+        run.stderr
+    );
+}
