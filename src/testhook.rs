@@ -40,13 +40,11 @@ pub fn point(name: &str) {
     let Some(hook) = crate::env::test_hook() else { return };
     match hook.split_once(':') {
         Some(("pause", p)) if p == name => {
-            eprintln!("test hook: paused at {name}");
             std::thread::sleep(std::time::Duration::from_secs(60));
         }
         // `pause-until:<point>:<file>`: wait (60 s at most) until the test creates `file`.
         Some(("pause-until", rest)) if rest.split_once(':').is_some_and(|(p, _)| p == name) => {
             let file = rest.split_once(':').map(|(_, f)| f.to_string()).unwrap_or_default();
-            eprintln!("test hook: paused at {name} until {file} exists");
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
             while !std::path::Path::new(&file).exists() && std::time::Instant::now() < deadline {
                 std::thread::sleep(std::time::Duration::from_millis(20));

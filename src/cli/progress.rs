@@ -1,6 +1,7 @@
-//! The install reporter: on a terminal, an overall bar (versions done, and the extraction
-//! step as its message) plus one bar per download in bytes; nothing on a non-terminal, with
-//! `-q` or with `--json`.
+//! The install reporter: on a terminal, an overall bar (versions done out of a total known
+//! up front, the versions in progress as its message, a spinner that ticks steadily, as wide
+//! as the terminal) plus one bar per download in bytes; nothing on a non-terminal, under `CI`,
+//! on a dumb terminal, with `-q` or with `--json`.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -17,6 +18,25 @@ struct Bars {
     multi: MultiProgress,
     overall: ProgressBar,
     downloads: Mutex<HashMap<MethodVersion, ProgressBar>>,
+    /// The versions being extracted now: the overall bar's message, never stale.
+    active: Mutex<Vec<MethodVersion>>,
+}
+
+impl Bars {
+    fn show_active(&self, active: &[MethodVersion]) {
+        self.overall.set_message(match active {
+            [] => "installing".to_string(),
+            [v] => format!("extracting {v}"),
+            [v, rest @ ..] => format!("extracting {v} +{}", rest.len()),
+        });
+    }
+}
+
+/// Bars only where someone watches them: a terminal that can draw them, outside CI.
+fn bars_wanted(printer: &Printer) -> bool {
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    !printer.quiet && !printer.json && !ci && !dumb && std::io::stderr().is_terminal()
 }
 
 pub struct ProgressReporter {
@@ -26,20 +46,21 @@ pub struct ProgressReporter {
 
 impl ProgressReporter {
     pub fn new(printer: &Printer) -> Self {
-        let show = !printer.quiet && !printer.json && std::io::stderr().is_terminal();
-        let bars = show.then(|| {
+        let bars = bars_wanted(printer).then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let overall = multi.add(ProgressBar::new(0));
             overall.set_style(
-                ProgressStyle::with_template("{spinner} {msg:<24} [{bar:30}] {pos}/{len} versions")
+                ProgressStyle::with_template("{spinner} {msg:<24} [{wide_bar}] {pos}/{len} versions")
                     .expect("a valid template")
                     .progress_chars("=> "),
             );
             overall.set_message("installing");
+            overall.enable_steady_tick(std::time::Duration::from_millis(100));
             Bars {
                 multi,
                 overall,
                 downloads: Mutex::new(HashMap::new()),
+                active: Mutex::new(Vec::new()),
             }
         });
         Self {
@@ -73,14 +94,29 @@ impl Reporter for ProgressReporter {
         }
     }
 
-    fn start(&self, version: &MethodVersion, _bytes: u64) {
+    fn plan(&self, versions: usize) {
         if let Some(b) = &self.bars {
-            b.overall.inc_length(1);
-            b.overall.set_message(format!("extracting {version}"));
+            b.overall.set_length(versions as u64);
         }
     }
 
-    fn finish(&self, _version: &MethodVersion, _bytes: u64) {
+    fn start(&self, version: &MethodVersion, _bytes: u64) {
+        if let Some(b) = &self.bars {
+            let mut active = b.active.lock().unwrap_or_else(|p| p.into_inner());
+            active.push(version.clone());
+            b.show_active(&active);
+        }
+    }
+
+    fn finish(&self, version: &MethodVersion, _bytes: u64) {
+        if let Some(b) = &self.bars {
+            let mut active = b.active.lock().unwrap_or_else(|p| p.into_inner());
+            active.retain(|v| v != version);
+            b.show_active(&active);
+        }
+    }
+
+    fn installed(&self, _version: &MethodVersion) {
         if let Some(b) = &self.bars {
             b.overall.inc(1);
         }
@@ -90,7 +126,7 @@ impl Reporter for ProgressReporter {
         if let Some(b) = &self.bars {
             let bar = b.multi.insert_before(&b.overall, ProgressBar::new(bytes));
             bar.set_style(
-                ProgressStyle::with_template("  {msg:<22} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")
+                ProgressStyle::with_template("  {msg:<22} [{wide_bar}] {bytes}/{total_bytes} {bytes_per_sec}")
                     .expect("a valid template")
                     .progress_chars("=> "),
             );

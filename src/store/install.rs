@@ -20,6 +20,10 @@ use crate::util::version::MethodVersion;
 /// Progress callbacks; the CLI implements them (indicatif on a terminal, nothing otherwise).
 pub trait Reporter: Sync {
     fn waiting_for_lock(&self, _path: &Path) {}
+    /// How many versions this run installs, known before the first starts.
+    fn plan(&self, _versions: usize) {}
+    /// A version is installed (once per version, whatever it took).
+    fn installed(&self, _version: &MethodVersion) {}
     fn start(&self, _version: &MethodVersion, _bytes: u64) {}
     fn finish(&self, _version: &MethodVersion, _bytes: u64) {}
     fn download_start(&self, _version: &MethodVersion, _bytes: u64) {}
@@ -119,8 +123,14 @@ pub fn install(
     // Re-check under the lock: another process may have installed some meanwhile.
     let (todo, done): (Vec<&LockEntry>, Vec<&LockEntry>) = entries.iter().partition(|e| wanted(e));
     report.reused = done.into_iter().map(|e| reused(&options.store, e)).collect();
-    let results =
-        crate::util::parallel::run_parallel(&todo, options.jobs, |entry| install_one(entry, options, reporter));
+    reporter.plan(todo.len());
+    let results = crate::util::parallel::run_parallel(&todo, options.jobs, |entry| {
+        let result = install_one(entry, options, reporter);
+        if result.is_ok() {
+            reporter.installed(&entry.version);
+        }
+        result
+    });
     let mut first_error = None;
     let mut failed = Vec::new();
     for (result, entry) in results.into_iter().zip(&todo) {

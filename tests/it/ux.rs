@@ -518,3 +518,83 @@ fn lock_update_of_one_version_moves_only_it() {
         run.stderr
     );
 }
+
+/// Progress as a person sees it: the install runs in a real terminal (tmux, 60 columns),
+/// paused in the middle of its first extraction by the test hook; the overall bar knows its
+/// total, names the version in progress and fits the width; once done, the bars are gone.
+#[test]
+fn progress_bars_in_a_real_terminal() {
+    if std::process::Command::new("tmux").arg("-V").output().is_err() {
+        crate::common::require_program("tmux (apt-get install tmux)");
+        return;
+    }
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let release = t.path("release");
+    let a2c = t.cmd("w");
+    let mut script = String::from("unset CI\n");
+    for (k, v) in a2c.get_envs() {
+        if let Some(v) = v {
+            script.push_str(&format!(
+                "export {}={}\n",
+                k.to_string_lossy(),
+                shlex::try_quote(&v.to_string_lossy()).unwrap()
+            ));
+        }
+    }
+    script.push_str(&format!(
+        "export A2C_TEST_HOOK=pause-until:mid-extraction:{}\ncd {}\n{} install --jobs 1; echo EXIT=$?; sleep 30\n",
+        release.display(),
+        t.path("w").display(),
+        a2c.get_program().to_string_lossy()
+    ));
+    t.write("run.sh", &script);
+    let socket = format!("a2c-test-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "60",
+        "-y",
+        "12",
+        "-s",
+        "a2c",
+        "bash",
+        t.path("run.sh").to_str().unwrap(),
+    ]);
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    let capture = || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "a2c"]).stdout).into_owned();
+    let wait_for = |what: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let screen = capture();
+            if screen.contains(what) || std::time::Instant::now() > deadline {
+                return screen;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let paused = wait_for("versions");
+    let bar = paused
+        .lines()
+        .find(|l| l.contains("versions"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(bar.contains("0/3 versions"), "the total is known up front:\n{paused}");
+    assert!(bar.contains("extracting 1.0.0"), "{paused}");
+    assert!(bar.trim_end().chars().count() <= 60, "fits 60 columns: {bar:?}");
+    fs_err::write(&release, "").unwrap();
+    let done = wait_for("EXIT=");
+    let _ = tmux(&["kill-server"]);
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
+    assert!(done.contains("installed 3, reused 0"), "{done}");
+}
