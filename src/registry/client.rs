@@ -987,7 +987,12 @@ impl HttpClient {
                 .any(|w| lower.contains(w))
                 .then(|| short_reason(&chain))
         });
-        let (error, retry) = if lower.contains("invalidcontenttype") {
+        let (error, retry) = if find_in_chain::<rustls::Error>(e).is_some_and(|t| {
+            matches!(
+                t,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        }) {
             (
                 HttpError::NotTls {
                     url: url.to_string(),
@@ -1400,22 +1405,27 @@ fn short_reason(chain: &str) -> String {
     chain.rsplit(": ").next().unwrap_or(chain).to_string()
 }
 
-/// The TLS error in `e`'s chain, if any.
-fn tls_reason(e: &reqwest::Error) -> Option<String> {
+/// The first error of type `T` in `e`'s chain, looking inside `io::Error`s too (hyper wraps
+/// rustls' errors in one): errors are told apart by type, not by their text.
+fn find_in_chain<T: std::error::Error + 'static>(e: &reqwest::Error) -> Option<&T> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
-        if let Some(tls) = s.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
+        if let Some(t) = s.downcast_ref::<T>() {
+            return Some(t);
         }
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && let Some(inner) = io.get_ref()
-            && let Some(tls) = inner.downcast_ref::<rustls::Error>()
-        {
-            return Some(tls.to_string());
-        }
-        source = s.source();
+        // An `io::Error`'s `source()` skips the error it wraps (which may wrap another):
+        // descend into it instead.
+        source = match s.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => s.source(),
+        };
     }
     None
+}
+
+/// The TLS error in `e`'s chain, if any.
+fn tls_reason(e: &reqwest::Error) -> Option<String> {
+    find_in_chain::<rustls::Error>(e).map(|t| t.to_string())
 }
 
 #[cfg(test)]

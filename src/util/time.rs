@@ -1,31 +1,27 @@
-//! UTC timestamps in the one shape a2c writes: `YYYY-MM-DDTHH:MM:SSZ`.
+//! UTC timestamps in the one shape a2c writes: `YYYY-MM-DDTHH:MM:SSZ` (jiff does the calendar).
 
 /// Now, as RFC 3339 UTC (`2026-11-29T16:04:23Z`).
 pub fn now_rfc3339() -> String {
     rfc3339_after(0)
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ`, `seconds` from now (UTC).
+/// `YYYY-MM-DDTHH:MM:SSZ`, `seconds` from now (UTC), whole seconds.
 pub fn rfc3339_after(seconds: i64) -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64
-        + seconds;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let now = jiff::Timestamp::now();
+    let at = now.checked_add(jiff::SignedDuration::from_secs(seconds)).unwrap_or(now);
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shape_and_offsets() {
+        let now = super::now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        let later = super::rfc3339_after(86_400 * 400);
+        assert!(later > now, "{later} > {now}");
+        let ts: jiff::Timestamp = later.parse().unwrap();
+        let diff = ts.as_second() - now.parse::<jiff::Timestamp>().unwrap().as_second();
+        assert!((86_400 * 400 - 2..=86_400 * 400 + 2).contains(&diff), "{diff}");
+    }
 }
