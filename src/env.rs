@@ -127,6 +127,17 @@ pub fn oci_plain_http() -> Vec<String> {
 }
 
 static PLAIN_HTTP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+static OFFLINE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// `--offline`: this run never touches the network (every HTTP client refuses to start).
+pub fn set_offline() {
+    let _ = OFFLINE.set(true);
+}
+
+/// Whether `--offline` was given.
+pub fn offline() -> bool {
+    OFFLINE.get().copied().unwrap_or(false)
+}
 
 /// `--plain-http`: every `oci://` registry of this run is reached over plain HTTP.
 pub fn set_oci_plain_http() {

@@ -18,7 +18,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow:
     let ctx = discover_members(global, printer)?;
     let options = DoctorOptions {
         deep: args.deep,
-        jobs: crate::ops::install::default_jobs(),
+        jobs: global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from),
     };
     let report = diagnose(&ctx, options)?;
     let (fail, warn, info) = (

@@ -24,18 +24,12 @@ pub struct InstallArgs {
     /// A2C_REGISTRY, then the marker's `registry`)
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
-    /// Read no registry: bundles come from the cache or `--from DIR`
-    #[arg(long)]
-    pub offline: bool,
     /// Fail if the lock would change
     #[arg(long)]
     pub locked: bool,
     /// A directory of bundles (matched by sha256, whatever their names)
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
-    /// Versions installed in parallel (default: the number of cores)
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
     /// How versions are placed from the shared tree cache (else A2C_LINK_MODE; default: clone,
     /// else hardlink, else copy — the fastest that works)
     #[arg(long, value_enum, value_name = "MODE")]
@@ -52,10 +46,10 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let settings = InstallSettings {
         allow_expired: args.allow_expired,
         registry: args.registry.clone(),
-        offline: args.offline,
+        offline: global.offline,
         locked: args.locked,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
-        jobs: args.jobs.map(usize::from),
+        jobs: global.jobs.map(usize::from),
         link_mode: args.link_mode,
         reinstall: args.reinstall.clone(),
     };

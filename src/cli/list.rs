@@ -9,11 +9,7 @@ use crate::ops::list::{Published, list};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  a2c list\n  a2c list --offline --json")]
-pub struct ListArgs {
-    /// Do not read the registry (its column stays empty)
-    #[arg(long)]
-    pub offline: bool,
-}
+pub struct ListArgs {}
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  a2c outdated\n  a2c outdated --json")]
@@ -21,7 +17,8 @@ pub struct OutdatedArgs {}
 
 pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
-    let listing = list(&ctx, args.offline)?;
+    let _ = args;
+    let listing = list(&ctx, global.offline)?;
     if let Some(note) = &listing.registry_note {
         printer.detail(format!("registry not read: {note}"));
     }
@@ -70,7 +67,7 @@ pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
 
 pub fn outdated(_args: &OutdatedArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
-    let listing = list(&ctx, false)?;
+    let listing = list(&ctx, global.offline)?;
     if let Some(note) = &listing.registry_note {
         anyhow::bail!("cannot tell what is outdated: the registry was not read ({note})");
     }

@@ -34,6 +34,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         update: args.update.is_some(),
         update_only: args.update.clone().unwrap_or_default(),
         check: args.check,
+        offline: global.offline,
     };
     let out = lock(&ctx, &options)?;
     for (version, why) in &out.unfetchable {

@@ -35,9 +35,6 @@ pub struct VersionArgs {
     /// Allow a target older than the current write contract
     #[arg(long)]
     pub allow_downgrade: bool,
-    /// Read no registry: V's bundle comes from the cache or --from DIR
-    #[arg(long)]
-    pub offline: bool,
     /// A directory of bundles (see `a2c vendor`)
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
@@ -62,7 +59,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         dry_run: args.dry_run,
         no_commit: args.no_commit,
         allow_downgrade: args.allow_downgrade,
-        offline: args.offline,
+        offline: global.offline,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         method_ref: args.method_ref.clone(),
         delivery: args

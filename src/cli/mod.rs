@@ -61,6 +61,14 @@ pub struct GlobalArgs {
     /// When to colour output on stderr (NO_COLOR is respected)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Read no registry and download nothing: bundles come from the cache or `--from DIR`;
+    /// what cannot be done without the network is an error naming it
+    #[arg(long, global = true)]
+    pub offline: bool,
+    /// Work in parallel on N threads where work runs in parallel (install, vendor,
+    /// doctor --deep; default: the number of cores)
+    #[arg(long, short = 'j', global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Reach OCI registries (oci://) over plain HTTP, as `oras --plain-http` does (loopback
     /// registries always are; credentials never travel in clear text to any other host)
     #[arg(long, global = true)]
@@ -168,6 +176,9 @@ pub fn run(cli: Cli) -> ExitCode {
 fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     if cli.global.plain_http {
         crate::env::set_oci_plain_http();
+    }
+    if cli.global.offline {
+        crate::env::set_offline();
     }
     if printer.verbose {
         // Retries are no longer silent under -v.

@@ -20,7 +20,8 @@ pub fn run(args: &VendorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow:
     let ctx = discover(global, printer)?;
     let dir = ctx.start.join(&args.dir);
     let reporter = ProgressReporter::new(printer);
-    let result = vendor(&ctx, &dir, crate::ops::install::default_jobs(), &reporter);
+    let jobs = global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from);
+    let result = vendor(&ctx, &dir, jobs, global.offline, &reporter);
     reporter.done();
     let out = result?;
     if printer.json {

@@ -17,6 +17,9 @@ pub struct LockOptions {
     /// With `update`: only these versions (empty: every needed one).
     pub update_only: Vec<MethodVersion>,
     pub check: bool,
+    /// Read no registry: keep and prune what is locked; a needed version the lock lacks is an
+    /// error naming it.
+    pub offline: bool,
 }
 
 #[derive(Debug)]
@@ -67,9 +70,20 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
             unfetchable: Vec::new(),
         });
     }
+    if options.offline && (options.update || !missing.is_empty()) {
+        return Err(OpsError::Offline {
+            what: match options.update {
+                true => "--update re-resolves from the registry".into(),
+                false => format!("the lock lacks {} needed by the members", super::list(&missing)),
+            },
+        });
+    }
     // The registry is read only when something must be resolved, or to check the locked
     // entries against it when one is configured.
-    let location = registry_location(ctx, options.registry.as_deref())?;
+    let location = match options.offline {
+        true => None,
+        false => registry_location(ctx, options.registry.as_deref())?,
+    };
     let client = network(ctx, options.registry.as_deref())?;
     let index = match &location {
         Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
@@ -111,7 +125,10 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     if wrote {
         plan.lock.write(&path)?;
     }
-    let unfetchable = check_sources(&plan, &client);
+    let unfetchable = match options.offline {
+        true => Vec::new(),
+        false => check_sources(&plan, &client),
+    };
     Ok(LockOutcome {
         path,
         needed,

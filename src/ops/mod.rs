@@ -41,6 +41,8 @@ pub enum OpsError {
         path: PathBuf,
         versions: Vec<MethodVersion>,
     },
+    #[error("{what}, and --offline reads no registry")]
+    Offline { what: String },
     #[error("--locked: there is no lock file at `{}`", path.display())]
     NoLockFile { path: PathBuf },
     #[error("{0}")]
@@ -71,6 +73,9 @@ impl OpsError {
             Self::LockHasUnused { .. } => Some(
                 "run `a2c lock` to drop them and commit the lock (as `a2c lock --check` asks), then install again"
                     .into(),
+            ),
+            Self::Offline { .. } => Some(
+                "run it online once (or copy a lock that has the version), then --offline works from the lock and the cache".into(),
             ),
             Self::NoLockFile { .. } => {
                 Some("run `a2c lock` (online) and commit the lock, or drop --locked to let install write it".into())

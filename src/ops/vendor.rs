@@ -19,7 +19,13 @@ pub struct VendorOutcome {
     pub placed: Vec<&'static str>,
 }
 
-pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -> Result<VendorOutcome, OpsError> {
+pub fn vendor(
+    ctx: &Context,
+    dir: &Path,
+    jobs: usize,
+    offline: bool,
+    reporter: &dyn Reporter,
+) -> Result<VendorOutcome, OpsError> {
     let lock_path = lock_path(ctx)?;
     let lock = Lockfile::read(&lock_path)?.ok_or_else(|| {
         OpsError::Config(format!(
@@ -28,7 +34,7 @@ pub fn vendor(ctx: &Context, dir: &Path, jobs: usize, reporter: &dyn Reporter) -
         ))
     })?;
     // The same limits as any install (they used to be the defaults whatever the environment).
-    let options = super::install_options(ctx, false, None, jobs, std::sync::Arc::new(network(ctx, None)?))?;
+    let options = super::install_options(ctx, offline, None, jobs, std::sync::Arc::new(network(ctx, None)?))?;
     fs_err::create_dir_all(dir)?;
     let mut bundles = Vec::new();
     let mut placed = Vec::new();

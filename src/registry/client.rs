@@ -84,6 +84,8 @@ pub enum HttpError {
     },
     #[error("`{url}` is not an HTTP(S) URL")]
     NotHttp { url: String },
+    #[error("--offline: this needs the network, which --offline forbids")]
+    Offline,
     #[error("cannot get a token for `{url}`: {reason}")]
     Token { url: String, reason: String },
     #[error(transparent)]
@@ -170,6 +172,7 @@ impl HttpError {
             Self::Token { .. } => {
                 "the registry's token service misbehaves: try again later, or tell the registry's owner".into()
             }
+            Self::Offline => "drop --offline, or work from what the cache and the lock already hold".into(),
             Self::NotHttp { .. } | Self::Io(_) => return None,
         })
     }
@@ -1559,6 +1562,9 @@ impl LazyClient {
     }
 
     pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
+        if crate::env::offline() {
+            return Err(HttpError::Offline);
+        }
         let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());

@@ -598,3 +598,36 @@ fn progress_bars_in_a_real_terminal() {
     assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
     assert!(done.contains("installed 3, reused 0"), "{done}");
 }
+
+/// `--offline` and `-j` are global: every command honours them.
+#[test]
+fn offline_and_jobs_are_global() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    // lock --offline: nothing locked yet, so it says exactly what it lacks.
+    let run = t.run("w", &["--offline", "lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("the lock lacks versions 1.0.0, 1.1.0, 2.0.0 needed by the members, and --offline reads no registry"),
+        "{}",
+        run.stderr
+    );
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install", "-j", "1"]).success();
+    // Offline, with the lock and the cache: lock --offline keeps and checks; vendor copies
+    // from the cache; doctor --deep takes -j; list shows no registry column.
+    t.run("w", &["lock", "--offline"]).success();
+    let doc = t.run("w", &["vendor", "../vend", "--offline", "-j", "2", "--json"]).json();
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 3);
+    t.run("w", &["doctor", "--deep", "-j", "1"]).success();
+    let doc = t.run("w", &["list", "--offline", "--json"]).json();
+    assert_eq!(doc["registry_note"], "offline");
+    let run = t.run("w", &["lock", "--offline", "--update"]);
+    run.failure();
+    assert!(run.stderr.contains("--update re-resolves from the registry, and --offline reads no registry"), "{}", run.stderr);
+    // A command that needs the network refuses under --offline, naming why.
+    t.method_tree("trees/5.0.0", "5.0.0");
+    let run = t.run(".", &["pack", "trees/5.0.0", "--version", "5.0.0", "--registry", "oci://127.0.0.1:9/esys/a2c", "--offline"]);
+    run.failure();
+    assert!(run.stderr.contains("--offline: this needs the network"), "{}", run.stderr);
+}
