@@ -46,8 +46,8 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     let settings = InstallSettings {
         allow_expired: args.allow_expired,
         registry: args.registry.clone(),
-        offline: global.offline,
-        locked: args.locked,
+        offline: global.offline || global.frozen,
+        locked: args.locked || global.frozen,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         jobs: global.jobs.map(usize::from),
         link_mode: args.link_mode,

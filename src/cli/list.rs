@@ -18,7 +18,7 @@ pub struct OutdatedArgs {}
 pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let _ = args;
-    let listing = list(&ctx, global.offline)?;
+    let listing = list(&ctx, global.offline || global.frozen)?;
     if let Some(note) = &listing.registry_note {
         printer.detail(format!("registry not read: {note}"));
     }

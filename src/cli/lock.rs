@@ -33,8 +33,8 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         registry: args.registry.clone(),
         update: args.update.is_some(),
         update_only: args.update.clone().unwrap_or_default(),
-        check: args.check,
-        offline: global.offline,
+        check: args.check || global.frozen,
+        offline: global.offline || global.frozen,
     };
     let out = lock(&ctx, &options)?;
     for (version, why) in &out.unfetchable {
@@ -55,7 +55,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
             "unfetchable": out.unfetchable.iter().map(|(v, why)| json!({"version": v, "reason": why})).collect::<Vec<_>>(),
         }));
     }
-    if args.check {
+    if args.check || global.frozen {
         if out.up_to_date() {
             printer.status(format!(
                 "`{}` is up to date ({} locked)",

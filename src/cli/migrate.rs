@@ -59,7 +59,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         dry_run: args.dry_run,
         no_commit: args.no_commit,
         allow_downgrade: args.allow_downgrade,
-        offline: global.offline,
+        offline: global.offline || global.frozen,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         method_ref: args.method_ref.clone(),
         delivery: args

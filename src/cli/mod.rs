@@ -65,6 +65,10 @@ pub struct GlobalArgs {
     /// what cannot be done without the network is an error naming it
     #[arg(long, global = true)]
     pub offline: bool,
+    /// The lock exactly as it is, and no network: `--locked` and `--offline` together, as
+    /// cargo means it (for `lock`, a check that changes nothing)
+    #[arg(long, global = true)]
+    pub frozen: bool,
     /// Work in parallel on N threads where work runs in parallel (install, vendor,
     /// doctor --deep; default: the number of cores)
     #[arg(long, short = 'j', global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -177,7 +181,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     if cli.global.plain_http {
         crate::env::set_oci_plain_http();
     }
-    if cli.global.offline {
+    if cli.global.offline || cli.global.frozen {
         crate::env::set_offline();
     }
     if printer.verbose {

@@ -21,7 +21,7 @@ pub fn run(args: &VendorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow:
     let dir = ctx.start.join(&args.dir);
     let reporter = ProgressReporter::new(printer);
     let jobs = global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from);
-    let result = vendor(&ctx, &dir, jobs, global.offline, &reporter);
+    let result = vendor(&ctx, &dir, jobs, global.offline || global.frozen, &reporter);
     reporter.done();
     let out = result?;
     if printer.json {

@@ -608,7 +608,9 @@ fn offline_and_jobs_are_global() {
     let run = t.run("w", &["--offline", "lock"]);
     run.failure();
     assert!(
-        run.stderr.contains("the lock lacks versions 1.0.0, 1.1.0, 2.0.0 needed by the members, and --offline reads no registry"),
+        run.stderr.contains(
+            "the lock lacks versions 1.0.0, 1.1.0, 2.0.0 needed by the members, and --offline reads no registry"
+        ),
         "{}",
         run.stderr
     );
@@ -617,17 +619,67 @@ fn offline_and_jobs_are_global() {
     // Offline, with the lock and the cache: lock --offline keeps and checks; vendor copies
     // from the cache; doctor --deep takes -j; list shows no registry column.
     t.run("w", &["lock", "--offline"]).success();
-    let doc = t.run("w", &["vendor", "../vend", "--offline", "-j", "2", "--json"]).json();
+    let doc = t
+        .run("w", &["vendor", "../vend", "--offline", "-j", "2", "--json"])
+        .json();
     assert_eq!(doc["bundles"].as_array().unwrap().len(), 3);
     t.run("w", &["doctor", "--deep", "-j", "1"]).success();
     let doc = t.run("w", &["list", "--offline", "--json"]).json();
     assert_eq!(doc["registry_note"], "offline");
     let run = t.run("w", &["lock", "--offline", "--update"]);
     run.failure();
-    assert!(run.stderr.contains("--update re-resolves from the registry, and --offline reads no registry"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--update re-resolves from the registry, and --offline reads no registry"),
+        "{}",
+        run.stderr
+    );
     // A command that needs the network refuses under --offline, naming why.
     t.method_tree("trees/5.0.0", "5.0.0");
-    let run = t.run(".", &["pack", "trees/5.0.0", "--version", "5.0.0", "--registry", "oci://127.0.0.1:9/esys/a2c", "--offline"]);
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/5.0.0",
+            "--version",
+            "5.0.0",
+            "--registry",
+            "oci://127.0.0.1:9/esys/a2c",
+            "--offline",
+        ],
+    );
     run.failure();
-    assert!(run.stderr.contains("--offline: this needs the network"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--offline: this needs the network"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `--frozen`: the lock exactly as it is, and no network (cargo's meaning).
+#[test]
+fn frozen_is_locked_and_offline() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    // The bundles are cached: a frozen install works with the registry gone.
+    fs_err::rename(t.path("reg"), t.path("reg-away")).unwrap();
+    t.run("w", &["install", "--frozen"]).success();
+    t.run("w", &["lock", "--frozen"]).success();
+    // A member pinning a version the lock lacks: both refuse, changing nothing.
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 3.0.0\n",
+    );
+    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["install", "--frozen"]);
+    run.failure();
+    assert!(run.stderr.contains("lacks version 3.0.0"), "{}", run.stderr);
+    t.run("w", &["lock", "--frozen"]).failure();
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        before
+    );
 }
