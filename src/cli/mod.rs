@@ -31,7 +31,7 @@ use crate::workspace::Context;
 
 /// Installs pinned versions of A2C method assets side by side, verified, online or offline.
 #[derive(Debug, Parser)]
-#[command(name = "a2c", version = crate::LONG_VERSION, about)]
+#[command(name = "a2c", version = crate::LONG_VERSION, about, after_long_help = crate::env::HELP)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

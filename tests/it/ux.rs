@@ -683,3 +683,21 @@ fn frozen_is_locked_and_offline() {
         before
     );
 }
+
+/// `a2c --help` lists every environment variable that src/env.rs documents.
+#[test]
+fn help_lists_every_environment_variable() {
+    let t = TestContext::new();
+    let help = t.run(".", &["--help"]).stdout;
+    let env = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/env.rs")).unwrap();
+    let names: Vec<&str> = env
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|n| *n != "A2C_TEST_HOOK" && *n != "variable")
+        .collect();
+    assert!(names.len() > 20, "{names:?}");
+    for name in names {
+        assert!(help.contains(name), "`a2c --help` lacks {name}");
+    }
+}
