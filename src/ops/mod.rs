@@ -86,7 +86,9 @@ impl OpsError {
                 "{}check the repository with `git status`; `a2c migrate version` resumes or refuses from the journal in .git/",
                 original.hint().map(|h| format!("{h}\n")).unwrap_or_default()
             )),
-            Self::Io(e) => crate::util::contain::refusal(e).map(|r| r.hint()),
+            Self::Io(e) => crate::util::contain::refusal(e)
+                .map(|r| r.hint())
+                .or_else(|| crate::util::fs::permission_hint(e)),
             Self::Config(_) => None,
         }
     }

@@ -212,7 +212,11 @@ impl StoreError {
             }
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
             Self::Download { source, .. } => return source.hint(),
-            Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
+            Self::Io(e) => {
+                return crate::util::contain::refusal(e)
+                    .map(|r| r.hint())
+                    .or_else(|| crate::util::fs::permission_hint(e));
+            }
             Self::Config(_) => return None,
         })
     }

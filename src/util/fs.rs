@@ -63,3 +63,25 @@ pub fn remove_tree(path: &Path) -> std::io::Result<()> {
         Err(e) => Err(e),
     }
 }
+
+/// The next step after a permission error (the error itself names the path): the store or
+/// the cache is not writable by this user.
+pub fn permission_hint(e: &std::io::Error) -> Option<String> {
+    (e.kind() == std::io::ErrorKind::PermissionDenied).then(|| {
+        format!(
+            "a2c cannot write there as this user: fix the directory's owner or permissions (`ls -ld` it), or, for the cache, point {} at a directory you own",
+            crate::env::A2C_CACHE_DIR
+        )
+    })
+}
+
+#[cfg(test)]
+mod permission_tests {
+    #[test]
+    fn a_permission_error_leads_somewhere() {
+        let e = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "failed to create the cache `/x`");
+        let hint = super::permission_hint(&e).unwrap();
+        assert!(hint.contains("A2C_CACHE_DIR") && hint.contains("ls -ld"), "{hint}");
+        assert!(super::permission_hint(&std::io::Error::other("x")).is_none());
+    }
+}
