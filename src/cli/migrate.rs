@@ -18,7 +18,9 @@ pub enum MigrateCommand {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  a2c migrate version --to 2.0.0 --dry-run\n  a2c migrate version --to 2.0.0")]
+#[command(
+    after_help = "Examples:\n  a2c migrate version --to 2.0.0 --dry-run      # prints the plan and `plan sha256:…`\n  a2c migrate version --to 2.0.0 --confirm sha256:…\n  a2c migrate version --to 2.0.0"
+)]
 pub struct VersionArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
     #[arg(long)]
@@ -26,9 +28,13 @@ pub struct VersionArgs {
     /// The target method version (one exact version)
     #[arg(long, value_name = "V")]
     pub to: MethodVersion,
-    /// Print the plan and change nothing
-    #[arg(long)]
+    /// Print the plan and its digest, and change nothing
+    #[arg(long, conflicts_with = "confirm")]
     pub dry_run: bool,
+    /// Apply only the reviewed plan with this digest (`plan sha256:<hex>` of a dry run): if
+    /// anything it depends on changed since, name it and change nothing
+    #[arg(long, value_name = "sha256:HEX")]
+    pub confirm: Option<String>,
     /// Leave the change staged instead of committing it
     #[arg(long)]
     pub no_commit: bool,
@@ -60,6 +66,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         no_commit: args.no_commit,
         allow_downgrade: args.allow_downgrade,
         offline: global.offline || global.frozen,
+        confirm: args.confirm.clone(),
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         method_ref: args.method_ref.clone(),
         delivery: args
@@ -103,6 +110,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
             "installed": out.installed,
             "workspace_lock": out.workspace_lock,
             "dry_run": args.dry_run,
+            "plan": out.digest,
             "noop": out.noop,
             "warnings": out.warnings,
         }));
@@ -191,6 +199,15 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         )),
         (None, _, true) => printer.status("left staged (--no-commit): review with `git diff --cached`, then commit"),
         _ => {}
+    }
+    if let Some(digest) = &out.digest {
+        match args.dry_run {
+            true => printer.status(format!(
+                "plan {digest}\napply exactly this plan with: a2c migrate version --to {} --confirm {digest}",
+                p.to
+            )),
+            false => printer.status(format!("applied plan {digest}")),
+        }
     }
     Ok(Outcome::Success)
 }

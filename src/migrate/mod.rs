@@ -3,6 +3,7 @@
 //! An interrupted run leaves a journal in `.git/` so that the next run resumes it forward
 //! instead of dual-writing.
 
+pub mod digest;
 pub mod git;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,12 @@ use crate::workspace::{AdoptionRecord, Delivery};
 pub enum MigrateError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error("the plan changed since it was reviewed ({reviewed}, now {now}): {}", changes.join("; "))]
+    PlanChanged {
+        reviewed: String,
+        now: String,
+        changes: Vec<String>,
+    },
     #[error("`{}` is not a git repository", repo.display())]
     NotGit { repo: PathBuf },
     #[error("git {args} failed: {reason}")]
@@ -42,6 +49,9 @@ pub enum MigrateError {
 impl MigrateError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
+            Self::PlanChanged { .. } => {
+                "nothing was changed: review the plan again (`--dry-run`), then confirm its new digest".into()
+            }
             Self::NotGit { .. } => "run it inside the repository (or pass -C DIR)".into(),
             Self::Dirty { .. } => {
                 "commit or stash those changes first, so that the migration commit holds only the migration".into()

@@ -27,6 +27,8 @@ pub struct MigrateSettings {
     pub keep: Option<Keep>,
     /// Accept a signed index past its `expires`.
     pub allow_expired: bool,
+    /// `--confirm sha256:<hex>`: apply only the plan with this digest (from a dry run).
+    pub confirm: Option<String>,
 }
 
 #[derive(Debug)]
@@ -42,6 +44,9 @@ pub struct MigrateOutcome {
     pub workspace_lock: Option<PathBuf>,
     /// What the plan must say before it runs (a detached HEAD).
     pub warnings: Vec<String>,
+    /// The plan's digest (`sha256:<hex>`): what a dry run shows for review, and what the
+    /// real run applied.
+    pub digest: Option<String>,
 }
 
 impl From<MigrateError> for OpsError {
@@ -116,7 +121,11 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
         let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
+        let digest = migrate::digest::digest(&repo, &plan, &entry);
+        // Kept under .git/ so that a confirmation that no longer matches can say what changed.
+        let _ = migrate::digest::remember(&repo, &digest);
         return Ok(MigrateOutcome {
+            digest: Some(digest.id()),
             plan,
             requires_canonical: requires,
             installed: None,
@@ -156,6 +165,21 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         }
         let plan = migrate::plan(&repo, &before, &to, &request(manifest.requires_canonical_root()))?;
         let noop = plan.is_noop();
+        let entry = Lockfile::read(&lock_path)?
+            .and_then(|l| l.get(&to).cloned())
+            .ok_or_else(|| OpsError::Config(format!("{to} is not in the lock after installing it")))?;
+        let digest = migrate::digest::digest(&repo, &plan, &entry);
+        // A reviewed plan is applied only if nothing it depends on changed since the review.
+        if let Some(reviewed) = &settings.confirm
+            && *reviewed != digest.id()
+        {
+            return Err(MigrateError::PlanChanged {
+                reviewed: reviewed.clone(),
+                now: digest.id(),
+                changes: migrate::digest::changes(&repo, reviewed, &digest),
+            }
+            .into());
+        }
         let commit = if noop {
             None
         } else {
@@ -170,6 +194,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             noop,
             workspace_lock: (added && in_workspace).then(|| lock_path.clone()),
             warnings: if noop { Vec::new() } else { warnings.clone() },
+            digest: Some(digest.id()),
         })
     })();
     match result {

@@ -434,3 +434,86 @@ fn a_panic_mid_migration_rolls_back_like_an_error() {
         assert!(!t.path("w/p/app/.git/a2c-migrate.json").exists(), "{hook}: no journal");
     }
 }
+
+/// Issue 18: a reviewed plan (its digest from a dry run) is applied only if nothing it
+/// depends on changed; each stale case is refused, names what changed, and writes nothing.
+#[test]
+fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    let review = |t: &TestContext| -> String {
+        let doc = t
+            .run_env(
+                "r",
+                &["migrate", "version", "--to", "2.0.0", "--dry-run", "--json"],
+                &env,
+            )
+            .json();
+        crate::ux::validate("migrate", &doc);
+        let plan = doc["plan"].as_str().unwrap().to_string();
+        assert!(plan.starts_with("sha256:") && plan.len() == 71, "{plan}");
+        plan
+    };
+    let refused = |t: &TestContext, plan: &str, why: &str| {
+        let before = state(t, "r");
+        let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", plan], &env);
+        run.failure();
+        assert!(
+            run.stderr.contains("the plan changed since it was reviewed"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(why), "expected `{why}`:\n{}", run.stderr);
+        assert_eq!(state(t, "r"), before, "nothing written");
+    };
+    let commit = |t: &TestContext, msg: &str| {
+        git(&t.path("r"), &["add", "-A"]);
+        git(&t.path("r"), &["commit", "-q", "-m", msg]);
+    };
+    // The same inputs give the same digest.
+    let plan = review(&t);
+    assert_eq!(review(&t), plan);
+    // A file edited (and committed) since the review.
+    t.write("r/.a2c/config.yaml", "agents: [claude, codex]\n");
+    commit(&t, "edit");
+    refused(&t, &plan, "file .a2c/config.yaml changed");
+    // A mode-only change.
+    let plan = review(&t);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(t.path("r/.a2c/config.yaml"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    commit(&t, "mode");
+    refused(&t, &plan, "file .a2c/config.yaml: its mode changed (644 -> 755)");
+    // A line-ending-only change.
+    let plan = review(&t);
+    t.write("r/.a2c/config.yaml", "agents: [claude, codex]\r\n");
+    commit(&t, "crlf");
+    refused(&t, &plan, "file .a2c/config.yaml changed");
+    // HEAD moved (a commit elsewhere in the repository).
+    let plan = review(&t);
+    t.write("r/README.md", "# r, again\n");
+    commit(&t, "readme");
+    refused(&t, &plan, "HEAD moved from");
+    // The target's lock entry changed: the registry now serves other bytes for 2.0.0.
+    let plan = review(&t);
+    t.write("trees/2.0.0/rules/extra.md", "more\n");
+    t.pack("trees/2.0.0", "2.0.0", "reg2", "zip");
+    let reg2 = t.path("reg2").display().to_string();
+    let before = state(&t, "r");
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--confirm", &plan],
+        &[("A2C_REGISTRY", reg2.as_str())],
+    );
+    run.failure();
+    assert!(run.stderr.contains("lock entry 2.0.0 changed"), "{}", run.stderr);
+    assert_eq!(state(&t, "r"), before, "nothing written");
+    // Unchanged: applied, and the output names the digest it applied.
+    let plan = review(&t);
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", &plan], &env);
+    run.success();
+    assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
+    assert!(t.path("r/.tools/esys/a2c/adoption.yaml").is_file());
+}
