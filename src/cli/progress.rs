@@ -48,14 +48,14 @@ impl ProgressReporter {
     pub fn new(printer: &Printer) -> Self {
         let bars = bars_wanted(printer).then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-            let overall = multi.add(ProgressBar::new(0));
+            // Drawn only once the total is known (`plan`): never a bar full at 0/0.
+            let overall = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
             overall.set_style(
                 ProgressStyle::with_template("{spinner} {msg:<24} [{wide_bar}] {pos}/{len} versions")
                     .expect("a valid template")
                     .progress_chars("=> "),
             );
             overall.set_message("installing");
-            overall.enable_steady_tick(std::time::Duration::from_millis(100));
             Bars {
                 multi,
                 overall,
@@ -95,8 +95,12 @@ impl Reporter for ProgressReporter {
     }
 
     fn plan(&self, versions: usize) {
-        if let Some(b) = &self.bars {
+        if let Some(b) = &self.bars
+            && versions > 0
+        {
             b.overall.set_length(versions as u64);
+            b.multi.add(b.overall.clone());
+            b.overall.enable_steady_tick(std::time::Duration::from_millis(100));
         }
     }
 

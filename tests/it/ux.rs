@@ -582,7 +582,7 @@ fn progress_bars_in_a_real_terminal() {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     };
-    let paused = wait_for("versions");
+    let paused = wait_for("extracting");
     let bar = paused
         .lines()
         .find(|l| l.contains("versions"))
