@@ -232,7 +232,26 @@ pub(crate) fn discover_members(global: &GlobalArgs, printer: &Printer) -> anyhow
     for w in ctx.unfinished_migrations() {
         printer.warn(w);
     }
+    if let Ok(members) = ctx.members() {
+        for m in members.iter() {
+            warn_pending(&m.path, printer);
+        }
+    }
     Ok(ctx)
+}
+
+/// A migration of `repo` interrupted mid-way (its journal in `.git/`) is said first: what a
+/// command reads there may be half moved.
+pub(crate) fn warn_pending(repo: &std::path::Path, printer: &Printer) {
+    if let Some(j) = crate::migrate::Journal::pending(repo) {
+        printer.warn(format!(
+            "a migration {} -> {} of `{}` is pending (interrupted): rerun `a2c migrate version --to {}` there to resume it; do not delete its journal in .git/",
+            j.from,
+            j.to,
+            repo.display(),
+            j.to
+        ));
+    }
 }
 
 /// The hint attached to an error anywhere in its chain.

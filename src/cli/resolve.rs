@@ -18,6 +18,7 @@ pub struct ResolveArgs {
 pub fn run(args: &ResolveArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let ctx = discover(global, printer)?;
     let repo = ctx.require_repo()?.to_path_buf();
+    super::warn_pending(&repo, printer);
     let member = Member::read(repo.clone(), ".".into());
     if let Some(w) = member.state.as_ref().and_then(|s| s.unfinished_migration_warning()) {
         printer.warn(w);

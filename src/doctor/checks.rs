@@ -87,6 +87,25 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
 
 fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
+    // An interrupted migration explains a missing or doubled record: say that, and only that.
+    if let Some(j) = crate::migrate::Journal::pending(&m.path) {
+        out.push(finding(
+            Code::MigrationPending,
+            repo,
+            Some(j.to.clone()),
+            format!(
+                "a migration {} -> {} of `{}` was interrupted (its journal is in .git/)",
+                j.from,
+                j.to,
+                m.path.display()
+            ),
+            format!(
+                "rerun `a2c migrate version --to {}` in that repository to resume it; do not delete the journal",
+                j.to
+            ),
+        ));
+        return;
+    }
     if let Some(why) = &m.refused {
         out.push(finding(
             Code::UnsafeLink,

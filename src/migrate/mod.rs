@@ -290,6 +290,18 @@ pub struct Journal {
 pub const JOURNAL_FILE: &str = "a2c-migrate.json";
 
 impl Journal {
+    /// The journal of an interrupted migration of `repo`, cheaply: read straight from
+    /// `.git/` when that is a directory (no git process; doctor asks for every member), else
+    /// through git (a worktree or submodule, whose `.git` is a file).
+    pub fn pending(repo: &Path) -> Option<Journal> {
+        let dot_git = repo.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(m) if m.is_dir() => serde_json::from_str(&fs_err::read_to_string(dot_git.join(JOURNAL_FILE)).ok()?).ok(),
+            Ok(_) => Self::read(repo),
+            Err(_) => None,
+        }
+    }
+
     pub fn read(repo: &Path) -> Option<Journal> {
         let path = git::git_dir_file(repo, JOURNAL_FILE).ok()?;
         serde_json::from_str(&fs_err::read_to_string(path).ok()?).ok()

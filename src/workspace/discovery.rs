@@ -57,6 +57,13 @@ pub enum MemberError {
     NotAdopted { repo: PathBuf },
     #[error("adoption record `{}` is missing", path.display())]
     MissingRecord { path: PathBuf },
+    /// No record where one is expected because a migration was interrupted mid-way.
+    #[error("a migration {from} -> {to} of `{}` is pending (interrupted): rerun `a2c migrate version --to {to}` there to resume it; do not delete its journal in .git/", repo.display())]
+    MigrationPending {
+        repo: PathBuf,
+        from: MethodVersion,
+        to: MethodVersion,
+    },
     /// The record could not be read (I/O, a link, a non-file).
     #[error("{0}")]
     Unreadable(String),
@@ -87,8 +94,18 @@ impl Member {
             Ok(state) => (state, None),
             Err(e) => (None, Some(e.to_string())),
         };
+        let pending = || {
+            crate::migrate::Journal::pending(&path).map(|j| MemberError::MigrationPending {
+                repo: path.clone(),
+                from: j.from,
+                to: j.to,
+            })
+        };
         let record = match &state {
             None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
+            None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending().is_some() => {
+                Err(pending().expect("checked"))
+            }
             None => Err(MemberError::NotAdopted { repo: path.clone() }),
             Some(s) if !s.has_adoption() => Err(MemberError::MissingRecord {
                 path: s.adoption_path(),

@@ -517,3 +517,51 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
     assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
     assert!(t.path("r/.tools/esys/a2c/adoption.yaml").is_file());
 }
+
+/// Issue 18: an interrupted migration is visible — doctor warns with the resume command (and
+/// says nothing of a missing record), resolve says a migration is pending — and a rerun
+/// resumes it.
+#[test]
+fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[
+            ("A2C_REGISTRY", reg.as_str()),
+            ("A2C_TEST_HOOK", "abort:migrate-mid-moves"),
+        ],
+    );
+    assert_ne!(run.code, 0, "killed mid-way");
+    assert!(t.path("r/.git/a2c-migrate.json").is_file(), "the journal stays");
+    let doc = t.run("r", &["doctor", "--json"]).verdict_json();
+    let codes: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"migration-pending"), "{codes:?}");
+    assert!(!codes.contains(&"adoption-missing"), "{codes:?}");
+    let f = crate::common::finding(&doc, "migration-pending");
+    assert_eq!(f["severity"], "warn");
+    assert!(
+        f["hint"].as_str().unwrap().contains("a2c migrate version --to 2.0.0"),
+        "{f}"
+    );
+    let run = t.run("r", &["resolve"]);
+    assert!(run.stderr.contains("is pending (interrupted)"), "{}", run.stderr);
+    assert!(!run.stderr.contains("has not adopted"), "{}", run.stderr);
+    let run = t.run("r", &["install"]);
+    assert!(run.stderr.contains("is pending (interrupted)"), "{}", run.stderr);
+    t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[("A2C_REGISTRY", reg.as_str())],
+    )
+    .success();
+    assert!(!t.path("r/.git/a2c-migrate.json").exists());
+    let doc = t.run("r", &["doctor", "--json"]).verdict_json();
+    assert!(!doc.to_string().contains("migration-pending"), "{doc}");
+}
