@@ -448,6 +448,45 @@ def single_suite(args, a2c):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def pack_suite(args, a2c):
+    """Issue 16, item 5: `a2c pack --level N` for N in 1, 6, 9 on a 256 MiB tree (one file,
+    half text, half noise): pack time, bundle size, and a cold install of the bundle."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-pack-", dir=base)
+    try:
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache)
+        tree = os.path.join(work, "tree")
+        big_tree(tree, "7.0.0", 0, 0, one_file=256 << 20)
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}; 256 MiB tree, median of {max(3, args.runs)}")
+        print("| level | pack | bundle | cold install |")
+        print("|---|---|---|---|")
+        for level in (1, 6, 9):
+            packs, installs = [], []
+            reg = os.path.join(work, f"reg{level}")
+            for r in range(max(3, args.runs)):
+                shutil.rmtree(reg, ignore_errors=True)
+                dt, _ = timed([a2c, "-q", "pack", tree, "--version", "7.0.0", "--registry", reg, "--level", str(level)], env)
+                packs.append(dt)
+            w = os.path.join(work, f"w{level}")
+            if not os.path.isdir(w):
+                members_superbuild(work, f"w{level}", 1, f"../reg{level}")
+                with open(os.path.join(w, "products/p0000/.tools/esys/a2c/adoption.yaml"), "w") as f:
+                    f.write("schema_version: 2\ntool_version: 7.0.0\ndelivery: package\n")
+                sh([a2c, "-q", "-C", w, "lock"], env=env)
+            for r in range(max(3, args.runs)):
+                for path in (os.path.join(w, ".tools_local"), cache):
+                    shutil.rmtree(path, ignore_errors=True)
+                dt, _ = timed([a2c, "-q", "-C", w, "install"], env)
+                installs.append(dt)
+            size = os.path.getsize(os.path.join(reg, "bundles", "a2c-7.0.0.tar.gz"))
+            print(f"| {level} | {statistics.median(packs):.2f} s | {size / 2**20:.0f} MiB | "
+                  f"{statistics.median(installs)*1000:.0f} ms |", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def durability_suite(args, a2c):
     """Issue 16: the cost of syncing the store's filesystem before each version is published,
     on a real disk: cold installs with the default (syncfs) against A2C_FSYNC=0, alternating,
@@ -480,7 +519,7 @@ def durability_suite(args, a2c):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "single", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "single", "pack", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -498,6 +537,8 @@ def main():
         return scale_suite(args, a2c)
     if args.suite == "single":
         return single_suite(args, a2c)
+    if args.suite == "pack":
+        return pack_suite(args, a2c)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)

@@ -13,7 +13,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use pack::{PackedBundle, pack_tree, scan_tree};
+pub use pack::{DEFAULT_LEVEL, PackedBundle, pack_tree, scan_tree};
 pub use policy::{Limits, RECEIPT_FILE, TREE_FILE, entry_segments};
 
 use crate::util::digest::{HashingReader, Sha256, TreeFile, tree_digest};

@@ -110,19 +110,24 @@ pub fn check_install_limits(
     Ok(())
 }
 
+/// The default deflate level of `a2c pack` (zlib's default). The level is part of what makes
+/// a bundle's bytes: re-packing a published version at another level gives other bytes.
+pub const DEFAULT_LEVEL: u32 = 6;
+
 pub fn pack_tree(
     root: &Path,
     top: &str,
     format: Format,
     out: &Path,
     limits: &super::Limits,
+    level: u32,
 ) -> Result<PackedBundle, ArchiveError> {
     let (dirs, files) = scan_tree(root)?;
     check_install_limits(root, &dirs, &files, limits)?;
     let file = fs_err::File::create(out)?;
     let digests = match format {
-        Format::TarGz => write_tar_gz(BufWriter::new(file), top, &dirs, &files)?,
-        Format::Zip => write_zip(file, top, &dirs, &files)?,
+        Format::TarGz => write_tar_gz(BufWriter::new(file), top, &dirs, &files, level)?,
+        Format::Zip => write_zip(file, top, &dirs, &files, level)?,
     };
     let (sha256, size) = sha256_reader(fs_err::File::open(out)?)?;
     if format == Format::Zip && size > super::zip::MAX_ZIP_BYTES {
@@ -162,10 +167,11 @@ fn write_tar_gz(
     top: &str,
     dirs: &[String],
     files: &[SourceFile],
+    level: u32,
 ) -> Result<Vec<TreeFile>, ArchiveError> {
     let gz = flate2::GzBuilder::new()
         .mtime(0)
-        .write(out, flate2::Compression::default());
+        .write(out, flate2::Compression::new(level));
     let mut builder = tar::Builder::new(gz);
     builder.mode(tar::HeaderMode::Deterministic);
     let header = |kind: tar::EntryType, mode: u32, size: u64| {
@@ -210,6 +216,7 @@ fn write_zip(
     top: &str,
     dirs: &[String],
     files: &[SourceFile],
+    level: u32,
 ) -> Result<Vec<TreeFile>, ArchiveError> {
     use ::zip::write::SimpleFileOptions;
     let zip_err = |e: ::zip::result::ZipError| std::io::Error::other(format!("failed to write zip: {e}"));
@@ -217,6 +224,7 @@ fn write_zip(
     let options = |mode: u32| {
         SimpleFileOptions::default()
             .compression_method(::zip::CompressionMethod::Deflated)
+            .compression_level(Some(i64::from(level)))
             .last_modified_time(::zip::DateTime::default())
             .unix_permissions(mode)
     };

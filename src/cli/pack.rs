@@ -28,6 +28,10 @@ pub struct PackArgs {
     /// The bundle format
     #[arg(long, default_value = "tar.gz", value_parser = ["tar.gz", "zip"])]
     pub format: String,
+    /// The deflate level, 1 (fastest) to 9 (smallest). The level is part of the bundle's
+    /// bytes: the same tree at the same level gives the same bundle, at another level another
+    #[arg(long, value_name = "N", default_value_t = crate::archive::DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub level: u32,
     /// Sign the index with this secret key (from `a2c key generate`) after publishing (for
     /// an OCI registry: push the signed `a2c-index` artifact)
     #[arg(long, value_name = "KEYFILE")]
@@ -49,7 +53,7 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     };
     let tree = cwd.join(&args.dir);
     let key = args.sign.as_ref().map(|k| cwd.join(k));
-    let published = publish(&tree, &args.version, format, &registry, key.as_deref())?;
+    let published = publish(&tree, &args.version, format, &registry, key.as_deref(), args.level)?;
     if key.is_none() && published.changed && crate::registry::publish::is_signed(&registry) {
         printer.warn(format!(
             "the index of `{}` is signed and changed: re-sign it (`a2c sign --registry DIR --key KEYFILE`), or installs that pin its key refuse it",
@@ -102,7 +106,14 @@ fn push_oci(
     }
     let tmp = tempfile::NamedTempFile::new()?;
     let limits = crate::archive::Limits::from_env().map_err(anyhow::Error::msg)?;
-    let packed = crate::archive::pack_tree(&tree, &format!("a2c-{}", args.version), format, tmp.path(), &limits)?;
+    let packed = crate::archive::pack_tree(
+        &tree,
+        &format!("a2c-{}", args.version),
+        format,
+        tmp.path(),
+        &limits,
+        args.level,
+    )?;
     let client = crate::registry::client::LazyClient::new(vec![oci.api.clone()]);
     let http = client.get()?;
     let pushed = crate::registry::oci::push(

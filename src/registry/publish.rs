@@ -161,6 +161,7 @@ pub fn publish(
     format: Format,
     registry: &Path,
     sign: Option<&Path>,
+    level: u32,
 ) -> Result<Published, PublishError> {
     let manifest = MethodManifest::read_tree(tree)?;
     if &manifest.version != version {
@@ -177,7 +178,7 @@ pub fn publish(
     // Pack first (the slow part), outside the lock; only the index update is serialized.
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
     let limits = archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits)?;
+    let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits, level)?;
     // Under the registry's publish lock: re-read the index, then write it atomically, so that
     // concurrent `a2c pack` runs never lose each other's versions.
     let _lock = PublishLock::acquire(registry)?;

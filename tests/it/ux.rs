@@ -701,3 +701,73 @@ fn help_lists_every_environment_variable() {
         assert!(help.contains(name), "`a2c --help` lacks {name}");
     }
 }
+
+/// `pack --level N`: the level is part of the bytes — deterministic per level — and any
+/// level installs.
+#[test]
+fn pack_level_is_deterministic_per_level() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = |reg: &str, level: &str| {
+        t.run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--registry",
+                reg,
+                "--level",
+                level,
+                "--json",
+            ],
+        )
+        .json()["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let fast = pack("reg1", "1");
+    assert_eq!(pack("reg1b", "1"), fast, "same tree, same level, same bytes");
+    let default = t
+        .run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--registry",
+                "reg6",
+                "--json",
+            ],
+        )
+        .json();
+    assert_eq!(
+        pack("reg6b", "6"),
+        default["sha256"].as_str().unwrap(),
+        "6 is the default"
+    );
+    assert_eq!(
+        t.run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--registry",
+                "r",
+                "--level",
+                "0"
+            ]
+        )
+        .code,
+        2
+    );
+    t.superbuild("w", "members: [\"m/*\"]\nregistry: ../reg1\n");
+    t.canonical_repo("w/m/a", "1.0.0");
+    t.run("w", &["install"]).success();
+    t.run("w", &["doctor", "--deep"]).success();
+}
