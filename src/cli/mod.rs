@@ -186,7 +186,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     }
     if printer.verbose {
         // Retries are no longer silent under -v.
-        crate::registry::client::observe_retries(Box::new(|line| eprintln!("{line}")));
+        crate::registry::client::observe_retries(Box::new(progress::eprint_line));
     }
     match &cli.command {
         Command::Completions(args) => completions::completions(args),

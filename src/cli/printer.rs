@@ -84,21 +84,21 @@ impl Printer {
     /// A status line on stderr (not with `-q` or `--json`).
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet && !self.json {
-            eprintln!("{}", line.as_ref());
+            super::progress::eprint_line(line.as_ref());
         }
     }
 
     /// A detail on stderr, only with `-v`.
     pub fn detail(&self, line: impl AsRef<str>) {
         if self.verbose {
-            eprintln!("{}", line.as_ref());
+            super::progress::eprint_line(line.as_ref());
         }
     }
 
     /// A warning on stderr (not with `-q`).
     pub fn warn(&self, message: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}: {}", self.paint("1;33", "warning"), message.as_ref());
+            super::progress::eprint_line(&format!("{}: {}", self.paint("1;33", "warning"), message.as_ref()));
         }
     }
 
@@ -111,7 +111,7 @@ impl Printer {
         if let Some(hint) = super::hint(err) {
             text.push_str(&format!("\n{}: {hint}", self.paint("1;36", "hint")));
         }
-        eprintln!("{text}");
+        super::progress::eprint_line(&text);
     }
 }
 

@@ -32,6 +32,21 @@ impl Bars {
     }
 }
 
+/// The bars on screen now, if any: every other line for stderr is printed above them (a line
+/// written past them would leave a stale frame behind).
+static ACTIVE: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// One line on stderr, above the progress bars when they are drawn.
+pub fn eprint_line(line: &str) {
+    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match active {
+        Some(multi) => {
+            let _ = multi.println(line);
+        }
+        None => eprintln!("{line}"),
+    }
+}
+
 /// Bars only where someone watches them: a terminal that can draw them, outside CI.
 fn bars_wanted(printer: &Printer) -> bool {
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
@@ -63,6 +78,9 @@ impl ProgressReporter {
                 active: Mutex::new(Vec::new()),
             }
         });
+        if let Some(b) = &bars {
+            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(b.multi.clone());
+        }
         Self {
             bars,
             printer: printer.clone(),
@@ -71,6 +89,7 @@ impl ProgressReporter {
 
     pub fn done(&self) {
         if let Some(b) = &self.bars {
+            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
             for bar in b.downloads.lock().unwrap_or_else(|p| p.into_inner()).values() {
                 bar.finish_and_clear();
             }

@@ -519,70 +519,110 @@ fn lock_update_of_one_version_moves_only_it() {
     );
 }
 
-/// Progress as a person sees it: the install runs in a real terminal (tmux, 60 columns),
-/// paused in the middle of its first extraction by the test hook; the overall bar knows its
-/// total, names the version in progress and fits the width; once done, the bars are gone.
-#[test]
-fn progress_bars_in_a_real_terminal() {
-    if std::process::Command::new("tmux").arg("-V").output().is_err() {
-        crate::common::require_program("tmux (apt-get install tmux)");
-        return;
-    }
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
-    let release = t.path("release");
-    let a2c = t.cmd("w");
-    let mut script = String::from("unset CI\n");
-    for (k, v) in a2c.get_envs() {
-        if let Some(v) = v {
-            script.push_str(&format!(
-                "export {}={}\n",
-                k.to_string_lossy(),
-                shlex::try_quote(&v.to_string_lossy()).unwrap()
-            ));
+/// A terminal for a test: `a2c ARGS` (with the test's environment, `CI` unset, and `exports`)
+/// runs in a detached tmux session 60 columns wide; `capture` reads the screen.
+struct Terminal {
+    socket: String,
+}
+
+impl Terminal {
+    fn start(t: &TestContext, cwd: &str, exports: &[(&str, String)], args: &str) -> Option<Self> {
+        if std::process::Command::new("tmux").arg("-V").output().is_err() {
+            crate::common::require_program("tmux (apt-get install tmux)");
+            return None;
         }
+        let a2c = t.cmd(cwd);
+        let mut script = String::from("unset CI\n");
+        let quote = |v: &str| shlex::try_quote(v).unwrap().into_owned();
+        for (k, v) in a2c.get_envs() {
+            if let Some(v) = v {
+                script.push_str(&format!(
+                    "export {}={}\n",
+                    k.to_string_lossy(),
+                    quote(&v.to_string_lossy())
+                ));
+            }
+        }
+        for (k, v) in exports {
+            script.push_str(&format!("export {k}={}\n", quote(v)));
+        }
+        script.push_str(&format!(
+            "cd {}\n{} {args}; echo EXIT=$?; sleep 30\n",
+            quote(&t.path(cwd).to_string_lossy()),
+            quote(&a2c.get_program().to_string_lossy())
+        ));
+        let name = format!("run-{}.sh", fastrand_name());
+        t.write(&name, &script);
+        let term = Self {
+            socket: format!("a2c-test-{}-{}", std::process::id(), fastrand_name()),
+        };
+        let started = term.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            "60",
+            "-y",
+            "30",
+            "-s",
+            "a2c",
+            "bash",
+            t.path(&name).to_str().unwrap(),
+        ]);
+        assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+        Some(term)
     }
-    script.push_str(&format!(
-        "export A2C_TEST_HOOK=pause-until:mid-extraction:{}\ncd {}\n{} install --jobs 1; echo EXIT=$?; sleep 30\n",
-        release.display(),
-        t.path("w").display(),
-        a2c.get_program().to_string_lossy()
-    ));
-    t.write("run.sh", &script);
-    let socket = format!("a2c-test-{}", std::process::id());
-    let tmux = |args: &[&str]| {
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
         std::process::Command::new("tmux")
-            .args(["-L", &socket])
+            .args(["-L", &self.socket])
             .args(args)
             .output()
             .unwrap()
-    };
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-x",
-        "60",
-        "-y",
-        "12",
-        "-s",
-        "a2c",
-        "bash",
-        t.path("run.sh").to_str().unwrap(),
-    ]);
-    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
-    let capture = || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "a2c"]).stdout).into_owned();
-    let wait_for = |what: &str| {
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "a2c"]).stdout).into_owned()
+    }
+
+    /// The screen once it shows `what` (or after 20 s).
+    fn wait_for(&self, what: &str) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         loop {
-            let screen = capture();
+            let screen = self.capture();
             if screen.contains(what) || std::time::Instant::now() > deadline {
                 return screen;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn fastrand_name() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+/// Progress as a person sees it: the install runs in a real terminal (tmux, 60 columns),
+/// paused in the middle of its first extraction by the test hook; the overall bar knows its
+/// total, names the version in progress and fits the width; once done, the bars are gone.
+#[test]
+fn progress_bars_in_a_real_terminal() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let release = t.path("release");
+    let hook = format!("pause-until:mid-extraction:{}", release.display());
+    let Some(term) = Terminal::start(&t, "w", &[("A2C_TEST_HOOK", hook)], "install --jobs 1") else {
+        return;
     };
-    let paused = wait_for("extracting");
+    let paused = term.wait_for("extracting");
     let bar = paused
         .lines()
         .find(|l| l.contains("versions"))
@@ -592,11 +632,31 @@ fn progress_bars_in_a_real_terminal() {
     assert!(bar.contains("extracting 1.0.0"), "{paused}");
     assert!(bar.trim_end().chars().count() <= 60, "fits 60 columns: {bar:?}");
     fs_err::write(&release, "").unwrap();
-    let done = wait_for("EXIT=");
-    let _ = tmux(&["kill-server"]);
+    let done = term.wait_for("EXIT=");
     assert!(done.contains("EXIT=0"), "{done}");
     assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
     assert!(done.contains("installed 3, reused 0"), "{done}");
+}
+
+/// Lines printed while the bars are drawn (retries under `-v`) go above them: no stale frame
+/// is left on the screen.
+#[test]
+fn lines_printed_during_progress_leave_no_stale_bars() {
+    let t = TestContext::new();
+    let server = t.standard_http_superbuild();
+    t.run("w", &["lock"]).success();
+    server.fault(
+        "/bundles/a2c-1.0.0.tar.gz",
+        &[crate::server::Fault::Status(500), crate::server::Fault::Status(503)],
+    );
+    let exports = [("A2C_HTTP_RETRIES", "3".to_string())];
+    let Some(term) = Terminal::start(&t, "w", &exports, "-v install --jobs 1") else {
+        return;
+    };
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(done.contains("retry 1 of 3"), "{done}");
+    assert!(!done.contains("versions"), "no stale frame:\n{done}");
 }
 
 /// `--offline` and `-j` are global: every command honours them.
