@@ -174,22 +174,9 @@ def start_oci(work, w, a2c, env):
 
 def http_suite(work, w, a2c, runs):
     """Cold installs from a file registry, an HTTP registry and a curl script, same run."""
-    import socket
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", os.path.join(work, "registry")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, base = serve(os.path.join(work, "registry"))
+    base = base.rstrip("/")
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         # Two workspaces with the same members: one locked against the path, one against HTTP.
         w_http = os.path.join(work, "w-http")
         shutil.copytree(w, w_http, ignore=shutil.ignore_patterns(".tools_local"))

@@ -25,12 +25,7 @@ pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Res
     let result = crate::ops::gc::gc(&ctx, args.dry_run, args.cache, &reporter);
     reporter.done();
     let out = result?;
-    let base = ctx
-        .workspace
-        .as_ref()
-        .map(|w| w.root.clone())
-        .or_else(|| ctx.repo.clone())
-        .unwrap_or_default();
+    let base = super::display_base(&ctx);
     let r = &out.report;
     if printer.json {
         printer.json_doc(&json!({

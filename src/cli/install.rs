@@ -32,12 +32,19 @@ pub struct InstallArgs {
     pub from: Option<PathBuf>,
     /// How versions are placed from the shared tree cache (else A2C_LINK_MODE; default: clone,
     /// else hardlink, else copy — the fastest that works)
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = link_mode_parser())]
     pub link_mode: Option<crate::store::trees::LinkMode>,
     /// Install these versions again from their verified bundles even if installed (all the
     /// members need, without a version): repairs a tampered or broken version
     #[arg(long, value_name = "V", num_args = 0..)]
     pub reinstall: Option<Vec<MethodVersion>>,
+}
+
+/// `--link-mode`: clap checks the names; the store's type parses them (no clap below cli/).
+fn link_mode_parser() -> impl clap::builder::TypedValueParser<Value = crate::store::trees::LinkMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(crate::store::trees::LinkMode::NAMES)
+        .map(|s| s.parse::<crate::store::trees::LinkMode>().expect("one of NAMES"))
 }
 
 pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {

@@ -30,12 +30,7 @@ pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         }));
         return Ok(Outcome::Success);
     }
-    let base = ctx
-        .workspace
-        .as_ref()
-        .map(|w| w.root.clone())
-        .or_else(|| ctx.repo.clone())
-        .unwrap_or_default();
+    let base = super::display_base(&ctx);
     let yes = |b: bool| if b { "yes" } else { "-" };
     printer.data(format!(
         "{:<12} {:<7} {:<10} {:<10} members",
@@ -85,12 +80,7 @@ pub fn outdated(_args: &OutdatedArgs, global: &GlobalArgs, printer: &Printer) ->
         }));
         return Ok(Outcome::Success);
     }
-    let base = ctx
-        .workspace
-        .as_ref()
-        .map(|w| w.root.clone())
-        .or_else(|| ctx.repo.clone())
-        .unwrap_or_default();
+    let base = super::display_base(&ctx);
     let Some(newest) = newest else {
         printer.status("the registry publishes no version yet");
         return Ok(Outcome::Success);

@@ -240,6 +240,15 @@ pub(crate) fn discover_members(global: &GlobalArgs, printer: &Printer) -> anyhow
     Ok(ctx)
 }
 
+/// What paths in human output are shown relative to: W, else the repository.
+pub(crate) fn display_base(ctx: &Context) -> PathBuf {
+    ctx.workspace
+        .as_ref()
+        .map(|w| w.root.clone())
+        .or_else(|| ctx.repo.clone())
+        .unwrap_or_default()
+}
+
 /// A migration of `repo` interrupted mid-way (its journal in `.git/`) is said first: what a
 /// command reads there may be half moved.
 pub(crate) fn warn_pending(repo: &std::path::Path, printer: &Printer) {

@@ -97,9 +97,11 @@ pub fn remember(repo: &Path, d: &PlanDigest) -> Result<(), MigrateError> {
 /// that changed, was added or went away, when the review's inputs were kept; else a summary.
 pub fn changes(repo: &Path, reviewed: &str, now: &PlanDigest) -> Vec<String> {
     let hex = reviewed.strip_prefix("sha256:").unwrap_or(reviewed);
-    let kept = super::git::git_dir_file(repo, "a2c-plans")
+    // Only a digest names a kept review: never a path.
+    let kept = Sha256::parse(hex)
         .ok()
-        .and_then(|dir| std::fs::read_to_string(dir.join(hex)).ok());
+        .and_then(|_| super::git::git_dir_file(repo, "a2c-plans").ok())
+        .and_then(|dir| crate::util::contain::read_config(&dir.join(hex)).ok().flatten());
     let Some(kept) = kept else {
         return vec![format!(
             "the plan is now {} (the reviewed plan's inputs are not known here: review it again with --dry-run)",

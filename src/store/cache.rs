@@ -27,7 +27,7 @@ impl Cache {
     pub fn open(dir: PathBuf, variable: Option<&'static str>) -> std::io::Result<Self> {
         let cache = Self { dir, variable };
         crate::util::contain::check_private_dir(&cache.dir, variable)?;
-        for sub in [BUNDLES, LOCKS] {
+        for sub in [BUNDLES, LOCKS, super::trees::TREES] {
             cache.check_sub(sub)?;
         }
         Ok(cache)

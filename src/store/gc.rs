@@ -196,7 +196,10 @@ pub fn needed_by_stores(cache: &Cache, except: Option<&std::path::Path>) -> BTre
         // The lock sits in the tool state of the store's owner (W or R).
         let repo = store.owner();
         for lock in [".tools/esys/a2c/a2c.lock", ".a2c/a2c.lock"] {
-            if let Ok(Some(l)) = crate::lock::Lockfile::read(&repo.join(lock)) {
+            // Never through a link a repository committed (its checkout may be another now).
+            if crate::util::contain::check(repo, lock).unwrap_or(false)
+                && let Ok(Some(l)) = crate::lock::Lockfile::read(&repo.join(lock))
+            {
                 needed.extend(l.methods.iter().map(|m| m.sha256));
             }
         }

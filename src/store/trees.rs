@@ -27,7 +27,7 @@ use crate::lock::LockEntry;
 use crate::util::digest::{Sha256, TreeFile};
 
 /// How a version is placed from the tree cache into a store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LinkMode {
     /// Copy-on-write clone (reflink: btrfs, XFS, bcachefs); falls back as below when refused.
@@ -47,16 +47,31 @@ impl LinkMode {
         }
     }
 
+    /// Every mode, by name.
+    pub const NAMES: [&'static str; 3] = ["clone", "hardlink", "copy"];
+
     /// `A2C_LINK_MODE`, if set.
     pub fn from_env() -> Result<Option<Self>, String> {
         match crate::env::link_mode() {
             None => Ok(None),
-            Some(v) => <Self as clap::ValueEnum>::from_str(&v, true).map(Some).map_err(|_| {
+            Some(v) => v.parse().map(Some).map_err(|_| {
                 format!(
                     "{}=`{v}` is not a link mode (clone, hardlink or copy)",
                     crate::env::A2C_LINK_MODE
                 )
             }),
+        }
+    }
+}
+
+impl std::str::FromStr for LinkMode {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s.to_ascii_lowercase().as_str() {
+            "clone" => Ok(Self::Clone),
+            "hardlink" => Ok(Self::Hardlink),
+            "copy" => Ok(Self::Copy),
+            _ => Err(()),
         }
     }
 }
@@ -134,6 +149,11 @@ pub struct TreeCache {
     pub dir: PathBuf,
 }
 
+/// `e` with what failed and where (the kind is kept; errno checks happen before this).
+fn at(e: io::Error, what: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("failed to {what} `{}`: {e}", path.display()))
+}
+
 fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
 }
@@ -208,7 +228,7 @@ impl TreeCache {
                 mode: if f.executable { 0o555 } else { 0o444 },
             })
             .collect();
-        let list = std::fs::symlink_metadata(origin.join(crate::archive::TREE_FILE))?;
+        let list = fs_err::symlink_metadata(origin.join(crate::archive::TREE_FILE))?;
         recorded.push(Recorded {
             path: crate::archive::TREE_FILE.into(),
             size: list.len(),
@@ -218,7 +238,8 @@ impl TreeCache {
         let trees = self.ensure()?;
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".fill-{}-", entry.sha256.to_hex()))
-            .tempdir_in(&trees)?;
+            .tempdir_in(&trees)
+            .map_err(|e| at(e, "create a directory in", &trees))?;
         let sealed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i128);
@@ -266,7 +287,10 @@ impl TreeCache {
             return Err(PlaceError::Gone);
         }
         let dir = self.path(&entry.sha256);
-        let tmp = tempfile::Builder::new().prefix(".tree-").tempdir_in(&dir)?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".tree-")
+            .tempdir_in(&dir)
+            .map_err(|e| at(e, "create a directory in", &dir))?;
         let (_, times) = copy_checked(origin, &cached.files, cached.sealed, tmp.path(), mode)?;
         // From now on every file is held to its exact time (links and copies keep it).
         let files: Vec<Recorded> = cached
@@ -290,8 +314,8 @@ impl TreeCache {
         // The exact record first (no tree is there yet to be read against it), then the tree:
         // one rename each.
         let promoted = crate::util::contain::write_new(&new_record, meta.as_bytes(), 0o444)
-            .and_then(|()| std::fs::rename(&new_record, dir.join(META_FILE)))
-            .and_then(|()| std::fs::rename(&staged, &cached.root));
+            .and_then(|()| fs_err::rename(&new_record, dir.join(META_FILE)))
+            .and_then(|()| fs_err::rename(&staged, &cached.root));
         if let Err(e) = promoted {
             let _ = std::fs::remove_file(&new_record);
             let _ = crate::util::fs::remove_tree(&staged);
@@ -421,7 +445,8 @@ impl TreeCache {
     }
 }
 
-const TREES: &str = "trees";
+/// The tree cache's directory under the cache.
+pub const TREES: &str = "trees";
 
 /// Shares every recorded file of `from` into `dest` by `mode` (see [`share`]), checking each
 /// against its record first (an exact time, or for `-1` one no later than `sealed`). The mode
@@ -474,7 +499,7 @@ fn make_parents(base: &Path, rel: &str, made: &mut std::collections::HashSet<Str
     if made.contains(parent) {
         return Ok(());
     }
-    std::fs::create_dir_all(base.join(parent))?;
+    fs_err::create_dir_all(base.join(parent))?;
     let mut p = parent;
     loop {
         made.insert(p.to_string());
@@ -495,20 +520,20 @@ fn share(src: &Path, dst: &Path, mode: Option<LinkMode>, allow_copy: bool) -> io
         match clone_file(src, dst) {
             Ok(()) => return Ok(Some(LinkMode::Clone)),
             Err(e) if unsupported(&e) => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(at(e, "clone", src)),
         }
     }
     if matches!(mode, None | Some(LinkMode::Hardlink)) {
         match std::fs::hard_link(src, dst) {
             Ok(()) => return Ok(Some(LinkMode::Hardlink)),
             Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(at(e, &format!("link `{}` to", dst.display()), src)),
         }
     }
     if mode.is_none() && !allow_copy {
         return Ok(None);
     }
-    let m = std::fs::symlink_metadata(src)?;
+    let m = fs_err::symlink_metadata(src)?;
     copy_file(src, dst, m.mode() & 0o7777)?;
     Ok(Some(LinkMode::Copy))
 }
@@ -539,11 +564,13 @@ fn clone_file(src: &Path, dst: &Path) -> io::Result<()> {
 }
 
 fn copy_file(src: &Path, dst: &Path, mode: u32) -> io::Result<()> {
-    let mut from = std::fs::File::open(src)?;
+    let mut from = fs_err::File::open(src)?;
     let mut to = crate::util::contain::open_write(dst, crate::util::contain::Open::New, 0o600)?;
-    io::copy(&mut from, &mut to)?;
-    to.set_modified(from.metadata()?.modified()?)?;
-    to.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    io::copy(&mut from, &mut to).map_err(|e| at(e, &format!("copy `{}` to", src.display()), dst))?;
+    let modified = from.metadata()?.modified()?;
+    to.set_modified(modified).map_err(|e| at(e, "set the time of", dst))?;
+    to.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| at(e, "set the mode of", dst))?;
     Ok(())
 }
 

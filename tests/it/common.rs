@@ -382,3 +382,32 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+impl TestContext {
+    /// `a2c args…` in `cwd` under GNU time: the output and the peak RSS in KiB, or `None`
+    /// (after the SKIPPED line) when /usr/bin/time is absent.
+    pub fn run_measured(&self, cwd: &str, args: &[&str]) -> Option<(Output, u64)> {
+        if !Path::new("/usr/bin/time").exists() {
+            require_program("time (GNU time at /usr/bin/time)");
+            return None;
+        }
+        let a2c = self.cmd(cwd);
+        let mut cmd = Command::new("/usr/bin/time");
+        cmd.args(["-f", "peak-rss-kib=%M"])
+            .arg(a2c.get_program())
+            .args(args)
+            .current_dir(self.path(cwd));
+        for (k, v) in a2c.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.output().unwrap();
+        let kib = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
+            .expect("GNU time reports the peak RSS");
+        Some((out, kib))
+    }
+}

@@ -510,6 +510,8 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
     run.failure();
     assert!(run.stderr.contains("lock entry 2.0.0 changed"), "{}", run.stderr);
     assert_eq!(state(&t, "r"), before, "nothing written");
+    // Something that is not a digest never names a file to read: just "review again".
+    refused(&t, "sha256:../../../../etc/passwd", "review it again with --dry-run");
     // Unchanged: applied, and the output names the digest it applied.
     let plan = review(&t);
     let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", &plan], &env);

@@ -776,10 +776,6 @@ fn signed_index_artifact_over_oci() {
 /// (incompressible) bundle stays well under the bundle's size (measured with /usr/bin/time).
 #[test]
 fn a_push_streams_the_bundle_in_bounded_memory() {
-    if !std::path::Path::new("/usr/bin/time").exists() {
-        require_program("time (GNU time at /usr/bin/time)");
-        return;
-    }
     let t = TestContext::new();
     let Some(reg) = registry(&t) else { return };
     let oci = reg.url("esys/a2c");
@@ -794,11 +790,9 @@ fn a_push_streams_the_bundle_in_bounded_memory() {
     }
     fs_err::write(t.path("trees/1.0.0/rules/noise.bin"), &noise).unwrap();
     drop(noise);
-    let a2c = t.cmd(".");
-    let mut cmd = Command::new("/usr/bin/time");
-    cmd.args(["-f", "peak-rss-kib=%M"])
-        .arg(a2c.get_program())
-        .args([
+    let Some((out, kib)) = t.run_measured(
+        ".",
+        &[
             "pack",
             "trees/1.0.0",
             "--version",
@@ -806,26 +800,14 @@ fn a_push_streams_the_bundle_in_bounded_memory() {
             "--registry",
             &oci,
             "--json",
-        ])
-        .current_dir(t.path("."));
-    for (k, v) in a2c.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    let out = cmd.output().unwrap();
+        ],
+    ) else {
+        return;
+    };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let pushed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(pushed["size"].as_u64().unwrap() > 32 << 20, "{pushed}");
-    let kib: u64 = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("peak-rss-kib="))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(kib < 28 * 1024, "peak RSS {kib} KiB for a 32 MiB bundle");
 }
 

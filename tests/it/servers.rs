@@ -37,36 +37,15 @@ fn an_endless_index_is_cut_at_the_document_cap() {
 /// (measured with /usr/bin/time; the default cap is 64 MiB).
 #[test]
 fn the_default_document_cap_bounds_peak_memory() {
-    if !std::path::Path::new("/usr/bin/time").exists() {
-        crate::common::require_program("time (GNU time at /usr/bin/time)");
-        return;
-    }
     let t = TestContext::new();
     let server = single(&t);
     server.fault(INDEX, &[Fault::Endless(1 << 30)]);
-    let a2c = t.cmd("r");
-    let mut cmd = std::process::Command::new("/usr/bin/time");
-    cmd.args(["-f", "peak-rss-kib=%M"])
-        .arg(a2c.get_program())
-        .args(["lock", "--registry", &server.url()])
-        .current_dir(t.path("r"));
-    for (k, v) in a2c.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    let out = cmd.output().unwrap();
+    let Some((out, kib)) = t.run_measured("r", &["lock", "--registry", &server.url()]) else {
+        return;
+    };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("sent more than 67108864 bytes"), "{stderr}");
-    let kib: u64 = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("peak-rss-kib="))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(kib < 200 * 1024, "peak RSS {kib} KiB");
 }
 

@@ -131,6 +131,11 @@ fn a_second_superbuild_is_placed_from_the_tree_cache_by_hardlink_or_copy() {
         placed(&doc).iter().all(|(_, _, m)| m == "clone" || m == "copy"),
         "{doc}"
     );
+    assert_eq!(
+        t.run("w5", &["install", "--link-mode", "symlink"]).code,
+        2,
+        "a usage error"
+    );
     let run = t.run_env("w5", &["install"], &[("A2C_LINK_MODE", "symlink")]);
     run.failure();
     assert!(

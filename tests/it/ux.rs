@@ -122,9 +122,29 @@ fn cache_dir_clean_and_prune_keep_what_any_store_needs() {
     run.success();
     assert!(run.stderr.contains("removed 4 entries"), "{}", run.stderr);
     assert_eq!(bundles(), 1);
-    // --unused-for 0: what w2 needs but did not use just now... is still younger than a day.
+    // --unused-for: what w2 needs and used just now stays ...
     let doc = t.run(".", &["cache", "prune", "--unused-for", "1", "--json"]).json();
     assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    // ... until no install has used it for longer; a tree w2's store links stays anyway.
+    let bundle = fs_err::read_dir(t.cache_dir().join("bundles"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let backdated = std::process::Command::new("touch")
+        .args(["-d", "3 days ago"])
+        .arg(&bundle)
+        .status()
+        .unwrap();
+    assert!(backdated.success());
+    let doc = t.run(".", &["cache", "prune", "--unused-for", "2", "--json"]).json();
+    let removed = doc["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 1, "{doc}");
+    assert_eq!(removed[0]["reason"], "unused for more than 2 days", "{doc}");
+    assert_eq!(bundles(), 0);
+    let entries = fs_err::read_dir(t.cache_dir().join("trees")).unwrap().count();
+    assert_eq!(entries, 1, "the tree w2 links stays");
     // clean: everything; w2's installed files stay.
     let doc = t.run(".", &["cache", "clean", "--json"]).json();
     assert!(!doc["removed"].as_array().unwrap().is_empty());
@@ -551,10 +571,10 @@ impl Terminal {
             quote(&t.path(cwd).to_string_lossy()),
             quote(&a2c.get_program().to_string_lossy())
         ));
-        let name = format!("run-{}.sh", fastrand_name());
+        let name = format!("run-{}.sh", next_id());
         t.write(&name, &script);
         let term = Self {
-            socket: format!("a2c-test-{}-{}", std::process::id(), fastrand_name()),
+            socket: format!("a2c-test-{}-{}", std::process::id(), next_id()),
         };
         let started = term.tmux(&[
             "new-session",
@@ -603,7 +623,7 @@ impl Drop for Terminal {
     }
 }
 
-fn fastrand_name() -> String {
+fn next_id() -> String {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     N.fetch_add(1, Ordering::Relaxed).to_string()
