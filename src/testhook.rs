@@ -13,6 +13,7 @@ pub const AFTER_RENAME: &str = "after-rename";
 pub const MIGRATE_AFTER_INSTALL: &str = "migrate-after-install";
 pub const MIGRATE_MID_MOVES: &str = "migrate-mid-moves";
 pub const MIGRATE_BEFORE_COMMIT: &str = "migrate-before-commit";
+pub const MIGRATE_BETWEEN_MEMBERS: &str = "migrate-between-members";
 
 /// An injected failure at `name` when `A2C_TEST_HOOK` is `fail:<name>` (test builds only): the
 /// caller treats it as any other error, so its rollback runs.

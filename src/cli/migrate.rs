@@ -8,7 +8,8 @@ use serde_json::json;
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover};
 use crate::migrate::{Keep, MoveReason};
-use crate::ops::migrate::{MigrateSettings, migrate};
+use crate::ops::OpsError;
+use crate::ops::migrate::{MemberStatus, MigrateAllOutcome, MigrateSettings, migrate, migrate_all};
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Subcommand)]
@@ -19,7 +20,7 @@ pub enum MigrateCommand {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  a2c migrate version --to 2.0.0 --dry-run      # prints the plan and `plan sha256:…`\n  a2c migrate version --to 2.0.0 --confirm sha256:…\n  a2c migrate version --to 2.0.0"
+    after_help = "Examples:\n  a2c migrate version --to 2.0.0 --dry-run      # prints the plan and `plan sha256:…`\n  a2c migrate version --to 2.0.0 --confirm sha256:…\n  a2c migrate version --to 2.0.0\n  a2c migrate version --to 2.0.0 --all --dry-run   # every member of the superbuild, one plan"
 )]
 pub struct VersionArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
@@ -35,6 +36,10 @@ pub struct VersionArgs {
     /// anything it depends on changed since, name it and change nothing
     #[arg(long, value_name = "sha256:HEX")]
     pub confirm: Option<String>,
+    /// Every member of the superbuild whose write contract is older than V: one plan, one
+    /// digest, one commit per member, W's lock updated once (a newer contract is skipped)
+    #[arg(long)]
+    pub all: bool,
     /// Leave the change staged instead of committing it
     #[arg(long)]
     pub no_commit: bool,
@@ -81,6 +86,11 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         }),
     };
     let reporter = ProgressReporter::new(printer);
+    if args.all {
+        let result = migrate_all(&ctx, &settings, &reporter);
+        reporter.done();
+        return print_all(result?, args, printer);
+    }
     let result = migrate(&ctx, &settings, &reporter);
     reporter.done();
     let out = result?;
@@ -143,51 +153,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
             p.to
         ));
     }
-    match p.move_reason {
-        Some(MoveReason::Required) => printer.status(format!("{} requires `.tools/esys/a2c/`: the tool state root moves", p.to)),
-        Some(MoveReason::Unfinished) => {
-            printer.status("both tool state roots hold state: the move finishes the earlier migration")
-        }
-        Some(MoveReason::RecordWrite) => printer.status(
-            "a2c never writes into `.a2c/`: the adoption record changes, so the tool state root moves to `.tools/esys/a2c/`",
-        ),
-        None => {}
-    }
-    for m in &p.moves {
-        printer.status(format!(
-            "{verb} {} {} -> {}{}",
-            if m.tracked { "git mv" } else { "move" },
-            m.from,
-            m.to,
-            if m.replaces {
-                " (replacing the differing canonical copy: --keep legacy)"
-            } else {
-                ""
-            }
-        ));
-    }
-    for d in &p.duplicates {
-        printer.status(format!("{verb} remove {} (identical to {})", d.from, d.to));
-    }
-    for d in &p.dropped {
-        printer.status(format!(
-            "{verb} remove {} (differs from {}; --keep canonical)",
-            d.from, d.to
-        ));
-    }
-    if p.remove_legacy {
-        printer.status(format!("{verb} remove the empty `.a2c/`"));
-    }
-    if p.write_record {
-        printer.status(format!(
-            "{verb} set {} to tool_version {} (was {})",
-            p.adoption_path.display(),
-            p.after.tool_version,
-            p.before.tool_version
-        ));
-    } else {
-        printer.status(format!("the write contract stays {}", p.to));
-    }
+    print_steps(printer, p, verb, "");
     match (&out.commit, args.dry_run, args.no_commit) {
         (Some(sha), _, _) => printer.status(format!(
             "committed {sha}: {}",
@@ -210,4 +176,224 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         }
     }
     Ok(Outcome::Success)
+}
+
+/// The steps of one repository's plan, each line prefixed with `indent`; `verb` is "would"
+/// (dry run) or "did".
+fn print_steps(printer: &Printer, p: &crate::migrate::Plan, verb: &str, indent: &str) {
+    let line = |text: String| printer.status(format!("{indent}{text}"));
+    match p.move_reason {
+        Some(MoveReason::Required) => line(format!("{} requires `.tools/esys/a2c/`: the tool state root moves", p.to)),
+        Some(MoveReason::Unfinished) => {
+            line("both tool state roots hold state: the move finishes the earlier migration".into())
+        }
+        Some(MoveReason::RecordWrite) => line(
+            "a2c never writes into `.a2c/`: the adoption record changes, so the tool state root moves to `.tools/esys/a2c/`".into(),
+        ),
+        None => {}
+    }
+    for m in &p.moves {
+        line(format!(
+            "{verb} {} {} -> {}{}",
+            if m.tracked { "git mv" } else { "move" },
+            m.from,
+            m.to,
+            if m.replaces {
+                " (replacing the differing canonical copy: --keep legacy)"
+            } else {
+                ""
+            }
+        ));
+    }
+    for d in &p.duplicates {
+        line(format!("{verb} remove {} (identical to {})", d.from, d.to));
+    }
+    for d in &p.dropped {
+        line(format!(
+            "{verb} remove {} (differs from {}; --keep canonical)",
+            d.from, d.to
+        ));
+    }
+    if p.remove_legacy {
+        line(format!("{verb} remove the empty `.a2c/`"));
+    }
+    if p.write_record {
+        // Under `--all` (indented, below the member's name) the path is the member's own.
+        let path = match indent.is_empty() {
+            true => p.adoption_path.as_path(),
+            false => p.adoption_path.strip_prefix(&p.repo).unwrap_or(&p.adoption_path),
+        };
+        line(format!(
+            "{verb} set {} to tool_version {} (was {})",
+            path.display(),
+            p.after.tool_version,
+            p.before.tool_version
+        ));
+    } else {
+        line(format!("the write contract stays {}", p.to));
+    }
+}
+
+fn status_name(s: &MemberStatus) -> &'static str {
+    match s {
+        MemberStatus::Planned => "planned",
+        MemberStatus::Done(Some(_)) => "committed",
+        MemberStatus::Done(None) => "staged",
+        MemberStatus::Skipped(_) => "skipped",
+        MemberStatus::Failed(_) => "failed",
+        MemberStatus::Untouched => "untouched",
+    }
+}
+
+/// `--all`: the combined plan (dry run) or what was done, member by member, and the digest.
+/// A run that stopped at a member prints what it did, then fails with which members were
+/// migrated and which were not touched.
+fn print_all(mut out: MigrateAllOutcome, args: &VersionArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    for w in &out.warnings {
+        printer.warn(w);
+    }
+    let to = &out.to;
+    let dry = args.dry_run;
+    let stopped = out.failure.take().map(|(at, e)| {
+        let names = |pred: fn(&MemberStatus) -> bool| {
+            out.members
+                .iter()
+                .filter(|m| pred(&m.status))
+                .map(|m| m.relative.clone())
+                .collect::<Vec<_>>()
+        };
+        OpsError::Stopped {
+            to: to.clone(),
+            at,
+            done: names(|s| matches!(s, MemberStatus::Done(_))),
+            untouched: names(|s| matches!(s, MemberStatus::Untouched)),
+            error: Box::new(e),
+        }
+    });
+    if printer.json {
+        let files = |v: &[crate::migrate::Move]| {
+            v.iter()
+                .map(|m| json!({"from": m.from, "to": m.to}))
+                .collect::<Vec<_>>()
+        };
+        let members: Vec<_> = out
+            .members
+            .iter()
+            .map(|m| {
+                let mut doc = json!({
+                    "member": m.relative,
+                    "repo": m.repo,
+                    "status": status_name(&m.status),
+                    "from": m.from,
+                    "resumed": m.resumed,
+                });
+                match &m.status {
+                    MemberStatus::Skipped(why) => doc["reason"] = json!(why),
+                    MemberStatus::Failed(e) => doc["error"] = json!(e),
+                    MemberStatus::Done(Some(c)) => doc["commit"] = json!(c),
+                    _ => {}
+                }
+                if let Some(p) = m
+                    .plan
+                    .as_ref()
+                    .filter(|_| !matches!(m.status, MemberStatus::Skipped(_)))
+                {
+                    doc["moves"] = json!(files(&p.moves));
+                    doc["dropped"] = json!(files(&p.dropped));
+                    doc["move_reason"] = json!(p.move_reason);
+                    doc["adoption"] = json!({
+                        "before": p.before.tool_version, "after": p.after.tool_version,
+                        "path": p.adoption_path, "rewritten": p.write_record,
+                    });
+                }
+                doc
+            })
+            .collect();
+        let mut doc = json!({
+            "all": true,
+            "to": to,
+            "members": members,
+            "installed": out.installed,
+            "workspace_lock": out.workspace_lock,
+            "dry_run": dry,
+            "plan": out.digest,
+            "warnings": out.warnings,
+        });
+        if let Some(err) = &stopped {
+            doc["error"] = json!({
+                "code": "stopped",
+                "message": err.to_string(),
+                "causes": [],
+                "hint": err.hint(),
+            });
+        }
+        printer.json_doc(&doc);
+    } else {
+        let verb = if dry { "would" } else { "did" };
+        for m in &out.members {
+            let from = m.from.as_ref().map(|f| format!("{f} -> {to}")).unwrap_or_default();
+            match &m.status {
+                MemberStatus::Skipped(why) => printer.status(format!("skip {}: {why}", m.relative)),
+                MemberStatus::Untouched => printer.status(format!("untouched {}: not reached ({from})", m.relative)),
+                status => {
+                    let resumed = if m.resumed {
+                        " (resuming the interrupted migration)"
+                    } else {
+                        ""
+                    };
+                    printer.status(format!("member {}: {from}{resumed}", m.relative));
+                    if let Some(p) = &m.plan {
+                        print_steps(printer, p, verb, "  ");
+                    }
+                    match status {
+                        MemberStatus::Done(Some(sha)) => printer.status(format!(
+                            "  committed {sha}: {}",
+                            m.plan
+                                .as_ref()
+                                .map(|p| p.commit_message())
+                                .unwrap_or_default()
+                                .lines()
+                                .next()
+                                .unwrap_or_default()
+                        )),
+                        MemberStatus::Done(None) => printer.status("  left staged (--no-commit)"),
+                        MemberStatus::Failed(_) => printer.status("  failed: rolled back, exactly as it was"),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let planned = out
+            .members
+            .iter()
+            .filter(|m| !matches!(m.status, MemberStatus::Skipped(_)))
+            .count();
+        if planned == 0 {
+            printer.status(format!("every member is at {to} or skipped: nothing to do"));
+        }
+        if let Some(lock) = &out.workspace_lock {
+            printer.status(format!(
+                "{} {to} to the superbuild's lock `{}` (commit it in the superbuild)",
+                if dry { "would add" } else { "added" },
+                lock.display()
+            ));
+        }
+        if out.requires_canonical.is_none() {
+            printer.status(format!(
+                "note: {to}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known until its bundle is fetched"
+            ));
+        }
+        match (dry, &stopped) {
+            (true, _) => printer.status(format!(
+                "plan {}\napply exactly this plan with: a2c migrate version --to {to} --all --confirm {}",
+                out.digest, out.digest
+            )),
+            (false, None) => printer.status(format!("applied plan {}", out.digest)),
+            (false, Some(_)) => {}
+        }
+    }
+    match stopped {
+        Some(err) => Err(err.into()),
+        None => Ok(Outcome::Success),
+    }
 }

@@ -81,6 +81,37 @@ pub fn digest(repo: &Path, plan: &Plan, entry: &LockEntry) -> PlanDigest {
     }
 }
 
+/// One member of a superbuild-wide plan (`--all`): its own plan's digest, or why it is skipped.
+pub enum Part<'a> {
+    Planned(&'a PlanDigest),
+    Skipped(&'a str),
+}
+
+/// The digest of a superbuild-wide plan: every member in order, planned (with each input of its
+/// own plan, named after the member) or skipped (with why), so that a member that joins, leaves
+/// or changes changes the digest.
+pub fn combine(parts: &[(&str, Part<'_>)]) -> PlanDigest {
+    let mut inputs = Vec::new();
+    for (member, part) in parts {
+        match part {
+            Part::Planned(d) => inputs.extend(
+                d.inputs
+                    .iter()
+                    .map(|(k, v)| (format!("member {member}: {k}"), v.clone())),
+            ),
+            Part::Skipped(why) => inputs.push((format!("member {member}"), format!("skipped: {why}"))),
+        }
+    }
+    let mut text = String::from("a2c-plan-all 1\n");
+    for (k, v) in &inputs {
+        text.push_str(&format!("{k}\t{v}\n"));
+    }
+    PlanDigest {
+        hex: Sha256::of(text.as_bytes()).to_hex(),
+        inputs,
+    }
+}
+
 /// Keeps the inputs of a reviewed plan (a dry run) under `.git/`, for naming changes later.
 pub fn remember(repo: &Path, d: &PlanDigest) -> Result<(), MigrateError> {
     let dir = super::git::git_dir_file(repo, "a2c-plans")?;
@@ -94,14 +125,17 @@ pub fn remember(repo: &Path, d: &PlanDigest) -> Result<(), MigrateError> {
 }
 
 /// What differs between the reviewed plan `reviewed` (`sha256:<hex>`) and `now`: each input
-/// that changed, was added or went away, when the review's inputs were kept; else a summary.
-pub fn changes(repo: &Path, reviewed: &str, now: &PlanDigest) -> Vec<String> {
+/// that changed, was added or went away, when the review's inputs were kept (in the first of
+/// `repos` that has them); else a summary.
+pub fn changes(repos: &[&Path], reviewed: &str, now: &PlanDigest) -> Vec<String> {
     let hex = reviewed.strip_prefix("sha256:").unwrap_or(reviewed);
     // Only a digest names a kept review: never a path.
-    let kept = Sha256::parse(hex)
-        .ok()
-        .and_then(|_| super::git::git_dir_file(repo, "a2c-plans").ok())
-        .and_then(|dir| crate::util::contain::read_config(&dir.join(hex)).ok().flatten());
+    let kept = Sha256::parse(hex).ok().and_then(|_| {
+        repos.iter().find_map(|repo| {
+            let dir = super::git::git_dir_file(repo, "a2c-plans").ok()?;
+            crate::util::contain::read_config(&dir.join(hex)).ok().flatten()
+        })
+    });
     let Some(kept) = kept else {
         return vec![format!(
             "the plan is now {} (the reviewed plan's inputs are not known here: review it again with --dry-run)",
@@ -113,16 +147,21 @@ pub fn changes(repo: &Path, reviewed: &str, now: &PlanDigest) -> Vec<String> {
         .filter_map(|l| l.split_once('\t'))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    diff(&before, &now.inputs)
+}
+
+/// Each input of `now` that changed since `before`, was added, or went away.
+pub fn diff(before: &[(String, String)], now: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
-    for (k, v) in &now.inputs {
+    for (k, v) in now {
         match before.iter().find(|(bk, _)| bk == k) {
             Some((_, bv)) if bv == v => {}
             Some((_, bv)) => out.push(describe(k, bv, v)),
             None => out.push(format!("{k} is new in the plan")),
         }
     }
-    for (k, _) in &before {
-        if !now.inputs.iter().any(|(nk, _)| nk == k) {
+    for (k, _) in before {
+        if !now.iter().any(|(nk, _)| nk == k) {
             out.push(format!("{k} is no longer in the plan"));
         }
     }
@@ -130,6 +169,12 @@ pub fn changes(repo: &Path, reviewed: &str, now: &PlanDigest) -> Vec<String> {
 }
 
 fn describe(what: &str, before: &str, now: &str) -> String {
+    // `member <path>: <input>` in a superbuild-wide plan.
+    if let Some(rest) = what.strip_prefix("member ")
+        && let Some((member, input)) = rest.split_once(": ")
+    {
+        return format!("member {member}: {}", describe(input, before, now));
+    }
     if what == "HEAD" {
         return format!("HEAD moved from {} to {}", short(before), short(now));
     }

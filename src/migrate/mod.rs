@@ -523,6 +523,11 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
         .filter(|p| !p.is_empty())
         .map(str::to_string)
         .collect();
+    // Nothing staged: a resumed run whose earlier run committed and was stopped before it
+    // removed its journal. There is nothing left to commit.
+    if paths.is_empty() {
+        return Ok(None);
+    }
     let message = plan.commit_message();
     let mut args = vec!["commit", "-q", "-m", &message, "--"];
     args.extend(paths.iter().map(String::as_str));

@@ -63,61 +63,21 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     // `--from` is checked before anything is read or written.
     let from_dir = super::from_dir(settings.from.as_deref())?;
     let repo = ctx.require_repo()?.to_path_buf();
-    if !git::is_work_tree(&repo) {
-        return Err(MigrateError::NotGit { repo }.into());
-    }
-    let state = ToolStateRoot::detect(&repo)?.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
-    if !state.has_adoption() {
-        return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into());
-    }
-    let record = state.read_adoption().map_err(WorkspaceError::from)?;
-    // Resume an interrupted migration to the same version; refuse one to another.
-    let journal = Journal::read(&repo);
-    let resumed = match &journal {
-        Some(j) if j.to == to => true,
-        Some(j) => return Err(MigrateError::OtherInProgress { journal: j.to.clone() }.into()),
-        None => false,
-    };
-    let from = journal.as_ref().map_or(record.tool_version.clone(), |j| j.from.clone());
-    if to < from && !settings.allow_downgrade {
-        return Err(MigrateError::Downgrade { from, to }.into());
-    }
-    if !resumed {
-        let dirty = git::dirty(&repo, &[LEGACY_ROOT, CANONICAL_ROOT])?;
-        if !dirty.is_empty() {
-            return Err(MigrateError::Dirty { paths: dirty }.into());
-        }
-    }
-    let mut before = record.clone();
-    before.tool_version = from.clone();
-    let request = |requires_canonical: bool| migrate::Request {
-        requires_canonical,
-        method_ref: settings.method_ref.clone(),
-        delivery: settings.delivery,
-        keep: settings.keep,
-    };
+    let Prepared {
+        before,
+        from,
+        resumed,
+        warnings,
+    } = prepare(&repo, &to, settings)?;
+    let request = |requires_canonical: bool| request(settings, requires_canonical);
     let lock_path = lock_path(ctx)?;
     let in_workspace = ctx.workspace.is_some();
-    let mut warnings = Vec::new();
-    if git::detached_head(&repo) && !settings.no_commit {
-        warnings.push(format!(
-            "HEAD of `{}` is detached: the migration commit will be on no branch (check out a branch first, or pass --no-commit)",
-            repo.display()
-        ));
-    }
     if settings.dry_run {
         // V is resolved exactly as the real run would (lock, `--from`, registry) and fails
         // the same way; only the download of a bundle that is nowhere local is left out.
         let (entry, added) = lock_entry(ctx, &to, settings, from_dir.as_deref())?;
         let manifest = peek_manifest(ctx, &entry, from_dir.as_deref())?;
-        if let Some(min) = manifest.as_ref().and_then(|m| m.needs_newer_a2c()) {
-            return Err(crate::store::StoreError::NeedsNewerA2c {
-                version: to.clone(),
-                min: min.clone(),
-                running: crate::A2C_VERSION.into(),
-            }
-            .into());
-        }
+        runs_here(manifest.as_ref(), &to)?;
         let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
         let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
@@ -155,14 +115,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         crate::testhook::fail_point(crate::testhook::MIGRATE_AFTER_INSTALL).map_err(MigrateError::Injected)?;
         let manifest = MethodManifest::read_tree(&installed)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
-        if let Some(min) = manifest.needs_newer_a2c() {
-            return Err(crate::store::StoreError::NeedsNewerA2c {
-                version: to.clone(),
-                min: min.clone(),
-                running: crate::A2C_VERSION.into(),
-            }
-            .into());
-        }
+        runs_here(Some(&manifest), &to)?;
         let plan = migrate::plan(&repo, &before, &to, &request(manifest.requires_canonical_root()))?;
         let noop = plan.is_noop();
         let entry = Lockfile::read(&lock_path)?
@@ -176,7 +129,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             return Err(MigrateError::PlanChanged {
                 reviewed: reviewed.clone(),
                 now: digest.id(),
-                changes: migrate::digest::changes(&repo, reviewed, &digest),
+                changes: migrate::digest::changes(&[repo.as_path()], reviewed, &digest),
             }
             .into());
         }
@@ -211,13 +164,97 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             Ok(out)
         }
         // The original error stays first; a failure to restore is added to it.
-        Err(e) => match tx.rollback() {
-            Ok(()) => Err(e),
-            Err(restore) => Err(OpsError::RollbackFailed {
-                original: Box::new(e),
-                restore: restore.to_string(),
-            }),
+        Err(e) => Err(rolled_back(tx, e)),
+    }
+}
+
+/// Refuses V when its manifest asks for a newer a2c than this one.
+fn runs_here(manifest: Option<&MethodManifest>, to: &MethodVersion) -> Result<(), OpsError> {
+    match manifest.and_then(MethodManifest::needs_newer_a2c) {
+        Some(min) => Err(crate::store::StoreError::NeedsNewerA2c {
+            version: to.clone(),
+            min: min.clone(),
+            running: crate::A2C_VERSION.into(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Rolls `tx` back after `e`: the original error stays first; a failure to restore is added.
+fn rolled_back(tx: migrate::Transaction, e: OpsError) -> OpsError {
+    match tx.rollback() {
+        Ok(()) => e,
+        Err(restore) => OpsError::RollbackFailed {
+            original: Box::new(e),
+            restore: restore.to_string(),
         },
+    }
+}
+
+/// What a migration of one repository starts from, checked: its adoption record (with the
+/// contract it migrates from), whether it resumes an interrupted run, and what the plan must
+/// say before it runs.
+struct Prepared {
+    before: crate::workspace::AdoptionRecord,
+    from: MethodVersion,
+    resumed: bool,
+    warnings: Vec<String>,
+}
+
+/// The preconditions of migrating `repo` to `to`: a git work tree that has adopted, no
+/// interrupted migration to another version, no downgrade unless allowed, and clean tool
+/// state unless resuming.
+fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings) -> Result<Prepared, OpsError> {
+    let repo = repo.to_path_buf();
+    if !git::is_work_tree(&repo) {
+        return Err(MigrateError::NotGit { repo }.into());
+    }
+    let state = ToolStateRoot::detect(&repo)?.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
+    if !state.has_adoption() {
+        return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into());
+    }
+    let record = state.read_adoption().map_err(WorkspaceError::from)?;
+    // Resume an interrupted migration to the same version; refuse one to another.
+    let journal = Journal::read(&repo);
+    let resumed = match &journal {
+        Some(j) if j.to == *to => true,
+        Some(j) => return Err(MigrateError::OtherInProgress { journal: j.to.clone() }.into()),
+        None => false,
+    };
+    let from = journal.as_ref().map_or(record.tool_version.clone(), |j| j.from.clone());
+    if *to < from && !settings.allow_downgrade {
+        return Err(MigrateError::Downgrade { from, to: to.clone() }.into());
+    }
+    if !resumed {
+        let dirty = git::dirty(&repo, &[LEGACY_ROOT, CANONICAL_ROOT])?;
+        if !dirty.is_empty() {
+            return Err(MigrateError::Dirty { paths: dirty }.into());
+        }
+    }
+    let mut before = record;
+    before.tool_version = from.clone();
+    let mut warnings = Vec::new();
+    if git::detached_head(&repo) && !settings.no_commit {
+        warnings.push(format!(
+            "HEAD of `{}` is detached: the migration commit will be on no branch (check out a branch first, or pass --no-commit)",
+            repo.display()
+        ));
+    }
+    Ok(Prepared {
+        before,
+        from,
+        resumed,
+        warnings,
+    })
+}
+
+fn request(settings: &MigrateSettings, requires_canonical: bool) -> migrate::Request {
+    migrate::Request {
+        requires_canonical,
+        method_ref: settings.method_ref.clone(),
+        delivery: settings.delivery,
+        keep: settings.keep,
     }
 }
 
@@ -266,15 +303,31 @@ fn ensure_installed(
 ) -> Result<(PathBuf, bool), OpsError> {
     let (entry, added) = lock_entry(ctx, version, settings, from)?;
     if added {
-        let lock_path = lock_path(ctx)?;
-        let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
-        lock.upsert(entry.clone());
-        lock.write(&lock_path)?;
+        add_to_lock(ctx, &entry)?;
     }
+    Ok((install_entry(ctx, &entry, settings, from, reporter)?, added))
+}
+
+fn add_to_lock(ctx: &Context, entry: &LockEntry) -> Result<(), OpsError> {
+    let lock_path = lock_path(ctx)?;
+    let mut lock = Lockfile::read(&lock_path)?.unwrap_or_default();
+    lock.upsert(entry.clone());
+    lock.write(&lock_path)?;
+    Ok(())
+}
+
+/// Installs `entry` into the store (the lock is not touched). Returns the installed tree.
+fn install_entry(
+    ctx: &Context,
+    entry: &LockEntry,
+    settings: &MigrateSettings,
+    from: Option<&Path>,
+    reporter: &dyn Reporter,
+) -> Result<PathBuf, OpsError> {
     let client = std::sync::Arc::new(network(ctx, None)?);
     let options = super::install_options(ctx, settings.offline, from, 1, client)?;
-    crate::store::install::install(std::slice::from_ref(&entry), &options, reporter)?;
-    Ok((options.store.version_dir(version), added))
+    crate::store::install::install(std::slice::from_ref(entry), &options, reporter)?;
+    Ok(options.store.version_dir(&entry.version))
 }
 
 /// The lock entry of `version` from `dir/a2c-vendor.json`, if it lists it.
@@ -313,4 +366,278 @@ fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Resul
         }
     }
     Ok(None)
+}
+
+/// What `--all` does with one member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberStatus {
+    /// In the plan (a dry run, or not reached because an earlier member failed: see `Untouched`).
+    Planned,
+    /// Migrated; the commit, or `None` with `--no-commit` (left staged).
+    Done(Option<String>),
+    /// Not in the plan, and why (already at V, a newer contract, not adopted).
+    Skipped(String),
+    /// Its migration failed and was rolled back: the error.
+    Failed(String),
+    /// In the plan, but not reached: the run stopped at an earlier member.
+    Untouched,
+}
+
+/// One member of a superbuild-wide migration.
+#[derive(Debug)]
+pub struct MemberMigration {
+    /// The member's path relative to W (`.` for W itself).
+    pub relative: String,
+    pub repo: PathBuf,
+    /// The contract it migrates from (its adoption record's, or the journal's when resuming).
+    pub from: Option<MethodVersion>,
+    pub plan: Option<Plan>,
+    pub resumed: bool,
+    pub status: MemberStatus,
+}
+
+#[derive(Debug)]
+pub struct MigrateAllOutcome {
+    pub to: MethodVersion,
+    pub members: Vec<MemberMigration>,
+    /// The combined plan's digest (`sha256:<hex>`).
+    pub digest: String,
+    pub installed: Option<PathBuf>,
+    /// `None` when V's manifest could not be read without downloading (dry run only).
+    pub requires_canonical: Option<bool>,
+    /// W's lock, when V was (or, dry, would be) added to it.
+    pub workspace_lock: Option<PathBuf>,
+    pub warnings: Vec<String>,
+    /// The member the run stopped at, with its error (the members after it are untouched).
+    pub failure: Option<(String, OpsError)>,
+}
+
+/// `a2c migrate version --to V --all`: plans every member of the superbuild whose write contract
+/// is older than V (or whose tool state root must move), as one plan with one digest, then
+/// applies it member by member — one commit per member, W's lock updated once. A member that
+/// fails is rolled back and the run stops there: members before it stay committed, the rest are
+/// untouched, and a rerun continues (a committed member is then already at V; an interrupted one
+/// resumes from its journal).
+pub fn migrate_all(
+    ctx: &Context,
+    settings: &MigrateSettings,
+    reporter: &dyn Reporter,
+) -> Result<MigrateAllOutcome, OpsError> {
+    let to = settings
+        .to
+        .clone()
+        .ok_or_else(|| OpsError::Config("--to V is required".into()))?;
+    let from_dir = super::from_dir(settings.from.as_deref())?;
+    ctx.require_workspace()?;
+    let lock_path = lock_path(ctx)?;
+    // V's lock entry and manifest, once for every member. The real run installs V first (the
+    // store only: W's lock is written after every member's preconditions hold).
+    let (entry, added) = lock_entry(ctx, &to, settings, from_dir.as_deref())?;
+    let (installed, manifest) = if settings.dry_run {
+        (None, peek_manifest(ctx, &entry, from_dir.as_deref())?)
+    } else {
+        let tree = install_entry(ctx, &entry, settings, from_dir.as_deref(), reporter)?;
+        let manifest = MethodManifest::read_tree(&tree)
+            .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
+        (Some(tree), Some(manifest))
+    };
+    runs_here(manifest.as_ref(), &to)?;
+    let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
+    // Plan every member before anything is written: a member that cannot be migrated stops
+    // the whole run here, named.
+    let mut members = Vec::new();
+    let mut digests = Vec::new();
+    let mut warnings = Vec::new();
+    for m in ctx.members()? {
+        let in_member = |e: OpsError| OpsError::InMember {
+            member: m.relative.clone(),
+            error: Box::new(e),
+        };
+        let mut mm = MemberMigration {
+            relative: m.relative.clone(),
+            repo: m.path.clone(),
+            from: None,
+            plan: None,
+            resumed: false,
+            status: MemberStatus::Planned,
+        };
+        let state = ToolStateRoot::detect(&m.path).ok().flatten();
+        let pending = Journal::pending(&m.path);
+        if !state.as_ref().is_some_and(|s| s.has_adoption()) && pending.is_none() {
+            mm.status = MemberStatus::Skipped("has not adopted (run `a2c adopt` in it first)".into());
+            digests.push(None);
+            members.push(mm);
+            continue;
+        }
+        // A newer contract is skipped, never downgraded, unless --allow-downgrade.
+        let current = state.and_then(|s| s.read_adoption().ok()).map(|r| r.tool_version);
+        if pending.is_none()
+            && let Some(cur) = &current
+            && *cur > to
+            && !settings.allow_downgrade
+        {
+            mm.from = Some(cur.clone());
+            mm.status = MemberStatus::Skipped(format!(
+                "its contract {cur} is newer than {to} (never downgraded without --allow-downgrade)"
+            ));
+            digests.push(None);
+            members.push(mm);
+            continue;
+        }
+        let prepared = prepare(&m.path, &to, settings).map_err(in_member)?;
+        let plan = migrate::plan(
+            &m.path,
+            &prepared.before,
+            &to,
+            &request(settings, requires.unwrap_or(false)),
+        )
+        .map_err(|e| in_member(e.into()))?;
+        mm.from = Some(prepared.from.clone());
+        mm.resumed = prepared.resumed;
+        if plan.is_noop() && requires.is_some() && !prepared.resumed {
+            mm.status = MemberStatus::Skipped(format!("already at {to}"));
+            digests.push(None);
+        } else {
+            warnings.extend(prepared.warnings);
+            digests.push(Some(migrate::digest::digest(&m.path, &plan, &entry)));
+        }
+        mm.plan = Some(plan);
+        members.push(mm);
+    }
+    let reasons: Vec<String> = members
+        .iter()
+        .map(|m| match &m.status {
+            MemberStatus::Skipped(why) => why.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    let parts: Vec<(&str, migrate::digest::Part<'_>)> = members
+        .iter()
+        .zip(&digests)
+        .zip(&reasons)
+        .map(|((m, d), why)| {
+            let part = match d {
+                Some(d) => migrate::digest::Part::Planned(d),
+                None => migrate::digest::Part::Skipped(why),
+            };
+            (m.relative.as_str(), part)
+        })
+        .collect();
+    let digest = migrate::digest::combine(&parts);
+    let planned: Vec<&Path> = members
+        .iter()
+        .filter(|m| m.status == MemberStatus::Planned)
+        .map(|m| m.repo.as_path())
+        .collect();
+    let mut out = MigrateAllOutcome {
+        to: to.clone(),
+        digest: digest.id(),
+        installed,
+        requires_canonical: requires,
+        workspace_lock: added.then(|| lock_path.clone()),
+        warnings,
+        failure: None,
+        members: Vec::new(),
+    };
+    if settings.dry_run {
+        // Kept in each planned member's `.git/`, so that a confirmation that no longer matches
+        // can say what changed.
+        for repo in &planned {
+            let _ = migrate::digest::remember(repo, &digest);
+        }
+        out.members = members;
+        return Ok(out);
+    }
+    if let Some(reviewed) = &settings.confirm
+        && *reviewed != digest.id()
+    {
+        let repos: Vec<&Path> = members.iter().map(|m| m.repo.as_path()).collect();
+        return Err(MigrateError::PlanChanged {
+            reviewed: reviewed.clone(),
+            now: digest.id(),
+            changes: migrate::digest::changes(&repos, reviewed, &digest),
+        }
+        .into());
+    }
+    if planned.is_empty() {
+        out.workspace_lock = None;
+        out.members = members;
+        return Ok(out);
+    }
+    // W's lock gains V once; it is put back only if no member is migrated.
+    let lock_before = crate::util::contain::read_config(&lock_path)?;
+    if added {
+        add_to_lock(ctx, &entry)?;
+    }
+    let mut stopped = false;
+    let mut any_done = false;
+    for (mm, reviewed) in members.iter_mut().zip(&digests) {
+        if mm.status != MemberStatus::Planned {
+            continue;
+        }
+        if stopped {
+            mm.status = MemberStatus::Untouched;
+            continue;
+        }
+        match migrate_member(mm, &to, &entry, reviewed.as_ref(), requires.unwrap_or(false), settings) {
+            Ok(commit) => {
+                mm.status = MemberStatus::Done(commit);
+                any_done = true;
+                crate::testhook::point(crate::testhook::MIGRATE_BETWEEN_MEMBERS);
+            }
+            Err(e) => {
+                mm.status = MemberStatus::Failed(e.to_string());
+                out.failure = Some((mm.relative.clone(), e));
+                stopped = true;
+            }
+        }
+    }
+    if !any_done && added {
+        match &lock_before {
+            Some(text) => crate::util::fs::write_atomic(&lock_path, text.as_bytes())?,
+            None => fs_err::remove_file(&lock_path)?,
+        }
+        out.workspace_lock = None;
+    }
+    out.members = members;
+    Ok(out)
+}
+
+/// Applies one member's part of a superbuild-wide plan in its own transaction (its tool state,
+/// its index, its journal): planned again from the files as they are now, and applied only if
+/// that is still the reviewed part. Returns the commit.
+fn migrate_member(
+    mm: &mut MemberMigration,
+    to: &MethodVersion,
+    entry: &LockEntry,
+    reviewed: Option<&migrate::digest::PlanDigest>,
+    requires: bool,
+    settings: &MigrateSettings,
+) -> Result<Option<String>, OpsError> {
+    let planned = mm.plan.clone().expect("a planned member has a plan");
+    let from = mm.from.clone().unwrap_or_else(|| planned.from.clone());
+    let tx = migrate::Transaction::begin(&mm.repo, &Journal { from, to: to.clone() }, &[])?;
+    let result = (|| -> Result<Option<String>, OpsError> {
+        let plan = migrate::plan(&mm.repo, &planned.before, to, &request(settings, requires))?;
+        let now = migrate::digest::digest(&mm.repo, &plan, entry);
+        if let Some(reviewed) = reviewed
+            && reviewed.hex != now.hex
+        {
+            return Err(MigrateError::PlanChanged {
+                reviewed: reviewed.id(),
+                now: now.id(),
+                changes: migrate::digest::diff(&reviewed.inputs, &now.inputs),
+            }
+            .into());
+        }
+        mm.plan = Some(plan.clone());
+        Ok(migrate::apply(&plan, !settings.no_commit)?)
+    })();
+    match result {
+        Ok(commit) => {
+            tx.commit();
+            Ok(commit)
+        }
+        Err(e) => Err(rolled_back(tx, e)),
+    }
 }

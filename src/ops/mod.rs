@@ -55,6 +55,30 @@ pub enum OpsError {
     /// first, then the restore's.
     #[error("{original}; putting the tool state back also failed: {restore}")]
     RollbackFailed { original: Box<OpsError>, restore: String },
+    /// An error of one member of a superbuild-wide command (`migrate version --all`).
+    #[error("member `{member}`: {error}")]
+    InMember { member: String, error: Box<OpsError> },
+    /// `migrate version --all` stopped at a member (rolled back); the ones before it stay
+    /// migrated, the ones after it are untouched.
+    #[error(
+        "the migration to {to} stopped at member `{at}` (rolled back, exactly as it was): {error}\n  migrated: {}\n  untouched: {}",
+        names(done),
+        names(untouched)
+    )]
+    Stopped {
+        to: MethodVersion,
+        at: String,
+        done: Vec<String>,
+        untouched: Vec<String>,
+        error: Box<OpsError>,
+    },
+}
+
+fn names(v: &[String]) -> String {
+    match v.is_empty() {
+        true => "none".into(),
+        false => v.join(", "),
+    }
 }
 
 impl OpsError {
@@ -89,6 +113,11 @@ impl OpsError {
             Self::Io(e) => crate::util::contain::refusal(e)
                 .map(|r| r.hint())
                 .or_else(|| crate::util::fs::permission_hint(e)),
+            Self::InMember { error, .. } => error.hint(),
+            Self::Stopped { to, error, .. } => Some(format!(
+                "{}once it is fixed, rerun `a2c migrate version --to {to} --all`: migrated members are skipped and the rest continue",
+                error.hint().map(|h| format!("{h}\n")).unwrap_or_default()
+            )),
             Self::Config(_) => None,
         }
     }

@@ -22,3 +22,55 @@ fn demo_superbuild_lists_its_members() {
     assert_eq!(doc["members"][1]["layout"], "legacy");
     assert!(doc["versions"].as_array().unwrap().len() >= 3);
 }
+
+/// The README's `--all` section, run on the demo: its dry-run transcript is what a2c prints
+/// (up to the digest, which covers each member's HEAD), and confirming it migrates every member.
+#[test]
+fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
+    let t = TestContext::new();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
+    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let offline = ["--offline", "--from", "../registry/bundles"];
+    let args = |extra: &[&str]| -> Vec<String> {
+        ["migrate", "version", "--to", "2.0.0", "--all"]
+            .iter()
+            .chain(extra)
+            .chain(&offline)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let run = t.run(
+        "demo/superbuild",
+        &args(&["--dry-run"]).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    run.success();
+    let readme = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("### Migrating the whole demo superbuild").unwrap()..];
+    let shown: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.contains("--all --dry-run"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("plan sha256:"))
+        .collect();
+    assert!(shown.len() >= 8, "{shown:?}");
+    let printed: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(&printed[..shown.len()], &shown[..], "the README shows what a2c prints");
+    let plan = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("plan "))
+        .unwrap()
+        .to_string();
+    let run = t.run(
+        "demo/superbuild",
+        &args(&["--confirm", &plan])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    run.success();
+    assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
+    let doc = t.run("demo/superbuild", &["workspace", "members", "--json"]).json();
+    assert_eq!(doc["versions"], serde_json::json!(["2.0.0"]), "{doc}");
+}

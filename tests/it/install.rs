@@ -613,7 +613,7 @@ fn a_waiting_install_says_so() {
     );
 }
 
-fn wait_for(cond: impl Fn() -> bool) {
+pub fn wait_for(cond: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !cond() {
         assert!(std::time::Instant::now() < deadline, "timed out waiting");

@@ -33,7 +33,10 @@ fn commits(t: &TestContext, repo: &str) -> usize {
 }
 
 /// Every file of the repository except `.git/`, with contents, and the index bytes.
-fn state(t: &TestContext, repo: &str) -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+/// A repository's files (with contents) and its index bytes.
+type RepoState = (Vec<(String, Vec<u8>)>, Vec<u8>);
+
+fn state(t: &TestContext, repo: &str) -> RepoState {
     (t.files(repo), fs_err::read(t.path(repo).join(".git/index")).unwrap())
 }
 
@@ -566,4 +569,317 @@ fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
     assert!(!t.path("r/.git/a2c-migrate.json").exists());
     let doc = t.run("r", &["doctor", "--json"]).verdict_json();
     assert!(!doc.to_string().contains("migration-pending"), "{doc}");
+}
+
+/// The standard superbuild, committed and installed, with 2.1.0 published: `--all --to 2.1.0`
+/// plans all four members.
+fn superbuild_to_migrate(t: &TestContext) {
+    t.standard_superbuild();
+    t.publish("reg", "2.1.0", "tar.gz");
+    t.commit_members();
+    t.run("w", &["install"]).success();
+}
+
+const MEMBERS: [&str; 4] = ["l/core", "l/util", "p/app", "p/web"];
+
+fn member_states(t: &TestContext) -> Vec<RepoState> {
+    MEMBERS.iter().map(|m| state(t, &format!("w/{m}"))).collect()
+}
+
+fn member_commits(t: &TestContext) -> Vec<usize> {
+    MEMBERS.iter().map(|m| commits(t, &format!("w/{m}"))).collect()
+}
+
+fn statuses(doc: &serde_json::Value) -> Vec<(String, String)> {
+    doc["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["member"].as_str().unwrap().to_string(),
+                m["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+/// Issue 18, item 2: one combined plan with one digest, reviewed then confirmed; one commit per
+/// member; W's lock gains V once; a stale review is refused with zero writes; a rerun is a no-op.
+#[test]
+fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
+    let t = TestContext::new();
+    superbuild_to_migrate(&t);
+    let lock_before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let (states, counts) = (member_states(&t), member_commits(&t));
+    let review = |t: &TestContext| {
+        let doc = t
+            .run(
+                "w",
+                &["migrate", "version", "--to", "2.1.0", "--all", "--dry-run", "--json"],
+            )
+            .json();
+        crate::ux::validate("migrate-all", &doc);
+        doc
+    };
+    let doc = review(&t);
+    assert_eq!(
+        statuses(&doc),
+        pairs(&[
+            ("l/core", "planned"),
+            ("l/util", "planned"),
+            ("p/app", "planned"),
+            ("p/web", "planned")
+        ])
+    );
+    assert_eq!(doc["members"][0]["from"], "1.1.0");
+    assert_eq!(doc["members"][3]["from"], "2.0.0");
+    let plan = doc["plan"].as_str().unwrap().to_string();
+    assert!(plan.starts_with("sha256:") && plan.len() == 71, "{plan}");
+    // The human dry run shows the same plan, per member, and the command to confirm it.
+    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all", "--dry-run"]);
+    run.success();
+    assert!(run.stderr.contains("member l/core: 1.1.0 -> 2.1.0"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("  would git mv .a2c/adoption.yaml -> .tools/esys/a2c/adoption.yaml"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&format!("plan {plan}")), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("a2c migrate version --to 2.1.0 --all --confirm {plan}")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(member_states(&t), states, "a dry run writes nothing");
+    assert_eq!(member_commits(&t), counts);
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        lock_before
+    );
+    // HEAD of one member moved since the review: refused, naming it, with zero writes anywhere.
+    t.write("w/p/app/README.md", "# app, again\n");
+    t.commit_all("w/p/app");
+    let (states, counts) = (member_states(&t), member_commits(&t));
+    let run = t.run(
+        "w",
+        &["migrate", "version", "--to", "2.1.0", "--all", "--confirm", &plan],
+    );
+    run.failure();
+    assert!(run.stderr.contains("member p/app: HEAD moved from"), "{}", run.stderr);
+    assert_eq!(member_states(&t), states, "nothing written");
+    assert_eq!(member_commits(&t), counts);
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        lock_before
+    );
+    // Reviewed again and confirmed: one commit per member, W's lock gains 2.1.0 and nothing else.
+    let plan = review(&t)["plan"].as_str().unwrap().to_string();
+    let run = t.run(
+        "w",
+        &[
+            "migrate",
+            "version",
+            "--to",
+            "2.1.0",
+            "--all",
+            "--confirm",
+            &plan,
+            "--json",
+        ],
+    );
+    run.success();
+    let doc = run.json();
+    crate::ux::validate("migrate-all", &doc);
+    assert_eq!(doc["plan"], plan.as_str());
+    assert!(statuses(&doc).iter().all(|(_, s)| s == "committed"), "{doc}");
+    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+    for m in MEMBERS {
+        let head = git(&t.path(&format!("w/{m}")), &["log", "-1", "--format=%s"]);
+        assert!(
+            head.starts_with("a2c: migrate write contract") && head.contains("-> 2.1.0"),
+            "{m}: {head}"
+        );
+        assert_eq!(git(&t.path(&format!("w/{m}")), &["status", "--porcelain"]), "", "{m}");
+    }
+    let lock_after = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock_after.contains("2.1.0") && !lock_before.contains("2.1.0"));
+    let members = t.run("w", &["workspace", "members", "--json"]).json();
+    assert!(
+        members["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["version"] == "2.1.0"),
+        "{members}"
+    );
+    let doctor = t.run("w", &["doctor", "--json"]).verdict_json();
+    assert_eq!(doctor["summary"]["fail"], 0, "{doctor}");
+    // Again: every member is skipped as already there, nothing is committed.
+    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all"]);
+    run.success();
+    assert!(run.stderr.contains("skip p/web: already at 2.1.0"), "{}", run.stderr);
+    assert!(run.stderr.contains("nothing to do"), "{}", run.stderr);
+    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+}
+
+/// A member whose contract is newer than V is skipped with a note, never downgraded without
+/// --allow-downgrade; a member already at V is skipped too.
+#[test]
+fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
+    let t = TestContext::new();
+    superbuild_to_migrate(&t);
+    let doc = t
+        .run(
+            "w",
+            &["migrate", "version", "--to", "1.1.0", "--all", "--dry-run", "--json"],
+        )
+        .json();
+    crate::ux::validate("migrate-all", &doc);
+    assert_eq!(
+        statuses(&doc),
+        pairs(&[
+            ("l/core", "planned"),
+            ("l/util", "planned"),
+            ("p/app", "planned"),
+            ("p/web", "skipped")
+        ])
+    );
+    // l/core is at 1.1.0 already, but 1.1.0 requires the canonical root: its root moves.
+    assert_eq!(doc["members"][0]["from"], "1.1.0");
+    assert_eq!(doc["members"][0]["move_reason"], "required");
+    assert!(
+        doc["members"][3]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("newer than 1.1.0 (never downgraded without --allow-downgrade)"),
+        "{doc}"
+    );
+    let web = state(&t, "w/p/web");
+    t.run("w", &["migrate", "version", "--to", "1.1.0", "--all"]).success();
+    assert_eq!(state(&t, "w/p/web"), web, "never downgraded");
+    let doc = t
+        .run(
+            "w",
+            &[
+                "migrate",
+                "version",
+                "--to",
+                "1.1.0",
+                "--all",
+                "--allow-downgrade",
+                "--dry-run",
+                "--json",
+            ],
+        )
+        .json();
+    assert_eq!(doc["members"][3]["status"], "planned", "{doc}");
+}
+
+/// A member that fails stops the run: the ones before it stay committed, it is restored exactly,
+/// the rest are untouched; the exit status and the summary say which is which; a rerun continues.
+#[test]
+fn all_stops_at_a_failing_member_and_a_rerun_continues() {
+    let t = TestContext::new();
+    superbuild_to_migrate(&t);
+    // A real git failure in l/util: its pre-commit hook refuses.
+    t.write(
+        "w/l/util/.git/hooks/pre-commit",
+        "#!/bin/sh\necho 'hook: no' >&2\nexit 1\n",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(
+            t.path("w/l/util/.git/hooks/pre-commit"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let (states, counts) = (member_states(&t), member_commits(&t));
+    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("stopped at member `l/util`"), "{}", run.stderr);
+    assert!(run.stderr.contains("migrated: l/core"), "{}", run.stderr);
+    assert!(run.stderr.contains("untouched: p/app, p/web"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rerun `a2c migrate version --to 2.1.0 --all`"),
+        "{}",
+        run.stderr
+    );
+    let now = member_commits(&t);
+    assert_eq!(now, vec![counts[0] + 1, counts[1], counts[2], counts[3]]);
+    assert_eq!(
+        member_states(&t)[1..],
+        states[1..],
+        "l/util restored exactly; the rest untouched"
+    );
+    assert!(!t.path("w/l/util/.git/a2c-migrate.json").exists(), "no journal left");
+    // The same under --json: one document that says which is which.
+    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all", "--json"]);
+    assert_eq!(run.code, 1);
+    let doc = run.verdict_json();
+    crate::ux::validate("migrate-all", &doc);
+    assert_eq!(
+        statuses(&doc),
+        pairs(&[
+            ("l/core", "skipped"),
+            ("l/util", "failed"),
+            ("p/app", "untouched"),
+            ("p/web", "untouched")
+        ])
+    );
+    assert_eq!(doc["error"]["code"], "stopped");
+    // Fixed, rerun: continues where it stopped.
+    fs_err::remove_file(t.path("w/l/util/.git/hooks/pre-commit")).unwrap();
+    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all"]);
+    run.success();
+    assert!(run.stderr.contains("skip l/core: already at 2.1.0"), "{}", run.stderr);
+    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+}
+
+/// SIGKILL between two members, then a rerun: the first stays committed, the rerun does the rest.
+#[test]
+fn all_killed_between_members_then_rerun_completes() {
+    let t = TestContext::new();
+    superbuild_to_migrate(&t);
+    let counts = member_commits(&t);
+    let mut child = t
+        .cmd("w")
+        .args(["migrate", "version", "--to", "2.1.0", "--all"])
+        .env("A2C_TEST_HOOK", "pause:migrate-between-members")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::install::wait_for(|| {
+        commits(&t, "w/l/core") == counts[0] + 1 && !t.path("w/l/core/.git/a2c-migrate.json").exists()
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(member_commits(&t), vec![counts[0] + 1, counts[1], counts[2], counts[3]]);
+    for m in MEMBERS {
+        assert!(
+            !t.path(&format!("w/{m}/.git/a2c-migrate.json")).exists(),
+            "{m}: no journal"
+        );
+    }
+    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all", "--json"]);
+    run.success();
+    assert_eq!(
+        statuses(&run.json()),
+        pairs(&[
+            ("l/core", "skipped"),
+            ("l/util", "committed"),
+            ("p/app", "committed"),
+            ("p/web", "committed")
+        ])
+    );
+    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert_eq!(lock.matches("version = \"2.1.0\"").count(), 1, "{lock}");
 }
