@@ -94,10 +94,14 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
             repo,
             Some(j.to.clone()),
             format!(
-                "a migration {} -> {} of `{}` was interrupted (its journal is in .git/)",
+                "a migration {} -> {} of `{}` was interrupted {} (its journal is in .git/)",
                 j.from,
                 j.to,
-                m.path.display()
+                m.path.display(),
+                match &j.step {
+                    Some(step) => format!("while {step}"),
+                    None => "before its first step".into(),
+                }
             ),
             format!(
                 "rerun `a2c migrate version --to {}` in that repository to resume it; do not delete the journal",

@@ -285,9 +285,19 @@ pub fn plan(repo: &Path, before: &AdoptionRecord, to: &MethodVersion, req: &Requ
 pub struct Journal {
     pub from: MethodVersion,
     pub to: MethodVersion,
+    /// The step the migration was at, for `doctor` to name (absent in journals of a2c before
+    /// 0.3, and until the first step starts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 pub const JOURNAL_FILE: &str = "a2c-migrate.json";
+
+/// The steps a journal names, in order.
+pub const STEP_ASSETS: &str = "installing the target version's assets";
+pub const STEP_MOVES: &str = "moving the tool state files";
+pub const STEP_RECORD: &str = "writing the adoption record";
+pub const STEP_COMMIT: &str = "staging and committing";
 
 impl Journal {
     /// The journal of an interrupted migration of `repo`, cheaply: read straight from
@@ -311,6 +321,17 @@ impl Journal {
         let path = git::git_dir_file(repo, JOURNAL_FILE)?;
         crate::util::fs::write_atomic(&path, serde_json::to_string(self).expect("serializes").as_bytes())?;
         Ok(())
+    }
+
+    /// Records that the migration of `repo` reached `step` (one of the `STEP_*` names).
+    pub fn step(repo: &Path, step: &str) -> Result<(), MigrateError> {
+        match Self::read(repo) {
+            Some(mut j) => {
+                j.step = Some(step.to_string());
+                j.write(repo)
+            }
+            None => Ok(()),
+        }
     }
 
     pub fn remove(repo: &Path) {
@@ -453,6 +474,7 @@ impl Drop for Transaction {
 pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> {
     let repo = &plan.repo;
     let injected = |p: &str| crate::testhook::fail_point(p).map_err(MigrateError::Injected);
+    Journal::step(repo, STEP_MOVES)?;
     for (i, m) in plan.moves.iter().enumerate() {
         let dst = repo.join(&m.to);
         if let Some(parent) = dst.parent() {
@@ -485,11 +507,13 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
         }
     }
     if plan.write_record {
+        Journal::step(repo, STEP_RECORD)?;
         // Never into `.a2c/`: `plan` puts a record that changes under the canonical root.
         debug_assert!(!plan.adoption_path.starts_with(repo.join(LEGACY_ROOT)));
         crate::util::contain::create_dirs(repo, CANONICAL_ROOT, 0o755)?;
         crate::util::fs::write_atomic(&plan.adoption_path, plan.after.to_yaml().as_bytes())?;
     }
+    Journal::step(repo, STEP_COMMIT)?;
     let mut stage = vec!["add", "-A", "--"];
     let roots: Vec<&str> = [CANONICAL_ROOT, LEGACY_ROOT]
         .into_iter()

@@ -107,6 +107,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         &Journal {
             from: from.clone(),
             to: to.clone(),
+            step: Some(migrate::STEP_ASSETS.into()),
         },
         &others,
     )?;
@@ -616,7 +617,15 @@ fn migrate_member(
 ) -> Result<Option<String>, OpsError> {
     let planned = mm.plan.clone().expect("a planned member has a plan");
     let from = mm.from.clone().unwrap_or_else(|| planned.from.clone());
-    let tx = migrate::Transaction::begin(&mm.repo, &Journal { from, to: to.clone() }, &[])?;
+    let tx = migrate::Transaction::begin(
+        &mm.repo,
+        &Journal {
+            from,
+            to: to.clone(),
+            step: None,
+        },
+        &[],
+    )?;
     let result = (|| -> Result<Option<String>, OpsError> {
         let plan = migrate::plan(&mm.repo, &planned.before, to, &request(settings, requires))?;
         let now = migrate::digest::digest(&mm.repo, &plan, entry);

@@ -552,6 +552,11 @@ fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
     let f = crate::common::finding(&doc, "migration-pending");
     assert_eq!(f["severity"], "warn");
     assert!(
+        f["message"].as_str().unwrap().contains("1.0.0 -> 2.0.0")
+            && f["message"].as_str().unwrap().contains("interrupted while moving the tool state files"),
+        "which repository, which step: {f}"
+    );
+    assert!(
         f["hint"].as_str().unwrap().contains("a2c migrate version --to 2.0.0"),
         "{f}"
     );
