@@ -1,14 +1,16 @@
 //! The install reporter: on a terminal, an overall bar (versions done out of a total known
 //! up front, the versions in progress as its message, a spinner that ticks steadily, as wide
-//! as the terminal) plus one bar per download in bytes; nothing on a non-terminal, under `CI`,
-//! on a dumb terminal, with `-q` or with `--json`.
+//! as the terminal) plus one bar per download in bytes. Elsewhere — stderr not a terminal,
+//! under `CI`, on a dumb terminal — a plain line per version started and finished, with its
+//! size and time (`A2C_PROGRESS=lines` asks for them anywhere, `none` for silence). Nothing
+//! with `-q` or `--json`. Ctrl-C while bars are drawn clears them before exiting (130).
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Mutex;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Printer;
 use crate::store::Reporter;
@@ -23,6 +25,15 @@ struct Bars {
 }
 
 impl Bars {
+    /// Every bar finished and cleared from the screen.
+    fn clear(&self) {
+        for bar in self.downloads.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            bar.finish_and_clear();
+        }
+        self.overall.finish_and_clear();
+        let _ = self.multi.clear();
+    }
+
     fn show_active(&self, active: &[MethodVersion]) {
         self.overall.set_message(match active {
             [] => "installing".to_string(),
@@ -34,35 +45,142 @@ impl Bars {
 
 /// The bars on screen now, if any: every other line for stderr is printed above them (a line
 /// written past them would leave a stale frame behind).
-static ACTIVE: Mutex<Option<MultiProgress>> = Mutex::new(None);
+static ACTIVE: Mutex<Option<std::sync::Arc<Bars>>> = Mutex::new(None);
 
 /// One line on stderr, above the progress bars when they are drawn.
 pub fn eprint_line(line: &str) {
     let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
     match active {
-        Some(multi) => {
-            let _ = multi.println(line);
+        Some(bars) => {
+            let _ = bars.multi.println(line);
         }
         None => eprintln!("{line}"),
     }
 }
 
-/// Bars only where someone watches them: a terminal that can draw them, outside CI.
-fn bars_wanted(printer: &Printer) -> bool {
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Bars,
+    Lines,
+    None,
+}
+
+/// Bars only where someone watches them: a terminal that can draw them, outside CI; plain
+/// lines elsewhere (a log, a pipe, CI), so that long work is never silent until the end.
+fn mode(printer: &Printer) -> Mode {
+    if printer.quiet || printer.json {
+        return Mode::None;
+    }
+    match crate::env::progress().as_deref() {
+        Some("none") => return Mode::None,
+        Some("lines") => return Mode::Lines,
+        Some("auto") | None => {}
+        Some(other) => printer.warn(format!(
+            "ignoring {}={other}: it takes auto, lines or none",
+            crate::env::A2C_PROGRESS
+        )),
+    }
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
     let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    !printer.quiet && !printer.json && !ci && !dumb && std::io::stderr().is_terminal()
+    match !ci && !dumb && std::io::stderr().is_terminal() {
+        true => Mode::Bars,
+        false => Mode::Lines,
+    }
+}
+
+/// Ctrl-C (SIGINT) from the first bars on: clear the bars, say so, and exit 130 as a shell
+/// expects — never a half-drawn frame left on the screen. Exiting there is what the signal
+/// would have done anyway: an install's staging is cleaned by the next run, a migration's
+/// journal resumes it.
+fn clear_bars_on_interrupt() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = std::thread::Builder::new().name("a2c-sigint".into()).spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_io().build() else {
+                return;
+            };
+            if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+                if let Some(bars) = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    bars.clear();
+                }
+                eprintln!("interrupted");
+                std::process::exit(130);
+            }
+        });
+    });
+}
+
+/// stderr as indicatif draws on it, two columns narrower than the terminal: the `^C` a
+/// terminal echoes after a full-width line would wrap onto a new line, and clearing the bars
+/// would then clear that line instead of theirs.
+#[derive(Debug)]
+struct Narrower(console::Term);
+
+impl indicatif::TermLike for Narrower {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(2).max(1)
+    }
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_line(s)
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_str(s)
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.0.clear_line()
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The plain-lines mode: when each version started, to report its time.
+#[derive(Default)]
+struct Lines {
+    started: Mutex<HashMap<MethodVersion, (std::time::Instant, u64)>>,
+}
+
+impl Lines {
+    /// The first start of `version` (download or extraction): prints `line`, keeps the time.
+    fn begin(&self, printer: &Printer, version: &MethodVersion, bytes: u64, line: String) {
+        let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        if !started.contains_key(version) {
+            started.insert(version.clone(), (std::time::Instant::now(), bytes));
+            printer.status(line);
+        }
+    }
 }
 
 pub struct ProgressReporter {
-    bars: Option<Bars>,
+    bars: Option<std::sync::Arc<Bars>>,
+    lines: Option<Lines>,
     printer: Printer,
 }
 
 impl ProgressReporter {
     pub fn new(printer: &Printer) -> Self {
-        let bars = bars_wanted(printer).then(|| {
-            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let mode = mode(printer);
+        let bars = (mode == Mode::Bars).then(|| {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::term_like_with_hz(
+                Box::new(Narrower(console::Term::stderr())),
+                20,
+            ));
             // Drawn only once the total is known (`plan`): never a bar full at 0/0.
             let overall = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
             overall.set_style(
@@ -71,18 +189,20 @@ impl ProgressReporter {
                     .progress_chars("=> "),
             );
             overall.set_message("installing");
-            Bars {
+            std::sync::Arc::new(Bars {
                 multi,
                 overall,
                 downloads: Mutex::new(HashMap::new()),
                 active: Mutex::new(Vec::new()),
-            }
+            })
         });
         if let Some(b) = &bars {
-            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(b.multi.clone());
+            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(b.clone());
+            clear_bars_on_interrupt();
         }
         Self {
             bars,
+            lines: (mode == Mode::Lines).then(Lines::default),
             printer: printer.clone(),
         }
     }
@@ -90,11 +210,7 @@ impl ProgressReporter {
     pub fn done(&self) {
         if let Some(b) = &self.bars {
             *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            for bar in b.downloads.lock().unwrap_or_else(|p| p.into_inner()).values() {
-                bar.finish_and_clear();
-            }
-            b.overall.finish_and_clear();
-            let _ = b.multi.clear();
+            b.clear();
         }
     }
 }
@@ -123,7 +239,15 @@ impl Reporter for ProgressReporter {
         }
     }
 
-    fn start(&self, version: &MethodVersion, _bytes: u64) {
+    fn start(&self, version: &MethodVersion, bytes: u64) {
+        if let Some(l) = &self.lines {
+            l.begin(
+                &self.printer,
+                version,
+                bytes,
+                format!("installing {version} ({})", HumanBytes(bytes)),
+            );
+        }
         if let Some(b) = &self.bars {
             let mut active = b.active.lock().unwrap_or_else(|p| p.into_inner());
             active.push(version.clone());
@@ -139,13 +263,30 @@ impl Reporter for ProgressReporter {
         }
     }
 
-    fn installed(&self, _version: &MethodVersion) {
+    fn installed(&self, version: &MethodVersion) {
         if let Some(b) = &self.bars {
             b.overall.inc(1);
+        }
+        if let Some(l) = &self.lines
+            && let Some((at, bytes)) = l.started.lock().unwrap_or_else(|p| p.into_inner()).get(version)
+        {
+            self.printer.status(format!(
+                "installed {version} ({}) in {:.2} s",
+                HumanBytes(*bytes),
+                at.elapsed().as_secs_f64()
+            ));
         }
     }
 
     fn download_start(&self, version: &MethodVersion, bytes: u64) {
+        if let Some(l) = &self.lines {
+            l.begin(
+                &self.printer,
+                version,
+                bytes,
+                format!("downloading {version} ({})", HumanBytes(bytes)),
+            );
+        }
         if let Some(b) = &self.bars {
             let bar = b.multi.insert_before(&b.overall, ProgressBar::new(bytes));
             bar.set_style(

@@ -154,7 +154,11 @@ impl TestContext {
             .env("GIT_COMMITTER_NAME", "a2c-test")
             .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
             // Fast retries in tests; the backoff itself is unit-tested.
-            .env("A2C_HTTP_TIMEOUT", "5");
+            .env("A2C_HTTP_TIMEOUT", "5")
+            // No progress lines: their order follows the parallel jobs, which would make every
+            // transcript nondeterministic. `ux.rs` tests the default (lines in a pipe, bars in
+            // a terminal) by unsetting it.
+            .env("A2C_PROGRESS", "none");
         cmd
     }
 

@@ -553,7 +553,10 @@ fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
     assert_eq!(f["severity"], "warn");
     assert!(
         f["message"].as_str().unwrap().contains("1.0.0 -> 2.0.0")
-            && f["message"].as_str().unwrap().contains("interrupted while moving the tool state files"),
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("interrupted while moving the tool state files"),
         "which repository, which step: {f}"
     );
     assert!(

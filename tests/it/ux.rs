@@ -552,9 +552,12 @@ impl Terminal {
             return None;
         }
         let a2c = t.cmd(cwd);
-        let mut script = String::from("unset CI\n");
+        let mut script = String::from("unset CI A2C_PROGRESS\n");
         let quote = |v: &str| shlex::try_quote(v).unwrap().into_owned();
         for (k, v) in a2c.get_envs() {
+            if k == "A2C_PROGRESS" {
+                continue; // the default: bars in a terminal
+            }
             if let Some(v) = v {
                 script.push_str(&format!(
                     "export {}={}\n",
@@ -850,4 +853,74 @@ fn pack_level_is_deterministic_per_level() {
     t.canonical_repo("w/m/a", "1.0.0");
     t.run("w", &["install"]).success();
     t.run("w", &["doctor", "--deep"]).success();
+}
+
+/// Issue 17, item 3: when stderr is not a terminal (a pipe, a log, CI), long work prints a
+/// plain line per version started and finished, with its size and time, instead of silence
+/// until the end; `A2C_PROGRESS=none`, `-q` and `--json` keep it quiet.
+#[test]
+fn progress_lines_when_stderr_is_not_a_terminal() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let install = |extra: &[&str], env: &[(&str, &str)]| {
+        let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
+        let _ = fs_err::remove_dir_all(t.cache_dir());
+        let mut cmd = t.cmd("w");
+        cmd.env_remove("A2C_PROGRESS").arg("install").args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    for env in [&[][..], &[("CI", "true")][..]] {
+        let (_, stderr) = install(&[], env);
+        for v in ["1.0.0", "1.1.0", "2.0.0"] {
+            let lines: Vec<&str> = stderr.lines().collect();
+            let started = lines.iter().position(|l| l.starts_with(&format!("installing {v} (")));
+            let finished = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("installed {v} (")) && l.contains(" B) in ") && l.ends_with(" s"));
+            assert!(
+                matches!((started, finished), (Some(s), Some(f)) if s < f),
+                "{v}: a line when it starts and one when it is done, with size and time:\n{stderr}"
+            );
+        }
+        assert!(stderr.contains("installed 3, reused 0"), "{stderr}");
+    }
+    let (_, stderr) = install(&[], &[("A2C_PROGRESS", "none")]);
+    assert!(!stderr.contains("installing 1.0.0"), "{stderr}");
+    let (_, stderr) = install(&["-q"], &[]);
+    assert_eq!(stderr, "", "-q: nothing");
+    let (stdout, stderr) = install(&["--json"], &[]);
+    assert!(!stderr.contains("installing 1.0.0"), "{stderr}");
+    validate("install", &serde_json::from_str(&stdout).unwrap());
+}
+
+/// Ctrl-C while the bars are drawn clears them and exits 130 (a shell's "interrupted"); the
+/// store stays valid and the next install completes.
+#[test]
+fn ctrl_c_clears_the_bars() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let hook = format!("pause-until:mid-extraction:{}", t.path("never").display());
+    let Some(term) = Terminal::start(&t, "w", &[("A2C_TEST_HOOK", hook)], "install --jobs 1") else {
+        return;
+    };
+    let paused = term.wait_for("extracting");
+    assert!(paused.contains("0/3 versions"), "{paused}");
+    term.tmux(&["send-keys", "-t", "a2c", "C-c"]);
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("EXIT=130"), "{done}");
+    assert!(done.contains("interrupted"), "{done}");
+    assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
+    let run = t.run("w", &["install", "--json"]);
+    run.success();
+    assert_eq!(run.json()["installed"].as_array().unwrap().len(), 3);
 }
