@@ -149,6 +149,10 @@ pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
         match member.record {
             Ok(_) if single && delivery != Some(crate::workspace::Delivery::Package) => {}
             Ok(record) => needs.entry(record.tool_version).or_default().push(member.path),
+            // Not an invalid record but none at all: the hint is `a2c adopt --version X`.
+            Err(crate::workspace::discovery::MemberError::NotAdopted { repo }) => {
+                return Err(WorkspaceError::NotAdopted { repo }.into());
+            }
             Err(reason) => {
                 return Err(OpsError::InvalidMember {
                     path: member.path,

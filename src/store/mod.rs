@@ -47,13 +47,18 @@ pub fn ensure(store: &Store) -> Result<(), StoreError> {
 }
 
 /// Errors of the install pipeline.
+/// `1.0.0, 2.0.0`.
+fn versions(v: &[MethodVersion]) -> String {
+    v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    /// Some versions failed while others of the same run were installed: the first failure,
-    /// and exactly which versions were and were not installed.
-    #[error("{source}")]
+    /// Some versions failed while others of the same run were installed: exactly which
+    /// versions were and were not installed, then (as the cause) the first failure.
+    #[error("did not install {} (this run installed {})", versions(failed), versions(installed))]
     Partly {
         source: Box<StoreError>,
         installed: Vec<crate::util::version::MethodVersion>,
@@ -165,19 +170,11 @@ impl std::error::Error for Mismatch {}
 impl StoreError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
-            Self::Partly {
-                source,
-                installed,
-                failed,
-            } => {
-                let list = |v: &[crate::util::version::MethodVersion]| {
-                    v.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
-                };
+            Self::Partly { source, failed, .. } => {
                 let inner = source.hint().map(|h| format!("{h}\n")).unwrap_or_default();
                 format!(
-                    "{inner}this run installed {} and did not install {}",
-                    list(installed),
-                    list(failed)
+                    "{inner}what was installed stays installed; `a2c install` again installs {} once the cause is fixed",
+                    versions(failed)
                 )
             }
             Self::LockTimeout { .. } => format!(

@@ -293,7 +293,7 @@ impl Context {
                 Ok(Some(pointer)) => match Self::check_pointer(repo, &pointer) {
                     Ok(ws) => return Ok(Some(ws)),
                     Err(why) => warnings.push(format!(
-                        "ignoring stale local pointer `{}`: {why}",
+                        "ignoring stale local pointer `{}`: {why}; run `a2c install` in the superbuild that lists this repository to rewrite it, or delete the file",
                         repo.join(super::marker::POINTER_PATH).display()
                     )),
                 },

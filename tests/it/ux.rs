@@ -924,3 +924,55 @@ fn ctrl_c_clears_the_bars() {
     run.success();
     assert_eq!(run.json()["installed"].as_array().unwrap().len(), 3);
 }
+
+/// Issue 17, item 4: each of these messages was wrong or weak; each now names what failed and
+/// what to do. (The unknown version, the vendor command, the proxy and the retries have their
+/// own tests; permission denied is unit-tested, because CI runs as root.)
+#[test]
+fn messages_that_lead_somewhere() {
+    let t = TestContext::new();
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
+    // No registry configured anywhere: the hint names the ways to give one that exist.
+    t.superbuild("nr", "members: [\"m\"]\n");
+    t.canonical_repo("nr/m", "1.0.0");
+    insta::assert_snapshot!("no-registry", t.run("nr", &["install"]).error_transcript());
+    // `lock` in a repository that has not adopted: the hint is `a2c adopt --version X`.
+    t.git_repo("plain");
+    insta::assert_snapshot!("lock-not-adopted", t.run("plain", &["lock"]).error_transcript());
+    // `--locked` with no lock file says that the file does not exist.
+    t.superbuild("w", "members: [\"a\", \"b\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/a", "1.0.0");
+    t.canonical_repo("w/b", "2.0.0");
+    insta::assert_snapshot!(
+        "locked-no-lock-file",
+        t.run("w", &["install", "--locked"]).error_transcript()
+    );
+    // A sha256 mismatch of one version says exactly what was installed and what was not.
+    t.run("w", &["lock"]).success();
+    let bundle = t.path("reg/bundles/a2c-2.0.0.tar.gz");
+    let mut bytes = fs_err::read(&bundle).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    fs_err::write(&bundle, bytes).unwrap();
+    insta::assert_snapshot!(
+        "partial-install",
+        t.run("w", &["install", "-j", "1"]).error_transcript()
+    );
+    // A stale local pointer: the warning says how to fix it.
+    t.write(
+        "w/a/.tools_local/esys/a2c/workspace.yaml",
+        "workspace_root: ../../gone\n",
+    );
+    let run = t.run("w/a", &["resolve"]);
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("stale local pointer"))
+        .unwrap_or_default();
+    insta::assert_snapshot!("stale-pointer", warning);
+    // `adopt --version` of a version neither the registry nor the cache has: a warning.
+    t.git_repo("new");
+    let run = t.run_env("new", &["adopt", "--version", "9.9.9"], &[("A2C_REGISTRY", "../reg")]);
+    insta::assert_snapshot!("adopt-unpublished", run.error_transcript());
+}
