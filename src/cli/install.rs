@@ -30,9 +30,9 @@ pub struct InstallArgs {
     /// A directory of bundles (matched by sha256, whatever their names)
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
-    /// How versions are placed from the shared tree cache (else A2C_LINK_MODE; default: clone,
-    /// else hardlink, else copy — the fastest that works)
-    #[arg(long, value_name = "MODE", value_parser = link_mode_parser())]
+    /// How versions are placed from the shared tree cache (default: clone, else hardlink, else
+    /// copy — the fastest that works)
+    #[arg(long, value_name = "MODE", env = crate::env::A2C_LINK_MODE, value_parser = LinkModeParser)]
     pub link_mode: Option<crate::store::trees::LinkMode>,
     /// Install these versions again from their verified bundles even if installed (all the
     /// members need, without a version): repairs a tampered or broken version
@@ -40,11 +40,44 @@ pub struct InstallArgs {
     pub reinstall: Option<Vec<MethodVersion>>,
 }
 
-/// `--link-mode`: clap checks the names; the store's type parses them (no clap below cli/).
-fn link_mode_parser() -> impl clap::builder::TypedValueParser<Value = crate::store::trees::LinkMode> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(crate::store::trees::LinkMode::NAMES)
-        .map(|s| s.parse::<crate::store::trees::LinkMode>().expect("one of NAMES"))
+/// `--link-mode` (or `A2C_LINK_MODE`, through clap's `env`): the store's type parses the names
+/// (no clap below cli/); a bad value names where it came from.
+#[derive(Clone)]
+struct LinkModeParser;
+
+impl clap::builder::TypedValueParser for LinkModeParser {
+    type Value = crate::store::trees::LinkMode;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let text = value.to_string_lossy();
+        text.parse().map_err(|()| {
+            let from_env = crate::env::link_mode().is_some_and(|v| *v == *text);
+            let source = match from_env {
+                true => format!("{}=`{text}`", crate::env::A2C_LINK_MODE),
+                false => format!("--link-mode `{text}`"),
+            };
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!(
+                    "{source} is not a link mode: use {}\n",
+                    crate::store::trees::LinkMode::NAMES.join(", ")
+                ),
+            )
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::store::trees::LinkMode::NAMES
+                .iter()
+                .map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
 }
 
 pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
