@@ -8,7 +8,9 @@ use crate::ops::list;
 use crate::ops::lock::{LockOptions, lock};
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  a2c lock\n  a2c lock --registry https://reg.example.org/a2c/\n  a2c lock --check")]
+#[command(
+    after_help = "Examples:\n  a2c lock\n  a2c lock --registry https://reg.example.org/a2c/\n  a2c lock --check\n  a2c lock --offline --from vendor/   # entries from a2c-vendor.json, no network"
+)]
 pub struct LockArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
     #[arg(long)]
@@ -24,6 +26,10 @@ pub struct LockArgs {
     /// Write nothing; exit 1 when the lock lacks a needed version or holds one nobody needs
     #[arg(long)]
     pub check: bool,
+    /// A directory `a2c vendor` wrote: a version the lock lacks is taken from its
+    /// `a2c-vendor.json` (with --offline, before any registry)
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -35,6 +41,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         update_only: args.update.clone().unwrap_or_default(),
         check: args.check || global.frozen,
         offline: global.offline || global.frozen,
+        from: args.from.as_ref().map(|f| ctx.start.join(f)),
     };
     let out = lock(&ctx, &options)?;
     for (version, why) in &out.unfetchable {

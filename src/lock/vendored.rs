@@ -13,8 +13,10 @@ use crate::util::version::MethodVersion;
 
 /// The manifest written beside the bundles.
 pub const VENDOR_MANIFEST: &str = "a2c-vendor.json";
-/// The newest vendor manifest `schema` this a2c reads, and the one it writes.
-pub const VENDOR_SCHEMA: u32 = 1;
+/// The newest vendor manifest `schema` this a2c reads, and the one it writes. Schema 2 adds
+/// each bundle's `tree` digest, so that `a2c lock --from DIR` gives back the entry as it was
+/// locked; schema 1 (no `tree`) is still read.
+pub const VENDOR_SCHEMA: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -25,6 +27,9 @@ pub struct VendoredBundle {
     pub size: u64,
     pub format: Format,
     pub source: String,
+    /// The locked tree digest (`sha256:<hex>`), when the lock had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,7 +96,32 @@ impl VendorManifest {
             sha256: b.sha256,
             size: b.size,
             format: b.format,
-            tree: None,
+            tree: b.tree.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A schema 1 manifest (no `tree`) is still read; its entries have no tree digest.
+    #[test]
+    fn schema_1_is_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let sha = Sha256::of(b"x").to_hex();
+        fs_err::write(
+            dir.path().join(VENDOR_MANIFEST),
+            format!(
+                r#"{{"schema": 1, "bundles": [{{"version": "1.0.0", "file": "a.tar.gz", "sha256": "{sha}", "size": 1, "format": "tar.gz", "source": "https://r.example/a.tar.gz"}}]}}"#
+            ),
+        )
+        .unwrap();
+        let m = VendorManifest::read(dir.path()).unwrap().unwrap();
+        let e = m.entry(&"1.0.0".parse().unwrap()).unwrap();
+        assert_eq!((e.size, e.tree), (1, None));
+        fs_err::write(dir.path().join(VENDOR_MANIFEST), r#"{"schema": 3, "bundles": []}"#).unwrap();
+        let err = VendorManifest::read(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("schema 3, this a2c reads up to 2; upgrade a2c"), "{err}");
     }
 }

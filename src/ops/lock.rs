@@ -17,9 +17,12 @@ pub struct LockOptions {
     /// With `update`: only these versions (empty: every needed one).
     pub update_only: Vec<MethodVersion>,
     pub check: bool,
-    /// Read no registry: keep and prune what is locked; a needed version the lock lacks is an
-    /// error naming it.
+    /// Use no network: keep and prune what is locked; a needed version the lock lacks comes from
+    /// `from`'s vendor manifest or a registry on this machine (a directory), else it is an
+    /// error naming it and where a2c looked.
     pub offline: bool,
+    /// `--from DIR`: a directory `a2c vendor` wrote, whose manifest lists locked entries.
+    pub from: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -70,19 +73,51 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
             unfetchable: Vec::new(),
         });
     }
-    if options.offline && (options.update || !missing.is_empty()) {
+    let from = super::from_dir(options.from.as_deref())?;
+    // A version the lock lacks may come from a vendor manifest (`--from DIR`): its entry exactly
+    // as it was locked where the bundles were vendored. Offline, before any registry.
+    let mut current = current;
+    let mut vendored = Vec::new();
+    if let Some(dir) = &from
+        && let Some(manifest) = crate::lock::vendored::VendorManifest::read(dir)?
+        && (options.offline || !missing.is_empty())
+    {
+        for v in &missing {
+            if let Some(entry) = manifest.entry(v) {
+                current.upsert(entry);
+                vendored.push(v.clone());
+            }
+        }
+    }
+    let missing: Vec<MethodVersion> = missing.into_iter().filter(|v| !vendored.contains(v)).collect();
+    // Offline, a registry is read only when it is a directory on this machine (no network).
+    let location = registry_location(ctx, options.registry.as_deref())?;
+    let local = matches!(location, Some(crate::registry::RegistryLocation::Dir(_)));
+    if options.offline && !local && (options.update || !missing.is_empty()) {
+        let registry = match &location {
+            Some(loc) => format!("the registry `{loc}` needs the network"),
+            None => "no registry is configured".into(),
+        };
+        let vendor = match (&from, options.update) {
+            (_, true) => String::new(),
+            (Some(dir), false) => format!("; `{}` (--from) does not list it", dir.display()),
+            (None, false) => "; no --from DIR with a vendor manifest was given".into(),
+        };
         return Err(OpsError::Offline {
             what: match options.update {
-                true => "--update re-resolves from the registry".into(),
-                false => format!("the lock lacks {} needed by the members", super::list(&missing)),
+                true => format!("--update re-resolves from the registry, and {registry}"),
+                false => format!(
+                    "the lock lacks {} needed by the members: {registry}{vendor}",
+                    super::list(&missing)
+                ),
             },
         });
     }
     // The registry is read only when something must be resolved, or to check the locked
     // entries against it when one is configured.
-    let location = match options.offline {
+    let location = match options.offline && !local {
         true => None,
-        false => registry_location(ctx, options.registry.as_deref())?,
+        false => location,
     };
     let client = network(ctx, options.registry.as_deref())?;
     let index = match &location {
@@ -117,6 +152,10 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     )
     .map_err(|e| super::with_members(ctx, e))?;
     let mut plan = plan;
+    // Entries taken from the vendor manifest are additions to the lock on disk.
+    plan.added.extend(vendored);
+    plan.added.sort();
+    plan.added.dedup();
     let recorded = plan.lock.index_serial;
     if let Some(index) = &index {
         super::record_serial(ctx, &mut plan.lock, index);

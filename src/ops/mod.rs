@@ -41,7 +41,7 @@ pub enum OpsError {
         path: PathBuf,
         versions: Vec<MethodVersion>,
     },
-    #[error("{what}, and --offline reads no registry")]
+    #[error("--offline: {what}")]
     Offline { what: String },
     #[error("--locked: there is no lock file at `{}`", path.display())]
     NoLockFile { path: PathBuf },
@@ -99,7 +99,7 @@ impl OpsError {
                     .into(),
             ),
             Self::Offline { .. } => Some(
-                "run it online once (or copy a lock that has the version), then --offline works from the lock and the cache".into(),
+                "run it online once, or pass `--from DIR` with a directory `a2c vendor` wrote (or copy a lock that has the version); then --offline works from the lock and the cache".into(),
             ),
             Self::NoLockFile { .. } => {
                 Some("run `a2c lock` (online) and commit the lock, or drop --locked to let install write it".into())

@@ -50,6 +50,7 @@ pub fn vendor(
             size: entry.size,
             format: entry.format,
             source: entry.source.clone(),
+            tree: entry.tree.clone(),
         });
     }
     VendorManifest::new(bundles.clone()).write(dir)?;

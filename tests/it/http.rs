@@ -390,8 +390,12 @@ fn vendor_then_air_gapped_install() {
     assert_eq!(doc["bundles"].as_array().unwrap().len(), 3);
     let manifest: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(t.path("vendor/a2c-vendor.json")).unwrap()).unwrap();
-    assert_eq!(manifest["schema"], 1);
+    assert_eq!(manifest["schema"], 2);
     for b in manifest["bundles"].as_array().unwrap() {
+        assert!(
+            b["tree"].as_str().unwrap().starts_with("sha256:"),
+            "the locked tree digest: {b}"
+        );
         let bytes = fs_err::read(t.path(&format!("vendor/{}", b["file"].as_str().unwrap()))).unwrap();
         assert_eq!(crate::bundles::sha256_hex(&bytes), b["sha256"].as_str().unwrap());
     }

@@ -687,17 +687,21 @@ fn lines_printed_during_progress_leave_no_stale_bars() {
 fn offline_and_jobs_are_global() {
     let t = TestContext::new();
     t.standard_superbuild();
-    // lock --offline: nothing locked yet, so it says exactly what it lacks.
-    let run = t.run("w", &["--offline", "lock"]);
+    // lock --offline with a registry that needs the network: nothing locked yet, so it says
+    // exactly what it lacks and where it looked.
+    let remote = [("A2C_REGISTRY", "https://reg.example.invalid/a2c/")];
+    let run = t.run_env("w", &["--offline", "lock"], &remote);
     run.failure();
     assert!(
         run.stderr.contains(
-            "the lock lacks versions 1.0.0, 1.1.0, 2.0.0 needed by the members, and --offline reads no registry"
+            "--offline: the lock lacks versions 1.0.0, 1.1.0, 2.0.0 needed by the members: the registry `https://reg.example.invalid/a2c/` needs the network; no --from DIR with a vendor manifest was given"
         ),
         "{}",
         run.stderr
     );
-    t.run("w", &["lock"]).success();
+    // A registry that is a directory on this machine needs no network: offline, it resolves.
+    t.run("w", &["--offline", "lock"]).success();
+    let locked = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     t.run("w", &["install", "-j", "1"]).success();
     // Offline, with the lock and the cache: lock --offline keeps and checks; vendor copies
     // from the cache; doctor --deep takes -j; list shows no registry column.
@@ -709,14 +713,35 @@ fn offline_and_jobs_are_global() {
     t.run("w", &["doctor", "--deep", "-j", "1"]).success();
     let doc = t.run("w", &["list", "--offline", "--json"]).json();
     assert_eq!(doc["registry_note"], "offline");
-    let run = t.run("w", &["lock", "--offline", "--update"]);
+    let run = t.run_env("w", &["lock", "--offline", "--update"], &remote);
     run.failure();
     assert!(
-        run.stderr
-            .contains("--update re-resolves from the registry, and --offline reads no registry"),
+        run.stderr.contains(
+            "--offline: --update re-resolves from the registry, and the registry `https://reg.example.invalid/a2c/` needs the network"
+        ),
         "{}",
         run.stderr
     );
+    // lock --offline --from DIR: the vendor manifest gives back the entries as they were locked.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run_env("w", &["lock", "--offline", "--from", "../vend"], &remote);
+    run.success();
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        locked,
+        "the same lock, from the vendor manifest"
+    );
+    t.canonical_repo("w/p/late", "3.0.0");
+    let run = t.run_env("w", &["lock", "--offline", "--from", "../vend"], &remote);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("the lock lacks version 3.0.0 needed by the members")
+            && run.stderr.contains("(--from) does not list it"),
+        "{}",
+        run.stderr
+    );
+    fs_err::remove_dir_all(t.path("w/p/late")).unwrap();
     // A command that needs the network refuses under --offline, naming why.
     t.method_tree("trees/5.0.0", "5.0.0");
     let run = t.run(
