@@ -20,7 +20,11 @@ plus (issue 15), when `docker-registry` is installed, a fourth: the same bundles
 the CNCF distribution registry on 127.0.0.1 and installed from `oci://` (target: at most
 1.3x the HTTP registry).
 
-Usage: bench/run.py [--suite install|http|all] [--runs N] [--noop-runs N] [--keep]
+and, with --suite members (issue 16), the member curve alone: no-op install and doctor at
+200 / 1,000 / 5,000 members, with --baseline BIN measured in the same rounds, interleaved.
+
+Usage: bench/run.py [--suite install|http|scale|members|single|pack|durability|all]
+                    [--runs N] [--noop-runs N] [--baseline BIN] [--keep]
 Prints medians, ratios and a Markdown table for docs/performance.md.
 """
 
@@ -295,6 +299,53 @@ def serve(directory):
     return proc, f"http://127.0.0.1:{port}/"
 
 
+def pack_versions(work, a2c):
+    """The P1 versions' trees, packed into the file registry `work/registry`."""
+    rng = random.Random(24)
+    for v in VERSIONS:
+        tree = os.path.join(work, "trees", v)
+        make_tree(tree, v, rng)
+        sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
+
+
+def members_suite(args, a2c):
+    """The member curve alone: no-op install and doctor at 200 / 1,000 / 5,000 members, with
+    an earlier build (`--baseline`) measured in the same rounds, interleaved."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-members-", dir=base)
+    try:
+        pack_versions(work, a2c)
+        env = dict(os.environ, A2C_CACHE_DIR=os.path.join(work, "cache"))
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}; medians of {args.noop_runs}, sides interleaved")
+        print()
+        sides = [("a2c", a2c)] + ([("baseline", args.baseline)] if args.baseline else [])
+        head = "| members | no-op install | per member | doctor |"
+        if args.baseline:
+            head += " baseline no-op | baseline doctor | no-op a2c/baseline | doctor a2c/baseline |"
+        print(head)
+        print("|" + "---|" * (head.count("|") - 1))
+        for n in (200, 1000, 5000):
+            w = members_superbuild(work, f"w{n}", n, "../registry")
+            sh([a2c, "-q", "-C", w, "lock"], env=env)
+            sh([a2c, "-q", "-C", w, "install"], env=env)
+            times = {(side, cmd): [] for side, _ in sides for cmd in ("install", "doctor")}
+            for _ in range(args.noop_runs):
+                for side, binary in sides:
+                    for cmd in ("install", "doctor"):
+                        times[(side, cmd)].append(timed([binary, "-q", "-C", w, cmd], env)[0])
+            med = {k: statistics.median(v) for k, v in times.items()}
+            mn, md = med[("a2c", "install")], med[("a2c", "doctor")]
+            row = f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms |"
+            if args.baseline:
+                bn, bd = med[("baseline", "install")], med[("baseline", "doctor")]
+                row += f" {bn*1000:.1f} ms | {bd*1000:.1f} ms | {mn/bn:.2f}x | {md/bd:.2f}x |"
+            print(row, flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def scale_suite(args, a2c):
     """Issue 16's budgets at size: no-op and doctor at 200 / 1,000 / 5,000 members; one bundle
     of 100,000 small files and one holding a single 2 GiB file, each against `tar -xzf` of
@@ -303,11 +354,7 @@ def scale_suite(args, a2c):
     work = tempfile.mkdtemp(prefix="a2c-bench-scale-", dir=base)
     runs = max(3, args.runs)
     try:
-        rng = random.Random(24)
-        for v in VERSIONS:
-            tree = os.path.join(work, "trees", v)
-            make_tree(tree, v, rng)
-            sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
+        pack_versions(work, a2c)
         cache = os.path.join(work, "cache")
         env = dict(os.environ, A2C_CACHE_DIR=cache, A2C_MAX_ENTRIES="1000000",
                    A2C_MAX_UNPACKED_BYTES=str(4 << 30))
@@ -506,7 +553,7 @@ def durability_suite(args, a2c):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "single", "pack", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -522,6 +569,8 @@ def main():
         return durability_suite(args, a2c)
     if args.suite == "scale":
         return scale_suite(args, a2c)
+    if args.suite == "members":
+        return members_suite(args, a2c)
     if args.suite == "single":
         return single_suite(args, a2c)
     if args.suite == "pack":

@@ -234,7 +234,9 @@ pub(crate) fn discover_members(global: &GlobalArgs, printer: &Printer) -> anyhow
     }
     if let Ok(members) = ctx.members() {
         for m in members.iter() {
-            warn_pending(&m.path, printer);
+            if let Some(j) = &m.pending {
+                printer.warn(pending_warning(&m.path, j));
+            }
         }
     }
     Ok(ctx)
@@ -253,14 +255,18 @@ pub(crate) fn display_base(ctx: &Context) -> PathBuf {
 /// command reads there may be half moved.
 pub(crate) fn warn_pending(repo: &std::path::Path, printer: &Printer) {
     if let Some(j) = crate::migrate::Journal::pending(repo) {
-        printer.warn(format!(
-            "a migration {} -> {} of `{}` is pending (interrupted): rerun `a2c migrate version --to {}` there to resume it; do not delete its journal in .git/",
-            j.from,
-            j.to,
-            repo.display(),
-            j.to
-        ));
+        printer.warn(pending_warning(repo, &j));
     }
+}
+
+fn pending_warning(repo: &std::path::Path, j: &crate::migrate::Journal) -> String {
+    format!(
+        "a migration {} -> {} of `{}` is pending (interrupted): rerun `a2c migrate version --to {}` there to resume it; do not delete its journal in .git/",
+        j.from,
+        j.to,
+        repo.display(),
+        j.to
+    )
 }
 
 /// The hint attached to an error anywhere in its chain.

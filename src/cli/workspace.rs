@@ -47,7 +47,7 @@ fn members(ctx: &crate::workspace::Context, ws: &Workspace, printer: &Printer) -
     } else {
         printer.data(format!("workspace {}", ws.root.display()));
         let width = members.iter().map(|m| m.relative.len()).max().unwrap_or(1);
-        for m in &members {
+        for m in members {
             let layout = m.state.as_ref().map_or("-", |s| match s.layout {
                 crate::workspace::Layout::Canonical => "canonical",
                 crate::workspace::Layout::Legacy => "legacy",

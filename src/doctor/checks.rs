@@ -11,7 +11,7 @@ use crate::store::Receipt;
 use crate::store::flock::StoreLock;
 use crate::util::version::MethodVersion;
 use crate::workspace::marker::{LocalPointer, POINTER_PATH};
-use crate::workspace::resolve::{LEGACY_AI_RULES, Note, Rule, resolve};
+use crate::workspace::resolve::{LEGACY_AI_RULES, Note, Rule, StoreMemo, resolve_with};
 use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT, LOCAL_DIR};
 use crate::workspace::{Context, Delivery, Layout, Member, WorkspaceError};
 
@@ -23,24 +23,21 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     // install serves: outside a superbuild, only a `package` delivery's).
     let mut pinned: BTreeMap<MethodVersion, Vec<PathBuf>> = BTreeMap::new();
     let mut locked: BTreeMap<MethodVersion, Vec<PathBuf>> = BTreeMap::new();
-    for m in &members {
+    // Each member's checks read only that member: they run in parallel, and their findings
+    // are kept in member order.
+    let owner = ctx.store_owner()?;
+    let memo = StoreMemo::default();
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let per_member = crate::util::parallel::run_parallel(members, jobs, |m| {
+        let mut out = Vec::new();
         tool_state(m, &mut out);
-        for v in m.pinned_versions() {
-            pinned.entry(v.clone()).or_default().push(m.path.clone());
-        }
         if let Ok(record) = &m.record {
-            if ws_root.is_some() || m.delivery() == Some(Delivery::Package) {
-                locked
-                    .entry(record.tool_version.clone())
-                    .or_default()
-                    .push(m.path.clone());
-            }
-            resolution(m, &record.tool_version, ws_root.as_deref(), &mut out);
+            resolution(m, &record.tool_version, ws_root.as_deref(), &memo, &mut out);
         }
         if let Some(ws) = &ws_root {
             pointer(m, ws, &mut out);
         }
-        if m.path != ctx.store_owner()? && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR) {
+        if m.path != owner && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR) {
             out.push(finding(
                 Code::LocalTracked,
                 Some(m.path.clone()),
@@ -54,6 +51,21 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
                     m.path.display()
                 ),
             ));
+        }
+        out
+    });
+    for (m, findings) in members.iter().zip(per_member) {
+        out.extend(findings);
+        for v in m.pinned_versions() {
+            pinned.entry(v.clone()).or_default().push(m.path.clone());
+        }
+        if let Ok(record) = &m.record
+            && (ws_root.is_some() || m.delivery() == Some(Delivery::Package))
+        {
+            locked
+                .entry(record.tool_version.clone())
+                .or_default()
+                .push(m.path.clone());
         }
     }
     if let Some(ws) = &ws_root {
@@ -88,7 +100,7 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
 fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
     // An interrupted migration explains a missing or doubled record: say that, and only that.
-    if let Some(j) = crate::migrate::Journal::pending(&m.path) {
+    if let Some(j) = &m.pending {
         out.push(finding(
             Code::MigrationPending,
             repo,
@@ -187,14 +199,14 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     }
 }
 
-fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, out: &mut Vec<Finding>) {
+fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &StoreMemo, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
     let delivery = m.delivery().unwrap_or(Delivery::Package);
     let delivered = match delivery {
         Delivery::Copy | Delivery::Submodule | Delivery::Clone => git_delivery(m, version, delivery, ws, out),
         Delivery::None | Delivery::Package => false,
     };
-    let resolved = match resolve(&m.path, ws, version) {
+    let resolved = match resolve_with(&m.path, ws, version, Some(memo)) {
         Ok(r) => r,
         Err(WorkspaceError::NotResolved { .. }) if delivery == Delivery::None => {
             out.push(finding(

@@ -139,13 +139,16 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     if let Some(ws) = &ctx.workspace {
         // A member that is itself a superbuild root keeps its own marker: it never gets a
         // pointer, so its own workspace (and its own members) stay its own.
-        for repo in needs
-            .values()
-            .flatten()
-            .filter(|r| **r != ws.root && !crate::workspace::discovery::has_marker(r))
-        {
-            LocalPointer::write(repo, &ws.root)?;
-            pointers += 1;
+        let repos: Vec<&PathBuf> = needs.values().flatten().filter(|r| **r != ws.root).collect();
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let written = crate::util::parallel::run_parallel(&repos, jobs, |repo| {
+            match crate::workspace::discovery::has_marker(repo) {
+                true => Ok(false),
+                false => LocalPointer::write(repo, &ws.root).map(|()| true),
+            }
+        });
+        for w in written {
+            pointers += usize::from(w?);
         }
     }
     let mut members: Vec<(PathBuf, MethodVersion)> = needs

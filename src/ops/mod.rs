@@ -146,16 +146,19 @@ pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
     let mut needs = Needs::new();
     for member in ctx.members()? {
         let delivery = member.delivery();
-        match member.record {
+        match &member.record {
             Ok(_) if single && delivery != Some(crate::workspace::Delivery::Package) => {}
-            Ok(record) => needs.entry(record.tool_version).or_default().push(member.path),
+            Ok(record) => needs
+                .entry(record.tool_version.clone())
+                .or_default()
+                .push(member.path.clone()),
             // Not an invalid record but none at all: the hint is `a2c adopt --version X`.
             Err(crate::workspace::discovery::MemberError::NotAdopted { repo }) => {
-                return Err(WorkspaceError::NotAdopted { repo }.into());
+                return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into());
             }
             Err(reason) => {
                 return Err(OpsError::InvalidMember {
-                    path: member.path,
+                    path: member.path.clone(),
                     reason: reason.to_string(),
                 });
             }
@@ -188,9 +191,9 @@ pub fn git_delivery(ctx: &Context) -> Option<(PathBuf, crate::workspace::Deliver
     if ctx.workspace.is_some() {
         return None;
     }
-    let member = ctx.members().ok()?.into_iter().next()?;
+    let member = ctx.members().ok()?.first()?;
     let delivery = member.delivery()?;
-    (delivery != crate::workspace::Delivery::Package).then_some((member.path, delivery))
+    (delivery != crate::workspace::Delivery::Package).then_some((member.path.clone(), delivery))
 }
 
 /// Where the lockfile lives (see [`crate::lock::lock_path`]).

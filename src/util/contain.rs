@@ -144,6 +144,23 @@ pub fn check(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
     Ok(true)
 }
 
+/// `true` when every component of `base/rel` exists and is a real directory (a link on the
+/// way, or a component that is not a directory, is refused; a missing one gives `false`): one
+/// `lstat` per component.
+pub fn check_dir(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
+    let mut path = base.to_path_buf();
+    for seg in normal_components(rel.as_ref()) {
+        path.push(seg);
+        match lstat(&path)? {
+            None => return Ok(false),
+            Some(m) if m.file_type().is_symlink() => return Err(link_error(&path)),
+            Some(m) if !m.is_dir() => return Err(refused(&path, Why::NotDir)),
+            Some(_) => {}
+        }
+    }
+    Ok(true)
+}
+
 /// Refuses `path` when it is itself a symbolic link (a missing path is fine).
 pub fn refuse_link(path: &Path) -> io::Result<()> {
     match lstat(path)? {

@@ -1,6 +1,5 @@
 //! Discovery of the repository R and the superbuild workspace W, and enumeration of members.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::WorkspaceError;
@@ -15,8 +14,7 @@ pub const SKIPPED_DIRS: &[&str] = &[".git", ".tools_local", "target", "node_modu
 
 /// `true` when `dir` is a git repository (holds a `.git` directory or file).
 pub fn is_git_repo(dir: &Path) -> bool {
-    let git = dir.join(".git");
-    git.is_dir() || git.is_file()
+    std::fs::metadata(dir.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file())
 }
 
 /// The nearest git repository at or above `start`.
@@ -33,10 +31,15 @@ pub fn has_marker(dir: &Path) -> bool {
 /// marker always has `.tools/esys/a2c/` (the marker lives there), so for it only an adoption
 /// record counts.
 pub fn holds_tool_state(dir: &Path) -> bool {
-    match ToolStateRoot::detect(dir) {
+    holds(&ToolStateRoot::detect(dir), has_marker(dir))
+}
+
+/// [`holds_tool_state`] from a detection already made and whether the directory holds a marker.
+fn holds(detected: &std::io::Result<Option<ToolStateRoot>>, marker: bool) -> bool {
+    match detected {
         Err(_) => true, // listed, so that its refusal is reported rather than skipped
         Ok(None) => false,
-        Ok(Some(state)) => !has_marker(dir) || state.has_adoption(),
+        Ok(Some(state)) => !marker || state.has_adoption(),
     }
 }
 
@@ -85,26 +88,33 @@ pub struct Member {
     /// The version the other root's record pins, when both roots hold one (an unfinished
     /// migration): `gc` keeps it too, and `doctor` compares the two.
     pub other_version: Option<MethodVersion>,
+    /// The journal of a migration of this member that was interrupted, if any.
+    pub pending: Option<crate::migrate::Journal>,
 }
 
 impl Member {
     /// Reads the member at `path`.
     pub fn read(path: PathBuf, relative: String) -> Self {
-        let (state, refused) = match ToolStateRoot::detect(&path) {
+        let detected = ToolStateRoot::detect(&path);
+        Self::read_detected(path, relative, detected)
+    }
+
+    /// Reads the member at `path` whose tool state root was detected already.
+    fn read_detected(path: PathBuf, relative: String, detected: std::io::Result<Option<ToolStateRoot>>) -> Self {
+        let (state, refused) = match detected {
             Ok(state) => (state, None),
             Err(e) => (None, Some(e.to_string())),
         };
-        let pending = || {
-            crate::migrate::Journal::pending(&path).map(|j| MemberError::MigrationPending {
-                repo: path.clone(),
-                from: j.from,
-                to: j.to,
-            })
-        };
+        let pending = crate::migrate::Journal::pending(&path);
         let record = match &state {
             None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
-            None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending().is_some() => {
-                Err(pending().expect("checked"))
+            None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending.is_some() => {
+                let j = pending.clone().expect("checked");
+                Err(MemberError::MigrationPending {
+                    repo: path.clone(),
+                    from: j.from,
+                    to: j.to,
+                })
             }
             None => Err(MemberError::NotAdopted { repo: path.clone() }),
             Some(s) if !s.has_adoption() => Err(MemberError::MissingRecord {
@@ -127,6 +137,7 @@ impl Member {
             refused,
             record,
             other_version,
+            pending,
         }
     }
 
@@ -190,48 +201,76 @@ impl Workspace {
     /// Symlinks are never followed, so nothing outside W is listed; nested workspaces are
     /// members at most themselves: their own members belong to them.
     pub fn members(&self) -> Result<Vec<Member>, WorkspaceError> {
-        let mut found: BTreeSet<PathBuf> = BTreeSet::new();
-        if self.is_member(&self.root) {
-            found.insert(self.root.clone());
-        }
-        let mut walk = walkdir::WalkDir::new(&self.root).follow_links(false).min_depth(1);
-        if let Some(depth) = self.marker.max_depth() {
-            walk = walk.max_depth(depth);
-        }
-        let mut it = walk.into_iter();
-        while let Some(entry) = it.next() {
-            let entry = entry.map_err(|e| {
-                let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| self.root.clone());
-                std::io::Error::other(format!("failed to list `{}`: {e}", path.display()))
-            })?;
-            if !entry.file_type().is_dir() {
-                continue;
-            }
-            let name = entry.file_name().to_string_lossy();
-            if SKIPPED_DIRS.contains(&name.as_ref()) {
-                it.skip_current_dir();
-                continue;
-            }
-            let dir = entry.path();
-            if is_git_repo(dir) && holds_tool_state(dir) {
-                let relative = relative_slash(&self.root, dir).unwrap_or_default();
-                if self.marker.selects(&relative) {
-                    found.insert(dir.to_path_buf());
-                }
-            }
-            if has_marker(dir) {
-                it.skip_current_dir();
-            }
-        }
-        Ok(found
-            .into_iter()
-            .map(|path| {
-                let relative = relative_slash(&self.root, &path).unwrap_or_else(|| ".".into());
-                Member::read(path, relative)
-            })
-            .collect())
+        // The walk only lists git repositories (one `stat` of `.git` per directory); their tool
+        // state is then detected and their records read in parallel, each detected once.
+        // W itself is a member when it holds tool state (with its marker: an adoption record).
+        let mut candidates: Vec<Candidate> = vec![(self.root.clone(), ".".into(), Some(true))];
+        self.walk(&self.root, 1, self.marker.max_depth(), &mut candidates)?;
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let read = crate::util::parallel::run_parallel(&candidates, jobs, |(dir, relative, marker)| {
+            let marker = match marker {
+                Some(m) => *m,
+                None if !is_git_repo(dir) => return None,
+                None => has_marker(dir),
+            };
+            let detected = ToolStateRoot::detect(dir);
+            holds(&detected, marker).then(|| Member::read_detected(dir.clone(), relative.clone(), detected))
+        });
+        let mut members: Vec<Member> = read.into_iter().flatten().collect();
+        members.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(members)
     }
 }
+
+impl Workspace {
+    /// Lists the git repositories below `dir` (at `depth`, 1 for W's children) that the member
+    /// globs select, with whether each holds a marker. Links are never followed; skipped
+    /// directories and the inside of a nested workspace are not entered; a directory at the
+    /// deepest level the globs allow is checked but never opened.
+    fn walk(
+        &self,
+        dir: &Path,
+        depth: usize,
+        max_depth: Option<usize>,
+        out: &mut Vec<Candidate>,
+    ) -> std::io::Result<()> {
+        let listing_failed =
+            |e: std::io::Error| std::io::Error::other(format!("failed to list `{}`: {e}", dir.display()));
+        // Listed, then closed before descending: one open directory at a time, however deep.
+        let mut dirs = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(listing_failed)? {
+            let entry = entry.map_err(listing_failed)?;
+            // The entry's own type (`d_type`, else an `lstat`): a link is never a directory here.
+            let name = entry.file_name();
+            if entry.file_type().map_err(listing_failed)?.is_dir() && !SKIPPED_DIRS.iter().any(|s| name == *s) {
+                dirs.push(entry.path());
+            }
+        }
+        for path in dirs {
+            let relative = relative_slash(&self.root, &path).unwrap_or_default();
+            if max_depth.is_some_and(|max| depth >= max) {
+                // The deepest level: nothing below is walked, so whether it is a repository
+                // and holds a marker is checked later, in parallel.
+                if self.marker.selects(&relative) {
+                    out.push((path, relative, None));
+                }
+                continue;
+            }
+            let marker = has_marker(&path);
+            if self.marker.selects(&relative) && is_git_repo(&path) {
+                out.push((path.clone(), relative, Some(marker)));
+            }
+            if !marker {
+                self.walk(&path, depth + 1, max_depth, out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A directory the walk found: its path, its path relative to W, and whether it holds a marker
+/// (`None`: not checked yet, nor whether it is a git repository — see [`Workspace::walk`]).
+type Candidate = (PathBuf, String, Option<bool>);
 
 /// What discovery found from a starting directory.
 #[derive(Debug)]
@@ -347,9 +386,9 @@ impl Context {
 
     /// Members the current command covers: every member of W, or R alone outside a superbuild.
     /// Enumerated once per run.
-    pub fn members(&self) -> Result<Vec<Member>, WorkspaceError> {
+    pub fn members(&self) -> Result<&[Member], WorkspaceError> {
         if let Some(members) = self.members.get() {
-            return Ok(members.clone());
+            return Ok(members);
         }
         let members = match &self.workspace {
             Some(ws) => ws.members()?,
@@ -358,7 +397,7 @@ impl Context {
                 vec![Member::read(repo.to_path_buf(), ".".into())]
             }
         };
-        Ok(self.members.get_or_init(|| members).clone())
+        Ok(self.members.get_or_init(|| members))
     }
 
     /// The warning of every member whose migration is unfinished (both roots hold tool state),

@@ -246,10 +246,14 @@ impl LocalPointer {
         );
         let path = repo.join(POINTER_PATH);
         // Never through a link: a member's `.tools_local/esys/a2c` must be a real directory.
-        super::state_root::create_local(repo)?;
-        if crate::util::contain::read_config(&path)?.is_some_and(|old| old == text) {
+        // The common case, a pointer already right, reads it without creating anything.
+        let dir = Path::new(POINTER_PATH).parent().expect("a file in a directory");
+        if crate::util::contain::check_dir(repo, dir)?
+            && crate::util::contain::read_config(&path)?.is_some_and(|old| old == text)
+        {
             return Ok(());
         }
+        super::state_root::create_local(repo)?;
         crate::util::fs::write_atomic(&path, text.as_bytes())
     }
 }

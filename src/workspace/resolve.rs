@@ -133,6 +133,21 @@ fn legacy_mount_link(repo: &Path, workspace: Option<&Path>) -> Option<Note> {
 /// `R/.tools_local/esys/a2c/V/`, and `R/tools/ai-rules/`, each only when its manifest declares
 /// V and no link leads to it. `W/tools/ai-rules/` is never a method asset root.
 pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -> Result<Resolution, WorkspaceError> {
+    resolve_with(repo, workspace, version, None)
+}
+
+/// What each store version directory resolved to, remembered for one run that changes no store
+/// (`doctor` resolves thousands of members against a few versions of one store).
+#[derive(Debug, Default)]
+pub struct StoreMemo(std::sync::Mutex<std::collections::HashMap<PathBuf, Result<bool, Note>>>);
+
+/// [`resolve`], with the store checks remembered in `memo` when given.
+pub fn resolve_with(
+    repo: &Path,
+    workspace: Option<&Path>,
+    version: &MethodVersion,
+    memo: Option<&StoreMemo>,
+) -> Result<Resolution, WorkspaceError> {
     let mut looked = Vec::new();
     let mut notes = Vec::new();
     let mut candidates = Vec::new();
@@ -144,10 +159,26 @@ pub fn resolve(repo: &Path, workspace: Option<&Path>, version: &MethodVersion) -
     }
     for (store, rule) in candidates {
         let dir = store.version_dir(version);
-        let checked = store_version(store.owner(), &dir).and_then(|ok| match ok {
-            true => manifest_is(&dir, version).map(|()| true),
-            false => Ok(false),
-        });
+        let check = || {
+            store_version(store.owner(), &dir).and_then(|ok| match ok {
+                true => manifest_is(&dir, version).map(|()| true),
+                false => Ok(false),
+            })
+        };
+        let checked = match memo {
+            Some(memo) => {
+                let known = memo.0.lock().unwrap_or_else(|p| p.into_inner()).get(&dir).cloned();
+                known.unwrap_or_else(|| {
+                    let r = check();
+                    memo.0
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(dir.clone(), r.clone());
+                    r
+                })
+            }
+            None => check(),
+        };
         match checked {
             Ok(true) => return Ok(Resolution { root: dir, rule }),
             Ok(false) => {}

@@ -36,6 +36,9 @@ pub struct ToolStateRoot {
     pub both_present: bool,
     /// The other root's adoption record path, when both roots hold one.
     pub other_record: Option<PathBuf>,
+    /// The root read holds an adoption record (a link there counts, so that reading it refuses
+    /// it), as detected.
+    record: bool,
 }
 
 /// What one root holds, checked without following links.
@@ -48,27 +51,31 @@ struct RootState {
 
 fn root_state(repo: &Path, root: &str) -> std::io::Result<RootState> {
     let dir = repo.join(root);
-    if !(crate::util::contain::check(repo, root)? && crate::util::contain::is_real_dir(&dir)) {
+    if !crate::util::contain::check_dir(repo, root)? {
         return Ok(RootState {
             dir: false,
             record: false,
             state_files: false,
         });
     }
-    let mut state_files = false;
-    for entry in fs_err::read_dir(&dir)? {
-        let name = entry?.file_name();
-        if !A2C_OWNED.iter().any(|n| name == *n) {
-            state_files = true;
-            break;
-        }
-    }
     Ok(RootState {
         dir: true,
         // A link there counts, so that reading it refuses it rather than skipping it.
         record: std::fs::symlink_metadata(dir.join(ADOPTION_FILE)).is_ok(),
-        state_files,
+        // Listed only when the other root exists too (see `detect`).
+        state_files: false,
     })
+}
+
+/// `true` when `dir` holds tool state files other than a2c's own (the marker and the lock).
+fn holds_state_files(dir: &Path) -> std::io::Result<bool> {
+    for entry in fs_err::read_dir(dir)? {
+        let name = entry?.file_name();
+        if !A2C_OWNED.iter().any(|n| name == *n) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 impl ToolStateRoot {
@@ -79,8 +86,13 @@ impl ToolStateRoot {
     /// both roots is checked with `lstat`: a root (or `.tools`, `.tools/esys`) that is a
     /// symbolic link is refused, never followed.
     pub fn detect(repo: &Path) -> std::io::Result<Option<Self>> {
-        let c = root_state(repo, CANONICAL_ROOT)?;
-        let l = root_state(repo, LEGACY_ROOT)?;
+        let mut c = root_state(repo, CANONICAL_ROOT)?;
+        let mut l = root_state(repo, LEGACY_ROOT)?;
+        // Whether both roots hold state matters only when both exist: only then are they listed.
+        if c.dir && l.dir {
+            c.state_files = holds_state_files(&repo.join(CANONICAL_ROOT))?;
+            l.state_files = holds_state_files(&repo.join(LEGACY_ROOT))?;
+        }
         let layout = if c.record {
             Layout::Canonical
         } else if l.record {
@@ -103,6 +115,7 @@ impl ToolStateRoot {
             dir,
             both_present: (c.record || c.state_files) && (l.record || l.state_files),
             other_record,
+            record: c.record || l.record,
         }))
     }
 
@@ -119,7 +132,7 @@ impl ToolStateRoot {
     /// `true` when this root holds an adoption record (a link there counts, so that reading it
     /// refuses it rather than skipping it).
     pub fn has_adoption(&self) -> bool {
-        std::fs::symlink_metadata(self.adoption_path()).is_ok()
+        self.record
     }
 
     /// Reads the adoption record (the write contract) of this root.
