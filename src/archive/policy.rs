@@ -94,8 +94,8 @@ pub fn entry_segments(raw: &[u8]) -> Result<Vec<String>, ArchiveError> {
         if seg.ends_with('.') || seg.ends_with(' ') {
             return refuse(name, format!("segment `{seg}` ends with a dot or space"));
         }
-        let stem = seg.split('.').next().unwrap_or(seg).trim_end().to_ascii_lowercase();
-        if DEVICE_NAMES.contains(&stem.as_str()) {
+        let stem = seg.split('.').next().unwrap_or(seg).trim_end();
+        if DEVICE_NAMES.iter().any(|d| stem.eq_ignore_ascii_case(d)) {
             return refuse(name, format!("segment `{seg}` is a Windows device name"));
         }
         if seg.eq_ignore_ascii_case(".git") {
@@ -133,6 +133,8 @@ pub struct Sink<'a> {
     explicit_dirs: HashSet<String>,
     /// Directories already created under `dest` (relative), so that each costs one `mkdir`.
     created: HashSet<String>,
+    /// Exact paths claimed as directories (each with its ancestors checked).
+    claimed_dirs: HashSet<String>,
     files: Vec<TreeFile>,
     /// One copy buffer for every file (zeroing a fresh one per file costs more than the copy).
     buf: Vec<u8>,
@@ -150,6 +152,7 @@ impl<'a> Sink<'a> {
             seen: HashMap::new(),
             explicit_dirs: HashSet::new(),
             created: HashSet::new(),
+            claimed_dirs: HashSet::new(),
             files: Vec::new(),
             buf: vec![0; 64 * 1024],
         })
@@ -173,13 +176,26 @@ impl<'a> Sink<'a> {
 
     fn claim(&mut self, segments: &[String], kind: Kind) -> Result<String, ArchiveError> {
         let path = segments.join("/");
-        for depth in 1..=segments.len() {
-            let prefix = segments[..depth].join("/");
-            let key = fold(&prefix);
+        // The end of each prefix (`a`, `a/b`, … `a/b/c`) in `path`.
+        let mut ends = Vec::with_capacity(segments.len());
+        let mut end = 0;
+        for (i, seg) in segments.iter().enumerate() {
+            end += seg.len() + usize::from(i > 0);
+            ends.push(end);
+        }
+        // A parent claimed as a directory already had every ancestor checked: only the last
+        // segment is new (the common case: a file beside others).
+        let first = match ends.len() {
+            n if n > 1 && self.claimed_dirs.contains(&path[..ends[n - 2]]) => n,
+            _ => 1,
+        };
+        for depth in first..=segments.len() {
+            let prefix = &path[..ends[depth - 1]];
+            let key = fold(prefix);
             let this_kind = if depth == segments.len() { kind } else { Kind::Dir };
             let is_last = depth == segments.len();
             match self.seen.get(&key) {
-                Some((exact, _)) if *exact != prefix => {
+                Some((exact, _)) if exact != prefix => {
                     return refuse(
                         &path,
                         format!("`{prefix}` and `{exact}` differ only in case or Unicode normalization"),
@@ -193,9 +209,14 @@ impl<'a> Sink<'a> {
                     };
                     return refuse(&path, format!("{why}: `{prefix}`"));
                 }
-                Some(_) => {}
+                Some(_) => {
+                    self.claimed_dirs.insert(prefix.to_string());
+                }
                 None => {
-                    self.seen.insert(key, (prefix, this_kind));
+                    if this_kind == Kind::Dir {
+                        self.claimed_dirs.insert(prefix.to_string());
+                    }
+                    self.seen.insert(key, (prefix.to_string(), this_kind));
                 }
             }
         }
@@ -221,6 +242,9 @@ impl<'a> Sink<'a> {
 
     /// Creates the directory `segments` and its missing ancestors beneath `dest`.
     fn create_dirs(&mut self, segments: &[String]) -> Result<(), ArchiveError> {
+        if segments.is_empty() || self.created.contains(&segments.join("/")) {
+            return Ok(());
+        }
         for depth in 1..=segments.len() {
             let rel = segments[..depth].join("/");
             if !self.created.contains(&rel) {
@@ -320,6 +344,10 @@ impl<'a> Sink<'a> {
 /// (macOS, Windows): lower case, Unicode NFC.
 fn fold(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
+    // ASCII is its own NFC form, and its lower case is ASCII's.
+    if name.is_ascii() {
+        return name.to_ascii_lowercase();
+    }
     name.nfc().collect::<String>().to_lowercase()
 }
 

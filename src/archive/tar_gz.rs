@@ -51,12 +51,15 @@ fn type_name(byte: u8) -> String {
 pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
     const CHUNK: usize = 256 * 1024;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
+    // Chunks the parser is done with come back, so that none is allocated and zeroed again.
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
     let mut gz = flate2::read::GzDecoder::new(source);
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
             parse(
                 ChannelReader {
                     rx,
+                    back: back_tx,
                     chunk: Vec::new(),
                     at: 0,
                 },
@@ -65,7 +68,8 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
         });
         let mut inflate_error = None;
         loop {
-            let mut buf = vec![0u8; CHUNK];
+            let mut buf = back_rx.try_recv().unwrap_or_default();
+            buf.resize(CHUNK, 0);
             match gz.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
@@ -96,6 +100,8 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
 /// The inflated stream, as chunks from the inflating thread.
 struct ChannelReader {
     rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Where a chunk read to its end goes back to the inflating side.
+    back: std::sync::mpsc::Sender<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,
 }
@@ -105,7 +111,10 @@ impl Read for ChannelReader {
         while self.at == self.chunk.len() {
             match self.rx.recv() {
                 Ok(chunk) => {
-                    self.chunk = chunk;
+                    let done = std::mem::replace(&mut self.chunk, chunk);
+                    if done.capacity() > 0 {
+                        let _ = self.back.send(done);
+                    }
                     self.at = 0;
                 }
                 Err(_) => return Ok(0), // the inflating side is done
@@ -125,10 +134,10 @@ fn parse(inflated: impl Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
         let mut entry = entry.map_err(corrupt)?;
         let kind = entry.header().entry_type();
         let raw = entry.path_bytes().into_owned();
-        let name = String::from_utf8_lossy(&raw).into_owned();
-        let entry_name = name.escape_debug().to_string();
+        // The name as messages show it, made only for a message.
+        let entry_name = || String::from_utf8_lossy(&raw).escape_debug().to_string();
         let refuse_why = |reason: String| ArchiveError::Entry {
-            entry: entry_name.clone(),
+            entry: entry_name(),
             reason,
         };
         if matches!(kind, EntryType::XGlobalHeader) {
@@ -160,7 +169,7 @@ fn parse(inflated: impl Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
         }
         sink.count_entry()?;
         let refuse = |what: &str| ArchiveError::Entry {
-            entry: entry_name.clone(),
+            entry: entry_name(),
             reason: format!("{what} entries are not allowed"),
         };
         match kind {
