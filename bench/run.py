@@ -483,8 +483,9 @@ def single_suite(args, a2c):
 
 
 def pack_suite(args, a2c):
-    """Issue 16, item 5: `a2c pack --level N` for N in 1, 6, 9 on a 256 MiB tree (one file,
-    half text, half noise): pack time, bundle size, and a cold install of the bundle."""
+    """Issue 16, item 5: `a2c pack --level N` for N in 1, 6, 9, and `--threads 2` at levels 1
+    and 6, on a 256 MiB tree (one file, half text, half noise): pack time, bundle size, and a
+    cold install of the bundle."""
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-pack-", dir=base)
     try:
@@ -494,18 +495,20 @@ def pack_suite(args, a2c):
         big_tree(tree, "7.0.0", 0, 0, one_file=256 << 20)
         print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
               f"work dir on {'tmpfs' if base else 'disk'}; 256 MiB tree, median of {max(3, args.runs)}")
-        print("| level | pack | bundle | cold install |")
-        print("|---|---|---|---|")
-        for level in (1, 6, 9):
+        print("| level | threads | pack | bundle | cold install |")
+        print("|---|---|---|---|---|")
+        for level, threads in ((1, 1), (6, 1), (9, 1), (1, 2), (6, 2)):
             packs, installs = [], []
-            reg = os.path.join(work, f"reg{level}")
+            name = f"{level}-{threads}"
+            reg = os.path.join(work, f"reg{name}")
             for r in range(max(3, args.runs)):
                 shutil.rmtree(reg, ignore_errors=True)
-                dt, _ = timed([a2c, "-q", "pack", tree, "--version", "7.0.0", "--registry", reg, "--level", str(level)], env)
+                dt, _ = timed([a2c, "-q", "pack", tree, "--version", "7.0.0", "--registry", reg,
+                               "--level", str(level), "--threads", str(threads)], env)
                 packs.append(dt)
-            w = os.path.join(work, f"w{level}")
+            w = os.path.join(work, f"w{name}")
             if not os.path.isdir(w):
-                members_superbuild(work, f"w{level}", 1, f"../reg{level}")
+                members_superbuild(work, f"w{name}", 1, f"../reg{name}")
                 with open(os.path.join(w, "products/p0000/.tools/esys/a2c/adoption.yaml"), "w") as f:
                     f.write("schema_version: 2\ntool_version: 7.0.0\ndelivery: package\n")
                 sh([a2c, "-q", "-C", w, "lock"], env=env)
@@ -515,7 +518,7 @@ def pack_suite(args, a2c):
                 dt, _ = timed([a2c, "-q", "-C", w, "install"], env)
                 installs.append(dt)
             size = os.path.getsize(os.path.join(reg, "bundles", "a2c-7.0.0.tar.gz"))
-            print(f"| {level} | {statistics.median(packs):.2f} s | {size / 2**20:.0f} MiB | "
+            print(f"| {level} | {threads} | {statistics.median(packs):.2f} s | {size / 2**20:.1f} MiB | "
                   f"{statistics.median(installs)*1000:.0f} ms |", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

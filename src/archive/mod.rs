@@ -4,6 +4,7 @@
 //!
 //! Everything here is blocking code; callers run it on worker threads.
 
+mod blockgz;
 mod pack;
 mod policy;
 mod tar_gz;
@@ -13,7 +14,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use pack::{DEFAULT_LEVEL, PackedBundle, pack_tree, scan_tree};
+pub use pack::{DEFAULT_LEVEL, Deflate, PackedBundle, pack_tree, scan_tree};
 pub use policy::{Limits, RECEIPT_FILE, TREE_FILE, entry_segments};
 
 use crate::util::digest::{HashingReader, Sha256, TreeFile, tree_digest};

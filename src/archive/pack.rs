@@ -114,19 +114,51 @@ pub fn check_install_limits(
 /// a bundle's bytes: re-packing a published version at another level gives other bytes.
 pub const DEFAULT_LEVEL: u32 = 6;
 
+/// How `pack` deflates: the level, and the threads (1: one deflate stream, the default; 2 or
+/// more: independent blocks, see [`super::blockgz`] — other bytes than one stream's, the same
+/// for any count of threads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deflate {
+    pub level: u32,
+    pub threads: usize,
+}
+
+impl Default for Deflate {
+    fn default() -> Self {
+        Self {
+            level: DEFAULT_LEVEL,
+            threads: 1,
+        }
+    }
+}
+
 pub fn pack_tree(
     root: &Path,
     top: &str,
     format: Format,
     out: &Path,
     limits: &super::Limits,
-    level: u32,
+    deflate: Deflate,
 ) -> Result<PackedBundle, ArchiveError> {
     let (dirs, files) = scan_tree(root)?;
     check_install_limits(root, &dirs, &files, limits)?;
     let file = fs_err::File::create(out)?;
+    let level = deflate.level;
     let digests = match format {
-        Format::TarGz => write_tar_gz(BufWriter::new(file), top, &dirs, &files, level)?,
+        Format::TarGz if deflate.threads > 1 => {
+            let gz = super::blockgz::BlockGzWriter::new(BufWriter::new(file), level, deflate.threads)?;
+            let (gz, digests) = write_tar(gz, top, &dirs, &files)?;
+            gz.finish()?;
+            digests
+        }
+        Format::TarGz => {
+            let gz = flate2::GzBuilder::new()
+                .mtime(0)
+                .write(BufWriter::new(file), flate2::Compression::new(level));
+            let (gz, digests) = write_tar(gz, top, &dirs, &files)?;
+            gz.finish()?.flush()?;
+            digests
+        }
         Format::Zip => write_zip(file, top, &dirs, &files, level)?,
     };
     let (sha256, size) = sha256_reader(fs_err::File::open(out)?)?;
@@ -162,17 +194,15 @@ fn tree_file(file: &SourceFile, reader: HashingReader<fs_err::File>) -> Result<T
     })
 }
 
-fn write_tar_gz(
-    out: impl Write,
+/// Writes the deterministic tar stream of the tree into `out`; returns `out` and the files'
+/// digests.
+fn write_tar<W: Write>(
+    out: W,
     top: &str,
     dirs: &[String],
     files: &[SourceFile],
-    level: u32,
-) -> Result<Vec<TreeFile>, ArchiveError> {
-    let gz = flate2::GzBuilder::new()
-        .mtime(0)
-        .write(out, flate2::Compression::new(level));
-    let mut builder = tar::Builder::new(gz);
+) -> Result<(W, Vec<TreeFile>), ArchiveError> {
+    let mut builder = tar::Builder::new(out);
     builder.mode(tar::HeaderMode::Deterministic);
     let header = |kind: tar::EntryType, mode: u32, size: u64| {
         let mut h = tar::Header::new_gnu();
@@ -206,9 +236,7 @@ fn write_tar_gz(
         builder.append_data(&mut h, format!("{top}/{}", f.relative), (&mut reader).take(f.size))?;
         digests.push(tree_file(f, reader)?);
     }
-    let gz = builder.into_inner()?;
-    gz.finish()?.flush()?;
-    Ok(digests)
+    Ok((builder.into_inner()?, digests))
 }
 
 fn write_zip(

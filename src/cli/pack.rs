@@ -32,10 +32,22 @@ pub struct PackArgs {
     /// bytes: the same tree at the same level gives the same bundle, at another level another
     #[arg(long, value_name = "N", default_value_t = crate::archive::DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub level: u32,
+    /// Deflate a tar.gz bundle on N threads, in independent 1 MiB blocks (N >= 2). Such a
+    /// bundle's bytes are the same for any N >= 2 but differ from the default's (one deflate
+    /// stream, N = 1): re-pack a published version with the setting it was published with
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: u16,
     /// Sign the index with this secret key (from `a2c key generate`) after publishing (for
     /// an OCI registry: push the signed `a2c-index` artifact)
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<PathBuf>,
+}
+
+fn deflate(args: &PackArgs) -> crate::archive::Deflate {
+    crate::archive::Deflate {
+        level: args.level,
+        threads: usize::from(args.threads),
+    }
 }
 
 pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
@@ -53,7 +65,7 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     };
     let tree = cwd.join(&args.dir);
     let key = args.sign.as_ref().map(|k| cwd.join(k));
-    let published = publish(&tree, &args.version, format, &registry, key.as_deref(), args.level)?;
+    let published = publish(&tree, &args.version, format, &registry, key.as_deref(), deflate(args))?;
     if key.is_none() && published.changed && crate::registry::publish::is_signed(&registry) {
         printer.warn(format!(
             "the index of `{}` is signed and changed: re-sign it (`a2c sign --registry DIR --key KEYFILE`), or installs that pin its key refuse it",
@@ -112,7 +124,7 @@ fn push_oci(
         format,
         tmp.path(),
         &limits,
-        args.level,
+        deflate(args),
     )?;
     let client = crate::registry::client::LazyClient::new(vec![oci.api.clone()]);
     let http = client.get()?;

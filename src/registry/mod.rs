@@ -61,6 +61,9 @@ pub enum RegistryError {
         index: PathBuf,
         existing: String,
         new: String,
+        /// The files are the published version's (its tree digest matches): only the packing
+        /// differs.
+        same_tree: bool,
     },
     #[error("no registry configured")]
     NoRegistry,
@@ -97,6 +100,7 @@ impl RegistryError {
             Self::ChangedLockedBundle { .. } => {
                 "a published bundle must never change: ask the registry's owner; to accept the new bundle deliberately, run `a2c lock --update`".into()
             }
+            Self::AlreadyPublished { same_tree: true, .. } => "the files are the published version's (the tree digests match): only how they were packed differs; pack with the settings the version was published with (`--level`, `--threads`, `--format`)".into(),
             Self::AlreadyPublished { .. } => "publish the changed tree under a new version".into(),
             Self::NoRegistry => format!(
                 "pass `--registry URL`, set {}, or add `registry:` to the workspace marker",

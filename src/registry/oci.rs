@@ -461,6 +461,7 @@ pub fn push(
             index: std::path::PathBuf::from(oci.display()),
             existing: existing.trim_start_matches("sha256:").to_string(),
             new: sha256.to_hex(),
+            same_tree: doc["annotations"][ANNOTATION_TREE].as_str() == Some(tree),
         });
     }
     push_blob(http, oci, EMPTY_DIGEST, Payload::Bytes(b"{}".to_vec()))?;

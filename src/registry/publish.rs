@@ -161,7 +161,7 @@ pub fn publish(
     format: Format,
     registry: &Path,
     sign: Option<&Path>,
-    level: u32,
+    deflate: archive::Deflate,
 ) -> Result<Published, PublishError> {
     let manifest = MethodManifest::read_tree(tree)?;
     if &manifest.version != version {
@@ -178,7 +178,8 @@ pub fn publish(
     // Pack first (the slow part), outside the lock; only the index update is serialized.
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
     let limits = archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    let packed: PackedBundle = archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits, level)?;
+    let packed: PackedBundle =
+        archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits, deflate)?;
     // Under the registry's publish lock: re-read the index, then write it atomically, so that
     // concurrent `a2c pack` runs never lose each other's versions.
     let _lock = PublishLock::acquire(registry)?;
@@ -200,6 +201,7 @@ pub fn publish(
                 index: index_path,
                 existing: existing.sha256.to_hex(),
                 new: packed.sha256.to_hex(),
+                same_tree: existing.tree.as_deref() == Some(packed.tree.as_str()),
             }
             .into());
         }
