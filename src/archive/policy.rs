@@ -138,6 +138,101 @@ pub struct Sink<'a> {
     files: Vec<TreeFile>,
     /// One copy buffer for every file (zeroing a fresh one per file costs more than the copy).
     buf: Vec<u8>,
+    /// When set, directories and file contents go to a writer thread (see [`Writer`]); the
+    /// checks, limits and hashes stay here.
+    writer: Option<WriterLink>,
+}
+
+/// What the checking side says to the writer thread, in order.
+pub enum Op {
+    Dir(String),
+    /// A whole file in one chunk (most files of a method tree).
+    Whole {
+        path: String,
+        mode: u32,
+        data: Vec<u8>,
+    },
+    /// A larger file's first chunk; `Data` chunks and `End` follow.
+    File {
+        path: String,
+        mode: u32,
+        first: Vec<u8>,
+    },
+    Data(Vec<u8>),
+    End,
+}
+
+/// The checking side's end of a writer thread: the operations it sends, and the chunk
+/// buffers the writer gives back for reuse.
+pub struct WriterLink {
+    ops: std::sync::mpsc::SyncSender<Op>,
+    spare: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+/// The writing side: executes [`Op`]s beneath `dest` through its own directory handle, which
+/// follows no link, exactly as the [`Sink`] would have. Stops at the first error (the checking
+/// side then sees its channel closed, and the caller takes this error).
+pub struct Writer {
+    dest: PathBuf,
+    beneath: crate::util::contain::Beneath,
+    ops: std::sync::mpsc::Receiver<Op>,
+    spare: std::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl Writer {
+    /// A writer for `dest` and the link the [`Sink`] uses to feed it (at most `depth`
+    /// operations in flight).
+    pub fn new(dest: &Path, depth: usize) -> Result<(Writer, WriterLink), ArchiveError> {
+        let (ops_tx, ops_rx) = std::sync::mpsc::sync_channel(depth);
+        let (spare_tx, spare_rx) = std::sync::mpsc::channel();
+        Ok((
+            Writer {
+                dest: dest.to_path_buf(),
+                beneath: crate::util::contain::Beneath::open(dest)?,
+                ops: ops_rx,
+                spare: spare_tx,
+            },
+            WriterLink {
+                ops: ops_tx,
+                spare: spare_rx,
+            },
+        ))
+    }
+
+    /// Runs until the checking side is done (or this fails).
+    pub fn run(self) -> Result<(), ArchiveError> {
+        let mut current: Option<fs_err::File> = None;
+        for op in self.ops.iter() {
+            match op {
+                Op::Dir(rel) => self.beneath.create_dir(Path::new(&rel))?,
+                Op::Whole { path, mode, data } => {
+                    let file = self.beneath.create_file(Path::new(&path), mode)?;
+                    fs_err::File::from_parts(file, self.dest.join(&path)).write_all(&data)?;
+                    let _ = self.spare.send(data);
+                }
+                Op::File { path, mode, first } => {
+                    let file = self.beneath.create_file(Path::new(&path), mode)?;
+                    let mut file = fs_err::File::from_parts(file, self.dest.join(&path));
+                    file.write_all(&first)?;
+                    let _ = self.spare.send(first);
+                    current = Some(file);
+                }
+                Op::Data(chunk) => {
+                    if let Some(f) = current.as_mut() {
+                        f.write_all(&chunk)?;
+                    }
+                    let _ = self.spare.send(chunk);
+                }
+                Op::End => current = None,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The checking side found the writer gone: it failed, and its own error is the one to report.
+fn writer_gone() -> ArchiveError {
+    ArchiveError::Io(std::io::Error::other("the writing thread stopped"))
 }
 
 impl<'a> Sink<'a> {
@@ -155,7 +250,30 @@ impl<'a> Sink<'a> {
             claimed_dirs: HashSet::new(),
             files: Vec::new(),
             buf: vec![0; 64 * 1024],
+            writer: None,
         })
+    }
+
+    /// The directory entries are extracted into.
+    pub fn dest(&self) -> &Path {
+        self.dest
+    }
+
+    /// Sends directories and file contents to a writer thread from now on.
+    pub fn set_writer(&mut self, link: WriterLink) {
+        self.writer = Some(link);
+    }
+
+    /// Stops sending to the writer thread (it ends once it has written everything sent).
+    pub fn close_writer(&mut self) {
+        self.writer = None;
+    }
+
+    fn send(&self, op: Op) -> Result<(), ArchiveError> {
+        match &self.writer {
+            Some(w) => w.ops.send(op).map_err(|_| writer_gone()),
+            None => Ok(()),
+        }
     }
 
     /// Counts one entry of any kind against the entry limit.
@@ -248,7 +366,10 @@ impl<'a> Sink<'a> {
         for depth in 1..=segments.len() {
             let rel = segments[..depth].join("/");
             if !self.created.contains(&rel) {
-                self.beneath.create_dir(Path::new(&rel))?;
+                match self.writer {
+                    Some(_) => self.send(Op::Dir(rel.clone()))?,
+                    None => self.beneath.create_dir(Path::new(&rel))?,
+                }
                 self.created.insert(rel);
             }
         }
@@ -269,14 +390,19 @@ impl<'a> Sink<'a> {
             });
         }
         let path = self.claim(segments, Kind::File)?;
-        let target = self.dest.join(&path);
         self.create_dirs(&segments[..segments.len() - 1])?;
         let mode = if executable { 0o555 } else { 0o444 };
-        let file = self.beneath.create_file(Path::new(&path), mode)?;
-        let mut file = fs_err::File::from_parts(file, &target);
+        let mut file = match self.writer {
+            Some(_) => None,
+            None => {
+                let target = self.dest.join(&path);
+                let file = self.beneath.create_file(Path::new(&path), mode)?;
+                Some(fs_err::File::from_parts(file, target))
+            }
+        };
         let mut hasher = Hasher::default();
         let mut buf = std::mem::take(&mut self.buf);
-        let result = self.copy_into(&path, &mut file, &mut hasher, &mut buf, content);
+        let result = self.copy_into(&path, mode, file.as_mut(), &mut hasher, &mut buf, content);
         self.buf = buf;
         result?;
         let size = hasher.bytes;
@@ -293,15 +419,21 @@ impl<'a> Sink<'a> {
         Ok(())
     }
 
+    /// Copies `content` into `file`, or, with a writer thread, into chunks sent to it: a file
+    /// that fits in one chunk as one operation.
     fn copy_into(
         &self,
         path: &str,
-        file: &mut fs_err::File,
+        mode: u32,
+        mut file: Option<&mut fs_err::File>,
         hasher: &mut Hasher,
         buf: &mut [u8],
         content: &mut dyn Read,
     ) -> Result<(), ArchiveError> {
         let mut limited = content.take(self.remaining() + 1);
+        // With a writer: the first chunk is held until it is known whether more follow.
+        let mut held: Option<Vec<u8>> = None;
+        let mut opened = false;
         loop {
             let n = limited.read(buf).map_err(|e| ArchiveError::Corrupt {
                 format: self.format,
@@ -316,9 +448,39 @@ impl<'a> Sink<'a> {
                     limit: self.limits.max_unpacked_bytes,
                 });
             }
-            file.write_all(&buf[..n])?;
+            match (&mut file, &self.writer) {
+                (Some(f), _) => f.write_all(&buf[..n])?,
+                (None, Some(w)) => {
+                    // A chunk the writer gave back, refilled (copied, never zeroed).
+                    let mut chunk = w.spare.try_recv().unwrap_or_default();
+                    chunk.clear();
+                    chunk.extend_from_slice(&buf[..n]);
+                    match (opened, held.take()) {
+                        (false, None) => held = Some(chunk),
+                        (false, Some(first)) => {
+                            self.send(Op::File {
+                                path: path.to_string(),
+                                mode,
+                                first,
+                            })?;
+                            self.send(Op::Data(chunk))?;
+                            opened = true;
+                        }
+                        (true, _) => self.send(Op::Data(chunk))?,
+                    }
+                }
+                (None, None) => unreachable!("a file goes to the writer or to a handle"),
+            }
         }
-        Ok(())
+        match (self.writer.is_some() && file.is_none(), opened) {
+            (true, false) => self.send(Op::Whole {
+                path: path.to_string(),
+                mode,
+                data: held.unwrap_or_default(),
+            }),
+            (true, true) => self.send(Op::End),
+            (false, _) => Ok(()),
+        }
     }
 
     /// The extracted root (stripping a single top-level directory shared by every entry) and
