@@ -15,6 +15,14 @@ use crate::workspace::resolve::{LEGACY_AI_RULES, Note, Rule, StoreMemo, resolve_
 use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT, LOCAL_DIR};
 use crate::workspace::{Context, Delivery, Layout, Member, WorkspaceError};
 
+/// What one doctor run learns once and every member shares: each store version's check, and
+/// the newest a2c each resolved root's manifest asks for.
+#[derive(Default)]
+struct Memo(
+    StoreMemo,
+    std::sync::Mutex<std::collections::HashMap<PathBuf, Option<MethodVersion>>>,
+);
+
 pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, WorkspaceError> {
     let mut out = Vec::new();
     let members = ctx.members()?;
@@ -26,7 +34,7 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     // Each member's checks read only that member: they run in parallel, and their findings
     // are kept in member order.
     let owner = ctx.store_owner()?;
-    let memo = StoreMemo::default();
+    let memo = Memo::default();
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let per_member = crate::util::parallel::run_parallel(members, jobs, |m| {
         let mut out = Vec::new();
@@ -199,14 +207,14 @@ fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     }
 }
 
-fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &StoreMemo, out: &mut Vec<Finding>) {
+fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &Memo, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
     let delivery = m.delivery().unwrap_or(Delivery::Package);
     let delivered = match delivery {
         Delivery::Copy | Delivery::Submodule | Delivery::Clone => git_delivery(m, version, delivery, ws, out),
         Delivery::None | Delivery::Package => false,
     };
-    let resolved = match resolve_with(&m.path, ws, version, Some(memo)) {
+    let resolved = match resolve_with(&m.path, ws, version, Some(&memo.0)) {
         Ok(r) => r,
         Err(WorkspaceError::NotResolved { .. }) if delivery == Delivery::None => {
             out.push(finding(
@@ -293,9 +301,26 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &Sto
             "install them with `a2c install` (delivery: package) to stop depending on the mount",
         ));
     }
-    if let Ok(manifest) = MethodManifest::read_tree(&resolved.root)
-        && let Some(min) = manifest.needs_newer_a2c()
-    {
+    // A store version's manifest is read once per run, whatever the members pinning it.
+    let needs_newer = {
+        let known = memo
+            .1
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&resolved.root)
+            .cloned();
+        known.unwrap_or_else(|| {
+            let min = MethodManifest::read_tree(&resolved.root)
+                .ok()
+                .and_then(|m| m.needs_newer_a2c().cloned());
+            memo.1
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(resolved.root.clone(), min.clone());
+            min
+        })
+    };
+    if let Some(min) = needs_newer {
         out.push(finding(
             Code::A2cTooOld,
             repo,
@@ -469,6 +494,9 @@ fn pointer(m: &Member, ws: &Path, out: &mut Vec<Finding>) {
     }
     let stale = match LocalPointer::read(&m.path) {
         Ok(None) => return,
+        // W is canonical; a pointer naming it exactly (as `install` writes it) needs no
+        // resolving of its own.
+        Ok(Some(p)) if p.workspace_root == ws => None,
         Ok(Some(p)) => {
             let target = crate::util::paths::absolute(&p.workspace_root);
             (target != ws).then(|| {

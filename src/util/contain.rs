@@ -283,7 +283,8 @@ pub fn read_config(path: &Path) -> io::Result<Option<String>> {
             ),
         ));
     }
-    let mut text = String::new();
+    // Sized from the `fstat` above: one read for the content and one for the end, no probe.
+    let mut text = String::with_capacity(meta.len() as usize + 1);
     file.take(MAX_CONFIG_BYTES)
         .read_to_string(&mut text)
         .map_err(|e| with_path(e, "read", path))?;
