@@ -89,6 +89,16 @@ impl Run {
         self
     }
 
+    /// Exit 1, and stderr names every one of `needles`.
+    #[track_caller]
+    pub fn fails_with(&self, needles: &[&str]) -> &Self {
+        self.failure();
+        for n in needles {
+            assert!(self.stderr.contains(n), "expected `{n}` in stderr:\n{}", self.stderr);
+        }
+        self
+    }
+
     /// Exit code and stderr, for a snapshot of an error (temp paths are already `[TMP]`;
     /// loopback ports become `[PORT]`), as uv's tests snapshot their errors.
     pub fn error_transcript(&self) -> String {
