@@ -271,7 +271,7 @@ impl Reporter for ProgressReporter {
             && let Some((at, bytes)) = l.started.lock().unwrap_or_else(|p| p.into_inner()).get(version)
         {
             self.printer.status(format!(
-                "installed {version} ({}) in {:.2} s",
+                "done {version} ({}, {:.2} s)",
                 HumanBytes(*bytes),
                 at.elapsed().as_secs_f64()
             ));

@@ -953,7 +953,7 @@ fn progress_lines_when_stderr_is_not_a_terminal() {
             let started = lines.iter().position(|l| l.starts_with(&format!("installing {v} (")));
             let finished = lines
                 .iter()
-                .position(|l| l.starts_with(&format!("installed {v} (")) && l.contains(" B) in ") && l.ends_with(" s"));
+                .position(|l| l.starts_with(&format!("done {v} (")) && l.contains(" B, ") && l.ends_with(" s)"));
             assert!(
                 matches!((started, finished), (Some(s), Some(f)) if s < f),
                 "{v}: a line when it starts and one when it is done, with size and time:\n{stderr}"
