@@ -56,6 +56,9 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         None => std::env::current_dir()?,
     };
     let format: Format = args.format.parse().map_err(anyhow::Error::msg)?;
+    if format == Format::Zip && args.threads > 1 {
+        anyhow::bail!("--threads applies to tar.gz bundles; a zip bundle is deflated entry by entry, on one thread");
+    }
     let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
         RegistryLocation::Dir(dir) => dir,
         RegistryLocation::Oci(oci) => return push_oci(args, &cwd, format, &oci, printer),

@@ -921,6 +921,22 @@ fn pack_threads_are_deterministic_for_any_count() {
         "only how they were packed differs",
         "`--level`, `--threads`, `--format`",
     ]);
+    t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "regz",
+            "--format",
+            "zip",
+            "--threads",
+            "2",
+        ],
+    )
+    .fails_with(&["--threads applies to tar.gz bundles"]);
 }
 
 /// Issue 17, item 3: when stderr is not a terminal (a pipe, a log, CI), long work prints a
