@@ -55,9 +55,13 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
     let mut gz = flate2::read::GzDecoder::new(source);
     let parsed = std::thread::scope(|scope| {
         let written = scope.spawn(move || writer.run());
-        sink.set_writer(link);
-        let parsed = parse(&mut gz, sink);
-        sink.close_writer();
+        let parsed = {
+            // Closed on every way out, a panic included: the writer then ends, and the scope
+            // can join it instead of waiting forever.
+            let feeding = Feeding(sink);
+            feeding.0.set_writer(link);
+            parse(&mut gz, feeding.0)
+        };
         let written = written.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         // The writer's own error explains why the parser found it gone.
         written.and(parsed)
@@ -65,6 +69,15 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
     parsed?;
     std::io::copy(&mut gz, &mut std::io::sink()).map_err(corrupt)?;
     Ok(())
+}
+
+/// A sink feeding a writer thread; dropping it closes the writer's channel.
+struct Feeding<'s, 'd>(&'s mut Sink<'d>);
+
+impl Drop for Feeding<'_, '_> {
+    fn drop(&mut self) {
+        self.0.close_writer();
+    }
 }
 
 fn parse(inflated: impl Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {

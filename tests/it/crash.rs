@@ -254,3 +254,33 @@ fn a_full_disk_fails_cleanly() {
         .collect();
     assert_eq!(codes, ["unresolved"], "only the missing 2.0.0 is reported");
 }
+
+/// A panic on the checking side of an extraction ends the process (the writer thread is told
+/// to stop, so nothing waits forever), and the next install completes.
+#[test]
+fn a_panic_mid_extraction_ends_the_run_and_the_next_install_completes() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let mut child = t
+        .cmd("w")
+        .args(["install", "-j", "1"])
+        .env("A2C_TEST_HOOK", "panic:mid-extraction")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the install hung after a panic mid-extraction");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success(), "the panic fails the run");
+    t.run("w", &["install"]).success();
+    t.run("w", &["doctor", "--deep"]).success();
+}
