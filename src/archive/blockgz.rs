@@ -164,6 +164,8 @@ impl<W: Write> Write for BlockGzWriter<W> {
         Ok(n)
     }
 
+    /// Nothing to push early: a block is written once it is full and deflated, the rest by
+    /// [`BlockGzWriter::finish`] (a flush mid-stream would change the bytes).
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }

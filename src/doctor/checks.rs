@@ -35,7 +35,7 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     // are kept in member order.
     let owner = ctx.store_owner()?;
     let memo = Memo::default();
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let jobs = crate::util::parallel::metadata_jobs();
     let per_member = crate::util::parallel::run_parallel(members, jobs, |m| {
         let mut out = Vec::new();
         tool_state(m, &mut out);

@@ -140,7 +140,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
         // A member that is itself a superbuild root keeps its own marker: it never gets a
         // pointer, so its own workspace (and its own members) stay its own.
         let repos: Vec<&PathBuf> = needs.values().flatten().filter(|r| **r != ws.root).collect();
-        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let jobs = crate::util::parallel::metadata_jobs();
         let written = crate::util::parallel::run_parallel(&repos, jobs, |repo| {
             match crate::workspace::discovery::has_marker(repo) {
                 true => Ok(false),

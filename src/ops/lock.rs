@@ -79,8 +79,8 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     let mut current = current;
     let mut vendored = Vec::new();
     if let Some(dir) = &from
+        && !missing.is_empty()
         && let Some(manifest) = crate::lock::vendored::VendorManifest::read(dir)?
-        && (options.offline || !missing.is_empty())
     {
         for v in &missing {
             if let Some(entry) = manifest.entry(v) {

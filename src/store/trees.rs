@@ -427,7 +427,7 @@ impl TreeCache {
                 return Err(format!("`{path}` has another executable bit"));
             }
             let (actual, _) =
-                crate::util::digest::sha256_reader(std::fs::File::open(&file).map_err(|e| e.to_string())?)
+                crate::util::digest::sha256_reader(std::fs::File::open(&file).map_err(|e| format!("`{path}`: {e}"))?)
                     .map_err(|e| format!("`{path}`: {e}"))?;
             if actual.to_hex() != hex {
                 return Err(format!("`{path}` has other content"));
@@ -549,17 +549,20 @@ fn unsupported(e: &io::Error) -> bool {
 /// Clones and copies keep the source's modification time (as `cp -p` does), so that a copy
 /// still matches the record it was checked against.
 fn clone_file(src: &Path, dst: &Path) -> io::Result<()> {
-    let from = std::fs::File::open(src)?;
+    let from = fs_err::File::open(src)?;
     let meta = from.metadata()?;
     let mode = meta.mode() & 0o7777;
     let to = crate::util::contain::open_write(dst, crate::util::contain::Open::New, 0o600)?;
-    if let Err(e) = rustix::fs::ioctl_ficlone(&to, &from) {
+    // Left as the raw errno: `unsupported` tells "cannot clone here" from it.
+    if let Err(e) = rustix::fs::ioctl_ficlone(&to, from.file()) {
         drop(to);
         let _ = std::fs::remove_file(dst);
         return Err(e.into());
     }
-    to.set_modified(meta.modified()?)?;
-    to.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    to.set_modified(meta.modified()?)
+        .map_err(|e| at(e, "set the time of", dst))?;
+    to.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| at(e, "set the mode of", dst))?;
     Ok(())
 }
 

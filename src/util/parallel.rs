@@ -3,6 +3,12 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Threads for many small metadata reads (members, their checks): the machine's cores, at most
+/// eight — more only contend for the kernel's path walks.
+pub fn metadata_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
 /// Runs `f` on every item with up to `jobs` worker threads; the results come in item order.
 pub fn run_parallel<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let next = AtomicUsize::new(0);

@@ -206,7 +206,7 @@ impl Workspace {
         // W itself is a member when it holds tool state (with its marker: an adoption record).
         let mut candidates: Vec<Candidate> = vec![(self.root.clone(), ".".into(), Some(true))];
         self.walk(&self.root, 1, self.marker.max_depth(), &mut candidates)?;
-        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let jobs = crate::util::parallel::metadata_jobs();
         let read = crate::util::parallel::run_parallel(&candidates, jobs, |(dir, relative, marker)| {
             let marker = match marker {
                 Some(m) => *m,

@@ -349,6 +349,15 @@ fn leftovers_stale_locks_and_stale_pointers() {
         &format!("workspace_root: {}\n", t.path("other").display()),
     );
     assert_eq!(new_codes(&t, &[]), (0, vec!["pointer-stale".to_string()]));
+    // `install` rewrites a pointer that differs (it skips only one already right).
+    t.run("w", &["install"]).success();
+    assert_eq!(new_codes(&t, &[]), (0, Vec::<String>::new()));
+    // A pointer naming W another way (relative) is resolved, not taken as stale.
+    t.write(
+        "w/p/app/.tools_local/esys/a2c/workspace.yaml",
+        "workspace_root: ../..\n",
+    );
+    assert_eq!(new_codes(&t, &[]), (0, Vec::<String>::new()));
 }
 
 #[test]

@@ -461,12 +461,7 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
     let refused = |t: &TestContext, plan: &str, why: &str| {
         let before = state(t, "r");
         let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", plan], &env);
-        run.failure();
-        assert!(
-            run.stderr.contains("the plan changed since it was reviewed"),
-            "{}",
-            run.stderr
-        );
+        run.fails_with(&["the plan changed since it was reviewed"]);
         assert!(run.stderr.contains(why), "expected `{why}`:\n{}", run.stderr);
         assert_eq!(state(t, "r"), before, "nothing written");
     };
@@ -588,6 +583,13 @@ fn superbuild_to_migrate(t: &TestContext) {
     t.run("w", &["install"]).success();
 }
 
+/// `a2c migrate version --to 2.1.0 --all EXTRA…` in the superbuild `w`.
+fn to_2_1_0_all(t: &TestContext, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec!["migrate", "version", "--to", "2.1.0", "--all"];
+    args.extend_from_slice(extra);
+    t.run("w", &args)
+}
+
 const MEMBERS: [&str; 4] = ["l/core", "l/util", "p/app", "p/web"];
 
 fn member_states(t: &TestContext) -> Vec<RepoState> {
@@ -625,12 +627,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let lock_before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     let (states, counts) = (member_states(&t), member_commits(&t));
     let review = |t: &TestContext| {
-        let doc = t
-            .run(
-                "w",
-                &["migrate", "version", "--to", "2.1.0", "--all", "--dry-run", "--json"],
-            )
-            .json();
+        let doc = to_2_1_0_all(t, &["--dry-run", "--json"]).json();
         crate::ux::validate("migrate-all", &doc);
         doc
     };
@@ -649,7 +646,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let plan = doc["plan"].as_str().unwrap().to_string();
     assert!(plan.starts_with("sha256:") && plan.len() == 71, "{plan}");
     // The human dry run shows the same plan, per member, and the command to confirm it.
-    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all", "--dry-run"]);
+    let run = to_2_1_0_all(&t, &["--dry-run"]);
     run.success();
     assert!(run.stderr.contains("member l/core: 1.1.0 -> 2.1.0"), "{}", run.stderr);
     assert!(
@@ -675,10 +672,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     t.write("w/p/app/README.md", "# app, again\n");
     t.commit_all("w/p/app");
     let (states, counts) = (member_states(&t), member_commits(&t));
-    let run = t.run(
-        "w",
-        &["migrate", "version", "--to", "2.1.0", "--all", "--confirm", &plan],
-    );
+    let run = to_2_1_0_all(&t, &["--confirm", &plan]);
     run.failure();
     assert!(run.stderr.contains("member p/app: HEAD moved from"), "{}", run.stderr);
     assert_eq!(member_states(&t), states, "nothing written");
@@ -730,7 +724,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let doctor = t.run("w", &["doctor", "--json"]).verdict_json();
     assert_eq!(doctor["summary"]["fail"], 0, "{doctor}");
     // Again: every member is skipped as already there, nothing is committed.
-    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all"]);
+    let run = to_2_1_0_all(&t, &[]);
     run.success();
     assert!(run.stderr.contains("skip p/web: already at 2.1.0"), "{}", run.stderr);
     assert!(run.stderr.contains("nothing to do"), "{}", run.stderr);
@@ -810,7 +804,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
         .unwrap();
     }
     let (states, counts) = (member_states(&t), member_commits(&t));
-    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all"]);
+    let run = to_2_1_0_all(&t, &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("stopped at member `l/util`"), "{}", run.stderr);
     assert!(run.stderr.contains("migrated: l/core"), "{}", run.stderr);
@@ -829,7 +823,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
     );
     assert!(!t.path("w/l/util/.git/a2c-migrate.json").exists(), "no journal left");
     // The same under --json: one document that says which is which.
-    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all", "--json"]);
+    let run = to_2_1_0_all(&t, &["--json"]);
     assert_eq!(run.code, 1);
     let doc = run.verdict_json();
     crate::ux::validate("migrate-all", &doc);
@@ -845,7 +839,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
     assert_eq!(doc["error"]["code"], "stopped");
     // Fixed, rerun: continues where it stopped.
     fs_err::remove_file(t.path("w/l/util/.git/hooks/pre-commit")).unwrap();
-    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all"]);
+    let run = to_2_1_0_all(&t, &[]);
     run.success();
     assert!(run.stderr.contains("skip l/core: already at 2.1.0"), "{}", run.stderr);
     assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
@@ -876,7 +870,7 @@ fn all_killed_between_members_then_rerun_completes() {
             "{m}: no journal"
         );
     }
-    let run = t.run("w", &["migrate", "version", "--to", "2.1.0", "--all", "--json"]);
+    let run = to_2_1_0_all(&t, &["--json"]);
     run.success();
     assert_eq!(
         statuses(&run.json()),

@@ -237,12 +237,7 @@ fn a_manifest_whose_layer_differs_from_the_lock_is_refused() {
     );
     assert_eq!(status, 201);
     let run = t.run("r", &["lock", "--registry", &oci]);
-    run.failure();
-    assert!(
-        run.stderr.contains("the registry changed a locked bundle"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["the registry changed a locked bundle"]);
     // Install follows the lock's digest, never the moved tag.
     let run = t.run("r", &["install", "--locked", "--json"]);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
@@ -703,12 +698,7 @@ fn signed_index_artifact_over_oci() {
     );
     t.canonical_repo("w/p/lib", "1.0.1");
     let run = t.run("w", &["lock"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("version 1.0.1 is not in the registry"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["version 1.0.1 is not in the registry"]);
     let run = t.run(".", &["sign", "--registry", &oci, "--key", "keys/a2c.key", "--json"]);
     assert_eq!(run.json()["versions"], 2);
     // The artifact as the spec says (registry-spec §6.1): its index layer validates against
@@ -757,12 +747,7 @@ fn signed_index_artifact_over_oci() {
     )
     .success();
     let run = t.run("w", &["lock", "--update"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("which the workspace does not trust"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["which the workspace does not trust"]);
     // Re-signed with the pinned key, the yank is seen: a new lock refuses 1.0.0.
     t.run(".", &["yank", "1.0.0", "--registry", &oci, "--sign", "keys/a2c.key"])
         .success();

@@ -160,13 +160,7 @@ fn locked_fails_on_removals_and_on_a_missing_lock_file() {
     let t = TestContext::new();
     t.standard_superbuild();
     let run = t.run("w", &["install", "--locked"]);
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("--locked: there is no lock file at `[TMP]/w/.tools/esys/a2c/a2c.lock`"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["--locked: there is no lock file at `[TMP]/w/.tools/esys/a2c/a2c.lock`"]);
     t.run("w", &["lock"]).success();
     t.write(
         "w/p/web/.tools/esys/a2c/adoption.yaml",
@@ -175,13 +169,7 @@ fn locked_fails_on_removals_and_on_a_missing_lock_file() {
     let check = t.run("w", &["lock", "--check"]);
     check.failure();
     let run = t.run("w", &["install", "--locked"]);
-    run.failure();
-    assert!(
-        run.stderr
-            .contains("pins version 2.0.0 that no member needs, and --locked forbids changing it"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["pins version 2.0.0 that no member needs, and --locked forbids changing it"]);
     assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
     t.run("w", &["install"]).success();
 }
@@ -391,12 +379,7 @@ fn reinstall_repairs_a_tampered_version() {
     let doc = t.run("w", &["install", "--reinstall", "--json"]).json();
     assert_eq!(doc["installed"].as_array().unwrap().len(), 3);
     let run = t.run("w", &["install", "--reinstall", "9.9.9"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("--reinstall 9.9.9: no member needs 9.9.9"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["--reinstall 9.9.9: no member needs 9.9.9"]);
 }
 
 /// The command `vendor` prints can be pasted into a shell as is: a path with spaces is quoted.
@@ -518,12 +501,7 @@ fn lock_update_of_one_version_moves_only_it() {
     t.edit_index("reg", "2.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
     t.edit_index("reg", "1.0.0", |e| e["sha256"] = serde_json::json!("1".repeat(64)));
     let run = t.run("w", &["lock", "--update", "2.0.0"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("version 1.0.0 is locked with sha256"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["version 1.0.0 is locked with sha256"]);
     assert_eq!(
         fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
         before
@@ -531,12 +509,7 @@ fn lock_update_of_one_version_moves_only_it() {
     let doc = t.run("w", &["lock", "--update", "2.0.0", "1.0.0", "--json"]).json();
     assert_eq!(doc["updated"], serde_json::json!(["1.0.0", "2.0.0"]));
     let run = t.run("w", &["lock", "--update", "9.9.9"]);
-    run.failure();
-    assert!(
-        run.stderr.contains("--update 9.9.9: no member needs 9.9.9"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["--update 9.9.9: no member needs 9.9.9"]);
 }
 
 /// A terminal for a test: `a2c ARGS` (with the test's environment, `CI` unset, and `exports`)
@@ -740,12 +713,7 @@ fn offline_and_jobs_are_global() {
             "--offline",
         ],
     );
-    run.failure();
-    assert!(
-        run.stderr.contains("--offline: this needs the network"),
-        "{}",
-        run.stderr
-    );
+    run.fails_with(&["--offline: this needs the network"]);
 }
 
 /// `--frozen`: the lock exactly as it is, and no network (cargo's meaning).
@@ -977,6 +945,11 @@ fn progress_lines_when_stderr_is_not_a_terminal() {
         }
         assert!(stderr.contains("installed 3, reused 0"), "{stderr}");
     }
+    let (_, stderr) = install(&[], &[("A2C_PROGRESS", "bogus")]);
+    assert!(
+        stderr.contains("ignoring A2C_PROGRESS=bogus: it takes auto, lines or none") && stderr.contains("done 1.0.0 ("),
+        "an unknown value is named, and the default applies:\n{stderr}"
+    );
     let (_, stderr) = install(&[], &[("A2C_PROGRESS", "none")]);
     assert!(!stderr.contains("installing 1.0.0"), "{stderr}");
     let (_, stderr) = install(&["-q"], &[]);
