@@ -4,9 +4,24 @@ use std::path::{Path, PathBuf};
 
 use super::MigrateError;
 
+/// Runs `git args…` in `repo`, running no program the repository's configuration names (no
+/// hooks, fsmonitor, pager or external diff).
 pub fn git(repo: &Path, args: &[&str]) -> Result<String, MigrateError> {
-    let out = crate::util::git::command(repo)
+    run(crate::util::git::command(repo), args)
+}
+
+/// `git commit args…` in `repo`: the one call that runs the repository's hooks, as `git
+/// commit` there would.
+pub fn commit(repo: &Path, args: &[&str]) -> Result<String, MigrateError> {
+    let mut all = vec!["commit"];
+    all.extend_from_slice(args);
+    run(crate::util::git::committing(repo), &all)
+}
+
+fn run(mut cmd: std::process::Command, args: &[&str]) -> Result<String, MigrateError> {
+    let out = cmd
         .args(args)
+        .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| MigrateError::Git {
             args: args.join(" "),
@@ -43,13 +58,18 @@ pub fn git_dir_file(repo: &Path, name: &str) -> Result<PathBuf, MigrateError> {
 pub fn dirty(repo: &Path, pathspecs: &[&str]) -> Result<Vec<String>, MigrateError> {
     // --no-optional-locks: a status check must not refresh (rewrite) the index, or a dry run
     // or a restored failure would not leave the index byte for byte as it was.
-    let mut args = vec![
+    // The repository's clean filters are turned off: a status runs them on a file whose time
+    // changed, and a read runs no program the repository names.
+    let filters = crate::util::git::no_filters(repo);
+    let mut args: Vec<&str> = filters.iter().map(String::as_str).collect();
+    args.extend([
         "--no-optional-locks",
         "status",
         "--porcelain=v1",
         "--untracked-files=all",
+        "--ignore-submodules=all",
         "--",
-    ];
+    ]);
     args.extend_from_slice(pathspecs);
     let out = git(repo, &args)?;
     Ok(out
@@ -67,4 +87,48 @@ pub fn detached_head(repo: &Path) -> bool {
 /// `true` when `path` (relative) is tracked.
 pub fn is_tracked(repo: &Path, path: &str) -> bool {
     git(repo, &["ls-files", "--error-unmatch", "--", path]).is_ok()
+}
+
+/// Checks that the git directory of `repo` (and its common directory) lies inside `within` (W,
+/// or the repository itself outside a superbuild), so that a `.git` file never leads a
+/// migration's writes and commit into another repository. Outside `within`, it is accepted
+/// only when git itself registered it for `repo`: a worktree whose `gitdir` file names
+/// `repo/.git`, or a submodule's git directory whose `core.worktree` is `repo`.
+pub fn check_git_dir_within(repo: &Path, within: &Path) -> Result<(), MigrateError> {
+    let out = git(repo, &["rev-parse", "--absolute-git-dir", "--git-common-dir"])?;
+    let mut lines = out.lines();
+    let canonical = |p: &str| std::fs::canonicalize(repo.join(p)).unwrap_or_else(|_| repo.join(p));
+    let (Some(dir), Some(common)) = (lines.next().map(canonical), lines.next().map(canonical)) else {
+        return Err(MigrateError::NotGit { repo: repo.into() });
+    };
+    let within = std::fs::canonicalize(within).unwrap_or_else(|_| within.into());
+    let real_repo = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.into());
+    if dir.starts_with(&within) && common.starts_with(&within) {
+        return Ok(());
+    }
+    let names_repo = |text: &str, base: &Path| {
+        let named = base.join(text.trim());
+        std::fs::canonicalize(&named).is_ok_and(|p| p == real_repo || p == real_repo.join(".git"))
+    };
+    let worktree = dir.parent() == Some(common.join("worktrees").as_path())
+        && std::fs::read_to_string(dir.join("gitdir")).is_ok_and(|t| names_repo(&t, &dir));
+    let submodule = dir == common
+        && git(
+            repo,
+            &[
+                "config",
+                "--file",
+                &dir.join("config").display().to_string(),
+                "core.worktree",
+            ],
+        )
+        .is_ok_and(|t| names_repo(&t, &dir));
+    if worktree || submodule {
+        return Ok(());
+    }
+    Err(MigrateError::GitDirOutside {
+        repo: repo.into(),
+        git_dir: dir,
+        within,
+    })
 }

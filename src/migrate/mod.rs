@@ -42,6 +42,12 @@ pub enum MigrateError {
     },
     #[error("a migration to {journal} is in progress in this repository")]
     OtherInProgress { journal: MethodVersion },
+    #[error("the git directory of `{}` is `{}`, outside `{}`: a2c writes and commits only into repositories inside it", repo.display(), git_dir.display(), within.display())]
+    GitDirOutside {
+        repo: PathBuf,
+        git_dir: PathBuf,
+        within: PathBuf,
+    },
     #[error("{0}")]
     Injected(String),
 }
@@ -63,6 +69,10 @@ impl MigrateError {
                 "pick a side for every file that differs: `a2c migrate version --to {to} --keep canonical` drops the `.a2c/` copies, `--keep legacy` moves them over the canonical ones (see the plan with --dry-run)"
             ),
             Self::OtherInProgress { journal } => format!("finish it first: a2c migrate version --to {journal}"),
+            Self::GitDirOutside { repo, .. } => format!(
+                "`{}` is a `.git` file naming another repository, and neither a worktree nor a submodule git registered for this directory: if it came with an unpacked archive, delete it and clone the repository instead",
+                repo.join(".git").display()
+            ),
             Self::Git { .. } => "fix the git problem above (e.g. set user.name and user.email), then rerun".into(),
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
             Self::Injected(_) => return None,
@@ -534,6 +544,7 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
         &[
             "diff",
             "--cached",
+            "--no-ext-diff",
             "--name-only",
             "--no-renames",
             "-z",
@@ -553,9 +564,9 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
         return Ok(None);
     }
     let message = plan.commit_message();
-    let mut args = vec!["commit", "-q", "-m", &message, "--"];
+    let mut args = vec!["-q", "-m", &message, "--"];
     args.extend(paths.iter().map(String::as_str));
-    git::git(repo, &args)?;
+    git::commit(repo, &args)?;
     Ok(Some(git::git(repo, &["rev-parse", "HEAD"])?.trim().to_string()))
 }
 

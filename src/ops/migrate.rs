@@ -68,7 +68,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         from,
         resumed,
         warnings,
-    } = prepare(&repo, &to, settings)?;
+    } = prepare(&repo, &to, settings, ctx.workspace.as_ref().map_or(&repo, |w| &w.root))?;
     let request = |requires_canonical: bool| request(settings, requires_canonical);
     let lock_path = lock_path(ctx)?;
     let in_workspace = ctx.workspace.is_some();
@@ -205,12 +205,14 @@ struct Prepared {
 
 /// The preconditions of migrating `repo` to `to`: a git work tree that has adopted, no
 /// interrupted migration to another version, no downgrade unless allowed, and clean tool
-/// state unless resuming.
-fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings) -> Result<Prepared, OpsError> {
+/// state unless resuming; and a git directory inside `within` (W, or the repository itself),
+/// so that nothing is written or committed into a repository a `.git` file names elsewhere.
+fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings, within: &Path) -> Result<Prepared, OpsError> {
     let repo = repo.to_path_buf();
     if !git::is_work_tree(&repo) {
         return Err(MigrateError::NotGit { repo }.into());
     }
+    git::check_git_dir_within(&repo, within)?;
     let state = ToolStateRoot::detect(&repo)?.ok_or_else(|| WorkspaceError::NotAdopted { repo: repo.clone() })?;
     if !state.has_adoption() {
         return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into());
@@ -429,7 +431,7 @@ pub fn migrate_all(
         .clone()
         .ok_or_else(|| OpsError::Config("--to V is required".into()))?;
     let from_dir = super::from_dir(settings.from.as_deref())?;
-    ctx.require_workspace()?;
+    let w_root = ctx.require_workspace()?.root.clone();
     let lock_path = lock_path(ctx)?;
     // V's lock entry and manifest, once for every member. The real run installs V first (the
     // store only: W's lock is written after every member's preconditions hold).
@@ -485,7 +487,7 @@ pub fn migrate_all(
             members.push(mm);
             continue;
         }
-        let prepared = prepare(&m.path, &to, settings).map_err(in_member)?;
+        let prepared = prepare(&m.path, &to, settings, &w_root).map_err(in_member)?;
         let plan = migrate::plan(
             &m.path,
             &prepared.before,

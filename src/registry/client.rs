@@ -88,6 +88,25 @@ pub enum HttpError {
     Offline,
     #[error("cannot get a token for `{url}`: {reason}")]
     Token { url: String, reason: String },
+    #[error(
+        "cannot get a token for `{url}`: its token endpoint `{realm}` is on another host, so the credentials bound to `{}` were not sent there",
+        host_of(url)
+    )]
+    TokenWithheld { url: String, realm: String },
+    #[error(
+        "`{url}` answered HTTP 401: the credential bound to it was held back, because the request goes in plain HTTP through the proxy `{proxy}`"
+    )]
+    HeldBack { url: String, proxy: String },
+    #[error("`{url}` redirected to `{to}`, another origin, which answered HTTP 401: {}", match sent {
+        true => "the credential bound to the first was not forwarded",
+        false => "a2c holds no credential for it",
+    })]
+    NotForwarded {
+        url: String,
+        to: String,
+        /// Whether a credential went to `url` itself.
+        sent: bool,
+    },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -172,6 +191,21 @@ impl HttpError {
             Self::Token { .. } => {
                 "the registry's token service misbehaves: try again later, or tell the registry's owner".into()
             }
+            Self::TokenWithheld { realm, .. } => format!(
+                "if `{}` is the registry's own token service, list it in {} (credentials go to a token endpoint on another host only when you name it)",
+                host_of(realm),
+                crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::HeldBack { url, .. } => format!(
+                "a proxy would see the credential in clear text: reach `{}` directly by listing it in NO_PROXY (or serve it over HTTPS)",
+                host_of(url)
+            ),
+            Self::NotForwarded { to, .. } => format!(
+                "credentials go only to the host they are bound to, never along a redirect: if `{}` is yours, bind it with `a2c login {}` (or list it in {})",
+                host_of(to),
+                host_of(to),
+                crate::env::A2C_TOKEN_HOSTS
+            ),
             Self::Offline => "drop --offline, or work from what the cache and the lock already hold".into(),
             Self::NotHttp { .. } | Self::Io(_) => return None,
         })
@@ -199,6 +233,8 @@ struct Auth {
     netrc_default: Option<(String, String)>,
     /// Hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS`.
     bound: Vec<HostKey>,
+    /// The proxies requests go through: a plain-HTTP request to a proxy carries no credential.
+    proxies: super::proxy::ProxyEnv,
 }
 
 impl fmt::Debug for Auth {
@@ -301,6 +337,18 @@ fn docker_auths(doc: &serde_json::Value) -> Vec<(String, DockerCredential)> {
     out
 }
 
+/// `host[:port]` of a URL string, for messages.
+fn host_of(url: &str) -> String {
+    Url::parse(url).map_or_else(|_| url.to_string(), |u| super::credentials::host_entry(&u))
+}
+
+/// `true` when `a` and `b` have the same scheme, host and port (an origin, RFC 6454).
+pub fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
 /// A host and port, lower case.
 pub type HostKey = (String, Option<u16>);
 
@@ -328,7 +376,7 @@ impl Auth {
     /// hosts listed in `A2C_TOKEN_HOSTS`); a netrc `machine` entry goes to its own host. A
     /// registry named only by a committed marker or lock gets nothing unless the user bound
     /// its host; and no credential ever travels over plain `http://` except to loopback.
-    fn load(bound: &[Url]) -> Result<Self, HttpError> {
+    fn load(bound: &[Url], proxies: super::proxy::ProxyEnv) -> Result<Self, HttpError> {
         let mut hosts: Vec<HostKey> = bound.iter().map(host_key).collect();
         for entry in crate::env::token_hosts() {
             let url = Url::parse(&format!("https://{entry}/")).map_err(|_| {
@@ -374,6 +422,7 @@ impl Auth {
             netrc,
             netrc_default,
             bound: hosts,
+            proxies,
         })
     }
 
@@ -388,7 +437,7 @@ impl Auth {
 
     /// Adds the credential bound to `url`'s host, if any; `true` when one was added.
     fn apply_and_tell(&self, request: reqwest::RequestBuilder, url: &Url) -> (reqwest::RequestBuilder, bool) {
-        if !may_carry_credentials(url) {
+        if !self.may_carry(url) {
             return (request, false); // credentials never travel in clear text
         }
         let entry = super::credentials::host_entry(url);
@@ -431,6 +480,33 @@ impl Auth {
             .or(own.or(default).map(|(u, p)| (u.as_str(), p.as_str())))
     }
 
+    /// `true` when the user bound a credential to `url`'s own host (any source), so that a
+    /// request sent there directly may carry it.
+    fn has_credential_for(&self, url: &Url) -> bool {
+        self.may_carry(url) && self.binds(url)
+    }
+
+    /// `true` when the user bound a credential to `url`'s host, whether or not it may travel.
+    fn binds(&self, url: &Url) -> bool {
+        let entry = super::credentials::host_entry(url);
+        let key = host_key(url);
+        self.logins.iter().any(|(h, _)| *h == entry)
+            || self
+                .token
+                .as_ref()
+                .is_some_and(|(hosts, _)| Self::is_bound(hosts, &key))
+            || self.basic_for(url).is_some()
+            || self.identity_for(url).is_some()
+            || self.helper_for(url).is_some()
+    }
+
+    /// `true` when the user named `url`'s host (`--registry`, `A2C_REGISTRY`,
+    /// `A2C_TOKEN_HOSTS`): a token endpoint on another host than its registry gets the
+    /// registry's credentials only then.
+    fn names_host(&self, url: &Url) -> bool {
+        Self::is_bound(&self.bound, &host_key(url))
+    }
+
     /// The credential helper docker's config names for `url`'s host, if any.
     fn helper_for(&self, url: &Url) -> Option<&str> {
         let entry = super::credentials::host_entry(url);
@@ -451,9 +527,20 @@ impl Auth {
     }
 }
 
-/// Credentials go over HTTPS, or to loopback; never in clear text across a network.
-fn may_carry_credentials(url: &Url) -> bool {
-    url.scheme() == "https" || is_loopback(url)
+impl Auth {
+    /// Credentials go over HTTPS, or to loopback directly; never in clear text across a
+    /// network — a plain-HTTP request through a proxy shows them to the proxy, which may be
+    /// anywhere (an HTTPS request goes through it in a tunnel).
+    fn may_carry(&self, url: &Url) -> bool {
+        url.scheme() == "https" || (is_loopback(url) && self.proxies.proxy_for(url).is_none())
+    }
+
+    /// The proxy a credential for `url` was held back from, if one was.
+    fn held_back_by(&self, url: &Url) -> Option<Url> {
+        (url.scheme() == "http" && is_loopback(url))
+            .then(|| self.proxies.proxy_for(url))
+            .flatten()
+    }
 }
 
 /// A `WWW-Authenticate: Bearer realm=…,service=…,scope=…` challenge: the registry's token
@@ -666,7 +753,8 @@ impl HttpClient {
             .no_proxy();
         let proxies = super::proxy::ProxyEnv::from_env();
         if !proxies.is_empty() {
-            builder = builder.proxy(reqwest::Proxy::custom(move |url| proxies.proxy_for(url)));
+            let route = proxies.clone();
+            builder = builder.proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
         }
         let client = builder.build().map_err(|e| HttpError::Config(error_chain(&e)))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -678,7 +766,7 @@ impl HttpClient {
         Ok(Self {
             client,
             runtime,
-            auth: Auth::load(bound)?,
+            auth: Auth::load(bound, proxies)?,
             bearer: std::sync::Mutex::new(HashMap::new()),
             helped: std::sync::Mutex::new(HashMap::new()),
             timeout,
@@ -748,12 +836,12 @@ impl HttpClient {
             .cloned();
         match token {
             // A token the user's credentials obtained travels as they do: never in clear text.
-            Some((token, with_credentials)) if !with_credentials || may_carry_credentials(url) => {
+            Some((token, with_credentials)) if !with_credentials || self.auth.may_carry(url) => {
                 (request.bearer_auth(token), with_credentials)
             }
             _ => {
                 let (request, authorized) = self.auth.apply_and_tell(request, url);
-                if authorized || !may_carry_credentials(url) {
+                if authorized || !self.auth.may_carry(url) {
                     return (request, authorized);
                 }
                 let helped = self
@@ -773,7 +861,7 @@ impl HttpClient {
     /// The credential docker's credential helper for `url`'s host gives (run at most once per
     /// host), when a registry asks for credentials the user bound no other way.
     fn helper_credential(&self, url: &Url) -> Option<DockerCredential> {
-        if !may_carry_credentials(url) {
+        if !self.auth.may_carry(url) {
             return None;
         }
         let name = self.auth.helper_for(url)?;
@@ -803,7 +891,12 @@ impl HttpClient {
             return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
         }
         let mut challenged = false;
+        // Where the request goes: `url`, or once, the origin a redirect led to when the user
+        // bound a credential to that origin itself.
+        let mut target = url.clone();
+        let mut followed = false;
         loop {
+            let url = &target;
             let (mut request, authorized) = self.authorize(self.client.request(method.clone(), url.clone()), url);
             for (k, v) in headers {
                 request = request.header(*k, v);
@@ -822,6 +915,22 @@ impl HttpClient {
                 None => {}
             }
             let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+            // A challenge is answered only by the origin the request was sent to: after a
+            // redirect to another origin the request is anonymous (reqwest dropped the
+            // header), and that origin's challenge never gets this origin's credentials.
+            if response.status() == StatusCode::UNAUTHORIZED && !same_origin(url, response.url()) {
+                let landed = response.url().clone();
+                if !followed && self.auth.has_credential_for(&landed) {
+                    followed = true;
+                    target = landed;
+                    continue;
+                }
+                return Err(Failure::fatal(HttpError::NotForwarded {
+                    url: url.to_string(),
+                    to: landed.to_string(),
+                    sent: authorized,
+                }));
+            }
             if response.status() == StatusCode::UNAUTHORIZED
                 && !challenged
                 && let Some(challenge) = bearer_challenge(response.headers())
@@ -862,7 +971,11 @@ impl HttpClient {
                     challenge.realm
                 ))
             })?;
-        let secure = may_carry_credentials(&realm) && may_carry_credentials(url);
+        // The registry's credentials go to its own host's token endpoint, or to one on a host
+        // the user named; never to a realm another host chose.
+        let own_realm = realm.host_str().map(str::to_ascii_lowercase) == url.host_str().map(str::to_ascii_lowercase)
+            || self.auth.names_host(&realm);
+        let secure = own_realm && self.auth.may_carry(&realm) && self.auth.may_carry(url);
         let (mut identity, mut basic) = match secure {
             true => (
                 self.auth.identity_for(url).map(str::to_string),
@@ -916,6 +1029,13 @@ impl HttpClient {
             }
         };
         let response = request.send().await.map_err(|e| self.classify(&realm, &e))?;
+        let withheld = !own_realm && self.auth.has_credential_for(url);
+        if withheld && matches!(response.status().as_u16(), 401 | 403) {
+            return Err(Failure::fatal(HttpError::TokenWithheld {
+                url: url.to_string(),
+                realm: realm.to_string(),
+            }));
+        }
         if !response.status().is_success() {
             return Err(Failure::fatal(HttpError::Status {
                 url: realm.to_string(),
@@ -952,12 +1072,20 @@ impl HttpClient {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(retry_after);
-        let error = match status {
-            StatusCode::PROXY_AUTHENTICATION_REQUIRED => HttpError::ProxyAuth {
+        let held_back = match status {
+            StatusCode::UNAUTHORIZED if !authorized && self.auth.binds(url) => self.auth.held_back_by(url),
+            _ => None,
+        };
+        let error = match (status, held_back) {
+            (_, Some(proxy)) => HttpError::HeldBack {
+                url: url.to_string(),
+                proxy: super::credentials::host_entry(&proxy),
+            },
+            (StatusCode::PROXY_AUTHENTICATION_REQUIRED, None) => HttpError::ProxyAuth {
                 url: url.to_string(),
                 proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
             },
-            _ => HttpError::Status {
+            (_, None) => HttpError::Status {
                 url: url.to_string(),
                 status: status.as_u16(),
                 authorized,

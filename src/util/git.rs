@@ -23,15 +23,69 @@ pub const LOCAL_ENV: &[&str] = &[
     "GIT_COMMON_DIR",
 ];
 
-/// `git -C dir`, with git's repository-locating variables cleared: it runs on `dir`'s
-/// repository and no other.
+/// Settings that keep git from running a program a repository's own `.git/config` names
+/// (a member unpacked from a tarball carries one): no fsmonitor, no pager, no external diff.
+/// Hooks are turned off separately ([`command`]), so that only a commit runs them.
+const NO_PROGRAMS: &[&str] = &[
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "diff.external=",
+    "-c",
+    "core.untrackedCache=false",
+];
+
+/// `git -C dir`, with git's repository-locating variables cleared (it runs on `dir`'s
+/// repository and no other), and running no program the repository's configuration names:
+/// no fsmonitor, pager, external diff or hook. Every git call a2c makes starts here, except a
+/// commit ([`committing`]).
 pub fn command(dir: &Path) -> Command {
+    let mut cmd = committing(dir);
+    cmd.args(["-c", "core.hooksPath=/dev/null"]);
+    cmd
+}
+
+/// As [`command`], but with the repository's hooks on: for `git commit`, which runs them as
+/// `git commit` in that repository would (docs/security.md).
+pub fn committing(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     for var in LOCAL_ENV {
         cmd.env_remove(var);
     }
-    cmd.arg("-C").arg(dir).current_dir(dir);
+    cmd.env("GIT_TERMINAL_PROMPT", "0");
+    cmd.arg("-C").arg(dir).current_dir(dir).args(NO_PROGRAMS);
     cmd
+}
+
+/// `-c filter.NAME.clean= -c filter.NAME.smudge= -c filter.NAME.process=` for every filter
+/// driver the configuration of `dir`'s repository defines: a read such as `git status` runs a
+/// clean filter on a file whose time changed, so a read-only question turns them all off.
+/// (Reading the configuration runs nothing.)
+pub fn no_filters(dir: &Path) -> Vec<String> {
+    let out = command(dir)
+        .args(["config", "--null", "--get-regexp", r"^filter\."])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let Ok(out) = out else { return Vec::new() };
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter_map(|entry| {
+            let key = entry.split('\n').next()?;
+            let rest = key.strip_prefix("filter.")?;
+            Some(rest.rsplit_once('.')?.0.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .iter()
+        .flat_map(|n| ["clean", "smudge", "process"].map(|k| ["-c".to_string(), format!("filter.{n}.{k}=")]))
+        .flatten()
+        .collect()
 }
 
 /// What the index of the repository at `dir` says without running git, when it can say it
@@ -74,7 +128,7 @@ pub fn tracks_anything_under(dir: &Path, rel: &str) -> bool {
 /// fsmonitor or hooks, and takes no optional locks.
 fn query(dir: &Path, args: &[&str]) -> Option<String> {
     let out = command(dir)
-        .args(["--no-optional-locks", "-c", "core.fsmonitor=false"])
+        .arg("--no-optional-locks")
         .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::null())

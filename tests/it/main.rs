@@ -20,6 +20,7 @@ mod servers;
 mod signing;
 mod spec;
 mod trees;
+mod trust;
 mod untrusted;
 mod ux;
 mod workspace;

@@ -149,3 +149,45 @@ fn a_proxy_that_wants_other_credentials_is_named_with_its_407() {
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &right)]);
     run.success();
 }
+
+/// A loopback registry's token never travels in clear text through a proxy (which may be on
+/// another machine): it is held back, the error says why, and NO_PROXY makes it go directly.
+#[test]
+fn a_loopback_credential_never_rides_a_plain_http_proxy() {
+    let t = TestContext::new();
+    let Some(proxy) = tinyproxy(&t, "") else { return };
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let server = Server::start(t.path("reg"));
+    server.require_token("s3cret");
+    let p = format!("http://127.0.0.1:{}", proxy.port);
+    for (var, value) in [("A2C_REGISTRY_TOKEN", "s3cret"), ("A2C_REGISTRY_AUTH", "alice:s3cret")] {
+        let run = t.run_env(
+            "r",
+            &["lock", "--registry", &server.url()],
+            &[("HTTP_PROXY", &p), (var, value)],
+        );
+        run.fails_with(&["was held back", "through the proxy `127.0.0.1:", "NO_PROXY"]);
+        let proxied: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.headers.contains_key("via"))
+            .collect();
+        assert!(!proxied.is_empty(), "{var}: the request did not go through the proxy");
+        assert!(
+            proxied.iter().all(|r| !r.headers.contains_key("authorization")),
+            "{var}: a credential went through the proxy"
+        );
+    }
+    // Reached directly, the token goes.
+    let run = t.run_env(
+        "r",
+        &["lock", "--registry", &server.url()],
+        &[
+            ("HTTP_PROXY", &p),
+            ("NO_PROXY", "127.0.0.1"),
+            ("A2C_REGISTRY_TOKEN", "s3cret"),
+        ],
+    );
+    run.success();
+}

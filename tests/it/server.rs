@@ -35,6 +35,8 @@ pub enum Fault {
     Redirect(String),
     /// The file gzip-compressed, with `Content-Encoding: gzip`, whatever the request accepts.
     Gzip,
+    /// 401 with `WWW-Authenticate: Bearer realm="<realm>"`.
+    Challenge(String),
 }
 
 #[derive(Debug, Clone)]
@@ -50,12 +52,14 @@ struct State {
     range: AtomicBool,
     stop: AtomicBool,
     tls: Option<Arc<rustls::ServerConfig>>,
-    /// When set, every request without `Authorization: Bearer <token>` gets a 401.
-    token: Mutex<Option<String>>,
+    /// When set, every request without `Authorization: Bearer <token>` gets a 401 (with a
+    /// Bearer challenge naming the realm, when one is set).
+    token: Mutex<Option<(String, Option<String>)>>,
 }
 
 pub struct Server {
     pub port: u16,
+    pub ip: String,
     state: Arc<State>,
     /// PEM of the CA that signed the TLS certificate (TLS mode only).
     pub ca_pem: Option<String>,
@@ -64,7 +68,13 @@ pub struct Server {
 impl Server {
     /// Serves `root` over plain HTTP.
     pub fn start(root: PathBuf) -> Self {
-        Self::spawn(root, None, None)
+        Self::spawn(root, None, None, "127.0.0.1")
+    }
+
+    /// Serves `root` over plain HTTP on another loopback address (`127.0.0.2`: another host
+    /// as far as origins and credentials go).
+    pub fn start_on(root: PathBuf, ip: &str) -> Self {
+        Self::spawn(root, None, None, ip)
     }
 
     /// Serves `root` over HTTPS with a certificate for 127.0.0.1 and localhost, signed by a CA
@@ -91,11 +101,11 @@ impl Server {
             .with_no_client_auth()
             .with_single_cert(certs, key)
             .unwrap();
-        Self::spawn(root, Some(Arc::new(config)), Some(ca_cert.pem()))
+        Self::spawn(root, Some(Arc::new(config)), Some(ca_cert.pem()), "127.0.0.1")
     }
 
-    fn spawn(root: PathBuf, tls: Option<Arc<rustls::ServerConfig>>, ca_pem: Option<String>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    fn spawn(root: PathBuf, tls: Option<Arc<rustls::ServerConfig>>, ca_pem: Option<String>, ip: &str) -> Self {
+        let listener = TcpListener::bind((ip, 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(State {
             root,
@@ -117,13 +127,23 @@ impl Server {
                 std::thread::spawn(move || serve(&s, stream));
             }
         });
-        Self { port, state, ca_pem }
+        Self {
+            port,
+            ip: ip.to_string(),
+            state,
+            ca_pem,
+        }
     }
 
     /// The base URL of the served registry.
     pub fn url(&self) -> String {
         let scheme = if self.state.tls.is_some() { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}/", self.port)
+        format!("{scheme}://{}:{}/", self.ip, self.port)
+    }
+
+    /// `host:port`, as credentials are bound to it.
+    pub fn host(&self) -> String {
+        format!("{}:{}", self.ip, self.port)
     }
 
     /// Queues faults for `path` (e.g. `/bundles/a2c-1.0.0.tar.gz`), one per request.
@@ -139,7 +159,13 @@ impl Server {
 
     /// Requires `Authorization: Bearer <token>` on every request from now on.
     pub fn require_token(&self, token: &str) {
-        *self.state.token.lock().unwrap() = Some(token.to_string());
+        *self.state.token.lock().unwrap() = Some((token.to_string(), None));
+    }
+
+    /// Requires `Authorization: Bearer <token>`, answering a request without it with a Bearer
+    /// challenge that names `realm` (the token protocol of OCI registries).
+    pub fn require_token_from(&self, token: &str, realm: &str) {
+        *self.state.token.lock().unwrap() = Some((token.to_string(), Some(realm.to_string())));
     }
 
     pub fn set_range_support(&self, on: bool) {
@@ -168,7 +194,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.state.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port)); // wake the accept loop
+        let _ = TcpStream::connect((self.ip.as_str(), self.port)); // wake the accept loop
     }
 }
 
@@ -218,10 +244,21 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
         .and_then(VecDeque::pop_front);
     let wanted = state.token.lock().unwrap().clone();
     let fault = match wanted {
-        Some(tok) if headers.get("authorization") != Some(&format!("Bearer {tok}")) => Some(Fault::Status(401)),
+        // The token endpoint itself (`/token…`) is open: it is where the token comes from.
+        Some((tok, realm))
+            if headers.get("authorization") != Some(&format!("Bearer {tok}"))
+                && !(realm.is_some() && path.starts_with("/token")) =>
+        {
+            match realm {
+                Some(realm) => Some(Fault::Challenge(realm)),
+                None => Some(Fault::Status(401)),
+            }
+        }
         _ => fault,
     };
-    let file = state.root.join(path.trim_start_matches('/'));
+    let file = state
+        .root
+        .join(path.split('?').next().unwrap_or_default().trim_start_matches('/'));
     let body = std::fs::read(&file).ok();
     let respond = |stream: &mut S, status: &str, extra: &str, body: &[u8]| {
         let head = format!(
@@ -283,6 +320,12 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
                 std::thread::sleep(interval);
             }
         }
+        Some(Fault::Challenge(realm)) => respond(
+            stream,
+            "401 Unauthorized",
+            &format!("WWW-Authenticate: Bearer realm=\"{realm}\",service=\"test\"\r\n"),
+            b"",
+        ),
         Some(Fault::Redirect(to)) => respond(stream, "302 Found", &format!("Location: {to}\r\n"), b""),
         Some(Fault::Gzip) if body.is_some() => {
             use flate2::write::GzEncoder;

@@ -1,0 +1,327 @@
+//! Trust at the edges: credentials follow the origin the user bound them to, git runs no code a
+//! directory names, a member's git directory stays inside W, proxies never carry a loopback
+//! credential in clear text, and the tree cache never spreads a tampered tree. Real servers on
+//! 127.0.0.1 and 127.0.0.2 (another host as far as origins go), the real git.
+
+use base64::Engine;
+
+use crate::common::TestContext;
+use crate::server::{Fault, Server};
+
+const INDEX: &str = "/index/esys/a2c.json";
+
+/// A single repository `r` pinning 1.0.0, its registry `reg` served by X on 127.0.0.1, and Y on
+/// 127.0.0.2 serving the same registry and a token endpoint (`/token` gives `from-y`), which
+/// every request without that token is sent to by a Bearer challenge.
+fn x_and_y(t: &TestContext) -> (Server, Server) {
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.write("reg/token", r#"{"token":"from-y"}"#);
+    let x = Server::start(t.path("reg"));
+    let y = Server::start_on(t.path("reg"), "127.0.0.2");
+    (x, y)
+}
+
+/// Each way a user binds a credential to X's host, as environment variables for the run.
+fn credential_sources(t: &TestContext, x: &Server) -> Vec<(&'static str, Vec<(String, String)>)> {
+    let docker = t.path("docker");
+    let auth = base64::engine::general_purpose::STANDARD.encode("alice:secret");
+    fs_err::create_dir_all(&docker).unwrap();
+    fs_err::write(
+        docker.join("config.json"),
+        format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, x.host()),
+    )
+    .unwrap();
+    let identity = t.path("docker-identity");
+    fs_err::create_dir_all(&identity).unwrap();
+    fs_err::write(
+        identity.join("config.json"),
+        format!(r#"{{"auths":{{"{}":{{"identitytoken":"refresh-secret"}}}}}}"#, x.host()),
+    )
+    .unwrap();
+    let netrc = t.write("netrc", "machine 127.0.0.1 login alice password secret\n");
+    vec![
+        (
+            "A2C_REGISTRY_AUTH",
+            vec![("A2C_REGISTRY_AUTH".into(), "alice:secret".into())],
+        ),
+        (
+            "docker auth",
+            vec![("DOCKER_CONFIG".into(), docker.display().to_string())],
+        ),
+        (
+            "docker identitytoken",
+            vec![("DOCKER_CONFIG".into(), identity.display().to_string())],
+        ),
+        ("netrc", vec![("NETRC".into(), netrc.display().to_string())]),
+    ]
+}
+
+fn run_with(t: &TestContext, args: &[&str], env: &[(String, String)]) -> crate::common::Run {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    t.run_env("r", args, &env)
+}
+
+/// Nothing that reached `server` carried a credential or a secret.
+#[track_caller]
+fn saw_no_credential(server: &Server) {
+    for r in server.requests() {
+        assert!(
+            !r.headers.contains_key("authorization"),
+            "{} got a credential: {:?}",
+            r.path,
+            r.headers
+        );
+        assert!(!r.path.contains("secret"), "{} carries a secret", r.path);
+    }
+}
+
+#[test]
+fn a_redirect_to_another_host_never_takes_the_bound_credential_to_its_token_endpoint() {
+    let t = TestContext::new();
+    let (x, y) = x_and_y(&t);
+    y.require_token_from("from-y", &format!("{}token", y.url()));
+    let to_y = format!("{}index/esys/a2c.json", y.url());
+    for (source, env) in credential_sources(&t, &x) {
+        x.fault(INDEX, &[Fault::Redirect(to_y.clone())]);
+        let run = run_with(&t, &["lock", "--registry", &x.url()], &env);
+        run.fails_with(&[
+            "redirected to `http://127.0.0.2:",
+            "another origin",
+            "a2c login 127.0.0.2:",
+        ]);
+        assert!(!run.stderr.contains("secret"), "{source}: {}", run.stderr);
+        saw_no_credential(&y);
+        assert_eq!(
+            y.requests().iter().filter(|r| r.path.starts_with("/token")).count(),
+            0,
+            "{source}: Y's token endpoint was asked"
+        );
+        assert!(!t.path("r/.tools/esys/a2c/a2c.lock").exists(), "{source}");
+    }
+    // The user binds Y too: the request then goes to Y directly, with Y's own credential, and
+    // Y's token is used at Y only.
+    x.fault(INDEX, &[Fault::Redirect(to_y)]);
+    let before = x.count();
+    let run = t.run_env(
+        "r",
+        &["lock", "--registry", &x.url()],
+        &[("A2C_REGISTRY_AUTH", "alice:secret"), ("A2C_TOKEN_HOSTS", &y.host())],
+    );
+    run.success();
+    let token_requests: Vec<_> = y
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/token"))
+        .collect();
+    assert_eq!(token_requests.len(), 1);
+    assert!(token_requests[0].headers["authorization"].starts_with("Basic "));
+    for r in x.requests().iter().skip(before) {
+        assert_ne!(
+            r.headers.get("authorization").map(String::as_str),
+            Some("Bearer from-y"),
+            "Y's token reached X"
+        );
+    }
+}
+
+#[test]
+fn a_token_endpoint_on_another_host_gets_no_credential_unless_the_user_names_it() {
+    let t = TestContext::new();
+    let (x, y) = x_and_y(&t);
+    x.require_token_from("from-y", &format!("{}token", y.url()));
+    for (source, env) in credential_sources(&t, &x) {
+        // Y's token endpoint refuses an anonymous request (as a real one guarding X would).
+        y.fault("/token?service=test", &[Fault::Status(401)]);
+        let run = run_with(&t, &["lock", "--registry", &x.url()], &env);
+        run.fails_with(&["is on another host", "were not sent there", "A2C_TOKEN_HOSTS"]);
+        assert!(!run.stderr.contains("secret"), "{source}: {}", run.stderr);
+        saw_no_credential(&y);
+    }
+    // Named by the user: the realm gets the credential, and the token works at X.
+    let run = t.run_env(
+        "r",
+        &["lock", "--registry", &x.url()],
+        &[("A2C_REGISTRY_AUTH", "alice:secret"), ("A2C_TOKEN_HOSTS", &y.host())],
+    );
+    run.success();
+    let token = y
+        .requests()
+        .into_iter()
+        .rfind(|r| r.path.starts_with("/token"))
+        .unwrap();
+    assert!(token.headers["authorization"].starts_with("Basic "));
+}
+
+/// Makes the repository at `rel` name programs in its own `.git/config` (as a member unpacked
+/// from a tarball may): an fsmonitor, a pager, an external diff, a clean filter on every file,
+/// and a hooks directory with every hook a2c's git calls could reach. Each program leaves a
+/// file named after itself in `pwned/`. The index becomes v4, so that a2c has to ask git.
+fn hostile_git_config(t: &TestContext, rel: &str) {
+    let repo = t.path(rel);
+    let pwned = t.path("pwned");
+    fs_err::create_dir_all(&pwned).unwrap();
+    let leave = |name: &str| format!("touch {}/{name}-$$", pwned.display());
+    let hooks = t.path(&format!("hooks-{}", rel.replace('/', "-")));
+    fs_err::create_dir_all(&hooks).unwrap();
+    for hook in [
+        "pre-commit",
+        "prepare-commit-msg",
+        "commit-msg",
+        "post-commit",
+        "post-index-change",
+        "post-checkout",
+        "reference-transaction",
+    ] {
+        let path = hooks.join(hook);
+        fs_err::write(&path, format!("#!/bin/sh\n{}\nexit 0\n", leave(hook))).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    t.write(&format!("{rel}/.gitattributes"), "* filter=evil\n");
+    crate::common::git(&repo, &["add", ".gitattributes"]);
+    crate::common::git(&repo, &["commit", "-q", "-m", "attributes"]);
+    let set = |k: &str, v: &str| {
+        crate::common::git(&repo, &["config", k, v]);
+    };
+    set("core.fsmonitor", &format!("{}; false", leave("fsmonitor")));
+    set("core.pager", &format!("{}; cat", leave("pager")));
+    set("diff.external", &leave("diff-external"));
+    set("filter.evil.clean", &format!("{}; cat", leave("filter-clean")));
+    set("filter.evil.smudge", &format!("{}; cat", leave("filter-smudge")));
+    set("core.hooksPath", &hooks.display().to_string());
+    crate::common::git(&repo, &["update-index", "--index-version", "4"]);
+}
+
+/// The programs that ran, by name.
+fn pwned(t: &TestContext) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(t.path("pwned"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .split('-')
+                        .take_while(|p| p.parse::<u32>().is_err())
+                        .collect::<Vec<_>>()
+                        .join("-")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn git_runs_no_program_a_members_git_config_names() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.commit_members();
+    for m in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
+        hostile_git_config(&t, m);
+    }
+    // A tracked path under `.tools_local/` makes every command ask git about it.
+    t.write("w/p/app/.tools_local/notes.txt", "tracked by mistake\n");
+    crate::common::git(&t.path("w/p/app"), &["add", "-f", ".tools_local/notes.txt"]);
+    crate::common::git(&t.path("w/p/app"), &["commit", "-q", "-m", "notes"]);
+    // A tool state file whose time changed: `git status` would run the clean filter on it.
+    let record = t.path("w/l/core/.a2c/adoption.yaml");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    fs_err::File::options()
+        .write(true)
+        .open(&record)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    // The test's own git calls above ran them: start counting now.
+    fs_err::remove_dir_all(t.path("pwned")).unwrap();
+    fs_err::create_dir(t.path("pwned")).unwrap();
+    let vendor = t.path("vendored").display().to_string();
+    let reads: &[(&str, &[&str])] = &[
+        ("w/p/app", &["resolve"]),
+        ("w", &["install"]),
+        ("w", &["list"]),
+        ("w", &["gc", "--dry-run"]),
+        ("w", &["vendor", &vendor]),
+        ("w", &["doctor"]),
+        ("w/p/app", &["doctor"]),
+        ("w/l/core", &["migrate", "version", "--to", "2.0.0", "--dry-run"]),
+    ];
+    for (cwd, args) in reads {
+        let run = t.run(cwd, args);
+        assert!(run.code == 0 || run.code == 1, "{args:?}: {}", run.stderr);
+        assert_eq!(pwned(&t), Vec::<String>::new(), "a2c {args:?} in {cwd} ran them");
+    }
+    // A migration's commit runs the member's hooks exactly as `git commit` there would, and
+    // nothing else: no fsmonitor, pager or external diff.
+    t.run("w/l/core", &["migrate", "version", "--to", "2.0.0"]).success();
+    let ran = pwned(&t);
+    assert!(ran.contains(&"pre-commit".to_string()), "{ran:?}");
+    for never in ["fsmonitor", "pager", "diff-external"] {
+        assert!(!ran.contains(&never.to_string()), "{never} ran: {ran:?}");
+    }
+}
+
+/// A registry `reg` with 1.0.0 (legacy layout) and 2.0.0 (canonical), and a legacy repository
+/// at `rel` pinning 1.0.0, committed.
+fn legacy_member(t: &TestContext, rel: &str) {
+    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    t.method_tree("trees/2.0.0", "2.0.0");
+    t.pack("trees/2.0.0", "2.0.0", "reg", "tar.gz");
+    t.git_repo(rel);
+    t.write(
+        &format!("{rel}/.a2c/adoption.yaml"),
+        "tool_version: v1.0.0\ndelivery: submodule\n",
+    );
+    t.write(&format!("{rel}/.gitignore"), ".tools_local/\n");
+    t.commit_all(rel);
+}
+
+#[test]
+fn a_members_git_file_never_leads_a_migration_outside_the_superbuild() {
+    let t = TestContext::new();
+    legacy_member(&t, "victim");
+    let victim = t.path("victim");
+    let commits = || crate::common::git(&victim, &["rev-list", "--count", "HEAD"]);
+    let before = commits();
+    t.superbuild("w", "members: [\"m*\"]\nregistry: ../reg\n");
+    // m2 looks like the victim's work tree (same files), its `.git` names the victim's.
+    t.write("w/m2/.a2c/adoption.yaml", "tool_version: v1.0.0\ndelivery: submodule\n");
+    t.write("w/m2/.gitignore", ".tools_local/\n");
+    t.write("w/m2/.git", &format!("gitdir: {}/.git\n", victim.display()));
+    for args in [
+        &["migrate", "version", "--to", "2.0.0", "--dry-run"][..],
+        &["migrate", "version", "--to", "2.0.0"],
+    ] {
+        let run = t.run("w/m2", args);
+        run.fails_with(&[
+            "the git directory of `[TMP]/w/m2` is `[TMP]/victim/.git`, outside `[TMP]/w`",
+            "delete it and clone",
+        ]);
+    }
+    let run = t.run("w", &["migrate", "version", "--to", "2.0.0", "--all"]);
+    run.fails_with(&["member `m2`", "outside `[TMP]/w`"]);
+    assert_eq!(commits(), before, "a commit landed in the victim");
+    assert!(!victim.join(".git/a2c-plans").exists());
+    assert!(!victim.join(".git/a2c-migrate.json").exists());
+    assert!(victim.join(".a2c/adoption.yaml").exists());
+
+    // A worktree git registered for a directory in W is the user's own: it migrates.
+    crate::common::git(&t.path("w"), &["init", "-q", "."]);
+    fs_err::remove_dir_all(t.path("w/m2")).unwrap();
+    crate::common::git(
+        &victim,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            &t.path("w/m3").display().to_string(),
+        ],
+    );
+    let run = t.run("w/m3", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
+    run.success();
+}
