@@ -609,6 +609,7 @@ fn store_findings(
         ));
     }
     let mut deep_targets = Vec::new();
+    let mut placed = Vec::new();
     for (version, dir) in &installed {
         let receipt = Receipt::read(dir);
         match (&receipt, lock.and_then(|l| l.get(version))) {
@@ -651,6 +652,9 @@ fn store_findings(
                 "run `a2c gc` to remove it",
             ));
         }
+        if let Some(r) = &receipt {
+            placed.push(r.sha256);
+        }
         if options.deep
             && let Some(r) = receipt
         {
@@ -663,8 +667,9 @@ fn store_findings(
         }
     }
     out.extend(super::deep::check(&deep_targets, options.jobs));
-    if options.deep {
-        tree_cache(store, out);
+    match options.deep {
+        true => tree_cache(store, out),
+        false => tree_cache_times(store, &placed, out),
     }
     let staging = store.staging();
     if let Ok(entries) = fs_err::read_dir(&staging) {
@@ -703,6 +708,40 @@ fn store_findings(
     }
 }
 
+/// Without `--deep`: the cached trees this store's versions came from, each file's type, size,
+/// mode and times against the record (no content read): an in-place edit through a hard link
+/// moves the change time, which nothing puts back.
+fn tree_cache_times(store: &crate::store::Store, placed: &[crate::util::digest::Sha256], out: &mut Vec<Finding>) {
+    let Ok(cache) = crate::ops::cache(store) else { return };
+    let trees = crate::store::trees::TreeCache::new(&cache.dir);
+    let mut seen = std::collections::BTreeSet::new();
+    for sha in placed.iter().filter(|s| seen.insert(**s)) {
+        let root = trees.path(sha);
+        if !crate::store::trees::TreeCache::has_tree(&root) {
+            continue;
+        }
+        if let Err(why) = crate::store::trees::TreeCache::check_times(&root) {
+            out.push(tampered_tree(&root, &why));
+        }
+    }
+}
+
+fn tampered_tree(root: &Path, why: &str) -> Finding {
+    finding(
+        Code::CacheTreeModified,
+        None,
+        None,
+        format!(
+            "the cached tree `{}` no longer matches what was cached: {why}",
+            root.display()
+        ),
+        format!(
+            "remove `{}` (the next install that needs it extracts its bundle again); versions placed from it by hardlink share its files: check them with `a2c doctor --deep` in each superbuild",
+            root.display()
+        ),
+    )
+}
+
 /// `--deep`: every tree of the shared tree cache re-hashed against its file list and record
 /// (a file changed there would be placed into every store that links it).
 fn tree_cache(store: &crate::store::Store, out: &mut Vec<Finding>) {
@@ -713,16 +752,7 @@ fn tree_cache(store: &crate::store::Store, out: &mut Vec<Finding>) {
             continue; // a record only: its files are a store's, which --deep checks there
         }
         if let Err(why) = crate::store::trees::TreeCache::verify(&root) {
-            out.push(finding(
-                Code::CacheTreeModified,
-                None,
-                None,
-                format!("the cached tree `{}` no longer matches what was cached: {why}", root.display()),
-                format!(
-                    "remove `{}` (the next install that needs it extracts its bundle again); versions placed from it by hardlink share its files: check them with `a2c doctor --deep` in each superbuild",
-                    root.display()
-                ),
-            ));
+            out.push(tampered_tree(&root, &why));
         }
     }
 }

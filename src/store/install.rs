@@ -210,34 +210,8 @@ impl Drop for StagingDir {
 }
 
 fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
-    let trees = TreeCache::new(&options.cache.dir);
-    // Another store of this machine holds the verified tree (the entry has an origin only):
-    // share it into the cache first, then place from there.
-    let lookup = match options.reinstall.contains(&entry.version) {
-        true => None,
-        false => trees.lookup(entry),
-    };
-    let cached = lookup.and_then(|c| match c.origin {
-        None => Some(c),
-        Some(_) => match trees.promote(&c, entry, options.link_mode) {
-            Ok(promoted) => Some(promoted),
-            Err(PlaceError::Tampered(_)) => {
-                trees.evict(&entry.sha256);
-                None
-            }
-            Err(_) => None,
-        },
-    });
-    if let Some(cached) = cached {
-        reporter.start(&entry.version, entry.size);
-        let placed = place_from_tree_cache(entry, &cached, &trees, options);
-        reporter.finish(&entry.version, entry.size);
-        match placed {
-            Ok(installed) => return Ok(installed),
-            // Tampered or gone: never placed again; the bundle path below installs it.
-            Err(None) => {}
-            Err(Some(e)) => return Err(e),
-        }
+    if let Some(installed) = from_tree_cache(entry, options, reporter)? {
+        return Ok(installed);
     }
     let (candidates, looked) = candidates(entry, options)?;
     // Places that failed, with why: a dead or wrong mirror is skipped, and reported only if
@@ -427,6 +401,46 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         files: extracted.files.len(),
         link_mode: None,
     })
+}
+
+/// Installs `entry` from the shared tree cache, when it holds the tree (or another store of this
+/// machine does: it is shared into the cache first). `None` when it cannot (not cached,
+/// tampered — then evicted —, or gone): the bundle path installs it. Runs under the bundle's
+/// cache lock, released before the bundle path takes it for a download: a placement's check
+/// of each cached file and the record of the change times its hard links move are one step.
+fn from_tree_cache(
+    entry: &LockEntry,
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<Option<Installed>, StoreError> {
+    let trees = TreeCache::new(&options.cache.dir);
+    if options.reinstall.contains(&entry.version) || !trees.path(&entry.sha256).is_dir() {
+        return Ok(None);
+    }
+    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &|p| {
+        reporter.waiting_for_lock(p)
+    })?;
+    let cached = trees.lookup(entry).and_then(|c| match c.origin {
+        None => Some(c),
+        Some(_) => match trees.promote(&c, entry, options.link_mode) {
+            Ok(promoted) => Some(promoted),
+            Err(PlaceError::Tampered(_)) => {
+                trees.evict(&entry.sha256);
+                None
+            }
+            Err(_) => None,
+        },
+    });
+    let Some(cached) = cached else { return Ok(None) };
+    reporter.start(&entry.version, entry.size);
+    let placed = place_from_tree_cache(entry, &cached, &trees, options);
+    reporter.finish(&entry.version, entry.size);
+    match placed {
+        Ok(installed) => Ok(Some(installed)),
+        // Tampered or gone: never placed again; the bundle path installs it.
+        Err(None) => Ok(None),
+        Err(Some(e)) => Err(e),
+    }
 }
 
 /// Places `entry` from its cached tree: built in staging by clone, hardlink or copy, checked

@@ -11,14 +11,17 @@
 //! 2. the first install of that bundle into **another** store builds the entry's `tree/` from
 //!    the origin (clone, else hardlink, else copy), checking every file against the record
 //!    (size, mode, and a modification time no later than the seal: any write since changes
-//!    it), records each file's exact time, publishes it with one rename, and places from it.
-//!    Every later install places from `tree/` directly, checking size, mode and exact time.
+//!    it), records each file's exact modification and change times, publishes it with one
+//!    rename, and places from it. Every later install places from `tree/` directly, checking
+//!    size, mode and both times; a file whose change time moved (an edit, or a link made or
+//!    removed elsewhere) is re-hashed against the tree's `.a2c-tree` list.
 //!
 //! Placement checks every file it places against the record — a file changed since (written
 //! after a `chmod`, truncated, replaced) marks the entry as tampered: it is evicted, never
-//! used again, and the version is installed from its bundle. `doctor --deep` re-hashes cached
-//! trees. Only the files listed in the record are placed: anything added is ignored.
+//! used again, and the version is installed from its bundle. Plain `doctor` makes the same
+//! check; `doctor --deep` re-hashes cached trees. Only the files listed in the record are placed: anything added is ignored.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -82,7 +85,9 @@ pub const META_FILE: &str = "record";
 pub const TREE_DIR: &str = "tree";
 /// The store version an entry's record describes, until its `tree/` exists.
 const ORIGIN_FILE: &str = "origin";
-const META_HEADER: &str = "a2c-tree-cache 1";
+/// Version 2 records each file's change time (ctime): a content edit through a hard link sets
+/// it, and no user can set it back. A version 1 record is not trusted (the entry is rebuilt).
+const META_HEADER: &str = "a2c-tree-cache 2";
 
 /// One file of a cached tree as recorded when it was cached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +97,10 @@ struct Recorded {
     /// The exact modification time (ns); `-1` in a record of an origin, whose files must only
     /// be no newer than the record's seal.
     mtime_ns: i128,
+    /// The exact change time (ns), which an in-place edit moves and nothing can put back;
+    /// `-1` as for `mtime_ns`. Updated after each hard link (a link moves it too), under the
+    /// bundle's cache lock.
+    ctime_ns: i128,
     mode: u32,
 }
 
@@ -158,6 +167,10 @@ fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
 }
 
+fn ctime_ns(m: &std::fs::Metadata) -> i128 {
+    m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128
+}
+
 impl TreeCache {
     pub fn new(cache_dir: &Path) -> Self {
         Self {
@@ -216,7 +229,14 @@ impl TreeCache {
     /// Costs one small file; no file of the tree is touched, nothing is shared yet.
     pub fn record(&self, entry: &LockEntry, origin: &Path, tree: &str, files: &[TreeFile]) -> io::Result<()> {
         let target = self.path(&entry.sha256);
-        if std::fs::symlink_metadata(target.join(TREE_DIR)).is_ok() {
+        let readable = || {
+            crate::util::contain::read_config(&target.join(META_FILE))
+                .ok()
+                .flatten()
+                .and_then(|t| parse_meta(&t))
+                .is_some()
+        };
+        if std::fs::symlink_metadata(target.join(TREE_DIR)).is_ok() && readable() {
             return Ok(());
         }
         let mut recorded: Vec<Recorded> = files
@@ -225,6 +245,7 @@ impl TreeCache {
                 path: f.path.clone(),
                 size: f.size,
                 mtime_ns: -1,
+                ctime_ns: -1,
                 mode: if f.executable { 0o555 } else { 0o444 },
             })
             .collect();
@@ -233,6 +254,7 @@ impl TreeCache {
             path: crate::archive::TREE_FILE.into(),
             size: list.len(),
             mtime_ns: -1,
+            ctime_ns: -1,
             mode: list.mode() & 0o7777,
         });
         let trees = self.ensure()?;
@@ -253,8 +275,8 @@ impl TreeCache {
         crate::util::contain::write_new(&tmp.path().join(META_FILE), meta.as_bytes(), 0o444)?;
         let origin_text = format!("{}\n", origin.display());
         crate::util::contain::write_new(&tmp.path().join(ORIGIN_FILE), origin_text.as_bytes(), 0o444)?;
-        // An entry without a tree names an older origin (gone, or another store): this one
-        // replaces it.
+        // An entry without a tree names an older origin (gone, or another store), or one with a
+        // record this a2c does not trust: this one replaces it.
         if std::fs::symlink_metadata(&target).is_ok() {
             let doomed = trees.join(format!(".gc-{}-{}", entry.sha256.to_hex(), std::process::id()));
             if std::fs::rename(&target, &doomed).is_ok() {
@@ -291,14 +313,16 @@ impl TreeCache {
             .prefix(".tree-")
             .tempdir_in(&dir)
             .map_err(|e| at(e, "create a directory in", &dir))?;
-        let (_, times) = copy_checked(origin, &cached.files, cached.sealed, tmp.path(), mode)?;
-        // From now on every file is held to its exact time (links and copies keep it).
+        let (_, times) = copy_checked(origin, cached, tmp.path(), mode, true)?;
+        // From now on every file is held to its exact times (links and copies keep the
+        // modification time; the change time is the cached file's own, read after sharing).
         let files: Vec<Recorded> = cached
             .files
             .iter()
             .zip(times)
-            .map(|(f, t)| Recorded {
-                mtime_ns: t,
+            .map(|(f, (m, c))| Recorded {
+                mtime_ns: m,
+                ctime_ns: c,
                 ..f.clone()
             })
             .collect();
@@ -337,8 +361,64 @@ impl TreeCache {
     /// Places `cached` into `dest` (an empty directory) by `mode` (`None`: clone, else
     /// hardlink, else copy — the fastest that works here; see [`share`]), checking every file
     /// against its record. Returns the mode used.
+    /// A hard link moves the change time of the cached file it links, so the record is
+    /// rewritten with the new times when any moved. The caller holds the bundle's cache lock
+    /// (`CacheDir::lock_path`), so no other placement runs between the check and the rewrite.
     pub fn place(&self, cached: &CachedTree, dest: &Path, mode: Option<LinkMode>) -> Result<LinkMode, PlaceError> {
-        copy_checked(&cached.root, &cached.files, cached.sealed, dest, mode).map(|(m, _)| m)
+        let (used, times) = copy_checked(&cached.root, cached, dest, mode, false)?;
+        let moved = cached.files.iter().zip(&times).any(|(f, (_, c))| f.ctime_ns != *c);
+        if moved {
+            let files: Vec<Recorded> = cached
+                .files
+                .iter()
+                .zip(times)
+                .map(|(f, (_, c))| Recorded {
+                    ctime_ns: c,
+                    ..f.clone()
+                })
+                .collect();
+            let dir = cached.root.parent().expect("a cached tree has an entry directory");
+            let (sha, version) = self.identity(dir).ok_or(PlaceError::Gone)?;
+            let meta = format_meta(&sha, &cached.tree, &version, cached.sealed, &files);
+            let new_record = dir.join(format!(".record-{}", std::process::id()));
+            let _ = std::fs::remove_file(&new_record);
+            crate::util::contain::write_new(&new_record, meta.as_bytes(), 0o444)
+                .and_then(|()| fs_err::rename(&new_record, dir.join(META_FILE)))
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(&new_record);
+                })?;
+        }
+        Ok(used)
+    }
+
+    /// The bundle sha256 and version of the entry at `dir`, from its record.
+    fn identity(&self, dir: &Path) -> Option<(String, String)> {
+        let text = crate::util::contain::read_config(&dir.join(META_FILE)).ok()??;
+        let meta = parse_meta(&text)?;
+        Some((meta.sha, meta.version))
+    }
+
+    /// Checks every file of the cached tree at `dir` against its record (type, size, mode,
+    /// modification and change time; a file whose change time moved is re-hashed): `Err(why)`
+    /// when one was changed since it was cached (plain `doctor`). An entry without a tree yet,
+    /// or with a record this a2c does not read, has nothing to check.
+    pub fn check_times(dir: &Path) -> Result<(), String> {
+        let Some(Meta { files, tree, .. }) = crate::util::contain::read_config(&dir.join(META_FILE))
+            .ok()
+            .flatten()
+            .and_then(|t| parse_meta(&t))
+        else {
+            return Ok(());
+        };
+        let root = dir.join(TREE_DIR);
+        let mut suspects = Suspects::new(&root, &tree);
+        for f in files.iter().filter(|f| f.mtime_ns != -1) {
+            let m = std::fs::symlink_metadata(root.join(&f.path)).map_err(|e| format!("`{}`: {e}", f.path))?;
+            if let Some(why) = changed_since_cached(f, &m, 0, &mut suspects) {
+                return Err(why);
+            }
+        }
+        Ok(())
     }
 
     /// Removes the cached tree of `sha256` (tampered, or pruned).
@@ -448,20 +528,85 @@ impl TreeCache {
 /// The tree cache's directory under the cache.
 pub const TREES: &str = "trees";
 
+/// The content behind a moved change time. A change time moves on an in-place edit, but also
+/// when another link to the same file comes or goes (a store placed by hard link, or removed):
+/// a file whose change time moved is re-hashed against the tree's own `.a2c-tree` list (itself
+/// checked against the tree digest), and only other content is tampering.
+struct Suspects<'a> {
+    root: &'a Path,
+    tree: &'a str,
+    listed: Option<Option<HashMap<String, String>>>,
+}
+
+impl<'a> Suspects<'a> {
+    fn new(root: &'a Path, tree: &'a str) -> Self {
+        Self {
+            root,
+            tree,
+            listed: None,
+        }
+    }
+
+    /// `true` when the file `rel` below the root holds what the tree's list says.
+    fn same_content(&mut self, rel: &str) -> bool {
+        let (root, tree) = (self.root, self.tree);
+        let listed = self.listed.get_or_insert_with(|| {
+            let list = std::fs::read(root.join(crate::archive::TREE_FILE)).ok()?;
+            if format!("sha256:{}", Sha256::of(&list)) != tree {
+                return None;
+            }
+            let lines = crate::util::digest::parse_tree_lines(&list)?;
+            Some(lines.into_iter().map(|(p, _, hex)| (p, hex)).collect())
+        });
+        let Some(listed) = listed else { return false };
+        if rel == crate::archive::TREE_FILE {
+            return true; // the list itself matched the tree digest
+        }
+        let Some(expected) = listed.get(rel) else { return false };
+        std::fs::File::open(root.join(rel))
+            .ok()
+            .and_then(|f| crate::util::digest::sha256_reader(f).ok())
+            .is_some_and(|(actual, _)| actual.to_hex() == *expected)
+    }
+}
+
+/// Why the file `f` (found as `m` below `suspects`' root) may not be used, if it may not: its
+/// type, size or mode differ, its modification time is not the recorded one (for `-1`, one no
+/// later than `sealed`), or its change time moved and its content is not the listed one.
+fn changed_since_cached(f: &Recorded, m: &std::fs::Metadata, sealed: i128, suspects: &mut Suspects) -> Option<String> {
+    let time = mtime_ns(m);
+    let time_ok = match f.mtime_ns {
+        -1 => time <= sealed,
+        exact => time == exact,
+    };
+    if !m.file_type().is_file() || m.len() != f.size || !time_ok || m.mode() & 0o7777 != f.mode {
+        return Some(format!("`{}` changed since it was cached", f.path));
+    }
+    let change = ctime_ns(m);
+    let change_ok = match f.ctime_ns {
+        -1 => change <= sealed,
+        exact => change == exact,
+    };
+    (!change_ok && !suspects.same_content(&f.path))
+        .then(|| format!("`{}` was changed in place since it was cached", f.path))
+}
+
 /// Shares every recorded file of `from` into `dest` by `mode` (see [`share`]), checking each
-/// against its record first (an exact time, or for `-1` one no later than `sealed`). The mode
-/// used and each file's time.
+/// against its record first ([`changed_since_cached`]). The mode used, and each file's
+/// modification time and the change time of the cache's file after sharing (a hard link moves
+/// it): the file in `dest` when `into_cache` (a promotion), else the one in `from`.
 fn copy_checked(
     from: &Path,
-    files: &[Recorded],
-    sealed: i128,
+    cached: &CachedTree,
     dest: &Path,
     mode: Option<LinkMode>,
-) -> Result<(LinkMode, Vec<i128>), PlaceError> {
+    into_cache: bool,
+) -> Result<(LinkMode, Vec<(i128, i128)>), PlaceError> {
     let mut used = mode;
     let mut dirs = std::collections::HashSet::new();
-    let mut times = Vec::with_capacity(files.len());
-    for f in files {
+    let mut times = Vec::with_capacity(cached.files.len());
+    let mut suspects = Suspects::new(from, &cached.tree);
+    for f in &cached.files {
         let src = from.join(&f.path);
         let m = match std::fs::symlink_metadata(&src) {
             Ok(m) => m,
@@ -473,20 +618,15 @@ fn copy_checked(
             }
             Err(e) => return Err(e.into()),
         };
-        let time = mtime_ns(&m);
-        let time_ok = match f.mtime_ns {
-            -1 => time <= sealed,
-            exact => time == exact,
-        };
-        if !m.file_type().is_file() || m.len() != f.size || !time_ok || m.mode() & 0o7777 != f.mode {
-            return Err(PlaceError::Tampered(format!(
-                "`{}` changed since it was cached",
-                f.path
-            )));
+        if let Some(why) = changed_since_cached(f, &m, cached.sealed, &mut suspects) {
+            return Err(PlaceError::Tampered(why));
         }
         make_parents(dest, &f.path, &mut dirs)?;
-        used = share(&src, &dest.join(&f.path), used, true)?;
-        times.push(time);
+        let to = dest.join(&f.path);
+        used = share(&src, &to, used, true)?;
+        let cache_file = if into_cache { &to } else { &src };
+        let after = std::fs::symlink_metadata(cache_file).map_err(|e| at(e, "read the metadata of", cache_file))?;
+        times.push((mtime_ns(&m), ctime_ns(&after)));
     }
     Ok((used.unwrap_or(LinkMode::Copy), times))
 }
@@ -580,7 +720,10 @@ fn copy_file(src: &Path, dst: &Path, mode: u32) -> io::Result<()> {
 fn format_meta(sha: &str, tree: &str, version: &str, sealed: i128, files: &[Recorded]) -> String {
     let mut out = format!("{META_HEADER}\nsha256 {sha}\ntree {tree}\nversion {version}\nsealed {sealed}\n");
     for f in files {
-        out.push_str(&format!("{} {} {:o} {}\n", f.size, f.mtime_ns, f.mode, f.path));
+        out.push_str(&format!(
+            "{} {} {} {:o} {}\n",
+            f.size, f.mtime_ns, f.ctime_ns, f.mode, f.path
+        ));
     }
     out
 }
@@ -596,9 +739,10 @@ fn parse_meta(text: &str) -> Option<Meta> {
     let sealed = lines.next()?.strip_prefix("sealed ")?.parse().ok()?;
     let mut files = Vec::new();
     for line in lines {
-        let mut parts = line.splitn(4, ' ');
+        let mut parts = line.splitn(5, ' ');
         let size = parts.next()?.parse().ok()?;
         let mtime_ns = parts.next()?.parse().ok()?;
+        let ctime_ns = parts.next()?.parse().ok()?;
         let mode = u32::from_str_radix(parts.next()?, 8).ok()?;
         let path = parts.next()?.to_string();
         // A record that names a path outside its tree is not ours.
@@ -609,6 +753,7 @@ fn parse_meta(text: &str) -> Option<Meta> {
             path,
             size,
             mtime_ns,
+            ctime_ns,
             mode,
         });
     }
@@ -631,6 +776,7 @@ mod tests {
             path: "rules/a b.md".into(),
             size: 3,
             mtime_ns: 1_700_000_000_123_456_789,
+            ctime_ns: 1_700_000_000_223_456_789,
             mode: 0o444,
         }];
         let text = format_meta("ab", "sha256:cd", "1.0.0", 7, &files);
@@ -641,7 +787,7 @@ mod tests {
         );
         assert_eq!(m.files, files);
         for bad in ["../x", "/etc/passwd", "a//b", "a/./b"] {
-            let text = format!("{META_HEADER}\nsha256 a\ntree t\nversion 1\nsealed 0\n1 1 444 {bad}\n");
+            let text = format!("{META_HEADER}\nsha256 a\ntree t\nversion 1\nsealed 0\n1 1 1 444 {bad}\n");
             assert!(parse_meta(&text).is_none(), "{bad}");
         }
     }

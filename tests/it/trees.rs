@@ -177,7 +177,8 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
     assert!(placed(&doc).iter().all(|(_, s, _)| s == "tree-cache"), "{doc}");
     assert_eq!(fs_err::read_to_string(tree.join("rules/core.md")).unwrap(), original);
     t.run("w4", &["doctor", "--deep"]).success();
-    // Same size, time and mode restored: placement cannot tell, `doctor --deep` can.
+    // Same size, time and mode restored: the change time gives it away to plain `doctor`
+    // (no content read), `doctor --deep` names the content, and placement evicts it.
     let file = cached(&t, "2.0.0").join("rules/core.md");
     let reference = t.path("reference");
     std::process::Command::new("cp")
@@ -197,6 +198,15 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
         .status()
         .unwrap();
     assert!(touched.success());
+    let doc = t.run("w4", &["doctor", "--json"]).verdict_json();
+    let finding = crate::common::finding(&doc, "cache-tree-modified");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("`rules/core.md` was changed in place since it was cached"),
+        "{finding}"
+    );
     let doc = t.run("w4", &["doctor", "--deep", "--json"]).verdict_json();
     let finding = crate::common::finding(&doc, "cache-tree-modified");
     assert!(
@@ -205,6 +215,14 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
             .unwrap()
             .contains("`rules/core.md` has other content"),
         "{finding}"
+    );
+    twin(&t, "w5");
+    let doc = t.run("w5", &["install", "--offline", "--json"]).json();
+    let two = placed(&doc).into_iter().find(|(v, _, _)| v == "2.0.0").unwrap();
+    assert_eq!(two.1, "cache", "evicted, installed from its bundle: {doc}");
+    assert_ne!(
+        fs_err::read(t.path(&format!("w5/{STORE}/2.0.0/rules/core.md"))).unwrap(),
+        "x".repeat(len).into_bytes()
     );
 }
 

@@ -325,3 +325,73 @@ fn a_members_git_file_never_leads_a_migration_outside_the_superbuild() {
     let run = t.run("w/m3", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
     run.success();
 }
+
+/// The review's case: a file installed by hard link is edited in place, and its size, time and
+/// mode are put back. The tree cache shares that inode, so its change time moved: the next
+/// install elsewhere does not place it, and plain `doctor` reports it.
+#[test]
+fn an_installed_file_edited_in_place_never_spreads_through_the_tree_cache() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    let twin = |name: &str| {
+        t.superbuild(name, "members: [\"m/*\"]\nregistry: ../reg\n");
+        t.canonical_repo(&format!("{name}/m/a"), "1.0.0");
+        fs_err::copy(
+            t.path("w/.tools/esys/a2c/a2c.lock"),
+            t.path(&format!("{name}/.tools/esys/a2c/a2c.lock")),
+        )
+        .unwrap();
+    };
+    twin("w2");
+    let doc = t
+        .run("w2", &["install", "--offline", "--link-mode", "hardlink", "--json"])
+        .json();
+    assert_eq!(doc["installed"][0]["source"], "tree-cache", "{doc}");
+    let file = t.path("w2/.tools_local/esys/a2c/1.0.0/rules/core.md");
+    let original = fs_err::read(&file).unwrap();
+    assert!(fs_err::metadata(&file).unwrap().nlink() > 1, "placed by hard link");
+    let reference = t.path("reference");
+    assert!(
+        std::process::Command::new("cp")
+            .arg("-p")
+            .arg(&file)
+            .arg(&reference)
+            .status()
+            .unwrap()
+            .success()
+    );
+    fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    fs_err::write(&file, vec![b'!'; original.len()]).unwrap();
+    fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    assert!(
+        std::process::Command::new("touch")
+            .arg("-r")
+            .arg(&reference)
+            .arg(&file)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let doc = t.run("w2", &["doctor", "--json"]).verdict_json();
+    crate::common::finding(&doc, "cache-tree-modified");
+    twin("w3");
+    let doc = t.run("w3", &["install", "--offline", "--json"]).json();
+    assert_eq!(
+        doc["installed"][0]["source"], "cache",
+        "placed from a tampered tree: {doc}"
+    );
+    assert_eq!(
+        fs_err::read(t.path("w3/.tools_local/esys/a2c/1.0.0/rules/core.md")).unwrap(),
+        original
+    );
+    // Untampered trees keep being placed (a placement's own links move no alarm).
+    twin("w4");
+    let doc = t.run("w4", &["install", "--offline", "--json"]).json();
+    assert_eq!(doc["installed"][0]["source"], "tree-cache", "{doc}");
+    twin("w5");
+    let doc = t.run("w5", &["install", "--offline", "--json"]).json();
+    assert_eq!(doc["installed"][0]["source"], "tree-cache", "{doc}");
+    t.run("w5", &["doctor"]).success();
+}
