@@ -186,7 +186,9 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     }
     if printer.verbose {
         // Retries are no longer silent under -v.
-        crate::registry::client::observe_retries(Box::new(progress::eprint_line));
+        crate::registry::client::observe_retries(Box::new(|line| {
+            progress::eprint_line(&crate::util::text::visible(line))
+        }));
     }
     match &cli.command {
         Command::Completions(args) => completions::completions(args),

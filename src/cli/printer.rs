@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 
 use super::{ColorChoice, GlobalArgs};
+use crate::util::text::visible;
 
 /// Where every line of output goes through.
 #[derive(Debug, Clone)]
@@ -43,10 +44,11 @@ impl Printer {
         }
     }
 
-    /// A line of data on stdout (human mode).
+    /// A line of data on stdout (human mode). Control characters in it become visible escapes
+    /// (as everything a2c prints for a person: [`visible`]).
     pub fn data(&self, line: impl AsRef<str>) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", line.as_ref());
+        let _ = writeln!(out, "{}", visible(line.as_ref()));
     }
 
     /// The one JSON document of `--json` mode, on stdout.
@@ -84,32 +86,36 @@ impl Printer {
     /// A status line on stderr (not with `-q` or `--json`).
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet && !self.json {
-            super::progress::eprint_line(line.as_ref());
+            super::progress::eprint_line(&visible(line.as_ref()));
         }
     }
 
     /// A detail on stderr, only with `-v`.
     pub fn detail(&self, line: impl AsRef<str>) {
         if self.verbose {
-            super::progress::eprint_line(line.as_ref());
+            super::progress::eprint_line(&visible(line.as_ref()));
         }
     }
 
     /// A warning on stderr (not with `-q`).
     pub fn warn(&self, message: impl AsRef<str>) {
         if !self.quiet {
-            super::progress::eprint_line(&format!("{}: {}", self.paint("1;33", "warning"), message.as_ref()));
+            super::progress::eprint_line(&format!(
+                "{}: {}",
+                self.paint("1;33", "warning"),
+                visible(message.as_ref())
+            ));
         }
     }
 
     /// An error with its `Caused by:` chain and hint, on stderr.
     pub fn error(&self, err: &anyhow::Error) {
-        let mut text = format!("{}: {err}", self.paint("1;31", "error"));
+        let mut text = format!("{}: {}", self.paint("1;31", "error"), visible(&err.to_string()));
         for cause in err.chain().skip(1) {
-            text.push_str(&format!("\n  Caused by: {cause}"));
+            text.push_str(&format!("\n  Caused by: {}", visible(&cause.to_string())));
         }
         if let Some(hint) = super::hint(err) {
-            text.push_str(&format!("\n{}: {hint}", self.paint("1;36", "hint")));
+            text.push_str(&format!("\n{}: {}", self.paint("1;36", "hint"), visible(&hint)));
         }
         super::progress::eprint_line(&text);
     }

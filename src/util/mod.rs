@@ -7,6 +7,7 @@ pub mod fs;
 pub mod git;
 pub mod parallel;
 pub mod paths;
+pub mod text;
 pub mod time;
 pub mod version;
 pub mod yaml;

@@ -395,3 +395,65 @@ fn an_installed_file_edited_in_place_never_spreads_through_the_tree_cache() {
     assert_eq!(doc["installed"][0]["source"], "tree-cache", "{doc}");
     t.run("w5", &["doctor"]).success();
 }
+
+/// ESC, OSC and BEL from a record, a member's directory name, an index and a lock never reach
+/// the terminal raw, and a 600 KB line echoed by a parse error is cut.
+#[test]
+fn control_characters_are_printed_as_visible_escapes() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let evil = "w/p/e\x1b]0;title\x07vil";
+    t.git_repo(evil);
+    t.write(
+        &format!("{evil}/.tools/esys/a2c/adoption.yaml"),
+        "schema_version: 2\ntool_version: \"1.0.0\\e]0;pwned\\a\"\ndelivery: package\n",
+    );
+    let raw = |run: &crate::common::Run, what: &str| {
+        for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            assert!(
+                !text.contains('\x1b') && !text.contains('\x07'),
+                "{what}: a raw control character on {name}:\n{text:?}"
+            );
+        }
+    };
+    for (cwd, args) in [
+        ("w", &["workspace", "members"][..]),
+        ("w", &["lock"]),
+        ("w", &["install"]),
+        ("w", &["doctor"]),
+        (evil, &["resolve"]),
+        (evil, &["doctor"]),
+    ] {
+        let run = t.run(cwd, args);
+        raw(&run, &format!("{args:?}"));
+    }
+    let run = t.run("w", &["workspace", "members"]);
+    assert!(
+        run.stdout.contains("e\\x1b]0;title\\x07vil") || run.stderr.contains("e\\x1b]0;title\\x07vil"),
+        "{run:?}",
+        run = run.transcript()
+    );
+    let run = t.run(evil, &["resolve"]);
+    assert!(run.stderr.contains("\\x1b]0;pwned\\x07"), "{}", run.stderr);
+
+    // An index whose version string carries an escape.
+    fs_err::remove_dir_all(t.path(evil)).unwrap();
+    t.edit_index("reg", "1.0.0", |e| e["version"] = serde_json::json!("1.0.0\u{1b}[2J"));
+    let run = t.run("w", &["lock", "--update"]);
+    raw(&run, "lock with an escape in the index");
+
+    // A lock with a 600 KB line: the echoed line is cut.
+    t.write(
+        "w/.tools/esys/a2c/a2c.lock",
+        &format!("version = 1\n\"{}\x1b[31m\n", "x".repeat(600_000)),
+    );
+    let run = t.run("w", &["install"]);
+    run.failure();
+    raw(&run, "install with a huge lock line");
+    assert!(run.stderr.len() < 20_000, "{} bytes of stderr", run.stderr.len());
+    assert!(
+        run.stderr.contains("more characters not shown"),
+        "{}",
+        &run.stderr[..run.stderr.len().min(3000)]
+    );
+}

@@ -1,0 +1,79 @@
+//! Text a2c shows a person: every path and value it prints may come from a repository, an
+//! index or a server, so control characters are made visible (a terminal would act on ESC,
+//! OSC or BEL) and overlong lines are cut.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// The longest line a2c prints, in characters: a parse error that echoes a 600 KB line shows
+/// its start and says how much was left out.
+pub const MAX_LINE: usize = 2000;
+
+/// `text` as a person may safely see it: every control character but newline and tab becomes
+/// a visible escape (`\x1b`, `\u{9b}`), and every line longer than [`MAX_LINE`] characters is
+/// cut, saying how many characters were left out. Unchanged text is not copied.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let needs_escape = text.chars().any(is_hidden);
+    let too_long = text.len() > MAX_LINE && text.split('\n').any(|l| l.chars().count() > MAX_LINE);
+    if !needs_escape && !too_long {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len().min(64 * 1024));
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut shown = 0;
+        let mut chars = line.chars();
+        for c in chars.by_ref() {
+            if shown == MAX_LINE {
+                let rest = 1 + chars.count();
+                let _ = write!(out, "… ({rest} more characters not shown)");
+                break;
+            }
+            match c {
+                c if is_hidden(c) && (c as u32) < 0x80 => {
+                    let _ = write!(out, "\\x{:02x}", c as u32);
+                }
+                c if is_hidden(c) => {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                }
+                c => out.push(c),
+            }
+            shown += 1;
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A control character a terminal may act on (C0 but newline and tab, DEL, C1), or one that
+/// hides or reorders what follows (bidirectional overrides and isolates).
+fn is_hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_become_visible_and_long_lines_are_cut() {
+        assert!(matches!(visible("plain `path`\nnext"), Cow::Borrowed(_)));
+        assert_eq!(visible("1.0.0\x1b]0;pwned\x07"), "1.0.0\\x1b]0;pwned\\x07");
+        assert_eq!(visible("a\rb\x7f\u{9b}c\u{202e}d"), "a\\x0db\\x7f\\u{9b}c\\u{202e}d");
+        assert_eq!(visible("tab\tand\nnewline"), "tab\tand\nnewline");
+        let long = format!("line 3: {}\nshort", "x".repeat(600_000));
+        let shown = visible(&long);
+        let first = shown.lines().next().unwrap();
+        assert!(
+            first.ends_with(&format!("… ({} more characters not shown)", 600_008 - MAX_LINE)),
+            "{}",
+            &first[first.len() - 60..]
+        );
+        assert_eq!(
+            first.chars().count(),
+            MAX_LINE + "… (598008 more characters not shown)".chars().count()
+        );
+        assert!(shown.ends_with("\nshort"));
+    }
+}
