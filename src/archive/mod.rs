@@ -68,6 +68,8 @@ pub enum ArchiveError {
     Corrupt { format: Format, reason: String },
     #[error("archive entry `{entry}` refused: {reason}")]
     Entry { entry: String, reason: String },
+    #[error("`{}` cannot be packed: {reason}", path.display())]
+    NotPackable { path: std::path::PathBuf, reason: String },
     #[error("the archive has more than {limit} entries")]
     TooManyEntries { limit: u64 },
     #[error("the archive unpacks to more than {limit} bytes")]
@@ -96,6 +98,9 @@ impl ArchiveError {
             ArchiveError::ExceedsInstallLimit { variable, .. } => Some(format!(
                 "split or trim the method tree; or, if every consumer raises {variable} too, raise it here for `a2c pack` as well"
             )),
+            ArchiveError::NotPackable { .. } => Some(
+                "a bundle holds only regular files and directories: replace the link with a copy of what it points to (or remove it), then pack again".into(),
+            ),
             ArchiveError::Entry { .. } | ArchiveError::Corrupt { .. } | ArchiveError::Empty => Some(
                 "the bundle is malformed or hostile; this version was not installed — report it to the registry's owner".into(),
             ),

@@ -62,10 +62,13 @@ pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveE
                 size: meta.len(),
             });
         } else {
-            return Err(ArchiveError::Entry {
-                entry: relative,
-                reason: "only regular files and directories can be packed (found a symbolic link or special file)"
-                    .into(),
+            let kind = match entry.file_type().is_symlink() {
+                true => "it is a symbolic link",
+                false => "it is neither a regular file nor a directory",
+            };
+            return Err(ArchiveError::NotPackable {
+                path: entry.path().to_path_buf(),
+                reason: kind.into(),
             });
         }
     }

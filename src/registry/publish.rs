@@ -59,12 +59,29 @@ pub struct PublishLock {
     _file: std::fs::File,
 }
 
+/// The paths a2c writes in a file registry, relative to its root.
+const INDEX_DIR: &str = "index/esys";
+const BUNDLES_DIR: &str = "bundles";
+const LOCK_NAME: &str = ".a2c-publish.lock";
+
+/// Checks, before anything is created, that no path a2c writes in the file registry
+/// `registry` is a link or goes through one (`index/esys/a2c.json`, its signature and lock,
+/// `bundles/`): a registry directory is held to the store's no-follow rules. The root itself
+/// is the user's choice.
+fn check_layout(registry: &Path) -> Result<(), PublishError> {
+    fs_err::create_dir_all(registry)?;
+    let signature = format!("{INDEX_PATH}{}", crate::registry::signing::SIGNATURE_SUFFIX);
+    for rel in [INDEX_PATH, &signature, &format!("{INDEX_DIR}/{LOCK_NAME}"), BUNDLES_DIR] {
+        crate::util::contain::check(registry, rel)?;
+    }
+    Ok(())
+}
+
 impl PublishLock {
     pub fn acquire(registry: &Path) -> Result<Self, PublishError> {
-        let index_path = registry.join(INDEX_PATH);
-        let dir = index_path.parent().expect("the index lives in a directory");
-        fs_err::create_dir_all(dir)?;
-        let path = dir.join(".a2c-publish.lock");
+        check_layout(registry)?;
+        let dir = crate::util::contain::create_dirs(registry, INDEX_DIR, 0o755)?;
+        let path = dir.join(LOCK_NAME);
         let file = crate::util::contain::open_write(&path, crate::util::contain::Open::Existing, 0o644)?;
         file.lock()
             .map_err(|e| std::io::Error::new(e.kind(), format!("failed to lock `{}`: {e}", path.display())))?;
@@ -81,10 +98,10 @@ fn write_index(path: &Path, index: &mut Index) -> Result<(), PublishError> {
 
 /// The index at `path`, or a new one when there is none yet.
 fn read_index_file(path: &Path) -> Result<Index, PublishError> {
-    match fs_err::read_to_string(path) {
-        Ok(text) => Ok(Index::parse(&text, &path.display().to_string())?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index::new()),
-        Err(e) => Err(e.into()),
+    // Never through a link (`check_layout` refused one; this closes the race).
+    match crate::util::contain::read_config(path)? {
+        Some(text) => Ok(Index::parse(&text, &path.display().to_string())?),
+        None => Ok(Index::new()),
     }
 }
 
@@ -131,7 +148,14 @@ pub fn sign_index(registry: &Path, key: &Path, expires_in_days: Option<u64>) -> 
 
 fn write_signature(registry: &Path, key: &Path) -> Result<PathBuf, PublishError> {
     let index_path = registry.join(INDEX_PATH);
-    let bytes = fs_err::read(&index_path)?;
+    let bytes = crate::util::contain::read_config(&index_path)?
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("`{}` does not exist", index_path.display()),
+            )
+        })?
+        .into_bytes();
     let text = crate::registry::signing::sign(key, &bytes, "a2c index esys/a2c")
         .map_err(crate::registry::RegistryError::from)?;
     let path = registry.join(format!("{INDEX_PATH}{}", crate::registry::signing::SIGNATURE_SUFFIX));
@@ -172,8 +196,8 @@ pub fn publish(
         });
     }
     let index_path = registry.join(INDEX_PATH);
-    let bundles = registry.join("bundles");
-    fs_err::create_dir_all(&bundles)?;
+    check_layout(registry)?;
+    let bundles = crate::util::contain::create_dirs(registry, BUNDLES_DIR, 0o755)?;
     let name = bundle_name(version, format);
     // Pack first (the slow part), outside the lock; only the index update is serialized.
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;

@@ -457,3 +457,47 @@ fn control_characters_are_printed_as_visible_escapes() {
         &run.stderr[..run.stderr.len().min(3000)]
     );
 }
+
+/// `pack`, `yank` and `sign` hold a registry directory to the store's no-follow rules: a link
+/// at `bundles`, `index/esys` or the index itself is refused before anything is created.
+#[test]
+fn registry_writes_follow_no_link() {
+    use std::os::unix::fs::symlink;
+    let t = TestContext::new();
+    t.method_tree("tree", "1.0.0");
+    let pack = |reg: &str| t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", reg]);
+    let untouched = |dir: &str| assert_eq!(t.listing(dir), Vec::<String>::new(), "something was created in {dir}");
+
+    fs_err::create_dir_all(t.path("reg1")).unwrap();
+    fs_err::create_dir_all(t.path("elsewhere1")).unwrap();
+    symlink(t.path("elsewhere1"), t.path("reg1/bundles")).unwrap();
+    pack("reg1").fails_with(&["[TMP]/reg1/bundles", "link"]);
+    untouched("elsewhere1");
+    assert!(!t.path("reg1/index").exists());
+
+    fs_err::create_dir_all(t.path("reg2/index")).unwrap();
+    fs_err::create_dir_all(t.path("elsewhere2")).unwrap();
+    symlink(t.path("elsewhere2"), t.path("reg2/index/esys")).unwrap();
+    pack("reg2").fails_with(&["[TMP]/reg2/index/esys", "link"]);
+    untouched("elsewhere2");
+    assert!(!t.path("reg2/bundles").exists());
+
+    // A linked index: never read or written through, by pack, yank or sign.
+    t.publish("reg3", "1.0.0", "tar.gz");
+    let secret = t.write("secret.json", "{\"not\": \"an index\"}\n");
+    fs_err::remove_file(t.path("reg3/index/esys/a2c.json")).unwrap();
+    symlink(&secret, t.path("reg3/index/esys/a2c.json")).unwrap();
+    for args in [
+        &["pack", "tree", "--version", "1.0.0", "--registry", "reg3"][..],
+        &["yank", "1.0.0", "--registry", "reg3"],
+    ] {
+        let run = t.run(".", args);
+        run.fails_with(&["[TMP]/reg3/index/esys/a2c.json", "link"]);
+        assert!(!run.stderr.contains("not\": \"an index"), "{}", run.stderr);
+    }
+    assert_eq!(fs_err::read_to_string(&secret).unwrap(), "{\"not\": \"an index\"}\n");
+
+    // A link inside the packed tree: the hint is about packing.
+    symlink("core.md", t.path("tree/rules/link.md")).unwrap();
+    pack("reg4").fails_with(&["`[TMP]/tree/rules/link.md` cannot be packed", "replace the link"]);
+}
