@@ -64,7 +64,10 @@ pub fn list(ctx: &Context, offline: bool) -> Result<Listing, OpsError> {
         (None, _) => (None, Some("no registry configured".to_string())),
         (Some(_), true) => (None, Some("offline".to_string())),
         (Some(loc), false) => match super::read_index(ctx, loc, &network(ctx, None)?, false) {
-            Ok(index) => (Some(index), None),
+            Ok(index) => {
+                let note = index.truncated.clone();
+                (Some(index), note)
+            }
             Err(e) => (None, Some(e.to_string())),
         },
     };

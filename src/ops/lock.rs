@@ -121,12 +121,12 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     };
     let client = network(ctx, options.registry.as_deref())?;
     let index = match &location {
-        Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => {
-            Some(super::read_index(ctx, loc, &client, options.allow_expired)?)
-        }
+        Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => Some(
+            super::read_index_for(ctx, loc, &client, options.allow_expired, Some(&needed))?,
+        ),
         // Only checking locked entries: an unreachable registry is no error, but a signature
         // that fails is (fail closed).
-        Some(loc) => match super::read_index(ctx, loc, &client, options.allow_expired) {
+        Some(loc) => match super::read_index_for(ctx, loc, &client, options.allow_expired, Some(&needed)) {
             Ok(index) => Some(index),
             Err(
                 e @ OpsError::Registry(

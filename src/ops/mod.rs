@@ -301,9 +301,21 @@ pub fn read_index(
     client: &crate::registry::client::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::Index, OpsError> {
+    read_index_for(ctx, location, client, allow_expired, None)
+}
+
+/// [`read_index`] for a caller that needs only the versions in `wanted` (an OCI registry then
+/// reads only their manifests).
+pub fn read_index_for(
+    ctx: &Context,
+    location: &RegistryLocation,
+    client: &crate::registry::client::LazyClient,
+    allow_expired: bool,
+    wanted: crate::registry::Wanted<'_>,
+) -> Result<crate::registry::Index, OpsError> {
     use crate::registry::RegistryError;
     let keys = trusted_keys(ctx);
-    let index = crate::registry::read_index_trusted(location, client, &keys)?;
+    let index = crate::registry::read_index_trusted(location, client, &keys, wanted)?;
     if keys.is_empty() {
         return Ok(index);
     }
@@ -407,7 +419,7 @@ pub fn resolve_missing(
     allow_expired: bool,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
     let location = registry_location(ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
-    let index = read_index(ctx, &location, client, allow_expired)?;
+    let index = read_index_for(ctx, &location, client, allow_expired, Some(needed))?;
     let mut plan = crate::registry::resolve::plan(
         needed,
         lock,

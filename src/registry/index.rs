@@ -59,6 +59,13 @@ pub struct Index {
     /// resolve against it. Not part of the file.
     #[serde(skip)]
     pub fetched_from: Option<url::Url>,
+    /// Versions a registry listed whose entries were not read (an OCI registry's tags past what
+    /// the caller needed, or past the listing cap): named in messages, never resolved.
+    #[serde(skip)]
+    pub listed: Vec<crate::util::version::MethodVersion>,
+    /// What a capped listing left out, said to the user. Not part of the file.
+    #[serde(skip)]
+    pub truncated: Option<String>,
 }
 
 impl Index {
@@ -70,6 +77,8 @@ impl Index {
             expires: None,
             versions: Vec::new(),
             fetched_from: None,
+            listed: Vec::new(),
+            truncated: None,
         }
     }
 

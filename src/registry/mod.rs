@@ -142,13 +142,21 @@ fn pinned(by: &[PathBuf]) -> String {
 
 /// The versions of `index` a lock may take (not yanked), for messages.
 pub fn available(index: &Index) -> Vec<MethodVersion> {
-    index
+    let mut out: Vec<MethodVersion> = index
         .versions
         .iter()
         .filter(|e| !e.yanked)
         .map(|e| e.version.clone())
-        .collect()
+        .chain(index.listed.iter().cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
+
+/// The versions a caller needs from an index, when it needs only some: an OCI registry then
+/// reads only their manifests. `None`: every version (up to the listing cap).
+pub type Wanted<'a> = Option<&'a std::collections::BTreeSet<MethodVersion>>;
 
 impl From<client::HttpError> for RegistryError {
     fn from(e: client::HttpError) -> Self {
@@ -158,7 +166,7 @@ impl From<client::HttpError> for RegistryError {
 
 /// Reads the index of `location` (over HTTP with `client`), trusting it as it is.
 pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> Result<Index, RegistryError> {
-    read_index_trusted(location, client, &[])
+    read_index_trusted(location, client, &[], None)
 }
 
 /// The raw index bytes and the URL they were finally read from (HTTP). An HTTP index is read
@@ -227,9 +235,10 @@ pub fn read_index_trusted(
     location: &RegistryLocation,
     client: &client::LazyClient,
     trusted: &[String],
+    wanted: Wanted<'_>,
 ) -> Result<Index, RegistryError> {
     if let RegistryLocation::Oci(oci) = location {
-        return oci::read_index(&*client.get()?, oci, trusted);
+        return oci::read_index(&*client.get()?, oci, trusted, wanted);
     }
     let (bytes, final_url) = fetch_raw(location, client)?;
     let shown = location.index_url().to_string();

@@ -163,8 +163,14 @@ fn manifest(
     Ok(Some((doc, digest)))
 }
 
+/// The most version tags whose manifests one listing reads (one request each): a registry that
+/// lists more gets its newest this many read, and the listing says what it left out.
+pub const MAX_LISTED_MANIFESTS: usize = 1000;
+
 /// The registry's versions as an index: the tags that are versions, each manifest's one layer.
-fn tags_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
+/// With `wanted`, only those versions' manifests are read (the other version tags are kept in
+/// `listed`, for messages); without, at most [`MAX_LISTED_MANIFESTS`], the newest first.
+fn tags_index(http: &HttpClient, oci: &OciRef, wanted: super::Wanted<'_>) -> Result<Index, RegistryError> {
     let url = oci.v2("tags/list");
     let reply = http.call(Method::GET, &url, &[], None)?;
     let body = &reply.body;
@@ -181,10 +187,29 @@ fn tags_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
         _ => return Err(reply.error(&url).into()),
     };
     let mut index = Index::new();
-    for tag in tags {
-        let Ok(version) = tag.parse::<MethodVersion>() else {
-            continue;
-        };
+    let mut versions: Vec<(MethodVersion, String)> = tags
+        .into_iter()
+        .filter_map(|t| t.parse::<MethodVersion>().ok().map(|v| (v, t)))
+        .collect();
+    versions.sort_by(|a, b| b.0.cmp(&a.0));
+    versions.dedup_by(|a, b| a.0 == b.0);
+    let (read, skipped): (Vec<_>, Vec<_>) = match wanted {
+        Some(w) => versions.into_iter().partition(|(v, _)| w.contains(v)),
+        None => {
+            let rest = versions.split_off(versions.len().min(MAX_LISTED_MANIFESTS));
+            (versions, rest)
+        }
+    };
+    if wanted.is_none() && !skipped.is_empty() {
+        index.truncated = Some(format!(
+            "`{}` lists {} version tags; only the newest {MAX_LISTED_MANIFESTS} were read (down to {})",
+            oci.display(),
+            read.len() + skipped.len(),
+            read.last().map(|(v, _)| v.to_string()).unwrap_or_default()
+        ));
+    }
+    index.listed = skipped.into_iter().map(|(v, _)| v).collect();
+    for (version, tag) in read {
         let Some((doc, digest)) = manifest(http, oci, &tag)? else {
             continue;
         };
@@ -279,7 +304,12 @@ fn absolute_urls(oci: &OciRef, index: &mut Index) {
 /// The registry's index. With `trusted` keys pinned, only the signed index artifact counts:
 /// its minisign signature must verify with one of them before anything in it is parsed.
 /// Without, the versions come from the tags, with the yanks of the index artifact if any.
-pub fn read_index(http: &HttpClient, oci: &OciRef, trusted: &[String]) -> Result<Index, RegistryError> {
+pub fn read_index(
+    http: &HttpClient,
+    oci: &OciRef,
+    trusted: &[String],
+    wanted: super::Wanted<'_>,
+) -> Result<Index, RegistryError> {
     let artifact = index_artifact(http, oci)?;
     let shown = format!("{}:{INDEX_TAG}", oci.display());
     if !trusted.is_empty() {
@@ -290,7 +320,7 @@ pub fn read_index(http: &HttpClient, oci: &OciRef, trusted: &[String]) -> Result
         absolute_urls(oci, &mut index);
         return Ok(index);
     }
-    let mut index = tags_index(http, oci)?;
+    let mut index = tags_index(http, oci, wanted)?;
     if let Some((bytes, _)) = artifact {
         let text = String::from_utf8(bytes).map_err(|_| invalid(oci, "the index is not UTF-8".into()))?;
         let published = Index::parse(&text, &shown)?;
@@ -310,7 +340,13 @@ pub fn is_signed(http: &HttpClient, oci: &OciRef) -> Result<bool, RegistryError>
 /// The index to write next: the versions of the tags with the published yanks, `serial` one
 /// above the published one, entry URLs relative (`@sha256:…`).
 fn next_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
-    let mut index = read_index(http, oci, &[])?;
+    let mut index = read_index(http, oci, &[], None)?;
+    if let Some(cut) = &index.truncated {
+        return Err(invalid(
+            oci,
+            format!("{cut}: a2c will not rewrite its index from a partial listing"),
+        ));
+    }
     index.serial = Some(index.serial.unwrap_or(0) + 1);
     let prefix = oci.display();
     for e in &mut index.versions {

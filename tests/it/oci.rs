@@ -38,6 +38,18 @@ fn registry_with(t: &TestContext, extra: &str) -> Option<Registry> {
 /// [`registry`] listening on `ip`, with extra `http:` settings (such as `tls:`) and extra
 /// top-level configuration.
 fn registry_at(t: &TestContext, ip: std::net::IpAddr, http_extra: &str, extra: &str) -> Option<Registry> {
+    registry_logged(t, ip, http_extra, extra, "error")
+}
+
+/// [`registry_at`] with its log at `level` written to `oci-N/log` (at `info`, one line per
+/// request: what a test counts requests with).
+fn registry_logged(
+    t: &TestContext,
+    ip: std::net::IpAddr,
+    http_extra: &str,
+    extra: &str,
+    level: &str,
+) -> Option<Registry> {
     if Command::new("docker-registry").arg("--version").output().is_err() {
         require_program("docker-registry (apt-get install docker-registry)");
         return None;
@@ -55,16 +67,17 @@ fn registry_at(t: &TestContext, ip: std::net::IpAddr, http_extra: &str, extra: &
         fs_err::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{http_extra}{extra}",
+                "version: 0.1\nlog:\n  level: {level}\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{http_extra}{extra}",
                 dir.join("storage").display()
             ),
         )
         .unwrap();
+        let log = fs_err::File::create(dir.join("log")).unwrap();
         let child = Command::new("docker-registry")
             .arg("serve")
             .arg(&config)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(log.into_parts().0))
             .spawn()
             .unwrap();
         let mut reg = Registry { child, port };
@@ -832,4 +845,54 @@ fn one_install_pulls_every_pinned_version_from_the_marker_registry() {
                 .contains(&format!("version = \"{v}\""))
         );
     }
+}
+
+/// A registry that lists 1,200 version tags: `lock` reads only the manifests of the versions
+/// the members pin, and a full listing (`outdated`) reads at most the newest 1,000 and says so.
+#[test]
+fn a_long_tag_list_is_read_only_as_far_as_needed_and_capped() {
+    let t = TestContext::new();
+    let Some(reg) = registry_logged(&t, std::net::Ipv4Addr::LOCALHOST.into(), "", "", "info") else {
+        return;
+    };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.run(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci])
+        .success();
+    // 1,200 more version tags on the same manifest, as another client could push them.
+    let base = format!("http://127.0.0.1:{}/v2/esys/a2c/manifests/", reg.port);
+    let media = "application/vnd.oci.image.manifest.v1+json";
+    let (status, manifest) = raw_http::get(&url::Url::parse(&format!("{base}1.0.0")).unwrap(), media);
+    assert_eq!(status, 200);
+    for i in 0..1200 {
+        let url = url::Url::parse(&format!("{base}9.{}.{}", i / 100, i % 100)).unwrap();
+        assert_eq!(raw_http::request("PUT", &url, media, &manifest), 201);
+    }
+    let log = t.path("oci-0/log");
+    let manifest_gets = || {
+        fs_err::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("GET /v2/esys/a2c/manifests/") && l.contains("response completed"))
+            .count()
+    };
+    t.canonical_repo("r", "1.0.0");
+    let before = manifest_gets();
+    t.run("r", &["lock", "--registry", &oci]).success();
+    let read = manifest_gets() - before;
+    assert!(read <= 3, "lock read {read} manifests for one pinned version");
+    // A full listing stops at the cap and says so.
+    let before = manifest_gets();
+    let run = t.run_env("r", &["outdated"], &[("A2C_REGISTRY", oci.as_str())]);
+    let read = manifest_gets() - before;
+    assert!(read <= 1003, "outdated read {read} manifests");
+    assert!(
+        run.stderr
+            .contains("lists 1201 version tags; only the newest 1000 were read")
+            || run
+                .stdout
+                .contains("lists 1201 version tags; only the newest 1000 were read"),
+        "{}",
+        run.transcript()
+    );
 }
