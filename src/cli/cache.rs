@@ -59,21 +59,29 @@ pub fn run(cmd: &CacheCommand, global: &GlobalArgs, printer: &Printer) -> anyhow
             }
         }
         CacheCommand::Clean(args) => {
-            let report = crate::store::gc::clean_cache(&cache, args.dry_run)?;
+            let report = crate::store::gc::clean_cache(&cache, args.dry_run, &|p| waiting(printer, p))?;
             report_removed(printer, &cache, &report, args.dry_run);
         }
         CacheCommand::Prune(args) => {
-            let needed = crate::store::gc::needed_by_stores(&cache, None);
             let report = crate::store::gc::prune_cache(
                 &cache,
-                &needed,
+                &|| crate::store::gc::needed_by_stores(&cache, None),
                 args.unused_for.map(|d| d.saturating_mul(86_400)),
                 args.dry_run,
+                &|p| waiting(printer, p),
             )?;
             report_removed(printer, &cache, &report, args.dry_run);
         }
     }
     Ok(Outcome::Success)
+}
+
+/// Said once when another a2c holds the cache (an install): clean and prune wait for it.
+fn waiting(printer: &Printer, lock: &std::path::Path) {
+    printer.status(format!(
+        "waiting for lock on `{}` (an a2c install is using the cache)",
+        lock.display()
+    ));
 }
 
 fn report_removed(printer: &Printer, cache: &crate::store::Cache, report: &crate::store::gc::PruneReport, dry: bool) {

@@ -19,21 +19,26 @@ pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Report
     let pinned = pinned(ctx)?;
     let store = super::store(ctx)?;
     let cache = cache(&store)?;
-    // What this lock pins, and what every other store installing from this cache needs.
-    let referenced: BTreeSet<_> = match prune_cache {
+    // What this lock pins, and what every other store installing from this cache needs
+    // (computed under the cache's lock).
+    let locked: BTreeSet<_> = match prune_cache {
         true => Lockfile::read(&lock_path(ctx)?)?
             .unwrap_or_default()
             .methods
             .iter()
             .map(|m| m.sha256)
-            .chain(crate::store::gc::needed_by_stores(&cache, Some(store.root())))
             .collect(),
         false => BTreeSet::new(),
+    };
+    let referenced = || -> Result<BTreeSet<_>, crate::store::StoreError> {
+        let mut all = locked.clone();
+        all.extend(crate::store::gc::needed_by_stores(&cache, Some(store.root()))?);
+        Ok(all)
     };
     let report = crate::store::gc::gc(
         &store,
         &pinned,
-        prune_cache.then_some((&cache, &referenced)),
+        prune_cache.then_some((&cache, &referenced as crate::store::gc::Needed<'_>)),
         dry_run,
         reporter,
     )?;

@@ -36,6 +36,8 @@ pub fn vendor(
     // The same limits as any install (they used to be the defaults whatever the environment).
     let options = super::install_options(ctx, offline, None, jobs, std::sync::Arc::new(network(ctx, None)?))?;
     fs_err::create_dir_all(dir)?;
+    // `cache clean` and `cache prune` wait until the bundles are copied out.
+    let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();
     let mut bundles = Vec::new();
     let mut placed = Vec::new();
     for entry in &lock.methods {

@@ -80,7 +80,7 @@ impl Cache {
     /// (`O_APPEND`: concurrent appends of a line do not interleave), once per store.
     pub fn register_store(&self, store: &Path) -> std::io::Result<()> {
         let line = store.to_string_lossy().replace('\n', "");
-        if self.stores().iter().any(|s| s.as_os_str() == line.as_str()) {
+        if self.stores()?.iter().any(|s| s.as_os_str() == line.as_str()) {
             return Ok(());
         }
         self.ensure(BUNDLES)?;
@@ -93,18 +93,54 @@ impl Cache {
     }
 
     /// The stores that installed from this cache (see [`Cache::register_store`]), each once.
-    pub fn stores(&self) -> Vec<PathBuf> {
-        let text = crate::util::contain::read_config(&self.dir.join(STORES))
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+    /// The file must be this user's: in a shared (sticky) cache another user could have made
+    /// it, and `cache prune` would follow their list.
+    pub fn stores(&self) -> std::io::Result<Vec<PathBuf>> {
+        let text = crate::util::contain::read_own_config(&self.dir.join(STORES), self.variable)?.unwrap_or_default();
         let mut out: Vec<PathBuf> = Vec::new();
         for line in text.lines().filter(|l| !l.is_empty()) {
             if !out.iter().any(|p| p.as_os_str() == line) {
                 out.push(PathBuf::from(line));
             }
         }
-        out
+        Ok(out)
+    }
+
+    /// The cache-wide lock, shared: held by every install and vendor run for as long as it
+    /// uses the cache, so that `cache clean` and `cache prune` (which take it exclusively) never
+    /// remove what a running install is writing or about to read.
+    pub fn lock_shared(&self, waiting: &dyn Fn(&Path)) -> std::io::Result<CacheLock> {
+        self.lock(false, waiting)
+    }
+
+    /// The cache-wide lock, exclusive: `cache clean`, `cache prune` and `gc --cache` wait for
+    /// running installs to finish, and installs wait for them.
+    pub fn lock_exclusive(&self, waiting: &dyn Fn(&Path)) -> std::io::Result<CacheLock> {
+        self.lock(true, waiting)
+    }
+
+    fn lock(&self, exclusive: bool, waiting: &dyn Fn(&Path)) -> std::io::Result<CacheLock> {
+        let path = self.ensure(LOCKS)?.join(CACHE_LOCK);
+        let file = crate::util::contain::open_write(&path, crate::util::contain::Open::Existing, 0o600)?;
+        let tried = match exclusive {
+            true => file.try_lock(),
+            false => file.try_lock_shared(),
+        };
+        let fail =
+            |e: std::io::Error| std::io::Error::new(e.kind(), format!("failed to lock `{}`: {e}", path.display()));
+        match tried {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                waiting(&path);
+                match exclusive {
+                    true => file.lock(),
+                    false => file.lock_shared(),
+                }
+                .map_err(fail)?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(fail(e)),
+        }
+        Ok(CacheLock { _file: file })
     }
 
     /// Marks the cached bundle `sha256` as used now (its modification time: `a2c cache prune
@@ -217,6 +253,15 @@ impl Cache {
 }
 
 const BUNDLES: &str = "bundles";
+/// The cache-wide lock, in the private `locks/` directory.
+const CACHE_LOCK: &str = "cache.lock";
+
+/// A hold on the cache-wide lock ([`Cache::lock_shared`], [`Cache::lock_exclusive`]), released
+/// on drop.
+#[derive(Debug)]
+pub struct CacheLock {
+    _file: std::fs::File,
+}
 const CACHEDIR_TAG: &str = "CACHEDIR.TAG";
 const STORES: &str = "stores";
 

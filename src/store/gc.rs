@@ -25,10 +25,14 @@ pub struct GcReport {
 
 /// Removes every installed version not in `pinned`. With `cache`, also removes cache bundles
 /// whose sha256 is not in the referenced set. `dry_run` changes nothing (not even the lock file).
+/// What a cache prune keeps: the bundles the stores still need, computed under the cache's
+/// exclusive lock (so that no install registers a store or fills the cache meanwhile).
+pub type Needed<'a> = &'a dyn Fn() -> Result<BTreeSet<Sha256>, StoreError>;
+
 pub fn gc(
     store: &super::Store,
     pinned: &BTreeMap<MethodVersion, Vec<PathBuf>>,
-    cache: Option<(&Cache, &BTreeSet<Sha256>)>,
+    cache: Option<(&Cache, Needed<'_>)>,
     dry_run: bool,
     reporter: &dyn Reporter,
 ) -> Result<GcReport, StoreError> {
@@ -39,6 +43,15 @@ pub fn gc(
             reporter.waiting_for_lock(p)
         })?)
     };
+    let _cache_lock = match (cache, dry_run) {
+        (Some((cache, _)), false) => Some(cache.lock_exclusive(&|p| reporter.waiting_for_lock(p))?),
+        _ => None,
+    };
+    let cache = match cache {
+        Some((cache, needed)) => Some((cache, needed()?)),
+        None => None,
+    };
+    let cache = cache.as_ref().map(|(c, n)| (*c, n));
     let mut report = GcReport::default();
     for (version, dir) in store.installed_versions() {
         match pinned.get(&version) {
@@ -111,10 +124,16 @@ pub struct PruneReport {
 /// ([`super::trees::TreeCache::is_linked`]) never goes. Stale `.partial` files and fills go too.
 pub fn prune_cache(
     cache: &Cache,
-    needed: &BTreeSet<Sha256>,
+    needed: Needed<'_>,
     unused_for: Option<u64>,
     dry_run: bool,
+    waiting: &dyn Fn(&std::path::Path),
 ) -> Result<PruneReport, StoreError> {
+    let _lock = match dry_run {
+        true => None,
+        false => Some(cache.lock_exclusive(waiting)?),
+    };
+    let needed = &needed()?;
     let mut report = PruneReport::default();
     let old = |path: &std::path::Path| {
         unused_for.is_some_and(|limit| {
@@ -181,9 +200,9 @@ pub fn prune_cache(
 /// What the stores that installed from `cache` still need (but `except`, whose needs the
 /// caller knows): the bundles their locks pin and those of their installed versions. A store
 /// that is gone needs nothing.
-pub fn needed_by_stores(cache: &Cache, except: Option<&std::path::Path>) -> BTreeSet<Sha256> {
+pub fn needed_by_stores(cache: &Cache, except: Option<&std::path::Path>) -> Result<BTreeSet<Sha256>, StoreError> {
     let mut needed = BTreeSet::new();
-    for root in cache.stores().into_iter().filter(|r| Some(r.as_path()) != except) {
+    for root in cache.stores()?.into_iter().filter(|r| Some(r.as_path()) != except) {
         if !crate::util::contain::is_real_dir(&root) {
             continue; // gone (or replaced by a link): it needs nothing
         }
@@ -204,13 +223,21 @@ pub fn needed_by_stores(cache: &Cache, except: Option<&std::path::Path>) -> BTre
             }
         }
     }
-    needed
+    Ok(needed)
 }
 
 /// `a2c cache clean`: every bundle, partial download and tree entry. Lock files stay (removing
 /// one another process waits on would let two hold it); stores keep their files, hardlinked
 /// or not.
-pub fn clean_cache(cache: &Cache, dry_run: bool) -> Result<PruneReport, StoreError> {
+pub fn clean_cache(
+    cache: &Cache,
+    dry_run: bool,
+    waiting: &dyn Fn(&std::path::Path),
+) -> Result<PruneReport, StoreError> {
+    let _lock = match dry_run {
+        true => None,
+        false => Some(cache.lock_exclusive(waiting)?),
+    };
     let mut report = PruneReport::default();
     for entry in fs_err::read_dir(cache.bundles()).into_iter().flatten().flatten() {
         report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);

@@ -117,6 +117,9 @@ pub fn install(
     }
     super::ensure(&options.store)?;
     let _lock = StoreLock::acquire(&options.store.lock_file(), &|p| reporter.waiting_for_lock(p))?;
+    // Shared with other installs; `cache clean` and `cache prune` wait for it to end. A cache
+    // that cannot even hold its lock fails below, where it is used, with its own message.
+    let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();
     report.cleaned = clean_staging(&options.store)?;
     // So that `cache prune` elsewhere keeps what this store needs (best effort).
     let _ = options.cache.register_store(options.store.root());

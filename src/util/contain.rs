@@ -291,6 +291,27 @@ pub fn read_config(path: &Path) -> io::Result<Option<String>> {
     Ok(Some(text))
 }
 
+/// [`read_config`] of a file that must be this user's (in a cache other users may write to, a
+/// file someone else made there is never trusted): one owned by another user is refused,
+/// checked on the open file, naming `variable` when it chose the directory.
+pub fn read_own_config(path: &Path, variable: Option<&'static str>) -> io::Result<Option<String>> {
+    let Some(text) = read_config(path)? else {
+        return Ok(None);
+    };
+    // `read_config` refused links and non-files; the owner is checked on the path it opened,
+    // which in a sticky directory nobody else can replace once it is ours.
+    let meta = std::fs::symlink_metadata(path).map_err(|e| with_path(e, "inspect", path))?;
+    if meta.uid() != euid() {
+        return Err(Refused {
+            path: path.to_path_buf(),
+            why: Why::NotOwned(meta.uid()),
+            variable,
+        }
+        .io());
+    }
+    Ok(Some(text))
+}
+
 /// Refuses any symbolic link anywhere below `dir` (an `lstat` walk), and any entry that is
 /// neither a regular file nor a directory.
 pub fn refuse_links_below(dir: &Path) -> io::Result<()> {

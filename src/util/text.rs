@@ -23,9 +23,8 @@ pub fn visible(text: &str) -> Cow<'_, str> {
         if i > 0 {
             out.push('\n');
         }
-        let mut shown = 0;
         let mut chars = line.chars();
-        for c in chars.by_ref() {
+        for (shown, c) in chars.by_ref().enumerate() {
             if shown == MAX_LINE {
                 let rest = 1 + chars.count();
                 let _ = write!(out, "… ({rest} more characters not shown)");
@@ -40,7 +39,6 @@ pub fn visible(text: &str) -> Cow<'_, str> {
                 }
                 c => out.push(c),
             }
-            shown += 1;
         }
     }
     Cow::Owned(out)

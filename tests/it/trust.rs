@@ -501,3 +501,100 @@ fn registry_writes_follow_no_link() {
     symlink("core.md", t.path("tree/rules/link.md")).unwrap();
     pack("reg4").fails_with(&["`[TMP]/tree/rules/link.md` cannot be packed", "replace the link"]);
 }
+
+/// In a shared (sticky, world-writable) cache, a `stores` file another user made is never
+/// read: `cache prune` and `gc --cache` refuse the cache, naming the file.
+#[test]
+fn a_shared_caches_files_must_be_the_users_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestContext::new();
+    if rustix::process::geteuid().as_raw() != 0 {
+        crate::common::require_program("root (to make a file the user `nobody` owns)");
+        return;
+    }
+    t.standard_superbuild();
+    let cache = t.path("shared-cache");
+    fs_err::create_dir_all(&cache).unwrap();
+    fs_err::set_permissions(&cache, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let env = [("A2C_CACHE_DIR", cache.to_str().unwrap())];
+    t.run_env("w", &["install"], &env).success();
+    // Another user's list of stores, naming a directory of theirs.
+    let stores = cache.join("stores");
+    fs_err::remove_file(&stores).unwrap();
+    fs_err::write(&stores, format!("{}\n", t.path("theirs").display())).unwrap();
+    std::os::unix::fs::chown(&stores, Some(65534), Some(65534)).unwrap();
+    let before = t.listing("shared-cache");
+    for args in [&["cache", "prune"][..], &["gc", "--cache"]] {
+        let run = t.run_env("w", args, &env);
+        run.fails_with(&[
+            "shared-cache/stores",
+            "owned by another user (uid 65534)",
+            "A2C_CACHE_DIR",
+        ]);
+    }
+    assert_eq!(t.listing("shared-cache"), before, "nothing was removed");
+}
+
+/// `cache clean` beside a running install waits for it, instead of removing the bundle it just
+/// downloaded ("failed to move a bundle into the cache … No such file or directory").
+#[test]
+fn cache_clean_waits_for_a_running_install() {
+    let t = TestContext::new();
+    let _server = t.standard_http_superbuild();
+    let go = t.path("go");
+    let install = t
+        .cmd("w")
+        .args(["install", "-j", "1"])
+        .env("A2C_TEST_HOOK", format!("pause-until:after-download:{}", go.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Paused right after its first download landed in the cache.
+    let bundles = t.cache_dir().join("bundles");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_dir(&bundles)
+        .map(|d| {
+            d.flatten()
+                .any(|e| !e.file_name().to_string_lossy().ends_with(".partial"))
+        })
+        .unwrap_or(false)
+    {
+        assert!(std::time::Instant::now() < deadline, "the install never downloaded");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut clean = t
+        .cmd("w")
+        .args(["cache", "clean"])
+        .env("A2C_PROGRESS", "lines")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(
+        clean.try_wait().unwrap().is_none(),
+        "cache clean did not wait for the install"
+    );
+    fs_err::write(&go, "").unwrap();
+    let installed = install.wait_with_output().unwrap();
+    assert!(
+        installed.status.success(),
+        "the install failed beside cache clean: {}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let cleaned = clean.wait_with_output().unwrap();
+    assert!(cleaned.status.success(), "{}", String::from_utf8_lossy(&cleaned.stderr));
+    assert!(
+        String::from_utf8_lossy(&cleaned.stderr).contains("waiting for lock"),
+        "{}",
+        String::from_utf8_lossy(&cleaned.stderr)
+    );
+    for v in ["1.0.0", "1.1.0", "2.0.0"] {
+        assert!(
+            t.path(&format!("w/.tools_local/esys/a2c/{v}/.a2c-receipt.json"))
+                .exists(),
+            "{v}"
+        );
+    }
+}
