@@ -8,6 +8,7 @@ mod blockgz;
 mod pack;
 mod policy;
 mod tar_gz;
+mod tar_read;
 mod zip;
 
 use std::fmt;

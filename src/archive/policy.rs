@@ -57,6 +57,12 @@ fn refuse<T>(entry: &str, reason: impl Into<String>) -> Result<T, ArchiveError> 
     })
 }
 
+/// `true` for the name of an archive's own top directory (`.`, `./`, `././`), which every
+/// extractor skips.
+pub fn is_root_entry(raw: &[u8]) -> bool {
+    !raw.is_empty() && raw.split(|b| *b == b'/').all(|s| s.is_empty() || s == b".") && raw.contains(&b'.')
+}
+
 /// Checks an entry name and returns its normalized segments (`./` prefixes and a trailing `/`
 /// dropped). Refuses absolute paths, `..`, drive letters, UNC prefixes, backslashes, NUL and
 /// control characters, Windows device names, trailing dots or spaces, empty segments, `.git`,

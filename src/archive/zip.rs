@@ -106,9 +106,16 @@ fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<
         return Err(refuse("its local header is missing".into()));
     }
     let name_len = usize::from(u16::from_le_bytes([header[26], header[27]]));
-    let local_name = bytes
+    let extra_len = usize::from(u16::from_le_bytes([header[28], header[29]]));
+    let raw_name = bytes
         .get(at + 30..at + 30 + name_len)
         .ok_or_else(|| refuse("its local header is truncated".into()))?;
+    let extra = bytes
+        .get(at + 30 + name_len..at + 30 + name_len + extra_len)
+        .ok_or_else(|| refuse("its local header is truncated".into()))?;
+    // The central name comes with its Info-ZIP Unicode Path field (0x7075) applied, as WinZip
+    // and 7-Zip write it beside a legacy (CP437) name: the local one is read the same way.
+    let local_name = unicode_path(extra, raw_name).unwrap_or(raw_name);
     if local_name != central_name {
         return Err(refuse(format!(
             "the local header names `{}` but the central directory names it differently",
@@ -116,6 +123,26 @@ fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<
         )));
     }
     Ok(())
+}
+
+/// The UTF-8 name of an Info-ZIP Unicode Path extra field (0x7075: version 1, the CRC-32 of
+/// the header's own name, then the name) among `extra`, when its CRC matches `raw_name` (a
+/// stale field, whose name was changed by a tool that kept the field, is ignored, as `unzip`
+/// ignores it).
+fn unicode_path<'a>(mut extra: &'a [u8], raw_name: &[u8]) -> Option<&'a [u8]> {
+    while extra.len() >= 4 {
+        let id = u16::from_le_bytes([extra[0], extra[1]]);
+        let size = usize::from(u16::from_le_bytes([extra[2], extra[3]]));
+        let data = extra.get(4..4 + size)?;
+        if id == 0x7075 && data.len() >= 5 && data[0] == 1 {
+            let crc = u32::from_le_bytes([data[1], data[2], data[3], data[4]]);
+            let mut actual = flate2::Crc::new();
+            actual.update(raw_name);
+            return (actual.sum() == crc).then_some(&data[5..]);
+        }
+        extra = &extra[4 + size..];
+    }
+    None
 }
 
 /// The number of entries the end-of-central-directory record declares (zip64 aware).

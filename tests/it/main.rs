@@ -13,6 +13,7 @@ mod install;
 mod migrate;
 mod mirrors;
 mod oci;
+mod producers;
 mod proxy;
 mod publishing;
 mod server;
