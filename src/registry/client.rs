@@ -183,6 +183,9 @@ impl HttpError {
                 "the registry no longer serves this file: a published bundle must never move; tell the registry's owner"
                     .into()
             }
+            Self::Status { status, .. } if (400..500).contains(status) && !matches!(status, 408 | 429) => format!(
+                "the server refused the request (HTTP {status}) and a retry would not change that: check the registry URL; if it is a tunnel to a registry that speaks HTTPS, reach it by a name its certificate holds"
+            ),
             Self::Status { .. } | Self::Body { .. } => "the server failed repeatedly; try again later".into(),
             Self::TooLong { .. } | Self::Mismatch { .. } => {
                 "the registry changed a published bundle, or the download was tampered with; this version was not installed"
@@ -645,6 +648,10 @@ pub struct HttpClient {
     bearer: std::sync::Mutex<HashMap<String, (String, bool)>>,
     /// What docker's credential helpers gave, by `host[:port]` (asked once per host and run).
     helped: std::sync::Mutex<HashMap<String, Option<DockerCredential>>>,
+    /// Loopback `host:port`s that answered plain HTTP with "this port speaks HTTPS" (an
+    /// `ssh -L` or `kubectl port-forward` tunnel to a TLS registry): spoken to in HTTPS from
+    /// then on, for the rest of the run.
+    tls_loopback: std::sync::Mutex<std::collections::HashSet<String>>,
     timeout: u64,
     retries: u64,
     low_speed: u64,
@@ -769,6 +776,7 @@ impl HttpClient {
             auth: Auth::load(bound, proxies)?,
             bearer: std::sync::Mutex::new(HashMap::new()),
             helped: std::sync::Mutex::new(HashMap::new()),
+            tls_loopback: std::sync::Mutex::new(std::collections::HashSet::new()),
             timeout,
             retries,
             low_speed: number(crate::env::A2C_HTTP_LOW_SPEED, DEFAULT_LOW_SPEED)?,
@@ -893,8 +901,9 @@ impl HttpClient {
         let mut challenged = false;
         // Where the request goes: `url`, or once, the origin a redirect led to when the user
         // bound a credential to that origin itself.
-        let mut target = url.clone();
+        let mut target = self.over_tls_if_known(url);
         let mut followed = false;
+        let mut upgraded = false;
         loop {
             let url = &target;
             let (mut request, authorized) = self.authorize(self.client.request(method.clone(), url.clone()), url);
@@ -915,6 +924,28 @@ impl HttpClient {
                 None => {}
             }
             let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+            // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so:
+            // speak HTTPS to it (its certificate is checked as any other's).
+            if response.status() == StatusCode::BAD_REQUEST && url.scheme() == "http" && is_loopback(url) && !upgraded {
+                let body = response.bytes().await.unwrap_or_default();
+                let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
+                // nginx: "The plain HTTP request was sent to HTTPS port"; Go (the distribution
+                // registry): "Client sent an HTTP request to an HTTPS server."
+                if text.contains("HTTPS") {
+                    upgraded = true;
+                    self.tls_loopback
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(super::credentials::host_entry(url));
+                    target = self.over_tls_if_known(url);
+                    continue;
+                }
+                return Err(Failure::fatal(HttpError::Status {
+                    url: url.to_string(),
+                    status: 400,
+                    authorized,
+                }));
+            }
             // A challenge is answered only by the origin the request was sent to: after a
             // redirect to another origin the request is anonymous (reqwest dropped the
             // header), and that origin's challenge never gets this origin's credentials.
@@ -950,6 +981,22 @@ impl HttpClient {
             }
             return Ok((response, authorized));
         }
+    }
+
+    /// `url` in HTTPS when its loopback `host:port` was found to speak it this run.
+    fn over_tls_if_known(&self, url: &Url) -> Url {
+        let known = url.scheme() == "http"
+            && self
+                .tls_loopback
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&super::credentials::host_entry(url));
+        if !known {
+            return url.clone();
+        }
+        let mut tls = url.clone();
+        let _ = tls.set_scheme("https");
+        tls
     }
 
     /// Asks the token endpoint of `challenge` for a token for `url`'s host, and keeps it. The

@@ -896,3 +896,49 @@ fn a_long_tag_list_is_read_only_as_far_as_needed_and_capped() {
         run.transcript()
     );
 }
+
+/// A registry that speaks TLS on 127.0.0.1 (an `ssh -L` or `kubectl port-forward` tunnel to a
+/// private-CA registry): a2c starts in plain HTTP as for any loopback registry, recognises the
+/// registry's "HTTPS server" 400, and speaks HTTPS to it from then on, checking its certificate.
+#[test]
+fn a_tls_registry_on_loopback_is_spoken_to_in_https() {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
+    let t = TestContext::new();
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    t.write("tls/ca.pem", &ca.pem());
+    t.write("tls/cert.pem", &cert.pem());
+    t.write("tls/key.pem", &key.serialize_pem());
+    let tls = format!(
+        "  tls:\n    certificate: {}\n    key: {}\n",
+        t.path("tls/cert.pem").display(),
+        t.path("tls/key.pem").display()
+    );
+    let Some(reg) = registry_at(&t, std::net::Ipv4Addr::LOCALHOST.into(), &tls, "") else {
+        return;
+    };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci];
+    // Without the CA: HTTPS is spoken, and the certificate is refused, saying how to trust it.
+    let run = t.run_env(".", &pack, &[("A2C_HTTP_RETRIES", "0")]);
+    run.fails_with(&["TLS failure", "https://127.0.0.1:", "A2C_CA_BUNDLE"]);
+    assert!(!run.stderr.contains("failed repeatedly"), "{}", run.stderr);
+    let ca = t.path("tls/ca.pem").display().to_string();
+    let with_ca = [("A2C_CA_BUNDLE", ca.as_str())];
+    t.run_env(".", &pack, &with_ca).success();
+    t.canonical_repo("r", "1.0.0");
+    t.run_env("r", &["lock", "--registry", &oci], &with_ca).success();
+    let run = t.run_env("r", &["install", "--locked", "--json"], &with_ca);
+    assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
+}

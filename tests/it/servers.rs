@@ -382,3 +382,16 @@ fn a_failed_download_leaves_no_empty_partial() {
         assert!(partials.is_empty(), "HTTP {status}: {partials:?}");
     }
 }
+
+/// A 400 is the server's refusal, not a failure to retry: it is not retried and never called
+/// "failed repeatedly".
+#[test]
+fn a_bad_request_is_a_refusal_not_a_failure_to_retry() {
+    let t = TestContext::new();
+    let server = single(&t);
+    server.fault(INDEX, &[Fault::Status(400), Fault::Status(400)]);
+    let run = t.run("r", &["lock", "--registry", &server.url()]);
+    run.fails_with(&["answered HTTP 400", "refused the request (HTTP 400)"]);
+    assert!(!run.stderr.contains("failed repeatedly"), "{}", run.stderr);
+    assert_eq!(server.count_of(INDEX), 1, "a 400 is not retried");
+}
