@@ -44,6 +44,9 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
     };
     let out = lock(&ctx, &options)?;
+    for note in &out.notes {
+        printer.detail(note);
+    }
     for (version, why) in &out.unfetchable {
         printer.warn(format!(
             "the lock records a source for {version} that cannot be fetched now: {why}; `a2c install` will fail until the registry serves it"

@@ -37,6 +37,9 @@ pub struct LockOutcome {
     pub wrote: bool,
     /// New or updated entries whose `source` could not be fetched, with why.
     pub unfetchable: Vec<(MethodVersion, String)>,
+    /// What reading the registry passed over (OCI tags holding other artifacts, a capped
+    /// listing), for `-v`.
+    pub notes: Vec<String>,
 }
 
 impl LockOutcome {
@@ -71,6 +74,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
             plan,
             wrote: false,
             unfetchable: Vec::new(),
+            notes: Vec::new(),
         });
     }
     let from = super::from_dir(options.from.as_deref())?;
@@ -139,6 +143,15 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
         },
         None => None,
     };
+    let notes: Vec<String> = index
+        .iter()
+        .flat_map(|i| {
+            i.foreign
+                .iter()
+                .map(|(_, what)| format!("passed over: {what}"))
+                .chain(i.truncated.clone())
+        })
+        .collect();
     let registry = index.as_ref().zip(location.as_ref());
     let plan = plan(
         &needed,
@@ -176,6 +189,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
         plan,
         wrote,
         unfetchable,
+        notes,
     })
 }
 

@@ -394,7 +394,9 @@ pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsErro
             location,
             available,
             pinned_by,
+            other,
         } => crate::registry::RegistryError::NotPublished {
+            other,
             pinned_by: match pinned_by.is_empty() {
                 true => needs(ctx).ok().and_then(|mut n| n.remove(&version)).unwrap_or_default(),
                 false => pinned_by,

@@ -66,6 +66,10 @@ pub struct Index {
     /// What a capped listing left out, said to the user. Not part of the file.
     #[serde(skip)]
     pub truncated: Option<String>,
+    /// Version-like names that hold something else than an a2c bundle (an OCI tag another
+    /// client pushed), with what they hold. Not part of the file.
+    #[serde(skip)]
+    pub foreign: Vec<(crate::util::version::MethodVersion, String)>,
 }
 
 impl Index {
@@ -79,6 +83,7 @@ impl Index {
             fetched_from: None,
             listed: Vec::new(),
             truncated: None,
+            foreign: Vec::new(),
         }
     }
 

@@ -35,10 +35,13 @@ pub enum RegistryError {
         index::INDEX_SCHEMA
     )]
     IndexTooNew { location: String, found: u64 },
-    #[error("version {version} is not in the registry `{location}`{}", pinned(pinned_by))]
+    #[error("version {version} is not in the registry `{location}`{}{}", pinned(pinned_by), other.as_deref().map(|o| format!(": {o}")).unwrap_or_default())]
     NotPublished {
         version: MethodVersion,
         location: String,
+        /// What the registry holds under that version instead, when it holds something else
+        /// (an OCI tag another client pushed).
+        other: Option<String>,
         /// The versions the registry has (not yanked), for the hint.
         available: Vec<MethodVersion>,
         /// The members that pin it (filled by the caller that knows them).
@@ -89,6 +92,11 @@ impl RegistryError {
             Self::NoIndex { .. } => "check the registry location: a registry holds `index/esys/a2c.json`".into(),
             Self::InvalidIndex { .. } => "the registry's index is malformed; tell the registry's owner".into(),
             Self::IndexTooNew { .. } => "upgrade a2c to read this registry".into(),
+            Self::NotPublished { version, other: Some(_), .. } => format!(
+                "push {version} with `a2c pack --registry oci://…` (or with oras: `--artifact-type {}` and a layer of type `{}`)",
+                oci::ARTIFACT_TYPE,
+                oci::layer_type(crate::archive::Format::TarGz)
+            ),
             Self::NotPublished { version, available, .. } if available.is_empty() => {
                 format!("the registry has no version yet: publish {version} with `a2c pack`")
             }

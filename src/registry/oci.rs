@@ -32,6 +32,8 @@ pub const INDEX_ARTIFACT_TYPE: &str = "application/vnd.esys.a2c.index.v1";
 pub const INDEX_LAYER_TYPE: &str = "application/vnd.esys.a2c.index.v1+json";
 pub const SIGNATURE_LAYER_TYPE: &str = "application/vnd.esys.a2c.index.v1.minisig";
 /// Annotation keys.
+/// The file name a layer is saved under by other clients (`oras pull`).
+pub const ANNOTATION_TITLE: &str = "org.opencontainers.image.title";
 pub const ANNOTATION_VERSION: &str = "org.opencontainers.image.version";
 pub const ANNOTATION_TREE: &str = "esys.a2c.tree";
 pub const ANNOTATION_MIN_A2C: &str = "esys.a2c.min-a2c";
@@ -214,7 +216,10 @@ fn tags_index(http: &HttpClient, oci: &OciRef, wanted: super::Wanted<'_>) -> Res
             continue;
         };
         if doc["artifactType"].as_str() != Some(ARTIFACT_TYPE) {
-            continue; // another artifact under a version-like tag: not ours
+            // Another artifact under a version-like tag (an image, an `oras push` without
+            // `--artifact-type`): not ours, and said so (`-v`, and when that version is pinned).
+            index.foreign.push((version, foreign(&tag, &doc)));
+            continue;
         }
         let layer = &doc["layers"][0];
         let bad = |what: &str| invalid(oci, format!("manifest of {version}: {what}"));
@@ -241,6 +246,35 @@ fn tags_index(http: &HttpClient, oci: &OciRef, wanted: super::Wanted<'_>) -> Res
     }
     index.versions.sort_by(|a, b| a.version.cmp(&b.version));
     Ok(index)
+}
+
+/// What a version-like tag that is not an a2c bundle holds, for messages: its artifact type
+/// and its layers (media type and title).
+fn foreign(tag: &str, doc: &serde_json::Value) -> String {
+    let kind = match doc["artifactType"].as_str() {
+        Some(t) => format!("an artifact of type `{t}`"),
+        None => match doc["config"]["mediaType"].as_str() {
+            Some(c) if c != EMPTY_TYPE => format!("an artifact with config `{c}` and no artifactType"),
+            _ => "an artifact with no artifactType (an `oras push` without `--artifact-type`?)".into(),
+        },
+    };
+    let layers: Vec<String> = doc["layers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| {
+            let media = l["mediaType"].as_str().unwrap_or("?");
+            match l["annotations"][ANNOTATION_TITLE].as_str() {
+                Some(title) => format!("`{title}` ({media})"),
+                None => format!("a `{media}` layer"),
+            }
+        })
+        .collect();
+    let layers = match layers.is_empty() {
+        true => "no layer".to_string(),
+        false => layers.join(", "),
+    };
+    format!("the tag `{tag}` holds {kind} carrying {layers}, not an a2c bundle")
 }
 
 /// A blob read into memory (a document: at most `A2C_MAX_DOCUMENT_BYTES`), checked against
@@ -419,6 +453,7 @@ pub fn yank(
             location: oci.display(),
             available,
             pinned_by: Vec::new(),
+            other: index.foreign.iter().find(|(v, _)| v == version).map(|(_, w)| w.clone()),
         });
     };
     if entry.yanked != undo {
@@ -511,7 +546,13 @@ pub fn push(
         "mediaType": MANIFEST_TYPE,
         "artifactType": ARTIFACT_TYPE,
         "config": { "mediaType": EMPTY_TYPE, "digest": EMPTY_DIGEST, "size": 2 },
-        "layers": [{ "mediaType": layer_type(format), "digest": layer_digest, "size": size }],
+        // The title is the file name other clients (oras pull) save the layer under.
+        "layers": [{
+            "mediaType": layer_type(format),
+            "digest": layer_digest,
+            "size": size,
+            "annotations": { ANNOTATION_TITLE: format!("a2c-{version}.{}", format.extension()) },
+        }],
         "annotations": annotations,
     });
     put_manifest(http, oci, &version.to_string(), &manifest)?;

@@ -122,6 +122,7 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
             location,
             available,
             pinned_by: Vec::new(),
+            other: None,
         })?;
     if entry.yanked != undo {
         return Ok(false);

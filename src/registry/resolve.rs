@@ -107,6 +107,7 @@ pub fn plan(
                     location: location.to_string(),
                     available: super::available(index),
                     pinned_by: Vec::new(),
+                    other: index.foreign.iter().find(|(v, _)| v == version).map(|(_, w)| w.clone()),
                 });
             }
             (Some(_), None) => {}
@@ -129,6 +130,7 @@ pub fn plan(
                         location: location.to_string(),
                         available: super::available(index),
                         pinned_by: Vec::new(),
+                        other: index.foreign.iter().find(|(v, _)| v == version).map(|(_, w)| w.clone()),
                     });
                 }
             },

@@ -942,3 +942,56 @@ fn a_tls_registry_on_loopback_is_spoken_to_in_https() {
     let run = t.run_env("r", &["install", "--locked", "--json"], &with_ca);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
 }
+
+/// A version tag another client pushed (an `oras push` without `--artifact-type`) is not taken
+/// for a bundle, and is named with what it carries: in the error when a member pins it, and
+/// under `-v`. What a2c pushes carries the layer's file name for other clients.
+#[test]
+fn tags_other_clients_pushed_are_named_and_a2c_layers_have_titles() {
+    let t = TestContext::new();
+    let Some(reg) = registry(&t) else { return };
+    let oci = reg.url("esys/a2c");
+    t.method_tree("trees/2.0.0", "2.0.0");
+    t.run(".", &["pack", "trees/2.0.0", "--version", "2.0.0", "--registry", &oci])
+        .success();
+    let base = format!("http://127.0.0.1:{}/v2/esys/a2c/manifests/", reg.port);
+    let media = "application/vnd.oci.image.manifest.v1+json";
+    let (status, ours) = raw_http::get(&url::Url::parse(&format!("{base}2.0.0")).unwrap(), media);
+    assert_eq!(status, 200);
+    let ours: serde_json::Value = serde_json::from_slice(&ours).unwrap();
+    assert_eq!(
+        ours["layers"][0]["annotations"]["org.opencontainers.image.title"],
+        "a2c-2.0.0.tar.gz"
+    );
+    // The same blob under the tag 1.0.0, as oras pushes a file without --artifact-type.
+    let foreign = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": media,
+        "config": ours["config"],
+        "layers": [{
+            "mediaType": "application/vnd.oci.image.layer.v1.tar",
+            "digest": ours["layers"][0]["digest"],
+            "size": ours["layers"][0]["size"],
+            "annotations": {"org.opencontainers.image.title": "method-1.0.0.tgz"},
+        }],
+    });
+    let url = url::Url::parse(&format!("{base}1.0.0")).unwrap();
+    assert_eq!(
+        raw_http::request("PUT", &url, media, foreign.to_string().as_bytes()),
+        201
+    );
+    t.canonical_repo("r", "1.0.0");
+    let run = t.run("r", &["lock", "--registry", &oci]);
+    run.fails_with(&[
+        "version 1.0.0 is not in the registry",
+        "the tag `1.0.0` holds an artifact with no artifactType",
+        "`method-1.0.0.tgz` (application/vnd.oci.image.layer.v1.tar)",
+        "--artifact-type application/vnd.esys.a2c.bundle.v1",
+    ]);
+    assert!(!run.stderr.contains("has no version yet"), "{}", run.stderr);
+    // Pinned elsewhere, the tag is not even read: only the pinned versions' manifests are.
+    t.canonical_repo("r2", "2.0.0");
+    let run = t.run("r2", &["-v", "lock", "--registry", &oci]);
+    run.success();
+    assert!(!run.stderr.contains("passed over"), "{}", run.stderr);
+}
