@@ -242,10 +242,10 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
             }
             crate::testhook::point(crate::testhook::AFTER_DOWNLOAD);
         } else if candidate.source == Source::Registry && !candidate.path.is_file() {
+            failed.push(format!("`{}` does not exist", candidate.path.display()));
             if candidate.strict {
                 break;
             }
-            failed.push(format!("`{}` does not exist", candidate.path.display()));
             continue;
         }
         reporter.start(&entry.version, entry.size);

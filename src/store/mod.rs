@@ -104,7 +104,7 @@ pub enum StoreError {
         min: MethodVersion,
         running: String,
     },
-    #[error("no place served version {version}: {}", tried.join("; "))]
+    #[error("no place served version {version}; tried, in order:{}", tried.iter().map(|t| format!("\n  - {t}")).collect::<String>())]
     AllSourcesFailed { version: MethodVersion, tried: Vec<String> },
     #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },

@@ -162,3 +162,34 @@ fn a_marker_mirror_outside_the_registries_reveals_nothing_about_its_files() {
         run.stderr
     );
 }
+
+/// Every place fails — a mirror serving other bytes, then the dead lock source: the error lists
+/// each place and why, the mirror first.
+#[test]
+fn when_every_place_fails_each_is_named_with_why() {
+    let t = TestContext::new();
+    let dead = locked_then_primary_dies(&t);
+    // The mirror serves other bytes of the same size under the locked name.
+    let bundle = t.path("mirror/bundles/a2c-1.0.0.tar.gz");
+    let mut bytes = fs_err::read(&bundle).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    fs_err::write(&bundle, bytes).unwrap();
+    let mirror = Server::start(t.path("mirror"));
+    let env = [
+        ("A2C_REGISTRY", dead.as_str()),
+        ("A2C_MIRRORS", &mirror.url()),
+        ("A2C_HTTP_RETRIES", "0"),
+    ];
+    let run = t.run_env("r", &["install"], &env);
+    run.fails_with(&["no place served version 1.0.0; tried, in order:"]);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let mirror_line = lines
+        .iter()
+        .position(|l| l.starts_with("  - sha256 mismatch for") && l.contains(&mirror.url()));
+    let dead_line = lines
+        .iter()
+        .position(|l| l.starts_with("  - cannot connect") && l.contains(&dead));
+    assert!(mirror_line.is_some() && dead_line.is_some(), "{}", run.stderr);
+    assert!(mirror_line < dead_line, "the mirror first: {}", run.stderr);
+}
