@@ -89,7 +89,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
     if args.all {
         let result = migrate_all(&ctx, &settings, &reporter);
         reporter.done();
-        return print_all(result?, args, printer);
+        return print_all(result?, args, printer, ctx.workspace.as_ref().map(|w| w.root.as_path()));
     }
     let result = migrate(&ctx, &settings, &reporter);
     reporter.done();
@@ -119,6 +119,7 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
             "commit": out.commit,
             "installed": out.installed,
             "workspace_lock": out.workspace_lock,
+            "lock_dropped": out.lock_dropped,
             "dry_run": args.dry_run,
             "plan": out.digest,
             "noop": out.noop,
@@ -139,14 +140,14 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
         (None, true) => printer.status(format!("would lock and install {} first", p.to)),
         _ => {}
     }
-    if let Some(lock) = &out.workspace_lock {
-        printer.status(format!(
-            "{} {} to the superbuild's lock `{}` (commit it in the superbuild)",
-            if args.dry_run { "would add" } else { "added" },
-            p.to,
-            lock.display()
-        ));
-    }
+    superbuild_lock(
+        printer,
+        ctx.workspace.as_ref().map(|w| w.root.as_path()),
+        out.workspace_lock.as_deref(),
+        &out.lock_dropped,
+        &p.to,
+        args.dry_run,
+    );
     if out.requires_canonical.is_none() {
         printer.status(format!(
             "note: {}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known until its bundle is fetched",
@@ -248,7 +249,12 @@ fn status_name(s: &MemberStatus) -> &'static str {
 /// `--all`: the combined plan (dry run) or what was done, member by member, and the digest.
 /// A run that stopped at a member prints what it did, then fails with which members were
 /// migrated and which were not touched.
-fn print_all(mut out: MigrateAllOutcome, args: &VersionArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+fn print_all(
+    mut out: MigrateAllOutcome,
+    args: &VersionArgs,
+    printer: &Printer,
+    w: Option<&std::path::Path>,
+) -> anyhow::Result<Outcome> {
     for w in &out.warnings {
         printer.warn(w);
     }
@@ -315,6 +321,7 @@ fn print_all(mut out: MigrateAllOutcome, args: &VersionArgs, printer: &Printer) 
             "members": members,
             "installed": out.installed,
             "workspace_lock": out.workspace_lock,
+            "lock_dropped": out.lock_dropped,
             "dry_run": dry,
             "plan": out.digest,
             "warnings": out.warnings,
@@ -371,13 +378,7 @@ fn print_all(mut out: MigrateAllOutcome, args: &VersionArgs, printer: &Printer) 
         if planned == 0 {
             printer.status(format!("every member is at {to} or skipped: nothing to do"));
         }
-        if let Some(lock) = &out.workspace_lock {
-            printer.status(format!(
-                "{} {to} to the superbuild's lock `{}` (commit it in the superbuild)",
-                if dry { "would add" } else { "added" },
-                lock.display()
-            ));
-        }
+        superbuild_lock(printer, w, out.workspace_lock.as_deref(), &out.lock_dropped, to, dry);
         if out.requires_canonical.is_none() {
             printer.status(format!(
                 "note: {to}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known until its bundle is fetched"
@@ -395,5 +396,40 @@ fn print_all(mut out: MigrateAllOutcome, args: &VersionArgs, printer: &Printer) 
     match stopped {
         Some(err) => Err(err.into()),
         None => Ok(Outcome::Success),
+    }
+}
+
+/// What the superbuild's lock gained (V) and lost (versions no member pins any more), and how
+/// to commit it: the migration commits each member, never W.
+fn superbuild_lock(
+    printer: &Printer,
+    w: Option<&std::path::Path>,
+    added: Option<&std::path::Path>,
+    dropped: &[crate::util::version::MethodVersion],
+    to: &crate::util::version::MethodVersion,
+    dry: bool,
+) {
+    if let Some(lock) = added {
+        printer.status(format!(
+            "{} {to} to the superbuild's lock `{}`",
+            if dry { "would add" } else { "added" },
+            lock.display()
+        ));
+    }
+    if !dropped.is_empty() {
+        printer.status(format!(
+            "{} {} from the superbuild's lock: no member pins {} any more",
+            if dry { "would drop" } else { "dropped" },
+            crate::ops::list(dropped),
+            if dropped.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    let changed = (added.is_some() || !dropped.is_empty()) && !dry;
+    if let Some(w) = w.filter(|w| changed && crate::util::git::is_own_work_tree(w)) {
+        let shown = w.to_string_lossy();
+        let w = shlex::try_quote(&shown).unwrap_or(std::borrow::Cow::Borrowed("."));
+        printer.status(format!(
+            "to commit: git -C {w} add .tools/esys/a2c/a2c.lock && git -C {w} commit -m \"a2c: lock {to}\""
+        ));
     }
 }

@@ -42,6 +42,9 @@ pub struct MigrateOutcome {
     pub noop: bool,
     /// The superbuild's lock, when this migration added V to it (or, dry, would).
     pub workspace_lock: Option<PathBuf>,
+    /// Versions the superbuild's lock dropped (or, dry, would drop) because no member pins
+    /// them after the migration: the lock then passes `install --locked`.
+    pub lock_dropped: Vec<MethodVersion>,
     /// What the plan must say before it runs (a detached HEAD).
     pub warnings: Vec<String>,
     /// The plan's digest (`sha256:<hex>`): what a dry run shows for review, and what the
@@ -92,6 +95,10 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             commit: None,
             resumed,
             noop,
+            lock_dropped: match (noop, in_workspace) {
+                (false, true) => would_drop(ctx, &[repo.as_path()], &to)?,
+                _ => Vec::new(),
+            },
             workspace_lock: (added && in_workspace).then_some(lock_path),
             warnings: if noop { Vec::new() } else { warnings },
         });
@@ -139,7 +146,14 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         } else {
             migrate::apply(&plan, !settings.no_commit)?
         };
+        // Versions no member pins any more leave W's lock (inside the transaction: put back
+        // with everything else on a failure).
+        let lock_dropped = match (noop, in_workspace) {
+            (false, true) => drop_unpinned(ctx)?,
+            _ => Vec::new(),
+        };
         Ok(MigrateOutcome {
+            lock_dropped,
             plan,
             requires_canonical: Some(manifest.requires_canonical_root()),
             installed: Some(installed),
@@ -410,6 +424,8 @@ pub struct MigrateAllOutcome {
     pub requires_canonical: Option<bool>,
     /// W's lock, when V was (or, dry, would be) added to it.
     pub workspace_lock: Option<PathBuf>,
+    /// Versions W's lock dropped (or, dry, would drop): no member pins them after the run.
+    pub lock_dropped: Vec<MethodVersion>,
     pub warnings: Vec<String>,
     /// The member the run stopped at, with its error (the members after it are untouched).
     pub failure: Option<(String, OpsError)>,
@@ -538,6 +554,7 @@ pub fn migrate_all(
         installed,
         requires_canonical: requires,
         workspace_lock: added.then(|| lock_path.clone()),
+        lock_dropped: Vec::new(),
         warnings,
         failure: None,
         members: Vec::new(),
@@ -548,6 +565,7 @@ pub fn migrate_all(
         for repo in &planned {
             let _ = migrate::digest::remember(repo, &digest);
         }
+        out.lock_dropped = would_drop(ctx, &planned, &to)?;
         out.members = members;
         return Ok(out);
     }
@@ -602,8 +620,58 @@ pub fn migrate_all(
         }
         out.workspace_lock = None;
     }
+    if any_done {
+        out.lock_dropped = drop_unpinned(ctx)?;
+    }
     out.members = members;
     Ok(out)
+}
+
+/// Drops from the superbuild's lock every version no member pins any more (read afresh: the
+/// migration changed the records), so that `install --locked` passes right after. The
+/// versions dropped.
+fn drop_unpinned(ctx: &Context) -> Result<Vec<MethodVersion>, OpsError> {
+    let Some(w) = &ctx.workspace else { return Ok(Vec::new()) };
+    let fresh = Context::discover(&w.root, Some(&w.root))?;
+    let needed = super::needs(&fresh)?;
+    let path = lock_path(ctx)?;
+    let Some(mut lock) = crate::lock::Lockfile::read(&path)? else {
+        return Ok(Vec::new());
+    };
+    let dropped: Vec<MethodVersion> = lock
+        .methods
+        .iter()
+        .filter(|m| !needed.contains_key(&m.version))
+        .map(|m| m.version.clone())
+        .collect();
+    if !dropped.is_empty() {
+        lock.methods.retain(|m| needed.contains_key(&m.version));
+        lock.write(&path)?;
+    }
+    Ok(dropped)
+}
+
+/// What [`drop_unpinned`] would drop once the members at `migrating` pin `to`.
+fn would_drop(ctx: &Context, migrating: &[&Path], to: &MethodVersion) -> Result<Vec<MethodVersion>, OpsError> {
+    if ctx.workspace.is_none() {
+        return Ok(Vec::new());
+    }
+    let needed = super::needs(ctx)?;
+    let Some(lock) = crate::lock::Lockfile::read(&lock_path(ctx)?)? else {
+        return Ok(Vec::new());
+    };
+    let still = |v: &MethodVersion| {
+        v == to
+            || needed
+                .get(v)
+                .is_some_and(|members| members.iter().any(|m| !migrating.contains(&m.as_path())))
+    };
+    Ok(lock
+        .methods
+        .iter()
+        .filter(|m| !still(&m.version))
+        .map(|m| m.version.clone())
+        .collect())
 }
 
 /// Applies one member's part of a superbuild-wide plan in its own transaction (its tool state,

@@ -71,6 +71,19 @@ fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
     );
     run.success();
     assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("dropped versions 1.2.0, 1.4.0 from the superbuild's lock: no member pins them any more"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("to commit: git -C "), "{}", run.stderr);
     let doc = t.run("demo/superbuild", &["workspace", "members", "--json"]).json();
     assert_eq!(doc["versions"], serde_json::json!(["2.0.0"]), "{doc}");
+    // The lock holds what the members pin: `--locked` and `lock --check` pass right away.
+    t.run("demo/superbuild", &["lock", "--check"]).success();
+    let mut locked = vec!["install", "--locked"];
+    locked.extend(offline);
+    t.run("demo/superbuild", &locked).success();
+    t.run("demo/superbuild", &["doctor"]).success();
 }

@@ -885,3 +885,36 @@ fn all_killed_between_members_then_rerun_completes() {
     let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     assert_eq!(lock.matches("version = \"2.1.0\"").count(), 1, "{lock}");
 }
+
+/// A version no member pins after a migration leaves the superbuild's lock, so that
+/// `install --locked` passes right after; one still pinned stays.
+#[test]
+fn a_migration_drops_what_no_member_pins_from_the_superbuild_lock() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.commit_members();
+    t.run("w", &["install"]).success();
+    // 1.0.0 is still pinned by l/util: it stays.
+    let run = t.run("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
+    assert_eq!(run.json()["lock_dropped"], serde_json::json!([]));
+    let run = t.run("w/l/util", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
+    run.success();
+    assert!(
+        run.stderr
+            .contains("would drop version 1.0.0 from the superbuild's lock"),
+        "{}",
+        run.stderr
+    );
+    let run = t.run("w/l/util", &["migrate", "version", "--to", "2.0.0"]);
+    run.success();
+    assert!(
+        run.stderr.contains("dropped version 1.0.0 from the superbuild's lock"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("to commit: git -C "), "{}", run.stderr);
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(!lock.contains("version = \"1.0.0\""), "{lock}");
+    t.run("w", &["install", "--locked"]).success();
+    t.run("w", &["lock", "--check"]).success();
+}
