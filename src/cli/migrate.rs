@@ -418,9 +418,14 @@ fn superbuild_lock(
     }
     if !dropped.is_empty() {
         printer.status(format!(
-            "{} {} from the superbuild's lock: no member pins {} any more",
+            "{} {} from {}: no member pins {} any more",
             if dry { "would drop" } else { "dropped" },
             crate::ops::list(dropped),
+            if w.is_some() {
+                "the superbuild's lock"
+            } else {
+                "the lock (in the migration commit)"
+            },
             if dropped.len() == 1 { "it" } else { "them" }
         ));
     }

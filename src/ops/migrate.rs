@@ -95,9 +95,9 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             commit: None,
             resumed,
             noop,
-            lock_dropped: match (noop, in_workspace) {
-                (false, true) => would_drop(ctx, &[repo.as_path()], &to)?,
-                _ => Vec::new(),
+            lock_dropped: match noop {
+                false => would_drop(ctx, &[repo.as_path()], &to)?,
+                true => Vec::new(),
             },
             workspace_lock: (added && in_workspace).then_some(lock_path),
             warnings: if noop { Vec::new() } else { warnings },
@@ -141,6 +141,12 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
             }
             .into());
         }
+        // A single repository pins only V afterwards: its lock keeps only V, before the move
+        // and the commit, so that what is committed passes `install --locked`.
+        let single_dropped = match (noop, in_workspace) {
+            (false, false) => keep_only(&lock_path, &to)?,
+            _ => Vec::new(),
+        };
         let commit = if noop {
             None
         } else {
@@ -150,7 +156,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         // with everything else on a failure).
         let lock_dropped = match (noop, in_workspace) {
             (false, true) => drop_unpinned(ctx)?,
-            _ => Vec::new(),
+            _ => single_dropped,
         };
         Ok(MigrateOutcome {
             lock_dropped,
@@ -244,7 +250,17 @@ fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings, within: 
         return Err(MigrateError::Downgrade { from, to: to.clone() }.into());
     }
     if !resumed {
-        let dirty = git::dirty(&repo, &[LEGACY_ROOT, CANONICAL_ROOT])?;
+        // a2c's own lock (written by `lock` and `install`, untracked until someone commits it)
+        // is no user's change: it moves with the migration and lands in its commit.
+        let own = |p: &String| {
+            [LEGACY_ROOT, CANONICAL_ROOT]
+                .iter()
+                .any(|root| *p == format!("{root}/{}", crate::lock::LOCK_FILE))
+        };
+        let dirty: Vec<String> = git::dirty(&repo, &[LEGACY_ROOT, CANONICAL_ROOT])?
+            .into_iter()
+            .filter(|p| !own(p))
+            .collect();
         if !dirty.is_empty() {
             return Err(MigrateError::Dirty { paths: dirty }.into());
         }
@@ -651,11 +667,27 @@ fn drop_unpinned(ctx: &Context) -> Result<Vec<MethodVersion>, OpsError> {
     Ok(dropped)
 }
 
+/// Drops from the lock at `path` every version but `to` (a single repository's lock after its
+/// migration). The versions dropped.
+fn keep_only(path: &Path, to: &MethodVersion) -> Result<Vec<MethodVersion>, OpsError> {
+    let Some(mut lock) = Lockfile::read(path)? else {
+        return Ok(Vec::new());
+    };
+    let dropped: Vec<MethodVersion> = lock
+        .methods
+        .iter()
+        .filter(|m| m.version != *to)
+        .map(|m| m.version.clone())
+        .collect();
+    if !dropped.is_empty() {
+        lock.methods.retain(|m| m.version == *to);
+        lock.write(path)?;
+    }
+    Ok(dropped)
+}
+
 /// What [`drop_unpinned`] would drop once the members at `migrating` pin `to`.
 fn would_drop(ctx: &Context, migrating: &[&Path], to: &MethodVersion) -> Result<Vec<MethodVersion>, OpsError> {
-    if ctx.workspace.is_none() {
-        return Ok(Vec::new());
-    }
     let needed = super::needs(ctx)?;
     let Some(lock) = crate::lock::Lockfile::read(&lock_path(ctx)?)? else {
         return Ok(Vec::new());

@@ -918,3 +918,34 @@ fn a_migration_drops_what_no_member_pins_from_the_superbuild_lock() {
     t.run("w", &["install", "--locked"]).success();
     t.run("w", &["lock", "--check"]).success();
 }
+
+/// In a legacy repository `install` writes `.a2c/a2c.lock`, untracked: a2c's own file never
+/// blocks the migration, and moves with it into its commit.
+#[test]
+fn the_lock_a2c_wrote_moves_with_the_migration() {
+    let t = TestContext::new();
+    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    t.method_tree("trees/2.0.0", "2.0.0");
+    t.pack("trees/2.0.0", "2.0.0", "reg", "tar.gz");
+    t.git_repo("r");
+    t.write(
+        "r/.a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n",
+    );
+    t.write("r/.gitignore", ".tools_local/\n");
+    t.commit_all("r");
+    t.run("r", &["install", "--registry", "../reg"]).success();
+    assert!(t.path("r/.a2c/a2c.lock").is_file());
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[("A2C_REGISTRY", "../reg")],
+    );
+    run.success();
+    assert!(!t.path("r/.a2c").exists());
+    let tracked = git(&t.path("r"), &["ls-files", ".tools/esys/a2c"]);
+    assert!(tracked.contains(".tools/esys/a2c/a2c.lock"), "{tracked}");
+    assert_eq!(git(&t.path("r"), &["status", "--porcelain"]).trim(), "");
+    t.run("r", &["install", "--locked"]).success();
+}
