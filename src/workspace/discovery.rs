@@ -12,6 +12,15 @@ use crate::util::version::MethodVersion;
 /// Directory names never descended into when enumerating members.
 pub const SKIPPED_DIRS: &[&str] = &[".git", ".tools_local", "target", "node_modules"];
 
+/// `true` when `relative` (to W, `/`-separated) is a method checkout: `tools/ai-rules` of W or
+/// of any repository below it (ADR §6, the superbuild workflow). It carries the method's own
+/// adoption record, but a2c never takes it for a member and never writes into it.
+pub fn is_method_checkout(relative: &str) -> bool {
+    let checkout: Vec<&str> = super::resolve::LEGACY_AI_RULES.split('/').collect();
+    let segments: Vec<&str> = relative.split('/').collect();
+    segments.windows(checkout.len()).any(|w| w == checkout.as_slice())
+}
+
 /// `true` when `dir` is a git repository (holds a `.git` directory or file).
 pub fn is_git_repo(dir: &Path) -> bool {
     std::fs::metadata(dir.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file())
@@ -182,6 +191,9 @@ impl Workspace {
         if relative == "." {
             return holds_tool_state(repo);
         }
+        if is_method_checkout(&relative) {
+            return false;
+        }
         let mut dir = self.root.clone();
         let segments: Vec<&str> = relative.split('/').collect();
         for (i, seg) in segments.iter().enumerate() {
@@ -248,6 +260,9 @@ impl Workspace {
         }
         for path in dirs {
             let relative = relative_slash(&self.root, &path).unwrap_or_default();
+            if is_method_checkout(&relative) {
+                continue; // the method's own checkout: never a member, never entered
+            }
             if max_depth.is_some_and(|max| depth >= max) {
                 // The deepest level: nothing below is walked, so whether it is a repository
                 // and holds a marker is checked later, in parallel.
@@ -415,6 +430,19 @@ impl Context {
         match &self.workspace {
             Some(ws) => Ok(&ws.root),
             None => self.require_repo(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod method_checkout_tests {
+    #[test]
+    fn tools_ai_rules_anywhere_is_a_method_checkout() {
+        for yes in ["tools/ai-rules", "p/app/tools/ai-rules", "tools/ai-rules/sub"] {
+            assert!(super::is_method_checkout(yes), "{yes}");
+        }
+        for no in ["tools", "mytools/ai-rules", "tools/ai-rules2", "p/tools"] {
+            assert!(!super::is_method_checkout(no), "{no}");
         }
     }
 }

@@ -519,3 +519,46 @@ fn quiet_hides_warnings_and_json_is_one_document() {
     let run = t.run("w", &["workspace", "path", "--json"]);
     assert_eq!(run.json()["workspace"], t.shown("w"));
 }
+
+/// The method's own checkout at `W/tools/ai-rules` (and a member's `R/tools/ai-rules`) carries
+/// an adoption record of its own, but is never a member and never written into, even when a
+/// member glob selects it (ADR §6).
+#[test]
+fn method_checkouts_are_never_members_nor_written_into() {
+    let t = TestContext::new();
+    t.superbuild(
+        "w",
+        "members: [\"p/*\", \"tools/*\", \"p/*/tools/*\"]\nregistry: ../reg\n",
+    );
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
+    for checkout in ["w/tools/ai-rules", "w/p/app/tools/ai-rules"] {
+        t.canonical_repo(checkout, "2.0.0");
+        t.write(&format!("{checkout}/rules/core.md"), "the method's own files\n");
+    }
+    let before: Vec<Vec<String>> = ["w/tools/ai-rules", "w/p/app/tools/ai-rules"]
+        .iter()
+        .map(|c| t.listing(c))
+        .collect();
+    let doc = t.run("w", &["workspace", "members", "--json"]).json();
+    let members: Vec<&str> = doc["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert!(members.iter().all(|m| !m.contains("tools/ai-rules")), "{members:?}");
+    let doc = t.run("w", &["install", "--json"]).json();
+    let installed: Vec<&str> = doc["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(installed, ["1.0.0"], "the checkouts' 2.0.0 is nobody's pin: {doc}");
+    for (i, checkout) in ["w/tools/ai-rules", "w/p/app/tools/ai-rules"].iter().enumerate() {
+        assert_eq!(t.listing(checkout), before[i], "{checkout} was written into");
+    }
+    t.run("w", &["doctor"]).success();
+}
