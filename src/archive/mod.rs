@@ -147,3 +147,49 @@ pub fn extract(source: impl Read, format: Format, dest: &Path, limits: &Limits) 
         bundle_size,
     })
 }
+
+/// The text of the method manifest (`a2c-method.toml`) at the root of the bundle at `path`
+/// (or under its single top-level directory), read without extracting anything; `None` when
+/// the bundle cannot be read or holds none. For `doctor`, which only reads.
+pub fn manifest_text(path: &Path, format: Format) -> Option<String> {
+    const MANIFEST: &str = "a2c-method.toml";
+    const MAX: u64 = 1 << 20;
+    let at_root = |name: &[u8]| {
+        let name = std::str::from_utf8(name).ok()?;
+        let name = name.trim_start_matches("./");
+        let parts: Vec<&str> = name.split('/').collect();
+        Some(match parts.as_slice() {
+            [m] | [_, m] => *m == MANIFEST,
+            _ => false,
+        })
+    };
+    let file = std::fs::File::open(path).ok()?;
+    match format {
+        Format::TarGz => {
+            let gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+            let mut tar = tar_read::TarReader::new(gz, tar_gz::PAX_GLOBAL_IGNORED);
+            while let Ok(Some(item)) = tar.next() {
+                if let tar_read::Item::File { name, size, .. } = item
+                    && at_root(&name) == Some(true)
+                    && size <= MAX
+                {
+                    let mut text = String::new();
+                    tar.content().read_to_string(&mut text).ok()?;
+                    return Some(text);
+                }
+            }
+            None
+        }
+        Format::Zip => {
+            let mut archive = ::zip::ZipArchive::new(std::io::BufReader::new(file)).ok()?;
+            let index = (0..archive.len()).find(|i| {
+                archive
+                    .by_index_raw(*i)
+                    .is_ok_and(|f| at_root(f.name_raw()) == Some(true) && f.size() <= MAX)
+            })?;
+            let mut text = String::new();
+            archive.by_index(index).ok()?.read_to_string(&mut text).ok()?;
+            Some(text)
+        }
+    }
+}

@@ -81,7 +81,10 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     }
     let lock = lock_findings(ctx, &locked, &mut out);
     match crate::store::guard(ctx.store_owner()?) {
-        Ok(store) => store_findings(&store, &pinned, lock.as_ref(), options, &mut out),
+        Ok(store) => {
+            too_old_for_unresolved(&store, lock.as_ref(), &mut out);
+            store_findings(&store, &pinned, lock.as_ref(), options, &mut out)
+        }
         Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
             Code::StoreTracked,
             None,
@@ -334,6 +337,40 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &Mem
     }
 }
 
+/// An unresolved version `install` cannot install because its bundle needs a newer a2c: the
+/// cached bundle's manifest (cached once verified, whatever its `min_a2c`) says so, and the
+/// finding becomes `a2c-too-old`, naming both versions, instead of pointing at an install that
+/// would refuse.
+fn too_old_for_unresolved(store: &crate::store::Store, lock: Option<&crate::lock::Lockfile>, out: &mut [Finding]) {
+    let Some(lock) = lock else { return };
+    let Ok(cache) = crate::ops::cache(store) else { return };
+    for f in out.iter_mut().filter(|f| f.code == Code::Unresolved) {
+        let Some(version) = &f.version else { continue };
+        let Some(entry) = lock.get(version) else { continue };
+        let Some(bundle) = cache.get(&entry.sha256) else {
+            continue;
+        };
+        let Some(text) = crate::archive::manifest_text(&bundle, entry.format) else {
+            continue;
+        };
+        let Ok(manifest) = crate::method::MethodManifest::parse(&text, &bundle) else {
+            continue;
+        };
+        if let Some(min) = manifest.needs_newer_a2c() {
+            *f = finding(
+                Code::A2cTooOld,
+                f.repo.clone(),
+                Some(version.clone()),
+                format!(
+                    "method {version} needs a2c {min} or newer; this is a2c {}, so `a2c install` refuses it",
+                    crate::A2C_VERSION
+                ),
+                format!("upgrade a2c to {min} or newer (./install.sh from a newer checkout), then run `a2c install`"),
+            );
+        }
+    }
+}
+
 fn drift_hint(repo: &Path, tree: &Path) -> String {
     if tree.starts_with(repo.join(LEGACY_AI_RULES)) {
         "bring `tools/ai-rules` to the adopted version (check out the matching ref), or migrate the write contract to the version it holds".into()
@@ -391,11 +428,21 @@ fn git_delivery(
             Delivery::Clone => "clone the method repository into `tools/ai-rules`",
             _ => "restore `tools/ai-rules` from git",
         };
+        // In a superbuild, W's store can serve the version: an install there is the shortest fix.
+        let hint = match ws {
+            Some(w) => format!(
+                "run `a2c install` in the superbuild (`{}`): its store then serves {version}; or {how}",
+                w.display()
+            ),
+            None => format!(
+                "{how}; or move to packaged assets with `a2c migrate version --to {version} --delivery package`"
+            ),
+        };
         return fail(
             out,
             Code::DeliveryTreeMissing,
             format!("delivery `{delivery}` but `{}` does not exist", tree.display()),
-            format!("{how}; or move to packaged assets with `a2c migrate version --to {version} --delivery package`"),
+            hint,
         );
     }
     let mut failed = false;

@@ -110,6 +110,12 @@ pub fn install(
     let pending: Vec<&LockEntry> = entries.iter().filter(|e| wanted(e)).collect();
     if pending.is_empty() && !options.store.staging_has_leftovers() {
         report.reused = entries.iter().map(|e| reused(&options.store, e)).collect();
+        // A lock whose holder died: taking and releasing it clears the pid it left (what
+        // doctor's `store-stale-lock` hint promises the next install does).
+        let lock = options.store.lock_file();
+        if StoreLock::stale_holder(&lock).is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            drop(StoreLock::acquire(&lock, &|p| reporter.waiting_for_lock(p))?);
+        }
         return Ok(report);
     }
     for entry in &pending {
@@ -327,6 +333,11 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         extracted.bundle_size,
         &extracted.bundle_sha256,
     )?;
+    // Verified: exactly the locked bytes, cached whatever the manifest says next (a version
+    // this a2c is too old for stays readable for `doctor` and for a newer a2c).
+    if let Some(p) = partial {
+        p.commit()?;
+    }
     let bad_manifest = |reason: String| StoreError::BadManifest {
         version: entry.version.clone(),
         source_name: source_name.clone(),
@@ -385,9 +396,6 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     // Belt and braces on top of extraction beneath a directory handle: nothing staged may be
     // a link when it is published.
     crate::util::contain::refuse_links_below(staging.path())?;
-    if let Some(p) = partial {
-        p.commit()?;
-    }
     let target = options.store.version_dir(&entry.version);
     crate::testhook::point(crate::testhook::BEFORE_RENAME);
     publish(&extracted.root, &target, staging.path())?;

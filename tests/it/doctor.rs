@@ -193,6 +193,19 @@ fn a_method_needing_a_newer_a2c() {
     insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path(&store("6.0.0")).exists(), "nothing published");
     assert!(t.path(&store("2.0.0")).is_dir(), "the others stay installed");
+    // doctor names min_a2c and the running version, not an install that would refuse.
+    let (_, codes_now, doc) = codes(&t, &[]);
+    assert!(!codes_now.contains("unresolved"), "{codes_now:?}");
+    let f = crate::common::finding(&doc, "a2c-too-old");
+    assert_eq!(f["version"], "6.0.0");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs a2c 99.0.0 or newer; this is a2c "),
+        "{f}"
+    );
+    assert!(!f["hint"].as_str().unwrap().starts_with("run `a2c install`"), "{f}");
     // Migrating to it is refused before anything is written.
     crate::common::git(&t.path("w/p/app"), &["add", "-A"]);
     crate::common::git(&t.path("w/p/app"), &["commit", "-q", "-m", "initial"]);
@@ -486,4 +499,67 @@ fn gc_cache_prunes_only_unreferenced_bundles() {
     t.run("w", &["lock"]).success();
     t.run("w", &["gc"]).success();
     assert_eq!(t.listing("cache/bundles").len(), 2);
+}
+
+/// Follows the hint of the finding `code`: runs the `a2c …` command it names (where the finding
+/// is: its member, else W), and checks the finding is gone afterwards.
+fn follow_hint(t: &TestContext, code: &str, doctor_args: &[&str]) {
+    let (_, _, doc) = codes(t, doctor_args);
+    let f = crate::common::finding(&doc, code);
+    let hint = f["hint"].as_str().unwrap();
+    let start = hint
+        .find("`a2c ")
+        .unwrap_or_else(|| panic!("{code}: the hint names no a2c command: {hint}"))
+        + 1;
+    let command = &hint[start..start + hint[start..].find('`').unwrap()];
+    let args = shlex::split(command).unwrap();
+    let in_superbuild = hint[start..].starts_with("a2c install` in the superbuild");
+    let cwd = f["repo"]
+        .as_str()
+        .filter(|_| !in_superbuild)
+        .and_then(|r| r.strip_prefix("[TMP]/"))
+        .map(str::to_string)
+        .unwrap_or_else(|| "w".into());
+    let run = t.run(&cwd, &args[1..].iter().map(String::as_str).collect::<Vec<_>>());
+    run.success();
+    let (_, after, _) = codes(t, doctor_args);
+    assert!(!after.contains(code), "`{command}` in {cwd} left `{code}`: {after:?}");
+}
+
+/// Every hint that names a command is true: running it makes its finding go away.
+#[test]
+fn each_hint_names_a_command_that_clears_its_finding() {
+    let t = TestContext::new();
+    installed(&t);
+    // A leftover staging directory, a dead holder's pid in the store lock, a stale pointer.
+    fs_err::create_dir_all(t.path("w/.tools_local/esys/a2c/.staging/1.0.0-abc/tree")).unwrap();
+    follow_hint(&t, "store-staging-leftover", &[]);
+    t.write("w/.tools_local/esys/a2c/.lock", "4194303\n");
+    follow_hint(&t, "store-stale-lock", &[]);
+    t.superbuild("other", "");
+    t.write(
+        "w/p/app/.tools_local/esys/a2c/workspace.yaml",
+        &format!("workspace_root: {}\n", t.path("other").display()),
+    );
+    follow_hint(&t, "pointer-stale", &[]);
+    // A member moves from 1.1.0 to 2.0.0 by hand: the lock keeps 1.1.0, the store holds it.
+    t.write(
+        "w/l/core/.a2c/adoption.yaml",
+        "tool_version: v2.0.0\ndelivery: submodule\n",
+    );
+    follow_hint(&t, "lock-unused-entry", &[]);
+    follow_hint(&t, "store-orphan-version", &[]);
+    // And back: the lock lacks 1.1.0, and nothing serves it.
+    t.write(
+        "w/l/core/.a2c/adoption.yaml",
+        "tool_version: v1.1.0\ndelivery: submodule\n",
+    );
+    follow_hint(&t, "lock-missing-version", &[]);
+    // Its delivery tree is absent and W's store no longer holds it: an install in W serves it.
+    follow_hint(&t, "delivery-tree-missing", &[]);
+    // An installed file changed: --deep finds it, and the named reinstall restores it.
+    let file = t.path(&format!("{}/rules/core.md", store("1.0.0")));
+    writable(&t, &format!("{}/rules/core.md", store("1.0.0")));
+    fs_err::write(&file, "changed\n").unwrap();
+    follow_hint(&t, "store-tree-modified", &["--deep"]);
 }
