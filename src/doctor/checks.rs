@@ -79,6 +79,22 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     if let Some(ws) = &ws_root {
         workspace_ai_rules(ws, &mut out);
     }
+    // A nested superbuild whose marker cannot be read: every command inside it fails closed,
+    // so the outer doctor says so (the walk does not enter it).
+    for nested in ctx.workspace.iter().flat_map(|w| w.nested()) {
+        if let Err(e) = crate::workspace::WorkspaceMarker::read(nested) {
+            out.push(finding(
+                Code::NestedMarkerInvalid,
+                Some(nested.clone()),
+                None,
+                format!("the nested superbuild `{}` has a marker a2c cannot read: {e}", nested.display()),
+                format!(
+                    "fix its marker (`a2c doctor` in `{}` names the line), or remove it if that directory is no superbuild; until then every a2c command inside it fails",
+                    nested.display()
+                ),
+            ));
+        }
+    }
     let lock = lock_findings(ctx, &locked, &mut out);
     match crate::store::guard(ctx.store_owner()?) {
         Ok(store) => {

@@ -76,6 +76,7 @@ pub enum Code {
     DeliveryNotSubmodule,
     DeliveryNotCheckedOut,
     DeliveryRefMismatch,
+    NestedMarkerInvalid,
 }
 
 impl Code {
@@ -112,6 +113,7 @@ impl Code {
         Code::DeliveryNotSubmodule,
         Code::DeliveryNotCheckedOut,
         Code::DeliveryRefMismatch,
+        Code::NestedMarkerInvalid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -143,6 +145,7 @@ impl Code {
             Code::LocalTracked => "local-tracked",
             Code::DeliveryNone => "delivery-none",
             Code::DeliveryServedByWorkspace => "delivery-served-by-workspace",
+            Code::NestedMarkerInvalid => "nested-marker-invalid",
             Code::DeliveryTreeMissing => "delivery-tree-missing",
             Code::DeliveryNotSubmodule => "delivery-not-submodule",
             Code::DeliveryNotCheckedOut => "delivery-not-checked-out",
@@ -179,6 +182,7 @@ impl Code {
             Code::LocalTracked => Severity::Warn,
             Code::DeliveryNone => Severity::Info,
             Code::DeliveryServedByWorkspace => Severity::Info,
+            Code::NestedMarkerInvalid => Severity::Fail,
             Code::DeliveryTreeMissing => Severity::Fail,
             Code::DeliveryNotSubmodule => Severity::Fail,
             Code::DeliveryNotCheckedOut => Severity::Fail,

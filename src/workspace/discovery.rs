@@ -57,6 +57,9 @@ fn holds(detected: &std::io::Result<Option<ToolStateRoot>>, marker: bool) -> boo
 pub struct Workspace {
     pub root: PathBuf,
     pub marker: WorkspaceMarker,
+    /// The nested workspaces [`Workspace::members`] found below W (directories holding a
+    /// marker of their own, which the walk does not enter), for `doctor`.
+    nested: std::sync::OnceLock<Vec<PathBuf>>,
 }
 
 /// Why a member has no valid write contract.
@@ -178,7 +181,11 @@ impl Workspace {
             return Err(WorkspaceError::NoMarker { path: root });
         }
         let marker = WorkspaceMarker::read(&root)?;
-        Ok(Self { root, marker })
+        Ok(Self {
+            root,
+            marker,
+            nested: std::sync::OnceLock::new(),
+        })
     }
 
     /// `true` when `repo` (absolute, canonical) is a member of this workspace: below W (or W
@@ -217,20 +224,44 @@ impl Workspace {
         // state is then detected and their records read in parallel, each detected once.
         // W itself is a member when it holds tool state (with its marker: an adoption record).
         let mut candidates: Vec<Candidate> = vec![(self.root.clone(), ".".into(), Some(true))];
-        self.walk(&self.root, 1, self.marker.max_depth(), &mut candidates)?;
+        let mut nested_walked = Vec::new();
+        self.walk(
+            &self.root,
+            1,
+            self.marker.max_depth(),
+            &mut candidates,
+            &mut nested_walked,
+        )?;
         let jobs = crate::util::parallel::metadata_jobs();
         let read = crate::util::parallel::run_parallel(&candidates, jobs, |(dir, relative, marker)| {
             let marker = match marker {
                 Some(m) => *m,
-                None if !is_git_repo(dir) => return None,
+                None if !is_git_repo(dir) => return (None, false),
                 None => has_marker(dir),
             };
             let detected = ToolStateRoot::detect(dir);
-            holds(&detected, marker).then(|| Member::read_detected(dir.clone(), relative.clone(), detected))
+            let member =
+                holds(&detected, marker).then(|| Member::read_detected(dir.clone(), relative.clone(), detected));
+            (member, marker && relative != ".")
         });
-        let mut members: Vec<Member> = read.into_iter().flatten().collect();
+        let mut nested: Vec<PathBuf> = candidates
+            .iter()
+            .zip(&read)
+            .filter(|(_, (_, nested))| *nested)
+            .map(|((dir, _, _), _)| dir.clone())
+            .collect();
+        nested.extend(nested_walked);
+        nested.sort();
+        nested.dedup();
+        let _ = self.nested.set(nested);
+        let mut members: Vec<Member> = read.into_iter().filter_map(|(m, _)| m).collect();
         members.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(members)
+    }
+
+    /// The nested workspaces below W found by [`Workspace::members`] (empty before it ran).
+    pub fn nested(&self) -> &[PathBuf] {
+        self.nested.get().map_or(&[], Vec::as_slice)
     }
 }
 
@@ -245,6 +276,7 @@ impl Workspace {
         depth: usize,
         max_depth: Option<usize>,
         out: &mut Vec<Candidate>,
+        nested: &mut Vec<PathBuf>,
     ) -> std::io::Result<()> {
         let listing_failed =
             |e: std::io::Error| std::io::Error::other(format!("failed to list `{}`: {e}", dir.display()));
@@ -272,11 +304,14 @@ impl Workspace {
                 continue;
             }
             let marker = has_marker(&path);
+            if marker {
+                nested.push(path.clone());
+            }
             if self.marker.selects(&relative) && is_git_repo(&path) {
                 out.push((path.clone(), relative, Some(marker)));
             }
             if !marker {
-                self.walk(&path, depth + 1, max_depth, out)?;
+                self.walk(&path, depth + 1, max_depth, out, nested)?;
             }
         }
         Ok(())

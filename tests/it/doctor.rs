@@ -563,3 +563,21 @@ fn each_hint_names_a_command_that_clears_its_finding() {
     fs_err::write(&file, "changed\n").unwrap();
     follow_hint(&t, "store-tree-modified", &["--deep"]);
 }
+
+/// A nested superbuild whose marker cannot be read fails every command inside it, and the
+/// outer doctor says so.
+#[test]
+fn the_outer_doctor_reports_a_nested_marker_it_cannot_read() {
+    let t = TestContext::new();
+    installed(&t);
+    t.superbuild("w/p/nested", "members: [\"*\"]\nmembers: [\"x/*\"]\n");
+    let (code, found, doc) = codes(&t, &[]);
+    assert_eq!(code, 1);
+    assert!(found.contains("nested-marker-invalid"), "{found:?}");
+    let f = crate::common::finding(&doc, "nested-marker-invalid");
+    assert!(f["message"].as_str().unwrap().contains("[TMP]/w/p/nested"), "{f}");
+    t.run("w/p/nested", &["doctor"]).failure();
+    t.superbuild("w/p/nested", "members: [\"*\"]\n");
+    let (_, found, _) = codes(&t, &[]);
+    assert!(!found.contains("nested-marker-invalid"), "{found:?}");
+}
