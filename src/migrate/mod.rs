@@ -159,6 +159,11 @@ impl Plan {
             msg.push_str(&format!(
                 "\n\nMove the tool state root {LEGACY_ROOT}/ -> {CANONICAL_ROOT}/ ({why})."
             ));
+            if self.write_record {
+                msg.push_str(&format!(
+                    "\nThe adoption record is moved and rewritten: its history is\n`git log -- {LEGACY_ROOT}/adoption.yaml {CANONICAL_ROOT}/adoption.yaml`."
+                ));
+            }
         }
         msg.push_str("\n\nWritten by a2c migrate version.");
         msg

@@ -949,3 +949,30 @@ fn the_lock_a2c_wrote_moves_with_the_migration() {
     assert_eq!(git(&t.path("r"), &["status", "--porcelain"]).trim(), "");
     t.run("r", &["install", "--locked"]).success();
 }
+
+/// The record moved and rewritten in one commit: `--follow` cannot pair it (documented), so the
+/// commit message names the pathspec that shows its whole history — which does.
+#[test]
+fn the_records_history_is_named_by_the_migration_commit() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)])
+        .success();
+    let message = git(&t.path("r"), &["log", "-1", "--format=%B"]);
+    let pathspec = "git log -- .a2c/adoption.yaml .tools/esys/a2c/adoption.yaml";
+    assert!(message.contains(pathspec), "{message}");
+    let history = git(
+        &t.path("r"),
+        &[
+            "log",
+            "--format=%s",
+            "--",
+            ".a2c/adoption.yaml",
+            ".tools/esys/a2c/adoption.yaml",
+        ],
+    );
+    assert_eq!(
+        history.lines().collect::<Vec<_>>(),
+        ["a2c: migrate write contract 1.0.0 -> 2.0.0", "initial"]
+    );
+}
