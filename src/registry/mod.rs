@@ -41,9 +41,9 @@ pub enum RegistryError {
         location: String,
         /// What the registry holds under that version instead, when it holds something else
         /// (an OCI tag another client pushed).
-        other: Option<String>,
+        other: Option<Box<String>>,
         /// The versions the registry has (not yanked), for the hint.
-        available: Vec<MethodVersion>,
+        available: Box<[MethodVersion]>,
         /// The members that pin it (filled by the caller that knows them).
         pinned_by: Vec<PathBuf>,
     },

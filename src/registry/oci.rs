@@ -451,9 +451,13 @@ pub fn yank(
         return Err(RegistryError::NotPublished {
             version: version.clone(),
             location: oci.display(),
-            available,
+            available: available.into(),
             pinned_by: Vec::new(),
-            other: index.foreign.iter().find(|(v, _)| v == version).map(|(_, w)| w.clone()),
+            other: index
+                .foreign
+                .iter()
+                .find(|(v, _)| v == version)
+                .map(|(_, w)| Box::new(w.clone())),
         });
     };
     if entry.yanked != undo {

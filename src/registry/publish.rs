@@ -120,7 +120,7 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
         .ok_or_else(|| RegistryError::NotPublished {
             version: version.clone(),
             location,
-            available,
+            available: available.into(),
             pinned_by: Vec::new(),
             other: None,
         })?;

@@ -105,9 +105,13 @@ pub fn plan(
                 return Err(RegistryError::NotPublished {
                     version: version.clone(),
                     location: location.to_string(),
-                    available: super::available(index),
+                    available: super::available(index).into(),
                     pinned_by: Vec::new(),
-                    other: index.foreign.iter().find(|(v, _)| v == version).map(|(_, w)| w.clone()),
+                    other: index
+                        .foreign
+                        .iter()
+                        .find(|(v, _)| v == version)
+                        .map(|(_, w)| Box::new(w.clone())),
                 });
             }
             (Some(_), None) => {}
@@ -128,9 +132,13 @@ pub fn plan(
                     return Err(RegistryError::NotPublished {
                         version: version.clone(),
                         location: location.to_string(),
-                        available: super::available(index),
+                        available: super::available(index).into(),
                         pinned_by: Vec::new(),
-                        other: index.foreign.iter().find(|(v, _)| v == version).map(|(_, w)| w.clone()),
+                        other: index
+                            .foreign
+                            .iter()
+                            .find(|(v, _)| v == version)
+                            .map(|(_, w)| Box::new(w.clone())),
                     });
                 }
             },

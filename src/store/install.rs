@@ -248,7 +248,10 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
             }
             crate::testhook::point(crate::testhook::AFTER_DOWNLOAD);
         } else if candidate.source == Source::Registry && !candidate.path.is_file() {
-            failed.push(format!("`{}` does not exist", candidate.path.display()));
+            failed.push(match std::fs::symlink_metadata(&candidate.path) {
+                Ok(_) => format!("`{}` is not a regular file", candidate.path.display()),
+                Err(_) => format!("`{}` does not exist", candidate.path.display()),
+            });
             if candidate.strict {
                 break;
             }
@@ -333,11 +336,6 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         extracted.bundle_size,
         &extracted.bundle_sha256,
     )?;
-    // Verified: exactly the locked bytes, cached whatever the manifest says next (a version
-    // this a2c is too old for stays readable for `doctor` and for a newer a2c).
-    if let Some(p) = partial {
-        p.commit()?;
-    }
     let bad_manifest = |reason: String| StoreError::BadManifest {
         version: entry.version.clone(),
         source_name: source_name.clone(),
@@ -365,6 +363,11 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         )));
     }
     if let Some(min) = manifest.needs_newer_a2c() {
+        // Exactly the locked bytes and a valid tree, only too new for this a2c: cached, so that
+        // `doctor` can name its `min_a2c` and a newer a2c installs it without a download.
+        if let Some(p) = partial {
+            p.commit()?;
+        }
         return Err(StoreError::NeedsNewerA2c {
             version: entry.version.clone(),
             min: min.clone(),
@@ -396,6 +399,9 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     // Belt and braces on top of extraction beneath a directory handle: nothing staged may be
     // a link when it is published.
     crate::util::contain::refuse_links_below(staging.path())?;
+    if let Some(p) = partial {
+        p.commit()?;
+    }
     let target = options.store.version_dir(&entry.version);
     crate::testhook::point(crate::testhook::BEFORE_RENAME);
     publish(&extracted.root, &target, staging.path())?;
