@@ -625,15 +625,29 @@ def main():
         w_warm = os.path.join(work, "w-warm")
         shutil.copytree(w, w_warm, ignore=shutil.ignore_patterns(".tools_local"))
         cp_dest = os.path.join(work, "cp-al")
-        warm, cpal = [], []
+        # The baseline warms a tree cache of its own (record formats may differ between builds).
+        if args.baseline:
+            env_b = dict(env, A2C_CACHE_DIR=os.path.join(work, "cache-base"))
+            w_b = os.path.join(work, "w-base")
+            shutil.copytree(w, w_b, ignore=shutil.ignore_patterns(".tools_local"))
+            timed([args.baseline, "-q", "-C", w_b, "install", "--offline", "--from", bundles], env_b)
+            w_warm_b = os.path.join(work, "w-warm-base")
+            shutil.copytree(w, w_warm_b, ignore=shutil.ignore_patterns(".tools_local"))
+        warm, cpal, warm_base = [], [], []
         for i in range(args.runs):
             for path in (os.path.join(w_warm, ".tools_local"), cp_dest):
                 shutil.rmtree(path, ignore_errors=True)
-            order = ["a2c", "cp"] if i % 2 == 0 else ["cp", "a2c"]
+            if args.baseline:
+                shutil.rmtree(os.path.join(w_warm_b, ".tools_local"), ignore_errors=True)
+            order = ["a2c", "cp"] + (["baseline"] if args.baseline else [])
+            order = order[i % len(order):] + order[:i % len(order)]
             for side in order:
                 if side == "a2c":
                     dt, _ = timed([a2c, "-q", "-C", w_warm, "install", "--offline", "--from", bundles], env)
                     warm.append(dt)
+                elif side == "baseline":
+                    dt, _ = timed([args.baseline, "-q", "-C", w_warm_b, "install", "--offline", "--from", bundles], env_b)
+                    warm_base.append(dt)
                 else:
                     dt, _ = timed(["cp", "-al", os.path.join(w, ".tools_local"), cp_dest])
                     cpal.append(dt)
@@ -666,6 +680,10 @@ def main():
         print(f"warm a2c    median {mw*1000:.0f} ms  runs {[round(x*1000) for x in warm]}")
         print(f"cp -al      median {mc*1000:.0f} ms  runs {[round(x*1000) for x in cpal]}")
         print(f"ratio warm/cp -al {mw/mc:.2f}x (target <= 1.5x)")
+        if warm_base:
+            wb = statistics.median(warm_base[1:] or warm_base)
+            print(f"warm baseline median {wb*1000:.0f} ms  runs {[round(x*1000) for x in warm_base]}; "
+                  f"warm a2c/baseline {mw/wb:.2f}x")
         print(f"first warm  {first_warm*1000:.0f} ms (shares the trees into the cache first): {first_warm/mc:.2f}x cp -al")
         print(f"peak RSS    max {max(rss)/2**20:.1f} MiB (target <= 64 MiB)")
         md, mdd = statistics.median(doctor), statistics.median(deep)
