@@ -716,7 +716,7 @@ fn store_findings(
             ));
         }
         if let Some(r) = &receipt {
-            placed.push(r.sha256);
+            placed.push((r.sha256, dir.clone()));
         }
         if options.deep
             && let Some(r) = receipt
@@ -774,13 +774,21 @@ fn store_findings(
 /// Without `--deep`: the cached trees this store's versions came from, each file's type, size,
 /// mode and times against the record (no content read): an in-place edit through a hard link
 /// moves the change time, which nothing puts back.
-fn tree_cache_times(store: &crate::store::Store, placed: &[crate::util::digest::Sha256], out: &mut Vec<Finding>) {
+fn tree_cache_times(
+    store: &crate::store::Store,
+    placed: &[(crate::util::digest::Sha256, PathBuf)],
+    out: &mut Vec<Finding>,
+) {
     let Ok(cache) = crate::ops::cache(store) else { return };
     let trees = crate::store::trees::TreeCache::new(&cache.dir);
     let mut seen = std::collections::BTreeSet::new();
-    for sha in placed.iter().filter(|s| seen.insert(**s)) {
+    for (sha, version_dir) in placed.iter().filter(|(s, _)| seen.insert(*s)) {
         let root = trees.path(sha);
-        if !crate::store::trees::TreeCache::has_tree(&root) {
+        // Only a tree that shares its files with this store can be edited through it (copies
+        // and clones cannot); `doctor --deep` re-hashes every cached tree.
+        if !crate::store::trees::TreeCache::has_tree(&root)
+            || !crate::store::trees::TreeCache::shares_files_with(&root, version_dir)
+        {
             continue;
         }
         if let Err(why) = crate::store::trees::TreeCache::check_times(&root) {

@@ -85,9 +85,11 @@ pub const META_FILE: &str = "record";
 pub const TREE_DIR: &str = "tree";
 /// The store version an entry's record describes, until its `tree/` exists.
 const ORIGIN_FILE: &str = "origin";
-/// Version 2 records each file's change time (ctime): a content edit through a hard link sets
-/// it, and no user can set it back. A version 1 record is not trusted (the entry is rebuilt).
-const META_HEADER: &str = "a2c-tree-cache 2";
+/// Version 3 records each file's link count, and as `sealed` the change time (ctime) of a mark
+/// written when the last placement finished: a content edit through a hard link moves a file's
+/// change time past the mark, and no user can set it back; a link made or removed elsewhere
+/// moves it too, but also the link count. Older records are not trusted (the entry is rebuilt).
+const META_HEADER: &str = "a2c-tree-cache 3";
 
 /// One file of a cached tree as recorded when it was cached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,10 +99,8 @@ struct Recorded {
     /// The exact modification time (ns); `-1` in a record of an origin, whose files must only
     /// be no newer than the record's seal.
     mtime_ns: i128,
-    /// The exact change time (ns), which an in-place edit moves and nothing can put back;
-    /// `-1` as for `mtime_ns`. Updated after each hard link (a link moves it too), under the
-    /// bundle's cache lock.
-    ctime_ns: i128,
+    /// The link count the last placement left (`0` when not known: a record of an origin).
+    nlink: u64,
     mode: u32,
 }
 
@@ -110,7 +110,8 @@ struct Meta {
     sha: String,
     tree: String,
     version: String,
-    /// When an origin's record was written (ns): its files were all written before.
+    /// When an origin's record was written (ns): its files were all written before. For a
+    /// tree: the change time of the mark the last placement wrote once it was done.
     sealed: i128,
     files: Vec<Recorded>,
 }
@@ -245,7 +246,7 @@ impl TreeCache {
                 path: f.path.clone(),
                 size: f.size,
                 mtime_ns: -1,
-                ctime_ns: -1,
+                nlink: 0,
                 mode: if f.executable { 0o555 } else { 0o444 },
             })
             .collect();
@@ -254,7 +255,7 @@ impl TreeCache {
             path: crate::archive::TREE_FILE.into(),
             size: list.len(),
             mtime_ns: -1,
-            ctime_ns: -1,
+            nlink: 0,
             mode: list.mode() & 0o7777,
         });
         let trees = self.ensure()?;
@@ -314,15 +315,16 @@ impl TreeCache {
             .tempdir_in(&dir)
             .map_err(|e| at(e, "create a directory in", &dir))?;
         let (_, times) = copy_checked(origin, cached, tmp.path(), mode, true)?;
-        // From now on every file is held to its exact times (links and copies keep the
-        // modification time; the change time is the cached file's own, read after sharing).
+        // From now on every file is held to its exact modification time (links and copies keep
+        // it) and the link count it has now, and no change after the mark.
+        let sealed = mark(&dir)?;
         let files: Vec<Recorded> = cached
             .files
             .iter()
             .zip(times)
-            .map(|(f, (m, c))| Recorded {
+            .map(|(f, (m, n))| Recorded {
                 mtime_ns: m,
-                ctime_ns: c,
+                nlink: n,
                 ..f.clone()
             })
             .collect();
@@ -330,7 +332,7 @@ impl TreeCache {
             &entry.sha256.to_hex(),
             &cached.tree,
             &entry.version.to_string(),
-            0,
+            sealed,
             &files,
         );
         let staged = tmp.keep();
@@ -353,7 +355,7 @@ impl TreeCache {
             root: cached.root.clone(),
             origin: None,
             tree: cached.tree.clone(),
-            sealed: 0,
+            sealed,
             files,
         })
     }
@@ -361,25 +363,24 @@ impl TreeCache {
     /// Places `cached` into `dest` (an empty directory) by `mode` (`None`: clone, else
     /// hardlink, else copy — the fastest that works here; see [`share`]), checking every file
     /// against its record. Returns the mode used.
-    /// A hard link moves the change time of the cached file it links, so the record is
-    /// rewritten with the new times when any moved. The caller holds the bundle's cache lock
-    /// (`CacheDir::lock_path`), so no other placement runs between the check and the rewrite.
+    /// A hard link moves the change time of the cached file it links (and its link count), so
+    /// the record is rewritten with the link counts left and a new mark. The caller holds the
+    /// bundle's cache lock (`CacheDir::lock_path`), so no other placement runs between the
+    /// check and the rewrite.
     pub fn place(&self, cached: &CachedTree, dest: &Path, mode: Option<LinkMode>) -> Result<LinkMode, PlaceError> {
         let (used, times) = copy_checked(&cached.root, cached, dest, mode, false)?;
-        let moved = cached.files.iter().zip(&times).any(|(f, (_, c))| f.ctime_ns != *c);
-        if moved {
+        // Copies and clones leave the cached files as they were: the record stays true.
+        if used == LinkMode::Hardlink || cached.files.iter().zip(&times).any(|(f, (_, n))| f.nlink != *n) {
+            let dir = cached.root.parent().expect("a cached tree has an entry directory");
+            let sealed = mark(dir)?;
             let files: Vec<Recorded> = cached
                 .files
                 .iter()
                 .zip(times)
-                .map(|(f, (_, c))| Recorded {
-                    ctime_ns: c,
-                    ..f.clone()
-                })
+                .map(|(f, (_, n))| Recorded { nlink: n, ..f.clone() })
                 .collect();
-            let dir = cached.root.parent().expect("a cached tree has an entry directory");
             let (sha, version) = self.identity(dir).ok_or(PlaceError::Gone)?;
-            let meta = format_meta(&sha, &cached.tree, &version, cached.sealed, &files);
+            let meta = format_meta(&sha, &cached.tree, &version, sealed, &files);
             let new_record = dir.join(format!(".record-{}", std::process::id()));
             let _ = std::fs::remove_file(&new_record);
             crate::util::contain::write_new(&new_record, meta.as_bytes(), 0o444)
@@ -403,7 +404,9 @@ impl TreeCache {
     /// when one was changed since it was cached (plain `doctor`). An entry without a tree yet,
     /// or with a record this a2c does not read, has nothing to check.
     pub fn check_times(dir: &Path) -> Result<(), String> {
-        let Some(Meta { files, tree, .. }) = crate::util::contain::read_config(&dir.join(META_FILE))
+        let Some(Meta {
+            files, tree, sealed, ..
+        }) = crate::util::contain::read_config(&dir.join(META_FILE))
             .ok()
             .flatten()
             .and_then(|t| parse_meta(&t))
@@ -411,14 +414,20 @@ impl TreeCache {
             return Ok(());
         };
         let root = dir.join(TREE_DIR);
-        let mut suspects = Suspects::new(&root, &tree);
-        for f in files.iter().filter(|f| f.mtime_ns != -1) {
-            let m = std::fs::symlink_metadata(root.join(&f.path)).map_err(|e| format!("`{}`: {e}", f.path))?;
-            if let Some(why) = changed_since_cached(f, &m, 0, &mut suspects) {
-                return Err(why);
-            }
+        let exact: Vec<&Recorded> = files.iter().filter(|f| f.mtime_ns != -1).collect();
+        // One `lstat` per file, on every core; a suspect is re-hashed.
+        let jobs = crate::util::parallel::metadata_jobs();
+        let found = crate::util::parallel::run_parallel(&exact, jobs, |f| {
+            let m = match std::fs::symlink_metadata(root.join(&f.path)) {
+                Ok(m) => m,
+                Err(e) => return Some(format!("`{}`: {e}", f.path)),
+            };
+            changed_since_cached(f, &m, sealed, &mut Suspects::new(&root, &tree))
+        });
+        match found.into_iter().flatten().next() {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Removes the cached tree of `sha256` (tampered, or pruned).
@@ -454,6 +463,17 @@ impl TreeCache {
             .ok()
             .flatten()
             .is_some_and(|o| super::Receipt::read(Path::new(o.trim_end())).is_some())
+    }
+
+    /// `true` when the tree of the entry at `dir` shares its files with the store version
+    /// `version_dir` (placed from it by hard link, or promoted from it): an edit through one
+    /// is an edit of the other. Judged by the `.a2c-tree` list, which every placement links.
+    pub fn shares_files_with(dir: &Path, version_dir: &Path) -> bool {
+        let list = |d: &Path| std::fs::symlink_metadata(d.join(crate::archive::TREE_FILE)).ok();
+        match (list(&dir.join(TREE_DIR)), list(version_dir)) {
+            (Some(a), Some(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
     }
 
     /// `true` when the entry at `dir` holds a tree (not only a record and an origin).
@@ -529,9 +549,10 @@ impl TreeCache {
 pub const TREES: &str = "trees";
 
 /// The content behind a moved change time. A change time moves on an in-place edit, but also
-/// when another link to the same file comes or goes (a store placed by hard link, or removed):
-/// a file whose change time moved is re-hashed against the tree's own `.a2c-tree` list (itself
-/// checked against the tree digest), and only other content is tampering.
+/// when another link to the same file comes or goes (a store placed by hard link, or removed)
+/// — which also changes the link count. A file whose change time moved with the same link
+/// count is re-hashed against the tree's own `.a2c-tree` list (itself checked against the tree
+/// digest), and only other content is tampering.
 struct Suspects<'a> {
     root: &'a Path,
     tree: &'a str,
@@ -572,7 +593,8 @@ impl<'a> Suspects<'a> {
 
 /// Why the file `f` (found as `m` below `suspects`' root) may not be used, if it may not: its
 /// type, size or mode differ, its modification time is not the recorded one (for `-1`, one no
-/// later than `sealed`), or its change time moved and its content is not the listed one.
+/// later than `sealed`), or it changed after the mark `sealed` without a link made or removed
+/// (its link count is the one recorded) and its content is not the listed one.
 fn changed_since_cached(f: &Recorded, m: &std::fs::Metadata, sealed: i128, suspects: &mut Suspects) -> Option<String> {
     let time = mtime_ns(m);
     let time_ok = match f.mtime_ns {
@@ -583,9 +605,13 @@ fn changed_since_cached(f: &Recorded, m: &std::fs::Metadata, sealed: i128, suspe
         return Some(format!("`{}` changed since it was cached", f.path));
     }
     let change = ctime_ns(m);
-    let change_ok = match f.ctime_ns {
+    let change_ok = match f.mtime_ns {
+        // An origin's file, written before the record was sealed.
         -1 => change <= sealed,
-        exact => change == exact,
+        // Nothing since the last placement's mark (a change in the mark's own clock tick is
+        // taken as the placement's own: that window lies inside the placement, under the
+        // bundle's lock); or a link made or removed elsewhere moved it (the link count says so).
+        _ => change <= sealed || m.nlink() != f.nlink,
     };
     (!change_ok && !suspects.same_content(&f.path))
         .then(|| format!("`{}` was changed in place since it was cached", f.path))
@@ -601,7 +627,7 @@ fn copy_checked(
     dest: &Path,
     mode: Option<LinkMode>,
     into_cache: bool,
-) -> Result<(LinkMode, Vec<(i128, i128)>), PlaceError> {
+) -> Result<(LinkMode, Vec<(i128, u64)>), PlaceError> {
     let mut used = mode;
     let mut dirs = std::collections::HashSet::new();
     let mut times = Vec::with_capacity(cached.files.len());
@@ -624,9 +650,14 @@ fn copy_checked(
         make_parents(dest, &f.path, &mut dirs)?;
         let to = dest.join(&f.path);
         used = share(&src, &to, used, true)?;
-        let cache_file = if into_cache { &to } else { &src };
-        let after = std::fs::symlink_metadata(cache_file).map_err(|e| at(e, "read the metadata of", cache_file))?;
-        times.push((mtime_ns(&m), ctime_ns(&after)));
+        // The cache file's link count now: one more for a hard link (the same inode on both
+        // sides); a copy or clone leaves the source alone and makes a new file of one link.
+        let nlink = match (used, into_cache) {
+            (Some(LinkMode::Hardlink), _) => m.nlink() + 1,
+            (_, true) => 1,
+            (_, false) => m.nlink(),
+        };
+        times.push((mtime_ns(&m), nlink));
     }
     Ok((used.unwrap_or(LinkMode::Copy), times))
 }
@@ -717,12 +748,24 @@ fn copy_file(src: &Path, dst: &Path, mode: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// The file system's "now": the change time of a mark written (and removed) in `dir`, on the
+/// same file system and clock as the cached files. Every change made before it has a change
+/// time no later than it.
+fn mark(dir: &Path) -> Result<i128, PlaceError> {
+    let path = dir.join(format!(".mark-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    crate::util::contain::write_new(&path, b"", 0o444)?;
+    let m = std::fs::symlink_metadata(&path).map_err(|e| at(e, "read the metadata of", &path));
+    let _ = std::fs::remove_file(&path);
+    Ok(ctime_ns(&m?))
+}
+
 fn format_meta(sha: &str, tree: &str, version: &str, sealed: i128, files: &[Recorded]) -> String {
     let mut out = format!("{META_HEADER}\nsha256 {sha}\ntree {tree}\nversion {version}\nsealed {sealed}\n");
     for f in files {
         out.push_str(&format!(
             "{} {} {} {:o} {}\n",
-            f.size, f.mtime_ns, f.ctime_ns, f.mode, f.path
+            f.size, f.mtime_ns, f.nlink, f.mode, f.path
         ));
     }
     out
@@ -742,7 +785,7 @@ fn parse_meta(text: &str) -> Option<Meta> {
         let mut parts = line.splitn(5, ' ');
         let size = parts.next()?.parse().ok()?;
         let mtime_ns = parts.next()?.parse().ok()?;
-        let ctime_ns = parts.next()?.parse().ok()?;
+        let nlink = parts.next()?.parse().ok()?;
         let mode = u32::from_str_radix(parts.next()?, 8).ok()?;
         let path = parts.next()?.to_string();
         // A record that names a path outside its tree is not ours.
@@ -753,7 +796,7 @@ fn parse_meta(text: &str) -> Option<Meta> {
             path,
             size,
             mtime_ns,
-            ctime_ns,
+            nlink,
             mode,
         });
     }
@@ -776,7 +819,7 @@ mod tests {
             path: "rules/a b.md".into(),
             size: 3,
             mtime_ns: 1_700_000_000_123_456_789,
-            ctime_ns: 1_700_000_000_223_456_789,
+            nlink: 2,
             mode: 0o444,
         }];
         let text = format_meta("ab", "sha256:cd", "1.0.0", 7, &files);

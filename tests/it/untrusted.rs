@@ -85,6 +85,7 @@ fn every_command(t: &TestContext, dir: &str) -> Vec<(String, crate::common::Run)
 
 /// Runs `a2c args…` with every file it writes capped at 64 MiB (RLIMIT_FSIZE): a regression that
 /// copies an endless source (`/dev/zero`) gets SIGXFSZ instead of filling the machine's disk.
+#[allow(unsafe_code)] // pre_exec: the only unsafe in the project, in a test
 fn capped(t: &TestContext, cwd: &str, args: &[&str]) -> (Option<i32>, String) {
     use std::os::unix::process::CommandExt;
     let mut cmd = t.cmd(cwd);
