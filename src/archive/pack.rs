@@ -118,7 +118,7 @@ pub fn check_install_limits(
 pub const DEFAULT_LEVEL: u32 = 6;
 
 /// How `pack` deflates: the level, and the threads (1: one deflate stream, the default; 2 or
-/// more: independent blocks, see [`super::blockgz`] — other bytes than one stream's, the same
+/// more: independent blocks, see `blockgz` — other bytes than one stream's, the same
 /// for any count of threads).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deflate {

@@ -746,7 +746,7 @@ pub fn install_crypto_provider() {
 
 impl HttpClient {
     /// Builds the client. `bound` are the registries the user chose: only their hosts get the
-    /// token (see [`Auth::load`]).
+    /// token (see `Auth::load`).
     pub fn new(bound: &[Url]) -> Result<Self, HttpError> {
         install_crypto_provider();
         let timeout = number(crate::env::A2C_HTTP_TIMEOUT, DEFAULT_TIMEOUT)?.max(1);
@@ -1728,7 +1728,7 @@ pub struct LazyClient {
 }
 
 impl LazyClient {
-    /// `bound` are the registries the user chose (see [`Auth::load`]).
+    /// `bound` are the registries the user chose (see `Auth::load`).
     pub fn new(bound: Vec<Url>) -> Self {
         Self {
             bound,

@@ -1,7 +1,7 @@
 //! Where a bundle comes from: the cache, `--from DIR`, a file registry, or an HTTP(S)
 //! registry (downloaded into the cache first). Candidate selection lives here, and one
 //! [`verify`] checks size and sha256 for every source. A new source (a mirror, an OCI
-//! registry) is one more [`crate::lock::BundleLocation`] arm, handled in [`candidates`] and
+//! registry) is one more [`crate::lock::BundleLocation`] arm, handled in `candidates` and
 //! [`fetch_to_cache`].
 
 use std::path::{Path, PathBuf};

@@ -361,7 +361,7 @@ impl TreeCache {
     }
 
     /// Places `cached` into `dest` (an empty directory) by `mode` (`None`: clone, else
-    /// hardlink, else copy — the fastest that works here; see [`share`]), checking every file
+    /// hardlink, else copy — the fastest that works here; see `share`), checking every file
     /// against its record. Returns the mode used.
     /// A hard link moves the change time of the cached file it links (and its link count), so
     /// the record is rewritten with the link counts left and a new mark. The caller holds the
