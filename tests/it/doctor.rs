@@ -562,6 +562,26 @@ fn each_hint_names_a_command_that_clears_its_finding() {
     writable(&t, &format!("{}/rules/core.md", store("1.0.0")));
     fs_err::write(&file, "changed\n").unwrap();
     follow_hint(&t, "store-tree-modified", &["--deep"]);
+    // A version without its receipt; one whose receipt names another bundle.
+    fs_err::remove_file(t.path(&format!("{}/.a2c-receipt.json", store("2.0.0")))).unwrap();
+    follow_hint(&t, "store-receipt-missing", &[]);
+    let receipt = t.path(&format!("{}/.a2c-receipt.json", store("2.0.0")));
+    let text = fs_err::read_to_string(&receipt).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sha = doc["sha256"].as_str().unwrap();
+    writable(&t, &format!("{}/.a2c-receipt.json", store("2.0.0")));
+    fs_err::write(&receipt, text.replace(sha, &"0".repeat(64))).unwrap();
+    follow_hint(&t, "store-receipt-lock-mismatch", &[]);
+    // A migration killed mid-way: its hint resumes it.
+    t.commit_members();
+    let killed = t
+        .cmd("w/p/app")
+        .args(["migrate", "version", "--to", "2.0.0"])
+        .env("A2C_TEST_HOOK", "abort:migrate-before-commit")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    follow_hint(&t, "migration-pending", &[]);
 }
 
 /// A nested superbuild whose marker cannot be read fails every command inside it, and the
