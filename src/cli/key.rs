@@ -77,32 +77,18 @@ pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::
 
 pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let cwd = cwd(global)?;
-    let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
-        RegistryLocation::Dir(dir) => dir,
-        RegistryLocation::Http(url) => {
-            anyhow::bail!("`a2c sign` signs a file registry, not `{url}`; sign the registry directory, then upload it")
+    let registry = crate::registry::handle::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let signed = registry.sign(&cwd.join(&args.key), args.expires_in)?;
+    match (signed.rebuilt, printer.json) {
+        (None, true) => printer.json_doc(&json!({ "signature": signed.signature })),
+        (None, false) => printer.status(format!("signed the index: `{}`", signed.signature)),
+        (Some((serial, versions)), true) => {
+            printer.json_doc(&json!({ "signature": signed.signature, "serial": serial, "versions": versions }))
         }
-        RegistryLocation::Oci(oci) => {
-            let http = crate::registry::client::LazyClient::new(vec![oci.api.clone()]).get()?;
-            let index = crate::registry::oci::sign(&http, &oci, &cwd.join(&args.key), args.expires_in)?;
-            let at = format!("{}:{}", oci.display(), crate::registry::oci::INDEX_TAG);
-            if printer.json {
-                printer.json_doc(&json!({ "signature": at, "serial": index.serial, "versions": index.versions.len() }));
-            } else {
-                printer.status(format!(
-                    "signed the index of {} versions (serial {}): `{at}`",
-                    index.versions.len(),
-                    index.serial.unwrap_or(0)
-                ));
-            }
-            return Ok(Outcome::Success);
-        }
-    };
-    let path = crate::registry::publish::sign_index(&registry, &cwd.join(&args.key), args.expires_in)?;
-    if printer.json {
-        printer.json_doc(&json!({ "signature": path }));
-    } else {
-        printer.status(format!("signed the index: `{}`", path.display()));
+        (Some((serial, versions)), false) => printer.status(format!(
+            "signed the index of {versions} versions (serial {serial}): `{}`",
+            signed.signature
+        )),
     }
     Ok(Outcome::Success)
 }

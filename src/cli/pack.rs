@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{GlobalArgs, Outcome, Printer};
 use crate::archive::Format;
 use crate::registry::RegistryLocation;
-use crate::registry::publish::publish;
+use crate::registry::handle::Landed;
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
@@ -59,123 +59,58 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     if format == Format::Zip && args.threads > 1 {
         anyhow::bail!("--threads applies to tar.gz bundles; a zip bundle is deflated entry by entry, on one thread");
     }
-    let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
-        RegistryLocation::Dir(dir) => dir,
-        RegistryLocation::Oci(oci) => return push_oci(args, &cwd, format, &oci, printer),
-        RegistryLocation::Http(url) => anyhow::bail!(
-            "`a2c pack` publishes into a file registry, not `{url}`; pack locally, then upload the registry directory"
-        ),
-    };
+    let registry = crate::registry::handle::open(&RegistryLocation::parse(&args.registry, &cwd)?);
     let tree = cwd.join(&args.dir);
     let key = args.sign.as_ref().map(|k| cwd.join(k));
-    let published = publish(&tree, &args.version, format, &registry, key.as_deref(), deflate(args))?;
-    if key.is_none() && published.changed && crate::registry::publish::is_signed(&registry) {
-        printer.warn(format!(
-            "the index of `{}` is signed and changed: re-sign it (`a2c sign --registry DIR --key KEYFILE`), or installs that pin its key refuse it",
-            registry.display()
-        ));
-    }
-    let e = &published.entry;
-    if printer.json {
-        printer.json_doc(&json!({
-            "version": e.version, "bundle": published.bundle_path, "index": published.index_path,
-            "sha256": e.sha256, "size": e.size, "format": e.format, "tree": e.tree, "files": published.files,
-            "changed": published.changed,
-        }));
-    } else if published.changed {
-        printer.status(format!(
-            "packed {} ({} files, {}) → `{}`",
-            e.version,
-            published.files,
-            indicatif::HumanBytes(e.size),
-            published.bundle_path.display()
-        ));
-        printer.status(format!("sha256 {}", e.sha256));
-        printer.status(format!("added to `{}`", published.index_path.display()));
-    } else {
-        printer.status(format!(
-            "{} is already published with the same content (sha256 {})",
-            e.version, e.sha256
-        ));
-    }
-    Ok(Outcome::Success)
-}
-
-/// `a2c pack DIR --version V --registry oci://…`: pack, then push as an OCI artifact tagged V.
-fn push_oci(
-    args: &PackArgs,
-    cwd: &std::path::Path,
-    format: Format,
-    oci: &crate::registry::oci::OciRef,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
-    let tree = cwd.join(&args.dir);
-    let manifest = crate::method::MethodManifest::read_tree(&tree)?;
-    if manifest.version != args.version {
-        anyhow::bail!(
-            "`{}` declares version {} in its manifest, not {}",
-            tree.display(),
-            manifest.version,
-            args.version
-        );
-    }
-    let tmp = tempfile::NamedTempFile::new()?;
-    let limits = crate::archive::Limits::from_env().map_err(anyhow::Error::msg)?;
-    let packed = crate::archive::pack_tree(
-        &tree,
-        &format!("a2c-{}", args.version),
+    let p = registry.publish(&crate::registry::handle::PublishRequest {
+        tree: &tree,
+        version: &args.version,
         format,
-        tmp.path(),
-        &limits,
-        deflate(args),
-    )?;
-    let client = crate::registry::client::LazyClient::new(vec![oci.api.clone()]);
-    let http = client.get()?;
-    let pushed = crate::registry::oci::push(
-        &http,
-        oci,
-        &args.version,
-        format,
-        tmp.path(),
-        packed.size,
-        &packed.sha256,
-        &packed.tree,
-        manifest.min_a2c.as_ref(),
-    )?;
-    match &args.sign {
-        Some(key) => {
-            crate::registry::oci::sign(&http, oci, &cwd.join(key), None)?;
+        sign: key.as_deref(),
+        deflate: deflate(args),
+    })?;
+    for w in &p.warnings {
+        printer.warn(w);
+    }
+    match (&p.landed, printer.json) {
+        (Landed::Files { bundle, index }, true) => printer.json_doc(&json!({
+            "version": p.version, "bundle": bundle, "index": index,
+            "sha256": p.sha256, "size": p.size, "format": p.format, "tree": p.tree, "files": p.files,
+            "changed": p.changed,
+        })),
+        (Landed::Pushed { registry }, true) => printer.json_doc(&json!({
+            "version": p.version, "registry": registry, "sha256": p.sha256,
+            "size": p.size, "format": p.format, "tree": p.tree, "changed": p.changed,
+        })),
+        (Landed::Files { bundle, index }, false) if p.changed => {
+            printer.status(format!(
+                "packed {} ({} files, {}) → `{}`",
+                p.version,
+                p.files,
+                indicatif::HumanBytes(p.size),
+                bundle.display()
+            ));
+            printer.status(format!("sha256 {}", p.sha256));
+            printer.status(format!("added to `{}`", index.display()));
         }
-        None if pushed && crate::registry::oci::is_signed(&http, oci)? => printer.warn(format!(
-            "the index of `{}` is signed and does not list {} yet: sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key do not see it",
-            oci.display(),
-            args.version,
-            oci.display()
+        (Landed::Pushed { registry }, false) if p.changed => {
+            printer.status(format!(
+                "pushed {} ({} files, {}) to `{registry}:{}`",
+                p.version,
+                p.files,
+                indicatif::HumanBytes(p.size),
+                p.version
+            ));
+            printer.status(format!("sha256 {}", p.sha256));
+        }
+        (Landed::Files { .. }, false) => printer.status(format!(
+            "{} is already published with the same content (sha256 {})",
+            p.version, p.sha256
         )),
-        None => {}
-    }
-    if printer.json {
-        printer.json_doc(&json!({
-            "version": args.version, "registry": oci.display(), "sha256": packed.sha256,
-            "size": packed.size, "format": format, "tree": packed.tree, "changed": pushed,
-        }));
-    } else if pushed {
-        printer.status(format!(
-            "pushed {} ({} files, {}) to `{}:{}`",
-            args.version,
-            packed.files,
-            indicatif::HumanBytes(packed.size),
-            oci.display(),
-            args.version
-        ));
-        printer.status(format!("sha256 {}", packed.sha256));
-    } else {
-        printer.status(format!(
-            "{} is already in `{}` with the same content (sha256 {})",
-            args.version,
-            oci.display(),
-            packed.sha256
-        ));
+        (Landed::Pushed { registry }, false) => printer.status(format!(
+            "{} is already in `{registry}` with the same content (sha256 {})",
+            p.version, p.sha256
+        )),
     }
     Ok(Outcome::Success)
 }

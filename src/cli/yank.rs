@@ -32,38 +32,13 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
-    let registry = match RegistryLocation::parse(&args.registry, &cwd)? {
-        RegistryLocation::Dir(dir) => dir,
-        RegistryLocation::Oci(oci) => {
-            let http = crate::registry::client::LazyClient::new(vec![oci.api.clone()]).get()?;
-            let signed = crate::registry::oci::is_signed(&http, &oci)?;
-            let key = args.sign.as_ref().map(|k| cwd.join(k));
-            let changed = crate::registry::oci::yank(&http, &oci, &args.version, args.undo, key.as_deref())?;
-            if changed && signed && key.is_none() {
-                printer.warn(format!(
-                    "the index of `{}` was signed: it is now unsigned; re-sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key refuse it",
-                    oci.display(),
-                    oci.display()
-                ));
-            }
-            return Ok(report(args, &oci.display(), changed, printer));
-        }
-        RegistryLocation::Http(url) => anyhow::bail!(
-            "`a2c yank` edits a file registry, not `{url}`; yank in the registry directory, then upload it"
-        ),
-    };
-    let changed = crate::registry::publish::yank(&registry, &args.version, args.undo)?;
-    match &args.sign {
-        Some(key) if changed => {
-            crate::registry::publish::sign_index(&registry, &cwd.join(key), None)?;
-        }
-        None if changed && crate::registry::publish::is_signed(&registry) => printer.warn(format!(
-            "the index of `{}` is signed and changed: re-sign it (`a2c sign --registry DIR --key KEYFILE`), or installs that pin its key refuse it",
-            registry.display()
-        )),
-        _ => {}
+    let registry = crate::registry::handle::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let key = args.sign.as_ref().map(|k| cwd.join(k));
+    let yanked = registry.yank(&args.version, args.undo, key.as_deref())?;
+    for w in &yanked.warnings {
+        printer.warn(w);
     }
-    Ok(report(args, &registry.display().to_string(), changed, printer))
+    Ok(report(args, &registry.shown(), yanked.changed, printer))
 }
 
 fn report(args: &YankArgs, registry: &str, changed: bool, printer: &Printer) -> Outcome {

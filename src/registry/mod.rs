@@ -4,6 +4,9 @@
 
 pub mod client;
 pub mod credentials;
+pub mod dir;
+pub mod handle;
+pub mod http;
 pub mod index;
 pub mod location;
 pub mod oci;
@@ -177,93 +180,38 @@ pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> R
     read_index_trusted(location, client, &[], None)
 }
 
-/// The raw index bytes and the URL they were finally read from (HTTP). An HTTP index is read
-/// once per process and location: locking and then looking for bundles in the same registry
-/// must not fetch it twice.
-fn fetch_raw(
-    location: &RegistryLocation,
-    client: &client::LazyClient,
-) -> Result<(Vec<u8>, Option<url::Url>), RegistryError> {
-    match location {
-        RegistryLocation::Dir(dir) => {
-            let path = dir.join(location::INDEX_PATH);
-            match fs_err::read(&path) {
-                Ok(b) => Ok((b, None)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(RegistryError::NoIndex { path }),
-                Err(e) => Err(e.into()),
-            }
-        }
-        RegistryLocation::Oci(oci) => Err(RegistryError::BadLocation {
-            location: oci.display(),
-            reason: "an OCI registry has no index file".into(),
-        }),
-        RegistryLocation::Http(_) => {
-            let url = location.index_url();
-            type Raw = (Vec<u8>, Option<url::Url>);
-            static READ: std::sync::Mutex<Vec<(url::Url, Raw)>> = std::sync::Mutex::new(Vec::new());
-            if let Some((_, raw)) = READ
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .find(|(u, _)| *u == url)
-            {
-                return Ok(raw.clone());
-            }
-            let (bytes, final_url) = client.get()?.get_bytes(&url)?;
-            let raw = (bytes, Some(final_url));
-            READ.lock().unwrap_or_else(|p| p.into_inner()).push((url, raw.clone()));
-            Ok(raw)
-        }
-    }
-}
-
-/// The text of the index's signature file, `None` when there is none.
-fn fetch_signature(location: &RegistryLocation, client: &client::LazyClient) -> Result<Option<String>, RegistryError> {
-    match location {
-        RegistryLocation::Dir(dir) => {
-            let path = dir.join(format!("{}{}", location::INDEX_PATH, signing::SIGNATURE_SUFFIX));
-            Ok(crate::util::contain::read_config(&path)?)
-        }
-        RegistryLocation::Oci(_) => Ok(None),
-        RegistryLocation::Http(_) => {
-            let url = url::Url::parse(&format!("{}{}", location.index_url(), signing::SIGNATURE_SUFFIX))
-                .expect("a URL plus a suffix");
-            match client.get()?.get_bytes(&url) {
-                Ok((b, _)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-                Err(client::HttpError::Status { status: 404 | 410, .. }) => Ok(None),
-                Err(e) => Err(e.into()),
-            }
-        }
-    }
-}
-
-/// Reads the index of `location`; when `trusted` public keys are pinned, its minisign
-/// signature must verify with one of them **before** anything in it is parsed or trusted.
+/// Reads the index of `location` through its handle; when `trusted` public keys are pinned, its
+/// minisign signature must verify with one of them **before** anything in it is parsed or
+/// trusted.
 pub fn read_index_trusted(
     location: &RegistryLocation,
     client: &client::LazyClient,
     trusted: &[String],
     wanted: Wanted<'_>,
 ) -> Result<Index, RegistryError> {
-    if let RegistryLocation::Oci(oci) = location {
-        return oci::read_index(&*client.get()?, oci, trusted, wanted);
-    }
-    let (bytes, final_url) = fetch_raw(location, client)?;
-    let shown = location.index_url().to_string();
+    handle::open(location).read_index(client, trusted, wanted)
+}
+
+/// An index file's `bytes`, as read from `shown_index`: with `trusted` keys, the signature
+/// `signature` gives must verify first; then parsed. `fetched_from` is the URL it was finally
+/// read from (entry URLs resolve against it, RFC 3986 §5.1.3).
+pub(crate) fn trusted_index(
+    location: &str,
+    shown_index: &str,
+    bytes: Vec<u8>,
+    signature: impl FnOnce() -> Result<Option<String>, RegistryError>,
+    trusted: &[String],
+    fetched_from: Option<url::Url>,
+) -> Result<Index, RegistryError> {
     if !trusted.is_empty() {
-        let sig = fetch_signature(location, client)?;
-        signing::verify(&location.to_string(), &bytes, sig.as_deref(), trusted)?;
+        let sig = signature()?;
+        signing::verify(location, &bytes, sig.as_deref(), trusted)?;
     }
     let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
-        location: shown.clone(),
+        location: shown_index.to_string(),
         reason: "the index is not UTF-8 text (a compressed or binary body?)".into(),
     })?;
-    let shown = match location {
-        RegistryLocation::Dir(dir) => dir.join(location::INDEX_PATH).display().to_string(),
-        RegistryLocation::Http(_) | RegistryLocation::Oci(_) => shown,
-    };
-    let mut index = Index::parse(&text, &shown)?;
-    // Entry URLs are relative to where the index really came from (RFC 3986 §5.1.3).
-    index.fetched_from = final_url;
+    let mut index = Index::parse(&text, shown_index)?;
+    index.fetched_from = fetched_from;
     Ok(index)
 }

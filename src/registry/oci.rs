@@ -595,3 +595,132 @@ mod tests {
         assert_eq!(with("oci://other.lan/a2c", &["*"]), "http");
     }
 }
+
+/// An OCI distribution registry repository (`oci://HOST/NAMESPACE/REPO`): versions are tags,
+/// each a manifest whose one layer is the bundle; the index travels as the `a2c-index`
+/// artifact.
+pub struct OciRegistry {
+    oci: OciRef,
+}
+
+impl OciRegistry {
+    pub fn new(oci: OciRef) -> Self {
+        Self { oci }
+    }
+
+    /// A client whose credentials are bound to this registry's host (the user named it).
+    fn client(&self) -> Result<std::sync::Arc<HttpClient>, RegistryError> {
+        Ok(super::client::LazyClient::new(vec![self.oci.api.clone()]).get()?)
+    }
+}
+
+impl super::handle::Registry for OciRegistry {
+    fn shown(&self) -> String {
+        self.oci.display()
+    }
+
+    fn read_index(
+        &self,
+        client: &super::client::LazyClient,
+        trusted: &[String],
+        wanted: super::Wanted<'_>,
+    ) -> Result<Index, RegistryError> {
+        read_index(&*client.get()?, &self.oci, trusted, wanted)
+    }
+
+    fn publish(
+        &self,
+        r: &super::handle::PublishRequest<'_>,
+    ) -> Result<super::handle::Published, super::publish::PublishError> {
+        use super::publish::PublishError;
+        let manifest = crate::method::MethodManifest::read_tree(r.tree)?;
+        if manifest.version != *r.version {
+            return Err(PublishError::VersionMismatch {
+                tree: r.tree.to_path_buf(),
+                found: manifest.version,
+                expected: r.version.clone(),
+            });
+        }
+        let tmp = tempfile::NamedTempFile::new()?;
+        let limits =
+            crate::archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let packed = crate::archive::pack_tree(
+            r.tree,
+            &format!("a2c-{}", r.version),
+            r.format,
+            tmp.path(),
+            &limits,
+            r.deflate,
+        )?;
+        let http = self.client()?;
+        let pushed = push(
+            &http,
+            &self.oci,
+            r.version,
+            r.format,
+            tmp.path(),
+            packed.size,
+            &packed.sha256,
+            &packed.tree,
+            manifest.min_a2c.as_ref(),
+        )?;
+        let mut warnings = Vec::new();
+        match r.sign {
+            Some(key) => {
+                sign(&http, &self.oci, key, None)?;
+            }
+            None if pushed && is_signed(&http, &self.oci)? => warnings.push(format!(
+                "the index of `{}` is signed and does not list {} yet: sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key do not see it",
+                self.oci.display(),
+                r.version,
+                self.oci.display()
+            )),
+            None => {}
+        }
+        Ok(super::handle::Published {
+            version: r.version.clone(),
+            sha256: packed.sha256,
+            size: packed.size,
+            format: r.format,
+            tree: Some(packed.tree),
+            files: packed.files,
+            changed: pushed,
+            landed: super::handle::Landed::Pushed {
+                registry: self.oci.display(),
+            },
+            warnings,
+        })
+    }
+
+    fn yank(
+        &self,
+        version: &MethodVersion,
+        undo: bool,
+        key: Option<&std::path::Path>,
+    ) -> Result<super::handle::Yanked, super::publish::PublishError> {
+        let http = self.client()?;
+        let signed = is_signed(&http, &self.oci)?;
+        let changed = yank(&http, &self.oci, version, undo, key)?;
+        let mut warnings = Vec::new();
+        if changed && signed && key.is_none() {
+            warnings.push(format!(
+                "the index of `{}` was signed: it is now unsigned; re-sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key refuse it",
+                self.oci.display(),
+                self.oci.display()
+            ));
+        }
+        Ok(super::handle::Yanked { changed, warnings })
+    }
+
+    fn sign(
+        &self,
+        key: &std::path::Path,
+        expires_in_days: Option<u64>,
+    ) -> Result<super::handle::Signed, super::publish::PublishError> {
+        let index = sign(&*self.client()?, &self.oci, key, expires_in_days)?;
+        Ok(super::handle::Signed {
+            signature: format!("{}:{INDEX_TAG}", self.oci.display()),
+            rebuilt: Some((index.serial.unwrap_or(0), index.versions.len())),
+        })
+    }
+}

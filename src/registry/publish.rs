@@ -36,6 +36,12 @@ pub enum PublishError {
     Registry(#[from] RegistryError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error("{}", match *what {
+        "pack" => format!("`a2c pack` publishes into a file registry, not `{location}`; pack locally, then upload the registry directory"),
+        "yank" => format!("`a2c yank` edits a file registry, not `{location}`; yank in the registry directory, then upload it"),
+        _ => format!("`a2c {what}` signs a file registry, not `{location}`; sign the registry directory, then upload it"),
+    })]
+    ReadOnly { what: &'static str, location: String },
 }
 
 impl PublishError {
@@ -48,7 +54,7 @@ impl PublishError {
             Self::VersionMismatch { found, .. } => Some(format!("pass `--version {found}`, or fix the manifest")),
             Self::Archive(e) => e.hint(),
             Self::Registry(e) => e.hint(),
-            Self::Io(_) => None,
+            Self::Io(_) | Self::ReadOnly { .. } => None,
         }
     }
 }

@@ -1,0 +1,102 @@
+//! One handle per registry location: everything a2c does with a registry — read its index,
+//! publish a version, yank one, sign the index — goes through [`Registry`], implemented once per
+//! transport (`dir.rs`, `http.rs`, `oci.rs`). [`open`] is the one place that looks at which
+//! kind a location is: adding a transport is one file implementing the trait, plus its URL form
+//! in `location.rs` and its arm here.
+
+use std::path::{Path, PathBuf};
+
+use super::client::LazyClient;
+use super::publish::PublishError;
+use super::{Index, RegistryError, RegistryLocation, Wanted};
+use crate::archive::{Deflate, Format};
+use crate::util::version::MethodVersion;
+
+/// What to publish: a method tree packed as `version`.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishRequest<'a> {
+    pub tree: &'a Path,
+    pub version: &'a MethodVersion,
+    pub format: Format,
+    /// Sign the index afterwards with this secret key.
+    pub sign: Option<&'a Path>,
+    pub deflate: Deflate,
+}
+
+/// Where a published bundle landed.
+#[derive(Debug, Clone)]
+pub enum Landed {
+    /// A file registry: the bundle file and the index that lists it.
+    Files { bundle: PathBuf, index: PathBuf },
+    /// A registry the bundle was pushed to (`oci://…`), shown as it is named.
+    Pushed { registry: String },
+}
+
+/// What publishing did.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub version: MethodVersion,
+    pub sha256: crate::util::digest::Sha256,
+    pub size: u64,
+    pub format: Format,
+    pub tree: Option<String>,
+    pub files: usize,
+    /// `false` when the same bundle was already published (nothing changed).
+    pub changed: bool,
+    pub landed: Landed,
+    /// What the publisher should know (a signed index left unsigned or stale).
+    pub warnings: Vec<String>,
+}
+
+/// What a yank did.
+#[derive(Debug, Clone)]
+pub struct Yanked {
+    /// `false` when the version already was in that state.
+    pub changed: bool,
+    pub warnings: Vec<String>,
+}
+
+/// What signing wrote: where the signature is, and for an index rebuilt from the registry's
+/// contents (OCI) its serial and number of versions.
+#[derive(Debug, Clone)]
+pub struct Signed {
+    pub signature: String,
+    pub rebuilt: Option<(u64, usize)>,
+}
+
+/// A registry location, opened: what a2c can do with it.
+pub trait Registry {
+    /// The location as the user named it, for messages.
+    fn shown(&self) -> String;
+
+    /// Its index; with `trusted` keys, only after its signature verified with one of them.
+    /// With `wanted`, a registry that reads entries one by one (OCI) reads only those.
+    fn read_index(&self, client: &LazyClient, trusted: &[String], wanted: Wanted<'_>) -> Result<Index, RegistryError>;
+
+    /// Packs and publishes a version (refusing other bytes under a published version).
+    fn publish(&self, request: &PublishRequest<'_>) -> Result<Published, PublishError>;
+
+    /// Marks `version` yanked (or, with `undo`, available again); re-signs with `sign`.
+    fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&Path>) -> Result<Yanked, PublishError>;
+
+    /// Signs the index with the secret key `key` (an expiry `expires_in_days` from now).
+    fn sign(&self, key: &Path, expires_in_days: Option<u64>) -> Result<Signed, PublishError>;
+}
+
+/// The handle of `location`.
+pub fn open(location: &RegistryLocation) -> Box<dyn Registry> {
+    match location {
+        RegistryLocation::Dir(dir) => Box::new(super::dir::DirRegistry::new(dir.clone())),
+        RegistryLocation::Http(_) => Box::new(super::http::HttpRegistry::new(location.clone())),
+        RegistryLocation::Oci(oci) => Box::new(super::oci::OciRegistry::new(oci.clone())),
+    }
+}
+
+/// The refusal of a write to a registry that is only read (a static HTTP registry): `what` is
+/// the command (`pack`, `yank`, `sign`).
+pub fn read_only(what: &'static str, location: &str) -> PublishError {
+    PublishError::ReadOnly {
+        what,
+        location: location.to_string(),
+    }
+}

@@ -1,0 +1,73 @@
+//! A static HTTP(S) registry: the same layout as a file registry, served by any web server.
+//! a2c only reads it; publishing happens in the directory it is served from.
+
+use std::path::Path;
+
+use super::client::{HttpError, LazyClient};
+use super::handle::{PublishRequest, Published, Registry, Signed, Yanked, read_only};
+use super::publish::PublishError;
+use super::{Index, RegistryError, RegistryLocation, Wanted, signing};
+use crate::util::version::MethodVersion;
+
+pub struct HttpRegistry {
+    location: RegistryLocation,
+}
+
+impl HttpRegistry {
+    pub fn new(location: RegistryLocation) -> Self {
+        Self { location }
+    }
+
+    /// The raw index bytes and the URL they were finally read from. An HTTP index is read once
+    /// per process and location: locking and then looking for bundles in the same registry must
+    /// not fetch it twice.
+    fn fetch(&self, client: &LazyClient) -> Result<(Vec<u8>, url::Url), RegistryError> {
+        type Raw = (Vec<u8>, url::Url);
+        static READ: std::sync::Mutex<Vec<(url::Url, Raw)>> = std::sync::Mutex::new(Vec::new());
+        let url = self.location.index_url();
+        if let Some((_, raw)) = READ
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(u, _)| *u == url)
+        {
+            return Ok(raw.clone());
+        }
+        let raw = client.get()?.get_bytes(&url)?;
+        READ.lock().unwrap_or_else(|p| p.into_inner()).push((url, raw.clone()));
+        Ok(raw)
+    }
+}
+
+impl Registry for HttpRegistry {
+    fn shown(&self) -> String {
+        self.location.to_string()
+    }
+
+    fn read_index(&self, client: &LazyClient, trusted: &[String], _: Wanted<'_>) -> Result<Index, RegistryError> {
+        let (bytes, final_url) = self.fetch(client)?;
+        let signature = || {
+            let url = url::Url::parse(&format!("{}{}", self.location.index_url(), signing::SIGNATURE_SUFFIX))
+                .expect("a URL plus a suffix");
+            match client.get()?.get_bytes(&url) {
+                Ok((b, _)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+                Err(HttpError::Status { status: 404 | 410, .. }) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        };
+        let shown = self.location.index_url().to_string();
+        super::trusted_index(&self.shown(), &shown, bytes, signature, trusted, Some(final_url))
+    }
+
+    fn publish(&self, _: &PublishRequest<'_>) -> Result<Published, PublishError> {
+        Err(read_only("pack", &self.shown()))
+    }
+
+    fn yank(&self, _: &MethodVersion, _: bool, _: Option<&Path>) -> Result<Yanked, PublishError> {
+        Err(read_only("yank", &self.shown()))
+    }
+
+    fn sign(&self, _: &Path, _: Option<u64>) -> Result<Signed, PublishError> {
+        Err(read_only("sign", &self.shown()))
+    }
+}
