@@ -10,6 +10,7 @@ pub mod env;
 pub mod lock;
 pub mod method;
 pub mod migrate;
+pub mod net;
 pub mod ops;
 pub mod registry;
 pub mod store;

@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer};
-use crate::registry::credentials;
+use crate::net::credentials;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  a2c login reg.example.org < token.txt")]

@@ -186,7 +186,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     }
     if printer.verbose {
         // Retries are no longer silent under -v.
-        crate::registry::client::observe_retries(Box::new(|line| {
+        crate::net::observe_retries(Box::new(|line| {
             progress::eprint_line(&crate::util::text::visible(line))
         }));
     }
@@ -295,7 +295,7 @@ pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<crate::archive::ArchiveError>() {
             return e.hint();
         }
-        if let Some(e) = cause.downcast_ref::<crate::registry::client::HttpError>() {
+        if let Some(e) = cause.downcast_ref::<crate::net::HttpError>() {
             return e.hint();
         }
         if let Some(e) = cause.downcast_ref::<crate::registry::signing::SignError>() {

@@ -196,7 +196,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
 /// One request per new or updated HTTP(S) entry: can what the lock now records be fetched?
 /// (A registry behind a redirect, or with a wrong base URL, would otherwise fail only at
 /// install time, on another machine.)
-pub fn check_sources(plan: &LockPlan, client: &crate::registry::client::LazyClient) -> Vec<(MethodVersion, String)> {
+pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(MethodVersion, String)> {
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };

@@ -298,7 +298,7 @@ fn repo_trusted_keys(path: &Path) -> Vec<String> {
 pub fn read_index(
     ctx: &Context,
     location: &RegistryLocation,
-    client: &crate::registry::client::LazyClient,
+    client: &crate::net::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::Index, OpsError> {
     read_index_for(ctx, location, client, allow_expired, None)
@@ -309,7 +309,7 @@ pub fn read_index(
 pub fn read_index_for(
     ctx: &Context,
     location: &RegistryLocation,
-    client: &crate::registry::client::LazyClient,
+    client: &crate::net::LazyClient,
     allow_expired: bool,
     wanted: crate::registry::Wanted<'_>,
 ) -> Result<crate::registry::Index, OpsError> {
@@ -417,7 +417,7 @@ pub fn resolve_missing(
     flag: Option<&str>,
     lock: &crate::lock::Lockfile,
     needed: &std::collections::BTreeSet<MethodVersion>,
-    client: &crate::registry::client::LazyClient,
+    client: &crate::net::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
     let location = registry_location(ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
@@ -441,7 +441,7 @@ pub fn install_options(
     offline: bool,
     from: Option<&Path>,
     jobs: usize,
-    client: std::sync::Arc<crate::registry::client::LazyClient>,
+    client: std::sync::Arc<crate::net::LazyClient>,
 ) -> Result<crate::store::InstallOptions, OpsError> {
     let store = store(ctx)?;
     Ok(crate::store::InstallOptions {
@@ -500,7 +500,7 @@ pub fn alternatives(
     flag: Option<&str>,
     entries: &[crate::lock::LockEntry],
     options: &crate::store::InstallOptions,
-    client: &crate::registry::client::LazyClient,
+    client: &crate::net::LazyClient,
 ) -> (BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>, Vec<String>) {
     let mut found: BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>> = BTreeMap::new();
     let mut notes = Vec::new();
@@ -561,12 +561,12 @@ pub fn from_dir(from: Option<&Path>) -> Result<Option<PathBuf>, OpsError> {
 
 /// The HTTP client, built only if a request is made. Credentials are bound to the registry
 /// the user chose (`--registry` or `A2C_REGISTRY`), never to one a committed marker names.
-pub fn network(ctx: &Context, flag: Option<&str>) -> Result<crate::registry::client::LazyClient, OpsError> {
+pub fn network(ctx: &Context, flag: Option<&str>) -> Result<crate::net::LazyClient, OpsError> {
     let chosen = match flag.map(str::to_string).or_else(crate::env::registry) {
         Some(location) => RegistryLocation::parse(&location, &ctx.start)?.http_base(),
         None => None,
     };
-    Ok(crate::registry::client::LazyClient::new(chosen.into_iter().collect()))
+    Ok(crate::net::LazyClient::new(chosen.into_iter().collect()))
 }
 
 /// The relative display of `path` under `base`, or the path itself.

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::client::LazyClient;
 use super::handle::{Landed, PublishRequest, Published, Registry, Signed, Yanked};
 use super::publish::{self, PublishError};
 use super::{Index, RegistryError, Wanted, location, signing};
+use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
 
 pub struct DirRegistry {

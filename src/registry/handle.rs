@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::client::LazyClient;
 use super::publish::PublishError;
 use super::{Index, RegistryError, RegistryLocation, Wanted};
 use crate::archive::{Deflate, Format};
+use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
 
 /// What to publish: a method tree packed as `version`.

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use super::client::{HttpError, LazyClient};
 use super::handle::{PublishRequest, Published, Registry, Signed, Yanked, read_only};
 use super::publish::PublishError;
 use super::{Index, RegistryError, RegistryLocation, Wanted, signing};
+use crate::net::{HttpError, LazyClient};
 use crate::util::version::MethodVersion;
 
 pub struct HttpRegistry {

@@ -2,15 +2,12 @@
 //! `file://`, `http(s)://`), the HTTP(S) client, resolution (pure) and publishing into a file
 //! registry (`a2c pack`).
 
-pub mod client;
-pub mod credentials;
 pub mod dir;
 pub mod handle;
 pub mod http;
 pub mod index;
 pub mod location;
 pub mod oci;
-pub mod proxy;
 pub mod publish;
 
 pub use index::{Index, IndexEntry};
@@ -74,7 +71,7 @@ pub enum RegistryError {
     #[error("no registry configured")]
     NoRegistry,
     #[error(transparent)]
-    Http(Box<client::HttpError>),
+    Http(Box<crate::net::HttpError>),
     #[error(transparent)]
     Signature(#[from] signing::SignError),
     #[error("the signed index of `{location}` expired at {expires}")]
@@ -122,8 +119,8 @@ impl RegistryError {
                 crate::env::A2C_REGISTRY_TOKEN
             ),
             Self::BadLocation { .. } => "a registry is a path, a file:// URL or an https:// URL".into(),
-            Self::Http(e) if matches!(**e, client::HttpError::Status { status: 404, .. }) => {
-                let client::HttpError::Status { url, .. } = &**e else { unreachable!() };
+            Self::Http(e) if matches!(**e, crate::net::HttpError::Status { status: 404, .. }) => {
+                let crate::net::HttpError::Status { url, .. } = &**e else { unreachable!() };
                 format!("no registry index at `{url}`: check the registry URL (a registry serves `index/esys/a2c.json`)")
             }
             Self::Http(e) => return e.hint(),
@@ -169,14 +166,14 @@ pub fn available(index: &Index) -> Vec<MethodVersion> {
 /// reads only their manifests. `None`: every version (up to the listing cap).
 pub type Wanted<'a> = Option<&'a std::collections::BTreeSet<MethodVersion>>;
 
-impl From<client::HttpError> for RegistryError {
-    fn from(e: client::HttpError) -> Self {
+impl From<crate::net::HttpError> for RegistryError {
+    fn from(e: crate::net::HttpError) -> Self {
         Self::Http(Box::new(e))
     }
 }
 
 /// Reads the index of `location` (over HTTP with `client`), trusting it as it is.
-pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> Result<Index, RegistryError> {
+pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) -> Result<Index, RegistryError> {
     read_index_trusted(location, client, &[], None)
 }
 
@@ -185,7 +182,7 @@ pub fn read_index(location: &RegistryLocation, client: &client::LazyClient) -> R
 /// trusted.
 pub fn read_index_trusted(
     location: &RegistryLocation,
-    client: &client::LazyClient,
+    client: &crate::net::LazyClient,
     trusted: &[String],
     wanted: Wanted<'_>,
 ) -> Result<Index, RegistryError> {

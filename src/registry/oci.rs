@@ -12,9 +12,9 @@ use reqwest::Method;
 use serde_json::json;
 use url::Url;
 
-use super::client::{HttpClient, Payload};
 use super::{Index, IndexEntry, RegistryError};
 use crate::archive::Format;
+use crate::net::{HttpClient, Payload};
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
 
@@ -563,39 +563,6 @@ pub fn push(
     Ok(true)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn https_except_loopback() {
-        let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap()).unwrap();
-        assert_eq!(
-            p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
-            "http://127.0.0.1:5000/"
-        );
-        assert_eq!(p("oci://localhost/esys/a2c").api.as_str(), "http://localhost/");
-        assert_eq!(p("oci://ghcr.io/esys/a2c").api.as_str(), "https://ghcr.io/");
-        assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
-        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap()).is_err());
-        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap()).is_err());
-        // The explicit opt-in: by host, by host:port, or `*`.
-        let with = |s: &str, plain: &[&str]| {
-            let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
-            OciRef::parse_with(&Url::parse(s).unwrap(), &plain)
-                .unwrap()
-                .api
-                .scheme()
-                .to_string()
-        };
-        assert_eq!(with("oci://reg.lan/a2c", &["reg.lan"]), "http");
-        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5000"]), "http");
-        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5001"]), "https");
-        assert_eq!(with("oci://other.lan/a2c", &["reg.lan"]), "https");
-        assert_eq!(with("oci://other.lan/a2c", &["*"]), "http");
-    }
-}
-
 /// An OCI distribution registry repository (`oci://HOST/NAMESPACE/REPO`): versions are tags,
 /// each a manifest whose one layer is the bundle; the index travels as the `a2c-index`
 /// artifact.
@@ -610,7 +577,7 @@ impl OciRegistry {
 
     /// A client whose credentials are bound to this registry's host (the user named it).
     fn client(&self) -> Result<std::sync::Arc<HttpClient>, RegistryError> {
-        Ok(super::client::LazyClient::new(vec![self.oci.api.clone()]).get()?)
+        Ok(crate::net::LazyClient::new(vec![self.oci.api.clone()]).get()?)
     }
 }
 
@@ -621,7 +588,7 @@ impl super::handle::Registry for OciRegistry {
 
     fn read_index(
         &self,
-        client: &super::client::LazyClient,
+        client: &crate::net::LazyClient,
         trusted: &[String],
         wanted: super::Wanted<'_>,
     ) -> Result<Index, RegistryError> {
@@ -722,5 +689,38 @@ impl super::handle::Registry for OciRegistry {
             signature: format!("{}:{INDEX_TAG}", self.oci.display()),
             rebuilt: Some((index.serial.unwrap_or(0), index.versions.len())),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_except_loopback() {
+        let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap()).unwrap();
+        assert_eq!(
+            p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
+            "http://127.0.0.1:5000/"
+        );
+        assert_eq!(p("oci://localhost/esys/a2c").api.as_str(), "http://localhost/");
+        assert_eq!(p("oci://ghcr.io/esys/a2c").api.as_str(), "https://ghcr.io/");
+        assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
+        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap()).is_err());
+        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap()).is_err());
+        // The explicit opt-in: by host, by host:port, or `*`.
+        let with = |s: &str, plain: &[&str]| {
+            let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
+            OciRef::parse_with(&Url::parse(s).unwrap(), &plain)
+                .unwrap()
+                .api
+                .scheme()
+                .to_string()
+        };
+        assert_eq!(with("oci://reg.lan/a2c", &["reg.lan"]), "http");
+        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5000"]), "http");
+        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5001"]), "https");
+        assert_eq!(with("oci://other.lan/a2c", &["reg.lan"]), "https");
+        assert_eq!(with("oci://other.lan/a2c", &["*"]), "http");
     }
 }

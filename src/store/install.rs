@@ -42,7 +42,7 @@ pub struct InstallOptions {
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).
     pub cache: Cache,
     /// The HTTP client, built on first use; `None` reads no registry at all.
-    pub network: Option<std::sync::Arc<crate::registry::client::LazyClient>>,
+    pub network: Option<std::sync::Arc<crate::net::LazyClient>>,
     pub offline: bool,
     pub from: Option<PathBuf>,
     pub jobs: usize,

@@ -112,7 +112,7 @@ pub enum StoreError {
     Download {
         version: MethodVersion,
         #[source]
-        source: Box<crate::registry::client::HttpError>,
+        source: Box<crate::net::HttpError>,
     },
 }
 

@@ -204,7 +204,7 @@ pub(super) fn download(
     reporter: &dyn Reporter,
 ) -> Result<(), StoreError> {
     let network = options.network.as_ref().expect("download candidates need the network");
-    let fail = |source: crate::registry::client::HttpError| StoreError::Download {
+    let fail = |source: crate::net::HttpError| StoreError::Download {
         version: entry.version.clone(),
         source: Box::new(source),
     };
@@ -233,9 +233,9 @@ pub(super) fn download(
             if empty
                 || matches!(
                     e,
-                    crate::registry::client::HttpError::Mismatch { .. }
-                        | crate::registry::client::HttpError::TooLong { .. }
-                        | crate::registry::client::HttpError::Short { .. }
+                    crate::net::HttpError::Mismatch { .. }
+                        | crate::net::HttpError::TooLong { .. }
+                        | crate::net::HttpError::Short { .. }
                 )
             {
                 let _ = fs_err::remove_file(&partial);

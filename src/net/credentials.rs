@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::client::HttpError;
+use super::HttpError;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +54,7 @@ pub fn parse_host(text: &str) -> Result<Url, HttpError> {
     if url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
         return Err(HttpError::Config(format!(
             "`{}` must name a host, without credentials",
-            super::location::redact(text)
+            crate::registry::location::redact(text)
         )));
     }
     Ok(url)

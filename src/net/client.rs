@@ -1,0 +1,889 @@
+//! The HTTP(S) client: reqwest on rustls (ring), the platform's and webpki's roots plus extra
+//! CAs from `A2C_CA_BUNDLE` / `SSL_CERT_FILE`, proxies from the environment, timeouts from
+//! `A2C_HTTP_TIMEOUT`, a bearer token for the registry's host or netrc credentials by host,
+//! and retries with exponential backoff and jitter. Async stays inside: callers use blocking
+//! methods (each worker thread of an install drives its own download).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_RANGE, RANGE, RETRY_AFTER};
+use url::Url;
+
+use super::HttpError;
+use super::auth::{Auth, Challenge, DockerCredential, bearer_challenge, is_loopback, run_helper, same_origin};
+use super::retry::{Failure, Next, retry_after, retrying};
+use super::tls::{error_chain, extra_roots, find_in_chain, install_crypto_provider, short_reason, tls_reason};
+use crate::util::digest::{Hasher, Sha256};
+
+/// Default seconds for connecting and for each read.
+pub const DEFAULT_TIMEOUT: u64 = 30;
+/// Default number of retries after a failed attempt.
+pub const DEFAULT_RETRIES: u64 = 4;
+/// Default minimum average transfer rate (bytes per second) over the low-speed window.
+pub const DEFAULT_LOW_SPEED: u64 = 1024;
+/// Default low-speed window, in seconds.
+pub const DEFAULT_LOW_SPEED_TIME: u64 = 60;
+/// Default cap on a document read into memory (an index): 64 MiB, far above any real index.
+pub const DEFAULT_MAX_DOCUMENT: u64 = 64 * 1024 * 1024;
+
+/// A request body for [`HttpClient::call`].
+pub enum Payload<'a> {
+    Bytes(Vec<u8>),
+    /// A file of this many bytes, streamed (an upload of any size in constant memory).
+    File(&'a Path, u64),
+}
+
+/// The answer to [`HttpClient::call`].
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Vec<u8>,
+    /// Whether a credential was sent (for the 401/403 hints).
+    pub authorized: bool,
+}
+
+impl Reply {
+    /// The error of an unexpected status.
+    pub fn error(&self, url: &Url) -> HttpError {
+        HttpError::Status {
+            url: url.to_string(),
+            status: self.status,
+            authorized: self.authorized,
+        }
+    }
+}
+
+/// A configured HTTP client.
+pub struct HttpClient {
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+    auth: Auth,
+    /// Tokens from registries' token endpoints (Bearer challenges), by `host[:port]`, and
+    /// whether the user's credentials obtained them.
+    bearer: std::sync::Mutex<HashMap<String, (String, bool)>>,
+    /// What docker's credential helpers gave, by `host[:port]` (asked once per host and run).
+    helped: std::sync::Mutex<HashMap<String, Option<DockerCredential>>>,
+    /// Loopback `host:port`s that answered plain HTTP with "this port speaks HTTPS" (an
+    /// `ssh -L` or `kubectl port-forward` tunnel to a TLS registry): spoken to in HTTPS from
+    /// then on, for the rest of the run.
+    tls_loopback: std::sync::Mutex<std::collections::HashSet<String>>,
+    timeout: u64,
+    retries: u64,
+    low_speed: u64,
+    low_speed_time: u64,
+    max_document: u64,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HttpClient { .. }") // never print credentials or tokens
+    }
+}
+
+/// The low-speed check (as curl's `--speed-limit` / `--speed-time`): over each window of
+/// `window` seconds, at least `min` bytes per second on average.
+struct Rate {
+    start: std::time::Instant,
+    base: u64,
+    min: u64,
+    window: u64,
+}
+
+impl Rate {
+    fn new(min: u64, window: u64, have: u64) -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            base: have,
+            min,
+            window,
+        }
+    }
+
+    /// Called with the running byte count whenever bytes arrive.
+    #[allow(clippy::result_large_err)] // an internal attempt result, as in the async paths
+    fn check(&mut self, url: &Url, total: u64) -> Result<(), Failure> {
+        if self.min == 0 || self.window == 0 {
+            return Ok(());
+        }
+        let elapsed = self.start.elapsed().as_secs();
+        if elapsed < self.window {
+            return Ok(());
+        }
+        let bytes = total - self.base;
+        if bytes < self.min.saturating_mul(elapsed) {
+            return Err(Failure::fatal(HttpError::TooSlow {
+                url: url.to_string(),
+                bytes,
+                seconds: elapsed,
+                min: self.min,
+            }));
+        }
+        self.start = std::time::Instant::now();
+        self.base = total;
+        Ok(())
+    }
+}
+
+fn number(name: &'static str, default: u64) -> Result<u64, HttpError> {
+    crate::env::number(name)
+        .map_err(|(name, value)| HttpError::Config(format!("{name}=`{value}` is not a whole number")))
+        .map(|v| v.unwrap_or(default))
+}
+
+impl HttpClient {
+    /// Builds the client. `bound` are the registries the user chose: only their hosts get the
+    /// token (see `Auth::load`).
+    pub fn new(bound: &[Url]) -> Result<Self, HttpError> {
+        install_crypto_provider();
+        let timeout = number(crate::env::A2C_HTTP_TIMEOUT, DEFAULT_TIMEOUT)?.max(1);
+        let retries = number(crate::env::A2C_HTTP_RETRIES, DEFAULT_RETRIES)?;
+        let mut builder = reqwest::Client::builder()
+            .user_agent(format!("a2c/{} (+https://github.com/esys/a2c)", crate::A2C_VERSION))
+            .connect_timeout(Duration::from_secs(timeout))
+            .read_timeout(Duration::from_secs(timeout))
+            .tls_certs_merge(extra_roots()?)
+            // Proxies come from `super::proxy` only: NO_PROXY matched as curl and Python do.
+            .no_proxy();
+        let proxies = super::proxy::ProxyEnv::from_env();
+        if !proxies.is_empty() {
+            let route = proxies.clone();
+            builder = builder.proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
+        }
+        let client = builder.build().map_err(|e| HttpError::Config(error_chain(&e)))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("a2c-http")
+            .enable_all()
+            .build()
+            .map_err(|e| HttpError::Config(format!("cannot start the HTTP runtime: {e}")))?;
+        Ok(Self {
+            client,
+            runtime,
+            auth: Auth::load(bound, proxies)?,
+            bearer: std::sync::Mutex::new(HashMap::new()),
+            helped: std::sync::Mutex::new(HashMap::new()),
+            tls_loopback: std::sync::Mutex::new(std::collections::HashSet::new()),
+            timeout,
+            retries,
+            low_speed: number(crate::env::A2C_HTTP_LOW_SPEED, DEFAULT_LOW_SPEED)?,
+            low_speed_time: number(crate::env::A2C_HTTP_LOW_SPEED_TIME, DEFAULT_LOW_SPEED_TIME)?,
+            max_document: number(crate::env::A2C_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENT)?,
+        })
+    }
+
+    /// GETs a small document (an index) with retries, and the URL it was finally read from
+    /// (after redirects): relative URLs inside it resolve against that one (RFC 3986 §5.1.3).
+    /// At most `A2C_MAX_DOCUMENT_BYTES` are read into memory.
+    pub fn get_bytes(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
+        self.runtime
+            .block_on(retrying(self.retries, || self.get_once(url), |_, _| Next::Backoff))
+    }
+
+    async fn get_once(&self, url: &Url) -> Result<(Vec<u8>, Url), Failure> {
+        let response = self.send(url, None).await?;
+        let final_url = response.url().clone();
+        let too_big = || {
+            Failure::fatal(HttpError::DocumentTooBig {
+                url: url.to_string(),
+                cap: self.max_document,
+            })
+        };
+        if response.content_length().is_some_and(|n| n > self.max_document) {
+            return Err(too_big());
+        }
+        let mut body = Vec::new();
+        let mut rate = Rate::new(self.low_speed, self.low_speed_time, 0);
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.classify(url, &e))?;
+            if (body.len() + chunk.len()) as u64 > self.max_document {
+                return Err(too_big());
+            }
+            body.extend_from_slice(&chunk);
+            rate.check(url, body.len() as u64)?;
+        }
+        Ok((body, final_url))
+    }
+
+    /// The credential for `url`: a token its registry's token endpoint gave, else the one the
+    /// user bound to its host; `true` when the user's credentials are in it.
+    fn authorize(&self, request: reqwest::RequestBuilder, url: &Url) -> (reqwest::RequestBuilder, bool) {
+        let entry = super::credentials::host_entry(url);
+        let token = self
+            .bearer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&entry)
+            .cloned();
+        match token {
+            // A token the user's credentials obtained travels as they do: never in clear text.
+            Some((token, with_credentials)) if !with_credentials || self.auth.may_carry(url) => {
+                (request.bearer_auth(token), with_credentials)
+            }
+            _ => {
+                let (request, authorized) = self.auth.apply_and_tell(request, url);
+                if authorized || !self.auth.may_carry(url) {
+                    return (request, authorized);
+                }
+                let helped = self
+                    .helped
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&entry)
+                    .cloned();
+                match helped.flatten() {
+                    Some(DockerCredential::Basic(user, password)) => (request.basic_auth(user, Some(password)), true),
+                    _ => (request, false),
+                }
+            }
+        }
+    }
+
+    /// The credential docker's credential helper for `url`'s host gives (run at most once per
+    /// host), when a registry asks for credentials the user bound no other way.
+    fn helper_credential(&self, url: &Url) -> Option<DockerCredential> {
+        if !self.auth.may_carry(url) {
+            return None;
+        }
+        let name = self.auth.helper_for(url)?;
+        let entry = super::credentials::host_entry(url);
+        if let Some(known) = self.helped.lock().unwrap_or_else(|p| p.into_inner()).get(&entry) {
+            return known.clone();
+        }
+        let got = run_helper(name, &entry);
+        self.helped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(entry, got.clone());
+        got
+    }
+
+    /// Sends one request; a `401` with a Bearer challenge is answered once: the token endpoint
+    /// the registry names is asked for a token (with the credentials the user bound to the
+    /// registry's host, if any) and the request is sent again with it.
+    async fn execute(
+        &self,
+        method: &reqwest::Method,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: Option<&Payload<'_>>,
+    ) -> Result<(reqwest::Response, bool), Failure> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
+        }
+        let mut challenged = false;
+        // Where the request goes: `url`, or once, the origin a redirect led to when the user
+        // bound a credential to that origin itself.
+        let mut target = self.over_tls_if_known(url);
+        let mut followed = false;
+        let mut upgraded = false;
+        loop {
+            let url = &target;
+            let (mut request, authorized) = self.authorize(self.client.request(method.clone(), url.clone()), url);
+            for (k, v) in headers {
+                request = request.header(*k, v);
+            }
+            match body {
+                Some(Payload::Bytes(b)) => request = request.body(b.to_vec()),
+                // Streamed from the file, never read into memory; opened again on a retry.
+                Some(Payload::File(path, size)) => {
+                    let file = tokio::fs::File::open(path)
+                        .await
+                        .map_err(|e| Failure::io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
+                    request = request
+                        .header(reqwest::header::CONTENT_LENGTH, size.to_string())
+                        .body(reqwest::Body::from(file));
+                }
+                None => {}
+            }
+            let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+            // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so:
+            // speak HTTPS to it (its certificate is checked as any other's).
+            if response.status() == StatusCode::BAD_REQUEST && url.scheme() == "http" && is_loopback(url) && !upgraded {
+                let body = response.bytes().await.unwrap_or_default();
+                let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
+                // nginx: "The plain HTTP request was sent to HTTPS port"; Go (the distribution
+                // registry): "Client sent an HTTP request to an HTTPS server."
+                if text.contains("HTTPS") {
+                    upgraded = true;
+                    self.tls_loopback
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(super::credentials::host_entry(url));
+                    target = self.over_tls_if_known(url);
+                    continue;
+                }
+                return Err(Failure::fatal(HttpError::Status {
+                    url: url.to_string(),
+                    status: 400,
+                    authorized,
+                }));
+            }
+            // A challenge is answered only by the origin the request was sent to: after a
+            // redirect to another origin the request is anonymous (reqwest dropped the
+            // header), and that origin's challenge never gets this origin's credentials.
+            if response.status() == StatusCode::UNAUTHORIZED && !same_origin(url, response.url()) {
+                let landed = response.url().clone();
+                if !followed && self.auth.has_credential_for(&landed) {
+                    followed = true;
+                    target = landed;
+                    continue;
+                }
+                return Err(Failure::fatal(HttpError::NotForwarded {
+                    url: url.to_string(),
+                    to: landed.to_string(),
+                    sent: authorized,
+                }));
+            }
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !challenged
+                && let Some(challenge) = bearer_challenge(response.headers())
+            {
+                challenged = true;
+                self.fetch_token(url, &challenge).await?;
+                continue;
+            }
+            // A Basic challenge no bound credential answered: docker's credential helper may.
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !challenged
+                && !authorized
+                && matches!(self.helper_credential(url), Some(DockerCredential::Basic(..)))
+            {
+                challenged = true;
+                continue;
+            }
+            return Ok((response, authorized));
+        }
+    }
+
+    /// `url` in HTTPS when its loopback `host:port` was found to speak it this run.
+    fn over_tls_if_known(&self, url: &Url) -> Url {
+        let known = url.scheme() == "http"
+            && self
+                .tls_loopback
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&super::credentials::host_entry(url));
+        if !known {
+            return url.clone();
+        }
+        let mut tls = url.clone();
+        let _ = tls.set_scheme("https");
+        tls
+    }
+
+    /// Asks the token endpoint of `challenge` for a token for `url`'s host, and keeps it. The
+    /// user's credentials for the registry's host go along (docker's `identitytoken` as an
+    /// OAuth2 refresh token, else a user name and password), never in clear text.
+    async fn fetch_token(&self, url: &Url, challenge: &Challenge) -> Result<(), Failure> {
+        let bad = |reason: String| {
+            Failure::fatal(HttpError::Token {
+                url: url.to_string(),
+                reason,
+            })
+        };
+        let realm = Url::parse(&challenge.realm)
+            .ok()
+            .filter(|r| matches!(r.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                bad(format!(
+                    "its token endpoint `{}` is not an HTTP(S) URL",
+                    challenge.realm
+                ))
+            })?;
+        // The registry's credentials go to its own host's token endpoint, or to one on a host
+        // the user named; never to a realm another host chose.
+        let own_realm = realm.host_str().map(str::to_ascii_lowercase) == url.host_str().map(str::to_ascii_lowercase)
+            || self.auth.names_host(&realm);
+        let secure = own_realm && self.auth.may_carry(&realm) && self.auth.may_carry(url);
+        let (mut identity, mut basic) = match secure {
+            true => (
+                self.auth.identity_for(url).map(str::to_string),
+                self.auth.basic_for(url).map(|(u, p)| (u.to_string(), p.to_string())),
+            ),
+            false => (None, None),
+        };
+        if secure && identity.is_none() && basic.is_none() {
+            match self.helper_credential(url) {
+                Some(DockerCredential::Identity(t)) => identity = Some(t),
+                Some(DockerCredential::Basic(u, p)) => basic = Some((u, p)),
+                None => {}
+            }
+        }
+        let scopes: Vec<&str> = challenge
+            .scope
+            .as_deref()
+            .map(|s| s.split(' ').filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        let with_credentials = identity.is_some() || basic.is_some();
+        let request = if let Some(refresh) = &identity {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.append_pair("grant_type", "refresh_token")
+                .append_pair("refresh_token", refresh)
+                .append_pair("client_id", "a2c");
+            if let Some(service) = &challenge.service {
+                form.append_pair("service", service);
+            }
+            if !scopes.is_empty() {
+                form.append_pair("scope", &scopes.join(" "));
+            }
+            self.client
+                .post(realm.clone())
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(form.finish())
+        } else {
+            let mut query = realm.clone();
+            {
+                let mut pairs = query.query_pairs_mut();
+                if let Some(service) = &challenge.service {
+                    pairs.append_pair("service", service);
+                }
+                for scope in &scopes {
+                    pairs.append_pair("scope", scope);
+                }
+            }
+            let request = self.client.get(query);
+            match &basic {
+                Some((user, password)) => request.basic_auth(user, Some(password)),
+                None => request,
+            }
+        };
+        let response = request.send().await.map_err(|e| self.classify(&realm, &e))?;
+        let withheld = !own_realm && self.auth.has_credential_for(url);
+        if withheld && matches!(response.status().as_u16(), 401 | 403) {
+            return Err(Failure::fatal(HttpError::TokenWithheld {
+                url: url.to_string(),
+                realm: realm.to_string(),
+            }));
+        }
+        if !response.status().is_success() {
+            return Err(Failure::fatal(HttpError::Status {
+                url: realm.to_string(),
+                status: response.status().as_u16(),
+                authorized: with_credentials,
+            }));
+        }
+        if response.content_length().is_some_and(|n| n > self.max_document) {
+            return Err(bad("its token endpoint sent an oversized answer".into()));
+        }
+        let body = response.bytes().await.map_err(|e| self.classify(&realm, &e))?;
+        let doc: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|_| bad("its token endpoint did not answer JSON".into()))?;
+        let token = ["token", "access_token"]
+            .iter()
+            .find_map(|k| doc[k].as_str().filter(|t| !t.is_empty()))
+            .ok_or_else(|| bad("its token endpoint gave no token".into()))?;
+        self.bearer.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            super::credentials::host_entry(url),
+            (token.to_string(), with_credentials),
+        );
+        Ok(())
+    }
+
+    async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
+        let range = range_from.map(|from| (RANGE.as_str(), format!("bytes={from}-")));
+        let (response, authorized) = self.execute(&reqwest::Method::GET, url, range.as_slice(), None).await?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(retry_after);
+        let held_back = match status {
+            StatusCode::UNAUTHORIZED if !authorized && self.auth.binds(url) => self.auth.held_back_by(url),
+            _ => None,
+        };
+        let error = match (status, held_back) {
+            (_, Some(proxy)) => HttpError::HeldBack {
+                url: url.to_string(),
+                proxy: super::credentials::host_entry(&proxy),
+            },
+            (StatusCode::PROXY_AUTHENTICATION_REQUIRED, None) => HttpError::ProxyAuth {
+                url: url.to_string(),
+                proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
+            },
+            (_, None) => HttpError::Status {
+                url: url.to_string(),
+                status: status.as_u16(),
+                authorized,
+            },
+        };
+        let total = response
+            .headers()
+            .get(CONTENT_RANGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("bytes */"))
+            .and_then(|n| n.trim().parse::<u64>().ok());
+        let retry = status.is_server_error()
+            || status == StatusCode::TOO_MANY_REQUESTS
+            || status == StatusCode::REQUEST_TIMEOUT;
+        Err(Failure {
+            error,
+            retry,
+            retry_after,
+            range_unsatisfiable: (status == StatusCode::RANGE_NOT_SATISFIABLE).then_some(total),
+        })
+    }
+
+    fn classify(&self, url: &Url, e: &reqwest::Error) -> Failure {
+        let host = url.host_str().unwrap_or_default().to_string();
+        let chain = error_chain(e);
+        let lower = chain.to_ascii_lowercase();
+        let tls = tls_reason(e).or_else(|| {
+            ["certificate", "unknownissuer", "handshake", "tls"]
+                .iter()
+                .any(|w| lower.contains(w))
+                .then(|| short_reason(&chain))
+        });
+        let (error, retry) = if find_in_chain::<rustls::Error>(e).is_some_and(|t| {
+            matches!(
+                t,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        }) {
+            (
+                HttpError::NotTls {
+                    url: url.to_string(),
+                    host,
+                },
+                false,
+            )
+        } else if let Some(reason) = tls {
+            (
+                HttpError::Tls {
+                    url: url.to_string(),
+                    host,
+                    reason,
+                },
+                false,
+            )
+        } else if lower.contains("proxy authorization required") || lower.contains("proxy authentication required") {
+            (
+                HttpError::ProxyAuth {
+                    url: url.to_string(),
+                    proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
+                },
+                false,
+            )
+        } else if e.is_timeout() {
+            (
+                HttpError::Timeout {
+                    url: url.to_string(),
+                    seconds: self.timeout,
+                },
+                true,
+            )
+        } else if lower.contains("dns error")
+            || lower.contains("failed to lookup address")
+            || lower.contains("name or service not known")
+        {
+            (
+                HttpError::Dns {
+                    url: url.to_string(),
+                    host,
+                },
+                false,
+            )
+        } else if e.is_connect() {
+            // The proxy, when one applies to this URL, is what could not be reached (a
+            // host NO_PROXY excludes is reached directly).
+            let proxy =
+                crate::env::proxy_configured().filter(|_| super::proxy::ProxyEnv::from_env().proxy_for(url).is_some());
+            (
+                HttpError::Connect {
+                    url: url.to_string(),
+                    host,
+                    reason: short_reason(&chain),
+                    proxy,
+                },
+                true,
+            )
+        } else {
+            (
+                HttpError::Body {
+                    url: url.to_string(),
+                    reason: short_reason(&chain),
+                },
+                true,
+            )
+        };
+        Failure {
+            error,
+            retry,
+            retry_after: None,
+            range_unsatisfiable: None,
+        }
+    }
+
+    /// One request of any method (the OCI distribution API): the status, the headers and the
+    /// body (at most `A2C_MAX_DOCUMENT_BYTES` of it). Credentials bound to the host are sent;
+    /// no retries.
+    pub fn call(
+        &self,
+        method: reqwest::Method,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: Option<Payload<'_>>,
+    ) -> Result<Reply, HttpError> {
+        self.runtime.block_on(async {
+            let (response, authorized) = self
+                .execute(&method, url, headers, body.as_ref())
+                .await
+                .map_err(|f| f.error)?;
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            let mut body = Vec::new();
+            let mut stream = response.bytes_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| self.classify(url, &e).error)?;
+                if (body.len() + chunk.len()) as u64 > self.max_document {
+                    return Err(HttpError::DocumentTooBig {
+                        url: url.to_string(),
+                        cap: self.max_document,
+                    });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Reply {
+                status,
+                headers,
+                body,
+                authorized,
+            })
+        })
+    }
+
+    /// Checks that `url` can be fetched: one GET whose headers are read and whose body is not
+    /// (the connection is dropped). No retries: this is a check, not a download.
+    pub fn probe(&self, url: &Url) -> Result<(), HttpError> {
+        self.runtime
+            .block_on(async { self.send(url, Some(0)).await.map(drop).map_err(|f| f.error) })
+    }
+
+    /// Downloads `url` into `partial`, resuming what is already there (Range), streaming and
+    /// hashing every byte, retrying transient failures. Succeeds only when the file holds
+    /// exactly `size` bytes whose sha256 is `sha256`; then the caller renames it into place.
+    /// `progress` receives the bytes written so far.
+    pub fn download(
+        &self,
+        url: &Url,
+        partial: &Path,
+        size: u64,
+        sha256: &Sha256,
+        progress: &dyn Fn(u64),
+    ) -> Result<(), HttpError> {
+        let resumed_from_partial = std::fs::symlink_metadata(partial).is_ok_and(|m| m.len() > 0);
+        let short = |actual| HttpError::Short {
+            url: url.to_string(),
+            actual,
+            expected: size,
+        };
+        let restart = |restarted: &mut bool| {
+            *restarted = true;
+            match truncate(partial) {
+                Ok(()) => Next::Now { counted: false },
+                Err(e) => Next::Stop(e.into()),
+            }
+        };
+        let mut restarted = false;
+        let mut short_seen = None;
+        let judge = |f: &Failure, tries: u64| match (&f.error, f.range_unsatisfiable) {
+            // A server that says twice in a row that it holds fewer bytes than the lock pins
+            // means it: that is no server fault, and no more retries help.
+            (HttpError::Short { actual, .. }, _) if short_seen == Some(*actual) => Next::Stop(short(*actual)),
+            (HttpError::Short { actual, .. }, _) if tries < self.retries => {
+                short_seen = Some(*actual);
+                Next::Now { counted: true }
+            }
+            // A resumed file that does not verify: start once more from zero (a fresh download
+            // that does not verify is the server's bytes: no second try).
+            (HttpError::Mismatch { .. }, _) if !restarted && resumed_from_partial => restart(&mut restarted),
+            // The server's whole file is shorter than the lock says: no retry helps.
+            (_, Some(Some(actual))) if actual < size => Next::Stop(short(actual)),
+            (_, Some(_)) if !restarted => restart(&mut restarted),
+            _ => Next::Backoff,
+        };
+        self.runtime.block_on(retrying(
+            self.retries,
+            || self.download_once(url, partial, size, sha256, progress),
+            judge,
+        ))
+    }
+
+    async fn download_once(
+        &self,
+        url: &Url,
+        partial: &Path,
+        size: u64,
+        sha256: &Sha256,
+        progress: &dyn Fn(u64),
+    ) -> Result<(), Failure> {
+        // Resume only from a regular file this user owns; never through a link.
+        let file = crate::util::contain::open_write(
+            partial,
+            crate::util::contain::Open::Existing,
+            crate::util::fs::default_mode(),
+        )
+        .map_err(Failure::io)?;
+        let mut file = fs_err::File::from_parts(file, partial);
+        let mut have = file.metadata().map_err(Failure::io)?.len();
+        if have > size {
+            file.set_len(0).map_err(Failure::io)?;
+            have = 0;
+        }
+        // Hash what an earlier attempt left, so that the digest covers the whole file.
+        let mut hasher = Hasher::default();
+        if have > 0 {
+            hash_prefix(&mut file, have, &mut hasher).map_err(Failure::io)?;
+        }
+        if have == size {
+            return verify(url, hasher, sha256);
+        }
+        let response = self.send(url, (have > 0).then_some(have)).await?;
+        let resumed = response.status() == StatusCode::PARTIAL_CONTENT
+            && response
+                .headers()
+                .get(CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with(&format!("bytes {have}-")));
+        if !resumed {
+            // The server sent the whole file: start over.
+            file.set_len(0).map_err(Failure::io)?;
+            hasher = Hasher::default();
+            have = 0;
+        }
+        // The server says how much it holds: fewer bytes than the lock pins is final.
+        let total = match resumed {
+            true => response
+                .headers()
+                .get(CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.rsplit_once('/'))
+                .and_then(|(_, n)| n.trim().parse::<u64>().ok()),
+            false => response
+                .content_length()
+                .filter(|_| response.status() == StatusCode::OK),
+        };
+        if let Some(actual) = total.filter(|n| *n < size) {
+            // Confirmed by one more request before it is final (see `download`).
+            return Err(Failure {
+                error: HttpError::Short {
+                    url: url.to_string(),
+                    actual,
+                    expected: size,
+                },
+                retry: true,
+                retry_after: None,
+                range_unsatisfiable: None,
+            });
+        }
+        let mut rate = Rate::new(self.low_speed, self.low_speed_time, have);
+        file.seek(std::io::SeekFrom::Start(have)).map_err(Failure::io)?;
+        progress(have);
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.classify(url, &e))?;
+            if have + chunk.len() as u64 > size {
+                drop(file);
+                truncate(partial).map_err(Failure::io)?;
+                return Err(Failure::fatal(HttpError::TooLong {
+                    url: url.to_string(),
+                    expected: size,
+                }));
+            }
+            file.write_all(&chunk).map_err(Failure::io)?;
+            hasher.update(&chunk);
+            have += chunk.len() as u64;
+            progress(have);
+            rate.check(url, have)?;
+        }
+        file.flush().map_err(Failure::io)?;
+        if have < size {
+            let reason = format!("the body ended after {have} of {size} bytes");
+            return Err(Failure {
+                error: HttpError::Body {
+                    url: url.to_string(),
+                    reason,
+                },
+                retry: true,
+                retry_after: None,
+                range_unsatisfiable: None,
+            });
+        }
+        verify(url, hasher, sha256)
+    }
+}
+
+#[allow(clippy::result_large_err)] // an internal attempt result, as in the async paths
+fn verify(url: &Url, hasher: Hasher, sha256: &Sha256) -> Result<(), Failure> {
+    let actual = hasher.finish();
+    if actual != *sha256 {
+        return Err(Failure::fatal(HttpError::Mismatch {
+            url: url.to_string(),
+            expected: sha256.to_hex(),
+            actual: actual.to_hex(),
+        }));
+    }
+    Ok(())
+}
+
+fn hash_prefix(file: &mut fs_err::File, len: u64, hasher: &mut Hasher) -> std::io::Result<()> {
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut reader = file.take(len);
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        hasher.update(&buf[..n]);
+    }
+}
+
+fn truncate(path: &Path) -> std::io::Result<()> {
+    match crate::util::contain::open_write(path, crate::util::contain::Open::Existing, 0o600) {
+        Ok(f) => f.set_len(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A client built on first use, so that offline and no-op runs never build one.
+#[derive(Debug)]
+pub struct LazyClient {
+    bound: Vec<Url>,
+    client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
+}
+
+impl LazyClient {
+    /// `bound` are the registries the user chose (see `Auth::load`).
+    pub fn new(bound: Vec<Url>) -> Self {
+        Self {
+            bound,
+            client: std::sync::Mutex::new(None),
+        }
+    }
+
+    pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
+        if crate::env::offline() {
+            return Err(HttpError::Offline);
+        }
+        let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let client = std::sync::Arc::new(HttpClient::new(&self.bound)?);
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+}

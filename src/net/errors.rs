@@ -1,0 +1,195 @@
+//! Why a request failed, worded for the user, and what to do about it.
+
+use url::Url;
+
+/// Why a request failed, worded for the user. Credentials never appear: URLs with userinfo are
+/// refused before any request, and tokens are never formatted.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("invalid HTTP configuration: {0}")]
+    Config(String),
+    #[error("cannot resolve the host `{host}` of `{url}`")]
+    Dns { url: String, host: String },
+    #[error("{}", match proxy {
+        Some(var) => format!("cannot reach `{host}` for `{url}` through the proxy set in {var}: {reason}"),
+        None => format!("cannot connect to `{host}` for `{url}`: {reason}"),
+    })]
+    Connect {
+        url: String,
+        host: String,
+        reason: String,
+        proxy: Option<String>,
+    },
+    #[error("`{host}` answered in plain HTTP where a2c spoke HTTPS, for `{url}`")]
+    NotTls { url: String, host: String },
+    #[error("TLS failure talking to `{host}` for `{url}`: {reason}")]
+    Tls { url: String, host: String, reason: String },
+    #[error("`{url}` stalled: nothing arrived for {seconds} s")]
+    Timeout { url: String, seconds: u64 },
+    #[error("`{url}` trickled: {bytes} bytes in the last {seconds} s, below the minimum of {min} bytes/s")]
+    TooSlow {
+        url: String,
+        bytes: u64,
+        seconds: u64,
+        min: u64,
+    },
+    #[error("`{url}` sent more than {cap} bytes, the most a2c reads into memory for a document")]
+    DocumentTooBig { url: String, cap: u64 },
+    #[error("`{url}` answered HTTP {status}")]
+    Status {
+        url: String,
+        status: u16,
+        /// Whether a credential was sent with the request.
+        authorized: bool,
+    },
+    #[error("`{url}` has fewer bytes than the lock says: the server holds {actual}, the lock pins {expected}")]
+    Short { url: String, actual: u64, expected: u64 },
+    #[error("the proxy {proxy} refused the request for `{url}`: HTTP 407 Proxy Authentication Required")]
+    ProxyAuth { url: String, proxy: String },
+    #[error("the download of `{url}` broke off: {reason}")]
+    Body { url: String, reason: String },
+    #[error("`{url}` sent more than the {expected} bytes the lock pins")]
+    TooLong { url: String, expected: u64 },
+    #[error("sha256 mismatch for `{url}`: expected {expected}, got {actual}")]
+    Mismatch {
+        url: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("`{url}` is not an HTTP(S) URL")]
+    NotHttp { url: String },
+    #[error("--offline: this needs the network, which --offline forbids")]
+    Offline,
+    #[error("cannot get a token for `{url}`: {reason}")]
+    Token { url: String, reason: String },
+    #[error(
+        "cannot get a token for `{url}`: its token endpoint `{realm}` is on another host, so the credentials bound to `{}` were not sent there",
+        host_of(url)
+    )]
+    TokenWithheld { url: String, realm: String },
+    #[error(
+        "`{url}` answered HTTP 401: the credential bound to it was held back, because the request goes in plain HTTP through the proxy `{proxy}`"
+    )]
+    HeldBack { url: String, proxy: String },
+    #[error("`{url}` redirected to `{to}`, another origin, which answered HTTP 401: {}", match sent {
+        true => "the credential bound to the first was not forwarded",
+        false => "a2c holds no credential for it",
+    })]
+    NotForwarded {
+        url: String,
+        to: String,
+        /// Whether a credential went to `url` itself.
+        sent: bool,
+    },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl HttpError {
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Self::Config(_) => "check the A2C_* and SSL_CERT_FILE variables (see docs/registries.md)".into(),
+            Self::Dns { .. } => {
+                "check the registry URL and your network or DNS; offline, use `a2c install --offline --from DIR`".into()
+            }
+            Self::Connect { proxy: Some(var), .. } => {
+                format!(
+                    "the connection goes through the proxy named by {var}: check it, or exclude the host with NO_PROXY"
+                )
+            }
+            Self::Connect { .. } => "is the registry server up? Offline, use `a2c install --offline --from DIR`".into(),
+            Self::NotTls { .. } => format!(
+                "the server does not speak HTTPS: for an OCI registry you trust on this network, pass --plain-http or list its host in {} (credentials are never sent in clear text)",
+                "A2C_OCI_PLAIN_HTTP"
+            ),
+            Self::Tls { .. } => format!(
+                "if the registry uses a private CA, point {} (or SSL_CERT_FILE) at a PEM file holding it",
+                crate::env::A2C_CA_BUNDLE
+            ),
+            Self::Timeout { .. } => format!("raise {} (seconds) on a slow network", crate::env::A2C_HTTP_TIMEOUT),
+            Self::TooSlow { .. } => format!(
+                "the server or the network is too slow: lower {} (bytes/s, 0 turns the check off) or raise {} (seconds)",
+                crate::env::A2C_HTTP_LOW_SPEED,
+                crate::env::A2C_HTTP_LOW_SPEED_TIME
+            ),
+            Self::DocumentTooBig { .. } => format!(
+                "a registry index is a few KiB to MiB: check the URL; if this one really is that large, raise {}",
+                crate::env::A2C_MAX_DOCUMENT_BYTES
+            ),
+            // The distribution API lives under `/v2/`: an OCI registry's credentials are docker's.
+            Self::Status {
+                status: 401,
+                authorized: false,
+                url,
+            } if url.contains("/v2/") => format!(
+                "the registry wants credentials: run `docker login HOST` (a2c reads docker's config.json, or DOCKER_CONFIG), or set {}=user:password and name the registry with --registry or {}",
+                crate::env::A2C_REGISTRY_AUTH,
+                crate::env::A2C_REGISTRY
+            ),
+            Self::Status {
+                status: 401,
+                authorized: false,
+                ..
+            } => format!(
+                "the registry wants credentials: run `a2c login` for its host (or set {} and name the host with --registry, {} or {}), or add it to ~/.netrc",
+                crate::env::A2C_REGISTRY_TOKEN,
+                crate::env::A2C_REGISTRY,
+                crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::Status { status: 401, .. } => {
+                "the registry refused the credentials a2c sent: check that the token is valid and not expired".into()
+            }
+            Self::Status {
+                status: 403,
+                authorized: true,
+                ..
+            } => "the registry refused access with the credentials a2c sent: the token lacks the right, or the file's permissions on the server forbid it".into(),
+            Self::Status { status: 403, .. } => {
+                "the server forbids this file: check its permissions on the server (web server workers must be able to read it); if the registry needs credentials, run `a2c login` for its host".into()
+            }
+            Self::Short { .. } => {
+                "the registry holds a truncated or different bundle than the one locked: tell the registry's owner; this version was not installed".into()
+            }
+            Self::ProxyAuth { proxy, .. } => {
+                format!("check the credentials in {proxy} (http://user:password@host:port), or ask your network's admin")
+            }
+            Self::Status { status: 404, .. } => {
+                "the registry no longer serves this file: a published bundle must never move; tell the registry's owner"
+                    .into()
+            }
+            Self::Status { status, .. } if (400..500).contains(status) && !matches!(status, 408 | 429) => format!(
+                "the server refused the request (HTTP {status}) and a retry would not change that: check the registry URL; if it is a tunnel to a registry that speaks HTTPS, reach it by a name its certificate holds"
+            ),
+            Self::Status { .. } | Self::Body { .. } => "the server failed repeatedly; try again later".into(),
+            Self::TooLong { .. } | Self::Mismatch { .. } => {
+                "the registry changed a published bundle, or the download was tampered with; this version was not installed"
+                    .into()
+            }
+            Self::Token { .. } => {
+                "the registry's token service misbehaves: try again later, or tell the registry's owner".into()
+            }
+            Self::TokenWithheld { realm, .. } => format!(
+                "if `{}` is the registry's own token service, list it in {} (credentials go to a token endpoint on another host only when you name it)",
+                host_of(realm),
+                crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::HeldBack { url, .. } => format!(
+                "a proxy would see the credential in clear text: reach `{}` directly by listing it in NO_PROXY (or serve it over HTTPS)",
+                host_of(url)
+            ),
+            Self::NotForwarded { to, .. } => format!(
+                "credentials go only to the host they are bound to, never along a redirect: if `{}` is yours, bind it with `a2c login {}` (or list it in {})",
+                host_of(to),
+                host_of(to),
+                crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::Offline => "drop --offline, or work from what the cache and the lock already hold".into(),
+            Self::NotHttp { .. } | Self::Io(_) => return None,
+        })
+    }
+}
+
+/// `host[:port]` of a URL string, for messages.
+pub(super) fn host_of(url: &str) -> String {
+    Url::parse(url).map_or_else(|_| url.to_string(), |u| super::credentials::host_entry(&u))
+}

@@ -1,0 +1,22 @@
+//! The network: one HTTP(S) client (reqwest on rustls with ring), split by concern —
+//! `client` (requests, downloads, the low-speed check), `auth` (credentials by host, the token
+//! protocol), `retry` (one retry loop, backoff), `tls` (roots, errors), `errors` (what failed
+//! and the hint), `proxy` (the proxy variables, `NO_PROXY`), `credentials` (`a2c login`'s
+//! token file). Async stays inside: callers use blocking methods.
+
+pub mod auth;
+pub mod client;
+pub mod credentials;
+pub mod errors;
+pub mod proxy;
+pub mod retry;
+pub mod tls;
+
+pub use auth::{HostKey, host_key, is_loopback, same_origin};
+pub use client::{
+    DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, HttpClient,
+    LazyClient, Payload, Reply,
+};
+pub use errors::HttpError;
+pub use retry::{RetryObserver, observe_retries};
+pub use tls::install_crypto_provider;
