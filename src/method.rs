@@ -54,7 +54,7 @@ impl MethodManifest {
             });
         }
         if let Some(root) = &manifest.tool_state_root
-            && root != ".tools/esys/a2c"
+            && root != crate::workspace::state_root::CANONICAL_ROOT
             && root != ".a2c"
         {
             return Err(ManifestError::Invalid {
@@ -84,7 +84,7 @@ impl MethodManifest {
 
     /// `true` when this version requires the canonical `.tools/esys/a2c` tool state root.
     pub fn requires_canonical_root(&self) -> bool {
-        self.tool_state_root.as_deref() == Some(".tools/esys/a2c")
+        self.tool_state_root.as_deref() == Some(crate::workspace::state_root::CANONICAL_ROOT)
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::install::{InstallSettings, install};
-use crate::ops::{display_under, list};
+use crate::ops::{display_under, join_versions};
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
@@ -137,7 +137,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     if !out.locked_now.is_empty() {
         printer.status(format!(
             "locked {} in `{}`",
-            list(&out.locked_now),
+            join_versions(&out.locked_now),
             out.lock_path.display()
         ));
     }

@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover_members};
-use crate::ops::list;
+use crate::ops::join_versions;
 use crate::ops::lock::{LockOptions, lock};
 
 #[derive(Debug, Args)]
@@ -76,10 +76,10 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         }
         let mut problems = Vec::new();
         if !out.missing.is_empty() {
-            problems.push(format!("lacks {}", list(&out.missing)));
+            problems.push(format!("lacks {}", join_versions(&out.missing)));
         }
         if !out.unused.is_empty() {
-            problems.push(format!("holds {} that no member needs", list(&out.unused)));
+            problems.push(format!("holds {} that no member needs", join_versions(&out.unused)));
         }
         printer.error(&anyhow::anyhow!(
             "the lock `{}` {}",
@@ -95,7 +95,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         ("removed", &out.plan.removed),
     ] {
         if !versions.is_empty() {
-            printer.status(format!("{what} {}", list(versions)));
+            printer.status(format!("{what} {}", join_versions(versions)));
         }
     }
     if out.wrote {

@@ -420,7 +420,7 @@ fn superbuild_lock(
         printer.status(format!(
             "{} {} from {}: no member pins {} any more",
             if dry { "would drop" } else { "dropped" },
-            crate::ops::list(dropped),
+            crate::ops::join_versions(dropped),
             if w.is_some() {
                 "the superbuild's lock"
             } else {

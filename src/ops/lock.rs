@@ -112,7 +112,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
                 true => format!("--update re-resolves from the registry, and {registry}"),
                 false => format!(
                     "the lock lacks {} needed by the members: {registry}{vendor}",
-                    super::list(&missing)
+                    super::join_versions(&missing)
                 ),
             },
         });

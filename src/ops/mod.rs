@@ -30,13 +30,13 @@ pub enum OpsError {
     Io(#[from] std::io::Error),
     #[error("member `{}` has no valid write contract: {reason}", path.display())]
     InvalidMember { path: PathBuf, reason: String },
-    #[error("the lock `{}` lacks {} needed by the members, and {flag} forbids changing it", path.display(), list(versions))]
+    #[error("the lock `{}` lacks {} needed by the members, and {flag} forbids changing it", path.display(), join_versions(versions))]
     LockWouldChange {
         path: PathBuf,
         versions: Vec<MethodVersion>,
         flag: &'static str,
     },
-    #[error("the lock `{}` pins {} that no member needs, and --locked forbids changing it", path.display(), list(versions))]
+    #[error("the lock `{}` pins {} that no member needs, and --locked forbids changing it", path.display(), join_versions(versions))]
     LockHasUnused {
         path: PathBuf,
         versions: Vec<MethodVersion>,
@@ -124,7 +124,7 @@ impl OpsError {
 }
 
 /// `1.2.0, 1.4.0`, or `version 1.2.0` for one.
-pub fn list(versions: &[MethodVersion]) -> String {
+pub fn join_versions(versions: &[MethodVersion]) -> String {
     let names: Vec<String> = versions.iter().map(ToString::to_string).collect();
     match names.len() {
         1 => format!("version {}", names[0]),

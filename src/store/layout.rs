@@ -21,7 +21,7 @@ pub const LOCAL_DIR: &str = ".tools_local";
 /// The staging directory inside a store.
 pub const STAGING_DIR: &str = ".staging";
 /// The lock file inside a store.
-pub const LOCK_FILE: &str = ".lock";
+pub const STORE_LOCK: &str = ".lock";
 
 /// The owner (W or R) of the store directory `store` (`<owner>/.tools_local/esys/a2c`).
 pub fn owner_of(store: &Path) -> &Path {
@@ -88,7 +88,7 @@ impl Store {
 
     /// `<store>/.lock`.
     pub fn lock_file(&self) -> PathBuf {
-        self.root.join(LOCK_FILE)
+        self.root.join(STORE_LOCK)
     }
 
     /// `true` when `<store>/<V>/` is a real directory holding a receipt that matches `entry`

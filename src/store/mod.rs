@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use cache::Cache;
 pub use install::{InstallOptions, InstallReport, Installed, Reporter, Reused, Source};
-pub use layout::{LOCAL_DIR, LOCK_FILE, STAGING_DIR, STORE_DIR, Store, create_local, owner_of};
+pub use layout::{LOCAL_DIR, STAGING_DIR, STORE_DIR, STORE_LOCK, Store, create_local, owner_of};
 pub use receipt::Receipt;
 
 use crate::util::version::MethodVersion;
@@ -27,7 +27,7 @@ use crate::util::version::MethodVersion;
 /// one a repository commits would let it forge installed versions).
 pub fn guard(owner: &Path) -> Result<Store, StoreError> {
     let store_rel = Path::new(STORE_DIR);
-    for rel in [store_rel.join(STAGING_DIR), store_rel.join(LOCK_FILE)] {
+    for rel in [store_rel.join(STAGING_DIR), store_rel.join(STORE_LOCK)] {
         crate::util::contain::check(owner, rel)?;
     }
     if crate::util::git::tracks_anything_under(owner, LOCAL_DIR) {

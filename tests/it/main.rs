@@ -1,7 +1,7 @@
 //! Integration tests: the real `a2c` binary on real git repositories in temp dirs.
 
-mod adr;
 mod bundles;
+mod cli_surface;
 mod common;
 mod config_errors;
 mod crash;
@@ -16,6 +16,7 @@ mod oci;
 mod producers;
 mod proxy;
 mod publishing;
+mod repository_model;
 mod server;
 mod servers;
 mod signing;
@@ -23,5 +24,4 @@ mod spec;
 mod trees;
 mod trust;
 mod untrusted;
-mod ux;
 mod workspace;

@@ -61,7 +61,7 @@ fn legacy_to_canonical_in_one_commit() {
     );
     run.success();
     let doc = run.json();
-    crate::ux::validate("migrate", &doc);
+    crate::cli_surface::validate("migrate", &doc);
     assert_eq!(
         (doc["from"].as_str(), doc["to"].as_str()),
         (Some("1.0.0"), Some("2.0.0"))
@@ -453,7 +453,7 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
                 &env,
             )
             .json();
-        crate::ux::validate("migrate", &doc);
+        crate::cli_surface::validate("migrate", &doc);
         let plan = doc["plan"].as_str().unwrap().to_string();
         assert!(plan.starts_with("sha256:") && plan.len() == 71, "{plan}");
         plan
@@ -628,7 +628,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let (states, counts) = (member_states(&t), member_commits(&t));
     let review = |t: &TestContext| {
         let doc = to_2_1_0_all(t, &["--dry-run", "--json"]).json();
-        crate::ux::validate("migrate-all", &doc);
+        crate::cli_surface::validate("migrate-all", &doc);
         doc
     };
     let doc = review(&t);
@@ -698,7 +698,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     );
     run.success();
     let doc = run.json();
-    crate::ux::validate("migrate-all", &doc);
+    crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(doc["plan"], plan.as_str());
     assert!(statuses(&doc).iter().all(|(_, s)| s == "committed"), "{doc}");
     assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
@@ -743,7 +743,7 @@ fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
             &["migrate", "version", "--to", "1.1.0", "--all", "--dry-run", "--json"],
         )
         .json();
-    crate::ux::validate("migrate-all", &doc);
+    crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(
         statuses(&doc),
         pairs(&[
@@ -826,7 +826,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
     let run = to_2_1_0_all(&t, &["--json"]);
     assert_eq!(run.code, 1);
     let doc = run.verdict_json();
-    crate::ux::validate("migrate-all", &doc);
+    crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(
         statuses(&doc),
         pairs(&[

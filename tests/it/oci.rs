@@ -155,7 +155,7 @@ fn push_lock_and_install_through_a_real_oci_registry() {
     let run = t.run(".", &push);
     let pushed = run.json();
     assert_eq!(pushed["changed"], true);
-    crate::ux::validate("pack-oci", &pushed);
+    crate::cli_surface::validate("pack-oci", &pushed);
     let run = t.run(".", &push);
     assert_eq!(run.json()["changed"], false);
     t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");

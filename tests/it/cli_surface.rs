@@ -1,0 +1,1036 @@
+//! The command line's surface: completions and man pages, `--version`, `a2c cache`, the JSON
+//! contract, progress in a real terminal and messages that lead somewhere (issue 17).
+
+use crate::common::TestContext;
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_line_itself() {
+    let t = TestContext::new();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef a2c"),
+        ("fish", "complete -c a2c"),
+    ] {
+        let run = t.run(".", &["completions", shell]);
+        run.success();
+        assert!(
+            run.stdout.contains(marker),
+            "{shell}: {}",
+            &run.stdout[..200.min(run.stdout.len())]
+        );
+        for sub in ["install", "lock", "doctor", "cache"] {
+            assert!(run.stdout.contains(sub), "{shell} completes `{sub}`");
+        }
+    }
+    // The bash script is valid bash.
+    let script = t.run(".", &["completions", "bash"]).stdout;
+    t.write("a2c.bash", &script);
+    let checked = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(t.path("a2c.bash"))
+        .status()
+        .unwrap();
+    assert!(checked.success());
+    let run = t.run(".", &["man"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(".ie") || run.stdout.contains(".TH a2c"),
+        "{}",
+        &run.stdout[..200]
+    );
+    assert!(run.stdout.contains("install"));
+    let run = t.run(".", &["man", "--out", "man1", "--json"]);
+    let pages = run.json()["pages"].as_array().unwrap().len();
+    assert!(pages > 10, "{pages}");
+    let install = fs_err::read_to_string(t.path("man1/a2c-install.1")).unwrap();
+    assert!(
+        install.contains("\\-\\-link\\-mode") || install.contains("link-mode"),
+        "{install}"
+    );
+    let bad = t.run(".", &["completions", "tcsh"]);
+    assert_eq!(bad.code, 2, "a usage error");
+}
+
+#[test]
+fn version_names_the_commit_when_built_from_git() {
+    let t = TestContext::new();
+    let run = t.run(".", &["--version"]);
+    run.success();
+    let line = run.stdout.trim();
+    assert!(
+        line.starts_with(&format!("a2c {}", env!("CARGO_PKG_VERSION"))),
+        "{line}"
+    );
+    let built_from_git = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.git")).exists();
+    if built_from_git {
+        // `a2c 0.1.0 (3f2a1c9ab 2026-11-29)`, `-modified` after the hash for a dirty tree.
+        let inner = line
+            .split_once('(')
+            .and_then(|(_, r)| r.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{line}"));
+        let (commit, date) = inner.split_once(' ').unwrap();
+        assert!(
+            commit
+                .trim_end_matches("-modified")
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+        assert_eq!(date.len(), 10, "{line}");
+    }
+}
+
+#[test]
+fn cache_dir_clean_and_prune_keep_what_any_store_needs() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    let run = t.run("w", &["cache", "dir"]);
+    assert_eq!(
+        run.stdout.trim(),
+        t.cache_dir()
+            .display()
+            .to_string()
+            .replace(&t.root.display().to_string(), "[TMP]")
+    );
+    let tag = fs_err::read_to_string(t.cache_dir().join("CACHEDIR.TAG")).unwrap();
+    assert!(tag.starts_with("Signature: 8a477f597d28d172789f06886806bc55"), "{tag}");
+    // A second superbuild pins only 1.0.0 (and installs it from the tree cache).
+    t.superbuild("w2", "members: [\"m/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w2/m/a", "1.0.0");
+    t.run("w2", &["install"]).success();
+    // `gc --cache` in w2 used to drop w's bundles: w's store is known, so they stay.
+    let doc = t.run("w2", &["gc", "--cache", "--json"]).json();
+    assert_eq!(doc["cache_removed"], serde_json::json!([]), "{doc}");
+    let bundles = || fs_err::read_dir(t.cache_dir().join("bundles")).unwrap().count();
+    assert_eq!(bundles(), 3);
+    // Nothing to prune while both stores stand.
+    let doc = t.run(".", &["cache", "prune", "--json"]).json();
+    assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    // w gone: 1.1.0 and 2.0.0 are needed by no store; 1.0.0 stays (w2 has it).
+    fs_err::remove_dir_all(t.path("w")).unwrap();
+    let doc = t.run(".", &["cache", "prune", "--dry-run", "--json"]).json();
+    let removed = doc["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 4, "two bundles, two tree records: {doc}");
+    assert!(
+        removed
+            .iter()
+            .all(|r| r["reason"] == "no store on this machine needs it"),
+        "{doc}"
+    );
+    assert_eq!(bundles(), 3, "a dry run changes nothing");
+    let run = t.run(".", &["cache", "prune"]);
+    run.success();
+    assert!(run.stderr.contains("removed 4 entries"), "{}", run.stderr);
+    assert_eq!(bundles(), 1);
+    // --unused-for: what w2 needs and used just now stays ...
+    let doc = t.run(".", &["cache", "prune", "--unused-for", "1", "--json"]).json();
+    assert_eq!(doc["removed"], serde_json::json!([]), "{doc}");
+    // ... until no install has used it for longer; a tree w2's store links stays anyway.
+    let bundle = fs_err::read_dir(t.cache_dir().join("bundles"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let backdated = std::process::Command::new("touch")
+        .args(["-d", "3 days ago"])
+        .arg(&bundle)
+        .status()
+        .unwrap();
+    assert!(backdated.success());
+    let doc = t.run(".", &["cache", "prune", "--unused-for", "2", "--json"]).json();
+    let removed = doc["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 1, "{doc}");
+    assert_eq!(removed[0]["reason"], "unused for more than 2 days", "{doc}");
+    assert_eq!(bundles(), 0);
+    let entries = fs_err::read_dir(t.cache_dir().join("trees")).unwrap().count();
+    assert_eq!(entries, 1, "the tree w2 links stays");
+    // clean: everything; w2's installed files stay.
+    let doc = t.run(".", &["cache", "clean", "--json"]).json();
+    assert!(!doc["removed"].as_array().unwrap().is_empty());
+    assert_eq!(bundles(), 0);
+    assert!(t.path("w2/.tools_local/esys/a2c/1.0.0/rules/core.md").is_file());
+    t.run("w2", &["doctor", "--deep"]).success();
+}
+
+/// `--locked` means the lock exactly as it is: a lock entry no member needs fails it (as
+/// `lock --check` does), and a missing lock file is named as such.
+#[test]
+fn locked_fails_on_removals_and_on_a_missing_lock_file() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let run = t.run("w", &["install", "--locked"]);
+    run.fails_with(&["--locked: there is no lock file at `[TMP]/w/.tools/esys/a2c/a2c.lock`"]);
+    t.run("w", &["lock"]).success();
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\n",
+    );
+    let check = t.run("w", &["lock", "--check"]);
+    check.failure();
+    let run = t.run("w", &["install", "--locked"]);
+    run.fails_with(&["pins version 2.0.0 that no member needs, and --locked forbids changing it"]);
+    assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
+    t.run("w", &["install"]).success();
+}
+
+/// Validates `doc` against `docs/json/<name>.schema.json` (and the `schema` key every
+/// document carries).
+#[track_caller]
+pub fn validate(name: &str, doc: &serde_json::Value) {
+    let path = format!("{}/docs/json/{name}.schema.json", env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::options().build(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{doc:#}");
+    assert_eq!(doc["schema"], 1, "{name}");
+}
+
+/// Every `--json` document validates against its schema in docs/json/, errors included.
+#[test]
+fn every_json_document_matches_its_schema() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    validate("lock", &t.run("w", &["lock", "--json"]).json());
+    validate("lock", &t.run("w", &["lock", "--check", "--json"]).json());
+    validate("install", &t.run("w", &["install", "--json"]).json());
+    validate("resolve", &t.run("w/p/app", &["resolve", "--json"]).json());
+    validate("doctor", &t.run("w", &["doctor", "--json"]).verdict_json());
+    validate("gc", &t.run("w", &["gc", "--cache", "--dry-run", "--json"]).json());
+    validate("workspace-root", &t.run("w", &["workspace", "path", "--json"]).json());
+    validate(
+        "workspace-members",
+        &t.run("w", &["workspace", "members", "--json"]).json(),
+    );
+    validate("vendor", &t.run("w", &["vendor", "../vend", "--json"]).json());
+    validate(
+        "key-generate",
+        &t.run(".", &["key", "generate", "--out", "keys/k", "--json"]).json(),
+    );
+    t.method_tree("trees/9.0.0", "9.0.0");
+    validate(
+        "pack",
+        &t.run(
+            ".",
+            &[
+                "pack",
+                "trees/9.0.0",
+                "--version",
+                "9.0.0",
+                "--registry",
+                "reg",
+                "--json",
+            ],
+        )
+        .json(),
+    );
+    validate(
+        "sign",
+        &t.run(".", &["sign", "--registry", "reg", "--key", "keys/k", "--json"])
+            .json(),
+    );
+    validate(
+        "yank",
+        &t.run(".", &["yank", "9.0.0", "--registry", "reg", "--json"]).json(),
+    );
+    validate("cache-dir", &t.run("w", &["cache", "dir", "--json"]).json());
+    validate(
+        "cache-prune",
+        &t.run("w", &["cache", "prune", "--dry-run", "--json"]).json(),
+    );
+    validate(
+        "cache-prune",
+        &t.run("w", &["cache", "clean", "--dry-run", "--json"]).json(),
+    );
+    validate("man", &t.run(".", &["man", "--out", "man1", "--json"]).json());
+    t.git_repo("fresh");
+    validate(
+        "adopt",
+        &t.run("fresh", &["adopt", "--version", "1.0.0", "--json"]).json(),
+    );
+    // login reads the token on standard input.
+    let mut child = t
+        .cmd(".")
+        .args(["login", "reg.example.org", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"t0ken\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    validate("login", &serde_json::from_slice(&out.stdout).unwrap());
+    validate("logout", &t.run(".", &["logout", "reg.example.org", "--json"]).json());
+    // An error is a document too, with a stable code, and the same exit status.
+    t.superbuild("nolock", "members: [\"m/*\"]\n");
+    t.canonical_repo("nolock/m/a", "1.0.0");
+    let run = t.run("nolock", &["install", "--locked", "--json"]);
+    let doc = run.json_failure();
+    validate("error", &doc);
+    assert_eq!(doc["error"]["code"], "no-lock-file", "{doc}");
+    assert_eq!(doc["exit"], 1);
+    assert!(doc["error"]["hint"].as_str().unwrap().contains("a2c lock"), "{doc}");
+    assert!(
+        run.stderr.contains("error: --locked: there is no lock file"),
+        "stderr keeps the text"
+    );
+    // A command that prints its own failure document prints only that one.
+    let run = t.run("nolock/m/a", &["resolve", "--json"]);
+    run.failure();
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("exactly one document");
+    validate("resolve", &doc);
+}
+
+/// `--color` governs clap's own help and usage output too.
+#[test]
+fn color_flag_governs_help_and_usage() {
+    let t = TestContext::new();
+    let help = t.run(".", &["--color", "always", "install", "--help"]);
+    help.success();
+    assert!(help.stdout.contains("\u{1b}["), "coloured on request");
+    for args in [
+        &["--color", "never", "install", "--help"][..],
+        &["--color=never", "lock", "--help"][..],
+    ] {
+        let run = t.run(".", args);
+        run.success();
+        assert!(!run.stdout.contains('\u{1b}'), "{args:?}: {}", run.stdout);
+    }
+    let usage = t.run(".", &["--color", "always", "install", "--no-such-flag"]);
+    assert_eq!(usage.code, 2);
+    assert!(usage.stderr.contains("\u{1b}["), "{}", usage.stderr);
+    let usage = t.run(".", &["--color", "never", "install", "--no-such-flag"]);
+    assert!(!usage.stderr.contains('\u{1b}'), "{}", usage.stderr);
+}
+
+/// Every command's `--help` ends with examples.
+#[test]
+fn every_command_help_has_examples() {
+    let t = TestContext::new();
+    let leaves = [
+        "workspace path",
+        "workspace members",
+        "resolve",
+        "lock",
+        "install",
+        "pack",
+        "yank",
+        "key generate",
+        "sign",
+        "vendor",
+        "doctor",
+        "gc",
+        "migrate version",
+        "adopt",
+        "login",
+        "logout",
+        "cache dir",
+        "cache clean",
+        "cache prune",
+        "completions",
+        "man",
+    ];
+    for leaf in leaves {
+        let mut args: Vec<&str> = leaf.split(' ').collect();
+        args.push("--help");
+        let run = t.run(".", &args);
+        run.success();
+        assert!(
+            run.stdout.contains("Example"),
+            "`a2c {leaf} --help` has no example:\n{}",
+            run.stdout
+        );
+    }
+    let lock = t.run(".", &["lock", "--help"]).stdout;
+    assert!(lock.contains("http(s)://") && lock.contains("oci://"), "{lock}");
+}
+
+/// `install --reinstall V` repairs a tampered version from its verified bundle, without `rm`.
+#[test]
+fn reinstall_repairs_a_tampered_version() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    let file = t.path("w/.tools_local/esys/a2c/1.0.0/rules/core.md");
+    let original = fs_err::read_to_string(&file).unwrap();
+    fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    fs_err::write(&file, "tampered\n").unwrap();
+    t.run("w", &["doctor", "--deep"]).failure();
+    // A plain install sees a valid receipt and does nothing.
+    let doc = t.run("w", &["install", "--json"]).json();
+    assert_eq!(doc["installed"], serde_json::json!([]));
+    let doc = t.run("w", &["install", "--reinstall", "1.0.0", "--json"]).json();
+    assert_eq!(doc["installed"][0]["version"], "1.0.0");
+    assert_eq!(
+        doc["installed"][0]["source"], "cache",
+        "from the verified bundle: {doc}"
+    );
+    assert_eq!(fs_err::read_to_string(&file).unwrap(), original);
+    t.run("w", &["doctor", "--deep"]).success();
+    // Without a version: everything the members need.
+    let doc = t.run("w", &["install", "--reinstall", "--json"]).json();
+    assert_eq!(doc["installed"].as_array().unwrap().len(), 3);
+    let run = t.run("w", &["install", "--reinstall", "9.9.9"]);
+    run.fails_with(&["--reinstall 9.9.9: no member needs 9.9.9"]);
+}
+
+/// The command `vendor` prints can be pasted into a shell as is: a path with spaces is quoted.
+#[test]
+fn vendor_prints_a_shell_quoted_command() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["vendor", "../my vendor"]);
+    run.success();
+    let line = run.stderr.lines().last().unwrap().to_string();
+    insta::assert_snapshot!(line, @"3 bundles in `[TMP]/w/../my vendor`; install them anywhere with `a2c install --offline --from '../my vendor'`");
+    let parsed = shlex::split(line.split("with `").nth(1).unwrap().trim_end_matches('`')).unwrap();
+    assert_eq!(parsed.last().unwrap(), "../my vendor");
+}
+
+/// A version the registry lacks is named with the member that pins it, and the hint lists the
+/// versions the registry has.
+#[test]
+fn an_unknown_version_names_its_member_and_the_registry_versions() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.canonical_repo("w/p/new", "9.9.9");
+    let run = t.run("w", &["lock"]);
+    insta::assert_snapshot!(run.error_transcript(), @r"
+    exit: 1
+    error: version 9.9.9 is not in the registry `[TMP]/reg`, pinned by `[TMP]/w/p/new`
+    hint: the registry has 1.0.0, 1.1.0, 2.0.0: pin one of those (`a2c migrate version --to V` in the member), or publish 9.9.9 with `a2c pack`
+    ");
+}
+
+/// `adopt` checks that the version exists (the lock or the registry has it), and warns —
+/// adopting still works offline.
+#[test]
+fn adopt_warns_about_a_version_the_registry_lacks() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.git_repo("w/p/new");
+    let run = t.run("w/p/new", &["adopt", "--version", "9.9.9"]);
+    run.success();
+    assert!(
+        run.stderr.contains("version 9.9.9 is not in the registry")
+            && run.stderr.contains("(it has 1.0.0, 1.1.0, 2.0.0)"),
+        "{}",
+        run.stderr
+    );
+    t.git_repo("w/p/other");
+    let run = t.run("w/p/other", &["adopt", "--version", "2.0.0"]);
+    run.success();
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+/// `a2c list` shows every version in the four places; `a2c outdated` the members behind the
+/// newest published version.
+#[test]
+fn list_and_outdated() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    t.method_tree("trees/3.0.0", "3.0.0");
+    t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
+        .success();
+    t.run(".", &["yank", "1.1.0", "--registry", "reg"]).success();
+    let doc = t.run("w", &["list", "--json"]).json();
+    validate("list", &doc);
+    let rows: Vec<(String, bool, bool, String)> = doc["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["version"].as_str().unwrap().to_string(),
+                r["locked"].as_bool().unwrap(),
+                r["installed"].as_bool().unwrap(),
+                r["registry"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("1.0.0".into(), true, true, "published".into()),
+            ("1.1.0".into(), true, true, "yanked".into()),
+            ("2.0.0".into(), true, true, "published".into()),
+            ("3.0.0".into(), false, false, "published".into()),
+        ]
+    );
+    assert_eq!(
+        doc["versions"][0]["members"].as_array().unwrap().len(),
+        2,
+        "app and util pin 1.0.0"
+    );
+    let offline = t.run("w", &["list", "--offline", "--json"]).json();
+    assert!(offline["versions"][0]["registry"].is_null());
+    assert_eq!(offline["registry_note"], "offline");
+    let human = t.run("w", &["list"]);
+    human.success();
+    assert!(
+        human.stdout.contains("3.0.0") && human.stdout.contains("yanked"),
+        "{}",
+        human.stdout
+    );
+    let doc = t.run("w", &["outdated", "--json"]).json();
+    validate("outdated", &doc);
+    assert_eq!(doc["newest"], "3.0.0");
+    assert_eq!(doc["members"].as_array().unwrap().len(), 4, "{doc}");
+    let human = t.run("w", &["outdated"]);
+    assert!(human.stdout.contains("p/web: 2.0.0 → 3.0.0"), "{}", human.stdout);
+}
+
+/// `lock --update V` re-resolves only V (like `cargo update -p`): another changed entry is
+/// still refused, and the lock is untouched until every change is accepted.
+#[test]
+fn lock_update_of_one_version_moves_only_it() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    t.edit_index("reg", "2.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
+    t.edit_index("reg", "1.0.0", |e| e["sha256"] = serde_json::json!("1".repeat(64)));
+    let run = t.run("w", &["lock", "--update", "2.0.0"]);
+    run.fails_with(&["version 1.0.0 is locked with sha256"]);
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        before
+    );
+    let doc = t.run("w", &["lock", "--update", "2.0.0", "1.0.0", "--json"]).json();
+    assert_eq!(doc["updated"], serde_json::json!(["1.0.0", "2.0.0"]));
+    let run = t.run("w", &["lock", "--update", "9.9.9"]);
+    run.fails_with(&["--update 9.9.9: no member needs 9.9.9"]);
+}
+
+/// A terminal for a test: `a2c ARGS` (with the test's environment, `CI` unset, and `exports`)
+/// runs in a detached tmux session 60 columns wide; `capture` reads the screen.
+struct Terminal {
+    socket: String,
+}
+
+impl Terminal {
+    fn start(t: &TestContext, cwd: &str, exports: &[(&str, String)], args: &str) -> Option<Self> {
+        if std::process::Command::new("tmux").arg("-V").output().is_err() {
+            crate::common::require_program("tmux (apt-get install tmux)");
+            return None;
+        }
+        let a2c = t.cmd(cwd);
+        let mut script = String::from("unset CI A2C_PROGRESS\n");
+        let quote = |v: &str| shlex::try_quote(v).unwrap().into_owned();
+        for (k, v) in a2c.get_envs() {
+            if k == "A2C_PROGRESS" {
+                continue; // the default: bars in a terminal
+            }
+            if let Some(v) = v {
+                script.push_str(&format!(
+                    "export {}={}\n",
+                    k.to_string_lossy(),
+                    quote(&v.to_string_lossy())
+                ));
+            }
+        }
+        for (k, v) in exports {
+            script.push_str(&format!("export {k}={}\n", quote(v)));
+        }
+        script.push_str(&format!(
+            "cd {}\n{} {args}; echo EXIT=$?; sleep 30\n",
+            quote(&t.path(cwd).to_string_lossy()),
+            quote(&a2c.get_program().to_string_lossy())
+        ));
+        let name = format!("run-{}.sh", next_id());
+        t.write(&name, &script);
+        let term = Self {
+            socket: format!("a2c-test-{}-{}", std::process::id(), next_id()),
+        };
+        let started = term.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            "60",
+            "-y",
+            "30",
+            "-s",
+            "a2c",
+            "bash",
+            t.path(&name).to_str().unwrap(),
+        ]);
+        assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+        Some(term)
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "a2c"]).stdout).into_owned()
+    }
+
+    /// The screen once it shows `what` (or after 20 s).
+    fn wait_for(&self, what: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let screen = self.capture();
+            if screen.contains(what) || std::time::Instant::now() > deadline {
+                return screen;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn next_id() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+/// Progress as a person sees it: the install runs in a real terminal (tmux, 60 columns),
+/// paused in the middle of its first extraction by the test hook; the overall bar knows its
+/// total, names the version in progress and fits the width; once done, the bars are gone.
+#[test]
+fn progress_bars_in_a_real_terminal() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let release = t.path("release");
+    let hook = format!("pause-until:mid-extraction:{}", release.display());
+    let Some(term) = Terminal::start(&t, "w", &[("A2C_TEST_HOOK", hook)], "install --jobs 1") else {
+        return;
+    };
+    let paused = term.wait_for("extracting");
+    let bar = paused
+        .lines()
+        .find(|l| l.contains("versions"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(bar.contains("0/3 versions"), "the total is known up front:\n{paused}");
+    assert!(bar.contains("extracting 1.0.0"), "{paused}");
+    assert!(bar.trim_end().chars().count() <= 60, "fits 60 columns: {bar:?}");
+    fs_err::write(&release, "").unwrap();
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
+    assert!(done.contains("installed 3, reused 0"), "{done}");
+}
+
+/// Lines printed while the bars are drawn (retries under `-v`) go above them: no stale frame
+/// is left on the screen.
+#[test]
+fn lines_printed_during_progress_leave_no_stale_bars() {
+    let t = TestContext::new();
+    let server = t.standard_http_superbuild();
+    t.run("w", &["lock"]).success();
+    server.fault(
+        "/bundles/a2c-1.0.0.tar.gz",
+        &[crate::server::Fault::Status(500), crate::server::Fault::Status(503)],
+    );
+    let exports = [("A2C_HTTP_RETRIES", "3".to_string())];
+    let Some(term) = Terminal::start(&t, "w", &exports, "-v install --jobs 1") else {
+        return;
+    };
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(done.contains("retry 1 of 3"), "{done}");
+    assert!(!done.contains("versions"), "no stale frame:\n{done}");
+}
+
+/// `--offline` and `-j` are global: every command honours them.
+#[test]
+fn offline_and_jobs_are_global() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    // lock --offline with a registry that needs the network: nothing locked yet, so it says
+    // exactly what it lacks and where it looked.
+    let remote = [("A2C_REGISTRY", "https://reg.example.invalid/a2c/")];
+    t.run_env("w", &["--offline", "lock"], &remote).fails_with(&[
+        "--offline: the lock lacks versions 1.0.0, 1.1.0, 2.0.0 needed by the members: the registry `https://reg.example.invalid/a2c/` needs the network; no --from DIR with a vendor manifest was given",
+    ]);
+    // A registry that is a directory on this machine needs no network: offline, it resolves.
+    t.run("w", &["--offline", "lock"]).success();
+    let locked = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    t.run("w", &["install", "-j", "1"]).success();
+    // Offline, with the lock and the cache: lock --offline keeps and checks; vendor copies
+    // from the cache; doctor --deep takes -j; list shows no registry column.
+    t.run("w", &["lock", "--offline"]).success();
+    let doc = t
+        .run("w", &["vendor", "../vend", "--offline", "-j", "2", "--json"])
+        .json();
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 3);
+    t.run("w", &["doctor", "--deep", "-j", "1"]).success();
+    let doc = t.run("w", &["list", "--offline", "--json"]).json();
+    assert_eq!(doc["registry_note"], "offline");
+    t.run_env("w", &["lock", "--offline", "--update"], &remote).fails_with(&[
+        "--offline: --update re-resolves from the registry, and the registry `https://reg.example.invalid/a2c/` needs the network",
+    ]);
+    // lock --offline --from DIR: the vendor manifest gives back the entries as they were locked.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run_env("w", &["lock", "--offline", "--from", "../vend"], &remote);
+    run.success();
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        locked,
+        "the same lock, from the vendor manifest"
+    );
+    t.canonical_repo("w/p/late", "3.0.0");
+    t.run_env("w", &["lock", "--offline", "--from", "../vend"], &remote)
+        .fails_with(&[
+            "the lock lacks version 3.0.0 needed by the members",
+            "(--from) does not list it",
+        ]);
+    fs_err::remove_dir_all(t.path("w/p/late")).unwrap();
+    // A command that needs the network refuses under --offline, naming why.
+    t.method_tree("trees/5.0.0", "5.0.0");
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/5.0.0",
+            "--version",
+            "5.0.0",
+            "--registry",
+            "oci://127.0.0.1:9/esys/a2c",
+            "--offline",
+        ],
+    );
+    run.fails_with(&["--offline: this needs the network"]);
+}
+
+/// `--frozen`: the lock exactly as it is, and no network (cargo's meaning).
+#[test]
+fn frozen_is_locked_and_offline() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    // The bundles are cached: a frozen install works with the registry gone.
+    fs_err::rename(t.path("reg"), t.path("reg-away")).unwrap();
+    t.run("w", &["install", "--frozen"]).success();
+    t.run("w", &["lock", "--frozen"]).success();
+    // A member pinning a version the lock lacks: both refuse, changing nothing.
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 3.0.0\n",
+    );
+    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["install", "--frozen"]);
+    run.failure();
+    assert!(run.stderr.contains("lacks version 3.0.0"), "{}", run.stderr);
+    t.run("w", &["lock", "--frozen"]).failure();
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        before
+    );
+}
+
+/// `a2c --help` lists every environment variable that src/env.rs documents.
+#[test]
+fn help_lists_every_environment_variable() {
+    let t = TestContext::new();
+    let help = t.run(".", &["--help"]).stdout;
+    let env = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/env.rs")).unwrap();
+    let names: Vec<&str> = env
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|n| *n != "A2C_TEST_HOOK" && *n != "variable")
+        .collect();
+    assert!(names.len() > 20, "{names:?}");
+    for name in names {
+        assert!(help.contains(name), "`a2c --help` lacks {name}");
+    }
+}
+
+/// `pack --level N`: the level is part of the bytes — deterministic per level — and any
+/// level installs.
+#[test]
+fn pack_level_is_deterministic_per_level() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = |reg: &str, level: &str| {
+        t.run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--registry",
+                reg,
+                "--level",
+                level,
+                "--json",
+            ],
+        )
+        .json()["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let fast = pack("reg1", "1");
+    assert_eq!(pack("reg1b", "1"), fast, "same tree, same level, same bytes");
+    let default = t
+        .run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--registry",
+                "reg6",
+                "--json",
+            ],
+        )
+        .json();
+    assert_eq!(
+        pack("reg6b", "6"),
+        default["sha256"].as_str().unwrap(),
+        "6 is the default"
+    );
+    assert_eq!(
+        t.run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--registry",
+                "r",
+                "--level",
+                "0"
+            ]
+        )
+        .code,
+        2
+    );
+    t.superbuild("w", "members: [\"m/*\"]\nregistry: ../reg1\n");
+    t.canonical_repo("w/m/a", "1.0.0");
+    t.run("w", &["install"]).success();
+    t.run("w", &["doctor", "--deep"]).success();
+}
+
+/// Issue 16, item 5: `pack --threads N` deflates independent blocks on N threads: the same
+/// bytes for any N >= 2 (over several blocks), other bytes than the default's, the same tree
+/// digest, and it installs and verifies like any bundle.
+#[test]
+fn pack_threads_are_deterministic_for_any_count() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    // A few MiB of poorly compressible content, so that the bundle spans several blocks.
+    let mut x: u64 = 7;
+    let noise: Vec<u8> = (0..5 << 20)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 56) as u8
+        })
+        .collect();
+    fs_err::write(t.path("trees/1.0.0/data.bin"), noise).unwrap();
+    let pack = |reg: &str, threads: &str| {
+        let doc = t
+            .run(
+                ".",
+                &[
+                    "pack",
+                    "trees/1.0.0",
+                    "--version",
+                    "1.0.0",
+                    "--registry",
+                    reg,
+                    "--threads",
+                    threads,
+                    "--json",
+                ],
+            )
+            .json();
+        (
+            doc["sha256"].as_str().unwrap().to_string(),
+            doc["tree"].as_str().unwrap().to_string(),
+        )
+    };
+    let two = pack("reg2", "2");
+    assert_eq!(pack("reg4", "4"), two, "the same bytes for any count of threads");
+    let one = pack("reg1", "1");
+    assert_ne!(one.0, two.0, "blocks are other bytes than one stream");
+    assert_eq!(one.1, two.1, "the same tree");
+    t.superbuild("w", "members: [\"m/*\"]\nregistry: ../reg2\n");
+    t.canonical_repo("w/m/a", "1.0.0");
+    t.run("w", &["install"]).success();
+    t.run("w", &["doctor", "--deep"]).success();
+    // Re-packing a published version with the other setting is refused, as any changed bundle,
+    // and the hint says that only the packing differs.
+    let run = t.run(
+        ".",
+        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg2"],
+    );
+    run.fails_with(&[
+        "only how they were packed differs",
+        "`--level`, `--threads`, `--format`",
+    ]);
+    t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "regz",
+            "--format",
+            "zip",
+            "--threads",
+            "2",
+        ],
+    )
+    .fails_with(&["--threads applies to tar.gz bundles"]);
+}
+
+/// Issue 17, item 3: when stderr is not a terminal (a pipe, a log, CI), long work prints a
+/// plain line per version started and finished, with its size and time, instead of silence
+/// until the end; `A2C_PROGRESS=none`, `-q` and `--json` keep it quiet.
+#[test]
+fn progress_lines_when_stderr_is_not_a_terminal() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let install = |extra: &[&str], env: &[(&str, &str)]| {
+        let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
+        let _ = fs_err::remove_dir_all(t.cache_dir());
+        let mut cmd = t.cmd("w");
+        cmd.env_remove("A2C_PROGRESS").arg("install").args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    for env in [&[][..], &[("CI", "true")][..]] {
+        let (_, stderr) = install(&[], env);
+        for v in ["1.0.0", "1.1.0", "2.0.0"] {
+            let lines: Vec<&str> = stderr.lines().collect();
+            let started = lines.iter().position(|l| l.starts_with(&format!("installing {v} (")));
+            let finished = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("done {v} (")) && l.contains(" B, ") && l.ends_with(" s)"));
+            assert!(
+                matches!((started, finished), (Some(s), Some(f)) if s < f),
+                "{v}: a line when it starts and one when it is done, with size and time:\n{stderr}"
+            );
+        }
+        assert!(stderr.contains("installed 3, reused 0"), "{stderr}");
+    }
+    let (_, stderr) = install(&[], &[("A2C_PROGRESS", "bogus")]);
+    assert!(
+        stderr.contains("ignoring A2C_PROGRESS=bogus: it takes auto, lines or none") && stderr.contains("done 1.0.0 ("),
+        "an unknown value is named, and the default applies:\n{stderr}"
+    );
+    let (_, stderr) = install(&[], &[("A2C_PROGRESS", "none")]);
+    assert!(!stderr.contains("installing 1.0.0"), "{stderr}");
+    let (_, stderr) = install(&["-q"], &[]);
+    assert_eq!(stderr, "", "-q: nothing");
+    let (stdout, stderr) = install(&["--json"], &[]);
+    assert!(!stderr.contains("installing 1.0.0"), "{stderr}");
+    validate("install", &serde_json::from_str(&stdout).unwrap());
+}
+
+/// Ctrl-C while the bars are drawn clears them and exits 130 (a shell's "interrupted"); the
+/// store stays valid and the next install completes.
+#[test]
+fn ctrl_c_clears_the_bars() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let hook = format!("pause-until:mid-extraction:{}", t.path("never").display());
+    let Some(term) = Terminal::start(&t, "w", &[("A2C_TEST_HOOK", hook)], "install --jobs 1") else {
+        return;
+    };
+    let paused = term.wait_for("extracting");
+    assert!(paused.contains("0/3 versions"), "{paused}");
+    term.tmux(&["send-keys", "-t", "a2c", "C-c"]);
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("EXIT=130"), "{done}");
+    assert!(done.contains("interrupted"), "{done}");
+    assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
+    let run = t.run("w", &["install", "--json"]);
+    run.success();
+    assert_eq!(run.json()["installed"].as_array().unwrap().len(), 3);
+}
+
+/// Issue 17, item 4: each of these messages was wrong or weak; each now names what failed and
+/// what to do. (The unknown version, the vendor command, the proxy and the retries have their
+/// own tests; permission denied is unit-tested, because CI runs as root.)
+#[test]
+fn messages_that_lead_somewhere() {
+    let t = TestContext::new();
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
+    // No registry configured anywhere: the hint names the ways to give one that exist.
+    t.superbuild("nr", "members: [\"m\"]\n");
+    t.canonical_repo("nr/m", "1.0.0");
+    insta::assert_snapshot!("no-registry", t.run("nr", &["install"]).error_transcript());
+    // `lock` in a repository that has not adopted: the hint is `a2c adopt --version X`.
+    t.git_repo("plain");
+    insta::assert_snapshot!("lock-not-adopted", t.run("plain", &["lock"]).error_transcript());
+    // `--locked` with no lock file says that the file does not exist.
+    t.superbuild("w", "members: [\"a\", \"b\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/a", "1.0.0");
+    t.canonical_repo("w/b", "2.0.0");
+    insta::assert_snapshot!(
+        "locked-no-lock-file",
+        t.run("w", &["install", "--locked"]).error_transcript()
+    );
+    // A sha256 mismatch of one version says exactly what was installed and what was not.
+    t.run("w", &["lock"]).success();
+    let bundle = t.path("reg/bundles/a2c-2.0.0.tar.gz");
+    let mut bytes = fs_err::read(&bundle).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    fs_err::write(&bundle, bytes).unwrap();
+    insta::assert_snapshot!(
+        "partial-install",
+        t.run("w", &["install", "-j", "1"]).error_transcript()
+    );
+    // A stale local pointer: the warning says how to fix it.
+    t.write(
+        "w/a/.tools_local/esys/a2c/workspace.yaml",
+        "workspace_root: ../../gone\n",
+    );
+    let run = t.run("w/a", &["resolve"]);
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("stale local pointer"))
+        .unwrap_or_default();
+    insta::assert_snapshot!("stale-pointer", warning);
+    // `adopt --version` of a version neither the registry nor the cache has: a warning.
+    t.git_repo("new");
+    let run = t.run_env("new", &["adopt", "--version", "9.9.9"], &[("A2C_REGISTRY", "../reg")]);
+    insta::assert_snapshot!("adopt-unpublished", run.error_transcript());
+}
