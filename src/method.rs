@@ -108,3 +108,12 @@ mod tests {
         );
     }
 }
+
+impl crate::util::hint::Hint for ManifestError {
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "a method tree holds `{}` at its root, declaring `name`, `version` and `tool_state_root`",
+            MANIFEST_FILE
+        ))
+    }
+}

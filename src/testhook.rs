@@ -14,6 +14,8 @@ pub const MIGRATE_AFTER_INSTALL: &str = "migrate-after-install";
 pub const MIGRATE_MID_MOVES: &str = "migrate-mid-moves";
 pub const MIGRATE_BEFORE_COMMIT: &str = "migrate-before-commit";
 pub const MIGRATE_BETWEEN_MEMBERS: &str = "migrate-between-members";
+/// Restoring a migration's snapshot (a failure here leaves the journal in place).
+pub const MIGRATE_RESTORE: &str = "migrate-restore";
 
 /// An injected failure at `name` when `A2C_TEST_HOOK` is `fail:<name>` (test builds only): the
 /// caller treats it as any other error, so its rollback runs.

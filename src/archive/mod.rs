@@ -193,3 +193,9 @@ pub fn manifest_text(path: &Path, format: Format) -> Option<String> {
         }
     }
 }
+
+impl crate::util::hint::Hint for ArchiveError {
+    fn hint(&self) -> Option<String> {
+        ArchiveError::hint(self)
+    }
+}

@@ -271,49 +271,100 @@ fn pending_warning(repo: &std::path::Path, j: &crate::migrate::Journal) -> Strin
     )
 }
 
-/// The hint attached to an error anywhere in its chain.
+/// The hint of `cause` when it is one of `$t` (every error type of a2c: see the test below),
+/// and the list of their names.
+macro_rules! hinted {
+    ($($t:ty),* $(,)?) => {
+        fn hint_of(cause: &(dyn std::error::Error + 'static)) -> Option<Option<String>> {
+            $(
+                if let Some(e) = cause.downcast_ref::<$t>() {
+                    return Some(crate::util::hint::Hint::hint(e));
+                }
+            )*
+            None
+        }
+        #[cfg(test)]
+        const HINTED: &[&str] = &[$(stringify!($t)),*];
+    };
+}
+
+hinted!(
+    crate::ops::OpsError,
+    crate::workspace::WorkspaceError,
+    crate::workspace::MemberError,
+    crate::workspace::AdoptionError,
+    crate::workspace::adoption::ReadError,
+    crate::workspace::marker::MarkerError,
+    crate::registry::RegistryError,
+    crate::registry::publish::PublishError,
+    crate::registry::signing::SignError,
+    crate::store::StoreError,
+    crate::lock::LockError,
+    crate::archive::ArchiveError,
+    crate::net::HttpError,
+    crate::migrate::MigrateError,
+    crate::method::ManifestError,
+    crate::util::yaml::YamlError,
+    crate::util::version::VersionError,
+    crate::util::contain::Refused,
+);
+
+/// The hint attached to an error anywhere in its chain: the first error in it that has one
+/// (an I/O error carries one only when it is a refusal).
 pub(crate) fn hint(err: &anyhow::Error) -> Option<String> {
     err.chain().find_map(|cause| {
-        if let Some(e) = cause.downcast_ref::<crate::ops::OpsError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::workspace::WorkspaceError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::registry::RegistryError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::registry::publish::PublishError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::store::StoreError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::lock::LockError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::archive::ArchiveError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::net::HttpError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::registry::signing::SignError>() {
-            return e.hint();
-        }
-        if let Some(e) = cause.downcast_ref::<crate::migrate::MigrateError>() {
-            return e.hint();
-        }
         if let Some(e) = cause.downcast_ref::<std::io::Error>() {
-            return crate::util::contain::refusal(e).map(|r| r.hint());
+            return crate::util::contain::refusal(e).and_then(crate::util::hint::Hint::hint);
         }
-        None
+        hint_of(cause).flatten()
     })
 }
 
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    /// Every `thiserror` error type of the crate is in the hint table (so none silently loses
+    /// its hint), and the table names no type that does not exist.
+    #[test]
+    fn every_error_type_has_a_hint() {
+        let mut found = Vec::new();
+        for entry in walkdir::WalkDir::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if line.trim_start().starts_with("#[derive(") && line.contains("thiserror::Error") {
+                    let decl = lines[i + 1..]
+                        .iter()
+                        .find(|l| l.contains("enum ") || l.contains("struct "))
+                        .unwrap();
+                    let name = decl
+                        .split_whitespace()
+                        .skip_while(|w| *w != "enum" && *w != "struct")
+                        .nth(1)
+                        .unwrap()
+                        .trim_end_matches('{')
+                        .to_string();
+                    found.push(name);
+                }
+            }
+        }
+        let listed: Vec<String> = super::HINTED
+            .iter()
+            .map(|t| t.rsplit("::").next().unwrap().trim().to_string())
+            .collect();
+        for name in &found {
+            assert!(
+                listed.contains(name),
+                "`{name}` derives thiserror::Error but is not in cli's hint table"
+            );
+        }
+        assert_eq!(found.len(), listed.len(), "{found:?} vs {listed:?}");
+    }
 
     #[test]
     fn arguments_are_consistent() {

@@ -317,3 +317,9 @@ mod tests {
         }
     }
 }
+
+impl crate::util::hint::Hint for LockError {
+    fn hint(&self) -> Option<String> {
+        LockError::hint(self)
+    }
+}

@@ -391,6 +391,7 @@ impl Snapshot {
     /// Puts every file and the index back as they were.
     pub fn restore(&self) -> Result<(), MigrateError> {
         use std::os::unix::fs::PermissionsExt;
+        crate::testhook::fail_point(crate::testhook::MIGRATE_RESTORE).map_err(MigrateError::Injected)?;
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
             let dir = self.repo.join(root);
             for rel in files_under(&self.repo, root)? {
@@ -472,8 +473,18 @@ impl Transaction {
                 first.get_or_insert(e.into());
             }
         }
-        Journal::remove(&self.repo);
-        first.map_or(Ok(()), Err)
+        match first {
+            None => {
+                Journal::remove(&self.repo);
+                Ok(())
+            }
+            // Not rolled back entirely: the journal stays (every command and `doctor` then say
+            // a migration is pending), naming what failed, so the next run resumes from it.
+            Some(e) => {
+                let _ = Journal::step(&self.repo, &format!("rolling back, which failed: {e}"));
+                Err(e)
+            }
+        }
     }
 }
 
@@ -587,4 +598,10 @@ pub fn differing_files(repo: &Path) -> Result<Vec<String>, MigrateError> {
         }
     }
     Ok(out)
+}
+
+impl crate::util::hint::Hint for MigrateError {
+    fn hint(&self) -> Option<String> {
+        MigrateError::hint(self)
+    }
 }

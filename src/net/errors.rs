@@ -193,3 +193,9 @@ impl HttpError {
 pub(super) fn host_of(url: &str) -> String {
     Url::parse(url).map_or_else(|_| url.to_string(), |u| super::credentials::host_entry(&u))
 }
+
+impl crate::util::hint::Hint for HttpError {
+    fn hint(&self) -> Option<String> {
+        HttpError::hint(self)
+    }
+}

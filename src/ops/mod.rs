@@ -573,3 +573,9 @@ pub fn network(ctx: &Context, flag: Option<&str>) -> Result<crate::net::LazyClie
 pub fn display_under(base: &Path, path: &Path) -> String {
     crate::util::paths::relative_slash(base, path).unwrap_or_else(|| path.display().to_string())
 }
+
+impl crate::util::hint::Hint for OpsError {
+    fn hint(&self) -> Option<String> {
+        OpsError::hint(self)
+    }
+}

@@ -212,3 +212,9 @@ pub(crate) fn trusted_index(
     index.fetched_from = fetched_from;
     Ok(index)
 }
+
+impl crate::util::hint::Hint for RegistryError {
+    fn hint(&self) -> Option<String> {
+        RegistryError::hint(self)
+    }
+}

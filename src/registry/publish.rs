@@ -267,3 +267,9 @@ pub fn publish(
         changed: true,
     })
 }
+
+impl crate::util::hint::Hint for PublishError {
+    fn hint(&self) -> Option<String> {
+        PublishError::hint(self)
+    }
+}

@@ -236,3 +236,9 @@ mod tests {
         assert!(verify("reg", b"index", Some(&sig), &[other, line]).is_ok());
     }
 }
+
+impl crate::util::hint::Hint for SignError {
+    fn hint(&self) -> Option<String> {
+        SignError::hint(self)
+    }
+}

@@ -218,3 +218,9 @@ impl StoreError {
         })
     }
 }
+
+impl crate::util::hint::Hint for StoreError {
+    fn hint(&self) -> Option<String> {
+        StoreError::hint(self)
+    }
+}

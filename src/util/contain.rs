@@ -564,3 +564,9 @@ mod tests {
         check_private_dir(t.path(), None).unwrap();
     }
 }
+
+impl crate::util::hint::Hint for Refused {
+    fn hint(&self) -> Option<String> {
+        Some(Refused::hint(self))
+    }
+}

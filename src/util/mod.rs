@@ -5,6 +5,7 @@ pub mod contain;
 pub mod digest;
 pub mod fs;
 pub mod git;
+pub mod hint;
 pub mod parallel;
 pub mod paths;
 pub mod text;

@@ -127,3 +127,9 @@ mod tests {
         assert_eq!(s, ["1.2.0-rc.1", "1.2.0", "1.10.0"]);
     }
 }
+
+impl crate::util::hint::Hint for VersionError {
+    fn hint(&self) -> Option<String> {
+        Some("pin an exact version, `X.Y.Z` (a leading `v` is accepted in legacy records); ranges and wildcards are not versions".into())
+    }
+}

@@ -291,3 +291,9 @@ mod tests {
         }
     }
 }
+
+impl crate::util::hint::Hint for YamlError {
+    fn hint(&self) -> Option<String> {
+        Some("fix the file at the line named: a2c reads flat `key: value` lines, refusing duplicate keys, anchors, aliases, tags and nesting".into())
+    }
+}

@@ -320,3 +320,15 @@ mod tests {
         }
     }
 }
+
+impl crate::util::hint::Hint for AdoptionError {
+    fn hint(&self) -> Option<String> {
+        Some("fix the adoption record by hand; `a2c adopt` refuses to overwrite an existing record".into())
+    }
+}
+
+impl crate::util::hint::Hint for ReadError {
+    fn hint(&self) -> Option<String> {
+        Some("fix the adoption record by hand, or restore it from git".into())
+    }
+}

@@ -481,3 +481,9 @@ mod method_checkout_tests {
         }
     }
 }
+
+impl crate::util::hint::Hint for MemberError {
+    fn hint(&self) -> Option<String> {
+        Some("fix that member's adoption record; `a2c workspace members` lists every member".into())
+    }
+}

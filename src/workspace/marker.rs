@@ -308,3 +308,12 @@ mod tests {
         );
     }
 }
+
+impl crate::util::hint::Hint for MarkerError {
+    fn hint(&self) -> Option<String> {
+        Some(
+            "fix the workspace marker at the line named (`.tools/esys/a2c/workspace.yaml`, see docs/concepts.md)"
+                .into(),
+        )
+    }
+}

@@ -88,3 +88,9 @@ impl WorkspaceError {
         })
     }
 }
+
+impl crate::util::hint::Hint for WorkspaceError {
+    fn hint(&self) -> Option<String> {
+        WorkspaceError::hint(self)
+    }
+}

@@ -976,3 +976,36 @@ fn the_records_history_is_named_by_the_migration_commit() {
         ["a2c: migrate write contract 1.0.0 -> 2.0.0", "initial"]
     );
 }
+
+/// A rollback that itself fails keeps the journal (naming what failed), so that every command
+/// and `doctor` say a migration is pending and the next run resumes it.
+#[test]
+fn a_failed_rollback_keeps_the_journal_and_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let hook = t.write(
+        "r/.git/hooks/pre-commit",
+        "#!/bin/sh\necho refused by policy >&2\nexit 1\n",
+    );
+    fs_err::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0"],
+        &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", "fail:migrate-restore")],
+    );
+    run.fails_with(&["refused by policy", "injected failure at migrate-restore"]);
+    let journal = fs_err::read_to_string(t.path("r/.git/a2c-migrate.json")).unwrap();
+    assert!(journal.contains("rolling back, which failed"), "{journal}");
+    let doc = t.run("r", &["doctor", "--json"]).verdict_json();
+    let f = crate::common::finding(&doc, "migration-pending");
+    assert!(
+        f["message"].as_str().unwrap().contains("rolling back, which failed"),
+        "{f}"
+    );
+    // The policy lifted, the next run resumes and lands the migration.
+    fs_err::remove_file(&hook).unwrap();
+    t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)])
+        .success();
+    assert!(!t.path("r/.git/a2c-migrate.json").exists());
+}
