@@ -88,6 +88,15 @@ impl MethodManifest {
     }
 }
 
+impl crate::util::hint::Hint for ManifestError {
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "a method tree holds `{}` at its root, declaring `name`, `version` and `tool_state_root`",
+            MANIFEST_FILE
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,14 +115,5 @@ mod tests {
         assert!(
             MethodManifest::parse("name = \"esys/a2c\"\nversion = \"1.4.0\"\ntool_state_root = \"x\"\n", p).is_err()
         );
-    }
-}
-
-impl crate::util::hint::Hint for ManifestError {
-    fn hint(&self) -> Option<String> {
-        Some(format!(
-            "a method tree holds `{}` at its root, declaring `name`, `version` and `tool_state_root`",
-            MANIFEST_FILE
-        ))
     }
 }

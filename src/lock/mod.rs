@@ -239,6 +239,12 @@ pub fn has_userinfo(url: &str) -> bool {
         || url::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
 }
 
+impl crate::util::hint::Hint for LockError {
+    fn hint(&self) -> Option<String> {
+        LockError::hint(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,11 +321,5 @@ mod tests {
             let e = Lockfile::parse(&text, p).unwrap_err().to_string();
             assert!(e.contains(why) && e.contains("a2c.lock"), "{why}: {e}\n{text}");
         }
-    }
-}
-
-impl crate::util::hint::Hint for LockError {
-    fn hint(&self) -> Option<String> {
-        LockError::hint(self)
     }
 }

@@ -206,6 +206,12 @@ pub fn verify(registry: &str, data: &[u8], signature: Option<&str>, trusted: &[S
     Ok(key_id)
 }
 
+impl crate::util::hint::Hint for SignError {
+    fn hint(&self) -> Option<String> {
+        SignError::hint(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,11 +240,5 @@ mod tests {
         ));
         // Rotation: either of two trusted keys.
         assert!(verify("reg", b"index", Some(&sig), &[other, line]).is_ok());
-    }
-}
-
-impl crate::util::hint::Hint for SignError {
-    fn hint(&self) -> Option<String> {
-        SignError::hint(self)
     }
 }

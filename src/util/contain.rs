@@ -488,6 +488,12 @@ fn lstat_is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+impl crate::util::hint::Hint for Refused {
+    fn hint(&self) -> Option<String> {
+        Some(Refused::hint(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,11 +568,5 @@ mod tests {
         assert!(e.to_string().contains("A2C_CACHE_DIR"), "{e}");
         fs_err::set_permissions(t.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
         check_private_dir(t.path(), None).unwrap();
-    }
-}
-
-impl crate::util::hint::Hint for Refused {
-    fn hint(&self) -> Option<String> {
-        Some(Refused::hint(self))
     }
 }

@@ -79,6 +79,12 @@ impl<'de> serde::Deserialize<'de> for MethodVersion {
     }
 }
 
+impl crate::util::hint::Hint for VersionError {
+    fn hint(&self) -> Option<String> {
+        Some("pin an exact version, `X.Y.Z` (a leading `v` is accepted in legacy records); ranges and wildcards are not versions".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,11 +131,5 @@ mod tests {
         v.sort();
         let s: Vec<String> = v.iter().map(ToString::to_string).collect();
         assert_eq!(s, ["1.2.0-rc.1", "1.2.0", "1.10.0"]);
-    }
-}
-
-impl crate::util::hint::Hint for VersionError {
-    fn hint(&self) -> Option<String> {
-        Some("pin an exact version, `X.Y.Z` (a leading `v` is accepted in legacy records); ranges and wildcards are not versions".into())
     }
 }

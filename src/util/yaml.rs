@@ -216,6 +216,12 @@ pub fn quote(s: &str) -> String {
     }
 }
 
+impl crate::util::hint::Hint for YamlError {
+    fn hint(&self) -> Option<String> {
+        Some("fix the file at the line named: a2c reads flat `key: value` lines, refusing duplicate keys, anchors, aliases, tags and nesting".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,11 +295,5 @@ mod tests {
             let e = parse_flat_mapping(&doc).unwrap();
             assert!(matches!(&e[0].value, Value::Scalar(v) if v.text == s), "{s} -> {doc}");
         }
-    }
-}
-
-impl crate::util::hint::Hint for YamlError {
-    fn hint(&self) -> Option<String> {
-        Some("fix the file at the line named: a2c reads flat `key: value` lines, refusing duplicate keys, anchors, aliases, tags and nesting".into())
     }
 }

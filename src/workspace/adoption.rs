@@ -251,6 +251,18 @@ pub enum ReadError {
     Invalid(#[from] AdoptionError),
 }
 
+impl crate::util::hint::Hint for AdoptionError {
+    fn hint(&self) -> Option<String> {
+        Some("fix the adoption record by hand; `a2c adopt` refuses to overwrite an existing record".into())
+    }
+}
+
+impl crate::util::hint::Hint for ReadError {
+    fn hint(&self) -> Option<String> {
+        Some("fix the adoption record by hand, or restore it from git".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,17 +330,5 @@ mod tests {
             assert!(e.reason.contains(why), "{text:?}: {e}");
             assert!(e.to_string().contains("adoption.yaml"), "{e}");
         }
-    }
-}
-
-impl crate::util::hint::Hint for AdoptionError {
-    fn hint(&self) -> Option<String> {
-        Some("fix the adoption record by hand; `a2c adopt` refuses to overwrite an existing record".into())
-    }
-}
-
-impl crate::util::hint::Hint for ReadError {
-    fn hint(&self) -> Option<String> {
-        Some("fix the adoption record by hand, or restore it from git".into())
     }
 }

@@ -469,6 +469,12 @@ impl Context {
     }
 }
 
+impl crate::util::hint::Hint for MemberError {
+    fn hint(&self) -> Option<String> {
+        Some("fix that member's adoption record; `a2c workspace members` lists every member".into())
+    }
+}
+
 #[cfg(test)]
 mod method_checkout_tests {
     #[test]
@@ -479,11 +485,5 @@ mod method_checkout_tests {
         for no in ["tools", "mytools/ai-rules", "tools/ai-rules2", "p/tools"] {
             assert!(!super::is_method_checkout(no), "{no}");
         }
-    }
-}
-
-impl crate::util::hint::Hint for MemberError {
-    fn hint(&self) -> Option<String> {
-        Some("fix that member's adoption record; `a2c workspace members` lists every member".into())
     }
 }

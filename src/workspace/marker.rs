@@ -258,6 +258,15 @@ impl LocalPointer {
     }
 }
 
+impl crate::util::hint::Hint for MarkerError {
+    fn hint(&self) -> Option<String> {
+        Some(
+            "fix the workspace marker at the line named (`.tools/esys/a2c/workspace.yaml`, see docs/concepts.md)"
+                .into(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,14 +315,5 @@ mod tests {
                 .line,
             4
         );
-    }
-}
-
-impl crate::util::hint::Hint for MarkerError {
-    fn hint(&self) -> Option<String> {
-        Some(
-            "fix the workspace marker at the line named (`.tools/esys/a2c/workspace.yaml`, see docs/concepts.md)"
-                .into(),
-        )
     }
 }
