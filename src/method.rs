@@ -6,6 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::version::MethodVersion;
 
+/// The canonical tool state root, relative to a repository (what a manifest's
+/// `tool_state_root` names when it asks for the canonical layout).
+pub const CANONICAL_ROOT: &str = ".tools/esys/a2c";
+/// The legacy tool state root, read only when the canonical one is absent.
+pub const LEGACY_ROOT: &str = ".a2c";
+
 /// The file name of the manifest.
 pub const MANIFEST_FILE: &str = "a2c-method.toml";
 /// The method name this tool installs.
@@ -54,7 +60,7 @@ impl MethodManifest {
             });
         }
         if let Some(root) = &manifest.tool_state_root
-            && root != crate::workspace::state_root::CANONICAL_ROOT
+            && root != CANONICAL_ROOT
             && root != ".a2c"
         {
             return Err(ManifestError::Invalid {
@@ -84,7 +90,7 @@ impl MethodManifest {
 
     /// `true` when this version requires the canonical `.tools/esys/a2c` tool state root.
     pub fn requires_canonical_root(&self) -> bool {
-        self.tool_state_root.as_deref() == Some(crate::workspace::state_root::CANONICAL_ROOT)
+        self.tool_state_root.as_deref() == Some(CANONICAL_ROOT)
     }
 }
 

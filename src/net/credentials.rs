@@ -54,7 +54,7 @@ pub fn parse_host(text: &str) -> Result<Url, HttpError> {
     if url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
         return Err(HttpError::Config(format!(
             "`{}` must name a host, without credentials",
-            crate::registry::location::redact(text)
+            crate::util::redact::redact(text)
         )));
     }
     Ok(url)

@@ -97,44 +97,7 @@ impl std::fmt::Display for RegistryLocation {
     }
 }
 
-/// `location` with any userinfo (`user:password@`, `token@`) replaced by `***@`, for
-/// messages. The parsed URL decides what the userinfo is, so that every spelling the parser
-/// accepts (`http:user:pw@host/`, `HTTP://…`, backslashes) is caught; text the parser rejects
-/// loses everything between its scheme and the last `@` of its authority.
-pub fn redact(location: &str) -> String {
-    if let Ok(mut url) = Url::parse(location) {
-        if url.username().is_empty() && url.password().is_none() {
-            return url_text_unless_userinfo(location, &url);
-        }
-        if url.set_username("***").is_ok() && url.set_password(None).is_ok() {
-            return url.to_string();
-        }
-    }
-    textual_redact(location)
-}
-
-/// The original text when the parser found no userinfo, unless the text still holds an `@`
-/// in what could be an authority (then the textual rule applies, to be safe).
-fn url_text_unless_userinfo(location: &str, url: &Url) -> String {
-    if url.has_host() || !location.contains('@') {
-        return location.to_string();
-    }
-    textual_redact(location)
-}
-
-fn textual_redact(location: &str) -> String {
-    let Some(colon) = location.find(':') else {
-        return location.to_string();
-    };
-    let (scheme, rest) = location.split_at(colon + 1);
-    let body = rest.trim_start_matches(['/', '\\']);
-    let slashes = &rest[..rest.len() - body.len()];
-    let end = body.find(['/', '?', '#']).unwrap_or(body.len());
-    match body[..end].rfind('@') {
-        Some(at) => format!("{scheme}{slashes}***@{}", &body[at + 1..]),
-        None => location.to_string(),
-    }
-}
+pub use crate::util::redact::redact;
 
 #[cfg(test)]
 mod tests {

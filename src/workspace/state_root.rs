@@ -6,10 +6,7 @@ use serde::Serialize;
 
 use super::adoption::{ADOPTION_FILE, AdoptionRecord, ReadError};
 
-/// The canonical tool state root, relative to a repository.
-pub const CANONICAL_ROOT: &str = ".tools/esys/a2c";
-/// The legacy tool state root, read only when the canonical one is absent.
-pub const LEGACY_ROOT: &str = ".a2c";
+pub use crate::method::{CANONICAL_ROOT, LEGACY_ROOT};
 pub use crate::store::layout::{LOCAL_DIR, STORE_DIR, create_local, owner_of};
 
 /// Which tool state root a repository uses.

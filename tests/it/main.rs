@@ -1,5 +1,6 @@
 //! Integration tests: the real `a2c` binary on real git repositories in temp dirs.
 
+mod architecture;
 mod bundles;
 mod cli_surface;
 mod common;
