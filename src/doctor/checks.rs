@@ -359,7 +359,9 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &Mem
 /// would refuse.
 fn too_old_for_unresolved(store: &crate::store::Store, lock: Option<&crate::lock::Lockfile>, out: &mut [Finding]) {
     let Some(lock) = lock else { return };
-    let Ok(cache) = crate::ops::cache(store) else { return };
+    let Ok(cache) = crate::store::Cache::for_store(store) else {
+        return;
+    };
     for f in out.iter_mut().filter(|f| f.code == Code::Unresolved) {
         let Some(version) = &f.version else { continue };
         let Some(entry) = lock.get(version) else { continue };
@@ -607,7 +609,7 @@ fn lock_findings(
     pinned: &BTreeMap<MethodVersion, Vec<PathBuf>>,
     out: &mut Vec<Finding>,
 ) -> Option<Lockfile> {
-    let path = crate::lock::lock_path(ctx).ok()?;
+    let path = ctx.lock_path().ok()?;
     let lock = match Lockfile::read(&path) {
         Ok(lock) => lock.unwrap_or_default(),
         Err(e) => {
@@ -779,7 +781,9 @@ fn tree_cache_times(
     placed: &[(crate::util::digest::Sha256, PathBuf)],
     out: &mut Vec<Finding>,
 ) {
-    let Ok(cache) = crate::ops::cache(store) else { return };
+    let Ok(cache) = crate::store::Cache::for_store(store) else {
+        return;
+    };
     let trees = crate::store::trees::TreeCache::new(&cache.dir);
     let mut seen = std::collections::BTreeSet::new();
     for (sha, version_dir) in placed.iter().filter(|(s, _)| seen.insert(*s)) {
@@ -816,7 +820,9 @@ fn tampered_tree(root: &Path, why: &str) -> Finding {
 /// `--deep`: every tree of the shared tree cache re-hashed against its file list and record
 /// (a file changed there would be placed into every store that links it).
 fn tree_cache(store: &crate::store::Store, out: &mut Vec<Finding>) {
-    let Ok(cache) = crate::ops::cache(store) else { return };
+    let Ok(cache) = crate::store::Cache::for_store(store) else {
+        return;
+    };
     let trees = crate::store::trees::TreeCache::new(&cache.dir);
     for (_, root) in trees.list() {
         if !crate::store::trees::TreeCache::has_tree(&root) {

@@ -94,24 +94,6 @@ struct LockDoc {
     methods: Vec<LockEntry>,
 }
 
-/// Where the lockfile lives: beside the marker in a superbuild, else in the repository's own
-/// tool state root — the one holding its adoption record, legacy `.a2c/` included, so that a
-/// legacy repository keeps one root and migration moves the lock with the rest.
-pub fn lock_path(ctx: &crate::workspace::Context) -> Result<PathBuf, crate::workspace::WorkspaceError> {
-    use crate::workspace::{ToolStateRoot, WorkspaceError};
-    if let Some(ws) = &ctx.workspace {
-        crate::util::contain::check(&ws.root, crate::workspace::state_root::CANONICAL_ROOT)?;
-        return Ok(ToolStateRoot::canonical_dir(&ws.root).join(LOCK_FILE));
-    }
-    let repo = ctx.require_repo()?;
-    match ToolStateRoot::detect(repo)? {
-        Some(state) => Ok(state.dir.join(LOCK_FILE)),
-        None => Err(WorkspaceError::NotAdopted {
-            repo: repo.to_path_buf(),
-        }),
-    }
-}
-
 /// Why a lockfile could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {

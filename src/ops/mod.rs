@@ -196,9 +196,9 @@ pub fn git_delivery(ctx: &Context) -> Option<(PathBuf, crate::workspace::Deliver
     (delivery != crate::workspace::Delivery::Package).then_some((member.path.clone(), delivery))
 }
 
-/// Where the lockfile lives (see [`crate::lock::lock_path`]).
+/// Where the lockfile lives (see [`Context::lock_path`]).
 pub fn lock_path(ctx: &Context) -> Result<PathBuf, OpsError> {
-    Ok(crate::lock::lock_path(ctx)?)
+    Ok(ctx.lock_path()?)
 }
 
 /// The registry: `--registry`, else `A2C_REGISTRY` (both relative to the start directory),
@@ -235,16 +235,7 @@ pub fn registry_dir(ctx: &Context) -> Option<PathBuf> {
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
 /// An existing cache that another user owns or can write is refused.
 pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsError> {
-    let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
-    let dir = match crate::env::cache_dir() {
-        Some(dir) => dir,
-        None => {
-            // The fallback lies inside the repository's store: never through a link there.
-            crate::util::contain::check(store.root(), ".cache")?;
-            store.root().join(".cache")
-        }
-    };
-    Ok(crate::store::Cache::open(dir, variable)?)
+    Ok(crate::store::Cache::for_store(store)?)
 }
 
 /// The public keys pinned for this context: the marker's `trusted_keys:` in a superbuild,

@@ -33,6 +33,20 @@ impl Cache {
         Ok(cache)
     }
 
+    /// The cache `store` installs from: `A2C_CACHE_DIR` (or the platform's cache directory),
+    /// else `.cache` inside the store itself — never through a link there. Opened, checked.
+    pub fn for_store(store: &super::Store) -> std::io::Result<Self> {
+        let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
+        let dir = match crate::env::cache_dir() {
+            Some(dir) => dir,
+            None => {
+                crate::util::contain::check(store.root(), ".cache")?;
+                store.root().join(".cache")
+            }
+        };
+        Self::open(dir, variable)
+    }
+
     fn check_sub(&self, sub: &str) -> std::io::Result<()> {
         if crate::util::contain::check(&self.dir, sub)? {
             crate::util::contain::check_private_dir(&self.dir.join(sub), self.variable)?;

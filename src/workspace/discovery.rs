@@ -450,6 +450,23 @@ impl Context {
         Ok(self.members.get_or_init(|| members))
     }
 
+    /// Where the lockfile lives: beside the marker in a superbuild, else in the repository's
+    /// own tool state root — the one holding its adoption record, legacy `.a2c/` included, so
+    /// that a legacy repository keeps one root and migration moves the lock with the rest.
+    pub fn lock_path(&self) -> Result<PathBuf, WorkspaceError> {
+        if let Some(ws) = &self.workspace {
+            crate::util::contain::check(&ws.root, super::state_root::CANONICAL_ROOT)?;
+            return Ok(ToolStateRoot::canonical_dir(&ws.root).join(crate::lock::LOCK_FILE));
+        }
+        let repo = self.require_repo()?;
+        match ToolStateRoot::detect(repo)? {
+            Some(state) => Ok(state.dir.join(crate::lock::LOCK_FILE)),
+            None => Err(WorkspaceError::NotAdopted {
+                repo: repo.to_path_buf(),
+            }),
+        }
+    }
+
     /// The warning of every member whose migration is unfinished (both roots hold tool state),
     /// for the CLI to print once.
     pub fn unfinished_migrations(&self) -> Vec<String> {

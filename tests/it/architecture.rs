@@ -24,14 +24,10 @@ const LAYERS: &[&str] = &[
 
 /// Arrows that still run up (issue 26, item 5), each with what would remove it.
 const KNOWN_UP: &[(&str, &str)] = &[
-    // doctor calls ops::cache and ops::lock_path: move the cache rule and lock_path below.
-    ("doctor", "ops"),
     // discovery reads pending migration journals: pass them in from ops.
     ("workspace", "migrate"),
     // the lock names bundle locations with the registry's URL forms.
     ("lock", "registry"),
-    // lock_path asks the workspace where the lock lives: move it to ops.
-    ("lock", "workspace"),
 ];
 
 /// Every `crate::MODULE` a top-level module's non-test code names.
