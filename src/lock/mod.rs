@@ -49,15 +49,15 @@ impl LockEntry {
         match url::Url::parse(&self.source) {
             Ok(u) if u.scheme() == "file" => match u.to_file_path() {
                 Ok(path) => BundleLocation::File(path),
-                Err(()) => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
+                Err(()) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
             },
             Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
             // An OCI artifact: its layer is the bundle, pulled by digest (the locked sha256).
-            Ok(u) if u.scheme() == "oci" => match crate::registry::oci::OciRef::parse(&u) {
+            Ok(u) if u.scheme() == "oci" => match crate::net::oci_ref::OciRef::parse(&u) {
                 Ok(oci) => BundleLocation::Http(oci.blob_url(&format!("sha256:{}", self.sha256.to_hex()))),
-                Err(_) => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
+                Err(_) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
             },
-            _ => BundleLocation::Unsupported(crate::registry::location::redact(&self.source)),
+            _ => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
         }
     }
 
@@ -71,7 +71,7 @@ impl LockEntry {
             .filter(|n| *n != vendored::VENDOR_MANIFEST)
             .filter(|n| crate::archive::entry_segments(n.as_bytes()).is_ok_and(|s| s.len() == 1))
             .map(str::to_string)
-            .unwrap_or_else(|| crate::registry::publish::bundle_name(&self.version, self.format))
+            .unwrap_or_else(|| bundle_name(&self.version, self.format))
     }
 }
 
@@ -92,6 +92,12 @@ struct LockDoc {
     index_serial: Option<u64>,
     #[serde(default, rename = "method")]
     methods: Vec<LockEntry>,
+}
+
+/// The bundle file name of a version (what `a2c pack` writes, and what a lock entry is saved
+/// as when its source names no file).
+pub fn bundle_name(version: &MethodVersion, format: crate::archive::Format) -> String {
+    format!("a2c-{version}.{}", format.extension())
 }
 
 /// Why a lockfile could not be read or written.

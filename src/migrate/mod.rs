@@ -8,7 +8,7 @@ pub mod git;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::util::version::MethodVersion;
 use crate::workspace::adoption::ADOPTION_FILE;
@@ -295,18 +295,7 @@ pub fn plan(repo: &Path, before: &AdoptionRecord, to: &MethodVersion, req: &Requ
     })
 }
 
-/// The journal of a migration in progress, in `.git/` (never committed).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Journal {
-    pub from: MethodVersion,
-    pub to: MethodVersion,
-    /// The step the migration was at, for `doctor` to name (absent in journals of a2c before
-    /// 0.3, and until the first step starts).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<String>,
-}
-
-pub const JOURNAL_FILE: &str = "a2c-migrate.json";
+pub use crate::workspace::journal::{JOURNAL_FILE, Journal};
 
 /// The steps a journal names, in order.
 pub const STEP_ASSETS: &str = "installing the target version's assets";
@@ -315,23 +304,6 @@ pub const STEP_RECORD: &str = "writing the adoption record";
 pub const STEP_COMMIT: &str = "staging and committing";
 
 impl Journal {
-    /// The journal of an interrupted migration of `repo`, cheaply: read straight from
-    /// `.git/` when that is a directory (no git process; doctor asks for every member), else
-    /// through git (a worktree or submodule, whose `.git` is a file).
-    pub fn pending(repo: &Path) -> Option<Journal> {
-        let dot_git = repo.join(".git");
-        match std::fs::symlink_metadata(&dot_git) {
-            Ok(m) if m.is_dir() => serde_json::from_str(&fs_err::read_to_string(dot_git.join(JOURNAL_FILE)).ok()?).ok(),
-            Ok(_) => Self::read(repo),
-            Err(_) => None,
-        }
-    }
-
-    pub fn read(repo: &Path) -> Option<Journal> {
-        let path = git::git_dir_file(repo, JOURNAL_FILE).ok()?;
-        serde_json::from_str(&fs_err::read_to_string(path).ok()?).ok()
-    }
-
     pub fn write(&self, repo: &Path) -> Result<(), MigrateError> {
         let path = git::git_dir_file(repo, JOURNAL_FILE)?;
         crate::util::fs::write_atomic(&path, serde_json::to_string(self).expect("serializes").as_bytes())?;

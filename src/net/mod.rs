@@ -8,6 +8,7 @@ pub mod auth;
 pub mod client;
 pub mod credentials;
 pub mod errors;
+pub mod oci_ref;
 pub mod proxy;
 pub mod retry;
 pub mod tls;

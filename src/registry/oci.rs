@@ -10,7 +10,6 @@
 
 use reqwest::Method;
 use serde_json::json;
-use url::Url;
 
 use super::{Index, IndexEntry, RegistryError};
 use crate::archive::Format;
@@ -52,81 +51,7 @@ fn format_of(media_type: &str) -> Option<Format> {
         .find(|f| layer_type(*f) == media_type)
 }
 
-/// A repository in an OCI registry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OciRef {
-    /// `http(s)://host[:port]/`: where the distribution API (`/v2/…`) is.
-    pub api: Url,
-    /// `namespace/repo`.
-    pub repo: String,
-}
-
-impl OciRef {
-    /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored).
-    pub fn parse(url: &Url) -> Result<Self, String> {
-        Self::parse_with(url, &crate::env::oci_plain_http())
-    }
-
-    /// [`OciRef::parse`] with the hosts opted in to plain HTTP (`A2C_OCI_PLAIN_HTTP`).
-    pub fn parse_with(url: &Url, plain_hosts: &[String]) -> Result<Self, String> {
-        let host = url.host_str().ok_or("it names no host")?;
-        let repo = url
-            .path()
-            .trim_matches('/')
-            .split('@')
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        if repo.is_empty() {
-            return Err("it names no repository (oci://HOST/NAMESPACE/REPO)".into());
-        }
-        if !repo.split('/').all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
-        }) {
-            return Err(format!(
-                "`{repo}` is not a valid OCI repository name (lower case, digits, `._-`, `/`)"
-            ));
-        }
-        // `oci:` is not a special scheme, so its host is opaque text: judge loopback by it.
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let loopback =
-            bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        let plain = plain_hosts.iter().any(|h| {
-            h == "*"
-                || h.eq_ignore_ascii_case(bare)
-                || h.eq_ignore_ascii_case(&format!(
-                    "{bare}{}",
-                    url.port().map(|p| format!(":{p}")).unwrap_or_default()
-                ))
-        });
-        let scheme = if loopback || plain { "http" } else { "https" };
-        let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
-        let api = Url::parse(&format!("{scheme}://{host}{port}/")).map_err(|e| e.to_string())?;
-        Ok(Self { api, repo })
-    }
-
-    /// `oci://host[:port]/repo`.
-    pub fn display(&self) -> String {
-        let port = self.api.port().map(|p| format!(":{p}")).unwrap_or_default();
-        format!("oci://{}{port}/{}", self.api.host_str().unwrap_or_default(), self.repo)
-    }
-
-    fn v2(&self, tail: &str) -> Url {
-        self.api
-            .join(&format!("v2/{}/{tail}", self.repo))
-            .expect("a relative path joins")
-    }
-
-    pub fn blob_url(&self, digest: &str) -> Url {
-        self.v2(&format!("blobs/{digest}"))
-    }
-
-    fn manifest_url(&self, reference: &str) -> Url {
-        self.v2(&format!("manifests/{reference}"))
-    }
-}
+pub use crate::net::oci_ref::OciRef;
 
 fn invalid(oci: &OciRef, reason: String) -> RegistryError {
     RegistryError::InvalidIndex {
@@ -695,6 +620,7 @@ impl super::handle::Registry for OciRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use url::Url;
 
     #[test]
     fn https_except_loopback() {

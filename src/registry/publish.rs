@@ -178,10 +178,7 @@ pub fn is_signed(registry: &Path) -> bool {
         .is_file()
 }
 
-/// The bundle file name of a version.
-pub fn bundle_name(version: &MethodVersion, format: Format) -> String {
-    format!("a2c-{version}.{}", format.extension())
-}
+pub use crate::lock::bundle_name;
 
 /// Packs `tree` as `version` into the file registry `registry` and adds it to the index.
 /// Refuses a tree whose manifest is not `version`, and an already published version whose

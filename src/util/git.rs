@@ -139,6 +139,12 @@ fn query(dir: &Path, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The path of `name` inside the git directory of the repository at `dir` (`rev-parse
+/// --git-path`: a worktree's or submodule's `.git` may be a file naming it elsewhere).
+pub fn git_path(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    query(dir, &["rev-parse", "--git-path", name]).map(|p| dir.join(p))
+}
+
 /// `true` when `dir` is the top of a git work tree of its own (a clone or a checked-out
 /// submodule), not merely a directory inside the enclosing repository.
 pub fn is_own_work_tree(dir: &Path) -> bool {

@@ -101,7 +101,7 @@ pub struct Member {
     /// migration): `gc` keeps it too, and `doctor` compares the two.
     pub other_version: Option<MethodVersion>,
     /// The journal of a migration of this member that was interrupted, if any.
-    pub pending: Option<crate::migrate::Journal>,
+    pub pending: Option<super::journal::Journal>,
 }
 
 impl Member {
@@ -117,7 +117,7 @@ impl Member {
             Ok(state) => (state, None),
             Err(e) => (None, Some(e.to_string())),
         };
-        let pending = crate::migrate::Journal::pending(&path);
+        let pending = super::journal::Journal::pending(&path);
         let record = match &state {
             None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
             None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending.is_some() => {

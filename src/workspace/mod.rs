@@ -3,6 +3,7 @@
 
 pub mod adoption;
 pub mod discovery;
+pub mod journal;
 pub mod marker;
 pub mod resolve;
 pub mod state_root;
