@@ -28,6 +28,7 @@
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
 //! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>` |
+//! | `A2C_TEST_PORTABLE` | test builds only (feature `test-hooks`): `1` takes the portable Unix fallbacks of `util::platform` on Linux too |
 
 use std::ffi::OsString;
 
@@ -44,6 +45,8 @@ pub const A2C_MAX_UNPACKED_BYTES: &str = "A2C_MAX_UNPACKED_BYTES";
 pub const A2C_MAX_ENTRIES: &str = "A2C_MAX_ENTRIES";
 pub const A2C_LOCK_TIMEOUT: &str = "A2C_LOCK_TIMEOUT";
 pub const A2C_TEST_HOOK: &str = "A2C_TEST_HOOK";
+/// Test builds only: `1` forces the portable fallbacks of `util::platform`.
+pub const A2C_TEST_PORTABLE: &str = "A2C_TEST_PORTABLE";
 pub const A2C_HTTP_TIMEOUT: &str = "A2C_HTTP_TIMEOUT";
 pub const A2C_HTTP_RETRIES: &str = "A2C_HTTP_RETRIES";
 pub const A2C_HTTP_LOW_SPEED: &str = "A2C_HTTP_LOW_SPEED";
@@ -189,6 +192,12 @@ pub fn number(name: &'static str) -> Result<Option<u64>, (&'static str, String)>
 /// The test hook, `pause:<point>` or `abort:<point>` (read only by test builds).
 pub fn test_hook() -> Option<String> {
     string(A2C_TEST_HOOK)
+}
+
+/// `A2C_TEST_PORTABLE=1`: take the portable Unix fallbacks instead of the Linux-only calls
+/// (read only by test builds; see `util::platform`).
+pub fn test_portable() -> bool {
+    string(A2C_TEST_PORTABLE).is_some_and(|v| v == "1")
 }
 
 /// Extra CA bundles to trust: `A2C_CA_BUNDLE` and `SSL_CERT_FILE`, with the variable naming each.

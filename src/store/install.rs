@@ -520,7 +520,7 @@ fn place_from_tree_cache(
 fn publish(tree: &Path, target: &Path, staging: &Path) -> std::io::Result<()> {
     if crate::env::fsync() {
         let dir = fs_err::File::open(staging)?;
-        rustix::fs::syncfs(&dir).map_err(|e| {
+        crate::util::platform::sync_filesystem(dir.file()).map_err(|e| {
             std::io::Error::new(
                 std::io::Error::from(e).kind(),
                 format!("failed to sync the store's filesystem at `{}`: {e}", staging.display()),

@@ -14,7 +14,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,26 +373,8 @@ pub struct Beneath {
 
 /// Which mechanism [`Beneath`] uses on this machine: `"openat2"` or `"component walk"`.
 pub fn beneath_mechanism() -> &'static str {
-    if openat2_works() { "openat2" } else { "component walk" }
+    super::platform::beneath_mechanism()
 }
-
-fn openat2_works() -> bool {
-    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WORKS.get_or_init(|| {
-        !matches!(
-            rustix::fs::openat2(
-                rustix::fs::CWD,
-                ".",
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
-            ),
-            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM)
-        )
-    })
-}
-
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
 
 impl Beneath {
     /// Opens the directory `path` itself without following a link.
@@ -431,12 +413,24 @@ impl Beneath {
             return rustix::io::dup(&self.fd);
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        if openat2_works() {
-            return rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), RESOLVE);
+        if let Some(opened) = super::platform::open_beneath(&self.fd, rel, flags, Mode::empty()) {
+            return opened;
         }
         let mut fd = rustix::io::dup(&self.fd)?;
         for seg in normal_components(rel) {
-            fd = rustix::fs::openat(&fd, seg, flags | OFlags::NOFOLLOW, Mode::empty())?;
+            fd = match rustix::fs::openat(&fd, seg, flags | OFlags::NOFOLLOW, Mode::empty()) {
+                Ok(next) => next,
+                // `O_NOFOLLOW | O_DIRECTORY` on a link answers ENOTDIR on some systems: a link
+                // it is, and refused as one (as `openat2` reports it).
+                Err(rustix::io::Errno::NOTDIR)
+                    if rustix::fs::statat(&fd, seg, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+                    }) =>
+                {
+                    return Err(rustix::io::Errno::LOOP);
+                }
+                Err(e) => return Err(e),
+            };
         }
         Ok(fd)
     }
@@ -466,12 +460,13 @@ impl Beneath {
     pub fn create_file(&self, rel: &Path, mode: u32) -> io::Result<File> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let mode = Mode::from_raw_mode(mode);
-        let fd = if openat2_works() {
-            rustix::fs::openat2(&self.fd, rel, flags, mode, RESOLVE)
-        } else {
-            let (parent, name) = split(rel);
-            self.dir(parent)
-                .and_then(|dir| rustix::fs::openat(dir.as_fd(), name, flags, mode))
+        let fd = match super::platform::open_beneath(&self.fd, rel, flags, mode) {
+            Some(opened) => opened,
+            None => {
+                let (parent, name) = split(rel);
+                self.dir(parent)
+                    .and_then(|dir| rustix::fs::openat(dir.as_fd(), name, flags, mode))
+            }
         };
         fd.map(File::from).map_err(|e| self.fail(e, "create", rel))
     }

@@ -8,6 +8,7 @@ pub mod git;
 pub mod hint;
 pub mod parallel;
 pub mod paths;
+pub mod platform;
 pub mod redact;
 pub mod text;
 pub mod time;

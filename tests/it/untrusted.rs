@@ -450,6 +450,17 @@ fn messages_never_leak_credentials_or_what_a_link_points_to() {
 /// it, and the install fails with nothing published.
 #[test]
 fn a_staging_directory_swapped_for_a_link_mid_extraction_redirects_nothing() {
+    swapped_staging(false);
+}
+
+/// The same attack against the portable fallback (a component walk with `O_NOFOLLOW` instead of
+/// `openat2`, `sync` instead of `syncfs`), which other Unixes take: forced here on Linux.
+#[test]
+fn the_portable_fallback_redirects_nothing_either() {
+    swapped_staging(true);
+}
+
+fn swapped_staging(portable: bool) {
     let t = TestContext::new();
     let victim = victim(&t);
     t.canonical_repo("r", "1.0.0");
@@ -468,6 +479,7 @@ fn a_staging_directory_swapped_for_a_link_mid_extraction_redirects_nothing() {
         .cmd("r")
         .args(["install", "-j", "1"])
         .env("A2C_REGISTRY", &reg)
+        .env("A2C_TEST_PORTABLE", if portable { "1" } else { "0" })
         .env(
             "A2C_TEST_HOOK",
             format!("pause-until:mid-extraction:{}", release.display()),
@@ -501,6 +513,14 @@ fn a_staging_directory_swapped_for_a_link_mid_extraction_redirects_nothing() {
     assert!(stderr.contains("symbolic link"), "{stderr}");
     assert_untouched(&t, &before);
     assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists(), "nothing published");
+    // Left alone, the same mechanism installs it whole.
+    let _ = std::fs::remove_file(&d);
+    let mechanism = [
+        ("A2C_REGISTRY", reg.as_str()),
+        ("A2C_TEST_PORTABLE", if portable { "1" } else { "0" }),
+    ];
+    t.run_env("r", &["install"], &mechanism).success();
+    assert!(t.path("r/.tools_local/esys/a2c/1.0.0/d/5.md").is_file());
 }
 
 /// The lock names the vendored file (its source's last segment): a name that is not one plain

@@ -1,0 +1,76 @@
+//! The platform seam: the Linux-only primitives a2c uses, each with the portable Unix fallback
+//! it takes elsewhere — or on Linux too when the test-only switch `A2C_TEST_PORTABLE` asks,
+//! so that the suite runs the fallback path on every Linux CI run. A macOS build compiles the
+//! fallbacks only; what a Windows port would need is in docs/architecture.md.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{Mode, OFlags};
+
+/// `true` when the portable fallbacks are forced (test builds only).
+fn forced_portable() -> bool {
+    cfg!(feature = "test-hooks") && crate::env::test_portable()
+}
+
+/// Opens `rel` below the directory `dir` following no link and never leaving it, in one call
+/// (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, Linux ≥ 5.6); `None` where that is not
+/// available (another Unix, an old kernel, a sandbox that forbids it, or forced): the caller
+/// walks component by component with `O_NOFOLLOW` instead, which is as strict.
+pub fn open_beneath(
+    dir: impl AsFd,
+    rel: &Path,
+    flags: OFlags,
+    mode: Mode,
+) -> Option<Result<OwnedFd, rustix::io::Errno>> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::ResolveFlags;
+        if openat2_works() {
+            let resolve = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
+            return Some(rustix::fs::openat2(dir, rel, flags, mode, resolve));
+        }
+    }
+    let _ = (dir, rel, flags, mode);
+    None
+}
+
+/// Which mechanism [`open_beneath`] gives here: `"openat2"` or `"component walk"`.
+pub fn beneath_mechanism() -> &'static str {
+    #[cfg(target_os = "linux")]
+    if openat2_works() {
+        return "openat2";
+    }
+    "component walk"
+}
+
+#[cfg(target_os = "linux")]
+fn openat2_works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !forced_portable()
+        && *WORKS.get_or_init(|| {
+            !matches!(
+                rustix::fs::openat2(
+                    rustix::fs::CWD,
+                    ".",
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                    rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
+                ),
+                Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM)
+            )
+        })
+}
+
+/// Makes what was written to the filesystem holding `dir` durable before a rename publishes
+/// it: `syncfs` on Linux (one call for the whole filesystem); elsewhere, or forced, `sync`
+/// (every filesystem: slower, as strong).
+pub fn sync_filesystem(dir: &std::fs::File) -> Result<(), rustix::io::Errno> {
+    #[cfg(target_os = "linux")]
+    if !forced_portable() {
+        return rustix::fs::syncfs(dir);
+    }
+    let _ = dir;
+    rustix::fs::sync();
+    Ok(())
+}
