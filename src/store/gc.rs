@@ -129,10 +129,7 @@ pub fn prune_cache(
     dry_run: bool,
     waiting: &dyn Fn(&std::path::Path),
 ) -> Result<PruneReport, StoreError> {
-    let _lock = match dry_run {
-        true => None,
-        false => Some(cache.lock_exclusive(waiting)?),
-    };
+    let _lock = exclusive_unless_dry(cache, dry_run, waiting)?;
     let needed = &needed()?;
     let mut report = PruneReport::default();
     let old = |path: &std::path::Path| {
@@ -226,6 +223,18 @@ pub fn needed_by_stores(cache: &Cache, except: Option<&std::path::Path>) -> Resu
     Ok(needed)
 }
 
+/// The cache's exclusive lock, which a dry run (it changes nothing) does not take.
+fn exclusive_unless_dry(
+    cache: &Cache,
+    dry_run: bool,
+    waiting: &dyn Fn(&std::path::Path),
+) -> Result<Option<super::cache::CacheLock>, StoreError> {
+    Ok(match dry_run {
+        true => None,
+        false => Some(cache.lock_exclusive(waiting)?),
+    })
+}
+
 /// `a2c cache clean`: every bundle, partial download and tree entry. Lock files stay (removing
 /// one another process waits on would let two hold it); stores keep their files, hardlinked
 /// or not.
@@ -234,10 +243,7 @@ pub fn clean_cache(
     dry_run: bool,
     waiting: &dyn Fn(&std::path::Path),
 ) -> Result<PruneReport, StoreError> {
-    let _lock = match dry_run {
-        true => None,
-        false => Some(cache.lock_exclusive(waiting)?),
-    };
+    let _lock = exclusive_unless_dry(cache, dry_run, waiting)?;
     let mut report = PruneReport::default();
     for entry in fs_err::read_dir(cache.bundles()).into_iter().flatten().flatten() {
         report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);

@@ -624,28 +624,9 @@ fn plain_http_to_a_non_loopback_name_needs_an_opt_in() {
 /// loopback name, so `oci://` speaks HTTPS to it); a2c trusts it only through `A2C_CA_BUNDLE`.
 #[test]
 fn tls_registry_with_a_test_ca() {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let t = TestContext::new();
     let Some((host, ip)) = host_name() else { return };
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec![host.clone()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    t.write("tls/ca.pem", &ca.pem());
-    t.write("tls/cert.pem", &cert.pem());
-    t.write("tls/key.pem", &key.serialize_pem());
-    let tls = format!(
-        "  tls:\n    certificate: {}\n    key: {}\n",
-        t.path("tls/cert.pem").display(),
-        t.path("tls/key.pem").display()
-    );
+    let tls = crate::server::TestCa::new(&[host.as_str()], &[]).write(&t.path("tls"));
     let Some(reg) = registry_at(&t, ip, &tls, "") else {
         return;
     };
@@ -902,28 +883,8 @@ fn a_long_tag_list_is_read_only_as_far_as_needed_and_capped() {
 /// registry's "HTTPS server" 400, and speaks HTTPS to it from then on, checking its certificate.
 #[test]
 fn a_tls_registry_on_loopback_is_spoken_to_in_https() {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
     let t = TestContext::new();
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
-    let cert = params.signed_by(&key, &issuer).unwrap();
-    t.write("tls/ca.pem", &ca.pem());
-    t.write("tls/cert.pem", &cert.pem());
-    t.write("tls/key.pem", &key.serialize_pem());
-    let tls = format!(
-        "  tls:\n    certificate: {}\n    key: {}\n",
-        t.path("tls/cert.pem").display(),
-        t.path("tls/key.pem").display()
-    );
+    let tls = crate::server::TestCa::new(&["localhost"], &["127.0.0.1"]).write(&t.path("tls"));
     let Some(reg) = registry_at(&t, std::net::Ipv4Addr::LOCALHOST.into(), &tls, "") else {
         return;
     };

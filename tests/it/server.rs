@@ -65,6 +65,46 @@ pub struct Server {
     pub ca_pem: Option<String>,
 }
 
+/// A CA made for one test, and a server certificate it signed for `names` and `ips`.
+pub struct TestCa {
+    pub ca_pem: String,
+    pub cert: rcgen::Certificate,
+    pub key: rcgen::KeyPair,
+}
+
+impl TestCa {
+    pub fn new(names: &[&str], ips: &[&str]) -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
+        let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+        for ip in ips {
+            params.subject_alt_names.push(SanType::IpAddress(ip.parse().unwrap()));
+        }
+        let cert = params.signed_by(&key, &issuer).unwrap();
+        Self { ca_pem, cert, key }
+    }
+
+    /// Writes the CA, the certificate and its key under `dir`; the registry's `http.tls`
+    /// configuration naming them.
+    pub fn write(&self, dir: &std::path::Path) -> String {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("ca.pem"), &self.ca_pem).unwrap();
+        std::fs::write(dir.join("cert.pem"), self.cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), self.key.serialize_pem()).unwrap();
+        format!(
+            "  tls:\n    certificate: {}\n    key: {}\n",
+            dir.join("cert.pem").display(),
+            dir.join("key.pem").display()
+        )
+    }
+}
+
 impl Server {
     /// Serves `root` over plain HTTP.
     pub fn start(root: PathBuf) -> Self {
@@ -80,28 +120,18 @@ impl Server {
     /// Serves `root` over HTTPS with a certificate for 127.0.0.1 and localhost, signed by a CA
     /// generated here (see `ca_pem`).
     pub fn start_tls(root: PathBuf) -> Self {
-        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(DnType::CommonName, "a2c test CA");
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-        let issuer = Issuer::new(ca_params, ca_key);
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-        params
-            .subject_alt_names
-            .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
-        let cert = params.signed_by(&key, &issuer).unwrap();
+        let ca = TestCa::new(&["localhost"], &["127.0.0.1"]);
+        let (cert, key) = (ca.cert, ca.key);
         let certs = vec![rustls::pki_types::CertificateDer::from(cert.der().to_vec())];
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        let ca_pem = ca.ca_pem;
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_no_client_auth()
             .with_single_cert(certs, key)
             .unwrap();
-        Self::spawn(root, Some(Arc::new(config)), Some(ca_cert.pem()), "127.0.0.1")
+        Self::spawn(root, Some(Arc::new(config)), Some(ca_pem), "127.0.0.1")
     }
 
     fn spawn(root: PathBuf, tls: Option<Arc<rustls::ServerConfig>>, ca_pem: Option<String>, ip: &str) -> Self {
