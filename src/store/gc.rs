@@ -4,9 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::flock::StoreLock;
 use super::install::Reporter;
-use super::{Cache, STAGING_DIR, StoreError};
+use super::{Cache, StoreError};
 use crate::util::digest::Sha256;
 use crate::util::fs::remove_tree;
 use crate::util::version::MethodVersion;
@@ -36,12 +35,10 @@ pub fn gc(
     dry_run: bool,
     reporter: &dyn Reporter,
 ) -> Result<GcReport, StoreError> {
-    let _lock = if dry_run || !store.root().is_dir() {
+    let locked = if dry_run || !store.root().is_dir() {
         None
     } else {
-        Some(StoreLock::acquire(&store.lock_file(), &|p| {
-            reporter.waiting_for_lock(p)
-        })?)
+        Some(store.lock(&|p| reporter.waiting_for_lock(p))?)
     };
     let _cache_lock = match (cache, dry_run) {
         (Some((cache, _)), false) => Some(cache.lock_exclusive(&|p| reporter.waiting_for_lock(p))?),
@@ -57,12 +54,8 @@ pub fn gc(
         match pinned.get(&version) {
             Some(members) => report.kept.push((version, members.clone())),
             None => {
-                if !dry_run {
-                    // Out of sight first, in one rename; then delete.
-                    let staging = crate::util::contain::create_dirs(store.root(), STAGING_DIR, 0o700)?;
-                    let doomed = staging.join(format!("gc-{version}-{}", std::process::id()));
-                    fs_err::rename(&dir, &doomed)?;
-                    remove_tree(&doomed)?;
+                if let Some(locked) = &locked {
+                    locked.remove_version(&version, &dir)?;
                 }
                 report.removed.push((version, dir));
             }

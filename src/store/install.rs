@@ -5,12 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::StoreError;
 use super::cache::{Cache, TeeReader};
 use super::flock::StoreLock;
+use super::locked::LockedStore;
 use super::receipt::Receipt;
 use super::source::{Candidate, candidates, check_bundle_size, download, mismatch, open_bundle};
 use super::trees::{LinkMode, PlaceError, TreeCache};
-use super::{STAGING_DIR, StoreError};
 use crate::archive::{self, Limits};
 use crate::lock::LockEntry;
 use crate::method::MethodManifest;
@@ -114,7 +115,7 @@ pub fn install(
         // doctor's `store-stale-lock` hint promises the next install does).
         let lock = options.store.lock_file();
         if StoreLock::stale_holder(&lock).is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
-            drop(StoreLock::acquire(&lock, &|p| reporter.waiting_for_lock(p))?);
+            drop(options.store.lock(&|p| reporter.waiting_for_lock(p))?);
         }
         return Ok(report);
     }
@@ -122,11 +123,11 @@ pub fn install(
         check_bundle_size(entry)?;
     }
     super::ensure(&options.store)?;
-    let _lock = StoreLock::acquire(&options.store.lock_file(), &|p| reporter.waiting_for_lock(p))?;
+    let locked = options.store.lock(&|p| reporter.waiting_for_lock(p))?;
     // Shared with other installs; `cache clean` and `cache prune` wait for it to end. A cache
     // that cannot even hold its lock fails below, where it is used, with its own message.
     let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();
-    report.cleaned = clean_staging(&options.store)?;
+    report.cleaned = locked.clean_staging()?;
     // So that `cache prune` elsewhere keeps what this store needs (best effort).
     let _ = options.cache.register_store(options.store.root());
     // Re-check under the lock: another process may have installed some meanwhile.
@@ -134,7 +135,7 @@ pub fn install(
     report.reused = done.into_iter().map(|e| reused(&options.store, e)).collect();
     reporter.plan(todo.len());
     let results = crate::util::parallel::run_parallel(&todo, options.jobs, |entry| {
-        let result = install_one(entry, options, reporter);
+        let result = install_one(entry, &locked, options, reporter);
         if result.is_ok() {
             reporter.installed(&entry.version);
         }
@@ -174,52 +175,13 @@ fn reused(store: &super::Store, e: &LockEntry) -> Reused {
     }
 }
 
-/// Removes everything in `<store>/.staging/`: only a killed run leaves anything there, and we
-/// hold the store lock.
-fn clean_staging(store: &super::Store) -> Result<Vec<PathBuf>, StoreError> {
-    let staging = store.staging();
-    let mut cleaned = Vec::new();
-    let Ok(entries) = fs_err::read_dir(&staging) else {
-        return Ok(cleaned);
-    };
-    for entry in entries {
-        let path = entry?.path();
-        crate::util::fs::remove_tree(&path)?;
-        cleaned.push(path);
-    }
-    Ok(cleaned)
-}
-
-/// A work directory in staging, removed on drop unless taken.
-struct StagingDir(Option<PathBuf>);
-
-impl StagingDir {
-    fn new(store: &super::Store, version: &MethodVersion) -> std::io::Result<Self> {
-        let staging = crate::util::contain::create_dirs(store.root(), STAGING_DIR, 0o700)?;
-        // tempfile creates it 0700: nobody else may enter a directory being extracted.
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{version}-"))
-            .tempdir_in(&staging)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", staging.display())))?
-            .keep();
-        Ok(Self(Some(dir)))
-    }
-
-    fn path(&self) -> &Path {
-        self.0.as_deref().expect("not yet dropped")
-    }
-}
-
-impl Drop for StagingDir {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = crate::util::fs::remove_tree(&p);
-        }
-    }
-}
-
-fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Reporter) -> Result<Installed, StoreError> {
-    if let Some(installed) = from_tree_cache(entry, options, reporter)? {
+fn install_one(
+    entry: &LockEntry,
+    locked: &LockedStore<'_>,
+    options: &InstallOptions,
+    reporter: &dyn Reporter,
+) -> Result<Installed, StoreError> {
+    if let Some(installed) = from_tree_cache(entry, locked, options, reporter)? {
         return Ok(installed);
     }
     let (candidates, looked) = candidates(entry, options)?;
@@ -258,7 +220,7 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
             continue;
         }
         reporter.start(&entry.version, entry.size);
-        let result = install_from(entry, &candidate, options);
+        let result = install_from(entry, &candidate, locked, options);
         reporter.finish(&entry.version, entry.size);
         match result {
             // Not the bundle after all: a corrupt cache entry (evicted), a `--from` file that
@@ -286,7 +248,12 @@ fn install_one(entry: &LockEntry, options: &InstallOptions, reporter: &dyn Repor
     })
 }
 
-fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptions) -> Result<Installed, StoreError> {
+fn install_from(
+    entry: &LockEntry,
+    candidate: &Candidate,
+    locked: &LockedStore<'_>,
+    options: &InstallOptions,
+) -> Result<Installed, StoreError> {
     let path = &candidate.path;
     let wrong =
         |what, expected: String, actual: String| mismatch(entry, what, path, expected, actual, candidate.reveal);
@@ -305,7 +272,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
         true => Some(options.cache.partial(&entry.sha256)?),
         false => None,
     };
-    let staging = StagingDir::new(&options.store, &entry.version)?;
+    let staging = locked.staging_dir(&entry.version)?;
     let tree_dir = staging.path().join("tree");
     fs_err::create_dir(&tree_dir)?;
     let source_name = path.display().to_string();
@@ -402,9 +369,8 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
     if let Some(p) = partial {
         p.commit()?;
     }
-    let target = options.store.version_dir(&entry.version);
     crate::testhook::point(crate::testhook::BEFORE_RENAME);
-    publish(&extracted.root, &target, staging.path())?;
+    let target = locked.publish(&extracted.root, &entry.version, &staging)?;
     crate::testhook::point(crate::testhook::AFTER_RENAME);
     // The shared tree cache records the verified tree where it now lives (a failure there
     // costs only speed): a later install into another store shares it from here.
@@ -427,6 +393,7 @@ fn install_from(entry: &LockEntry, candidate: &Candidate, options: &InstallOptio
 /// of each cached file and the record of the change times its hard links move are one step.
 fn from_tree_cache(
     entry: &LockEntry,
+    locked: &LockedStore<'_>,
     options: &InstallOptions,
     reporter: &dyn Reporter,
 ) -> Result<Option<Installed>, StoreError> {
@@ -450,7 +417,7 @@ fn from_tree_cache(
     });
     let Some(cached) = cached else { return Ok(None) };
     reporter.start(&entry.version, entry.size);
-    let placed = place_from_tree_cache(entry, &cached, &trees, options);
+    let placed = place_from_tree_cache(entry, &cached, &trees, locked, options);
     reporter.finish(&entry.version, entry.size);
     match placed {
         Ok(installed) => Ok(Some(installed)),
@@ -468,9 +435,10 @@ fn place_from_tree_cache(
     entry: &LockEntry,
     cached: &super::trees::CachedTree,
     trees: &TreeCache,
+    locked: &LockedStore<'_>,
     options: &InstallOptions,
 ) -> Result<Installed, Option<StoreError>> {
-    let staging = StagingDir::new(&options.store, &entry.version).map_err(|e| Some(e.into()))?;
+    let staging = locked.staging_dir(&entry.version).map_err(|e| Some(e.into()))?;
     let tree_dir = staging.path().join("tree");
     fs_err::create_dir(&tree_dir).map_err(|e| Some(e.into()))?;
     let mode = match trees.place(cached, &tree_dir, options.link_mode) {
@@ -493,10 +461,8 @@ fn place_from_tree_cache(
     let finish = || -> Result<PathBuf, StoreError> {
         receipt.write(&tree_dir)?;
         crate::util::contain::refuse_links_below(staging.path())?;
-        let target = options.store.version_dir(&entry.version);
         crate::testhook::point(crate::testhook::BEFORE_RENAME);
-        publish(&tree_dir, &target, staging.path())?;
-        Ok(target)
+        Ok(locked.publish(&tree_dir, &entry.version, &staging)?)
     };
     let path = finish().map_err(Some)?;
     Ok(Installed {
@@ -508,28 +474,4 @@ fn place_from_tree_cache(
         files: cached.files(),
         link_mode: Some(mode),
     })
-}
-
-/// Renames `tree` to `target`. A stale `target` (no or another receipt) is first moved into
-/// `staging` and removed afterwards.
-///
-/// Durability: unless `A2C_FSYNC=0`, the store's filesystem is synced (`syncfs`) first, so
-/// that a power cut can never leave a published receipt over unwritten file data — the
-/// rename is then the only step that may be lost, and a lost rename is just a version not
-/// installed yet (docs/performance.md measures the cost).
-fn publish(tree: &Path, target: &Path, staging: &Path) -> std::io::Result<()> {
-    if crate::env::fsync() {
-        let dir = fs_err::File::open(staging)?;
-        crate::util::platform::sync_filesystem(dir.file()).map_err(|e| {
-            std::io::Error::new(
-                std::io::Error::from(e).kind(),
-                format!("failed to sync the store's filesystem at `{}`: {e}", staging.display()),
-            )
-        })?;
-    }
-    if fs_err::symlink_metadata(target).is_ok() {
-        let old = staging.join("replaced");
-        fs_err::rename(target, &old)?;
-    }
-    fs_err::rename(tree, target)
 }

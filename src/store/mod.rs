@@ -8,6 +8,7 @@ pub mod flock;
 pub mod gc;
 pub mod install;
 pub mod layout;
+pub mod locked;
 pub mod receipt;
 pub mod source;
 pub mod trees;
