@@ -6,6 +6,7 @@ pub mod install;
 pub mod list;
 pub mod lock;
 pub mod migrate;
+pub mod resolve;
 pub mod vendor;
 
 use std::collections::BTreeMap;
