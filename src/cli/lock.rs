@@ -1,7 +1,6 @@
 //! `a2c lock [--registry URL] [--update] [--check]`.
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::join_versions;
@@ -53,17 +52,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         ));
     }
     if printer.json {
-        printer.json_doc(&json!({
-            "lock": out.path,
-            "needed": out.needed,
-            "added": out.plan.added,
-            "updated": out.plan.updated,
-            "removed": out.plan.removed,
-            "missing": out.missing,
-            "unused": out.unused,
-            "written": out.wrote,
-            "unfetchable": out.unfetchable.iter().map(|(v, why)| json!({"version": v, "reason": why})).collect::<Vec<_>>(),
-        }));
+        printer.json_doc(&serde_json::to_value(&out)?);
     }
     if args.check || global.frozen {
         if out.up_to_date() {

@@ -25,21 +25,43 @@ pub struct LockOptions {
     pub from: Option<PathBuf>,
 }
 
-#[derive(Debug)]
+/// What `a2c lock` did; serialized as its `--json` document (docs/json/lock.schema.json).
+#[derive(Debug, serde::Serialize)]
 pub struct LockOutcome {
+    #[serde(rename = "lock")]
     pub path: PathBuf,
     pub needed: BTreeSet<MethodVersion>,
     /// `--check`: needed but not locked.
     pub missing: Vec<MethodVersion>,
     /// `--check`: locked but not needed.
     pub unused: Vec<MethodVersion>,
+    /// `added`, `updated`, `removed` (the lock itself is not part of the document).
+    #[serde(flatten)]
     pub plan: LockPlan,
+    #[serde(rename = "written")]
     pub wrote: bool,
     /// New or updated entries whose `source` could not be fetched, with why.
+    #[serde(serialize_with = "unfetchable")]
     pub unfetchable: Vec<(MethodVersion, String)>,
     /// What reading the registry passed over (OCI tags holding other artifacts, a capped
     /// listing), for `-v`.
+    #[serde(skip)]
     pub notes: Vec<String>,
+}
+
+/// `[{"version", "reason"}]`.
+fn unfetchable<S: serde::Serializer>(list: &[(MethodVersion, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    #[derive(serde::Serialize)]
+    struct Entry<'a> {
+        version: &'a MethodVersion,
+        reason: &'a str,
+    }
+    let mut seq = s.serialize_seq(Some(list.len()))?;
+    for (version, reason) in list {
+        seq.serialize_element(&Entry { version, reason })?;
+    }
+    seq.end()
 }
 
 impl LockOutcome {

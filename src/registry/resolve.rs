@@ -8,8 +8,9 @@ use crate::method::METHOD_NAME;
 use crate::util::version::MethodVersion;
 
 /// What resolution decided.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct LockPlan {
+    #[serde(skip)]
     pub lock: Lockfile,
     pub added: Vec<MethodVersion>,
     pub updated: Vec<MethodVersion>,
