@@ -109,6 +109,12 @@ fn string(name: &str) -> Option<String> {
     var(name).and_then(|v| v.into_string().ok())
 }
 
+/// The variable `name` as text, for the few readers of variables a2c does not own (the proxy
+/// variables, which `net::proxy` interprets as curl does).
+pub fn text(name: &str) -> Option<String> {
+    string(name)
+}
+
 /// `true` when `NO_COLOR` is set to a non-empty value.
 pub fn no_color() -> bool {
     var(NO_COLOR).is_some()

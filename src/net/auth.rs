@@ -54,9 +54,9 @@ pub(super) enum DockerCredential {
 /// `auths` entries that carry `identitytoken` or `auth` (base64 `user:password`), keyed by
 /// `host[:port]`. A file that is absent or does not parse gives nothing (its content is never
 /// shown).
-fn docker_config() -> Option<serde_json::Value> {
-    let path = crate::env::docker_config()?;
-    let text = crate::util::contain::read_config(&path).ok()??;
+fn docker_config(path: Option<&std::path::Path>) -> Option<serde_json::Value> {
+    let path = path?;
+    let text = crate::util::contain::read_config(path).ok()??;
     serde_json::from_str::<serde_json::Value>(&text).ok()
 }
 
@@ -169,9 +169,9 @@ impl Auth {
     /// hosts listed in `A2C_TOKEN_HOSTS`); a netrc `machine` entry goes to its own host. A
     /// registry named only by a committed marker or lock gets nothing unless the user bound
     /// its host; and no credential ever travels over plain `http://` except to loopback.
-    pub(super) fn load(bound: &[Url], proxies: super::proxy::ProxyEnv) -> Result<Self, HttpError> {
+    pub(super) fn load(bound: &[Url], settings: &super::Settings) -> Result<Self, HttpError> {
         let mut hosts: Vec<HostKey> = bound.iter().map(host_key).collect();
-        for entry in crate::env::token_hosts() {
+        for entry in &settings.token_hosts {
             let url = Url::parse(&format!("https://{entry}/")).map_err(|_| {
                 HttpError::Config(format!(
                     "{}: `{entry}` is not a host or host:port",
@@ -183,16 +183,14 @@ impl Auth {
             let explicit_port = entry.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok());
             hosts.push((key.0, explicit_port.then_some(key.1).flatten()));
         }
-        let token = crate::env::registry_token().map(|t| (hosts.clone(), t));
-        let basic = crate::env::registry_auth()
-            .map_err(HttpError::Config)?
-            .map(|(u, p)| (hosts.clone(), u, p));
-        let docker = docker_config();
+        let token = settings.registry_token.clone().map(|t| (hosts.clone(), t));
+        let basic = settings.registry_auth.clone().map(|(u, p)| (hosts.clone(), u, p));
+        let docker = docker_config(settings.docker_config.as_deref());
         let mut netrc = HashMap::new();
         let mut netrc_default = None;
-        if let Some(path) = crate::env::netrc_path().filter(|p| p.is_file()) {
+        if let Some(path) = settings.netrc.as_ref().filter(|p| p.is_file()) {
             // The parser's own messages may quote the file: never show them (tokens).
-            let parsed = netrc::Netrc::from_file(&path).map_err(|_| {
+            let parsed = netrc::Netrc::from_file(path).map_err(|_| {
                 HttpError::Config(format!(
                     "cannot parse the netrc file `{}` (its content is not shown: it holds credentials)",
                     path.display()
@@ -215,7 +213,7 @@ impl Auth {
             netrc,
             netrc_default,
             bound: hosts,
-            proxies,
+            proxies: settings.proxies.clone(),
         })
     }
 

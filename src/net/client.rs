@@ -79,6 +79,9 @@ pub struct HttpClient {
     low_speed: u64,
     low_speed_time: u64,
     max_document: u64,
+    /// The proxy variable that is set, and the proxies, for messages.
+    proxy_variable: Option<String>,
+    proxies: super::proxy::ProxyEnv,
 }
 
 impl fmt::Debug for HttpClient {
@@ -131,29 +134,21 @@ impl Rate {
     }
 }
 
-fn number(name: &'static str, default: u64) -> Result<u64, HttpError> {
-    crate::env::number(name)
-        .map_err(|(name, value)| HttpError::Config(format!("{name}=`{value}` is not a whole number")))
-        .map(|v| v.unwrap_or(default))
-}
-
 impl HttpClient {
     /// Builds the client. `bound` are the registries the user chose: only their hosts get the
     /// token (see `Auth::load`).
-    pub fn new(bound: &[Url]) -> Result<Self, HttpError> {
+    pub fn new(settings: &super::Settings, bound: &[Url]) -> Result<Self, HttpError> {
         install_crypto_provider();
-        let timeout = number(crate::env::A2C_HTTP_TIMEOUT, DEFAULT_TIMEOUT)?.max(1);
-        let retries = number(crate::env::A2C_HTTP_RETRIES, DEFAULT_RETRIES)?;
+        let timeout = settings.timeout;
         let mut builder = reqwest::Client::builder()
             .user_agent(format!("a2c/{} (+https://github.com/esys/a2c)", crate::A2C_VERSION))
             .connect_timeout(Duration::from_secs(timeout))
             .read_timeout(Duration::from_secs(timeout))
-            .tls_certs_merge(extra_roots()?)
+            .tls_certs_merge(extra_roots(&settings.ca_bundles)?)
             // Proxies come from `super::proxy` only: NO_PROXY matched as curl and Python do.
             .no_proxy();
-        let proxies = super::proxy::ProxyEnv::from_env();
-        if !proxies.is_empty() {
-            let route = proxies.clone();
+        if !settings.proxies.is_empty() {
+            let route = settings.proxies.clone();
             builder = builder.proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
         }
         let client = builder.build().map_err(|e| HttpError::Config(error_chain(&e)))?;
@@ -166,15 +161,17 @@ impl HttpClient {
         Ok(Self {
             client,
             runtime,
-            auth: Auth::load(bound, proxies)?,
+            auth: Auth::load(bound, settings)?,
             bearer: std::sync::Mutex::new(HashMap::new()),
             helped: std::sync::Mutex::new(HashMap::new()),
             tls_loopback: std::sync::Mutex::new(std::collections::HashSet::new()),
             timeout,
-            retries,
-            low_speed: number(crate::env::A2C_HTTP_LOW_SPEED, DEFAULT_LOW_SPEED)?,
-            low_speed_time: number(crate::env::A2C_HTTP_LOW_SPEED_TIME, DEFAULT_LOW_SPEED_TIME)?,
-            max_document: number(crate::env::A2C_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENT)?,
+            retries: settings.retries,
+            low_speed: settings.low_speed,
+            low_speed_time: settings.low_speed_time,
+            max_document: settings.max_document,
+            proxy_variable: settings.proxy_variable.clone(),
+            proxies: settings.proxies.clone(),
         })
     }
 
@@ -510,7 +507,10 @@ impl HttpClient {
             },
             (StatusCode::PROXY_AUTHENTICATION_REQUIRED, None) => HttpError::ProxyAuth {
                 url: url.to_string(),
-                proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
+                proxy: self
+                    .proxy_variable
+                    .clone()
+                    .unwrap_or_else(|| "(from the system settings)".into()),
             },
             (_, None) => HttpError::Status {
                 url: url.to_string(),
@@ -571,7 +571,10 @@ impl HttpClient {
             (
                 HttpError::ProxyAuth {
                     url: url.to_string(),
-                    proxy: crate::env::proxy_configured().unwrap_or_else(|| "(from the system settings)".into()),
+                    proxy: self
+                        .proxy_variable
+                        .clone()
+                        .unwrap_or_else(|| "(from the system settings)".into()),
                 },
                 false,
             )
@@ -597,8 +600,10 @@ impl HttpClient {
         } else if e.is_connect() {
             // The proxy, when one applies to this URL, is what could not be reached (a
             // host NO_PROXY excludes is reached directly).
-            let proxy =
-                crate::env::proxy_configured().filter(|_| super::proxy::ProxyEnv::from_env().proxy_for(url).is_some());
+            let proxy = self
+                .proxy_variable
+                .clone()
+                .filter(|_| self.proxies.proxy_for(url).is_some());
             (
                 HttpError::Connect {
                     url: url.to_string(),
@@ -862,14 +867,27 @@ fn truncate(path: &Path) -> std::io::Result<()> {
 #[derive(Debug)]
 pub struct LazyClient {
     bound: Vec<Url>,
+    /// The settings to build it from; `None`: read from the environment at first use.
+    settings: Option<super::Settings>,
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
 }
 
 impl LazyClient {
     /// `bound` are the registries the user chose (see `Auth::load`).
+    /// A client whose settings are read from the environment when it is first built.
     pub fn new(bound: Vec<Url>) -> Self {
         Self {
             bound,
+            settings: None,
+            client: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// A client built from `settings` (a caller that holds a session's).
+    pub fn with_settings(settings: super::Settings, bound: Vec<Url>) -> Self {
+        Self {
+            bound,
+            settings: Some(settings),
             client: std::sync::Mutex::new(None),
         }
     }
@@ -882,7 +900,11 @@ impl LazyClient {
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let client = std::sync::Arc::new(HttpClient::new(&self.bound)?);
+        let settings = match &self.settings {
+            Some(s) => s.clone(),
+            None => super::Settings::from_env()?,
+        };
+        let client = std::sync::Arc::new(HttpClient::new(&settings, &self.bound)?);
         *slot = Some(client.clone());
         Ok(client)
     }

@@ -11,6 +11,7 @@ pub mod errors;
 pub mod oci_ref;
 pub mod proxy;
 pub mod retry;
+pub mod settings;
 pub mod tls;
 
 pub use auth::{HostKey, host_key, is_loopback, same_origin};
@@ -20,4 +21,5 @@ pub use client::{
 };
 pub use errors::HttpError;
 pub use retry::{RetryObserver, observe_retries};
+pub use settings::Settings;
 pub use tls::install_crypto_provider;

@@ -102,7 +102,7 @@ pub struct ProxyEnv {
 fn var(names: &[&str]) -> Option<String> {
     names
         .iter()
-        .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
+        .find_map(|n| crate::env::text(n).filter(|v| !v.trim().is_empty()))
 }
 
 fn proxy_url(value: &str) -> Option<Url> {

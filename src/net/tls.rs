@@ -3,13 +3,15 @@
 
 use super::HttpError;
 
-pub(super) fn extra_roots() -> Result<Vec<reqwest::Certificate>, HttpError> {
+pub(super) fn extra_roots(
+    ca_bundles: &[(&'static str, std::path::PathBuf)],
+) -> Result<Vec<reqwest::Certificate>, HttpError> {
     let mut roots: Vec<reqwest::Certificate> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
         .iter()
         .filter_map(|der| reqwest::Certificate::from_der(der.as_ref()).ok())
         .collect();
-    for (var, path) in crate::env::ca_bundles() {
-        let pem = fs_err::read(&path).map_err(|e| HttpError::Config(format!("{var}: {e}")))?;
+    for (var, path) in ca_bundles {
+        let pem = fs_err::read(path).map_err(|e| HttpError::Config(format!("{var}: {e}")))?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
             HttpError::Config(format!(
                 "{var}: `{}` is not a PEM certificate bundle: {e}",
