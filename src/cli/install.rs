@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::json;
 
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover_members};
@@ -102,19 +101,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
     }
     let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();
     if printer.json {
-        printer.json_doc(&json!({
-            "workspace": out.workspace,
-            "store": out.store,
-            "installed": out.report.installed.iter().map(|i| json!({
-                "version": i.version, "path": i.path, "sha256": i.sha256, "tree": i.tree, "source": i.source,
-                "link_mode": i.link_mode,
-            })).collect::<Vec<_>>(),
-            "reused": out.report.reused.iter().map(|r| json!({"version": r.version, "path": r.path})).collect::<Vec<_>>(),
-            "members": out.members.iter().map(|(p, v)| json!({"path": p, "version": v})).collect::<Vec<_>>(),
-            "cleaned": out.report.cleaned,
-            "locked": out.locked_now,
-            "delivery": out.git_delivery.as_ref().map(|(_, d)| d),
-        }));
+        printer.json_doc(&serde_json::to_value(&out)?);
         return Ok(Outcome::Success);
     }
     if let Some((repo, delivery)) = &out.git_delivery {

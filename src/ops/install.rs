@@ -28,22 +28,53 @@ pub struct InstallSettings {
 }
 
 #[derive(Debug)]
+/// What `a2c install` did; serialized as its `--json` document (docs/json/install.schema.json):
+/// `installed`, `reused` and `cleaned` come from the store's report.
+#[derive(serde::Serialize)]
 pub struct InstallOutcome {
     pub workspace: Option<PathBuf>,
     pub store: PathBuf,
+    #[serde(skip)]
     pub lock_path: PathBuf,
     /// Versions added to the lock by this run.
+    #[serde(rename = "locked")]
     pub locked_now: Vec<MethodVersion>,
+    #[serde(flatten)]
     pub report: InstallReport,
-    /// Every member served, with its write contract.
+    /// Every member served, with its write contract (`[{"path", "version"}]`).
+    #[serde(serialize_with = "members")]
     pub members: Vec<(PathBuf, MethodVersion)>,
     /// Members whose local pointer was written or refreshed.
+    #[serde(skip)]
     pub pointers: usize,
     /// Registries skipped while looking for bundles (shown under `-v`).
+    #[serde(skip)]
     pub notes: Vec<String>,
     /// Outside a superbuild, a repository whose delivery is not `package` gets nothing
-    /// installed: its path and delivery.
+    /// installed: its path and delivery (the document names the delivery).
+    #[serde(rename = "delivery", serialize_with = "delivery")]
     pub git_delivery: Option<(PathBuf, crate::workspace::Delivery)>,
+}
+
+fn members<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    #[derive(serde::Serialize)]
+    struct Member<'a> {
+        path: &'a PathBuf,
+        version: &'a MethodVersion,
+    }
+    let mut seq = s.serialize_seq(Some(list.len()))?;
+    for (path, version) in list {
+        seq.serialize_element(&Member { path, version })?;
+    }
+    seq.end()
+}
+
+fn delivery<S: serde::Serializer>(
+    git: &Option<(PathBuf, crate::workspace::Delivery)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&git.as_ref().map(|(_, d)| d), s)
 }
 
 /// The default number of parallel installs: the machine's cores.

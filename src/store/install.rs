@@ -74,25 +74,26 @@ pub enum Source {
     TreeCache,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Installed {
     pub version: MethodVersion,
     pub path: PathBuf,
     pub sha256: Sha256,
     pub tree: String,
     pub source: Source,
+    #[serde(skip)]
     pub files: usize,
     /// How the version shares its files with the tree cache, if it does.
     pub link_mode: Option<LinkMode>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Reused {
     pub version: MethodVersion,
     pub path: PathBuf,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize)]
 pub struct InstallReport {
     pub installed: Vec<Installed>,
     pub reused: Vec<Reused>,
