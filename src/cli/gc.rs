@@ -1,7 +1,6 @@
 //! `a2c gc [--dry-run] [--cache]`.
 
 use clap::Args;
-use serde_json::json;
 
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover_members};
@@ -28,14 +27,7 @@ pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Res
     let base = super::display_base(&ctx);
     let r = &out.report;
     if printer.json {
-        printer.json_doc(&json!({
-            "store": out.store,
-            "dry_run": args.dry_run,
-            "kept": r.kept.iter().map(|(v, m)| json!({"version": v, "members": m})).collect::<Vec<_>>(),
-            "removed": r.removed.iter().map(|(v, p)| json!({"version": v, "path": p})).collect::<Vec<_>>(),
-            "cache_removed": r.cache_removed,
-            "cache_trees_removed": r.trees_removed,
-        }));
+        printer.json_doc(&serde_json::to_value(&out)?);
         return Ok(Outcome::Success);
     }
     let removed = if args.dry_run { "would remove" } else { "removed" };

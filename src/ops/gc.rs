@@ -10,8 +10,12 @@ use crate::store::gc::GcReport;
 use crate::workspace::Context;
 
 #[derive(Debug)]
+/// What `a2c gc` did (or, dry, would do); serialized as its `--json` document.
+#[derive(serde::Serialize)]
 pub struct GcOutcome {
     pub store: std::path::PathBuf,
+    pub dry_run: bool,
+    #[serde(flatten)]
     pub report: GcReport,
 }
 
@@ -44,6 +48,7 @@ pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Report
     )?;
     Ok(GcOutcome {
         store: store.root().to_path_buf(),
+        dry_run,
         report,
     })
 }

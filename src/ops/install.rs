@@ -57,17 +57,7 @@ pub struct InstallOutcome {
 }
 
 fn members<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    #[derive(serde::Serialize)]
-    struct Member<'a> {
-        path: &'a PathBuf,
-        version: &'a MethodVersion,
-    }
-    let mut seq = s.serialize_seq(Some(list.len()))?;
-    for (path, version) in list {
-        seq.serialize_element(&Member { path, version })?;
-    }
-    seq.end()
+    crate::util::pairs_as(list, "path", "version", s)
 }
 
 fn delivery<S: serde::Serializer>(

@@ -51,17 +51,7 @@ pub struct LockOutcome {
 
 /// `[{"version", "reason"}]`.
 fn unfetchable<S: serde::Serializer>(list: &[(MethodVersion, String)], s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    #[derive(serde::Serialize)]
-    struct Entry<'a> {
-        version: &'a MethodVersion,
-        reason: &'a str,
-    }
-    let mut seq = s.serialize_seq(Some(list.len()))?;
-    for (version, reason) in list {
-        seq.serialize_element(&Entry { version, reason })?;
-    }
-    seq.end()
+    crate::util::pairs_as(list, "version", "reason", s)
 }
 
 impl LockOutcome {

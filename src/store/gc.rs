@@ -10,16 +10,27 @@ use crate::util::digest::Sha256;
 use crate::util::fs::remove_tree;
 use crate::util::version::MethodVersion;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize)]
 pub struct GcReport {
     /// Kept versions and the members pinning each.
+    #[serde(serialize_with = "kept")]
     pub kept: Vec<(MethodVersion, Vec<PathBuf>)>,
     /// Removed (or, dry, to be removed) versions and their directories.
+    #[serde(serialize_with = "removed")]
     pub removed: Vec<(MethodVersion, PathBuf)>,
     /// Removed (or, dry, to be removed) cache bundles.
     pub cache_removed: Vec<PathBuf>,
     /// Removed (or, dry, to be removed) trees of the shared tree cache.
+    #[serde(rename = "cache_trees_removed")]
     pub trees_removed: Vec<PathBuf>,
+}
+
+fn kept<S: serde::Serializer>(list: &[(MethodVersion, Vec<PathBuf>)], s: S) -> Result<S::Ok, S::Error> {
+    crate::util::pairs_as(list, "version", "members", s)
+}
+
+fn removed<S: serde::Serializer>(list: &[(MethodVersion, PathBuf)], s: S) -> Result<S::Ok, S::Error> {
+    crate::util::pairs_as(list, "version", "path", s)
 }
 
 /// Removes every installed version not in `pinned`. With `cache`, also removes cache bundles
