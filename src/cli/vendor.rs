@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
 
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover};
-use crate::ops::vendor::{VENDOR_MANIFEST, vendor};
+use crate::ops::vendor::vendor;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  a2c vendor ./vendor\n  a2c install --offline --from ./vendor   # later, anywhere")]
@@ -25,11 +24,7 @@ pub fn run(args: &VendorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow:
     reporter.done();
     let out = result?;
     if printer.json {
-        printer.json_doc(&json!({
-            "dir": out.dir,
-            "manifest": out.dir.join(VENDOR_MANIFEST),
-            "bundles": out.bundles,
-        }));
+        printer.json_doc(&serde_json::to_value(&out)?);
         return Ok(Outcome::Success);
     }
     for (b, how) in out.bundles.iter().zip(&out.placed) {

@@ -10,12 +10,17 @@ use crate::workspace::Context;
 
 pub use crate::lock::vendored::{VENDOR_MANIFEST, VendorManifest, VendoredBundle};
 
-#[derive(Debug)]
+/// What `a2c vendor` did; serialized as its `--json` document.
+#[derive(Debug, serde::Serialize)]
 pub struct VendorOutcome {
     pub dir: PathBuf,
+    /// The vendor manifest written in `dir`.
+    pub manifest: PathBuf,
+    #[serde(skip)]
     pub lock_path: PathBuf,
     pub bundles: Vec<VendoredBundle>,
     /// How each file was placed: `reflink`, `hardlink` or `copy`.
+    #[serde(skip)]
     pub placed: Vec<&'static str>,
 }
 
@@ -58,6 +63,7 @@ pub fn vendor(
     VendorManifest::new(bundles.clone()).write(dir)?;
     Ok(VendorOutcome {
         dir: dir.to_path_buf(),
+        manifest: dir.join(VENDOR_MANIFEST),
         lock_path,
         bundles,
         placed,
