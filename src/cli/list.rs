@@ -23,11 +23,7 @@ pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         printer.detail(format!("registry not read: {note}"));
     }
     if printer.json {
-        printer.json_doc(&json!({
-            "registry": listing.registry,
-            "registry_note": listing.registry_note,
-            "versions": listing.rows,
-        }));
+        printer.json_doc(&serde_json::to_value(&listing)?);
         return Ok(Outcome::Success);
     }
     let base = super::display_base(&ctx);

@@ -30,8 +30,10 @@ pub struct Row {
     pub registry: Option<Published>,
 }
 
-#[derive(Debug)]
+/// `a2c list`; serialized as its `--json` document.
+#[derive(Debug, serde::Serialize)]
 pub struct Listing {
+    #[serde(rename = "versions")]
     pub rows: Vec<Row>,
     pub registry: Option<String>,
     /// Why the registry was not read, when it was not.
