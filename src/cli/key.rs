@@ -77,7 +77,7 @@ pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::
 
 pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let cwd = cwd(global)?;
-    let registry = crate::registry::handle::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let registry = crate::registry::open(&RegistryLocation::parse(&args.registry, &cwd)?);
     let signed = registry.sign(&cwd.join(&args.key), args.expires_in)?;
     match (signed.rebuilt, printer.json) {
         (None, true) => printer.json_doc(&json!({ "signature": signed.signature })),

@@ -59,7 +59,7 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     if format == Format::Zip && args.threads > 1 {
         anyhow::bail!("--threads applies to tar.gz bundles; a zip bundle is deflated entry by entry, on one thread");
     }
-    let registry = crate::registry::handle::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let registry = crate::registry::open(&RegistryLocation::parse(&args.registry, &cwd)?);
     let tree = cwd.join(&args.dir);
     let key = args.sign.as_ref().map(|k| cwd.join(k));
     let p = registry.publish(&crate::registry::handle::PublishRequest {

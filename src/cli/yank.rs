@@ -32,7 +32,7 @@ pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
-    let registry = crate::registry::handle::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let registry = crate::registry::open(&RegistryLocation::parse(&args.registry, &cwd)?);
     let key = args.sign.as_ref().map(|k| cwd.join(k));
     let yanked = registry.yank(&args.version, args.undo, key.as_deref())?;
     for w in &yanked.warnings {

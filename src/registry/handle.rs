@@ -1,13 +1,13 @@
 //! One handle per registry location: everything a2c does with a registry — read its index,
 //! publish a version, yank one, sign the index — goes through [`Registry`], implemented once per
-//! transport (`dir.rs`, `http.rs`, `oci.rs`). [`open`] is the one place that looks at which
-//! kind a location is: adding a transport is one file implementing the trait, plus its URL form
-//! in `location.rs` and its arm here.
+//! transport (`dir.rs`, `http.rs`, `oci.rs`). `registry::open` is the one place that looks at
+//! which kind a location is: adding a transport is one file implementing the trait, plus its URL
+//! form in `location.rs` and its arm in `open`.
 
 use std::path::{Path, PathBuf};
 
 use super::publish::PublishError;
-use super::{Index, RegistryError, RegistryLocation, Wanted};
+use super::{Index, RegistryError, Wanted};
 use crate::archive::{Deflate, Format};
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
@@ -81,15 +81,6 @@ pub trait Registry {
 
     /// Signs the index with the secret key `key` (an expiry `expires_in_days` from now).
     fn sign(&self, key: &Path, expires_in_days: Option<u64>) -> Result<Signed, PublishError>;
-}
-
-/// The handle of `location`.
-pub fn open(location: &RegistryLocation) -> Box<dyn Registry> {
-    match location {
-        RegistryLocation::Dir(dir) => Box::new(super::dir::DirRegistry::new(dir.clone())),
-        RegistryLocation::Http(_) => Box::new(super::http::HttpRegistry::new(location.clone())),
-        RegistryLocation::Oci(oci) => Box::new(super::oci::OciRegistry::new(oci.clone())),
-    }
 }
 
 /// The refusal of a write to a registry that is only read (a static HTTP registry): `what` is

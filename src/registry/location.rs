@@ -15,7 +15,7 @@ pub enum RegistryLocation {
     Dir(PathBuf),
     Http(Url),
     /// An OCI distribution registry repository (`oci://HOST[:PORT]/NAMESPACE/REPO`).
-    Oci(super::oci::OciRef),
+    Oci(crate::net::oci_ref::OciRef),
 }
 
 impl RegistryLocation {
@@ -41,7 +41,9 @@ impl RegistryLocation {
                     .to_file_path()
                     .map(Self::Dir)
                     .map_err(|_| bad("not a valid file:// URL")),
-                "oci" => super::oci::OciRef::parse(&url).map(Self::Oci).map_err(|why| bad(&why)),
+                "oci" => crate::net::oci_ref::OciRef::parse(&url)
+                    .map(Self::Oci)
+                    .map_err(|why| bad(&why)),
                 "http" | "https" => {
                     let mut url = url;
                     if !url.path().ends_with('/') {

@@ -177,6 +177,15 @@ pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) 
     read_index_trusted(location, client, &[], None)
 }
 
+/// The handle of `location`.
+pub fn open(location: &RegistryLocation) -> Box<dyn handle::Registry> {
+    match location {
+        RegistryLocation::Dir(dir) => Box::new(dir::DirRegistry::new(dir.clone())),
+        RegistryLocation::Http(_) => Box::new(http::HttpRegistry::new(location.clone())),
+        RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone())),
+    }
+}
+
 /// Reads the index of `location` through its handle; when `trusted` public keys are pinned, its
 /// minisign signature must verify with one of them **before** anything in it is parsed or
 /// trusted.
@@ -186,7 +195,7 @@ pub fn read_index_trusted(
     trusted: &[String],
     wanted: Wanted<'_>,
 ) -> Result<Index, RegistryError> {
-    handle::open(location).read_index(client, trusted, wanted)
+    open(location).read_index(client, trusted, wanted)
 }
 
 /// An index file's `bytes`, as read from `shown_index`: with `trusted` keys, the signature

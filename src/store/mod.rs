@@ -9,6 +9,7 @@ pub mod gc;
 pub mod install;
 pub mod layout;
 pub mod locked;
+pub mod options;
 pub mod receipt;
 pub mod source;
 pub mod trees;

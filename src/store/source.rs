@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::StoreError;
 use super::cache::{TeeReader, files_of_size};
 use super::flock::StoreLock;
-use super::install::{InstallOptions, Reporter, Source};
+use super::options::{InstallOptions, Reporter, Source};
 use crate::lock::{BundleLocation, LockEntry};
 use crate::util::digest::Sha256;
 

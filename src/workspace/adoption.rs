@@ -223,7 +223,7 @@ impl AdoptionRecord {
 /// path. Refuses when either root already holds a record (adopt is never the upgrade path),
 /// and never creates or writes anything through a link.
 pub fn adopt(repo: &Path, record: &AdoptionRecord) -> Result<PathBuf, super::WorkspaceError> {
-    use super::state_root::{CANONICAL_ROOT, LEGACY_ROOT};
+    use crate::method::{CANONICAL_ROOT, LEGACY_ROOT};
     for root in [CANONICAL_ROOT, LEGACY_ROOT] {
         crate::util::contain::check(repo, root)?;
         let existing = repo.join(root).join(ADOPTION_FILE);

@@ -68,3 +68,75 @@ fn dependencies_point_down_the_layers() {
     let gone: Vec<_> = known.difference(&up).collect();
     assert!(gone.is_empty(), "no longer running up: remove from KNOWN_UP: {gone:?}");
 }
+
+/// Inside a top-level module, the files (`mod.rs` aside, which declares and re-exports them)
+/// use each other without a cycle: `store/install` ↔ `source`, `adoption` ↔ `state_root` and
+/// the registry handle ↔ its transports once were.
+#[test]
+fn no_cycle_between_the_files_of_a_module() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let mut cycles = Vec::new();
+    for top in LAYERS {
+        let dir = src.join(top);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut files: BTreeMap<String, String> = BTreeMap::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_suffix(".rs").filter(|s| *s != "mod") {
+                let text = fs_err::read_to_string(e.path()).unwrap();
+                files.insert(
+                    stem.to_string(),
+                    text.split("#[cfg(test)]\nmod ").next().unwrap().to_string(),
+                );
+            } else if e.path().is_dir() {
+                files.insert(name, String::new()); // a subdirectory module: not scanned here
+            }
+        }
+        let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (from, text) in &files {
+            for prefix in ["super::".to_string(), format!("crate::{top}::")] {
+                for (i, _) in text.match_indices(&prefix) {
+                    let to: String = text[i + prefix.len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                        .collect();
+                    if let Some((name, _)) = files.get_key_value(&to)
+                        && name != from
+                    {
+                        edges.entry(from.as_str()).or_default().insert(name.as_str());
+                    }
+                }
+            }
+        }
+        // Depth-first search for a back edge.
+        fn visit<'a>(
+            n: &'a str,
+            edges: &BTreeMap<&'a str, BTreeSet<&'a str>>,
+            stack: &mut Vec<&'a str>,
+            done: &mut BTreeSet<&'a str>,
+            out: &mut Vec<String>,
+        ) {
+            if done.contains(n) {
+                return;
+            }
+            if let Some(i) = stack.iter().position(|s| *s == n) {
+                out.push(format!("{} -> {n}", stack[i..].join(" -> ")));
+                return;
+            }
+            stack.push(n);
+            for m in edges.get(n).into_iter().flatten() {
+                visit(m, edges, stack, done, out);
+            }
+            stack.pop();
+            done.insert(n);
+        }
+        let mut done = BTreeSet::new();
+        let mut found = Vec::new();
+        for n in files.keys() {
+            visit(n, &edges, &mut Vec::new(), &mut done, &mut found);
+        }
+        cycles.extend(found.into_iter().map(|c| format!("{top}: {c}")));
+    }
+    assert!(cycles.is_empty(), "cycles between the files of a module: {cycles:?}");
+}
