@@ -870,6 +870,8 @@ pub struct LazyClient {
     /// The settings to build it from; `None`: read from the environment at first use.
     settings: Option<super::Settings>,
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
+    /// Documents read through it (a registry's index), by URL: read once per client.
+    documents: std::sync::Mutex<Vec<(Url, (Vec<u8>, Url))>>,
 }
 
 impl LazyClient {
@@ -880,6 +882,7 @@ impl LazyClient {
             bound,
             settings: None,
             client: std::sync::Mutex::new(None),
+            documents: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -889,7 +892,29 @@ impl LazyClient {
             bound,
             settings: Some(settings),
             client: std::sync::Mutex::new(None),
+            documents: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The document at `url` and the URL it was finally read from (see
+    /// [`HttpClient::get_bytes`]), fetched once by this client whatever asks again.
+    pub fn document(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
+        let known = self
+            .documents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(u, _)| u == url)
+            .map(|(_, d)| d.clone());
+        if let Some(d) = known {
+            return Ok(d);
+        }
+        let d = self.get()?.get_bytes(url)?;
+        self.documents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((url.clone(), d.clone()));
+        Ok(d)
     }
 
     pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {

@@ -18,24 +18,12 @@ impl HttpRegistry {
         Self { location }
     }
 
-    /// The raw index bytes and the URL they were finally read from. An HTTP index is read once
-    /// per process and location: locking and then looking for bundles in the same registry must
-    /// not fetch it twice.
+    /// The raw index bytes and the URL they were finally read from, read once per client (one
+    /// per run): locking and then looking for bundles in the same registry must not fetch it
+    /// twice.
     fn fetch(&self, client: &LazyClient) -> Result<(Vec<u8>, url::Url), RegistryError> {
-        type Raw = (Vec<u8>, url::Url);
-        static READ: std::sync::Mutex<Vec<(url::Url, Raw)>> = std::sync::Mutex::new(Vec::new());
         let url = self.location.index_url();
-        if let Some((_, raw)) = READ
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(u, _)| *u == url)
-        {
-            return Ok(raw.clone());
-        }
-        let raw = client.get()?.get_bytes(&url)?;
-        READ.lock().unwrap_or_else(|p| p.into_inner()).push((url, raw.clone()));
-        Ok(raw)
+        Ok(client.document(&url)?)
     }
 }
 
