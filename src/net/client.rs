@@ -871,8 +871,11 @@ pub struct LazyClient {
     settings: Option<super::Settings>,
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
     /// Documents read through it (a registry's index), by URL: read once per client.
-    documents: std::sync::Mutex<Vec<(Url, (Vec<u8>, Url))>>,
+    documents: std::sync::Mutex<Vec<(Url, Document)>>,
 }
+
+/// A document's bytes and the URL it was finally read from.
+type Document = (Vec<u8>, Url);
 
 impl LazyClient {
     /// `bound` are the registries the user chose (see `Auth::load`).
