@@ -282,6 +282,8 @@ impl Auth {
     }
 
     /// `true` when the user bound a credential to `url`'s host, whether or not it may travel.
+    /// docker's `credsStore` names a helper for every host, not a credential for this one: it
+    /// does not count (only a `credHelpers` entry for the host does).
     pub(super) fn binds(&self, url: &Url) -> bool {
         let entry = super::credentials::host_entry(url);
         let key = host_key(url);
@@ -292,7 +294,7 @@ impl Auth {
                 .is_some_and(|(hosts, _)| Self::is_bound(hosts, &key))
             || self.basic_for(url).is_some()
             || self.identity_for(url).is_some()
-            || self.helper_for(url).is_some()
+            || self.helpers.0.contains_key(&entry)
     }
 
     /// `true` when the user named `url`'s host (`--registry`, `A2C_REGISTRY`,

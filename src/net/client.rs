@@ -301,9 +301,15 @@ impl HttpClient {
                 None => {}
             }
             let response = request.send().await.map_err(|e| self.classify(url, &e))?;
-            // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so:
-            // speak HTTPS to it (its certificate is checked as any other's).
-            if response.status() == StatusCode::BAD_REQUEST && url.scheme() == "http" && is_loopback(url) && !upgraded {
+            // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so, in
+            // text (Go sends none, nginx text/html): speak HTTPS to it (its certificate is
+            // checked as any other's). A JSON 400 is an API's own answer, left to the caller.
+            if response.status() == StatusCode::BAD_REQUEST
+                && url.scheme() == "http"
+                && is_loopback(url)
+                && !upgraded
+                && !is_json(&response)
+            {
                 let body = response.bytes().await.unwrap_or_default();
                 let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
                 // nginx: "The plain HTTP request was sent to HTTPS port"; Go (the distribution
@@ -936,4 +942,14 @@ impl LazyClient {
         *slot = Some(client.clone());
         Ok(client)
     }
+}
+
+/// Whether a response says its body is JSON (`application/json`, `…+json`).
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .is_some_and(|v| v == "application/json" || v.ends_with("+json"))
 }

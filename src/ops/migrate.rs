@@ -650,60 +650,50 @@ fn drop_unpinned(ctx: &Context) -> Result<Vec<MethodVersion>, OpsError> {
     let Some(w) = &ctx.workspace else { return Ok(Vec::new()) };
     let fresh = Context::discover(&w.root, Some(&w.root))?;
     let needed = super::needs(&fresh)?;
-    let path = lock_path(ctx)?;
-    let Some(mut lock) = crate::lock::Lockfile::read(&path)? else {
-        return Ok(Vec::new());
-    };
-    let dropped: Vec<MethodVersion> = lock
-        .methods
-        .iter()
-        .filter(|m| !needed.contains_key(&m.version))
-        .map(|m| m.version.clone())
-        .collect();
-    if !dropped.is_empty() {
-        lock.methods.retain(|m| needed.contains_key(&m.version));
-        lock.write(&path)?;
-    }
-    Ok(dropped)
+    retain_in_lock(&lock_path(ctx)?, |v| needed.contains_key(v))
 }
 
 /// Drops from the lock at `path` every version but `to` (a single repository's lock after its
 /// migration). The versions dropped.
 fn keep_only(path: &Path, to: &MethodVersion) -> Result<Vec<MethodVersion>, OpsError> {
+    retain_in_lock(path, |v| v == to)
+}
+
+/// Keeps in the lock at `path` (when there is one) only the versions `keep` accepts, writing
+/// it only if that drops any. The versions dropped.
+fn retain_in_lock(path: &Path, keep: impl Fn(&MethodVersion) -> bool) -> Result<Vec<MethodVersion>, OpsError> {
     let Some(mut lock) = Lockfile::read(path)? else {
         return Ok(Vec::new());
     };
-    let dropped: Vec<MethodVersion> = lock
-        .methods
-        .iter()
-        .filter(|m| m.version != *to)
-        .map(|m| m.version.clone())
-        .collect();
+    let dropped = not_kept(&lock, &keep);
     if !dropped.is_empty() {
-        lock.methods.retain(|m| m.version == *to);
+        lock.methods.retain(|m| keep(&m.version));
         lock.write(path)?;
     }
     Ok(dropped)
 }
 
+/// The versions of `lock` that `keep` does not accept.
+fn not_kept(lock: &Lockfile, keep: impl Fn(&MethodVersion) -> bool) -> Vec<MethodVersion> {
+    lock.methods
+        .iter()
+        .filter(|m| !keep(&m.version))
+        .map(|m| m.version.clone())
+        .collect()
+}
+
 /// What [`drop_unpinned`] would drop once the members at `migrating` pin `to`.
 fn would_drop(ctx: &Context, migrating: &[&Path], to: &MethodVersion) -> Result<Vec<MethodVersion>, OpsError> {
     let needed = super::needs(ctx)?;
-    let Some(lock) = crate::lock::Lockfile::read(&lock_path(ctx)?)? else {
+    let Some(lock) = Lockfile::read(&lock_path(ctx)?)? else {
         return Ok(Vec::new());
     };
-    let still = |v: &MethodVersion| {
+    Ok(not_kept(&lock, |v| {
         v == to
             || needed
                 .get(v)
                 .is_some_and(|members| members.iter().any(|m| !migrating.contains(&m.as_path())))
-    };
-    Ok(lock
-        .methods
-        .iter()
-        .filter(|m| !still(&m.version))
-        .map(|m| m.version.clone())
-        .collect())
+    }))
 }
 
 /// Applies one member's part of a superbuild-wide plan in its own transaction (its tool state,

@@ -23,10 +23,9 @@ pub fn visible(text: &str) -> Cow<'_, str> {
         if i > 0 {
             out.push('\n');
         }
-        let mut chars = line.chars();
-        for (shown, c) in chars.by_ref().enumerate() {
+        for (shown, (at, c)) in line.char_indices().enumerate() {
             if shown == MAX_LINE {
-                let rest = 1 + chars.count();
+                let rest = line[at..].chars().count();
                 let _ = write!(out, "… ({rest} more characters not shown)");
                 break;
             }

@@ -179,6 +179,12 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
             "{var}: a credential went through the proxy"
         );
     }
+    // docker's `credsStore` names a helper for every host, not a credential for this one:
+    // without a credential, the 401 is the registry's, not a credential held back.
+    t.write("home/.docker/config.json", "{\"credsStore\": \"a2cnone\"}");
+    let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &p)]);
+    run.fails_with(&["answered HTTP 401"]);
+    assert!(!run.stderr.contains("held back"), "{}", run.stderr);
     // Reached directly, the token goes.
     let run = t.run_env(
         "r",

@@ -37,6 +37,8 @@ pub enum Fault {
     Gzip,
     /// 401 with `WWW-Authenticate: Bearer realm="<realm>"`.
     Challenge(String),
+    /// This status with `Content-Type: application/json` and this body (an API's own error).
+    Json(u16, String),
 }
 
 #[derive(Debug, Clone)]
@@ -355,6 +357,12 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
             "401 Unauthorized",
             &format!("WWW-Authenticate: Bearer realm=\"{realm}\",service=\"test\"\r\n"),
             b"",
+        ),
+        Some(Fault::Json(code, body)) => respond(
+            stream,
+            &format!("{code} Fault"),
+            "Content-Type: application/json\r\n",
+            body.as_bytes(),
         ),
         Some(Fault::Redirect(to)) => respond(stream, "302 Found", &format!("Location: {to}\r\n"), b""),
         Some(Fault::Gzip) if body.is_some() => {

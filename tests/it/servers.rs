@@ -395,3 +395,17 @@ fn a_bad_request_is_a_refusal_not_a_failure_to_retry() {
     assert!(!run.stderr.contains("failed repeatedly"), "{}", run.stderr);
     assert_eq!(server.count_of(INDEX), 1, "a 400 is not retried");
 }
+
+/// A JSON 400 is the server's own answer (an API error), even when its message mentions
+/// HTTPS: it is not taken for a TLS port's reply to plain HTTP, and nothing is retried in TLS.
+#[test]
+fn a_json_bad_request_is_the_servers_answer_not_a_tls_port() {
+    let t = TestContext::new();
+    let server = single(&t);
+    let body = r#"{"errors":[{"code":"DENIED","message":"only over HTTPS"}]}"#.to_string();
+    server.fault(INDEX, &[Fault::Json(400, body)]);
+    let run = t.run("r", &["lock", "--registry", &server.url()]);
+    run.fails_with(&["answered HTTP 400", &server.url()]);
+    assert!(!run.stderr.contains("https://"), "{}", run.stderr);
+    assert_eq!(server.count_of(INDEX), 1, "asked once, in plain HTTP");
+}
