@@ -334,11 +334,11 @@ fn check_sum(block: &[u8; BLOCK], at: u64) -> Result<(), ArchiveError> {
     )))
 }
 
-/// The records of a pax extended header: `LEN key=value\n`, where LEN counts the whole record,
-/// so a value may hold any byte (a newline, in a binary extended attribute).
 /// One pax record: its key and its value.
 type Record<'a> = (&'a [u8], &'a [u8]);
 
+/// The records of a pax extended header: `LEN key=value\n`, where LEN counts the whole record,
+/// so a value may hold any byte (a newline, in a binary extended attribute).
 fn records(data: &[u8]) -> Result<Vec<Record<'_>>, ArchiveError> {
     let bad = |why: &str| corrupt(format!("malformed PAX extended header: {why}"));
     let mut out = Vec::new();
