@@ -137,32 +137,10 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// `A2C_OCI_PLAIN_HTTP`: comma-separated `host` or `host:port` entries (or `*`) that `oci://`
-/// reaches over plain HTTP although they are not loopback.
-/// `--plain-http` adds `*` for the whole run.
+/// reaches over plain HTTP although they are not loopback (`--plain-http` adds `*`, in the
+/// session).
 pub fn oci_plain_http() -> Vec<String> {
-    let mut hosts = list("A2C_OCI_PLAIN_HTTP", &[',']);
-    if PLAIN_HTTP.get().copied().unwrap_or(false) {
-        hosts.push("*".into());
-    }
-    hosts
-}
-
-static PLAIN_HTTP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-static OFFLINE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-
-/// `--offline`: this run never touches the network (every HTTP client refuses to start).
-pub fn set_offline() {
-    let _ = OFFLINE.set(true);
-}
-
-/// Whether `--offline` was given.
-pub fn offline() -> bool {
-    OFFLINE.get().copied().unwrap_or(false)
-}
-
-/// `--plain-http`: every `oci://` registry of this run is reached over plain HTTP.
-pub fn set_oci_plain_http() {
-    let _ = PLAIN_HTTP.set(true);
+    list("A2C_OCI_PLAIN_HTTP", &[','])
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.

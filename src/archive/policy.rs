@@ -31,7 +31,8 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The defaults, overridden by `A2C_MAX_UNPACKED_BYTES` and `A2C_MAX_ENTRIES`.
+    /// The defaults, overridden by `A2C_MAX_UNPACKED_BYTES` and `A2C_MAX_ENTRIES` (the
+    /// session's one reading).
     pub fn from_env() -> Result<Self, String> {
         let mut limits = Self::default();
         let bad = |(name, value): (&str, String)| format!("{name}=`{value}` is not a whole number of bytes/entries");

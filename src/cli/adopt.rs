@@ -23,7 +23,12 @@ pub struct AdoptArgs {
     pub method_ref: Option<String>,
 }
 
-pub fn run(args: &AdoptArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &AdoptArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover(global, printer)?;
     let repo = ctx.require_repo()?.to_path_buf();
     let delivery: Delivery = args.delivery.parse().map_err(anyhow::Error::msg)?;
@@ -31,7 +36,7 @@ pub fn run(args: &AdoptArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::
     let canonical = crate::workspace::adoption::adopt(&repo, &record)?;
     // Discovered again: the repository is a member of its superbuild only now.
     if let Ok(after) = discover(global, printer)
-        && let Some(warning) = crate::ops::check_published(&after, &args.version)
+        && let Some(warning) = crate::ops::check_published(session, &after, &args.version)
     {
         printer.warn(warning);
     }

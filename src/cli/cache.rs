@@ -39,17 +39,21 @@ pub struct PruneArgs {
 
 /// The cache: `A2C_CACHE_DIR`, `$XDG_CACHE_HOME/a2c` or `~/.cache/a2c`; else the fallback
 /// inside the store of the repository or superbuild a2c runs in.
-fn cache(global: &GlobalArgs, printer: &Printer) -> anyhow::Result<crate::store::Cache> {
-    let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
-    if let Some(dir) = crate::env::cache_dir() {
-        return Ok(crate::store::Cache::open(dir, variable)?);
+fn cache(session: &crate::ops::Session, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<crate::store::Cache> {
+    if let Some(dir) = &session.store.cache_dir {
+        return Ok(crate::store::Cache::open(dir.clone(), session.store.cache_variable)?);
     }
     let ctx = discover(global, printer)?;
-    Ok(crate::ops::cache(&crate::ops::store(&ctx)?)?)
+    Ok(crate::ops::cache(session, &crate::ops::store(&ctx)?)?)
 }
 
-pub fn run(cmd: &CacheCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
-    let cache = cache(global, printer)?;
+pub fn run(
+    cmd: &CacheCommand,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
+    let cache = cache(session, global, printer)?;
     match cmd {
         CacheCommand::Dir => {
             if printer.json {

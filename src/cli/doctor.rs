@@ -14,13 +14,18 @@ pub struct DoctorArgs {
     pub deep: bool,
 }
 
-pub fn run(args: &DoctorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &DoctorArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let options = DoctorOptions {
         deep: args.deep,
         jobs: global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from),
     };
-    let report = diagnose(&ctx, options)?;
+    let report = diagnose(&ctx, options, &session.store)?;
     let (fail, warn, info) = (
         report.count(Severity::Fail),
         report.count(Severity::Warn),

@@ -18,10 +18,15 @@ pub struct GcArgs {
     pub cache: bool,
 }
 
-pub fn run(args: &GcArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &GcArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let reporter = ProgressReporter::new(printer);
-    let result = crate::ops::gc::gc(&ctx, args.dry_run, args.cache, &reporter);
+    let result = crate::ops::gc::gc(session, &ctx, args.dry_run, args.cache, &reporter);
     reporter.done();
     let out = result?;
     let base = super::display_base(&ctx);

@@ -79,7 +79,12 @@ impl clap::builder::TypedValueParser for LinkModeParser {
     }
 }
 
-pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &InstallArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let ctx = discover_members(global, printer)?;
     let settings = InstallSettings {
@@ -93,7 +98,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
         reinstall: args.reinstall.clone(),
     };
     let reporter = ProgressReporter::new(printer);
-    let result = install(&ctx, &settings, &reporter);
+    let result = install(session, &ctx, &settings, &reporter);
     reporter.done();
     let out = result?;
     for note in &out.notes {

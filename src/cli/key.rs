@@ -75,9 +75,17 @@ pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::
     Ok(Outcome::Success)
 }
 
-pub fn sign(args: &SignArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn sign(
+    args: &SignArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let cwd = cwd(global)?;
-    let registry = crate::registry::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let registry = crate::registry::open(
+        &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
+        &session.network,
+    );
     let signed = registry.sign(&cwd.join(&args.key), args.expires_in)?;
     match (signed.rebuilt, printer.json) {
         (None, true) => printer.json_doc(&json!({ "signature": signed.signature })),

@@ -15,10 +15,15 @@ pub struct ListArgs {}
 #[command(after_help = "Examples:\n  a2c outdated\n  a2c outdated --json")]
 pub struct OutdatedArgs {}
 
-pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &ListArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let _ = args;
-    let listing = list(&ctx, global.offline || global.frozen)?;
+    let listing = list(session, &ctx, global.offline || global.frozen)?;
     if let Some(note) = &listing.registry_note {
         printer.detail(format!("registry not read: {note}"));
     }
@@ -56,9 +61,14 @@ pub fn run(args: &ListArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     Ok(Outcome::Success)
 }
 
-pub fn outdated(_args: &OutdatedArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn outdated(
+    _args: &OutdatedArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
-    let listing = list(&ctx, global.offline)?;
+    let listing = list(session, &ctx, global.offline)?;
     if let Some(note) = &listing.registry_note {
         anyhow::bail!("cannot tell what is outdated: the registry was not read ({note})");
     }

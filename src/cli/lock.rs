@@ -31,7 +31,12 @@ pub struct LockArgs {
     pub from: Option<std::path::PathBuf>,
 }
 
-pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &LockArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let options = LockOptions {
         allow_expired: args.allow_expired,
@@ -42,7 +47,7 @@ pub fn run(args: &LockArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         offline: global.offline || global.frozen,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
     };
-    let out = lock(&ctx, &options)?;
+    let out = lock(session, &ctx, &options)?;
     for note in &out.notes {
         printer.detail(note);
     }

@@ -27,7 +27,12 @@ pub struct LogoutArgs {
     pub host: String,
 }
 
-pub fn login(args: &LoginArgs, _global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn login(
+    args: &LoginArgs,
+    session: &crate::ops::Session,
+    _global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let url = credentials::parse_host(&args.host)?;
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         printer.status(format!(
@@ -44,7 +49,7 @@ pub fn login(args: &LoginArgs, _global: &GlobalArgs, printer: &Printer) -> anyho
             args.host
         );
     }
-    let path = credentials::store(&url, token)?;
+    let path = credentials::store(session.network.logins.as_deref(), &url, token)?;
     let host = credentials::host_entry(&url);
     if printer.json {
         printer.json_doc(&json!({ "host": host, "path": path }));
@@ -57,10 +62,15 @@ pub fn login(args: &LoginArgs, _global: &GlobalArgs, printer: &Printer) -> anyho
     Ok(Outcome::Success)
 }
 
-pub fn logout(args: &LogoutArgs, _global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn logout(
+    args: &LogoutArgs,
+    session: &crate::ops::Session,
+    _global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let url = credentials::parse_host(&args.host)?;
     let host = credentials::host_entry(&url);
-    let removed = credentials::remove(&url)?;
+    let removed = credentials::remove(session.network.logins.as_deref(), &url)?;
     if printer.json {
         printer.json_doc(&json!({ "host": host, "removed": removed }));
     } else if removed {

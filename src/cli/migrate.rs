@@ -61,7 +61,12 @@ pub struct VersionArgs {
     pub keep: Option<String>,
 }
 
-pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    cmd: &MigrateCommand,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let MigrateCommand::Version(args) = cmd;
     let ctx = discover(global, printer)?;
     let settings = MigrateSettings {
@@ -87,11 +92,11 @@ pub fn run(cmd: &MigrateCommand, global: &GlobalArgs, printer: &Printer) -> anyh
     };
     let reporter = ProgressReporter::new(printer);
     if args.all {
-        let result = migrate_all(&ctx, &settings, &reporter);
+        let result = migrate_all(session, &ctx, &settings, &reporter);
         reporter.done();
         return print_all(result?, args, printer, ctx.workspace.as_ref().map(|w| w.root.as_path()));
     }
-    let result = migrate(&ctx, &settings, &reporter);
+    let result = migrate(session, &ctx, &settings, &reporter);
     reporter.done();
     let out = result?;
     let p = &out.plan;

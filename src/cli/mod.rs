@@ -178,39 +178,38 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
-    if cli.global.plain_http {
-        crate::env::set_oci_plain_http();
-    }
-    if cli.global.offline || cli.global.frozen {
-        crate::env::set_offline();
-    }
-    if printer.verbose {
+    // The session: the flags over the environment, read once, here.
+    let session = &crate::ops::Session::from_env(crate::ops::Flags {
+        offline: cli.global.offline || cli.global.frozen,
+        plain_http: cli.global.plain_http,
         // Retries are no longer silent under -v.
-        crate::net::observe_retries(Box::new(|line| {
-            progress::eprint_line(&crate::util::text::visible(line))
-        }));
-    }
+        retry_observer: printer.verbose.then(|| {
+            std::sync::Arc::new(|line: &str| progress::eprint_line(&crate::util::text::visible(line)))
+                as std::sync::Arc<crate::net::RetryObserver>
+        }),
+    });
+    let global = &cli.global;
     match &cli.command {
         Command::Completions(args) => completions::completions(args),
-        Command::Cache(cmd) => cache::run(cmd, &cli.global, printer),
-        Command::List(args) => list::run(args, &cli.global, printer),
-        Command::Outdated(args) => list::outdated(args, &cli.global, printer),
+        Command::Cache(cmd) => cache::run(cmd, session, global, printer),
+        Command::List(args) => list::run(args, session, global, printer),
+        Command::Outdated(args) => list::outdated(args, session, global, printer),
         Command::Man(args) => completions::man(args, printer),
-        Command::Workspace(cmd) => workspace::run(cmd, &cli.global, printer),
-        Command::Resolve(args) => resolve::run(args, &cli.global, printer),
-        Command::Lock(args) => lock::run(args, &cli.global, printer),
-        Command::Install(args) => install::run(args, &cli.global, printer),
-        Command::Pack(args) => pack::run(args, &cli.global, printer),
-        Command::Yank(args) => yank::run(args, &cli.global, printer),
-        Command::Key(cmd) => key::key(cmd, &cli.global, printer),
-        Command::Sign(args) => key::sign(args, &cli.global, printer),
-        Command::Vendor(args) => vendor::run(args, &cli.global, printer),
-        Command::Doctor(args) => doctor::run(args, &cli.global, printer),
-        Command::Gc(args) => gc::run(args, &cli.global, printer),
-        Command::Migrate(cmd) => migrate::run(cmd, &cli.global, printer),
-        Command::Adopt(args) => adopt::run(args, &cli.global, printer),
-        Command::Login(args) => login::login(args, &cli.global, printer),
-        Command::Logout(args) => login::logout(args, &cli.global, printer),
+        Command::Workspace(cmd) => workspace::run(cmd, global, printer),
+        Command::Resolve(args) => resolve::run(args, global, printer),
+        Command::Lock(args) => lock::run(args, session, global, printer),
+        Command::Install(args) => install::run(args, session, global, printer),
+        Command::Pack(args) => pack::run(args, session, global, printer),
+        Command::Yank(args) => yank::run(args, session, global, printer),
+        Command::Key(cmd) => key::key(cmd, global, printer),
+        Command::Sign(args) => key::sign(args, session, global, printer),
+        Command::Vendor(args) => vendor::run(args, session, global, printer),
+        Command::Doctor(args) => doctor::run(args, session, global, printer),
+        Command::Gc(args) => gc::run(args, session, global, printer),
+        Command::Migrate(cmd) => migrate::run(cmd, session, global, printer),
+        Command::Adopt(args) => adopt::run(args, session, global, printer),
+        Command::Login(args) => login::login(args, session, global, printer),
+        Command::Logout(args) => login::logout(args, session, global, printer),
     }
 }
 

@@ -50,7 +50,12 @@ fn deflate(args: &PackArgs) -> crate::archive::Deflate {
     }
 }
 
-pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &PackArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let cwd = match &global.directory {
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
@@ -59,7 +64,10 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
     if format == Format::Zip && args.threads > 1 {
         anyhow::bail!("--threads applies to tar.gz bundles; a zip bundle is deflated entry by entry, on one thread");
     }
-    let registry = crate::registry::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let registry = crate::registry::open(
+        &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
+        &session.network,
+    );
     let tree = cwd.join(&args.dir);
     let key = args.sign.as_ref().map(|k| cwd.join(k));
     let p = registry.publish(&crate::registry::handle::PublishRequest {
@@ -68,6 +76,7 @@ pub fn run(args: &PackArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::R
         format,
         sign: key.as_deref(),
         deflate: deflate(args),
+        limits: &session.limits()?,
     })?;
     for w in &p.warnings {
         printer.warn(w);

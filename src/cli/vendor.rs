@@ -15,12 +15,17 @@ pub struct VendorArgs {
     pub dir: PathBuf,
 }
 
-pub fn run(args: &VendorArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &VendorArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let ctx = discover(global, printer)?;
     let dir = ctx.start.join(&args.dir);
     let reporter = ProgressReporter::new(printer);
     let jobs = global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from);
-    let result = vendor(&ctx, &dir, jobs, global.offline || global.frozen, &reporter);
+    let result = vendor(session, &ctx, &dir, jobs, global.offline || global.frozen, &reporter);
     reporter.done();
     let out = result?;
     if printer.json {

@@ -27,12 +27,20 @@ pub struct YankArgs {
     pub sign: Option<std::path::PathBuf>,
 }
 
-pub fn run(args: &YankArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &YankArgs,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let cwd = match &global.directory {
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
-    let registry = crate::registry::open(&RegistryLocation::parse(&args.registry, &cwd)?);
+    let registry = crate::registry::open(
+        &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
+        &session.network,
+    );
     let key = args.sign.as_ref().map(|k| cwd.join(k));
     let yanked = registry.yank(&args.version, args.undo, key.as_deref())?;
     for w in &yanked.warnings {

@@ -23,7 +23,11 @@ struct Memo(
     std::sync::Mutex<std::collections::HashMap<PathBuf, Option<MethodVersion>>>,
 );
 
-pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, WorkspaceError> {
+pub fn run(
+    ctx: &Context,
+    options: DoctorOptions,
+    settings: &crate::store::Settings,
+) -> Result<Vec<Finding>, WorkspaceError> {
     let mut out = Vec::new();
     let members = ctx.members()?;
     let ws_root = ctx.workspace.as_ref().map(|w| w.root.clone());
@@ -98,8 +102,10 @@ pub fn run(ctx: &Context, options: DoctorOptions) -> Result<Vec<Finding>, Worksp
     let lock = lock_findings(ctx, &locked, &mut out);
     match crate::store::guard(ctx.store_owner()?) {
         Ok(store) => {
-            too_old_for_unresolved(&store, lock.as_ref(), &mut out);
-            store_findings(&store, &pinned, lock.as_ref(), options, &mut out)
+            // The bundle cache the store installs from (unreadable: its checks are skipped).
+            let cache = crate::store::Cache::for_store(&store, settings).ok();
+            too_old_for_unresolved(cache.as_ref(), lock.as_ref(), &mut out);
+            store_findings(&store, cache.as_ref(), &pinned, lock.as_ref(), options, &mut out)
         }
         Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
             Code::StoreTracked,
@@ -357,9 +363,12 @@ fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &Mem
 /// cached bundle's manifest (cached once verified, whatever its `min_a2c`) says so, and the
 /// finding becomes `a2c-too-old`, naming both versions, instead of pointing at an install that
 /// would refuse.
-fn too_old_for_unresolved(store: &crate::store::Store, lock: Option<&crate::lock::Lockfile>, out: &mut [Finding]) {
-    let Some(lock) = lock else { return };
-    let Ok(cache) = crate::store::Cache::for_store(store) else {
+fn too_old_for_unresolved(
+    cache: Option<&crate::store::Cache>,
+    lock: Option<&crate::lock::Lockfile>,
+    out: &mut [Finding],
+) {
+    let (Some(lock), Some(cache)) = (lock, cache) else {
         return;
     };
     for f in out.iter_mut().filter(|f| f.code == Code::Unresolved) {
@@ -655,6 +664,7 @@ fn lock_findings(
 
 fn store_findings(
     store: &crate::store::Store,
+    cache: Option<&crate::store::Cache>,
     pinned: &BTreeMap<MethodVersion, Vec<PathBuf>>,
     lock: Option<&Lockfile>,
     options: DoctorOptions,
@@ -733,8 +743,8 @@ fn store_findings(
     }
     out.extend(super::deep::check(&deep_targets, options.jobs));
     match options.deep {
-        true => tree_cache(store, out),
-        false => tree_cache_times(store, &placed, out),
+        true => tree_cache(cache, out),
+        false => tree_cache_times(cache, &placed, out),
     }
     let staging = store.staging();
     if let Ok(entries) = fs_err::read_dir(&staging) {
@@ -777,11 +787,11 @@ fn store_findings(
 /// mode and times against the record (no content read): an in-place edit through a hard link
 /// moves the change time, which nothing puts back.
 fn tree_cache_times(
-    store: &crate::store::Store,
+    cache: Option<&crate::store::Cache>,
     placed: &[(crate::util::digest::Sha256, PathBuf)],
     out: &mut Vec<Finding>,
 ) {
-    let Ok(cache) = crate::store::Cache::for_store(store) else {
+    let Some(cache) = cache else {
         return;
     };
     let trees = crate::store::trees::TreeCache::new(&cache.dir);
@@ -819,8 +829,8 @@ fn tampered_tree(root: &Path, why: &str) -> Finding {
 
 /// `--deep`: every tree of the shared tree cache re-hashed against its file list and record
 /// (a file changed there would be placed into every store that links it).
-fn tree_cache(store: &crate::store::Store, out: &mut Vec<Finding>) {
-    let Ok(cache) = crate::store::Cache::for_store(store) else {
+fn tree_cache(cache: Option<&crate::store::Cache>, out: &mut Vec<Finding>) {
+    let Some(cache) = cache else {
         return;
     };
     let trees = crate::store::trees::TreeCache::new(&cache.dir);

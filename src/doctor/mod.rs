@@ -242,9 +242,14 @@ pub struct DoctorOptions {
     pub jobs: usize,
 }
 
-/// Diagnoses the workspace (every member) or the single repository.
-pub fn diagnose(ctx: &Context, options: DoctorOptions) -> Result<Report, crate::workspace::WorkspaceError> {
-    let mut findings = checks::run(ctx, options)?;
+/// Diagnoses the workspace (every member) or the single repository; `settings` say where the
+/// bundle cache is.
+pub fn diagnose(
+    ctx: &Context,
+    options: DoctorOptions,
+    settings: &crate::store::Settings,
+) -> Result<Report, crate::workspace::WorkspaceError> {
+    let mut findings = checks::run(ctx, options, settings)?;
     findings.sort_by(|a, b| (a.severity, &a.repo, &a.version, a.code).cmp(&(b.severity, &b.repo, &b.version, b.code)));
     Ok(Report {
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),

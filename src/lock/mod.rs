@@ -44,8 +44,9 @@ pub enum BundleLocation {
 }
 
 impl LockEntry {
-    /// The entry's `source`, parsed.
-    pub fn location(&self) -> BundleLocation {
+    /// The entry's `source`, parsed (an `oci://` one over plain HTTP on loopback and on the
+    /// hosts of `plain`).
+    pub fn location(&self, plain: &crate::net::oci_ref::PlainHttp) -> BundleLocation {
         match url::Url::parse(&self.source) {
             Ok(u) if u.scheme() == "file" => match u.to_file_path() {
                 Ok(path) => BundleLocation::File(path),
@@ -53,7 +54,7 @@ impl LockEntry {
             },
             Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
             // An OCI artifact: its layer is the bundle, pulled by digest (the locked sha256).
-            Ok(u) if u.scheme() == "oci" => match crate::net::oci_ref::OciRef::parse(&u) {
+            Ok(u) if u.scheme() == "oci" => match crate::net::oci_ref::OciRef::parse(&u, plain) {
                 Ok(oci) => BundleLocation::Http(oci.blob_url(&format!("sha256:{}", self.sha256.to_hex()))),
                 Err(_) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
             },

@@ -169,7 +169,11 @@ impl Auth {
     /// hosts listed in `A2C_TOKEN_HOSTS`); a netrc `machine` entry goes to its own host. A
     /// registry named only by a committed marker or lock gets nothing unless the user bound
     /// its host; and no credential ever travels over plain `http://` except to loopback.
-    pub(super) fn load(bound: &[Url], settings: &super::Settings) -> Result<Self, HttpError> {
+    pub(super) fn load(
+        bound: &[Url],
+        settings: &super::Settings,
+        logins: Option<&std::path::Path>,
+    ) -> Result<Self, HttpError> {
         let mut hosts: Vec<HostKey> = bound.iter().map(host_key).collect();
         for entry in &settings.token_hosts {
             let url = Url::parse(&format!("https://{entry}/")).map_err(|_| {
@@ -207,7 +211,7 @@ impl Auth {
         Ok(Self {
             docker: docker.as_ref().map(docker_auths).unwrap_or_default(),
             helpers: docker.as_ref().map(docker_helpers).unwrap_or_default(),
-            logins: super::credentials::load()?,
+            logins: super::credentials::load(logins)?,
             token,
             basic,
             netrc,

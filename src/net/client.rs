@@ -82,6 +82,8 @@ pub struct HttpClient {
     /// The proxy variable that is set, and the proxies, for messages.
     proxy_variable: Option<String>,
     proxies: super::proxy::ProxyEnv,
+    /// Who hears of each retry.
+    observer: Option<std::sync::Arc<super::RetryObserver>>,
 }
 
 impl fmt::Debug for HttpClient {
@@ -137,7 +139,8 @@ impl Rate {
 impl HttpClient {
     /// Builds the client. `bound` are the registries the user chose: only their hosts get the
     /// token (see `Auth::load`).
-    pub fn new(settings: &super::Settings, bound: &[Url]) -> Result<Self, HttpError> {
+    /// `logins` is the file of `a2c login`'s tokens.
+    pub fn new(settings: &super::Settings, logins: Option<&Path>, bound: &[Url]) -> Result<Self, HttpError> {
         install_crypto_provider();
         let timeout = settings.timeout;
         let mut builder = reqwest::Client::builder()
@@ -161,7 +164,7 @@ impl HttpClient {
         Ok(Self {
             client,
             runtime,
-            auth: Auth::load(bound, settings)?,
+            auth: Auth::load(bound, settings, logins)?,
             bearer: std::sync::Mutex::new(HashMap::new()),
             helped: std::sync::Mutex::new(HashMap::new()),
             tls_loopback: std::sync::Mutex::new(std::collections::HashSet::new()),
@@ -172,6 +175,7 @@ impl HttpClient {
             max_document: settings.max_document,
             proxy_variable: settings.proxy_variable.clone(),
             proxies: settings.proxies.clone(),
+            observer: settings.observer.clone(),
         })
     }
 
@@ -179,8 +183,12 @@ impl HttpClient {
     /// (after redirects): relative URLs inside it resolve against that one (RFC 3986 §5.1.3).
     /// At most `A2C_MAX_DOCUMENT_BYTES` are read into memory.
     pub fn get_bytes(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
-        self.runtime
-            .block_on(retrying(self.retries, || self.get_once(url), |_, _| Next::Backoff))
+        self.runtime.block_on(retrying(
+            self.retries,
+            self.observer.as_deref(),
+            || self.get_once(url),
+            |_, _| Next::Backoff,
+        ))
     }
 
     async fn get_once(&self, url: &Url) -> Result<(Vec<u8>, Url), Failure> {
@@ -726,6 +734,7 @@ impl HttpClient {
         };
         self.runtime.block_on(retrying(
             self.retries,
+            self.observer.as_deref(),
             || self.download_once(url, partial, size, sha256, progress),
             judge,
         ))
@@ -873,8 +882,8 @@ fn truncate(path: &Path) -> std::io::Result<()> {
 #[derive(Debug)]
 pub struct LazyClient {
     bound: Vec<Url>,
-    /// The settings to build it from; `None`: read from the environment at first use.
-    settings: Option<super::Settings>,
+    /// What the session gives the network: offline, plain-HTTP hosts, settings.
+    network: super::Network,
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
     /// Documents read through it (a registry's index), by URL: read once per client.
     documents: std::sync::Mutex<Vec<(Url, Document)>>,
@@ -884,25 +893,20 @@ pub struct LazyClient {
 type Document = (Vec<u8>, Url);
 
 impl LazyClient {
-    /// `bound` are the registries the user chose (see `Auth::load`).
-    /// A client whose settings are read from the environment when it is first built.
-    pub fn new(bound: Vec<Url>) -> Self {
+    /// A client built from `network` when first used; `bound` are the registries the user
+    /// chose (see `Auth::load`). Usually made by [`super::Network::client`].
+    pub fn new(network: super::Network, bound: Vec<Url>) -> Self {
         Self {
             bound,
-            settings: None,
+            network,
             client: std::sync::Mutex::new(None),
             documents: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// A client built from `settings` (a caller that holds a session's).
-    pub fn with_settings(settings: super::Settings, bound: Vec<Url>) -> Self {
-        Self {
-            bound,
-            settings: Some(settings),
-            client: std::sync::Mutex::new(None),
-            documents: std::sync::Mutex::new(Vec::new()),
-        }
+    /// What this client was made from (to make another, bound to other hosts).
+    pub fn network(&self) -> &super::Network {
+        &self.network
     }
 
     /// The document at `url` and the URL it was finally read from (see
@@ -927,18 +931,18 @@ impl LazyClient {
     }
 
     pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
-        if crate::env::offline() {
+        if self.network.offline {
             return Err(HttpError::Offline);
         }
         let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let settings = match &self.settings {
-            Some(s) => s.clone(),
-            None => super::Settings::from_env()?,
-        };
-        let client = std::sync::Arc::new(HttpClient::new(&settings, &self.bound)?);
+        let client = std::sync::Arc::new(HttpClient::new(
+            self.network.settings()?,
+            self.network.logins.as_deref(),
+            &self.bound,
+        )?);
         *slot = Some(client.clone());
         Ok(client)
     }

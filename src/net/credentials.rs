@@ -80,18 +80,20 @@ fn read(path: &Path) -> Result<File, HttpError> {
     })
 }
 
-/// Every stored (host key, token) pair.
-pub fn load() -> Result<Vec<(String, String)>, HttpError> {
-    let Some(path) = crate::env::credentials_path() else {
+/// Every stored (host key, token) pair of the file `path` (the settings' `logins`).
+pub fn load(path: Option<&Path>) -> Result<Vec<(String, String)>, HttpError> {
+    let Some(path) = path else {
         return Ok(Vec::new());
     };
-    Ok(read(&path)?.hosts.into_iter().map(|(h, e)| (h, e.token)).collect())
+    Ok(read(path)?.hosts.into_iter().map(|(h, e)| (h, e.token)).collect())
 }
 
-/// Stores `token` for the host of `url` and returns the file written.
-pub fn store(url: &Url, token: &str) -> Result<PathBuf, HttpError> {
-    let path = crate::env::credentials_path()
-        .ok_or_else(|| HttpError::Config("neither XDG_CONFIG_HOME nor HOME is set".into()))?;
+/// Stores `token` for the host of `url` in the file `path` (the settings' `logins`) and returns
+/// the file written.
+pub fn store(path: Option<&Path>, url: &Url, token: &str) -> Result<PathBuf, HttpError> {
+    let path = path
+        .ok_or_else(|| HttpError::Config("neither XDG_CONFIG_HOME nor HOME is set".into()))?
+        .to_path_buf();
     let mut file = read(&path)?;
     file.hosts.insert(
         host_entry(url),
@@ -103,15 +105,15 @@ pub fn store(url: &Url, token: &str) -> Result<PathBuf, HttpError> {
     Ok(path)
 }
 
-/// Removes the token of the host of `url`; `false` when there was none.
-pub fn remove(url: &Url) -> Result<bool, HttpError> {
-    let Some(path) = crate::env::credentials_path() else {
+/// Removes the token of the host of `url` from the file `path`; `false` when there was none.
+pub fn remove(path: Option<&Path>, url: &Url) -> Result<bool, HttpError> {
+    let Some(path) = path else {
         return Ok(false);
     };
-    let mut file = read(&path)?;
+    let mut file = read(path)?;
     let removed = file.hosts.remove(&host_entry(url)).is_some();
     if removed {
-        write(&path, &file)?;
+        write(path, &file)?;
     }
     Ok(removed)
 }

@@ -20,6 +20,6 @@ pub use client::{
     LazyClient, Payload, Reply,
 };
 pub use errors::HttpError;
-pub use retry::{RetryObserver, observe_retries};
-pub use settings::Settings;
+pub use retry::RetryObserver;
+pub use settings::{Network, Settings};
 pub use tls::install_crypto_provider;

@@ -12,14 +12,25 @@ pub struct OciRef {
     pub repo: String,
 }
 
-impl OciRef {
-    /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored).
-    pub fn parse(url: &Url) -> Result<Self, String> {
-        Self::parse_with(url, &crate::env::oci_plain_http())
-    }
+/// The hosts `oci://` reaches over plain HTTP although they are not loopback: `host` or
+/// `host:port` entries, or `*` for every host (`A2C_OCI_PLAIN_HTTP`, `--plain-http`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlainHttp(pub Vec<String>);
 
-    /// [`OciRef::parse`] with the hosts opted in to plain HTTP (`A2C_OCI_PLAIN_HTTP`).
-    pub fn parse_with(url: &Url, plain_hosts: &[String]) -> Result<Self, String> {
+impl PlainHttp {
+    /// Whether `host` (bare, no brackets) at `port` is opted in.
+    fn allows(&self, host: &str, port: Option<u16>) -> bool {
+        let with_port = format!("{host}{}", port.map(|p| format!(":{p}")).unwrap_or_default());
+        self.0
+            .iter()
+            .any(|h| h == "*" || h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(&with_port))
+    }
+}
+
+impl OciRef {
+    /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored):
+    /// its API is plain HTTP on loopback and on the hosts of `plain`, else HTTPS.
+    pub fn parse(url: &Url, plain: &PlainHttp) -> Result<Self, String> {
         let host = url.host_str().ok_or("it names no host")?;
         let repo = url
             .path()
@@ -44,15 +55,11 @@ impl OciRef {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let loopback =
             bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        let plain = plain_hosts.iter().any(|h| {
-            h == "*"
-                || h.eq_ignore_ascii_case(bare)
-                || h.eq_ignore_ascii_case(&format!(
-                    "{bare}{}",
-                    url.port().map(|p| format!(":{p}")).unwrap_or_default()
-                ))
-        });
-        let scheme = if loopback || plain { "http" } else { "https" };
+        let scheme = if loopback || plain.allows(bare, url.port()) {
+            "http"
+        } else {
+            "https"
+        };
         let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
         let api = Url::parse(&format!("{scheme}://{host}{port}/")).map_err(|e| e.to_string())?;
         Ok(Self { api, repo })

@@ -29,20 +29,12 @@ impl Failure {
     }
 }
 
-/// Who hears of retries (the CLI, under `-v`); nobody by default.
-static RETRY_OBSERVER: std::sync::OnceLock<RetryObserver> = std::sync::OnceLock::new();
+/// A listener for retries (the session's, set by the CLI under `-v`): one line each — what
+/// failed, which try comes next, and after how long.
+pub type RetryObserver = dyn Fn(&str) + Send + Sync;
 
-/// A listener for retries: one line each.
-pub type RetryObserver = Box<dyn Fn(&str) + Send + Sync>;
-
-/// Makes every retry of every client call `observer` with one line: what failed, which try
-/// comes next, and after how long.
-pub fn observe_retries(observer: RetryObserver) {
-    let _ = RETRY_OBSERVER.set(observer);
-}
-
-pub(super) fn note_retry(error: &HttpError, attempt: u64, retries: u64, wait: Duration) {
-    if let Some(observe) = RETRY_OBSERVER.get() {
+fn note_retry(observer: Option<&RetryObserver>, error: &HttpError, attempt: u64, retries: u64, wait: Duration) {
+    if let Some(observe) = observer {
         observe(&format!(
             "retry {attempt} of {retries} in {:.1} s: {error}",
             wait.as_secs_f64()
@@ -90,6 +82,7 @@ pub(super) enum Next {
 /// tries and telling the observer of each.
 pub(super) async fn retrying<T, F, Fut>(
     retries: u64,
+    observer: Option<&RetryObserver>,
     mut attempt: F,
     mut judge: impl FnMut(&Failure, u64) -> Next,
 ) -> Result<T, HttpError>
@@ -109,7 +102,7 @@ where
             Next::Backoff if failure.retry && tries < retries => {
                 tries += 1;
                 let wait = backoff(tries, failure.retry_after);
-                note_retry(&failure.error, tries, retries, wait);
+                note_retry(observer, &failure.error, tries, retries, wait);
                 tokio::time::sleep(wait).await;
             }
             Next::Backoff => return Err(failure.error),

@@ -1,7 +1,8 @@
-//! Everything the network takes from the environment, read once, in one place
-//! ([`Settings::from_env`], through `env.rs`), and handed to the client it builds: timeouts,
-//! retries, the low-speed check, the document cap, extra CA bundles, proxies, and the
-//! credentials the user bound to hosts. Nothing below it reads the environment.
+//! Everything the network takes from the session: timeouts, retries, the low-speed check, the
+//! document cap, extra CA bundles, proxies, the credentials the user bound to hosts, the hosts
+//! opted in to plain HTTP, who hears of retries, and whether the run is offline. The session
+//! (`ops::Session`) reads them from the environment once ([`Settings::from_env`], through
+//! `env.rs`) and hands a [`Network`] down; nothing in `net/` reads the environment itself.
 
 use std::path::PathBuf;
 
@@ -29,6 +30,45 @@ pub struct Settings {
     pub registry_auth: Option<(String, String)>,
     pub docker_config: Option<PathBuf>,
     pub netrc: Option<PathBuf>,
+    /// Who hears of each retry (the CLI, under `-v`); nobody by default.
+    pub observer: Option<std::sync::Arc<super::RetryObserver>>,
+}
+
+/// What a session gives the network: whether the run is offline, the hosts `oci://` reaches over
+/// plain HTTP, and the settings — or what is wrong with one of their variables, reported only
+/// when a client is built (a run that never touches the network never fails on them).
+#[derive(Clone, Debug)]
+pub struct Network {
+    pub offline: bool,
+    pub plain_http: super::oci_ref::PlainHttp,
+    /// The file of `a2c login`'s tokens (`None`: neither `XDG_CONFIG_HOME` nor `HOME` is set).
+    pub logins: Option<PathBuf>,
+    pub settings: Result<Settings, String>,
+}
+
+impl Network {
+    /// A client bound to `bound` (the registries the user chose; see `Auth::load`), built on
+    /// first use.
+    pub fn client(&self, bound: Vec<url::Url>) -> super::LazyClient {
+        super::LazyClient::new(self.clone(), bound)
+    }
+
+    /// The settings, or the error naming the malformed variable.
+    pub fn settings(&self) -> Result<&Settings, HttpError> {
+        self.settings.as_ref().map_err(|e| HttpError::Config(e.clone()))
+    }
+}
+
+impl Default for Network {
+    /// Online, no variable set: the defaults (for tests and library callers).
+    fn default() -> Self {
+        Self {
+            offline: false,
+            plain_http: Default::default(),
+            logins: None,
+            settings: Ok(Settings::defaults()),
+        }
+    }
 }
 
 impl std::fmt::Debug for Settings {
@@ -38,14 +78,38 @@ impl std::fmt::Debug for Settings {
 }
 
 impl Settings {
-    /// Reads them from the environment; a malformed value is an error naming its variable.
-    pub fn from_env() -> Result<Self, HttpError> {
+    /// Every setting at its default, no proxy, no credential, no file read.
+    pub fn defaults() -> Self {
+        use super::client::{
+            DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT,
+        };
+        Self {
+            timeout: DEFAULT_TIMEOUT,
+            retries: DEFAULT_RETRIES,
+            low_speed: DEFAULT_LOW_SPEED,
+            low_speed_time: DEFAULT_LOW_SPEED_TIME,
+            max_document: DEFAULT_MAX_DOCUMENT,
+            ca_bundles: Vec::new(),
+            proxies: ProxyEnv::default(),
+            proxy_variable: None,
+            token_hosts: Vec::new(),
+            registry_token: None,
+            registry_auth: None,
+            docker_config: None,
+            netrc: None,
+            observer: None,
+        }
+    }
+
+    /// Reads them from the environment (the session's one reading); a malformed value is an
+    /// error naming its variable.
+    pub fn from_env() -> Result<Self, String> {
         use super::client::{
             DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT,
         };
         let number = |name: &'static str, default: u64| {
             crate::env::number(name)
-                .map_err(|(name, value)| HttpError::Config(format!("{name}=`{value}` is not a whole number")))
+                .map_err(|(name, value)| format!("{name}=`{value}` is not a whole number"))
                 .map(|v| v.unwrap_or(default))
         };
         Ok(Self {
@@ -59,9 +123,10 @@ impl Settings {
             proxy_variable: crate::env::proxy_configured(),
             token_hosts: crate::env::token_hosts(),
             registry_token: crate::env::registry_token(),
-            registry_auth: crate::env::registry_auth().map_err(HttpError::Config)?,
+            registry_auth: crate::env::registry_auth()?,
             docker_config: crate::env::docker_config(),
             netrc: crate::env::netrc_path(),
+            observer: None,
         })
     }
 }

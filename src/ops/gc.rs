@@ -19,10 +19,16 @@ pub struct GcOutcome {
     pub report: GcReport,
 }
 
-pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Reporter) -> Result<GcOutcome, OpsError> {
+pub fn gc(
+    session: &super::Session,
+    ctx: &Context,
+    dry_run: bool,
+    prune_cache: bool,
+    reporter: &dyn Reporter,
+) -> Result<GcOutcome, OpsError> {
     let pinned = pinned(ctx)?;
     let store = super::store(ctx)?;
-    let cache = cache(&store)?;
+    let cache = cache(session, &store)?;
     // What this lock pins, and what every other store installing from this cache needs
     // (computed under the cache's lock).
     let locked: BTreeSet<_> = match prune_cache {
@@ -41,6 +47,7 @@ pub fn gc(ctx: &Context, dry_run: bool, prune_cache: bool, reporter: &dyn Report
     };
     let report = crate::store::gc::gc(
         &store,
+        &session.store,
         &pinned,
         prune_cache.then_some((&cache, &referenced as crate::store::gc::Needed<'_>)),
         dry_run,

@@ -72,7 +72,12 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporter) -> Result<InstallOutcome, OpsError> {
+pub fn install(
+    session: &super::Session,
+    ctx: &Context,
+    settings: &InstallSettings,
+    reporter: &dyn Reporter,
+) -> Result<InstallOutcome, OpsError> {
     let needs = needs(ctx)?;
     let needed: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
     let lock_path = lock_path(ctx)?;
@@ -85,7 +90,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     let mut locked_now = Vec::new();
     // The registry is only read when something must be resolved or downloaded; offline, never.
     let flag = settings.registry.as_deref();
-    let client = std::sync::Arc::new(network(ctx, flag)?);
+    let client = std::sync::Arc::new(network(session, ctx, flag)?);
     if !missing.is_empty() {
         if settings.locked || settings.offline {
             let flag = if settings.locked { "--locked" } else { "--offline" };
@@ -95,7 +100,7 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
                 flag,
             });
         }
-        let planned = super::resolve_missing(ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
+        let planned = super::resolve_missing(session, ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
         lock = planned.lock;
@@ -118,13 +123,14 @@ pub fn install(ctx: &Context, settings: &InstallSettings, reporter: &dyn Reporte
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
     let mut options = super::install_options(
+        session,
         ctx,
         settings.offline,
         settings.from.as_deref(),
         settings.jobs.unwrap_or_else(default_jobs),
         client.clone(),
     )?;
-    let (alternatives, notes) = super::alternatives(ctx, flag, &entries, &options, &client);
+    let (alternatives, notes) = super::alternatives(session, ctx, flag, &entries, &options, &client);
     options.alternatives = alternatives;
     if settings.link_mode.is_some() {
         options.link_mode = settings.link_mode;

@@ -51,7 +51,7 @@ impl Listing {
     }
 }
 
-pub fn list(ctx: &Context, offline: bool) -> Result<Listing, OpsError> {
+pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Listing, OpsError> {
     let needs = needs(ctx)?;
     let lock = Lockfile::read(&lock_path(ctx)?)?.unwrap_or_default();
     let store = super::store(ctx)?;
@@ -61,11 +61,11 @@ pub fn list(ctx: &Context, offline: bool) -> Result<Listing, OpsError> {
         .filter(|(v, _)| lock.get(v).is_some_and(|e| store.is_installed(e)))
         .map(|(v, _)| v)
         .collect();
-    let location = registry_location(ctx, None)?;
+    let location = registry_location(session, ctx, None)?;
     let (index, note) = match (&location, offline) {
         (None, _) => (None, Some("no registry configured".to_string())),
         (Some(_), true) => (None, Some("offline".to_string())),
-        (Some(loc), false) => match super::read_index(ctx, loc, &network(ctx, None)?, false) {
+        (Some(loc), false) => match super::read_index(ctx, loc, &network(session, ctx, None)?, false) {
             Ok(index) => {
                 let note = index.truncated.clone();
                 (Some(index), note)

@@ -61,7 +61,7 @@ impl LockOutcome {
     }
 }
 
-pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsError> {
+pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsError> {
     let needed: BTreeSet<MethodVersion> = needs(ctx)?.into_keys().collect();
     if let Some(v) = options.update_only.iter().find(|v| !needed.contains(*v)) {
         return Err(OpsError::Config(format!(
@@ -107,7 +107,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
     }
     let missing: Vec<MethodVersion> = missing.into_iter().filter(|v| !vendored.contains(v)).collect();
     // Offline, a registry is read only when it is a directory on this machine (no network).
-    let location = registry_location(ctx, options.registry.as_deref())?;
+    let location = registry_location(session, ctx, options.registry.as_deref())?;
     let local = matches!(location, Some(crate::registry::RegistryLocation::Dir(_)));
     if options.offline && !local && (options.update || !missing.is_empty()) {
         let registry = match &location {
@@ -135,7 +135,7 @@ pub fn lock(ctx: &Context, options: &LockOptions) -> Result<LockOutcome, OpsErro
         true => None,
         false => location,
     };
-    let client = network(ctx, options.registry.as_deref())?;
+    let client = network(session, ctx, options.registry.as_deref())?;
     let index = match &location {
         Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => Some(
             super::read_index_for(ctx, loc, &client, options.allow_expired, Some(&needed))?,
@@ -212,7 +212,7 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let crate::lock::BundleLocation::Http(url) = entry.location() else {
+        let crate::lock::BundleLocation::Http(url) = entry.location(&client.network().plain_http) else {
             continue;
         };
         let result = client.get().and_then(|c| c.probe(&url));

@@ -58,7 +58,12 @@ impl From<MigrateError> for OpsError {
     }
 }
 
-pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporter) -> Result<MigrateOutcome, OpsError> {
+pub fn migrate(
+    session: &super::Session,
+    ctx: &Context,
+    settings: &MigrateSettings,
+    reporter: &dyn Reporter,
+) -> Result<MigrateOutcome, OpsError> {
     let to = settings
         .to
         .clone()
@@ -78,8 +83,8 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
     if settings.dry_run {
         // V is resolved exactly as the real run would (lock, `--from`, registry) and fails
         // the same way; only the download of a bundle that is nowhere local is left out.
-        let (entry, added) = lock_entry(ctx, &to, settings, from_dir.as_deref())?;
-        let manifest = peek_manifest(ctx, &entry, from_dir.as_deref())?;
+        let (entry, added) = lock_entry(session, ctx, &to, settings, from_dir.as_deref())?;
+        let manifest = peek_manifest(session, ctx, &entry, from_dir.as_deref())?;
         runs_here(manifest.as_ref(), &to)?;
         let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
         let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
@@ -119,7 +124,7 @@ pub fn migrate(ctx: &Context, settings: &MigrateSettings, reporter: &dyn Reporte
         &others,
     )?;
     let result = (|| -> Result<MigrateOutcome, OpsError> {
-        let (installed, added) = ensure_installed(ctx, &to, settings, from_dir.as_deref(), reporter)?;
+        let (installed, added) = ensure_installed(session, ctx, &to, settings, from_dir.as_deref(), reporter)?;
         crate::testhook::fail_point(crate::testhook::MIGRATE_AFTER_INSTALL).map_err(MigrateError::Injected)?;
         let manifest = MethodManifest::read_tree(&installed)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
@@ -295,6 +300,7 @@ fn request(settings: &MigrateSettings, requires_canonical: bool) -> migrate::Req
 /// from a vendor manifest in `--from DIR`; else from the registry. `true` when it is not in
 /// the lock yet.
 fn lock_entry(
+    session: &super::Session,
     ctx: &Context,
     version: &MethodVersion,
     settings: &MigrateSettings,
@@ -320,7 +326,15 @@ fn lock_entry(
         };
     }
     let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-    let planned = super::resolve_missing(ctx, None, &lock, &needed, &network(ctx, None)?, settings.allow_expired)?;
+    let planned = super::resolve_missing(
+        session,
+        ctx,
+        None,
+        &lock,
+        &needed,
+        &network(session, ctx, None)?,
+        settings.allow_expired,
+    )?;
     let entry = planned.lock.get(version).cloned().expect("resolved above");
     Ok((entry, true))
 }
@@ -328,17 +342,18 @@ fn lock_entry(
 /// Adds V to the lock (W's in a superbuild, else R's) when missing and installs it. Returns
 /// the installed tree and whether the lock gained V.
 fn ensure_installed(
+    session: &super::Session,
     ctx: &Context,
     version: &MethodVersion,
     settings: &MigrateSettings,
     from: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> Result<(PathBuf, bool), OpsError> {
-    let (entry, added) = lock_entry(ctx, version, settings, from)?;
+    let (entry, added) = lock_entry(session, ctx, version, settings, from)?;
     if added {
         add_to_lock(ctx, &entry)?;
     }
-    Ok((install_entry(ctx, &entry, settings, from, reporter)?, added))
+    Ok((install_entry(session, ctx, &entry, settings, from, reporter)?, added))
 }
 
 fn add_to_lock(ctx: &Context, entry: &LockEntry) -> Result<(), OpsError> {
@@ -351,14 +366,15 @@ fn add_to_lock(ctx: &Context, entry: &LockEntry) -> Result<(), OpsError> {
 
 /// Installs `entry` into the store (the lock is not touched). Returns the installed tree.
 fn install_entry(
+    session: &super::Session,
     ctx: &Context,
     entry: &LockEntry,
     settings: &MigrateSettings,
     from: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, OpsError> {
-    let client = std::sync::Arc::new(network(ctx, None)?);
-    let options = super::install_options(ctx, settings.offline, from, 1, client)?;
+    let client = std::sync::Arc::new(network(session, ctx, None)?);
+    let options = super::install_options(session, ctx, settings.offline, from, 1, client)?;
     crate::store::install::install(std::slice::from_ref(entry), &options, reporter)?;
     Ok(options.store.version_dir(&entry.version))
 }
@@ -370,7 +386,12 @@ fn vendored_entry(dir: &Path, version: &MethodVersion) -> Result<Option<LockEntr
 
 /// V's manifest without changing anything: from the store when installed, else from a local
 /// bundle (cache, `--from`, file registry) extracted into a temporary directory.
-fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Result<Option<MethodManifest>, OpsError> {
+fn peek_manifest(
+    session: &super::Session,
+    ctx: &Context,
+    entry: &LockEntry,
+    from: Option<&Path>,
+) -> Result<Option<MethodManifest>, OpsError> {
     let store = super::store(ctx)?;
     let installed = store.version_dir(&entry.version);
     if store.is_installed(entry)
@@ -378,11 +399,11 @@ fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Resul
     {
         return Ok(Some(m));
     }
-    let mut bundles = vec![cache(&store)?.path(&entry.sha256)];
+    let mut bundles = vec![cache(session, &store)?.path(&entry.sha256)];
     if let Some(dir) = from {
         bundles.extend(crate::store::cache::files_of_size(dir, entry.size));
     }
-    if let crate::lock::BundleLocation::File(path) = entry.location() {
+    if let crate::lock::BundleLocation::File(path) = entry.location(session.plain_http()) {
         bundles.push(path);
     }
     for path in bundles.into_iter().filter(|p| p.is_file()) {
@@ -390,7 +411,7 @@ fn peek_manifest(ctx: &Context, entry: &LockEntry, from: Option<&Path>) -> Resul
         let file = fs_err::File::open(&path)?;
         // The limits any install has; a temporary directory outside R, because a dry run
         // writes nothing there (not even a store).
-        let limits = crate::archive::Limits::from_env().map_err(OpsError::Config)?;
+        let limits = session.limits()?;
         if let Ok(x) = crate::archive::extract(file, entry.format, tmp.path(), &limits)
             && x.bundle_sha256 == entry.sha256
             && let Ok(m) = MethodManifest::read_tree(&x.root)
@@ -454,6 +475,7 @@ pub struct MigrateAllOutcome {
 /// untouched, and a rerun continues (a committed member is then already at V; an interrupted one
 /// resumes from its journal).
 pub fn migrate_all(
+    session: &super::Session,
     ctx: &Context,
     settings: &MigrateSettings,
     reporter: &dyn Reporter,
@@ -467,11 +489,11 @@ pub fn migrate_all(
     let lock_path = lock_path(ctx)?;
     // V's lock entry and manifest, once for every member. The real run installs V first (the
     // store only: W's lock is written after every member's preconditions hold).
-    let (entry, added) = lock_entry(ctx, &to, settings, from_dir.as_deref())?;
+    let (entry, added) = lock_entry(session, ctx, &to, settings, from_dir.as_deref())?;
     let (installed, manifest) = if settings.dry_run {
-        (None, peek_manifest(ctx, &entry, from_dir.as_deref())?)
+        (None, peek_manifest(session, ctx, &entry, from_dir.as_deref())?)
     } else {
-        let tree = install_entry(ctx, &entry, settings, from_dir.as_deref(), reporter)?;
+        let tree = install_entry(session, ctx, &entry, settings, from_dir.as_deref(), reporter)?;
         let manifest = MethodManifest::read_tree(&tree)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
         (Some(tree), Some(manifest))

@@ -7,7 +7,10 @@ pub mod list;
 pub mod lock;
 pub mod migrate;
 pub mod resolve;
+pub mod session;
 pub mod vendor;
+
+pub use session::{Flags, Session};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -204,16 +207,21 @@ pub fn lock_path(ctx: &Context) -> Result<PathBuf, OpsError> {
 
 /// The registry: `--registry`, else `A2C_REGISTRY` (both relative to the start directory),
 /// else the marker's `registry:` (relative to W).
-pub fn registry_location(ctx: &Context, flag: Option<&str>) -> Result<Option<RegistryLocation>, OpsError> {
+pub fn registry_location(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+) -> Result<Option<RegistryLocation>, OpsError> {
+    let plain = session.plain_http();
     if let Some(flag) = flag {
-        return Ok(Some(RegistryLocation::parse(flag, &ctx.start)?));
+        return Ok(Some(RegistryLocation::parse(flag, &ctx.start, plain)?));
     }
-    if let Some(env) = crate::env::registry() {
-        return Ok(Some(RegistryLocation::parse(&env, &ctx.start)?));
+    if let Some(env) = &session.registry {
+        return Ok(Some(RegistryLocation::parse(env, &ctx.start, plain)?));
     }
     match &ctx.workspace {
         Some(ws) => match &ws.marker.registry {
-            Some(r) => Ok(Some(RegistryLocation::parse(r, &ws.root)?)),
+            Some(r) => Ok(Some(RegistryLocation::parse(r, &ws.root, plain)?)),
             None => Ok(None),
         },
         None => Ok(None),
@@ -226,8 +234,8 @@ pub fn store(ctx: &Context) -> Result<crate::store::Store, OpsError> {
 }
 
 /// The configured file registry's directory, if the registry is a directory.
-pub fn registry_dir(ctx: &Context) -> Option<PathBuf> {
-    match registry_location(ctx, None) {
+pub fn registry_dir(session: &Session, ctx: &Context) -> Option<PathBuf> {
+    match registry_location(session, ctx, None) {
         Ok(Some(RegistryLocation::Dir(dir))) => Some(dir),
         _ => None,
     }
@@ -235,8 +243,8 @@ pub fn registry_dir(ctx: &Context) -> Option<PathBuf> {
 
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
 /// An existing cache that another user owns or can write is refused.
-pub fn cache(store: &crate::store::Store) -> Result<crate::store::Cache, OpsError> {
-    Ok(crate::store::Cache::for_store(store)?)
+pub fn cache(session: &Session, store: &crate::store::Store) -> Result<crate::store::Cache, OpsError> {
+    Ok(crate::store::Cache::for_store(store, &session.store)?)
 }
 
 /// The public keys pinned for this context: the marker's `trusted_keys:` in a superbuild,
@@ -355,15 +363,15 @@ pub fn record_serial(ctx: &Context, lock: &mut crate::lock::Lockfile, index: &cr
 /// `adopt`'s check that `version` exists somewhere: the lock pins it, or the configured
 /// registry has it. `Some(warning)` when it does not, or when the registry cannot be read
 /// (adopting works offline: this is a warning, never a refusal). No registry: no check.
-pub fn check_published(ctx: &Context, version: &MethodVersion) -> Option<String> {
+pub fn check_published(session: &Session, ctx: &Context, version: &MethodVersion) -> Option<String> {
     if let Ok(path) = lock_path(ctx)
         && let Ok(Some(lock)) = crate::lock::Lockfile::read(&path)
         && lock.get(version).is_some()
     {
         return None;
     }
-    let location = registry_location(ctx, None).ok().flatten()?;
-    let client = network(ctx, None).ok()?;
+    let location = registry_location(session, ctx, None).ok().flatten()?;
+    let client = network(session, ctx, None).ok()?;
     match read_index(ctx, &location, &client, true) {
         Ok(index) if index.get(version).is_some_and(|e| !e.yanked) => None,
         Ok(index) => Some(format!(
@@ -405,6 +413,7 @@ pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsErro
 /// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
 /// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
 pub fn resolve_missing(
+    session: &Session,
     ctx: &Context,
     flag: Option<&str>,
     lock: &crate::lock::Lockfile,
@@ -412,7 +421,7 @@ pub fn resolve_missing(
     client: &crate::net::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
-    let location = registry_location(ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
+    let location = registry_location(session, ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
     let index = read_index_for(ctx, &location, client, allow_expired, Some(needed))?;
     let mut plan = crate::registry::resolve::plan(
         needed,
@@ -429,6 +438,7 @@ pub fn resolve_missing(
 /// `install`, `migrate` and `vendor` (the store's cache, the network unless offline, `--from`,
 /// the extraction limits from the environment, the configured file registry).
 pub fn install_options(
+    session: &Session,
     ctx: &Context,
     offline: bool,
     from: Option<&Path>,
@@ -437,16 +447,18 @@ pub fn install_options(
 ) -> Result<crate::store::InstallOptions, OpsError> {
     let store = store(ctx)?;
     Ok(crate::store::InstallOptions {
-        cache: cache(&store)?,
+        cache: cache(session, &store)?,
         network: (!offline).then_some(client),
         store,
+        settings: session.store.clone(),
+        plain_http: session.plain_http().clone(),
         offline,
         from: from_dir(from)?,
         jobs,
-        limits: crate::archive::Limits::from_env().map_err(OpsError::Config)?,
-        registry_dir: registry_dir(ctx),
+        limits: session.limits()?,
+        registry_dir: registry_dir(session, ctx),
         alternatives: Default::default(),
-        link_mode: crate::store::trees::LinkMode::from_env().map_err(OpsError::Config)?,
+        link_mode: session.link_mode()?,
         reinstall: Default::default(),
     })
 }
@@ -454,13 +466,13 @@ pub fn install_options(
 /// Every registry configured now, in the order a locked bundle is looked for there:
 /// `--registry`, `A2C_REGISTRY`, the marker's `registry`, the marker's `mirrors`, then
 /// `A2C_MIRRORS` (each once).
-pub fn configured_registries(ctx: &Context, flag: Option<&str>) -> Vec<RegistryLocation> {
+pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Vec<RegistryLocation> {
     let mut texts: Vec<(String, PathBuf)> = Vec::new();
     if let Some(f) = flag {
         texts.push((f.to_string(), ctx.start.clone()));
     }
-    if let Some(env) = crate::env::registry() {
-        texts.push((env, ctx.start.clone()));
+    if let Some(env) = &session.registry {
+        texts.push((env.clone(), ctx.start.clone()));
     }
     if let Some(ws) = &ctx.workspace {
         if let Some(r) = &ws.marker.registry {
@@ -470,12 +482,12 @@ pub fn configured_registries(ctx: &Context, flag: Option<&str>) -> Vec<RegistryL
             texts.push((m.clone(), ws.root.clone()));
         }
     }
-    for m in crate::env::mirrors() {
-        texts.push((m, ctx.start.clone()));
+    for m in &session.mirrors {
+        texts.push((m.clone(), ctx.start.clone()));
     }
     let mut out: Vec<RegistryLocation> = Vec::new();
     for (text, base) in texts {
-        if let Ok(loc) = RegistryLocation::parse(&text, &base)
+        if let Ok(loc) = RegistryLocation::parse(&text, &base, session.plain_http())
             && !out.contains(&loc)
         {
             out.push(loc);
@@ -488,6 +500,7 @@ pub fn configured_registries(ctx: &Context, flag: Option<&str>) -> Vec<RegistryL
 /// the same version with the locked sha256 and size — for the entries not yet installed or
 /// cached. A registry that cannot be read is skipped, with a note (shown under `-v`).
 pub fn alternatives(
+    session: &Session,
     ctx: &Context,
     flag: Option<&str>,
     entries: &[crate::lock::LockEntry],
@@ -503,7 +516,7 @@ pub fn alternatives(
     if pending.is_empty() || options.offline {
         return (found, notes);
     }
-    for location in configured_registries(ctx, flag) {
+    for location in configured_registries(session, ctx, flag) {
         let index = match crate::registry::read_index(&location, client) {
             Ok(index) => index,
             Err(e) => {
@@ -527,8 +540,8 @@ pub fn alternatives(
                 source: url.to_string(),
                 ..(*entry).clone()
             }
-            .location();
-            if candidate == entry.location() {
+            .location(session.plain_http());
+            if candidate == entry.location(session.plain_http()) {
                 continue; // the lock's own source: tried last, as itself
             }
             let list = found.entry(entry.version.clone()).or_default();
@@ -553,12 +566,12 @@ pub fn from_dir(from: Option<&Path>) -> Result<Option<PathBuf>, OpsError> {
 
 /// The HTTP client, built only if a request is made. Credentials are bound to the registry
 /// the user chose (`--registry` or `A2C_REGISTRY`), never to one a committed marker names.
-pub fn network(ctx: &Context, flag: Option<&str>) -> Result<crate::net::LazyClient, OpsError> {
-    let chosen = match flag.map(str::to_string).or_else(crate::env::registry) {
-        Some(location) => RegistryLocation::parse(&location, &ctx.start)?.http_base(),
+pub fn network(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<crate::net::LazyClient, OpsError> {
+    let chosen = match flag.or(session.registry.as_deref()) {
+        Some(location) => RegistryLocation::parse(location, &ctx.start, session.plain_http())?.http_base(),
         None => None,
     };
-    Ok(crate::net::LazyClient::new(chosen.into_iter().collect()))
+    Ok(session.network.client(chosen.into_iter().collect()))
 }
 
 /// The relative display of `path` under `base`, or the path itself.

@@ -25,6 +25,7 @@ pub struct VendorOutcome {
 }
 
 pub fn vendor(
+    session: &super::Session,
     ctx: &Context,
     dir: &Path,
     jobs: usize,
@@ -39,7 +40,14 @@ pub fn vendor(
         ))
     })?;
     // The same limits as any install (they used to be the defaults whatever the environment).
-    let options = super::install_options(ctx, offline, None, jobs, std::sync::Arc::new(network(ctx, None)?))?;
+    let options = super::install_options(
+        session,
+        ctx,
+        offline,
+        None,
+        jobs,
+        std::sync::Arc::new(network(session, ctx, None)?),
+    )?;
     fs_err::create_dir_all(dir)?;
     // `cache clean` and `cache prune` wait until the bundles are copied out.
     let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();

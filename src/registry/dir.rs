@@ -56,7 +56,7 @@ impl Registry for DirRegistry {
     }
 
     fn publish(&self, r: &PublishRequest<'_>) -> Result<Published, PublishError> {
-        let done = publish::publish(r.tree, r.version, r.format, &self.dir, r.sign, r.deflate)?;
+        let done = publish::publish(r.tree, r.version, (r.format, r.deflate, r.limits), &self.dir, r.sign)?;
         let mut warnings = Vec::new();
         if r.sign.is_none() && done.changed && publish::is_signed(&self.dir) {
             warnings.push(self.stale_signature());

@@ -21,6 +21,8 @@ pub struct PublishRequest<'a> {
     /// Sign the index afterwards with this secret key.
     pub sign: Option<&'a Path>,
     pub deflate: Deflate,
+    /// The packing limits (the session's).
+    pub limits: &'a crate::archive::Limits,
 }
 
 /// Where a published bundle landed.

@@ -19,8 +19,9 @@ pub enum RegistryLocation {
 }
 
 impl RegistryLocation {
-    /// Parses a registry location; a relative path is relative to `base`.
-    pub fn parse(location: &str, base: &Path) -> Result<Self, RegistryError> {
+    /// Parses a registry location; a relative path is relative to `base`; an `oci://` one is
+    /// reached over plain HTTP on loopback and on the hosts of `plain`.
+    pub fn parse(location: &str, base: &Path, plain: &crate::net::oci_ref::PlainHttp) -> Result<Self, RegistryError> {
         let bad = |reason: &str| RegistryError::BadLocation {
             location: redact(location),
             reason: reason.to_string(),
@@ -41,7 +42,7 @@ impl RegistryLocation {
                     .to_file_path()
                     .map(Self::Dir)
                     .map_err(|_| bad("not a valid file:// URL")),
-                "oci" => crate::net::oci_ref::OciRef::parse(&url)
+                "oci" => crate::net::oci_ref::OciRef::parse(&url, plain)
                     .map(Self::Oci)
                     .map_err(|why| bad(&why)),
                 "http" | "https" => {
@@ -108,9 +109,9 @@ mod tests {
     #[test]
     fn locations_parse_and_urls_resolve() {
         let base = Path::new("/w");
-        let dir = RegistryLocation::parse("../reg", base).unwrap();
+        let dir = RegistryLocation::parse("../reg", base, &Default::default()).unwrap();
         assert!(matches!(&dir, RegistryLocation::Dir(p) if p.ends_with("reg")));
-        let file = RegistryLocation::parse("file:///srv/reg", base).unwrap();
+        let file = RegistryLocation::parse("file:///srv/reg", base, &Default::default()).unwrap();
         assert_eq!(file, RegistryLocation::Dir(PathBuf::from("/srv/reg")));
         let u = file.resolve_url("../../bundles/a2c-1.0.0.tar.gz").unwrap();
         assert_eq!(u.as_str(), "file:///srv/reg/bundles/a2c-1.0.0.tar.gz");
@@ -118,7 +119,7 @@ mod tests {
             u.to_file_path().unwrap(),
             PathBuf::from("/srv/reg/bundles/a2c-1.0.0.tar.gz")
         );
-        let http = RegistryLocation::parse("https://e.org/a2c", base).unwrap();
+        let http = RegistryLocation::parse("https://e.org/a2c", base, &Default::default()).unwrap();
         assert_eq!(
             http.resolve_url("../../bundles/x.zip").unwrap().as_str(),
             "https://e.org/a2c/bundles/x.zip"
@@ -127,11 +128,11 @@ mod tests {
             http.resolve_url("https://cdn.e.org/x.zip").unwrap().as_str(),
             "https://cdn.e.org/x.zip"
         );
-        let e = RegistryLocation::parse("https://u:secret@e.org/", base)
+        let e = RegistryLocation::parse("https://u:secret@e.org/", base, &Default::default())
             .unwrap_err()
             .to_string();
         assert!(e.contains("https://***@e.org/") && !e.contains("secret"), "{e}");
-        assert!(RegistryLocation::parse("ftp://e.org/", base).is_err());
+        assert!(RegistryLocation::parse("ftp://e.org/", base, &Default::default()).is_err());
         assert!(!redact("https://u:secret@/tmp/x").contains("secret"));
         for leaky in [
             "http:user:pw@host/",
@@ -146,6 +147,6 @@ mod tests {
             assert!(!r.contains("pw") && !r.contains("tok3n"), "{leaky} -> {r}");
         }
         assert_eq!(redact("https://e.org/a@b"), "https://e.org/a@b");
-        assert!(RegistryLocation::parse("", base).is_err());
+        assert!(RegistryLocation::parse("", base, &Default::default()).is_err());
     }
 }

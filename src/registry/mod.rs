@@ -178,11 +178,11 @@ pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) 
 }
 
 /// The handle of `location`.
-pub fn open(location: &RegistryLocation) -> Box<dyn handle::Registry> {
+pub fn open(location: &RegistryLocation, network: &crate::net::Network) -> Box<dyn handle::Registry> {
     match location {
         RegistryLocation::Dir(dir) => Box::new(dir::DirRegistry::new(dir.clone())),
         RegistryLocation::Http(_) => Box::new(http::HttpRegistry::new(location.clone())),
-        RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone())),
+        RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone(), network.clone())),
     }
 }
 
@@ -195,7 +195,7 @@ pub fn read_index_trusted(
     trusted: &[String],
     wanted: Wanted<'_>,
 ) -> Result<Index, RegistryError> {
-    open(location).read_index(client, trusted, wanted)
+    open(location, client.network()).read_index(client, trusted, wanted)
 }
 
 /// An index file's `bytes`, as read from `shown_index`: with `trusted` keys, the signature

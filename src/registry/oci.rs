@@ -493,16 +493,17 @@ pub fn push(
 /// artifact.
 pub struct OciRegistry {
     oci: OciRef,
+    network: crate::net::Network,
 }
 
 impl OciRegistry {
-    pub fn new(oci: OciRef) -> Self {
-        Self { oci }
+    pub fn new(oci: OciRef, network: crate::net::Network) -> Self {
+        Self { oci, network }
     }
 
     /// A client whose credentials are bound to this registry's host (the user named it).
     fn client(&self) -> Result<std::sync::Arc<HttpClient>, RegistryError> {
-        Ok(crate::net::LazyClient::new(vec![self.oci.api.clone()]).get()?)
+        Ok(self.network.client(vec![self.oci.api.clone()]).get()?)
     }
 }
 
@@ -534,14 +535,12 @@ impl super::handle::Registry for OciRegistry {
             });
         }
         let tmp = tempfile::NamedTempFile::new()?;
-        let limits =
-            crate::archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let packed = crate::archive::pack_tree(
             r.tree,
             &format!("a2c-{}", r.version),
             r.format,
             tmp.path(),
-            &limits,
+            r.limits,
             r.deflate,
         )?;
         let http = self.client()?;
@@ -624,7 +623,8 @@ mod tests {
 
     #[test]
     fn https_except_loopback() {
-        let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap()).unwrap();
+        let none = crate::net::oci_ref::PlainHttp::default();
+        let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap(), &none).unwrap();
         assert_eq!(
             p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
             "http://127.0.0.1:5000/"
@@ -632,12 +632,12 @@ mod tests {
         assert_eq!(p("oci://localhost/esys/a2c").api.as_str(), "http://localhost/");
         assert_eq!(p("oci://ghcr.io/esys/a2c").api.as_str(), "https://ghcr.io/");
         assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
-        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap()).is_err());
-        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap()).is_err());
+        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap(), &none).is_err());
+        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap(), &none).is_err());
         // The explicit opt-in: by host, by host:port, or `*`.
         let with = |s: &str, plain: &[&str]| {
             let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
-            OciRef::parse_with(&Url::parse(s).unwrap(), &plain)
+            OciRef::parse(&Url::parse(s).unwrap(), &crate::net::oci_ref::PlainHttp(plain))
                 .unwrap()
                 .api
                 .scheme()

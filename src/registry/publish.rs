@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::location::INDEX_PATH;
 use super::{Index, IndexEntry, RegistryError};
-use crate::archive::{self, Format, PackedBundle};
+use crate::archive::{self, PackedBundle};
 use crate::method::{ManifestError, MethodManifest};
 use crate::util::version::MethodVersion;
 
@@ -186,10 +186,9 @@ pub use crate::lock::bundle_name;
 pub fn publish(
     tree: &Path,
     version: &MethodVersion,
-    format: Format,
+    (format, deflate, limits): (archive::Format, archive::Deflate, &archive::Limits),
     registry: &Path,
     sign: Option<&Path>,
-    deflate: archive::Deflate,
 ) -> Result<Published, PublishError> {
     let manifest = MethodManifest::read_tree(tree)?;
     if &manifest.version != version {
@@ -205,9 +204,8 @@ pub fn publish(
     let name = bundle_name(version, format);
     // Pack first (the slow part), outside the lock; only the index update is serialized.
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
-    let limits = archive::Limits::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let packed: PackedBundle =
-        archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), &limits, deflate)?;
+        archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), limits, deflate)?;
     // Under the registry's publish lock: re-read the index, then write it atomically, so that
     // concurrent `a2c pack` runs never lose each other's versions.
     let _lock = PublishLock::acquire(registry)?;

@@ -33,11 +33,12 @@ impl Cache {
         Ok(cache)
     }
 
-    /// The cache `store` installs from: `A2C_CACHE_DIR` (or the platform's cache directory),
-    /// else `.cache` inside the store itself — never through a link there. Opened, checked.
-    pub fn for_store(store: &super::Store) -> std::io::Result<Self> {
-        let variable = crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR);
-        let dir = match crate::env::cache_dir() {
+    /// The cache `store` installs from: the settings' (`A2C_CACHE_DIR` or the platform's cache
+    /// directory), else `.cache` inside the store itself — never through a link there.
+    /// Opened, checked.
+    pub fn for_store(store: &super::Store, settings: &super::Settings) -> std::io::Result<Self> {
+        let variable = settings.cache_variable;
+        let dir = match settings.cache_dir.clone() {
             Some(dir) => dir,
             None => {
                 crate::util::contain::check(store.root(), ".cache")?;

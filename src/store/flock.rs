@@ -7,9 +7,6 @@ use std::time::{Duration, Instant};
 
 use super::StoreError;
 
-/// Default seconds to wait for the store lock.
-pub const DEFAULT_LOCK_TIMEOUT: u64 = 300;
-
 /// The width the holder's pid is padded to (any pid fits).
 const PID_WIDTH: usize = 10;
 
@@ -26,14 +23,13 @@ pub struct StoreLock {
 }
 
 impl StoreLock {
-    /// Acquires the lock file `path`, calling `waiting` once if another process holds it. Its
-    /// directory must exist (created, checked, by the caller). The file is opened without
-    /// following a link, must be a regular file of this user, and is never truncated.
-    pub fn acquire(path: &Path, waiting: &dyn Fn(&Path)) -> Result<Self, StoreError> {
+    /// Acquires the lock file `path`, calling `waiting` once if another process holds it, and
+    /// giving up after the settings' timeout. Its directory must exist (created, checked, by
+    /// the caller). The file is opened without following a link, must be a regular file of
+    /// this user, and is never truncated.
+    pub fn acquire(path: &Path, settings: &super::Settings, waiting: &dyn Fn(&Path)) -> Result<Self, StoreError> {
         // Validate the timeout now, not only when there is contention.
-        let timeout = crate::env::number(crate::env::A2C_LOCK_TIMEOUT)
-            .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of seconds")))?
-            .unwrap_or(DEFAULT_LOCK_TIMEOUT);
+        let timeout = settings.lock_timeout()?;
         let file = crate::util::contain::open_write(path, crate::util::contain::Open::Existing, 0o644)?;
         match file.try_lock() {
             Ok(()) => return Ok(Self::locked(file, path)),

@@ -41,6 +41,7 @@ pub type Needed<'a> = &'a dyn Fn() -> Result<BTreeSet<Sha256>, StoreError>;
 
 pub fn gc(
     store: &super::Store,
+    settings: &super::Settings,
     pinned: &BTreeMap<MethodVersion, Vec<PathBuf>>,
     cache: Option<(&Cache, Needed<'_>)>,
     dry_run: bool,
@@ -49,7 +50,7 @@ pub fn gc(
     let locked = if dry_run || !store.root().is_dir() {
         None
     } else {
-        Some(store.lock(&|p| reporter.waiting_for_lock(p))?)
+        Some(store.lock(settings, &|p| reporter.waiting_for_lock(p))?)
     };
     let _cache_lock = match (cache, dry_run) {
         (Some((cache, _)), false) => Some(cache.lock_exclusive(&|p| reporter.waiting_for_lock(p))?),

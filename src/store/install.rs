@@ -62,15 +62,21 @@ pub fn install(
         // doctor's `store-stale-lock` hint promises the next install does).
         let lock = options.store.lock_file();
         if StoreLock::stale_holder(&lock).is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
-            drop(options.store.lock(&|p| reporter.waiting_for_lock(p))?);
+            drop(
+                options
+                    .store
+                    .lock(&options.settings, &|p| reporter.waiting_for_lock(p))?,
+            );
         }
         return Ok(report);
     }
     for entry in &pending {
-        check_bundle_size(entry)?;
+        check_bundle_size(entry, &options.settings)?;
     }
     super::ensure(&options.store)?;
-    let locked = options.store.lock(&|p| reporter.waiting_for_lock(p))?;
+    let locked = options
+        .store
+        .lock(&options.settings, &|p| reporter.waiting_for_lock(p))?;
     // Shared with other installs; `cache clean` and `cache prune` wait for it to end. A cache
     // that cannot even hold its lock fails below, where it is used, with its own message.
     let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();
@@ -348,7 +354,7 @@ fn from_tree_cache(
     if options.reinstall.contains(&entry.version) || !trees.path(&entry.sha256).is_dir() {
         return Ok(None);
     }
-    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &|p| {
+    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &options.settings, &|p| {
         reporter.waiting_for_lock(p)
     })?;
     let cached = trees.lookup(entry).and_then(|c| match c.origin {

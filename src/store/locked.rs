@@ -14,15 +14,19 @@ use crate::util::version::MethodVersion;
 pub struct LockedStore<'a> {
     store: &'a Store,
     _lock: StoreLock,
+    /// Sync the filesystem before publishing (the settings' `fsync`).
+    fsync: bool,
 }
 
 impl Store {
     /// Takes the store's lock (saying so once through `waiting` when another process holds
-    /// it), and with it the right to write into the store. The store must exist.
-    pub fn lock(&self, waiting: &dyn Fn(&Path)) -> Result<LockedStore<'_>, StoreError> {
+    /// it, giving up after the settings' timeout), and with it the right to write into the
+    /// store. The store must exist.
+    pub fn lock(&self, settings: &super::Settings, waiting: &dyn Fn(&Path)) -> Result<LockedStore<'_>, StoreError> {
         Ok(LockedStore {
             store: self,
-            _lock: StoreLock::acquire(&self.lock_file(), waiting)?,
+            _lock: StoreLock::acquire(&self.lock_file(), settings, waiting)?,
+            fsync: settings.fsync,
         })
     }
 }
@@ -55,7 +59,7 @@ impl LockedStore<'_> {
     pub fn publish(&self, tree: &Path, version: &MethodVersion, staging: &StagingDir) -> std::io::Result<PathBuf> {
         let target = self.store.version_dir(version);
         let staging = staging.path();
-        if crate::env::fsync() {
+        if self.fsync {
             let dir = fs_err::File::open(staging)?;
             crate::util::platform::sync_filesystem(dir.file()).map_err(|e| {
                 std::io::Error::new(

@@ -26,10 +26,78 @@ pub trait Reporter: Sync {
 pub struct Silent;
 impl Reporter for Silent {}
 
+/// Default seconds to wait for the store lock (`A2C_LOCK_TIMEOUT`).
+pub const DEFAULT_LOCK_TIMEOUT: u64 = 300;
+
+/// The largest bundle a lock may pin: `A2C_MAX_BUNDLE_BYTES`, default 4 GiB.
+pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 4 << 30;
+
+/// What a session gives the store: the lock's patience, durability, the bundle size cap, how
+/// versions are placed, and where the bundle cache is. A malformed variable is kept as its
+/// message and reported only by the operation that needs the value.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Seconds to wait for a store or cache lock (`A2C_LOCK_TIMEOUT`).
+    pub lock_timeout: Result<u64, String>,
+    /// Sync the store's filesystem before a version is published (`A2C_FSYNC`).
+    pub fsync: bool,
+    /// The largest bundle a lock may pin (`A2C_MAX_BUNDLE_BYTES`).
+    pub max_bundle_bytes: Result<u64, String>,
+    /// How versions are placed from the shared tree cache (`A2C_LINK_MODE`); `None`: the
+    /// fastest that works.
+    pub link_mode: Result<Option<LinkMode>, String>,
+    /// The bundle cache chosen by the environment (`A2C_CACHE_DIR`, the XDG cache, `~/.cache`),
+    /// and the variable that chose it, if one did; `None`: `<store>/.cache`.
+    pub cache_dir: Option<PathBuf>,
+    pub cache_variable: Option<&'static str>,
+}
+
+impl Default for Settings {
+    /// Every default, no cache directory of its own (tests and library callers).
+    fn default() -> Self {
+        Self {
+            lock_timeout: Ok(DEFAULT_LOCK_TIMEOUT),
+            fsync: true,
+            max_bundle_bytes: Ok(DEFAULT_MAX_BUNDLE_BYTES),
+            link_mode: Ok(None),
+            cache_dir: None,
+            cache_variable: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads them from the environment (the session's one reading).
+    pub fn from_env() -> Self {
+        let number = |name: &'static str, default: u64, unit: &str| {
+            crate::env::number(name)
+                .map_err(|(name, value)| format!("{name}=`{value}` is not a whole number of {unit}"))
+                .map(|v| v.unwrap_or(default))
+        };
+        Self {
+            lock_timeout: number(crate::env::A2C_LOCK_TIMEOUT, DEFAULT_LOCK_TIMEOUT, "seconds"),
+            fsync: crate::env::fsync(),
+            max_bundle_bytes: number(crate::env::A2C_MAX_BUNDLE_BYTES, DEFAULT_MAX_BUNDLE_BYTES, "bytes"),
+            link_mode: LinkMode::parse_setting(crate::env::link_mode()),
+            cache_dir: crate::env::cache_dir(),
+            cache_variable: crate::env::cache_dir_from_variable().then_some(crate::env::A2C_CACHE_DIR),
+        }
+    }
+
+    /// The lock timeout in seconds, or the error naming its variable.
+    pub fn lock_timeout(&self) -> Result<u64, super::StoreError> {
+        self.lock_timeout.clone().map_err(super::StoreError::Config)
+    }
+}
+
 /// How to install.
 #[derive(Debug, Clone)]
 pub struct InstallOptions {
     pub store: super::Store,
+    /// The session's store settings (lock timeout, fsync, bundle size cap).
+    pub settings: Settings,
+    /// The hosts an `oci://` lock source reaches over plain HTTP.
+    pub plain_http: crate::net::oci_ref::PlainHttp,
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).
     pub cache: Cache,
     /// The HTTP client, built on first use; `None` reads no registry at all.

@@ -39,14 +39,9 @@ impl Candidate {
     }
 }
 
-/// The largest bundle a lock may pin: `A2C_MAX_BUNDLE_BYTES`, default 4 GiB.
-pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 4 << 30;
-
-/// Refuses a lock entry whose pinned size is past the maximum, before anything is read.
-pub fn check_bundle_size(entry: &LockEntry) -> Result<(), StoreError> {
-    let limit = crate::env::number(crate::env::A2C_MAX_BUNDLE_BYTES)
-        .map_err(|(name, value)| StoreError::Config(format!("{name}=`{value}` is not a whole number of bytes")))?
-        .unwrap_or(DEFAULT_MAX_BUNDLE_BYTES);
+/// Refuses a lock entry whose pinned size is past the settings' maximum, before anything is read.
+pub fn check_bundle_size(entry: &LockEntry, settings: &super::Settings) -> Result<(), StoreError> {
+    let limit = settings.max_bundle_bytes.clone().map_err(StoreError::Config)?;
     if entry.size > limit {
         return Err(StoreError::TooBig {
             version: entry.version.clone(),
@@ -121,7 +116,7 @@ pub(super) fn candidates(
             }
         }
         looked.push(format!("the registry `{}`", entry.source));
-        match entry.location() {
+        match entry.location(&options.plain_http) {
             BundleLocation::File(path) => {
                 let mut c = Candidate::file(path, Source::Registry, true, true);
                 c.reveal = reveals(options, &c.path);
@@ -159,7 +154,7 @@ pub fn fetch_to_cache(
     options: &InstallOptions,
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, StoreError> {
-    check_bundle_size(entry)?;
+    check_bundle_size(entry, &options.settings)?;
     if let Some(path) = options.cache.get(&entry.sha256) {
         let (file, _) = open_bundle(&path, entry.size)?;
         let (sha, size) = crate::util::digest::sha256_reader(file)?;
@@ -176,7 +171,7 @@ pub fn fetch_to_cache(
             offline: true,
         });
     }
-    match entry.location() {
+    match entry.location(&options.plain_http) {
         BundleLocation::File(path) => {
             let reveal = reveals(options, &path);
             let (file, _) = open_bundle(&path, entry.size)?;
@@ -208,7 +203,7 @@ pub(super) fn download(
         version: entry.version.clone(),
         source: Box::new(source),
     };
-    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &|p| {
+    let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &options.settings, &|p| {
         reporter.waiting_for_lock(p)
     })?;
     if options.cache.get(&entry.sha256).is_some() {

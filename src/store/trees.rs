@@ -53,9 +53,9 @@ impl LinkMode {
     /// Every mode, by name.
     pub const NAMES: [&'static str; 3] = ["clone", "hardlink", "copy"];
 
-    /// `A2C_LINK_MODE`, if set.
-    pub fn from_env() -> Result<Option<Self>, String> {
-        match crate::env::link_mode() {
+    /// The value of `A2C_LINK_MODE`, if set, parsed.
+    pub fn parse_setting(value: Option<String>) -> Result<Option<Self>, String> {
+        match value {
             None => Ok(None),
             Some(v) => v.parse().map(Some).map_err(|_| {
                 format!(

@@ -140,3 +140,87 @@ fn no_cycle_between_the_files_of_a_module() {
     }
     assert!(cycles.is_empty(), "cycles between the files of a module: {cycles:?}");
 }
+
+/// The files that may read the environment (call a function of `env.rs`): the session's
+/// constructors, which `ops::Session::from_env` calls once per run; the CLI, for its own
+/// presentation (colour, progress) and argument parsing; the test-only switches.
+const READS_ENVIRONMENT: &[&str] = &[
+    "ops/session.rs",
+    "net/settings.rs",
+    "net/proxy.rs",
+    "store/options.rs",
+    "archive/policy.rs",
+    "cli/",
+    "testhook.rs",
+    "util/platform.rs",
+];
+
+/// Issue 26, item 1: no process global, and the environment read in one place — every
+/// `crate::env::f(…)` call sits in a file of [`READS_ENVIRONMENT`], and every `from_env()`
+/// constructor is called by the session (or by the network's, for its proxies) and nowhere
+/// else, so that the operations below take what they are given.
+#[test]
+fn the_environment_is_read_by_the_session_alone() {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut strays = Vec::new();
+    for entry in walkdir::WalkDir::new(src) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy().into_owned();
+        if rel == "env.rs" {
+            continue;
+        }
+        let text = fs_err::read_to_string(entry.path()).unwrap();
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap();
+        for (n, line) in code.lines().enumerate() {
+            let reads = line.match_indices("crate::env::").any(|(i, _)| {
+                let rest = &line[i + 12..];
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) && rest[name.len()..].starts_with('(')
+            });
+            if reads && !READS_ENVIRONMENT.iter().any(|allowed| rel.starts_with(allowed)) {
+                strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+            let constructs = line.contains("from_env()") && !line.contains("fn from_env");
+            if constructs && rel != "ops/session.rs" && !(rel == "net/settings.rs" && line.contains("ProxyEnv::")) {
+                strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+            for global in ["static ", "OnceLock<", "thread_local!"] {
+                if line.contains(global)
+                    && !line.trim_start().starts_with("//")
+                    && !line.contains("&'static")
+                    && !GLOBALS_ALLOWED
+                        .iter()
+                        .any(|(file, why)| rel == *file && !why.is_empty())
+                {
+                    strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "read the environment in the session (ops/session.rs), not here:\n{}",
+        strays.join("\n")
+    );
+}
+
+/// The process-wide values that remain, each with why it is not part of a session: facts of the
+/// process or the machine, not settings of a run.
+const GLOBALS_ALLOWED: &[(&str, &str)] = &[
+    (
+        "util/fs.rs",
+        "the process umask, read once (reading it means setting it)",
+    ),
+    ("util/platform.rs", "whether the kernel has openat2, probed once"),
+    (
+        "cli/progress.rs",
+        "the one terminal's bars, which the panic hook and eprint_line reach",
+    ),
+    (
+        "workspace/discovery.rs",
+        "per-value OnceLock fields (lazily computed members), not globals",
+    ),
+];
