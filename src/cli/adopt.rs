@@ -1,7 +1,6 @@
 //! `a2c adopt --version V`: the bootstrap of a new repository, never the upgrade path.
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover};
 use crate::util::version::MethodVersion;
@@ -33,7 +32,7 @@ pub fn run(
     let repo = ctx.require_repo()?.to_path_buf();
     let delivery: Delivery = args.delivery.parse().map_err(anyhow::Error::msg)?;
     let record = AdoptionRecord::new(args.version.clone(), args.method_ref.clone(), Some(delivery));
-    let canonical = crate::workspace::adoption::adopt(&repo, &record)?;
+    let adopted = crate::workspace::adoption::adopt(&repo, &record)?;
     // Discovered again: the repository is a member of its superbuild only now.
     if let Ok(after) = discover(global, printer)
         && let Some(warning) = crate::ops::check_published(session, &after, &args.version)
@@ -41,15 +40,13 @@ pub fn run(
         printer.warn(warning);
     }
     if printer.json {
-        printer.json_doc(
-            &json!({ "repo": repo, "path": canonical, "version": record.tool_version, "delivery": delivery }),
-        );
+        printer.json_doc(&adopted);
     } else {
         printer.status(format!(
             "adopted A2C {} in `{}` (wrote `{}`)",
             record.tool_version,
             repo.display(),
-            canonical.display()
+            adopted.path.display()
         ));
     }
     Ok(Outcome::Success)

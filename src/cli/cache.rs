@@ -2,7 +2,6 @@
 //! cache commands.
 
 use clap::{Args, Subcommand};
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover};
 
@@ -57,7 +56,12 @@ pub fn run(
     match cmd {
         CacheCommand::Dir => {
             if printer.json {
-                printer.json_doc(&json!({ "cache": cache.dir }));
+                /// `cache dir --json` (docs/json/cache-dir.schema.json).
+                #[derive(serde::Serialize)]
+                struct Dir<'a> {
+                    cache: &'a std::path::Path,
+                }
+                printer.json_doc(&Dir { cache: &cache.dir });
             } else {
                 printer.data(cache.dir.display().to_string());
             }
@@ -91,12 +95,7 @@ fn waiting(printer: &Printer, lock: &std::path::Path) {
 fn report_removed(printer: &Printer, cache: &crate::store::Cache, report: &crate::store::gc::PruneReport, dry: bool) {
     let verb = if dry { "would remove" } else { "removed" };
     if printer.json {
-        printer.json_doc(&json!({
-            "cache": cache.dir,
-            "dry_run": dry,
-            "removed": report.removed.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
-            "bytes": report.bytes,
-        }));
+        printer.json_doc(report);
         return;
     }
     for (path, why) in &report.removed {

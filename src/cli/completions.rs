@@ -52,7 +52,12 @@ pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
         written.push(path);
     }
     if printer.json {
-        printer.json_doc(&serde_json::json!({ "pages": written }));
+        /// `man --json` (docs/json/man.schema.json).
+        #[derive(serde::Serialize)]
+        struct Pages {
+            pages: Vec<std::path::PathBuf>,
+        }
+        printer.json_doc(&Pages { pages: written });
     } else {
         printer.status(format!("wrote {} man pages into `{}`", written.len(), dir.display()));
     }

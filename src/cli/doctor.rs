@@ -1,7 +1,6 @@
 //! `a2c doctor [--deep]`.
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::doctor::{DoctorOptions, Severity, diagnose};
@@ -26,17 +25,9 @@ pub fn run(
         jobs: global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from),
     };
     let report = diagnose(&ctx, options, &session.store)?;
-    let (fail, warn, info) = (
-        report.count(Severity::Fail),
-        report.count(Severity::Warn),
-        report.count(Severity::Info),
-    );
+    let crate::doctor::Summary { fail, warn, info } = report.summary;
     if printer.json {
-        printer.json_doc(&json!({
-            "workspace": report.workspace,
-            "findings": report.findings,
-            "summary": {"fail": fail, "warn": warn, "info": info},
-        }));
+        printer.json_doc(&report);
     } else {
         let base = report
             .workspace

@@ -32,7 +32,7 @@ pub fn run(
     let base = super::display_base(&ctx);
     let r = &out.report;
     if printer.json {
-        printer.json_doc(&serde_json::to_value(&out)?);
+        printer.json_doc(&out);
         return Ok(Outcome::Success);
     }
     let removed = if args.dry_run { "would remove" } else { "removed" };

@@ -106,7 +106,7 @@ pub fn run(
     }
     let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();
     if printer.json {
-        printer.json_doc(&serde_json::to_value(&out)?);
+        printer.json_doc(&out);
         return Ok(Outcome::Success);
     }
     if let Some((repo, delivery)) = &out.git_delivery {

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer};
 use crate::registry::RegistryLocation;
@@ -63,7 +62,20 @@ pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::
     crate::util::contain::write_new(&secret_path, secret_file.as_bytes(), 0o600)?;
     crate::util::contain::write_new(&public_path, public_file.as_bytes(), crate::util::fs::default_mode())?;
     if printer.json {
-        printer.json_doc(&json!({ "key_id": id, "public_key": line, "secret": secret_path, "public": public_path }));
+        /// `key generate --json` (docs/json/key-generate.schema.json).
+        #[derive(serde::Serialize)]
+        struct Generated<'a> {
+            key_id: &'a str,
+            public_key: &'a str,
+            secret: &'a std::path::Path,
+            public: &'a std::path::Path,
+        }
+        printer.json_doc(&Generated {
+            key_id: &id,
+            public_key: &line,
+            secret: &secret_path,
+            public: &public_path,
+        });
     } else {
         printer.data(&line);
         printer.status(format!(
@@ -88,11 +100,8 @@ pub fn sign(
     );
     let signed = registry.sign(&cwd.join(&args.key), args.expires_in)?;
     match (signed.rebuilt, printer.json) {
-        (None, true) => printer.json_doc(&json!({ "signature": signed.signature })),
+        (_, true) => printer.json_doc(&signed),
         (None, false) => printer.status(format!("signed the index: `{}`", signed.signature)),
-        (Some((serial, versions)), true) => {
-            printer.json_doc(&json!({ "signature": signed.signature, "serial": serial, "versions": versions }))
-        }
         (Some((serial, versions)), false) => printer.status(format!(
             "signed the index of {versions} versions (serial {serial}): `{}`",
             signed.signature

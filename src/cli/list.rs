@@ -1,7 +1,6 @@
 //! `a2c list` and `a2c outdated`.
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::display_under;
@@ -28,7 +27,7 @@ pub fn run(
         printer.detail(format!("registry not read: {note}"));
     }
     if printer.json {
-        printer.json_doc(&serde_json::to_value(&listing)?);
+        printer.json_doc(&listing);
         return Ok(Outcome::Success);
     }
     let base = super::display_base(&ctx);
@@ -68,24 +67,15 @@ pub fn outdated(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
-    let listing = list(session, &ctx, global.offline)?;
-    if let Some(note) = &listing.registry_note {
-        anyhow::bail!("cannot tell what is outdated: the registry was not read ({note})");
-    }
-    let newest = listing.newest().cloned();
-    let behind: Vec<(std::path::PathBuf, crate::util::version::MethodVersion)> = listing
-        .rows
-        .iter()
-        .filter(|r| newest.as_ref().is_some_and(|n| r.version < *n))
-        .flat_map(|r| r.members.iter().map(move |m| (m.clone(), r.version.clone())))
-        .collect();
+    let out = crate::ops::list::outdated(session, &ctx, global.offline)?;
     if printer.json {
-        printer.json_doc(&json!({
-            "newest": newest,
-            "members": behind.iter().map(|(p, v)| json!({"path": p, "version": v})).collect::<Vec<_>>(),
-        }));
+        printer.json_doc(&out);
         return Ok(Outcome::Success);
     }
+    let crate::ops::list::Outdated {
+        newest,
+        members: behind,
+    } = out;
     let base = super::display_base(&ctx);
     let Some(newest) = newest else {
         printer.status("the registry publishes no version yet");

@@ -57,7 +57,7 @@ pub fn run(
         ));
     }
     if printer.json {
-        printer.json_doc(&serde_json::to_value(&out)?);
+        printer.json_doc(&out);
     }
     if args.check || global.frozen {
         if out.up_to_date() {

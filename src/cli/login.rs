@@ -3,7 +3,6 @@
 use std::io::BufRead;
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer};
 use crate::net::credentials;
@@ -52,7 +51,16 @@ pub fn login(
     let path = credentials::store(session.network.logins.as_deref(), &url, token)?;
     let host = credentials::host_entry(&url);
     if printer.json {
-        printer.json_doc(&json!({ "host": host, "path": path }));
+        /// `login --json` (docs/json/login.schema.json).
+        #[derive(serde::Serialize)]
+        struct Stored<'a> {
+            host: &'a str,
+            path: &'a std::path::Path,
+        }
+        printer.json_doc(&Stored {
+            host: &host,
+            path: &path,
+        });
     } else {
         printer.status(format!(
             "token stored for {host} in `{}`: a2c sends it to {host} only (over HTTPS, or plain HTTP to loopback)",
@@ -72,7 +80,13 @@ pub fn logout(
     let host = credentials::host_entry(&url);
     let removed = credentials::remove(session.network.logins.as_deref(), &url)?;
     if printer.json {
-        printer.json_doc(&json!({ "host": host, "removed": removed }));
+        /// `logout --json` (docs/json/logout.schema.json).
+        #[derive(serde::Serialize)]
+        struct Forgot<'a> {
+            host: &'a str,
+            removed: bool,
+        }
+        printer.json_doc(&Forgot { host: &host, removed });
     } else if removed {
         printer.status(format!("forgot the token of {host}"));
     } else {

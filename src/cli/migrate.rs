@@ -104,32 +104,7 @@ pub fn run(
         printer.warn(w);
     }
     if printer.json {
-        let files = |v: &[crate::migrate::Move]| {
-            v.iter()
-                .map(|m| json!({"from": m.from, "to": m.to}))
-                .collect::<Vec<_>>()
-        };
-        printer.json_doc(&json!({
-            "repo": p.repo,
-            "from": p.from,
-            "to": p.to,
-            "moves": files(&p.moves),
-            "replaced": files(&p.moves.iter().filter(|m| m.replaces).cloned().collect::<Vec<_>>()),
-            "dropped": files(&p.dropped),
-            "move_reason": p.move_reason,
-            "adoption": {
-                "before": p.before.tool_version, "after": p.after.tool_version,
-                "path": p.adoption_path, "rewritten": p.write_record,
-            },
-            "commit": out.commit,
-            "installed": out.installed,
-            "workspace_lock": out.workspace_lock,
-            "lock_dropped": out.lock_dropped,
-            "dry_run": args.dry_run,
-            "plan": out.digest,
-            "noop": out.noop,
-            "warnings": out.warnings,
-        }));
+        printer.json_doc(&out);
         return Ok(Outcome::Success);
     }
     if out.noop {
@@ -240,17 +215,6 @@ fn print_steps(printer: &Printer, p: &crate::migrate::Plan, verb: &str, indent: 
     }
 }
 
-fn status_name(s: &MemberStatus) -> &'static str {
-    match s {
-        MemberStatus::Planned => "planned",
-        MemberStatus::Done(Some(_)) => "committed",
-        MemberStatus::Done(None) => "staged",
-        MemberStatus::Skipped(_) => "skipped",
-        MemberStatus::Failed(_) => "failed",
-        MemberStatus::Untouched => "untouched",
-    }
-}
-
 /// `--all`: the combined plan (dry run) or what was done, member by member, and the digest.
 /// A run that stopped at a member prints what it did, then fails with which members were
 /// migrated and which were not touched.
@@ -282,55 +246,7 @@ fn print_all(
         }
     });
     if printer.json {
-        let files = |v: &[crate::migrate::Move]| {
-            v.iter()
-                .map(|m| json!({"from": m.from, "to": m.to}))
-                .collect::<Vec<_>>()
-        };
-        let members: Vec<_> = out
-            .members
-            .iter()
-            .map(|m| {
-                let mut doc = json!({
-                    "member": m.relative,
-                    "repo": m.repo,
-                    "status": status_name(&m.status),
-                    "from": m.from,
-                    "resumed": m.resumed,
-                });
-                match &m.status {
-                    MemberStatus::Skipped(why) => doc["reason"] = json!(why),
-                    MemberStatus::Failed(e) => doc["error"] = json!(e),
-                    MemberStatus::Done(Some(c)) => doc["commit"] = json!(c),
-                    _ => {}
-                }
-                if let Some(p) = m
-                    .plan
-                    .as_ref()
-                    .filter(|_| !matches!(m.status, MemberStatus::Skipped(_)))
-                {
-                    doc["moves"] = json!(files(&p.moves));
-                    doc["dropped"] = json!(files(&p.dropped));
-                    doc["move_reason"] = json!(p.move_reason);
-                    doc["adoption"] = json!({
-                        "before": p.before.tool_version, "after": p.after.tool_version,
-                        "path": p.adoption_path, "rewritten": p.write_record,
-                    });
-                }
-                doc
-            })
-            .collect();
-        let mut doc = json!({
-            "all": true,
-            "to": to,
-            "members": members,
-            "installed": out.installed,
-            "workspace_lock": out.workspace_lock,
-            "lock_dropped": out.lock_dropped,
-            "dry_run": dry,
-            "plan": out.digest,
-            "warnings": out.warnings,
-        });
+        let mut doc = serde_json::to_value(&out).expect("serializes");
         if let Some(err) = &stopped {
             doc["error"] = json!({
                 "code": "stopped",

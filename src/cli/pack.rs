@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer};
 use crate::archive::Format;
@@ -82,15 +81,7 @@ pub fn run(
         printer.warn(w);
     }
     match (&p.landed, printer.json) {
-        (Landed::Files { bundle, index }, true) => printer.json_doc(&json!({
-            "version": p.version, "bundle": bundle, "index": index,
-            "sha256": p.sha256, "size": p.size, "format": p.format, "tree": p.tree, "files": p.files,
-            "changed": p.changed,
-        })),
-        (Landed::Pushed { registry }, true) => printer.json_doc(&json!({
-            "version": p.version, "registry": registry, "sha256": p.sha256,
-            "size": p.size, "format": p.format, "tree": p.tree, "changed": p.changed,
-        })),
+        (_, true) => printer.json_doc(&p),
         (Landed::Files { bundle, index }, false) if p.changed => {
             printer.status(format!(
                 "packed {} ({} files, {}) → `{}`",

@@ -54,8 +54,8 @@ impl Printer {
     /// The one JSON document of `--json` mode, on stdout.
     ///
     /// Every document carries `"schema": JSON_SCHEMA` (docs/json.md).
-    pub fn json_doc(&self, value: &serde_json::Value) {
-        let mut doc = value.clone();
+    pub fn json_doc(&self, value: &impl serde::Serialize) {
+        let mut doc = serde_json::to_value(value).expect("a2c's documents serialize");
         if let Some(map) = doc.as_object_mut() {
             map.insert("schema".into(), JSON_SCHEMA.into());
         }

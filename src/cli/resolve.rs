@@ -21,7 +21,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs, printer: &Printer) -> anyhow
         printer.warn(w);
     }
     if printer.json {
-        printer.json_doc(&serde_json::to_value(&resolution)?);
+        printer.json_doc(&resolution);
     }
     if let Some(e) = resolution.failure.take() {
         return Err(e.into());

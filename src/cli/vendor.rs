@@ -29,7 +29,7 @@ pub fn run(
     reporter.done();
     let out = result?;
     if printer.json {
-        printer.json_doc(&serde_json::to_value(&out)?);
+        printer.json_doc(&out);
         return Ok(Outcome::Success);
     }
     for (b, how) in out.bundles.iter().zip(&out.placed) {

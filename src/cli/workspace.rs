@@ -1,10 +1,9 @@
 //! `a2c workspace path` and `a2c workspace members`.
 
 use clap::Subcommand;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer, discover};
-use crate::workspace::{Member, Workspace};
+use crate::workspace::Workspace;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkspaceCommand {
@@ -22,7 +21,12 @@ pub fn run(cmd: &WorkspaceCommand, global: &GlobalArgs, printer: &Printer) -> an
     match cmd {
         WorkspaceCommand::Path => {
             if printer.json {
-                printer.json_doc(&json!({ "workspace": ws.root }));
+                /// `workspace path --json` (docs/json/workspace-root.schema.json).
+                #[derive(serde::Serialize)]
+                struct Root<'a> {
+                    workspace: &'a std::path::Path,
+                }
+                printer.json_doc(&Root { workspace: &ws.root });
             } else {
                 printer.data(ws.root.display().to_string());
             }
@@ -37,13 +41,11 @@ fn members(ctx: &crate::workspace::Context, ws: &Workspace, printer: &Printer) -
     for w in ctx.unfinished_migrations() {
         printer.warn(w);
     }
-    let mut versions: Vec<_> = members.iter().filter_map(Member::version).cloned().collect();
-    versions.sort();
-    versions.dedup();
+    let listing = crate::workspace::discovery::MemberListing::new(&ws.root, members);
+    let versions = &listing.versions;
     let invalid = members.iter().filter(|m| m.record.is_err()).count();
     if printer.json {
-        let list: Vec<_> = members.iter().map(member_json).collect();
-        printer.json_doc(&json!({ "workspace": ws.root, "members": list, "versions": versions }));
+        printer.json_doc(&listing);
     } else {
         printer.data(format!("workspace {}", ws.root.display()));
         let width = members.iter().map(|m| m.relative.len()).max().unwrap_or(1);
@@ -78,21 +80,4 @@ fn members(ctx: &crate::workspace::Context, ws: &Workspace, printer: &Printer) -
         return Ok(Outcome::Failure);
     }
     Ok(Outcome::Success)
-}
-
-fn member_json(m: &Member) -> serde_json::Value {
-    let mut v = json!({
-        "path": m.path,
-        "relative": m.relative,
-        "tool_state_root": m.state.as_ref().map(|s| s.dir.clone()),
-        "layout": m.state.as_ref().map(|s| s.layout),
-    });
-    match &m.record {
-        Ok(r) => {
-            v["version"] = json!(r.tool_version);
-            v["delivery"] = json!(r.delivery);
-        }
-        Err(e) => v["error"] = json!(e.to_string()),
-    }
-    v
 }

@@ -1,7 +1,6 @@
 //! `a2c yank V --registry DIR [--undo]`: withdraw a published version (or bring it back).
 
 use clap::Args;
-use serde_json::json;
 
 use super::{GlobalArgs, Outcome, Printer};
 use crate::registry::RegistryLocation;
@@ -46,14 +45,14 @@ pub fn run(
     for w in &yanked.warnings {
         printer.warn(w);
     }
-    Ok(report(args, &registry.shown(), yanked.changed, printer))
+    Ok(report(args, &registry.shown(), &yanked, printer))
 }
 
-fn report(args: &YankArgs, registry: &str, changed: bool, printer: &Printer) -> Outcome {
+fn report(args: &YankArgs, registry: &str, yanked: &crate::registry::handle::Yanked, printer: &Printer) -> Outcome {
     let state = if args.undo { "available" } else { "yanked" };
     if printer.json {
-        printer.json_doc(&json!({ "version": args.version, "yanked": !args.undo, "changed": changed }));
-    } else if changed {
+        printer.json_doc(yanked);
+    } else if yanked.changed {
         printer.status(format!(
             "{} is now {state} in `{registry}`{}",
             args.version,

@@ -221,17 +221,21 @@ impl Ord for Code {
     }
 }
 
-/// What `a2c doctor` found.
+/// What `a2c doctor` found; serialized as `doctor --json` (docs/json/doctor.schema.json).
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub workspace: Option<PathBuf>,
     pub findings: Vec<Finding>,
+    /// The findings counted by severity.
+    pub summary: Summary,
 }
 
-impl Report {
-    pub fn count(&self, severity: Severity) -> usize {
-        self.findings.iter().filter(|f| f.severity == severity).count()
-    }
+/// How many findings of each severity a report holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub fail: usize,
+    pub warn: usize,
+    pub info: usize,
 }
 
 /// Options of a diagnosis.
@@ -251,9 +255,16 @@ pub fn diagnose(
 ) -> Result<Report, crate::workspace::WorkspaceError> {
     let mut findings = checks::run(ctx, options, settings)?;
     findings.sort_by(|a, b| (a.severity, &a.repo, &a.version, a.code).cmp(&(b.severity, &b.repo, &b.version, b.code)));
+    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    let summary = Summary {
+        fail: count(Severity::Fail),
+        warn: count(Severity::Warn),
+        info: count(Severity::Info),
+    };
     Ok(Report {
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
         findings,
+        summary,
     })
 }
 

@@ -99,3 +99,37 @@ pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Li
         registry_note: note,
     })
 }
+
+/// What `a2c outdated` reports; serialized as its `--json` document
+/// (docs/json/outdated.schema.json).
+#[derive(Debug, serde::Serialize)]
+pub struct Outdated {
+    /// The newest version the registry publishes (`None`: it publishes none).
+    pub newest: Option<MethodVersion>,
+    /// Every member whose write contract is older, with that contract.
+    #[serde(serialize_with = "behind")]
+    pub members: Vec<(PathBuf, MethodVersion)>,
+}
+
+fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
+    crate::util::pairs_as(list, "path", "version", s)
+}
+
+/// `a2c outdated`: the members whose write contract is older than the newest version the
+/// registry publishes. The registry must be read (offline, or none configured, is an error).
+pub fn outdated(session: &super::Session, ctx: &Context, offline: bool) -> Result<Outdated, OpsError> {
+    let listing = list(session, ctx, offline)?;
+    if let Some(note) = &listing.registry_note {
+        return Err(OpsError::Config(format!(
+            "cannot tell what is outdated: the registry was not read ({note})"
+        )));
+    }
+    let newest = listing.newest().cloned();
+    let members = listing
+        .rows
+        .iter()
+        .filter(|r| newest.as_ref().is_some_and(|n| r.version < *n))
+        .flat_map(|r| r.members.iter().map(move |m| (m.clone(), r.version.clone())))
+        .collect();
+    Ok(Outdated { newest, members })
+}

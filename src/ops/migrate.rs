@@ -50,6 +50,89 @@ pub struct MigrateOutcome {
     /// The plan's digest (`sha256:<hex>`): what a dry run shows for review, and what the
     /// real run applied.
     pub digest: Option<String>,
+    pub dry_run: bool,
+}
+
+/// A moved or dropped file as the documents show it.
+#[derive(serde::Serialize)]
+struct FileMove<'a> {
+    from: &'a str,
+    to: &'a str,
+}
+
+fn file_moves<'a>(moves: impl IntoIterator<Item = &'a crate::migrate::Move>) -> Vec<FileMove<'a>> {
+    moves
+        .into_iter()
+        .map(|m| FileMove {
+            from: &m.from,
+            to: &m.to,
+        })
+        .collect()
+}
+
+/// The adoption record's change as the documents show it.
+#[derive(serde::Serialize)]
+struct AdoptionChange<'a> {
+    before: &'a MethodVersion,
+    after: &'a MethodVersion,
+    path: &'a Path,
+    rewritten: bool,
+}
+
+impl<'a> From<&'a Plan> for AdoptionChange<'a> {
+    fn from(p: &'a Plan) -> Self {
+        Self {
+            before: &p.before.tool_version,
+            after: &p.after.tool_version,
+            path: &p.adoption_path,
+            rewritten: p.write_record,
+        }
+    }
+}
+
+/// `a2c migrate version --json` (docs/json/migrate.schema.json).
+impl serde::Serialize for MigrateOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            repo: &'a Path,
+            from: &'a MethodVersion,
+            to: &'a MethodVersion,
+            moves: Vec<FileMove<'a>>,
+            replaced: Vec<FileMove<'a>>,
+            dropped: Vec<FileMove<'a>>,
+            move_reason: Option<crate::migrate::MoveReason>,
+            adoption: AdoptionChange<'a>,
+            commit: &'a Option<String>,
+            installed: &'a Option<PathBuf>,
+            workspace_lock: &'a Option<PathBuf>,
+            lock_dropped: &'a [MethodVersion],
+            dry_run: bool,
+            plan: &'a Option<String>,
+            noop: bool,
+            warnings: &'a [String],
+        }
+        let p = &self.plan;
+        Doc {
+            repo: &p.repo,
+            from: &p.from,
+            to: &p.to,
+            moves: file_moves(&p.moves),
+            replaced: file_moves(p.moves.iter().filter(|m| m.replaces)),
+            dropped: file_moves(&p.dropped),
+            move_reason: p.move_reason,
+            adoption: p.into(),
+            commit: &self.commit,
+            installed: &self.installed,
+            workspace_lock: &self.workspace_lock,
+            lock_dropped: &self.lock_dropped,
+            dry_run: self.dry_run,
+            plan: &self.digest,
+            noop: self.noop,
+            warnings: &self.warnings,
+        }
+        .serialize(s)
+    }
 }
 
 impl From<MigrateError> for OpsError {
@@ -106,6 +189,7 @@ pub fn migrate(
             },
             workspace_lock: (added && in_workspace).then_some(lock_path),
             warnings: if noop { Vec::new() } else { warnings },
+            dry_run: true,
         });
     }
     // Everything this run may change is put back on any failure, or a panic, before the
@@ -174,6 +258,7 @@ pub fn migrate(
             workspace_lock: (added && in_workspace).then(|| lock_path.clone()),
             warnings: if noop { Vec::new() } else { warnings.clone() },
             digest: Some(digest.id()),
+            dry_run: false,
         })
     })();
     match result {
@@ -466,6 +551,109 @@ pub struct MigrateAllOutcome {
     pub warnings: Vec<String>,
     /// The member the run stopped at, with its error (the members after it are untouched).
     pub failure: Option<(String, OpsError)>,
+    pub dry_run: bool,
+}
+
+impl MemberStatus {
+    /// The name a document gives it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MemberStatus::Planned => "planned",
+            MemberStatus::Done(Some(_)) => "committed",
+            MemberStatus::Done(None) => "staged",
+            MemberStatus::Skipped(_) => "skipped",
+            MemberStatus::Failed(_) => "failed",
+            MemberStatus::Untouched => "untouched",
+        }
+    }
+}
+
+/// One member in `a2c migrate version --all --json`: its plan only when it has one and is not
+/// skipped.
+impl serde::Serialize for MemberMigration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            member: &'a str,
+            repo: &'a Path,
+            status: &'static str,
+            from: &'a Option<MethodVersion>,
+            resumed: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reason: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            commit: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            moves: Option<Vec<FileMove<'a>>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            dropped: Option<Vec<FileMove<'a>>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            move_reason: Option<Option<crate::migrate::MoveReason>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            adoption: Option<AdoptionChange<'a>>,
+        }
+        let plan = self
+            .plan
+            .as_ref()
+            .filter(|_| !matches!(self.status, MemberStatus::Skipped(_)));
+        Doc {
+            member: &self.relative,
+            repo: &self.repo,
+            status: self.status.name(),
+            from: &self.from,
+            resumed: self.resumed,
+            reason: match &self.status {
+                MemberStatus::Skipped(why) => Some(why),
+                _ => None,
+            },
+            error: match &self.status {
+                MemberStatus::Failed(e) => Some(e),
+                _ => None,
+            },
+            commit: match &self.status {
+                MemberStatus::Done(Some(c)) => Some(c),
+                _ => None,
+            },
+            moves: plan.map(|p| file_moves(&p.moves)),
+            dropped: plan.map(|p| file_moves(&p.dropped)),
+            move_reason: plan.map(|p| p.move_reason),
+            adoption: plan.map(AdoptionChange::from),
+        }
+        .serialize(s)
+    }
+}
+
+/// `a2c migrate version --all --json` without its `error` (which the CLI adds from `failure`,
+/// worded as the error it returns).
+impl serde::Serialize for MigrateAllOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            all: bool,
+            to: &'a MethodVersion,
+            members: &'a [MemberMigration],
+            installed: &'a Option<PathBuf>,
+            workspace_lock: &'a Option<PathBuf>,
+            lock_dropped: &'a [MethodVersion],
+            dry_run: bool,
+            plan: &'a str,
+            warnings: &'a [String],
+        }
+        Doc {
+            all: true,
+            to: &self.to,
+            members: &self.members,
+            installed: &self.installed,
+            workspace_lock: &self.workspace_lock,
+            lock_dropped: &self.lock_dropped,
+            dry_run: self.dry_run,
+            plan: &self.digest,
+            warnings: &self.warnings,
+        }
+        .serialize(s)
+    }
 }
 
 /// `a2c migrate version --to V --all`: plans every member of the superbuild whose write contract
@@ -596,6 +784,7 @@ pub fn migrate_all(
         warnings,
         failure: None,
         members: Vec::new(),
+        dry_run: settings.dry_run,
     };
     if settings.dry_run {
         // Kept in each planned member's `.git/`, so that a confirmation that no longer matches

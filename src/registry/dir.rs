@@ -88,7 +88,12 @@ impl Registry for DirRegistry {
             None if changed && publish::is_signed(&self.dir) => warnings.push(self.stale_signature()),
             _ => {}
         }
-        Ok(Yanked { changed, warnings })
+        Ok(Yanked {
+            version: version.clone(),
+            yanked: !undo,
+            changed,
+            warnings,
+        })
     }
 
     fn sign(&self, key: &Path, expires_in_days: Option<u64>) -> Result<Signed, PublishError> {

@@ -25,8 +25,9 @@ pub struct PublishRequest<'a> {
     pub limits: &'a crate::archive::Limits,
 }
 
-/// Where a published bundle landed.
-#[derive(Debug, Clone)]
+/// Where a published bundle landed (in `pack --json`: `bundle` and `index`, or `registry`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
 pub enum Landed {
     /// A file registry: the bundle file and the index that lists it.
     Files { bundle: PathBuf, index: PathBuf },
@@ -34,8 +35,8 @@ pub enum Landed {
     Pushed { registry: String },
 }
 
-/// What publishing did.
-#[derive(Debug, Clone)]
+/// What publishing did; serialized as `pack --json` (docs/json/pack.schema.json).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Published {
     pub version: MethodVersion,
     pub sha256: crate::util::digest::Sha256,
@@ -45,25 +46,43 @@ pub struct Published {
     pub files: usize,
     /// `false` when the same bundle was already published (nothing changed).
     pub changed: bool,
+    #[serde(flatten)]
     pub landed: Landed,
-    /// What the publisher should know (a signed index left unsigned or stale).
+    /// What the publisher should know (a signed index left unsigned or stale): said on
+    /// stderr, not in the document.
+    #[serde(skip)]
     pub warnings: Vec<String>,
 }
 
-/// What a yank did.
-#[derive(Debug, Clone)]
+/// What a yank did; serialized as `yank --json`.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Yanked {
+    pub version: MethodVersion,
+    /// `true` for a yank, `false` for `--undo`.
+    pub yanked: bool,
     /// `false` when the version already was in that state.
     pub changed: bool,
+    #[serde(skip)]
     pub warnings: Vec<String>,
 }
 
 /// What signing wrote: where the signature is, and for an index rebuilt from the registry's
-/// contents (OCI) its serial and number of versions.
-#[derive(Debug, Clone)]
+/// contents (OCI) its serial and number of versions; serialized as `sign --json`.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Signed {
     pub signature: String,
+    #[serde(flatten, serialize_with = "rebuilt")]
     pub rebuilt: Option<(u64, usize)>,
+}
+
+fn rebuilt<S: serde::Serializer>(r: &Option<(u64, usize)>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(None)?;
+    if let Some((serial, versions)) = r {
+        map.serialize_entry("serial", serial)?;
+        map.serialize_entry("versions", versions)?;
+    }
+    map.end()
 }
 
 /// A registry location, opened: what a2c can do with it.

@@ -600,7 +600,12 @@ impl super::handle::Registry for OciRegistry {
                 self.oci.display()
             ));
         }
-        Ok(super::handle::Yanked { changed, warnings })
+        Ok(super::handle::Yanked {
+            version: version.clone(),
+            yanked: !undo,
+            changed,
+            warnings,
+        })
     }
 
     fn sign(

@@ -116,12 +116,21 @@ pub fn gc(
     Ok(report)
 }
 
-/// What `a2c cache prune` removed (or, dry, would remove), each with why.
-#[derive(Debug, Default)]
+/// What `a2c cache prune` (or `clean`) removed (or, dry, would remove), each with why;
+/// serialized as its `--json` document (docs/json/cache-prune.schema.json).
+#[derive(Debug, Default, serde::Serialize)]
 pub struct PruneReport {
+    /// The cache.
+    pub cache: PathBuf,
+    pub dry_run: bool,
+    #[serde(serialize_with = "removed_with_reason")]
     pub removed: Vec<(PathBuf, String)>,
     /// Bytes freed (bundles and, for trees not linked, their files).
     pub bytes: u64,
+}
+
+fn removed_with_reason<S: serde::Serializer>(list: &[(PathBuf, String)], s: S) -> Result<S::Ok, S::Error> {
+    crate::util::pairs_as(list, "path", "reason", s)
 }
 
 /// Prunes the cache: a bundle or tree entry goes when no store in `needed` needs it, or, with
@@ -136,7 +145,11 @@ pub fn prune_cache(
 ) -> Result<PruneReport, StoreError> {
     let _lock = exclusive_unless_dry(cache, dry_run, waiting)?;
     let needed = &needed()?;
-    let mut report = PruneReport::default();
+    let mut report = PruneReport {
+        cache: cache.dir.clone(),
+        dry_run,
+        ..Default::default()
+    };
     let old = |path: &std::path::Path| {
         unused_for.is_some_and(|limit| {
             fs_err::symlink_metadata(path)
@@ -249,7 +262,11 @@ pub fn clean_cache(
     waiting: &dyn Fn(&std::path::Path),
 ) -> Result<PruneReport, StoreError> {
     let _lock = exclusive_unless_dry(cache, dry_run, waiting)?;
-    let mut report = PruneReport::default();
+    let mut report = PruneReport {
+        cache: cache.dir.clone(),
+        dry_run,
+        ..Default::default()
+    };
     for entry in fs_err::read_dir(cache.bundles()).into_iter().flatten().flatten() {
         report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
         if !dry_run {

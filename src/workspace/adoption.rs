@@ -219,10 +219,20 @@ impl AdoptionRecord {
     }
 }
 
-/// Writes `record` as `repo`'s first adoption record, under the canonical root, and returns its
-/// path. Refuses when either root already holds a record (adopt is never the upgrade path),
+/// What `a2c adopt` wrote; serialized as its `--json` document (docs/json/adopt.schema.json).
+#[derive(Debug, Clone, Serialize)]
+pub struct Adopted {
+    pub repo: PathBuf,
+    /// The adoption record written.
+    pub path: PathBuf,
+    pub version: MethodVersion,
+    pub delivery: Option<Delivery>,
+}
+
+/// Writes `record` as `repo`'s first adoption record, under the canonical root, and says what
+/// it wrote. Refuses when either root already holds a record (adopt is never the upgrade path),
 /// and never creates or writes anything through a link.
-pub fn adopt(repo: &Path, record: &AdoptionRecord) -> Result<PathBuf, super::WorkspaceError> {
+pub fn adopt(repo: &Path, record: &AdoptionRecord) -> Result<Adopted, super::WorkspaceError> {
     use crate::method::{CANONICAL_ROOT, LEGACY_ROOT};
     for root in [CANONICAL_ROOT, LEGACY_ROOT] {
         crate::util::contain::check(repo, root)?;
@@ -239,7 +249,12 @@ pub fn adopt(repo: &Path, record: &AdoptionRecord) -> Result<PathBuf, super::Wor
     }
     let path = crate::util::contain::create_dirs(repo, CANONICAL_ROOT, 0o755)?.join(ADOPTION_FILE);
     crate::util::fs::write_atomic(&path, record.to_yaml().as_bytes())?;
-    Ok(path)
+    Ok(Adopted {
+        repo: repo.to_path_buf(),
+        path,
+        version: record.tool_version.clone(),
+        delivery: record.delivery,
+    })
 }
 
 /// Reading a record fails on I/O or on content.

@@ -104,6 +104,59 @@ pub struct Member {
     pub pending: Option<super::journal::Journal>,
 }
 
+/// A member in `workspace members --json` (docs/json/workspace-members.schema.json): its
+/// paths, tool state root and layout, then its contract and delivery, or why its record could
+/// not be read.
+impl serde::Serialize for Member {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            path: &'a Path,
+            relative: &'a str,
+            tool_state_root: Option<&'a Path>,
+            layout: Option<super::Layout>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            version: Option<&'a MethodVersion>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            delivery: Option<Option<super::Delivery>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<String>,
+        }
+        let record = self.record.as_ref().ok();
+        Doc {
+            path: &self.path,
+            relative: &self.relative,
+            tool_state_root: self.state.as_ref().map(|st| st.dir.as_path()),
+            layout: self.state.as_ref().map(|st| st.layout),
+            version: record.map(|r| &r.tool_version),
+            delivery: record.map(|r| r.delivery),
+            error: self.record.as_ref().err().map(ToString::to_string),
+        }
+        .serialize(s)
+    }
+}
+
+/// `a2c workspace members --json`: W, every member, and the versions they pin.
+#[derive(serde::Serialize)]
+pub struct MemberListing<'a> {
+    pub workspace: &'a Path,
+    pub members: &'a [Member],
+    pub versions: Vec<MethodVersion>,
+}
+
+impl<'a> MemberListing<'a> {
+    pub fn new(workspace: &'a Path, members: &'a [Member]) -> Self {
+        let mut versions: Vec<_> = members.iter().filter_map(Member::version).cloned().collect();
+        versions.sort();
+        versions.dedup();
+        Self {
+            workspace,
+            members,
+            versions,
+        }
+    }
+}
+
 impl Member {
     /// Reads the member at `path`.
     pub fn read(path: PathBuf, relative: String) -> Self {
