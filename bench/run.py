@@ -309,8 +309,12 @@ def pack_versions(work, a2c):
 
 
 def members_suite(args, a2c):
-    """The member curve alone: no-op install and doctor at 200 / 1,000 / 5,000 members, with
-    an earlier build (`--baseline`) measured in the same rounds, interleaved."""
+    """The member curve alone: no-op install and doctor at 200 / 1,000 / 5,000 / 20,000 members,
+    with an earlier build (`--baseline`) measured in the same rounds, interleaved, and the shell
+    floor of issue 27: one `stat` of every member's adoption record, from a list made beforehand
+    (`xargs stat`), in the same rounds. The workspace snapshot is written by the first no-op
+    install run at least 1 s (its racy margin) after the last change, as on any machine where
+    installs are not back to back: the rounds start after that run."""
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-members-", dir=base)
     try:
@@ -320,27 +324,38 @@ def members_suite(args, a2c):
               f"work dir on {'tmpfs' if base else 'disk'}; medians of {args.noop_runs}, sides interleaved")
         print()
         sides = [("a2c", a2c)] + ([("baseline", args.baseline)] if args.baseline else [])
-        head = "| members | no-op install | per member | doctor |"
+        head = "| members | no-op install | per member | doctor | stat floor | no-op / floor |"
         if args.baseline:
             head += " baseline no-op | baseline doctor | no-op a2c/baseline | doctor a2c/baseline |"
         print(head)
         print("|" + "---|" * (head.count("|") - 1))
-        for n in (200, 1000, 5000):
+        for n in args.members:
             w = members_superbuild(work, f"w{n}", n, "../registry")
             sh([a2c, "-q", "-C", w, "lock"], env=env)
             sh([a2c, "-q", "-C", w, "install"], env=env)
+            time.sleep(1.1)
+            sh([a2c, "-q", "-C", w, "install"], env=env)  # writes the snapshot
+            records = os.path.join(work, f"records-{n}")
+            with open(records, "w") as f:
+                for m in range(n):
+                    f.write(os.path.join(w, "products", f"p{m:04d}", ".tools/esys/a2c/adoption.yaml") + "\n")
+            floor_cmd = ["xargs", "-a", records, "stat", "--format="]
             times = {(side, cmd): [] for side, _ in sides for cmd in ("install", "doctor")}
+            times[("floor", "stat")] = []
             for _ in range(args.noop_runs):
                 for side, binary in sides:
                     for cmd in ("install", "doctor"):
                         times[(side, cmd)].append(timed([binary, "-q", "-C", w, cmd], env)[0])
+                times[("floor", "stat")].append(timed(floor_cmd)[0])
             med = {k: statistics.median(v) for k, v in times.items()}
-            mn, md = med[("a2c", "install")], med[("a2c", "doctor")]
-            row = f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms |"
+            mn, md, fl = med[("a2c", "install")], med[("a2c", "doctor")], med[("floor", "stat")]
+            row = f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x |"
             if args.baseline:
                 bn, bd = med[("baseline", "install")], med[("baseline", "doctor")]
                 row += f" {bn*1000:.1f} ms | {bd*1000:.1f} ms | {mn/bn:.2f}x | {md/bd:.2f}x |"
             print(row, flush=True)
+            if not args.keep:
+                shutil.rmtree(w, ignore_errors=True)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -562,6 +577,8 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--noop-runs", type=int, default=31)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--members", type=lambda v: [int(x) for x in v.split(",")], default=[200, 1000, 5000, 20000],
+                    help="member counts of --suite members (comma-separated)")
     ap.add_argument("--baseline", metavar="BIN",
                     help="another a2c binary (an earlier build) whose cold install runs in the same rounds")
     args = ap.parse_args()

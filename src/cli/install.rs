@@ -101,7 +101,7 @@ pub fn run(
     let result = install(session, &ctx, &settings, &reporter);
     reporter.done();
     let out = result?;
-    for note in &out.notes {
+    for note in out.notes.iter().chain(&out.snapshot) {
         printer.detail(note);
     }
     let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();

@@ -240,7 +240,20 @@ pub(crate) fn discover_members(global: &GlobalArgs, printer: &Printer) -> anyhow
             }
         }
     }
+    note_snapshot(&ctx, printer);
     Ok(ctx)
+}
+
+/// Under `-v`: whether the workspace snapshot vouched for the members just read, or why not.
+pub(crate) fn note_snapshot(ctx: &Context, printer: &Printer) {
+    match ctx.snapshot() {
+        Some(Ok(s)) => printer.detail(format!(
+            "workspace snapshot: {} paths unchanged; the members were not walked",
+            s.len()
+        )),
+        Some(Err(why)) => printer.detail(format!("workspace snapshot not used: {why}")),
+        None => {}
+    }
 }
 
 /// What paths in human output are shown relative to: W, else the repository.

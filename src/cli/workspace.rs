@@ -38,6 +38,7 @@ pub fn run(cmd: &WorkspaceCommand, global: &GlobalArgs, printer: &Printer) -> an
 
 fn members(ctx: &crate::workspace::Context, ws: &Workspace, printer: &Printer) -> anyhow::Result<Outcome> {
     let members = ctx.members()?;
+    super::note_snapshot(ctx, printer);
     for w in ctx.unfinished_migrations() {
         printer.warn(w);
     }

@@ -40,13 +40,18 @@ pub fn run(
     let owner = ctx.store_owner()?;
     let memo = Memo::default();
     let jobs = crate::util::parallel::metadata_jobs();
+    // Members a workspace snapshot vouches for have one canonical root, a valid record, no
+    // interrupted migration and the pointer install wrote: nothing of theirs to say there.
+    let vouched = matches!(ctx.snapshot(), Some(Ok(_)));
     let per_member = crate::util::parallel::run_parallel(members, jobs, |m| {
         let mut out = Vec::new();
-        tool_state(m, &mut out);
+        if !vouched {
+            tool_state(m, &mut out);
+        }
         if let Ok(record) = &m.record {
             resolution(m, &record.tool_version, ws_root.as_deref(), &memo, &mut out);
         }
-        if let Some(ws) = &ws_root {
+        if let Some(ws) = ws_root.as_ref().filter(|_| !vouched) {
             pointer(m, ws, &mut out);
         }
         if m.path != owner && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR) {
@@ -85,7 +90,7 @@ pub fn run(
     }
     // A nested superbuild whose marker cannot be read: every command inside it fails closed,
     // so the outer doctor says so (the walk does not enter it).
-    for nested in ctx.workspace.iter().flat_map(|w| w.nested()) {
+    for nested in &ctx.nested() {
         if let Err(e) = crate::workspace::WorkspaceMarker::read(nested) {
             out.push(finding(
                 Code::NestedMarkerInvalid,

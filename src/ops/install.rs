@@ -50,6 +50,9 @@ pub struct InstallOutcome {
     /// Registries skipped while looking for bundles (shown under `-v`).
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Whether the workspace snapshot vouched for the members, or was written (under `-v`).
+    #[serde(skip)]
+    pub snapshot: Option<String>,
     /// Outside a superbuild, a repository whose delivery is not `package` gets nothing
     /// installed: its path and delivery (the document names the delivery).
     #[serde(rename = "delivery", serialize_with = "delivery")]
@@ -163,7 +166,9 @@ pub fn install(
         }
     }
     let mut pointers = 0;
-    if let Some(ws) = &ctx.workspace {
+    // A snapshot vouches for every pointer too: it records each as this install wrote it.
+    let vouched = matches!(ctx.snapshot(), Some(Ok(_)));
+    if let Some(ws) = ctx.workspace.as_ref().filter(|_| !vouched) {
         // A member that is itself a superbuild root keeps its own marker: it never gets a
         // pointer, so its own workspace (and its own members) stay its own.
         let repos: Vec<&PathBuf> = needs.values().flatten().filter(|r| **r != ws.root).collect();
@@ -183,7 +188,9 @@ pub fn install(
         .flat_map(|(v, repos)| repos.into_iter().map(move |r| (r, v.clone())))
         .collect();
     members.sort();
+    let snapshot = keep_snapshot(session, ctx, &lock_path, &options.store, &needed);
     Ok(InstallOutcome {
+        snapshot,
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
         store: options.store.root().to_path_buf(),
         lock_path,
@@ -193,5 +200,42 @@ pub fn install(
         pointers,
         notes,
         git_delivery: super::git_delivery(ctx),
+    })
+}
+
+/// After the full walk, keeps a snapshot of what it read for the next run (under the store
+/// lock, if nobody holds it: the snapshot is worth no wait); a snapshot that no longer holds is
+/// removed. Says what happened, for `-v`.
+fn keep_snapshot(
+    session: &super::Session,
+    ctx: &Context,
+    lock_path: &std::path::Path,
+    store: &crate::store::Store,
+    versions: &BTreeSet<MethodVersion>,
+) -> Option<String> {
+    use crate::workspace::snapshot::Snapshot;
+    if ctx.snapshot()?.is_ok() {
+        return None; // it vouched for this run: it still holds
+    }
+    let ws = ctx.workspace.as_ref()?;
+    let (Some(seen), Ok(members)) = (ws.seen(), ctx.members()) else {
+        return None;
+    };
+    let versions: Vec<MethodVersion> = versions.iter().cloned().collect();
+    let taken = Snapshot::take(&ws.root, members, seen, lock_path, store, &versions, session.began);
+    let locked = match store.try_lock(&session.store) {
+        Ok(Some(locked)) => locked,
+        Ok(None) => return Some("workspace snapshot not written: another a2c holds the store".into()),
+        Err(e) => return Some(format!("workspace snapshot not written: {e}")),
+    };
+    Some(match taken {
+        Ok(s) => match locked.write_snapshot(&s.render()) {
+            Ok(()) => format!("workspace snapshot written ({} paths)", s.len()),
+            Err(e) => format!("workspace snapshot not written: {e}"),
+        },
+        Err(not) => {
+            let _ = locked.remove_snapshot();
+            format!("no workspace snapshot written: {not}")
+        }
     })
 }

@@ -39,6 +39,9 @@ pub struct Session {
     pub registry: Option<String>,
     /// `A2C_MIRRORS`: registries tried for a locked bundle after the configured ones.
     pub mirrors: Vec<String>,
+    /// When the run began: a workspace snapshot it writes records no path changed since (less
+    /// the racy margin).
+    pub began: std::time::SystemTime,
 }
 
 impl Default for Session {
@@ -50,6 +53,7 @@ impl Default for Session {
             limits: Ok(Default::default()),
             registry: None,
             mirrors: Vec::new(),
+            began: std::time::SystemTime::now(),
         }
     }
 }
@@ -76,6 +80,7 @@ impl Session {
             limits: crate::archive::Limits::from_env(),
             registry: crate::env::registry(),
             mirrors: crate::env::mirrors(),
+            began: std::time::SystemTime::now(),
         }
     }
 

@@ -59,6 +59,19 @@ impl StoreLock {
         }
     }
 
+    /// The lock file `path` if nobody holds it now (`None` when another process does): for
+    /// work worth doing only when it costs no wait.
+    pub fn try_acquire(path: &Path) -> Result<Option<Self>, StoreError> {
+        let file = crate::util::contain::open_write(path, crate::util::contain::Open::Existing, 0o644)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Self::locked(file, path))),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => {
+                Err(std::io::Error::new(e.kind(), format!("failed to lock `{}`: {e}", path.display())).into())
+            }
+        }
+    }
+
     /// The pid recorded in a lock file that nobody holds: its holder died while holding it.
     /// `None` when the lock is free and clean, held right now, or unreadable.
     pub fn stale_holder(path: &Path) -> Option<u32> {

@@ -7,6 +7,7 @@
 //! <store>/<V>/.a2c-receipt.json          its install receipt, written last
 //! <store>/.staging/                      work directories of a running install (cleaned under the lock)
 //! <store>/.lock                          the store lock (flock), holding the holder's pid
+//! <store>/.workspace-snapshot            W's members and the identities that vouch for them
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,8 @@ pub const LOCAL_DIR: &str = ".tools_local";
 pub const STAGING_DIR: &str = ".staging";
 /// The lock file inside a store.
 pub const STORE_LOCK: &str = ".lock";
+/// The workspace snapshot inside a store (`workspace::snapshot`).
+pub const SNAPSHOT_FILE: &str = ".workspace-snapshot";
 
 /// The owner (W or R) of the store directory `store` (`<owner>/.tools_local/esys/a2c`).
 pub fn owner_of(store: &Path) -> &Path {

@@ -31,9 +31,33 @@ impl Store {
     }
 }
 
+impl Store {
+    /// [`Store::lock`] when nobody holds the lock now; `None` when another process does.
+    pub fn try_lock(&self, settings: &super::Settings) -> Result<Option<LockedStore<'_>>, StoreError> {
+        Ok(StoreLock::try_acquire(&self.lock_file())?.map(|lock| LockedStore {
+            store: self,
+            _lock: lock,
+            fsync: settings.fsync,
+        }))
+    }
+}
+
 impl LockedStore<'_> {
     pub fn store(&self) -> &Store {
         self.store
+    }
+
+    /// Replaces the workspace snapshot (`<store>/.workspace-snapshot`) with `text`, atomically.
+    pub fn write_snapshot(&self, text: &str) -> std::io::Result<()> {
+        crate::util::fs::write_atomic(&self.store.root().join(super::layout::SNAPSHOT_FILE), text.as_bytes())
+    }
+
+    /// Removes the workspace snapshot, if any: what it vouched for no longer holds.
+    pub fn remove_snapshot(&self) -> std::io::Result<()> {
+        match std::fs::remove_file(self.store.root().join(super::layout::SNAPSHOT_FILE)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// A fresh work directory for `version` in `<store>/.staging/` (0700: nobody else may enter

@@ -3,11 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use super::WorkspaceError;
-use super::adoption::{AdoptionRecord, ReadError};
 use super::marker::{LocalPointer, MARKER_PATH, WorkspaceMarker};
+pub use super::member::{Member, MemberError, MemberListing, Seen};
 use super::state_root::ToolStateRoot;
 use crate::util::paths::{absolute, relative_slash};
-use crate::util::version::MethodVersion;
 
 /// Directory names never descended into when enumerating members.
 pub const SKIPPED_DIRS: &[&str] = &[".git", ".tools_local", "target", "node_modules"];
@@ -60,170 +59,8 @@ pub struct Workspace {
     /// The nested workspaces [`Workspace::members`] found below W (directories holding a
     /// marker of their own, which the walk does not enter), for `doctor`.
     nested: std::sync::OnceLock<Vec<PathBuf>>,
-}
-
-/// Why a member has no valid write contract.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum MemberError {
-    /// Its tool state root (or a component of it) is a link, or otherwise refused.
-    #[error("{0}")]
-    Refused(String),
-    #[error("`{}` has not adopted A2C: no adoption record in `{}` or `{}`", repo.display(), super::state_root::CANONICAL_ROOT, super::state_root::LEGACY_ROOT)]
-    NotAdopted { repo: PathBuf },
-    #[error("adoption record `{}` is missing", path.display())]
-    MissingRecord { path: PathBuf },
-    /// No record where one is expected because a migration was interrupted mid-way.
-    #[error("a migration {from} -> {to} of `{}` is pending (interrupted): rerun `a2c migrate version --to {to}` there to resume it; do not delete its journal in .git/", repo.display())]
-    MigrationPending {
-        repo: PathBuf,
-        from: MethodVersion,
-        to: MethodVersion,
-    },
-    /// The record could not be read (I/O, a link, a non-file).
-    #[error("{0}")]
-    Unreadable(String),
-    #[error(transparent)]
-    Invalid(#[from] super::AdoptionError),
-}
-
-/// One member repository of a workspace, or the single repository outside one.
-#[derive(Debug, Clone)]
-pub struct Member {
-    pub path: PathBuf,
-    /// R relative to W with `/` separators; `.` for W itself (and for a single repo).
-    pub relative: String,
-    pub state: Option<ToolStateRoot>,
-    /// Why the tool state root was refused (a link), if it was.
-    pub refused: Option<String>,
-    /// The adoption record, or why it could not be read.
-    pub record: Result<AdoptionRecord, MemberError>,
-    /// The version the other root's record pins, when both roots hold one (an unfinished
-    /// migration): `gc` keeps it too, and `doctor` compares the two.
-    pub other_version: Option<MethodVersion>,
-    /// The journal of a migration of this member that was interrupted, if any.
-    pub pending: Option<super::journal::Journal>,
-}
-
-/// A member in `workspace members --json` (docs/json/workspace-members.schema.json): its
-/// paths, tool state root and layout, then its contract and delivery, or why its record could
-/// not be read.
-impl serde::Serialize for Member {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(serde::Serialize)]
-        struct Doc<'a> {
-            path: &'a Path,
-            relative: &'a str,
-            tool_state_root: Option<&'a Path>,
-            layout: Option<super::Layout>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            version: Option<&'a MethodVersion>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            delivery: Option<Option<super::Delivery>>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            error: Option<String>,
-        }
-        let record = self.record.as_ref().ok();
-        Doc {
-            path: &self.path,
-            relative: &self.relative,
-            tool_state_root: self.state.as_ref().map(|st| st.dir.as_path()),
-            layout: self.state.as_ref().map(|st| st.layout),
-            version: record.map(|r| &r.tool_version),
-            delivery: record.map(|r| r.delivery),
-            error: self.record.as_ref().err().map(ToString::to_string),
-        }
-        .serialize(s)
-    }
-}
-
-/// `a2c workspace members --json`: W, every member, and the versions they pin.
-#[derive(serde::Serialize)]
-pub struct MemberListing<'a> {
-    pub workspace: &'a Path,
-    pub members: &'a [Member],
-    pub versions: Vec<MethodVersion>,
-}
-
-impl<'a> MemberListing<'a> {
-    pub fn new(workspace: &'a Path, members: &'a [Member]) -> Self {
-        let mut versions: Vec<_> = members.iter().filter_map(Member::version).cloned().collect();
-        versions.sort();
-        versions.dedup();
-        Self {
-            workspace,
-            members,
-            versions,
-        }
-    }
-}
-
-impl Member {
-    /// Reads the member at `path`.
-    pub fn read(path: PathBuf, relative: String) -> Self {
-        let detected = ToolStateRoot::detect(&path);
-        Self::read_detected(path, relative, detected)
-    }
-
-    /// Reads the member at `path` whose tool state root was detected already.
-    fn read_detected(path: PathBuf, relative: String, detected: std::io::Result<Option<ToolStateRoot>>) -> Self {
-        let (state, refused) = match detected {
-            Ok(state) => (state, None),
-            Err(e) => (None, Some(e.to_string())),
-        };
-        let pending = super::journal::Journal::pending(&path);
-        let record = match &state {
-            None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
-            None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending.is_some() => {
-                let j = pending.clone().expect("checked");
-                Err(MemberError::MigrationPending {
-                    repo: path.clone(),
-                    from: j.from,
-                    to: j.to,
-                })
-            }
-            None => Err(MemberError::NotAdopted { repo: path.clone() }),
-            Some(s) if !s.has_adoption() => Err(MemberError::MissingRecord {
-                path: s.adoption_path(),
-            }),
-            Some(s) => s.read_adoption().map_err(|e| match e {
-                ReadError::Io(e) => MemberError::Unreadable(e.to_string()),
-                ReadError::Invalid(e) => MemberError::Invalid(e),
-            }),
-        };
-        let other_version = state
-            .as_ref()
-            .and_then(|s| s.other_record.as_ref())
-            .and_then(|p| AdoptionRecord::read(p).ok())
-            .map(|r| r.tool_version);
-        Self {
-            path,
-            relative,
-            state,
-            refused,
-            record,
-            other_version,
-            pending,
-        }
-    }
-
-    /// The write contract, when the record is valid.
-    pub fn version(&self) -> Option<&MethodVersion> {
-        self.record.as_ref().ok().map(|r| &r.tool_version)
-    }
-
-    /// How method assets reach this member (`package` when the record names none).
-    pub fn delivery(&self) -> Option<super::Delivery> {
-        self.record
-            .as_ref()
-            .ok()
-            .map(|r| r.delivery.unwrap_or(super::Delivery::Package))
-    }
-
-    /// Every version an adoption record of this member pins: the write contract and, in an
-    /// unfinished migration, the other root's.
-    pub fn pinned_versions(&self) -> impl Iterator<Item = &MethodVersion> {
-        self.version().into_iter().chain(self.other_version.as_ref())
-    }
+    /// What the last walk listed and considered (for the workspace snapshot).
+    seen: std::sync::OnceLock<Seen>,
 }
 
 impl Workspace {
@@ -238,6 +75,7 @@ impl Workspace {
             root,
             marker,
             nested: std::sync::OnceLock::new(),
+            seen: std::sync::OnceLock::new(),
         })
     }
 
@@ -278,36 +116,46 @@ impl Workspace {
         // W itself is a member when it holds tool state (with its marker: an adoption record).
         let mut candidates: Vec<Candidate> = vec![(self.root.clone(), ".".into(), Some(true))];
         let mut nested_walked = Vec::new();
+        let mut walked = vec![self.root.clone()];
         self.walk(
             &self.root,
             1,
             self.marker.max_depth(),
-            &mut candidates,
-            &mut nested_walked,
+            (&mut candidates, &mut nested_walked, &mut walked),
         )?;
         let jobs = crate::util::parallel::metadata_jobs();
         let read = crate::util::parallel::run_parallel(&candidates, jobs, |(dir, relative, marker)| {
             let marker = match marker {
                 Some(m) => *m,
-                None if !is_git_repo(dir) => return (None, false),
+                None if !is_git_repo(dir) => return (None, false, false),
                 None => has_marker(dir),
             };
             let detected = ToolStateRoot::detect(dir);
             let member =
                 holds(&detected, marker).then(|| Member::read_detected(dir.clone(), relative.clone(), detected));
-            (member, marker && relative != ".")
+            (member, marker && relative != ".", true)
         });
         let mut nested: Vec<PathBuf> = candidates
             .iter()
             .zip(&read)
-            .filter(|(_, (_, nested))| *nested)
+            .filter(|(_, (_, nested, _))| *nested)
             .map(|((dir, _, _), _)| dir.clone())
             .collect();
         nested.extend(nested_walked);
         nested.sort();
         nested.dedup();
+        let seen = Seen {
+            walked,
+            candidates: candidates
+                .iter()
+                .zip(&read)
+                .map(|((dir, _, _), (_, _, git))| (dir.clone(), *git))
+                .collect(),
+            nested: nested.clone(),
+        };
+        let _ = self.seen.set(seen);
         let _ = self.nested.set(nested);
-        let mut members: Vec<Member> = read.into_iter().filter_map(|(m, _)| m).collect();
+        let mut members: Vec<Member> = read.into_iter().filter_map(|(m, _, _)| m).collect();
         members.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(members)
     }
@@ -315,6 +163,12 @@ impl Workspace {
     /// The nested workspaces below W found by [`Workspace::members`] (empty before it ran).
     pub fn nested(&self) -> &[PathBuf] {
         self.nested.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// What [`Workspace::members`] listed and considered (`None` before it ran, or when the
+    /// members came from the snapshot).
+    pub fn seen(&self) -> Option<&Seen> {
+        self.seen.get()
     }
 }
 
@@ -328,8 +182,7 @@ impl Workspace {
         dir: &Path,
         depth: usize,
         max_depth: Option<usize>,
-        out: &mut Vec<Candidate>,
-        nested: &mut Vec<PathBuf>,
+        (out, nested, walked): (&mut Vec<Candidate>, &mut Vec<PathBuf>, &mut Vec<PathBuf>),
     ) -> std::io::Result<()> {
         let listing_failed =
             |e: std::io::Error| std::io::Error::other(format!("failed to list `{}`: {e}", dir.display()));
@@ -364,7 +217,8 @@ impl Workspace {
                 out.push((path.clone(), relative, Some(marker)));
             }
             if !marker {
-                self.walk(&path, depth + 1, max_depth, out, nested)?;
+                walked.push(path.clone());
+                self.walk(&path, depth + 1, max_depth, (&mut *out, &mut *nested, &mut *walked))?;
             }
         }
         Ok(())
@@ -388,6 +242,9 @@ pub struct Context {
     pub warnings: Vec<String>,
     /// The members, enumerated once per run.
     members: std::sync::OnceLock<Vec<Member>>,
+    /// The workspace snapshot the members came from, when one vouched for them; else why
+    /// none did (set with the members).
+    snapshot: std::sync::OnceLock<Result<super::snapshot::Snapshot, super::snapshot::Why>>,
 }
 
 impl Context {
@@ -417,6 +274,7 @@ impl Context {
             workspace,
             warnings,
             members: std::sync::OnceLock::new(),
+            snapshot: std::sync::OnceLock::new(),
         })
     }
 
@@ -494,13 +352,39 @@ impl Context {
             return Ok(members);
         }
         let members = match &self.workspace {
-            Some(ws) => ws.members()?,
+            Some(ws) => {
+                // The snapshot the last install kept, when every identity it records holds:
+                // the same members, without the walk or a single record read.
+                let store = crate::store::Store::of(&ws.root);
+                let snapshot = super::snapshot::Snapshot::load_valid(&ws.root, store.root());
+                let members = match &snapshot {
+                    Ok(s) => s.members(),
+                    Err(_) => ws.members()?,
+                };
+                let _ = self.snapshot.set(snapshot);
+                members
+            }
             None => {
                 let repo = self.require_repo()?;
                 vec![Member::read(repo.to_path_buf(), ".".into())]
             }
         };
         Ok(self.members.get_or_init(|| members))
+    }
+
+    /// The snapshot the members came from (`Err`: why none was used; `None` before the members
+    /// were read, or outside a superbuild).
+    pub fn snapshot(&self) -> Option<&Result<super::snapshot::Snapshot, super::snapshot::Why>> {
+        self.snapshot.get()
+    }
+
+    /// The nested superbuilds below W: from the walk, or from the snapshot that replaced it.
+    pub fn nested(&self) -> Vec<PathBuf> {
+        match (self.snapshot(), &self.workspace) {
+            (Some(Ok(s)), _) => s.nested(),
+            (_, Some(ws)) => ws.nested().to_vec(),
+            (_, None) => Vec::new(),
+        }
     }
 
     /// Where the lockfile lives: beside the marker in a superbuild, else in the repository's
@@ -536,12 +420,6 @@ impl Context {
             Some(ws) => Ok(&ws.root),
             None => self.require_repo(),
         }
-    }
-}
-
-impl crate::util::hint::Hint for MemberError {
-    fn hint(&self) -> Option<String> {
-        Some("fix that member's adoption record; `a2c workspace members` lists every member".into())
     }
 }
 

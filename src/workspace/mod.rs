@@ -5,7 +5,9 @@ pub mod adoption;
 pub mod discovery;
 pub mod journal;
 pub mod marker;
+pub mod member;
 pub mod resolve;
+pub mod snapshot;
 pub mod state_root;
 
 use std::path::PathBuf;

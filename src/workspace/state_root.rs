@@ -121,6 +121,19 @@ impl ToolStateRoot {
         repo.join(CANONICAL_ROOT)
     }
 
+    /// What [`ToolStateRoot::detect`] finds in `repo` whose only root is the canonical one,
+    /// holding an adoption record (a workspace snapshot vouches for it).
+    pub fn canonical_with_record(repo: &Path) -> Self {
+        Self {
+            repo: repo.to_path_buf(),
+            layout: Layout::Canonical,
+            dir: Self::canonical_dir(repo),
+            both_present: false,
+            other_record: None,
+            record: true,
+        }
+    }
+
     /// Path of the adoption record in this root.
     pub fn adoption_path(&self) -> PathBuf {
         self.dir.join(ADOPTION_FILE)

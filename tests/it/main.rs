@@ -21,6 +21,7 @@ mod repository_model;
 mod server;
 mod servers;
 mod signing;
+mod snapshot;
 mod spec;
 mod trees;
 mod trust;

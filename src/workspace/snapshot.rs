@@ -1,0 +1,573 @@
+//! The workspace snapshot: what a superbuild's members were, and the identity of every file and
+//! directory that decided it, kept in the store (`<store>/.workspace-snapshot`) by the install
+//! that last did the full walk. A later run re-checks those identities — one `fstatat` each,
+//! relative to a handle on W, never following a link — and, when every one still matches, takes
+//! its members from the snapshot instead of walking W and reading every record again: a no-op
+//! install and `doctor` then cost one `stat` per recorded path.
+//!
+//! What a snapshot records, relative to W:
+//! - every directory the member walk listed (an entry added, removed or renamed moves its
+//!   modification time), and every directory the walk considered a candidate;
+//! - per member: its directory (its `.git`, `.tools`, `.tools_local` and `.a2c` entries), its
+//!   tool state root `.tools/esys/a2c` (a marker or record added, removed or renamed there; a
+//!   link swapped in for it, since it is taken no-follow), the adoption record, the local
+//!   pointer, and the migration journal's path (absent);
+//! - per git repository that is no member: its `.tools/esys/a2c` (absent);
+//! - W's marker and lock, each nested superbuild's marker, and per installed version its store
+//!   directory and receipt.
+//!
+//! What it does not see: a link swapped in for `.tools/esys` or `.tools_local/esys` (one level
+//! above what it records) that leads to the very same directory. Nothing is read or written
+//! through it on the snapshot's path — the record's text is the snapshot's, the pointer is not
+//! rewritten — and every command that writes there checks each component as it always did.
+//!
+//! Identity is the object's kind, device, inode, size, and modification and change times to
+//! the nanosecond. The change time cannot be set back by anyone but the kernel, so an edit that
+//! keeps the size and resets the modification time (`touch -d`) still moves it.
+//!
+//! It is trusted only when it can be: it is written only for a superbuild whose every member
+//! has one canonical tool state root, a valid record, no interrupted migration and a real `.git`
+//! directory; and, as git's racy-index rule, never over a path changed less than
+//! [`RACY_MARGIN`] before the run that would write it began (a file changed again within the
+//! file system's timestamp granularity after it was recorded would keep its times). Any
+//! mismatch, any path that cannot be checked, another a2c, another format, another W: the full
+//! walk runs, and writes a new snapshot when it may.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::adoption::{AdoptionRecord, Delivery};
+use super::member::Member;
+use super::state_root::{CANONICAL_ROOT, ToolStateRoot};
+use crate::util::version::MethodVersion;
+
+/// The file's first line: the format and its version.
+const FORMAT: &str = "a2c-workspace-snapshot 1";
+
+/// How long before a run began a path must have last changed for the snapshot that run writes
+/// to record it (well above any Linux file system's timestamp granularity, and a FAT's 2 s
+/// modification time is not relied on: the change time is compared too).
+pub const RACY_MARGIN: Duration = Duration::from_secs(1);
+
+/// The paths below a member that a snapshot records (with the member's directory and the
+/// migration journal's path).
+const RECORD: &str = ".tools/esys/a2c/adoption.yaml";
+const MARKER: &str = ".tools/esys/a2c/workspace.yaml";
+const POINTER: &str = ".tools_local/esys/a2c/workspace.yaml";
+
+/// What a path was: absent, or an object of a kind with its identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// `-` absent, `f` file, `d` directory, `l` link, `o` anything else.
+    kind: char,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, u32),
+    ctime: (i64, u32),
+}
+
+impl Identity {
+    const ABSENT: Self = Self {
+        kind: '-',
+        dev: 0,
+        ino: 0,
+        size: 0,
+        mtime: (0, 0),
+        ctime: (0, 0),
+    };
+
+    /// The identity of `rel` under the directory handle `dir`, its last component not followed.
+    fn at(dir: impl std::os::fd::AsFd, rel: &str) -> io::Result<Self> {
+        use rustix::fs::{AtFlags, statat};
+        match statat(dir, rel, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Self::of(&st)),
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(Self::ABSENT),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The directory `rel` under `dir`, opened without following a link, and its identity;
+    /// `None` when it is no directory (or a link) now.
+    fn open_dir(dir: impl std::os::fd::AsFd, rel: &str) -> io::Result<Option<(std::os::fd::OwnedFd, Self)>> {
+        use rustix::fs::{Mode, OFlags, fstat, openat};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match openat(dir, rel, flags, Mode::empty()) {
+            Ok(fd) => {
+                let id = Self::of(&fstat(&fd)?);
+                Ok(Some((fd, id)))
+            }
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "the field types of `stat` differ between Unix platforms"
+    )]
+    fn of(st: &rustix::fs::Stat) -> Self {
+        use rustix::fs::FileType;
+        let kind = match FileType::from_raw_mode(st.st_mode as _) {
+            FileType::RegularFile => 'f',
+            FileType::Directory => 'd',
+            FileType::Symlink => 'l',
+            _ => 'o',
+        };
+        Self {
+            kind,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as u32),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as u32),
+        }
+    }
+
+    /// Changed at or after `since` (seconds, nanoseconds since the epoch)?
+    fn changed_since(&self, since: (i64, u32)) -> bool {
+        self.kind != '-' && (self.mtime >= since || self.ctime >= since)
+    }
+
+    fn line(&self, rel: &str) -> String {
+        format!(
+            "{} {} {} {} {}.{:09} {}.{:09}\t{rel}",
+            self.kind, self.dev, self.ino, self.size, self.mtime.0, self.mtime.1, self.ctime.0, self.ctime.1
+        )
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        let mut it = text.split(' ');
+        let kind = it.next()?.chars().next()?;
+        let number = |s: Option<&str>| s?.parse::<u64>().ok();
+        let time = |s: Option<&str>| -> Option<(i64, u32)> {
+            let (a, b) = s?.split_once('.')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        };
+        let id = Self {
+            kind,
+            dev: number(it.next())?,
+            ino: number(it.next())?,
+            size: number(it.next())?,
+            mtime: time(it.next())?,
+            ctime: time(it.next())?,
+        };
+        it.next().is_none().then_some(id)
+    }
+}
+
+/// How many entries below a directory make opening it worth it.
+const OPEN_BELOW: usize = 5;
+
+/// The first of `entries` (sorted by path) whose identity no longer holds. A directory with
+/// entries below it is opened (no-follow) and they are checked relative to it: each path walk
+/// starts at the nearest checked directory, not at W.
+fn first_changed(w: &std::fs::File, entries: &[(String, Identity)]) -> Option<String> {
+    use std::os::fd::AsFd;
+    // Open directories: the prefix (with its `/`) and the handle; W at the bottom.
+    let mut open: Vec<(String, std::os::fd::OwnedFd)> = Vec::new();
+    for (i, (path, id)) in entries.iter().enumerate() {
+        while open
+            .last()
+            .is_some_and(|(prefix, _)| !path.starts_with(prefix.as_str()))
+        {
+            open.pop();
+        }
+        let (base, rest) = match open.last() {
+            Some((prefix, fd)) => (fd.as_fd(), &path[prefix.len()..]),
+            None => (w.as_fd(), path.as_str()),
+        };
+        let below = format!("{path}/");
+        // Opening costs two calls (and a close): worth it for a directory with several below.
+        let worth = id.kind == 'd'
+            && entries[i + 1..]
+                .iter()
+                .take(OPEN_BELOW)
+                .filter(|(next, _)| next.starts_with(&below))
+                .count()
+                == OPEN_BELOW;
+        if worth {
+            match Identity::open_dir(base, rest) {
+                Ok(Some((fd, now))) if now == *id => {
+                    open.push((below, fd));
+                    continue;
+                }
+                _ => return Some(path.clone()),
+            }
+        }
+        if Identity::at(base, rest).map_or(true, |now| now != *id) {
+            return Some(path.clone());
+        }
+    }
+    None
+}
+
+/// A member as a snapshot keeps it: enough to give back the [`Member`] the walk would read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Recorded {
+    relative: String,
+    schema_version: u32,
+    version: MethodVersion,
+    method_ref: Option<String>,
+    delivery: Option<Delivery>,
+}
+
+/// A snapshot: the members it vouches for, and the identities that vouch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    root: PathBuf,
+    members: Vec<Recorded>,
+    nested: Vec<String>,
+    entries: Vec<(String, Identity)>,
+}
+
+/// Why a snapshot was not used or not written (for `-v`).
+pub type Why = String;
+
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = crate::util::paths::relative_slash(root, path)?;
+    // One line per entry, a tab before the path: a name holding either is never recorded.
+    (!rel.contains(['\n', '\t', '\r'])).then_some(rel)
+}
+
+fn under(member: &str, rel: &str) -> String {
+    match member {
+        "." => rel.to_string(),
+        m => format!("{m}/{rel}"),
+    }
+}
+
+impl Snapshot {
+    /// The path of the snapshot of the store rooted at `store_root`.
+    pub fn path(store_root: &Path) -> PathBuf {
+        store_root.join(crate::store::layout::SNAPSHOT_FILE)
+    }
+
+    /// Takes the snapshot of `members` of W (`root`) as the walk just read them (`seen`: what it
+    /// listed), with the files of W and of the store that decided an install: `lock`, and per
+    /// installed version its directory and receipt. `began`: when the run began (paths changed
+    /// since, less [`RACY_MARGIN`], are not recorded: no snapshot then). `Err(why)` when the
+    /// workspace is not one a snapshot may describe.
+    pub fn take(
+        root: &Path,
+        members: &[Member],
+        seen: &super::member::Seen,
+        lock: &Path,
+        store: &crate::store::Store,
+        versions: &[MethodVersion],
+        began: SystemTime,
+    ) -> Result<Self, Why> {
+        let dir = std::fs::File::open(root).map_err(|e| format!("cannot open W: {e}"))?;
+        let mut paths: Vec<String> = Vec::new();
+        let rel = |p: &Path| relative(root, p).ok_or_else(|| format!("`{}` cannot be recorded", p.display()));
+        for d in &seen.walked {
+            paths.push(rel(d)?);
+        }
+        let mut recorded = Vec::new();
+        let member_paths: std::collections::BTreeSet<&Path> = members.iter().map(|m| m.path.as_path()).collect();
+        for m in members {
+            let r = m.relative.as_str();
+            let record = match (&m.state, &m.record, &m.pending, &m.refused, &m.other_version) {
+                (Some(s), Ok(record), None, None, None)
+                    if s.layout == super::Layout::Canonical && !s.both_present && s.other_record.is_none() =>
+                {
+                    record
+                }
+                _ => {
+                    return Err(format!(
+                        "the member `{r}` is not plain (one canonical root, a valid record)"
+                    ));
+                }
+            };
+            if !std::fs::symlink_metadata(m.path.join(".git")).is_ok_and(|md| md.is_dir()) {
+                return Err(format!("the member `{r}` has no `.git` directory"));
+            }
+            if r != "." {
+                paths.push(rel(&m.path)?);
+                paths.push(under(r, POINTER));
+            }
+            paths.extend([CANONICAL_ROOT, RECORD].map(|p| under(r, p)));
+            paths.push(under(r, &format!(".git/{}", super::journal::JOURNAL_FILE)));
+            recorded.push(Recorded {
+                relative: r.to_string(),
+                schema_version: record.schema_version,
+                version: record.tool_version.clone(),
+                method_ref: record.method_ref.clone(),
+                delivery: record.delivery,
+            });
+        }
+        for (candidate, git) in &seen.candidates {
+            if member_paths.contains(candidate.as_path()) {
+                continue;
+            }
+            let r = rel(candidate)?;
+            if *git {
+                paths.push(under(&r, CANONICAL_ROOT));
+            }
+            paths.push(r);
+        }
+        paths.push(rel(&root.join(super::marker::MARKER_PATH))?);
+        paths.push(rel(lock)?);
+        for v in versions {
+            let vdir = store.version_dir(v);
+            paths.push(rel(&vdir)?);
+            paths.push(rel(&vdir.join(crate::archive::RECEIPT_FILE))?);
+        }
+        paths.sort();
+        paths.dedup();
+        let since = began
+            .checked_sub(RACY_MARGIN)
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map(|d| (d.as_secs() as i64, d.subsec_nanos()))
+            .unwrap_or((i64::MAX, 0));
+        let mut entries = Vec::with_capacity(paths.len());
+        for p in paths {
+            let id = Identity::at(&dir, &p).map_err(|e| format!("cannot check `{p}`: {e}"))?;
+            if id.changed_since(since) {
+                return Err(format!("`{p}` changed too recently to be trusted (racy)"));
+            }
+            entries.push((p, id));
+        }
+        let nested = seen.nested.iter().map(|n| rel(n)).collect::<Result<Vec<_>, _>>()?;
+        // A nested superbuild is not walked: its marker going away would make it walkable.
+        for n in &nested {
+            let marker = under(n, MARKER);
+            let id = Identity::at(&dir, &marker).map_err(|e| format!("cannot check `{marker}`: {e}"))?;
+            if id.changed_since(since) {
+                return Err(format!("`{marker}` changed too recently to be trusted (racy)"));
+            }
+            entries.push((marker, id));
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            members: recorded,
+            nested,
+            entries,
+        })
+    }
+
+    /// The file's text.
+    pub fn render(&self) -> String {
+        let mut out = format!("{FORMAT}\na2c {}\nroot {}\n", crate::A2C_VERSION, self.root.display());
+        for m in &self.members {
+            out.push_str(&format!(
+                "member {} {} {} {}\t{}\n",
+                m.schema_version,
+                m.version,
+                m.delivery.map_or("-", |d| d.as_str()),
+                m.method_ref.as_deref().map_or("-".to_string(), |r| format!("={r}")),
+                m.relative
+            ));
+        }
+        for n in &self.nested {
+            out.push_str(&format!("nested\t{n}\n"));
+        }
+        for (p, id) in &self.entries {
+            out.push_str(&id.line(p));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Parses a snapshot's text; `None` for another format, another a2c, anything malformed.
+    fn parse(text: &str) -> Option<Self> {
+        let mut lines = text.lines();
+        if lines.next()? != FORMAT || lines.next()? != format!("a2c {}", crate::A2C_VERSION) {
+            return None;
+        }
+        let root = PathBuf::from(lines.next()?.strip_prefix("root ")?);
+        let mut snapshot = Self {
+            root,
+            members: Vec::new(),
+            nested: Vec::new(),
+            entries: Vec::new(),
+        };
+        for line in lines {
+            let (head, path) = line.split_once('\t')?;
+            if let Some(rest) = head.strip_prefix("member ") {
+                let mut it = rest.split(' ');
+                let schema_version = it.next()?.parse().ok()?;
+                let version = it.next()?.parse().ok()?;
+                let delivery = match it.next()? {
+                    "-" => None,
+                    d => Some(d.parse().ok()?),
+                };
+                // A ref may hold spaces: it is the rest of the line before the tab.
+                let method_ref = match it.collect::<Vec<_>>().join(" ") {
+                    r if r == "-" => None,
+                    r => Some(r.strip_prefix('=')?.to_string()),
+                };
+                snapshot.members.push(Recorded {
+                    relative: path.to_string(),
+                    schema_version,
+                    version,
+                    method_ref,
+                    delivery,
+                });
+            } else if head == "nested" {
+                snapshot.nested.push(path.to_string());
+            } else {
+                snapshot.entries.push((path.to_string(), Identity::parse(head)?));
+            }
+        }
+        Some(snapshot)
+    }
+
+    /// The snapshot of W (`root`) kept in the store at `store_root`, if every identity it
+    /// records still holds; else why not.
+    pub fn load_valid(root: &Path, store_root: &Path) -> Result<Self, Why> {
+        // Never through a link: the store's components are checked below W first.
+        let path = Self::path(store_root);
+        match path
+            .strip_prefix(root)
+            .map(|rel| crate::util::contain::check(root, rel))
+        {
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => return Err("no snapshot yet".into()),
+            Ok(Err(e)) => return Err(format!("refused: {e}")),
+            Err(_) => return Err("the store is not below W".into()),
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err("no snapshot yet".into()),
+            Err(e) => return Err(format!("unreadable: {e}")),
+        };
+        let snapshot = Self::parse(&text).ok_or("written by another a2c or malformed")?;
+        snapshot.complete()?;
+        if snapshot.root != root {
+            return Err(format!("taken for another W (`{}`)", snapshot.root.display()));
+        }
+        let dir = std::fs::File::open(root).map_err(|e| format!("cannot open W: {e}"))?;
+        let jobs = crate::util::parallel::metadata_jobs();
+        let chunks: Vec<&[(String, Identity)]> = snapshot
+            .entries
+            .chunks(snapshot.entries.len().div_ceil(jobs.max(1)).max(64))
+            .collect();
+        let changed = crate::util::parallel::run_parallel(&chunks, jobs, |chunk| first_changed(&dir, chunk));
+        if let Some(p) = changed.into_iter().flatten().next() {
+            return Err(format!("`{p}` changed"));
+        }
+        Ok(snapshot)
+    }
+
+    /// Whether it records every path it must for what it vouches for: per member, each path
+    /// [`Snapshot::take`] records; W's marker and lock. Every path is a plain relative one below
+    /// W. A snapshot that vouches for more than it records (a forged one, with no entries to
+    /// check) is refused.
+    fn complete(&self) -> Result<(), Why> {
+        let plain = |p: &str| {
+            !p.is_empty()
+                && Path::new(p)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
+        let recorded: std::collections::HashSet<&str> = self.entries.iter().map(|(p, _)| p.as_str()).collect();
+        if let Some((bad, _)) = self.entries.iter().find(|(p, _)| p != "." && !plain(p)) {
+            return Err(format!("it names `{bad}`, no plain path below W"));
+        }
+        let journal = format!(".git/{}", super::journal::JOURNAL_FILE);
+        let mut required: Vec<String> = vec![
+            super::marker::MARKER_PATH.to_string(),
+            format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE),
+        ];
+        for m in &self.members {
+            let r = m.relative.as_str();
+            if r != "." && !plain(r) {
+                return Err(format!("it names the member `{r}`, no plain path below W"));
+            }
+            required.extend([CANONICAL_ROOT, RECORD, &journal].map(|p| under(r, p)));
+            if r != "." {
+                required.push(r.to_string());
+                required.push(under(r, POINTER));
+            }
+        }
+        for n in &self.nested {
+            if !plain(n) {
+                return Err(format!("it names the nested superbuild `{n}`, no plain path below W"));
+            }
+            required.push(under(n, MARKER));
+        }
+        match required.iter().find(|p| !recorded.contains(p.as_str())) {
+            Some(missing) => Err(format!("it does not record `{missing}`")),
+            None => Ok(()),
+        }
+    }
+
+    /// The members it vouches for, as the walk would have read them.
+    pub fn members(&self) -> Vec<Member> {
+        self.members
+            .iter()
+            .map(|m| {
+                let path = match m.relative.as_str() {
+                    "." => self.root.clone(),
+                    r => self.root.join(r),
+                };
+                Member {
+                    state: Some(ToolStateRoot::canonical_with_record(&path)),
+                    refused: None,
+                    record: Ok(AdoptionRecord {
+                        schema_version: m.schema_version,
+                        tool_version: m.version.clone(),
+                        method_ref: m.method_ref.clone(),
+                        delivery: m.delivery,
+                    }),
+                    other_version: None,
+                    pending: None,
+                    relative: m.relative.clone(),
+                    path,
+                }
+            })
+            .collect()
+    }
+
+    /// The nested superbuilds the walk found below W, absolute.
+    pub fn nested(&self) -> Vec<PathBuf> {
+        self.nested.iter().map(|n| self.root.join(n)).collect()
+    }
+
+    /// How many paths it checks.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_identity_line_reads_back_and_a_foreign_file_is_refused() {
+        let id = Identity {
+            kind: 'f',
+            dev: 2049,
+            ino: 77,
+            size: 128,
+            mtime: (1_764_000_000, 5),
+            ctime: (1_764_000_001, 999_999_999),
+        };
+        let line = id.line("products/p 1/.tools/esys/a2c/adoption.yaml");
+        let (head, path) = line.split_once('\t').unwrap();
+        assert_eq!(Identity::parse(head), Some(id));
+        assert_eq!(path, "products/p 1/.tools/esys/a2c/adoption.yaml");
+        let s = Snapshot {
+            root: "/w".into(),
+            members: vec![Recorded {
+                relative: "p/a b".into(),
+                schema_version: 2,
+                version: "1.2.3".parse().unwrap(),
+                method_ref: Some("v1.2.3 extra".into()),
+                delivery: Some(Delivery::Clone),
+            }],
+            nested: vec!["n".into()],
+            entries: vec![("p".into(), id), ("q".into(), Identity::ABSENT)],
+        };
+        assert_eq!(Snapshot::parse(&s.render()), Some(s.clone()));
+        let other = s.render().replacen(crate::A2C_VERSION, "0.0.0-other", 1);
+        assert_eq!(Snapshot::parse(&other), None);
+    }
+}

@@ -1,0 +1,273 @@
+//! The workspace snapshot (issue 27): a no-op `install` and `doctor` take the members from the
+//! snapshot the last install kept, and only while every path it records is unchanged. Each test
+//! changes the real file system, then checks that the snapshot is not trusted and that what the
+//! run reports is what a full walk reads.
+
+use std::time::Duration;
+
+use crate::common::TestContext;
+
+/// How long to wait for the paths a run just wrote to leave the racy margin (1 s).
+const SETTLE: Duration = Duration::from_millis(1100);
+
+const SNAPSHOT: &str = "w/.tools_local/esys/a2c/.workspace-snapshot";
+
+/// A superbuild of three plain members (one canonical root each), locked and installed, and a
+/// snapshot written and trusted.
+fn plain_superbuild(t: &TestContext) {
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    t.canonical_repo("w/p/b", "1.0.0");
+    t.canonical_repo("w/p/c", "2.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "zip");
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    // The pointers were just written: inside the racy margin, nothing is recorded.
+    let racy = t.run("w", &["-v", "install"]);
+    racy.success();
+    assert!(
+        racy.transcript().contains("changed too recently to be trusted (racy)"),
+        "{}",
+        racy.transcript()
+    );
+    assert!(!t.path(SNAPSHOT).exists());
+    std::thread::sleep(SETTLE);
+    let written = t.run("w", &["-v", "install"]);
+    written.success();
+    assert!(
+        written.transcript().contains("workspace snapshot written"),
+        "{}",
+        written.transcript()
+    );
+    assert_trusted(t);
+}
+
+fn assert_trusted(t: &TestContext) {
+    let run = t.run("w", &["-v", "install"]);
+    run.success();
+    assert!(
+        run.transcript()
+            .contains("paths unchanged; the members were not walked"),
+        "{}",
+        run.transcript()
+    );
+}
+
+/// The next install does not trust the snapshot, naming `changed` (a path relative to W).
+fn assert_not_trusted(t: &TestContext, changed: &str) -> crate::common::Run {
+    let run = t.run("w", &["-v", "install", "--json"]);
+    let text = run.transcript();
+    assert!(!text.contains("the members were not walked"), "{text}");
+    assert!(text.contains(&format!("`{changed}` changed")), "{text}");
+    run
+}
+
+fn members(doc: &serde_json::Value) -> Vec<(String, String)> {
+    doc["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_trusted_snapshot_reports_what_the_walk_reads() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    let from_snapshot: Vec<String> = [
+        &["install", "--json"][..],
+        &["workspace", "members", "--json"],
+        &["doctor", "--json"],
+    ]
+    .iter()
+    .map(|args| t.run("w", args).stdout.clone())
+    .collect();
+    fs_err::remove_file(t.path(SNAPSHOT)).unwrap();
+    let walked: Vec<String> = [
+        &["install", "--json"][..],
+        &["workspace", "members", "--json"],
+        &["doctor", "--json"],
+    ]
+    .iter()
+    .map(|args| t.run("w", args).stdout.clone())
+    .collect();
+    assert_eq!(from_snapshot, walked);
+    assert_eq!(
+        members(&serde_json::from_str(&walked[0]).unwrap()),
+        [
+            (t.shown("w/p/a"), "1.0.0".to_string()),
+            (t.shown("w/p/b"), "1.0.0".to_string()),
+            (t.shown("w/p/c"), "2.0.0".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn an_edit_that_keeps_the_size_and_the_modification_time_is_seen() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    let record = t.path("w/p/b/.tools/esys/a2c/adoption.yaml");
+    let before = fs_err::metadata(&record).unwrap();
+    let text = fs_err::read_to_string(&record).unwrap().replace("1.0.0", "2.0.0");
+    fs_err::write(&record, &text).unwrap();
+    // The same size, and the modification time put back: only the change time moved.
+    let file = fs_err::OpenOptions::new().write(true).open(&record).unwrap();
+    file.file().set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = fs_err::metadata(&record).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (before.len(), before.modified().unwrap())
+    );
+    let run = assert_not_trusted(&t, "p/b/.tools/esys/a2c/adoption.yaml");
+    run.success();
+    assert!(members(&run.json()).contains(&(t.shown("w/p/b"), "2.0.0".to_string())));
+}
+
+#[test]
+fn a_member_added_or_removed_is_seen() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    t.canonical_repo("w/p/d", "2.0.0");
+    let run = assert_not_trusted(&t, "p");
+    run.success();
+    assert_eq!(members(&run.json()).len(), 4);
+
+    std::thread::sleep(SETTLE);
+    t.run("w", &["install"]).success(); // writes the snapshot of four members
+    assert_trusted(&t);
+    fs_err::remove_dir_all(t.path("w/p/a")).unwrap();
+    let run = assert_not_trusted(&t, "p");
+    run.success();
+    assert_eq!(members(&run.json()).len(), 3);
+}
+
+#[test]
+fn a_git_init_in_a_listed_directory_is_seen() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    // A directory the globs select that is no repository yet, holding an adoption record.
+    t.write(
+        "w/p/later/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n",
+    );
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    std::thread::sleep(SETTLE);
+    t.run("w", &["install"]).success();
+    assert_trusted(&t);
+    t.git_repo("w/p/later");
+    let run = assert_not_trusted(&t, "p/later");
+    run.success();
+    assert_eq!(members(&run.json()).len(), 2);
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_is_seen() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    // A member's tool state root moved aside and linked back: the very same record file is
+    // reached through a link now.
+    let root = t.path("w/p/b/.tools/esys/a2c");
+    fs_err::rename(&root, t.path("w/p/b/.tools/esys/moved")).unwrap();
+    std::os::unix::fs::symlink("moved", &root).unwrap();
+    let run = assert_not_trusted(&t, "p/b/.tools/esys/a2c");
+    // The full walk refuses the link, as it always did.
+    assert!(run.transcript().contains("link"), "{}", run.transcript());
+
+    // A whole member moved out of W and linked back: the walk never follows it.
+    fs_err::remove_file(&root).unwrap();
+    fs_err::rename(t.path("w/p/b/.tools/esys/moved"), &root).unwrap();
+    std::thread::sleep(SETTLE);
+    t.run("w", &["install"]).success();
+    assert_trusted(&t);
+    fs_err::rename(t.path("w/p/a"), t.path("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(t.path("elsewhere"), t.path("w/p/a")).unwrap();
+    let run = assert_not_trusted(&t, "p");
+    run.success();
+    assert!(!members(&run.json()).iter().any(|(p, _)| p.ends_with("/p/a")));
+}
+
+#[test]
+fn a_pointer_rewritten_with_the_same_text_is_seen() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    let pointer = t.path("w/p/c/.tools_local/esys/a2c/workspace.yaml");
+    let text = fs_err::read_to_string(&pointer).unwrap();
+    fs_err::remove_file(&pointer).unwrap();
+    fs_err::write(&pointer, &text).unwrap();
+    assert_not_trusted(&t, "p/c/.tools_local/esys/a2c/workspace.yaml").success();
+}
+
+#[test]
+fn a_removed_version_or_an_interrupted_migration_is_seen() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/2.0.0")).unwrap();
+    let run = assert_not_trusted(&t, ".tools_local/esys/a2c/2.0.0");
+    run.success();
+    assert!(t.path("w/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+
+    std::thread::sleep(SETTLE);
+    t.run("w", &["install"]).success();
+    assert_trusted(&t);
+    t.write(
+        "w/p/a/.git/a2c-migrate.json",
+        r#"{"from":"1.0.0","to":"2.0.0","step":null}"#,
+    );
+    let run = t.run("w", &["-v", "doctor", "--json"]);
+    assert!(run.transcript().contains("interrupted"), "{}", run.transcript());
+    let run = assert_not_trusted(&t, "p/a/.git/a2c-migrate.json");
+    assert!(run.transcript().contains("interrupted"), "{}", run.transcript());
+}
+
+#[test]
+fn a_forged_snapshot_vouches_for_nothing() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    let real = fs_err::read_to_string(t.path(SNAPSHOT)).unwrap();
+    let header: String = real.lines().take(3).map(|l| format!("{l}\n")).collect();
+    // Members outside W, and not one identity to check: refused before anything is believed.
+    assert!(real.contains("\tp/a/.tools/esys/a2c\n"));
+    for forged in [
+        format!("{header}member 2 9.9.9 package -\t../../outside\n"),
+        format!("{header}member 2 9.9.9 package -\tp/ghost\n"),
+        real.replace("\tp/a/.tools/esys/a2c\n", "\t../p/a/.tools/esys/a2c\n"),
+    ] {
+        fs_err::write(t.path(SNAPSHOT), &forged).unwrap();
+        let run = t.run("w", &["-v", "workspace", "members", "--json"]);
+        run.success();
+        assert!(
+            run.transcript().contains("workspace snapshot not used"),
+            "{}",
+            run.transcript()
+        );
+        let listed: Vec<String> = run.json()["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["relative"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(listed, ["p/a", "p/b", "p/c"]);
+    }
+    // Through a link, not even read.
+    fs_err::remove_file(t.path(SNAPSHOT)).unwrap();
+    let store = t.path("w/.tools_local/esys/a2c");
+    fs_err::rename(&store, t.path("w/.tools_local/esys/real")).unwrap();
+    std::os::unix::fs::symlink("real", &store).unwrap();
+    let run = t.run("w", &["-v", "workspace", "members"]);
+    assert!(
+        run.transcript().contains("workspace snapshot not used: refused"),
+        "{}",
+        run.transcript()
+    );
+}
