@@ -366,10 +366,20 @@ fn check_meta(meta: &std::fs::Metadata, fail: impl Fn(Why) -> io::Error) -> io::
 
 /// A directory handle under which files are created without ever leaving it or following a
 /// link: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, else a walk with `O_NOFOLLOW`.
+///
+/// Each directory below is opened that way once and its handle kept (the few most recent): a
+/// file or directory is then created relative to its parent's handle, by one component with
+/// `O_NOFOLLOW | O_EXCL`, so that the path is resolved once per directory, not once per file.
 pub struct Beneath {
     fd: OwnedFd,
     path: PathBuf,
+    /// Handles on directories below, most recently used last.
+    dirs: std::cell::RefCell<Vec<(PathBuf, OwnedFd)>>,
 }
+
+/// How many directory handles a [`Beneath`] keeps (archives list a directory's files together:
+/// a few suffice, and the process's file limit is never approached).
+const DIR_HANDLES: usize = 16;
 
 /// Which mechanism [`Beneath`] uses on this machine: `"openat2"` or `"component walk"`.
 pub fn beneath_mechanism() -> &'static str {
@@ -391,7 +401,35 @@ impl Beneath {
         Ok(Self {
             fd,
             path: path.to_path_buf(),
+            dirs: std::cell::RefCell::new(Vec::new()),
         })
+    }
+
+    /// Runs `f` on the handle of the directory `rel` below (this one when empty), opened once
+    /// without leaving this directory or following a link, and kept.
+    fn with_dir<R>(
+        &self,
+        rel: &Path,
+        f: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> Result<R, rustix::io::Errno>,
+    ) -> Result<R, rustix::io::Errno> {
+        if rel.as_os_str().is_empty() {
+            return f(self.fd.as_fd());
+        }
+        let mut dirs = self.dirs.borrow_mut();
+        match dirs.iter().position(|(p, _)| p == rel) {
+            Some(i) => {
+                let entry = dirs.remove(i);
+                dirs.push(entry);
+            }
+            None => {
+                let fd = self.dir(rel)?;
+                if dirs.len() == DIR_HANDLES {
+                    dirs.remove(0);
+                }
+                dirs.push((rel.to_path_buf(), fd));
+            }
+        }
+        f(dirs.last().expect("just pushed").1.as_fd())
     }
 
     fn fail(&self, e: rustix::io::Errno, what: &str, rel: &Path) -> io::Error {
@@ -437,46 +475,47 @@ impl Beneath {
 
     /// Creates the directory `rel` (its parent must exist); an existing directory is fine.
     pub fn create_dir(&self, rel: &Path) -> io::Result<()> {
-        let (parent, name) = split(rel);
-        let dir = self
-            .dir(parent)
-            .map_err(|e| self.fail(e, "open the directory", parent))?;
-        match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)) {
-            Ok(()) => Ok(()),
-            Err(rustix::io::Errno::EXIST) => {
-                let st = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                    .map_err(|e| self.fail(e, "inspect", rel))?;
-                match rustix::fs::FileType::from_raw_mode(st.st_mode) {
-                    rustix::fs::FileType::Directory => Ok(()),
-                    rustix::fs::FileType::Symlink => Err(self.fail(rustix::io::Errno::LOOP, "create", rel)),
-                    _ => Err(refused(&self.path.join(rel), Why::NotDir)),
+        let (parent, name) = split(rel).ok_or_else(|| refused(&self.path.join(rel), Why::NotDir))?;
+        let made = self
+            .with_dir(parent, |dir| {
+                match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
+                    Ok(()) => Ok(None),
+                    Err(rustix::io::Errno::EXIST) => {
+                        rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).map(Some)
+                    }
+                    Err(e) => Err(e),
                 }
-            }
-            Err(e) => Err(self.fail(e, "create the directory", rel)),
+            })
+            .map_err(|e| self.fail(e, "create the directory", rel))?;
+        match made {
+            None => Ok(()),
+            Some(st) => match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+                rustix::fs::FileType::Directory => Ok(()),
+                rustix::fs::FileType::Symlink => Err(self.fail(rustix::io::Errno::LOOP, "create", rel)),
+                _ => Err(refused(&self.path.join(rel), Why::NotDir)),
+            },
         }
     }
 
-    /// Creates the new file `rel` (`O_EXCL`: nothing is followed or replaced) with `mode`.
+    /// Creates the new file `rel` (`O_EXCL`: nothing is followed or replaced) with `mode`,
+    /// relative to its directory's kept handle.
     pub fn create_file(&self, rel: &Path, mode: u32) -> io::Result<File> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let mode = Mode::from_raw_mode(mode);
-        let fd = match super::platform::open_beneath(&self.fd, rel, flags, mode) {
-            Some(opened) => opened,
-            None => {
-                let (parent, name) = split(rel);
-                self.dir(parent)
-                    .and_then(|dir| rustix::fs::openat(dir.as_fd(), name, flags, mode))
-            }
-        };
-        fd.map(File::from).map_err(|e| self.fail(e, "create", rel))
+        let (parent, name) = split(rel).ok_or_else(|| refused(&self.path.join(rel), Why::NotFile))?;
+        self.with_dir(parent, |dir| rustix::fs::openat(dir, name, flags, mode))
+            .map(File::from)
+            .map_err(|e| self.fail(e, "create", rel))
     }
 }
 
-fn split(rel: &Path) -> (&Path, &std::ffi::OsStr) {
-    (
-        rel.parent().unwrap_or(Path::new("")),
-        rel.file_name().unwrap_or(rel.as_os_str()),
-    )
+/// `rel`'s parent and its last component, which must be one plain name (never `..` or `.`):
+/// it is resolved relative to the parent's handle, where only a plain name stays beneath.
+fn split(rel: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    match rel.components().next_back()? {
+        Component::Normal(name) => Some((rel.parent().unwrap_or(Path::new("")), name)),
+        _ => None,
+    }
 }
 
 fn lstat_is_link(path: &Path) -> bool {
@@ -534,6 +573,19 @@ mod tests {
         assert!(b.create_dir(Path::new("link")).is_err());
         assert!(fs_err::read_dir(outside.path()).unwrap().next().is_none());
         assert!(Beneath::open(&t.path().join("link")).is_err());
+        // The last component is one plain name, never a way out of its directory's handle.
+        for rel in ["d/..", "d/.", "..", "d/../../x"] {
+            assert!(b.create_file(Path::new(rel), 0o444).is_err(), "{rel}");
+            assert!(b.create_dir(Path::new(rel)).is_err() || rel == "d/.", "{rel}");
+        }
+        // A kept directory handle swapped for a link after it was opened: what is created next
+        // lands in the directory it opened (still beneath), never through the link.
+        b.create_file(Path::new("d/g"), 0o444).unwrap();
+        fs_err::rename(t.path().join("d"), t.path().join("d.moved")).unwrap();
+        symlink(outside.path(), t.path().join("d")).unwrap();
+        b.create_file(Path::new("d/h"), 0o444).unwrap();
+        assert!(t.path().join("d.moved/h").is_file());
+        assert!(fs_err::read_dir(outside.path()).unwrap().next().is_none());
     }
 
     #[test]
