@@ -28,14 +28,18 @@ pub struct ManArgs {
 
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
     let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "a2c", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "a2c", &mut script);
+    super::printer::write_stdout(&script)?;
     Ok(Outcome::Success)
 }
 
 pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let cmd = Cli::command();
     let Some(dir) = &args.out else {
-        clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        let mut page = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut page)?;
+        super::printer::write_stdout(&page)?;
         return Ok(Outcome::Success);
     };
     fs_err::create_dir_all(dir)?;

@@ -34,7 +34,7 @@ pub struct VersionArgs {
     pub dry_run: bool,
     /// Apply only the reviewed plan with this digest (`plan sha256:<hex>` of a dry run): if
     /// anything it depends on changed since, name it and change nothing
-    #[arg(long, value_name = "sha256:HEX")]
+    #[arg(long, value_name = "sha256:HEX", value_parser = plan_digest)]
     pub confirm: Option<String>,
     /// Every member of the superbuild whose write contract is older than V: one plan, one
     /// digest, one commit per member, W's lock updated once (a newer contract is skipped)
@@ -357,5 +357,17 @@ fn superbuild_lock(
         printer.status(format!(
             "to commit: git -C {w} add .tools/esys/a2c/a2c.lock && git -C {w} commit -m \"a2c: lock {to}\""
         ));
+    }
+}
+
+/// `--confirm`'s value: a whole plan digest, `sha256:` and 64 lower-case hex digits, as a dry run
+/// prints it. Anything else (a prefix, a truncated copy) is a usage error, never a changed plan.
+fn plan_digest(value: &str) -> Result<String, String> {
+    let hex = value.strip_prefix("sha256:").unwrap_or("");
+    match hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        true => Ok(value.to_string()),
+        false => Err(format!(
+            "`{value}` is not a plan digest: give the whole `sha256:<64 hex digits>` that `--dry-run` printed as `plan …`"
+        )),
     }
 }

@@ -168,3 +168,14 @@ fn kebab(ident: &str) -> String {
     }
     out
 }
+
+/// Writes `bytes` to stdout; a reader that went away (`a2c man | head`) ends the output
+/// quietly, as it ends `cat`'s: that is no error of a2c's.
+pub(crate) fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

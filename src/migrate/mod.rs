@@ -20,7 +20,8 @@ use crate::workspace::{AdoptionRecord, Delivery};
 pub enum MigrateError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("the plan changed since it was reviewed ({reviewed}, now {now}): {}", changes.join("; "))]
+    /// The new digest is not said: it must come from a new review, not from this message.
+    #[error("the plan changed since it was reviewed ({reviewed}): {}", changes.join("; "))]
     PlanChanged {
         reviewed: String,
         now: String,
@@ -56,7 +57,7 @@ impl MigrateError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             Self::PlanChanged { .. } => {
-                "nothing was changed: review the plan again (`--dry-run`), then confirm its new digest".into()
+                "nothing was changed: review the new plan with `--dry-run`, and confirm the digest it prints only once you have read it".into()
             }
             Self::NotGit { .. } => "run it inside the repository (or pass -C DIR)".into(),
             Self::Dirty { .. } => {

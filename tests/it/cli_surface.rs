@@ -51,6 +51,26 @@ fn completions_and_man_pages_come_from_the_command_line_itself() {
     assert_eq!(bad.code, 2, "a usage error");
 }
 
+/// Issue 28, item 8: a reader that closes the pipe early (`a2c man | head`) ends the output
+/// quietly — exit 0, nothing on stderr, never a panic (101) or "error: Broken pipe".
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    let t = TestContext::new();
+    for args in [
+        &["completions", "bash"][..],
+        &["man"],
+        &["--help"],
+        &["completions", "zsh"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader); // closed before a2c writes its first byte
+        let out = t.cmd(".").args(args).stdout(writer).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn version_names_the_commit_when_built_from_git() {
     let t = TestContext::new();

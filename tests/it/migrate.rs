@@ -463,6 +463,13 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
         let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", plan], &env);
         run.fails_with(&["the plan changed since it was reviewed"]);
         assert!(run.stderr.contains(why), "expected `{why}`:\n{}", run.stderr);
+        // Issue 28: the new digest is never offered; only a new review gives it.
+        let now = review(t);
+        assert!(
+            !run.stderr.contains(&now) && !run.stdout.contains(&now),
+            "{}",
+            run.stderr
+        );
         assert_eq!(state(t, "r"), before, "nothing written");
     };
     let commit = |t: &TestContext, msg: &str| {
@@ -472,6 +479,22 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
     // The same inputs give the same digest.
     let plan = review(&t);
     assert_eq!(review(&t), plan);
+    // Issue 28: only a whole digest is a confirmation; a prefix, a truncated copy or another
+    // shape is a usage error (exit 2), never "the plan changed".
+    for bad in [
+        "abc",
+        &plan[..20],
+        &plan[7..],
+        &plan.to_uppercase().replace("SHA256", "sha256"),
+        &format!("{plan}0"),
+    ] {
+        let before = state(&t, "r");
+        let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", bad], &env);
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+        assert!(run.stderr.contains("is not a plan digest"), "{}", run.stderr);
+        assert!(!run.stderr.contains("changed"), "{}", run.stderr);
+        assert_eq!(state(&t, "r"), before, "nothing written");
+    }
     // A file edited (and committed) since the review.
     t.write("r/.a2c/config.yaml", "agents: [claude, codex]\n");
     commit(&t, "edit");
@@ -508,8 +531,21 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
     run.failure();
     assert!(run.stderr.contains("lock entry 2.0.0 changed"), "{}", run.stderr);
     assert_eq!(state(&t, "r"), before, "nothing written");
-    // Something that is not a digest never names a file to read: just "review again".
-    refused(&t, "sha256:../../../../etc/passwd", "review it again with --dry-run");
+    // Something that is not a digest never names a file to read: a usage error, before any.
+    let run = t.run_env(
+        "r",
+        &[
+            "migrate",
+            "version",
+            "--to",
+            "2.0.0",
+            "--confirm",
+            "sha256:../../../../etc/passwd",
+        ],
+        &env,
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(!run.stderr.contains("root:"), "{}", run.stderr);
     // Unchanged: applied, and the output names the digest it applied.
     let plan = review(&t);
     let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", &plan], &env);
