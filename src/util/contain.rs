@@ -415,8 +415,11 @@ impl Beneath {
         if rel.as_os_str().is_empty() {
             return f(self.fd.as_fd());
         }
+        use std::os::unix::ffi::OsStrExt;
         let mut dirs = self.dirs.borrow_mut();
-        match dirs.iter().position(|(p, _)| p == rel) {
+        let key = rel.as_os_str().as_bytes();
+        match dirs.iter().rposition(|(p, _)| p.as_os_str().as_bytes() == key) {
+            Some(i) if i + 1 == dirs.len() => {}
             Some(i) => {
                 let entry = dirs.remove(i);
                 dirs.push(entry);
@@ -509,13 +512,22 @@ impl Beneath {
     }
 }
 
-/// `rel`'s parent and its last component, which must be one plain name (never `..` or `.`):
-/// it is resolved relative to the parent's handle, where only a plain name stays beneath.
+/// `rel`'s parent and its last component, which must be one plain name (never empty, `.` or
+/// `..`): it is resolved relative to the parent's handle, where only a plain name stays beneath.
 fn split(rel: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
-    match rel.components().next_back()? {
-        Component::Normal(name) => Some((rel.parent().unwrap_or(Path::new("")), name)),
-        _ => None,
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = rel.as_os_str().as_bytes();
+    let (parent, name) = match bytes.iter().rposition(|b| *b == b'/') {
+        Some(i) => (&bytes[..i], &bytes[i + 1..]),
+        None => (&[][..], bytes),
+    };
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
     }
+    Some((
+        Path::new(std::ffi::OsStr::from_bytes(parent)),
+        std::ffi::OsStr::from_bytes(name),
+    ))
 }
 
 fn lstat_is_link(path: &Path) -> bool {
