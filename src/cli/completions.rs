@@ -35,22 +35,19 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
 }
 
 pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
-    let cmd = Cli::command();
+    let mut all = Vec::new();
+    pages(&Cli::command(), "a2c", "a2c", &mut all);
     let Some(dir) = &args.out else {
         let mut page = Vec::new();
-        clap_mangen::Man::new(cmd).render(&mut page)?;
+        clap_mangen::Man::new(all.swap_remove(0).1).render(&mut page)?;
         super::printer::write_stdout(&page)?;
         return Ok(Outcome::Success);
     };
     fs_err::create_dir_all(dir)?;
     let mut written = Vec::new();
-    let mut pages = vec![("a2c".to_string(), cmd.clone())];
-    for sub in cmd.get_subcommands() {
-        pages.push((format!("a2c-{}", sub.get_name()), sub.clone()));
-    }
-    for (name, page) in pages {
+    for (name, page) in all {
         let mut bytes = Vec::new();
-        clap_mangen::Man::new(page).title(name.clone()).render(&mut bytes)?;
+        clap_mangen::Man::new(page).render(&mut bytes)?;
         let path = dir.join(format!("{name}.1"));
         crate::util::fs::write_atomic(&path, &bytes)?;
         written.push(path);
@@ -66,4 +63,28 @@ pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
         printer.status(format!("wrote {} man pages into `{}`", written.len(), dir.display()));
     }
     Ok(Outcome::Success)
+}
+
+/// One page per command and subcommand, however deep: `a2c-migrate-version` names the page (its
+/// NAME and the SEE ALSO entries of its parent), `a2c migrate version` its SYNOPSIS. The top
+/// page carries every environment variable with its full description.
+fn pages(cmd: &clap::Command, page: &str, bin: &str, out: &mut Vec<(String, clap::Command)>) {
+    let mut this = cmd.clone().display_name(page.to_string()).bin_name(bin.to_string());
+    if page == "a2c" {
+        let mut text = String::from("Environment:\n");
+        for (name, what) in crate::env::VARIABLES {
+            let what: String = what.chars().filter(|c| !matches!(c, '`' | '<' | '>')).collect();
+            text.push_str(&format!("\n{name}\n    {what}\n"));
+        }
+        this = this.after_long_help(text);
+    }
+    out.push((page.to_string(), this));
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        pages(
+            sub,
+            &format!("{page}-{}", sub.get_name()),
+            &format!("{bin} {}", sub.get_name()),
+            out,
+        );
+    }
 }

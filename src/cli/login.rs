@@ -1,6 +1,6 @@
 //! `a2c login HOST` and `a2c logout HOST`: bind a token to a host, as `cargo login` does.
 
-use std::io::BufRead;
+use std::io::{BufRead, IsTerminal};
 
 use clap::Args;
 
@@ -35,12 +35,11 @@ pub fn login(
     let url = credentials::parse_host(&args.host)?;
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         printer.status(format!(
-            "paste the token for {} and press Enter (it is not shown again)",
+            "paste the token for {} and press Enter (it is not shown)",
             credentials::host_entry(&url)
         ));
     }
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
+    let line = read_secret_line()?;
     let token = line.trim();
     if token.is_empty() {
         anyhow::bail!(
@@ -93,4 +92,32 @@ pub fn logout(
         printer.status(format!("no token was stored for {host}"));
     }
     Ok(Outcome::Success)
+}
+
+/// One line of standard input; on a terminal it is read with echo off (as `docker login`, `gh`
+/// and uv read secrets): what is typed or pasted never appears on the screen, nor in a
+/// terminal's scrollback. The terminal's settings are put back afterwards, whatever happens.
+fn read_secret_line() -> std::io::Result<String> {
+    use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    if !stdin.is_terminal() {
+        stdin.lock().read_line(&mut line)?;
+        return Ok(line);
+    }
+    struct Restore(Termios);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &self.0);
+        }
+    }
+    let saved = tcgetattr(&stdin)?;
+    let mut silent = saved.clone();
+    silent.local_modes.remove(LocalModes::ECHO);
+    // Enter still moves to the next line, so that the next output does not follow the prompt.
+    silent.local_modes.insert(LocalModes::ECHONL);
+    let _restore = Restore(saved);
+    tcsetattr(&stdin, OptionalActions::Now, &silent)?;
+    stdin.lock().read_line(&mut line)?;
+    Ok(line)
 }

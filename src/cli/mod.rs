@@ -182,10 +182,10 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     let session = &crate::ops::Session::from_env(crate::ops::Flags {
         offline: cli.global.offline || cli.global.frozen,
         plain_http: cli.global.plain_http,
-        // Retries are no longer silent under -v.
-        retry_observer: printer.verbose.then(|| {
-            std::sync::Arc::new(|line: &str| progress::eprint_line(&crate::util::text::visible(line)))
-                as std::sync::Arc<crate::net::RetryObserver>
+        // Every retry is told, as cargo tells a spurious network error (not under -q).
+        retry_observer: (!printer.quiet).then(|| {
+            let printer = printer.clone();
+            std::sync::Arc::new(move |line: &str| printer.warn(line)) as std::sync::Arc<crate::net::RetryObserver>
         }),
     });
     let global = &cli.global;

@@ -51,6 +51,79 @@ fn completions_and_man_pages_come_from_the_command_line_itself() {
     assert_eq!(bad.code, 2, "a usage error");
 }
 
+/// Issue 28, item 7: a page for every command and subcommand, however deep; NAME and SYNOPSIS
+/// say `a2c …`; every `a2c-…(1)` a page refers to exists; the environment is described in full;
+/// and `man -l` renders each page without a warning.
+#[test]
+fn man_pages_cover_every_subcommand_and_render_cleanly() {
+    let t = TestContext::new();
+    let run = t.run(".", &["man", "--out", "man1", "--json"]);
+    let pages: Vec<String> = run.json()["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .collect();
+    for page in [
+        "a2c.1",
+        "a2c-install.1",
+        "a2c-migrate.1",
+        "a2c-migrate-version.1",
+        "a2c-cache-prune.1",
+        "a2c-cache-clean.1",
+        "a2c-cache-dir.1",
+        "a2c-key-generate.1",
+        "a2c-workspace-path.1",
+        "a2c-workspace-members.1",
+    ] {
+        assert!(pages.iter().any(|p| p == page), "{page} missing: {pages:?}");
+    }
+    let top = fs_err::read_to_string(t.path("man1/a2c.1")).unwrap();
+    assert!(!top.contains('…'), "environment descriptions are whole");
+    assert!(top.contains("A2C_HTTP_LOW_SPEED_TIME"), "every variable");
+    let man = std::process::Command::new("man").arg("--version").output();
+    for page in &pages {
+        let roff = fs_err::read_to_string(t.path(&format!("man1/{page}"))).unwrap();
+        // Every reference resolves to a page that was written.
+        for (i, _) in roff.match_indices("a2c-") {
+            let name: String = roff[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if roff[i + name.len()..].starts_with("(1)") {
+                assert!(
+                    pages.contains(&format!("{name}.1")),
+                    "{page} refers to {name}(1), which is not written"
+                );
+            }
+        }
+        if man.is_err() {
+            crate::common::require_program("man (apt-get install man-db)");
+            continue;
+        }
+        let out = std::process::Command::new("man")
+            .args(["--warnings", "-l"])
+            .arg(t.path(&format!("man1/{page}")))
+            .env("MANWIDTH", "100")
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.trim().is_empty(), "{page}: {stderr}");
+        let command = page.trim_end_matches(".1").replace('-', " ");
+        // Justified text: words may be two spaces apart.
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let synopsis = words(text.split("SYNOPSIS").nth(1).unwrap_or_default());
+        assert!(synopsis.starts_with(&command), "{page}: {synopsis}");
+        let name = text.split("NAME").nth(1).unwrap_or_default();
+        assert!(
+            name.trim_start().starts_with(&page.trim_end_matches(".1").to_string()),
+            "{page}: {name}"
+        );
+    }
+}
+
 /// Issue 28, item 8: a reader that closes the pipe early (`a2c man | head`) ends the output
 /// quietly — exit 0, nothing on stderr, never a panic (101) or "error: Broken pipe".
 #[test]
@@ -674,6 +747,32 @@ fn lines_printed_during_progress_leave_no_stale_bars() {
     assert!(done.contains("EXIT=0"), "{done}");
     assert!(done.contains("retry 1 of 3"), "{done}");
     assert!(!done.contains("versions"), "no stale frame:\n{done}");
+}
+
+/// Issue 28: `a2c login` on a terminal reads the token with echo off — typed into a real terminal
+/// (tmux), it never appears on the screen — and stores it; the terminal echoes again after.
+#[test]
+fn login_never_echoes_the_token_on_a_terminal() {
+    let t = TestContext::new();
+    let Some(term) = Terminal::start(
+        &t,
+        ".",
+        &[],
+        "login reg.example.org; stty -a | tr ' ' '\\n' | grep -x echo",
+    ) else {
+        return;
+    };
+    term.wait_for("paste the token");
+    term.tmux(&["send-keys", "-t", "a2c", "s3cr3t-t0ken-typed", "Enter"]);
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("token stored for reg.example.org"), "{done}");
+    assert!(!done.contains("s3cr3t-t0ken-typed"), "the token was echoed:\n{done}");
+    assert!(
+        done.lines().any(|l| l.trim() == "echo"),
+        "echo is back on afterwards:\n{done}"
+    );
+    let stored = fs_err::read_to_string(t.path("home/.config/a2c/credentials.toml")).unwrap();
+    assert!(stored.contains("s3cr3t-t0ken-typed"), "{stored}");
 }
 
 /// `--offline` and `-j` are global: every command honours them.

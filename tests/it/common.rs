@@ -102,7 +102,7 @@ impl Run {
     /// Exit code and stderr, for a snapshot of an error (temp paths are already `[TMP]`;
     /// loopback ports become `[PORT]`), as uv's tests snapshot their errors.
     pub fn error_transcript(&self) -> String {
-        let text = mask_key_ids(&mask_staging(&regex_lite_ports(&self.stderr)));
+        let text = mask_waits(&mask_key_ids(&mask_staging(&regex_lite_ports(&self.stderr))));
         format!("exit: {}\n{}", self.code, text)
     }
 
@@ -288,6 +288,18 @@ impl TestContext {
 }
 
 /// Random signing key ids (16 upper-case hex digits, as minisign shows them) masked.
+/// A retry's wait has jitter: `retry 1 of 2 in 0.3 s:` becomes `retry 1 of 2 in [WAIT] s:`.
+fn mask_waits(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(
+            |line| match (line.find("retry "), line.find(" in "), line.find(" s: ")) {
+                (Some(r), Some(i), Some(e)) if r < i && i < e => format!("{} in [WAIT]{}", &line[..i], &line[e..]),
+                _ => line.to_string(),
+            },
+        )
+        .collect()
+}
+
 fn mask_key_ids(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());

@@ -92,19 +92,24 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
     server.fault("/bundles/a2c-1.1.0.zip", &[Fault::Stall(10)]);
     let run = t.run_env(
         "w",
-        &["install", "--json", "-v"],
+        &["install", "--json"],
         &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "5")],
     );
     run.success();
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     assert_eq!(server.count_of_since(B1, since), 5, "four faults, then success");
-    // Under -v every retry is told: what failed, which try comes next, after how long.
-    let retries: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("retry ")).collect();
+    // Every retry is told by default (issue 28): what failed, which try comes next of how
+    // many, after how long.
+    let retries: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: retry "))
+        .collect();
     assert!(retries.len() >= 7, "{}", run.stderr);
     assert!(
         retries
             .iter()
-            .any(|l| l.starts_with("retry 1 of 5 in ") && l.contains("HTTP 500")),
+            .any(|l| l.starts_with("warning: retry 1 of 5 in ") && l.contains("HTTP 500")),
         "{}",
         run.stderr
     );
@@ -129,6 +134,26 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
         "429, truncated, then two resumed requests"
     );
     assert!(t.listing("cache/bundles").iter().all(|f| !f.ends_with(".partial")));
+}
+
+/// Issue 28: retries are told by default and silenced by `-q` (the install succeeds either way).
+#[test]
+fn retries_are_quiet_only_under_q() {
+    for (quiet, told) in [(false, true), (true, false)] {
+        let t = TestContext::new();
+        let server = http_superbuild(&t);
+        t.run("w", &["lock"]).success();
+        server.fault(B1, &[Fault::Status(503), Fault::Status(500)]);
+        let args: &[&str] = if quiet { &["-q", "install"] } else { &["install"] };
+        let run = t.run("w", args);
+        run.success();
+        let lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains("retry ")).collect();
+        assert_eq!(!lines.is_empty(), told, "{}", run.stderr);
+        if told {
+            assert!(lines[0].starts_with("warning: retry 1 of 4 in "), "{}", run.stderr);
+            assert!(lines[0].contains("HTTP 503"), "{}", run.stderr);
+        }
+    }
 }
 
 #[test]
