@@ -14,6 +14,7 @@ mod install;
 mod migrate;
 mod mirrors;
 mod oci;
+mod packaging;
 mod producers;
 mod proxy;
 mod publishing;

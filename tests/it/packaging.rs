@@ -1,0 +1,94 @@
+//! a2c installed without Rust (issue 28, item 13): maturin builds a wheel of the a2c binary
+//! (`bindings = "bin"`, pyproject.toml), pip installs it into a fresh venv, and the installed
+//! entry point runs `--version` and the demo.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::TestContext;
+
+fn found(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a2c_installs_from_a_wheel_and_runs_the_demo() {
+    if !found("maturin") {
+        crate::common::require_program("maturin (pip install -r .ci/requirements.txt; .ci/run does it)");
+        return;
+    }
+    let t = TestContext::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dist = t.path("dist");
+    // A target directory of its own: the one this suite runs from is held by its cargo.
+    let built = Command::new("maturin")
+        .args([
+            "build",
+            "--profile",
+            "dev",
+            "--compatibility",
+            "linux",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&dist)
+        .arg("--manifest-path")
+        .arg(root.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/wheel"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let wheels: Vec<_> = fs_err::read_dir(&dist)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    let name = wheels[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!("a2c-{}-", env!("CARGO_PKG_VERSION"))),
+        "{name}"
+    );
+
+    let venv = t.path("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let installed = Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--no-index", "--no-deps"])
+        .arg(&wheels[0])
+        .output()
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let a2c = venv.join("bin/a2c");
+    let version = Command::new(&a2c).arg("--version").output().unwrap();
+    let text = String::from_utf8_lossy(&version.stdout);
+    assert!(
+        text.starts_with(&format!("a2c {}", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+
+    let demo = Command::new("bash")
+        .arg(root.join("fixtures/demo.sh"))
+        .arg("--bin")
+        .arg(&a2c)
+        .env("TMPDIR", t.path("."))
+        .env("HOME", t.path("home"))
+        .env("A2C_CACHE_DIR", t.cache_dir())
+        .env_remove("A2C_PROGRESS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&demo.stderr);
+    assert!(demo.status.success(), "{stderr}");
+    assert!(stderr.contains("installed 3, reused 0"), "{stderr}");
+}
