@@ -111,42 +111,107 @@ fn clear_bars_on_interrupt() {
     });
 }
 
-/// stderr as indicatif draws on it, two columns narrower than the terminal: the `^C` a
-/// terminal echoes after a full-width line would wrap onto a new line, and clearing the bars
-/// would then clear that line instead of theirs.
+/// stderr as indicatif draws on it: two columns narrower than the terminal (so that the `^C` a
+/// terminal echoes never lands past a full line), and every line ended by an explicit newline
+/// instead of the terminal's automatic wrap.
+///
+/// indicatif pads each line with spaces to the width it is told, and relies on the terminal
+/// wrapping there to reach the next line. With a width two columns short of the real one that
+/// wrap never happens, and the next bar was written on the same row (issue 28). Here the pad is
+/// replaced by "erase to the end of the line", and a newline is written before the next line
+/// instead; nothing is written past the last line, so the cursor stays on it as indicatif
+/// expects. A line longer than the width (the terminal narrowed since the bars were styled) is
+/// cut, never wrapped.
 #[derive(Debug)]
-struct Narrower(console::Term);
+struct Narrower {
+    term: console::Term,
+    /// A line was written and padded: the next text starts on the next line.
+    line_open: std::sync::atomic::AtomicBool,
+}
+
+impl Narrower {
+    fn new(term: console::Term) -> Self {
+        Self {
+            term,
+            line_open: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn settled(&self) {
+        self.line_open.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 impl indicatif::TermLike for Narrower {
     fn width(&self) -> u16 {
-        self.0.size().1.saturating_sub(2).max(1)
+        self.term.size().1.saturating_sub(2).max(1)
     }
     fn height(&self) -> u16 {
-        self.0.size().0
+        self.term.size().0
     }
     fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_up(n)
+        self.settled();
+        self.term.move_cursor_up(n)
     }
     fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_down(n)
+        self.settled();
+        self.term.move_cursor_down(n)
     }
     fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_right(n)
+        self.term.move_cursor_right(n)
     }
     fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_left(n)
+        self.term.move_cursor_left(n)
     }
     fn write_line(&self, s: &str) -> std::io::Result<()> {
-        self.0.write_line(s)
+        self.settled();
+        self.term.write_line(s)
     }
     fn write_str(&self, s: &str) -> std::io::Result<()> {
-        self.0.write_str(s)
+        use std::sync::atomic::Ordering::Relaxed;
+        if s.is_empty() {
+            return Ok(());
+        }
+        if s.bytes().all(|b| b == b' ') {
+            // indicatif's pad to the width: erase the rest of the row instead.
+            return self.term.write_str("\x1b[K");
+        }
+        if s == "\r" {
+            return self.term.write_str(s); // back to the start of the first row
+        }
+        // A line: it starts on a row of its own, and the next one will too.
+        if self.line_open.swap(true, Relaxed) {
+            self.term.write_str("\r\n")?;
+        }
+        self.term
+            .write_str(&console::truncate_str(s, usize::from(self.width()), ""))?;
+        self.term.write_str("\x1b[K")
     }
     fn clear_line(&self) -> std::io::Result<()> {
-        self.0.clear_line()
+        self.settled();
+        self.term.clear_line()
     }
     fn flush(&self) -> std::io::Result<()> {
-        self.0.flush()
+        self.term.flush()
+    }
+}
+
+/// The overall bar's template for a terminal `width` columns wide (as indicatif is told it):
+/// the fixed parts always fit, the bar takes what is left.
+fn overall_template(width: u16) -> &'static str {
+    match width {
+        0..58 => "{spinner} [{wide_bar}] {pos}/{len}",
+        58..78 => "{spinner} {msg:<16!} [{wide_bar}] {pos}/{len} versions",
+        _ => "{spinner} {msg:<24!} [{wide_bar}] {pos}/{len} versions",
+    }
+}
+
+/// A download bar's template for a terminal `width` columns wide.
+fn download_template(width: u16) -> &'static str {
+    match width {
+        0..58 => "  {msg:<16!} [{wide_bar}] {percent:>3}%",
+        58..98 => "  {msg:<18!} [{wide_bar}] {bytes:>10}/{total_bytes:<10}",
+        _ => "  {msg:<22!} [{wide_bar}] {bytes:>10}/{total_bytes:<10} {bytes_per_sec:>12}",
     }
 }
 
@@ -178,13 +243,14 @@ impl ProgressReporter {
         let mode = mode(printer);
         let bars = (mode == Mode::Bars).then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::term_like_with_hz(
-                Box::new(Narrower(console::Term::stderr())),
+                Box::new(Narrower::new(console::Term::stderr())),
                 20,
             ));
             // Drawn only once the total is known (`plan`): never a bar full at 0/0.
             let overall = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+            let width = indicatif::TermLike::width(&Narrower::new(console::Term::stderr()));
             overall.set_style(
-                ProgressStyle::with_template("{spinner} {msg:<24} [{wide_bar}] {pos}/{len} versions")
+                ProgressStyle::with_template(overall_template(width))
                     .expect("a valid template")
                     .progress_chars("=> "),
             );
@@ -289,8 +355,9 @@ impl Reporter for ProgressReporter {
         }
         if let Some(b) = &self.bars {
             let bar = b.multi.insert_before(&b.overall, ProgressBar::new(bytes));
+            let width = indicatif::TermLike::width(&Narrower::new(console::Term::stderr()));
             bar.set_style(
-                ProgressStyle::with_template("  {msg:<22} [{wide_bar}] {bytes}/{total_bytes} {bytes_per_sec}")
+                ProgressStyle::with_template(download_template(width))
                     .expect("a valid template")
                     .progress_chars("=> "),
             );

@@ -614,6 +614,11 @@ struct Terminal {
 
 impl Terminal {
     fn start(t: &TestContext, cwd: &str, exports: &[(&str, String)], args: &str) -> Option<Self> {
+        Self::start_sized(t, cwd, exports, args, 60)
+    }
+
+    /// [`Terminal::start`] in a terminal `columns` wide.
+    fn start_sized(t: &TestContext, cwd: &str, exports: &[(&str, String)], args: &str, columns: u16) -> Option<Self> {
         if std::process::Command::new("tmux").arg("-V").output().is_err() {
             crate::common::require_program("tmux (apt-get install tmux)");
             return None;
@@ -650,7 +655,7 @@ impl Terminal {
             "new-session",
             "-d",
             "-x",
-            "60",
+            &columns.to_string(),
             "-y",
             "30",
             "-s",
@@ -672,6 +677,12 @@ impl Terminal {
 
     fn capture(&self) -> String {
         String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "a2c"]).stdout).into_owned()
+    }
+
+    /// The screen with wrapped rows joined back into the lines that were written (`-J`): a
+    /// line wider than the terminal shows up as one long line.
+    fn capture_joined(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-J", "-t", "a2c"]).stdout).into_owned()
     }
 
     /// The screen once it shows `what` (or after 20 s).
@@ -726,6 +737,57 @@ fn progress_bars_in_a_real_terminal() {
     assert!(done.contains("EXIT=0"), "{done}");
     assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
     assert!(done.contains("installed 3, reused 0"), "{done}");
+}
+
+/// Issue 28, item 1: a slow download's bars in real terminals 60, 100 and 140 columns wide:
+/// each bar on its own row, none wider than the terminal (no row wraps into the next), the
+/// overall bar and the download bar both drawn, and nothing left behind at the end.
+#[test]
+fn progress_bars_fit_every_width_during_a_slow_download() {
+    for columns in [60u16, 100, 140] {
+        let t = TestContext::new();
+        let server = t.standard_http_superbuild();
+        t.run("w", &["lock"]).success();
+        // The first request for 1.0.0 trickles 40 bytes, 100 ms apart, then breaks off: a
+        // download bar in progress for about four seconds, then a retry that completes.
+        server.fault(
+            "/bundles/a2c-1.0.0.tar.gz",
+            &[crate::server::Fault::Trickle {
+                interval: std::time::Duration::from_millis(100),
+                n: 40,
+            }],
+        );
+        let Some(term) = Terminal::start_sized(&t, "w", &[], "install --jobs 1", columns) else {
+            return;
+        };
+        let during = term.wait_for("downloading 1.0.0");
+        std::thread::sleep(std::time::Duration::from_millis(600)); // a few redraws
+        let screen = term.capture_joined();
+        let rows: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+        for row in &rows {
+            assert!(
+                row.chars().count() <= usize::from(columns),
+                "{columns} columns: a row wider than the terminal wraps:\n{screen}"
+            );
+        }
+        let download = rows.iter().filter(|r| r.contains("downloading 1.0.0")).count();
+        let overall = rows.iter().filter(|r| r.contains("/3")).count();
+        assert_eq!(
+            (download, overall),
+            (1, 1),
+            "{columns} columns, one row each:\n{screen}\n{during}"
+        );
+        assert!(
+            !rows.iter().any(|r| r.contains("downloading") && r.contains("/3")),
+            "{columns} columns: two bars on one row:\n{screen}"
+        );
+        let done = term.wait_for("EXIT=");
+        assert!(done.contains("EXIT=0"), "{done}");
+        assert!(
+            !done.contains("downloading") && !done.contains("/3"),
+            "{columns}: bars left:\n{done}"
+        );
+    }
 }
 
 /// Lines printed while the bars are drawn (retries under `-v`) go above them: no stale frame
