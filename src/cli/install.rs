@@ -37,6 +37,10 @@ pub struct InstallArgs {
     /// members need, without a version): repairs a tampered or broken version
     #[arg(long, value_name = "V", num_args = 0..)]
     pub reinstall: Option<Vec<MethodVersion>>,
+    /// Install exactly this published version into the store, whether or not a member pins
+    /// it (repeatable); the lock and the members are left as they are
+    #[arg(long = "version", value_name = "V", conflicts_with_all = ["reinstall", "locked"])]
+    pub versions: Vec<MethodVersion>,
 }
 
 /// `--link-mode` (or `A2C_LINK_MODE`, through clap's `env`): the store's type parses the names
@@ -96,6 +100,7 @@ pub fn run(
         jobs: global.jobs.map(usize::from),
         link_mode: args.link_mode,
         reinstall: args.reinstall.clone(),
+        versions: args.versions.clone(),
     };
     let reporter = ProgressReporter::new(printer);
     let result = install(session, &ctx, &settings, &reporter);
@@ -151,7 +156,25 @@ pub fn run(
     let reused = out.report.reused.len();
     let versions = if installed + reused == 1 { "version" } else { "versions" };
     let members = if out.members.len() == 1 { "member" } else { "members" };
-    if installed == 0 {
+    if !args.versions.is_empty() {
+        let unpinned = out.unpinned.iter().map(|v| v.to_string()).collect::<Vec<_>>();
+        printer.status(format!(
+            "{} {} in the store ({seconds:.2}s){}",
+            join_versions(&args.versions),
+            if installed == 0 {
+                "already installed"
+            } else {
+                "installed"
+            },
+            match unpinned.is_empty() {
+                true => String::new(),
+                false => format!(
+                    "; no member pins {}: `a2c gc` removes it until one does",
+                    unpinned.join(", ")
+                ),
+            }
+        ));
+    } else if installed == 0 {
         printer.status(format!(
             "up to date: {reused} {versions} already installed for {} {members} ({seconds:.2}s)",
             out.members.len()

@@ -25,6 +25,9 @@ pub struct InstallSettings {
     pub link_mode: Option<crate::store::trees::LinkMode>,
     /// `--reinstall [V…]`: `Some(empty)` means every needed version.
     pub reinstall: Option<Vec<MethodVersion>>,
+    /// `--version V…`: install exactly these published versions into the store, pinned by a
+    /// member or not; the lock, the members and their pointers are left as they are.
+    pub versions: Vec<MethodVersion>,
 }
 
 #[derive(Debug)]
@@ -53,6 +56,9 @@ pub struct InstallOutcome {
     /// Whether the workspace snapshot vouched for the members, or was written (under `-v`).
     #[serde(skip)]
     pub snapshot: Option<String>,
+    /// With `--version`: those of the versions that no member pins (`gc` would remove them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpinned: Vec<MethodVersion>,
     /// Outside a superbuild, a repository whose delivery is not `package` gets nothing
     /// installed: its path and delivery (the document names the delivery).
     #[serde(rename = "delivery", serialize_with = "delivery")]
@@ -81,6 +87,9 @@ pub fn install(
     settings: &InstallSettings,
     reporter: &dyn Reporter,
 ) -> Result<InstallOutcome, OpsError> {
+    if !settings.versions.is_empty() {
+        return install_versions(session, ctx, settings, reporter);
+    }
     let needs = needs(ctx)?;
     let needed: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
     let lock_path = lock_path(ctx)?;
@@ -191,6 +200,7 @@ pub fn install(
     let snapshot = keep_snapshot(session, ctx, &lock_path, &options.store, &needed);
     Ok(InstallOutcome {
         snapshot,
+        unpinned: Vec::new(),
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
         store: options.store.root().to_path_buf(),
         lock_path,
@@ -237,5 +247,66 @@ fn keep_snapshot(
             let _ = locked.remove_snapshot();
             format!("no workspace snapshot written: {not}")
         }
+    })
+}
+
+/// `a2c install --version V…`: each V's entry from the lock when it pins V, else from the
+/// configured registry (exactly V, as `lock` would resolve it, its index verified the same
+/// way), installed into the store like any other — without touching the lock, the members or
+/// their pointers (as `rustup toolchain install` or `mise install` add one version).
+fn install_versions(
+    session: &super::Session,
+    ctx: &Context,
+    settings: &InstallSettings,
+    reporter: &dyn Reporter,
+) -> Result<InstallOutcome, OpsError> {
+    let lock_path = lock_path(ctx)?;
+    let lock = Lockfile::read(&lock_path)?.unwrap_or_default();
+    let flag = settings.registry.as_deref();
+    let client = std::sync::Arc::new(network(session, ctx, flag)?);
+    let wanted: BTreeSet<MethodVersion> = settings.versions.iter().cloned().collect();
+    let missing: BTreeSet<MethodVersion> = wanted.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
+    let resolved = match (missing.is_empty(), settings.offline) {
+        (true, _) => lock.clone(),
+        (false, true) => {
+            return Err(OpsError::Offline {
+                what: format!(
+                    "the lock does not pin {}, and the registry needs the network",
+                    super::join_versions(&missing.iter().cloned().collect::<Vec<_>>())
+                ),
+            });
+        }
+        (false, false) => {
+            super::resolve_missing(session, ctx, flag, &lock, &missing, &client, settings.allow_expired)?.lock
+        }
+    };
+    let entries: Vec<_> = wanted.iter().filter_map(|v| resolved.get(v).cloned()).collect();
+    let mut options = super::install_options(
+        session,
+        ctx,
+        settings.offline,
+        settings.from.as_deref(),
+        settings.jobs.unwrap_or_else(default_jobs),
+        client.clone(),
+    )?;
+    let (alternatives, notes) = super::alternatives(session, ctx, flag, &entries, &options, &client);
+    options.alternatives = alternatives;
+    if settings.link_mode.is_some() {
+        options.link_mode = settings.link_mode;
+    }
+    let report = store::install::install(&entries, &options, reporter)?;
+    let pinned: BTreeSet<MethodVersion> = super::pinned(ctx).map(|p| p.into_keys().collect()).unwrap_or_default();
+    Ok(InstallOutcome {
+        workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
+        store: options.store.root().to_path_buf(),
+        lock_path,
+        locked_now: Vec::new(),
+        report,
+        members: Vec::new(),
+        pointers: 0,
+        notes,
+        git_delivery: None,
+        snapshot: None,
+        unpinned: wanted.into_iter().filter(|v| !pinned.contains(v)).collect(),
     })
 }

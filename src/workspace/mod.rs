@@ -76,7 +76,9 @@ impl WorkspaceError {
             Self::NoMarker { .. } => format!("create `{}` with `schema_version: 1`", marker::MARKER_PATH),
             Self::NotAdopted { .. } => "run `a2c adopt --version X.Y.Z` to adopt A2C in this repository".into(),
             Self::NotResolved { version, notes, .. } => {
-                let mut hint = format!("run `a2c install` to install version {version}");
+                let mut hint = format!(
+                    "run `a2c install` when a member pins {version}; else `a2c install --version {version}` installs it into the store"
+                );
                 for note in notes {
                     hint.push_str("\nnote: ");
                     hint.push_str(&note.to_string());

@@ -742,3 +742,51 @@ fn single_top_level_directory_is_stripped_only_when_shared() {
         0o444
     );
 }
+
+/// Issue 28, item 6: `install --version V` installs one published version no member pins (from
+/// the registry, the lock untouched), says that `gc` would remove it, and `resolve --version V`
+/// then finds it — its hint before named exactly that command.
+#[test]
+fn install_version_adds_one_version_no_member_pins() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.publish("reg", "3.0.0", "tar.gz");
+    t.run("w", &["install"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let unresolved = t.run("w/p/app", &["resolve", "--version", "3.0.0"]);
+    assert!(
+        unresolved.stderr.contains("a2c install --version 3.0.0"),
+        "{}",
+        unresolved.stderr
+    );
+    let run = t.run("w/p/app", &["install", "--version", "3.0.0", "--json"]);
+    let doc = run.json();
+    crate::cli_surface::validate("install", &doc);
+    assert_eq!(versions_in(&doc, "installed"), ["3.0.0"]);
+    assert_eq!(doc["unpinned"], serde_json::json!(["3.0.0"]));
+    assert_eq!(doc["members"], serde_json::json!([]));
+    assert!(t.path("w/.tools_local/esys/a2c/3.0.0/a2c-method.toml").is_file());
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        lock,
+        "lock untouched"
+    );
+    t.run("w/p/app", &["resolve", "--version", "3.0.0"]).success();
+    let again = t.run("w", &["install", "--version", "3.0.0"]);
+    again.success();
+    assert!(
+        again.stderr.contains("3.0.0 already installed in the store")
+            && again.stderr.contains("no member pins 3.0.0: `a2c gc` removes it"),
+        "{}",
+        again.stderr
+    );
+    // A pinned, locked version comes from the lock, offline too.
+    let run = t.run("w", &["--offline", "install", "--version", "1.0.0"]);
+    run.success();
+    assert!(run.stderr.contains("1.0.0 already installed"), "{}", run.stderr);
+    // Offline, a version the lock lacks needs the registry: said, nothing installed.
+    t.publish("reg", "3.1.0", "tar.gz");
+    let run = t.run("w", &["--offline", "install", "--version", "3.1.0"]);
+    run.fails_with(&["--offline", "3.1.0"]);
+    assert!(!t.path("w/.tools_local/esys/a2c/3.1.0").exists());
+}
