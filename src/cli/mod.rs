@@ -6,6 +6,7 @@ mod cache;
 mod completions;
 mod doctor;
 mod gc;
+mod init;
 mod install;
 mod key;
 mod list;
@@ -115,6 +116,8 @@ pub enum Command {
     /// Migrate this repository's write contract
     #[command(subcommand)]
     Migrate(migrate::MigrateCommand),
+    /// Make this directory a superbuild: write its workspace marker (and its registry)
+    Init(init::InitArgs),
     /// Bootstrap: write a new adoption record under the canonical tool state root
     Adopt(adopt::AdoptArgs),
     /// Store a token for a registry host (read from standard input); sent to that host only
@@ -208,6 +211,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Gc(args) => gc::run(args, session, global, printer),
         Command::Migrate(cmd) => migrate::run(cmd, session, global, printer),
         Command::Adopt(args) => adopt::run(args, session, global, printer),
+        Command::Init(args) => init::run(args, session, global, printer),
         Command::Login(args) => login::login(args, session, global, printer),
         Command::Logout(args) => login::logout(args, session, global, printer),
     }

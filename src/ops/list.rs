@@ -63,7 +63,13 @@ pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Li
         .collect();
     let location = registry_location(session, ctx, None)?;
     let (index, note) = match (&location, offline) {
-        (None, _) => (None, Some("no registry configured".to_string())),
+        (None, _) => (
+            None,
+            Some(match super::registry_config(ctx) {
+                Some(file) => format!("no registry configured: add `registry: URL` to `{}`", file.display()),
+                None => "no registry configured".to_string(),
+            }),
+        ),
         (Some(_), true) => (None, Some("offline".to_string())),
         (Some(loc), false) => match super::read_index(ctx, loc, &network(session, ctx, None)?, false) {
             Ok(index) => {

@@ -55,6 +55,10 @@ pub enum OpsError {
     Migrate(Box<crate::migrate::MigrateError>),
     #[error("--from: `{}` is not a directory", path.display())]
     FromNotDir { path: PathBuf },
+    /// No registry is configured; `config` is the file this context keeps it in (the marker of
+    /// a superbuild, else the repository's tool state `config.yaml`).
+    #[error("no registry configured")]
+    NoRegistry { config: Option<PathBuf> },
     /// A migration failed, and putting the tool state back failed too: the original error
     /// first, then the restore's.
     #[error("{original}; putting the tool state back also failed: {restore}")]
@@ -89,6 +93,22 @@ impl OpsError {
     pub fn hint(&self) -> Option<String> {
         match self {
             Self::Workspace(e) => e.hint(),
+            Self::NoRegistry { config } => Some(match config {
+                Some(file) if file.ends_with(crate::workspace::marker::MARKER_PATH) => format!(
+                    "pass `--registry URL`, set {}, or add `registry: URL` to the workspace marker `{}` (relative paths are relative to the superbuild)",
+                    crate::env::A2C_REGISTRY,
+                    file.display()
+                ),
+                Some(file) => format!(
+                    "pass `--registry URL`, set {}, or add `registry: URL` to `{}` (this repository's own settings; a relative path is relative to the repository)",
+                    crate::env::A2C_REGISTRY,
+                    file.display()
+                ),
+                None => format!(
+                    "pass `--registry URL` or set {}; `a2c init --registry URL` makes a superbuild that keeps it",
+                    crate::env::A2C_REGISTRY
+                ),
+            }),
             Self::Registry(e) => e.hint(),
             Self::Lock(e) => e.hint(),
             Self::Store(e) => e.hint(),
@@ -224,7 +244,14 @@ pub fn registry_location(
             Some(r) => Ok(Some(RegistryLocation::parse(r, &ws.root, plain)?)),
             None => Ok(None),
         },
-        None => Ok(None),
+        // A single repository keeps it in its tool state `config.yaml` (relative to R).
+        None => match (ctx.repo.as_deref(), registry_config(ctx)) {
+            (Some(repo), Some(config)) => match repo_config_value(&config, "registry") {
+                Some(r) => Ok(Some(RegistryLocation::parse(&r, repo, plain)?)),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        },
     }
 }
 
@@ -264,6 +291,18 @@ pub fn trusted_keys(ctx: &Context) -> Vec<String> {
 /// `trusted_keys:` of a repository's `config.yaml`. The file belongs to the method (it may hold
 /// anything else, nested), so only that top-level entry is read: a line `trusted_keys:` at
 /// column 0 and its list (inline, or `- item` lines below it).
+/// A top-level scalar `key:` of a repository's `config.yaml` (the rest of the file is the
+/// method's, so only that line is read).
+fn repo_config_value(path: &Path, key: &str) -> Option<String> {
+    let text = crate::util::contain::read_config(path).ok()??;
+    let line = text.lines().find(|l| l.starts_with(&format!("{key}:")))?;
+    let entries = crate::util::yaml::parse_flat_mapping(line).ok()?;
+    entries.into_iter().find_map(|e| match e.value {
+        crate::util::yaml::Value::Scalar(s) if !s.is_null() && !s.text.trim().is_empty() => Some(s.text),
+        _ => None,
+    })
+}
+
 fn repo_trusted_keys(path: &Path) -> Vec<String> {
     let Ok(Some(text)) = crate::util::contain::read_config(path) else {
         return Vec::new();
@@ -406,7 +445,32 @@ pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsErro
             available,
         }
         .into(),
+        crate::registry::RegistryError::NoRegistry => no_registry(ctx),
         other => other.into(),
+    }
+}
+
+/// The file this context keeps its registry in: the workspace marker in a superbuild, else the
+/// repository's `config.yaml` in its tool state root (`None` outside both).
+pub fn registry_config(ctx: &Context) -> Option<PathBuf> {
+    match &ctx.workspace {
+        Some(ws) => Some(ws.root.join(crate::workspace::marker::MARKER_PATH)),
+        None => ctx
+            .repo
+            .as_deref()
+            .and_then(|r| crate::workspace::ToolStateRoot::detect(r).ok().flatten())
+            .map(|state| state.dir.join(REPO_CONFIG)),
+    }
+}
+
+/// A single repository's own settings file in its tool state root (`trusted_keys:`,
+/// `registry:`); the rest of it belongs to the method.
+pub const REPO_CONFIG: &str = "config.yaml";
+
+/// "No registry", naming where this context would keep one.
+pub fn no_registry(ctx: &Context) -> OpsError {
+    OpsError::NoRegistry {
+        config: registry_config(ctx),
     }
 }
 
@@ -421,7 +485,7 @@ pub fn resolve_missing(
     client: &crate::net::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
-    let location = registry_location(session, ctx, flag)?.ok_or(crate::registry::RegistryError::NoRegistry)?;
+    let location = registry_location(session, ctx, flag)?.ok_or_else(|| no_registry(ctx))?;
     let index = read_index_for(ctx, &location, client, allow_expired, Some(needed))?;
     let mut plan = crate::registry::resolve::plan(
         needed,

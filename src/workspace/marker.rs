@@ -258,6 +258,63 @@ impl LocalPointer {
     }
 }
 
+/// What `a2c init` wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Created {
+    pub workspace: PathBuf,
+    pub marker: PathBuf,
+    pub registry: Option<String>,
+    pub members: Option<Vec<String>>,
+}
+
+impl WorkspaceMarker {
+    /// Makes `dir` a superbuild: writes its marker (`schema_version`, the member globs when
+    /// given — else every repository below that adopted A2C is a member — and the registry
+    /// when given), never over an existing marker and never through a link. The text written
+    /// is read back with [`WorkspaceMarker::read`], so that what `init` writes is what every
+    /// command will read.
+    pub fn create(dir: &Path, registry: Option<&str>, members: &[String]) -> Result<Created, super::WorkspaceError> {
+        let path = dir.join(MARKER_PATH);
+        if crate::util::contain::check(dir, MARKER_PATH)? {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "`{}` already exists: this directory is a superbuild already",
+                    path.display()
+                ),
+            )
+            .into());
+        }
+        let mut text = String::from(
+            "# The superbuild workspace marker (a2c init): commit it. docs/concepts.md has every key.\nschema_version: 1\n",
+        );
+        match members {
+            [] => text.push_str(
+                "# members: [\"products/*\", \"libs/*\"]   # default: every repository below that adopted A2C\n",
+            ),
+            globs => text.push_str(&format!(
+                "members: [{}]\n",
+                globs.iter().map(|g| yaml::quote(g)).collect::<Vec<_>>().join(", ")
+            )),
+        }
+        match registry {
+            Some(r) => text.push_str(&format!("registry: {}\n", yaml::quote(r))),
+            None => text
+                .push_str("# registry: https://registry.example.org/a2c/   # or a path relative to this directory\n"),
+        }
+        let parent = Path::new(MARKER_PATH).parent().expect("a file in a directory");
+        crate::util::contain::create_dirs(dir, parent, 0o755)?;
+        crate::util::contain::write_new(&path, text.as_bytes(), crate::util::fs::default_mode())?;
+        let marker = Self::read(dir)?;
+        Ok(Created {
+            workspace: dir.to_path_buf(),
+            marker: path,
+            registry: marker.registry,
+            members: marker.members,
+        })
+    }
+}
+
 impl crate::util::hint::Hint for MarkerError {
     fn hint(&self) -> Option<String> {
         Some(

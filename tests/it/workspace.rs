@@ -562,3 +562,53 @@ fn method_checkouts_are_never_members_nor_written_into() {
     }
     t.run("w", &["doctor"]).success();
 }
+
+/// Issue 28, item 9: `a2c init` makes a directory a superbuild (its marker, with the registry
+/// and member globs given), refuses to write over one, and refuses a registry it cannot use
+/// before writing anything; a single repository keeps its registry in its tool state
+/// `config.yaml`, and "no registry" names the file this context would keep it in.
+#[test]
+fn init_makes_a_superbuild_and_a_single_repository_keeps_its_registry() {
+    let t = TestContext::new();
+    t.git_repo("w");
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let bad = t.run("w", &["init", "--registry", "ftp://example.org/a2c"]);
+    bad.fails_with(&["unsupported scheme"]);
+    assert!(!t.path("w/.tools/esys/a2c/workspace.yaml").exists(), "nothing written");
+    let run = t.run("w", &["init", "--registry", "../reg", "--members", "p/*", "--json"]);
+    let doc = run.json();
+    crate::cli_surface::validate("init", &doc);
+    assert_eq!(doc["registry"], "../reg");
+    assert_eq!(doc["members"], serde_json::json!(["p/*"]));
+    assert_eq!(doc["marker"], t.shown("w/.tools/esys/a2c/workspace.yaml"));
+    let path = t.run("w/p/app", &["workspace", "path"]);
+    assert_eq!(path.stdout.trim(), t.shown("w"));
+    let lock = t.run("w", &["lock", "--json"]).json();
+    assert_eq!(lock["added"], serde_json::json!(["1.0.0"]));
+    let again = t.run("w", &["init"]);
+    again.fails_with(&["already exists"]);
+    assert!(
+        again.stderr.contains(".tools/esys/a2c/workspace.yaml"),
+        "{}",
+        again.stderr
+    );
+
+    // A single repository: no marker, its registry in `.tools/esys/a2c/config.yaml`.
+    t.canonical_repo("solo", "1.0.0");
+    let none = t.run("solo", &["lock"]);
+    none.fails_with(&["no registry configured"]);
+    assert!(
+        none.stderr.contains("registry: URL") && none.stderr.contains("solo/.tools/esys/a2c/config.yaml"),
+        "the hint names the file that exists:\n{}",
+        none.stderr
+    );
+    t.write(
+        "solo/.tools/esys/a2c/config.yaml",
+        "agents: [claude]\nregistry: ../reg\n",
+    );
+    let lock = t.run("solo", &["lock", "--json"]).json();
+    assert_eq!(lock["added"], serde_json::json!(["1.0.0"]));
+    let list = t.run("solo", &["list", "--json"]).json();
+    assert!(list["registry"].as_str().unwrap_or_default().ends_with("reg"), "{list}");
+}
