@@ -75,22 +75,33 @@ pub fn outdated(
     let crate::ops::list::Outdated {
         newest,
         members: behind,
+        yanked,
     } = out;
     let base = super::display_base(&ctx);
+    // A yanked contract is never current, whatever its number: said first, and never hidden
+    // behind "every member is on …".
+    for (path, version) in &yanked {
+        let to = match &newest {
+            Some(n) => format!("move to {n}"),
+            None => "no other version is published".into(),
+        };
+        printer.data(format!("{}: {version} is yanked → {to}", display_under(&base, path)));
+    }
     let Some(newest) = newest else {
-        printer.status("the registry publishes no version yet");
+        if yanked.is_empty() {
+            printer.status("the registry publishes no version yet");
+        }
         return Ok(Outcome::Success);
     };
-    if behind.is_empty() {
-        printer.status(format!("every member is on {newest}, the newest published version"));
-        return Ok(Outcome::Success);
-    }
     for (path, version) in &behind {
         printer.data(format!("{}: {version} → {newest}", display_under(&base, path)));
     }
-    printer.status(format!(
-        "{} member(s) behind {newest}: `a2c migrate version --to {newest}` in each",
-        behind.len()
-    ));
+    match (behind.len() + yanked.len(), ctx.workspace.is_some()) {
+        (0, _) => printer.status(format!("every member is on {newest}, the newest published version")),
+        (n, true) => printer.status(format!(
+            "{n} member(s) to move to {newest}: `a2c migrate version --to {newest} --all` in the superbuild"
+        )),
+        (_, false) => printer.status(format!("move it with `a2c migrate version --to {newest}`")),
+    }
     Ok(Outcome::Success)
 }

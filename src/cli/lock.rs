@@ -51,6 +51,11 @@ pub fn run(
     for note in &out.notes {
         printer.detail(note);
     }
+    for version in &out.yanked {
+        printer.warn(format!(
+            "{version} is yanked in the registry: it stays locked and installs, but no new lock takes it; move its members to another version (`a2c outdated` names them)"
+        ));
+    }
     for (version, why) in &out.unfetchable {
         printer.warn(format!(
             "the lock records a source for {version} that cannot be fetched now: {why}; `a2c install` will fail until the registry serves it"

@@ -115,6 +115,10 @@ pub struct Outdated {
     /// Every member whose write contract is older, with that contract.
     #[serde(serialize_with = "behind")]
     pub members: Vec<(PathBuf, MethodVersion)>,
+    /// Every member whose write contract the registry has yanked, with that contract (newer
+    /// than `newest` or not: a yanked version is never current).
+    #[serde(serialize_with = "behind")]
+    pub yanked: Vec<(PathBuf, MethodVersion)>,
 }
 
 fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
@@ -131,11 +135,18 @@ pub fn outdated(session: &super::Session, ctx: &Context, offline: bool) -> Resul
         )));
     }
     let newest = listing.newest().cloned();
-    let members = listing
+    let of = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<(PathBuf, MethodVersion)> {
+        rows.flat_map(|r| r.members.iter().map(move |m| (m.clone(), r.version.clone())))
+            .collect()
+    };
+    let members = of(&mut listing
         .rows
         .iter()
-        .filter(|r| newest.as_ref().is_some_and(|n| r.version < *n))
-        .flat_map(|r| r.members.iter().map(move |m| (m.clone(), r.version.clone())))
-        .collect();
-    Ok(Outdated { newest, members })
+        .filter(|r| r.registry != Some(Published::Yanked) && newest.as_ref().is_some_and(|n| r.version < *n)));
+    let yanked = of(&mut listing.rows.iter().filter(|r| r.registry == Some(Published::Yanked)));
+    Ok(Outdated {
+        newest,
+        members,
+        yanked,
+    })
 }

@@ -43,6 +43,9 @@ pub struct LockOutcome {
     /// New or updated entries whose `source` could not be fetched, with why.
     #[serde(serialize_with = "unfetchable")]
     pub unfetchable: Vec<(MethodVersion, String)>,
+    /// Locked versions the registry has yanked since (they stay locked and install; new locks
+    /// refuse them). Known only when this run read the registry.
+    pub yanked: Vec<MethodVersion>,
     /// What reading the registry passed over (OCI tags holding other artifacts, a capped
     /// listing), for `-v`.
     #[serde(skip)]
@@ -86,6 +89,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
             plan,
             wrote: false,
             unfetchable: Vec::new(),
+            yanked: Vec::new(),
             notes: Vec::new(),
         });
     }
@@ -193,6 +197,16 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         true => Vec::new(),
         false => check_sources(&plan, &client),
     };
+    let yanked = match &index {
+        Some(index) => plan
+            .lock
+            .methods
+            .iter()
+            .filter(|m| index.get(&m.version).is_some_and(|e| e.yanked))
+            .map(|m| m.version.clone())
+            .collect(),
+        None => Vec::new(),
+    };
     Ok(LockOutcome {
         path,
         needed,
@@ -201,6 +215,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         plan,
         wrote,
         unfetchable,
+        yanked,
         notes,
     })
 }

@@ -579,9 +579,40 @@ fn list_and_outdated() {
     let doc = t.run("w", &["outdated", "--json"]).json();
     validate("outdated", &doc);
     assert_eq!(doc["newest"], "3.0.0");
-    assert_eq!(doc["members"].as_array().unwrap().len(), 4, "{doc}");
+    assert_eq!(doc["members"].as_array().unwrap().len(), 3, "{doc}");
+    // Issue 28: a yanked contract is told as such, never counted as current.
+    assert_eq!(
+        doc["yanked"],
+        serde_json::json!([{"path": t.shown("w/l/core"), "version": "1.1.0"}])
+    );
     let human = t.run("w", &["outdated"]);
     assert!(human.stdout.contains("p/web: 2.0.0 → 3.0.0"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("l/core: 1.1.0 is yanked → move to 3.0.0"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stderr.contains("--all"), "{}", human.stderr);
+    // The newest version yanked too: nobody is "on the newest" for being on a yanked one.
+    t.run(".", &["yank", "3.0.0", "--registry", "reg"]).success();
+    t.run(".", &["yank", "2.0.0", "--registry", "reg"]).success();
+    let human = t.run("w", &["outdated"]);
+    assert!(
+        human.stdout.contains("p/web: 2.0.0 is yanked → move to 1.0.0"),
+        "{}",
+        human.stdout
+    );
+    assert!(!human.stderr.contains("every member is on"), "{}", human.stderr);
+    // lock, reading the registry, warns of every locked version yanked since.
+    let run = t.run("w", &["lock", "--registry", "../reg", "--json"]);
+    let doc = run.json();
+    validate("lock", &doc);
+    assert_eq!(doc["yanked"], serde_json::json!(["1.1.0", "2.0.0"]));
+    assert!(
+        run.stderr.contains("warning: 2.0.0 is yanked in the registry"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// `lock --update V` re-resolves only V (like `cargo update -p`): another changed entry is
