@@ -96,6 +96,7 @@ pub fn run(
         registry: args.registry.clone(),
         offline: global.offline || global.frozen,
         locked: args.locked || global.frozen,
+        frozen: global.frozen,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         jobs: global.jobs.map(usize::from),
         link_mode: args.link_mode,

@@ -74,6 +74,12 @@ pub fn run(
             return Ok(Outcome::Success);
         }
         let mut problems = Vec::new();
+        if !out.path.exists() {
+            // No file is not a file that lacks versions: say which it is.
+            printer.error(&anyhow::anyhow!("there is no lock file at `{}`", out.path.display()));
+            printer.status("hint: run `a2c lock` and commit the lock it writes");
+            return Ok(Outcome::Failure);
+        }
         if !out.missing.is_empty() {
             problems.push(format!("lacks {}", join_versions(&out.missing)));
         }

@@ -337,6 +337,23 @@ impl Auth {
     }
 
     /// The proxy a credential for `url` was held back from, if one was.
+    /// The environment credential (`A2C_REGISTRY_TOKEN`, else `A2C_REGISTRY_AUTH`) that is set
+    /// but not bound to `url`'s host, and so was not sent: a 401 there says so.
+    pub(super) fn unbound_variable(&self, url: &Url) -> Option<&'static str> {
+        let key = host_key(url);
+        if self
+            .token
+            .as_ref()
+            .is_some_and(|(hosts, _)| !Self::is_bound(hosts, &key))
+        {
+            return Some(crate::env::A2C_REGISTRY_TOKEN);
+        }
+        self.basic
+            .as_ref()
+            .is_some_and(|(hosts, _, _)| !Self::is_bound(hosts, &key))
+            .then_some(crate::env::A2C_REGISTRY_AUTH)
+    }
+
     pub(super) fn held_back_by(&self, url: &Url) -> Option<Url> {
         (url.scheme() == "http" && is_loopback(url))
             .then(|| self.proxies.proxy_for(url))

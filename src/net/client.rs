@@ -514,10 +514,18 @@ impl HttpClient {
             StatusCode::UNAUTHORIZED if !authorized && self.auth.binds(url) => self.auth.held_back_by(url),
             _ => None,
         };
+        let unbound = match status {
+            StatusCode::UNAUTHORIZED if !authorized && !self.auth.binds(url) => self.auth.unbound_variable(url),
+            _ => None,
+        };
         let error = match (status, held_back) {
             (_, Some(proxy)) => HttpError::HeldBack {
                 url: url.to_string(),
                 proxy: super::credentials::host_entry(&proxy),
+            },
+            (StatusCode::UNAUTHORIZED, None) if let Some(variable) = unbound => HttpError::NotBound {
+                url: url.to_string(),
+                variable,
             },
             (StatusCode::PROXY_AUTHENTICATION_REQUIRED, None) => HttpError::ProxyAuth {
                 url: url.to_string(),

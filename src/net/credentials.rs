@@ -50,9 +50,9 @@ pub fn parse_host(text: &str) -> Result<Url, HttpError> {
     } else {
         Url::parse(&format!("https://{text}/"))
     }
-    .map_err(|_| HttpError::Config(format!("`{text}` is not a host, host:port or URL")))?;
+    .map_err(|_| HttpError::BadHost(format!("`{text}` is not a host, host:port or URL")))?;
     if url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
-        return Err(HttpError::Config(format!(
+        return Err(HttpError::BadHost(format!(
             "`{}` must name a host, without credentials",
             crate::util::redact::redact(text)
         )));

@@ -71,6 +71,12 @@ pub enum HttpError {
         "`{url}` answered HTTP 401: the credential bound to it was held back, because the request goes in plain HTTP through the proxy `{proxy}`"
     )]
     HeldBack { url: String, proxy: String },
+    /// `a2c login`/`logout`'s argument is not one plain host (a typo, credentials in a URL).
+    #[error("{0}")]
+    BadHost(String),
+    /// A 401 from a host the user's environment credential is not bound to: it was held back.
+    #[error("`{url}` answered HTTP 401: it wants credentials, and {variable} was held back from it")]
+    NotBound { url: String, variable: &'static str },
     #[error("`{url}` redirected to `{to}`, another origin, which answered HTTP 401: {}", match sent {
         true => "the credential bound to the first was not forwarded",
         false => "a2c holds no credential for it",
@@ -97,7 +103,7 @@ impl HttpError {
                     "the connection goes through the proxy named by {var}: check it, or exclude the host with NO_PROXY"
                 )
             }
-            Self::Connect { .. } => "is the registry server up? Offline, use `a2c install --offline --from DIR`".into(),
+            Self::Connect { .. } => "is the registry server up? Without the network, `--offline` works from the lock and the cache (and `--from DIR` from bundles `a2c vendor` wrote)".into(),
             Self::NotTls { .. } => format!(
                 "the server does not speak HTTPS: for an OCI registry you trust on this network, pass --plain-http or list its host in {} (credentials are never sent in clear text)",
                 "A2C_OCI_PLAIN_HTTP"
@@ -172,6 +178,13 @@ impl HttpError {
                 "if `{}` is the registry's own token service, list it in {} (credentials go to a token endpoint on another host only when you name it)",
                 host_of(realm),
                 crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::BadHost(_) => "name the host alone — `reg.example.org`, `host:port` or `https://host/` — and give the token on standard input, never in the URL".into(),
+            Self::NotBound { url, variable } => format!(
+                "a2c sends {variable} only to the hosts you name, never to one a committed marker names: bind `{host}` with `{}={host}` (or --registry, {}), or store a token for it with `a2c login {host}`",
+                crate::env::A2C_TOKEN_HOSTS,
+                crate::env::A2C_REGISTRY,
+                host = host_of(url)
             ),
             Self::HeldBack { url, .. } => format!(
                 "a proxy would see the credential in clear text: reach `{}` directly by listing it in NO_PROXY (or serve it over HTTPS)",

@@ -19,6 +19,8 @@ pub struct InstallSettings {
     pub allow_expired: bool,
     pub offline: bool,
     pub locked: bool,
+    /// `--frozen` (`--locked` and `--offline`): errors name the flag the user gave.
+    pub frozen: bool,
     pub from: Option<PathBuf>,
     pub jobs: Option<usize>,
     /// `--link-mode` (else `A2C_LINK_MODE`).
@@ -76,6 +78,13 @@ fn delivery<S: serde::Serializer>(
     serde::Serialize::serialize(&git.as_ref().map(|(_, d)| d), s)
 }
 
+impl InstallSettings {
+    /// The flag that asked for the lock as it is: `--frozen` or `--locked`.
+    fn locked_flag(&self) -> &'static str {
+        if self.frozen { "--frozen" } else { "--locked" }
+    }
+}
+
 /// The default number of parallel installs: the machine's cores.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -95,7 +104,10 @@ pub fn install(
     let lock_path = lock_path(ctx)?;
     let read = Lockfile::read(&lock_path)?;
     if settings.locked && read.is_none() {
-        return Err(OpsError::NoLockFile { path: lock_path });
+        return Err(OpsError::NoLockFile {
+            path: lock_path,
+            flag: settings.locked_flag(),
+        });
     }
     let mut lock = read.unwrap_or_default();
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
@@ -105,7 +117,11 @@ pub fn install(
     let client = std::sync::Arc::new(network(session, ctx, flag)?);
     if !missing.is_empty() {
         if settings.locked || settings.offline {
-            let flag = if settings.locked { "--locked" } else { "--offline" };
+            let flag = if settings.locked {
+                settings.locked_flag()
+            } else {
+                "--offline"
+            };
             return Err(OpsError::LockWouldChange {
                 path: lock_path,
                 versions: missing,
@@ -128,6 +144,7 @@ pub fn install(
             .collect();
         if !unused.is_empty() {
             return Err(OpsError::LockHasUnused {
+                flag: settings.locked_flag(),
                 path: lock_path,
                 versions: unused,
             });

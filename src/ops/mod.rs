@@ -40,15 +40,16 @@ pub enum OpsError {
         versions: Vec<MethodVersion>,
         flag: &'static str,
     },
-    #[error("the lock `{}` pins {} that no member needs, and --locked forbids changing it", path.display(), join_versions(versions))]
+    #[error("the lock `{}` pins {} that no member needs, and {flag} forbids changing it", path.display(), join_versions(versions))]
     LockHasUnused {
         path: PathBuf,
         versions: Vec<MethodVersion>,
+        flag: &'static str,
     },
     #[error("--offline: {what}")]
     Offline { what: String },
-    #[error("--locked: there is no lock file at `{}`", path.display())]
-    NoLockFile { path: PathBuf },
+    #[error("{flag}: there is no lock file at `{}`", path.display())]
+    NoLockFile { path: PathBuf, flag: &'static str },
     #[error("{0}")]
     Config(String),
     #[error(transparent)]
@@ -125,9 +126,9 @@ impl OpsError {
             Self::Offline { .. } => Some(
                 "run it online once, or pass `--from DIR` with a directory `a2c vendor` wrote (or copy a lock that has the version); then --offline works from the lock and the cache".into(),
             ),
-            Self::NoLockFile { .. } => {
-                Some("run `a2c lock` (online) and commit the lock, or drop --locked to let install write it".into())
-            }
+            Self::NoLockFile { flag, .. } => Some(format!(
+                "run `a2c lock` (online) and commit the lock, or drop {flag} to let install write it"
+            )),
             Self::Migrate(e) => e.hint(),
             Self::FromNotDir { .. } => Some("pass the directory of bundles that `a2c vendor DIR` wrote".into()),
             Self::RollbackFailed { original, .. } => Some(format!(

@@ -35,6 +35,13 @@ pub enum RegistryError {
         index::INDEX_SCHEMA
     )]
     IndexTooNew { location: String, found: u64 },
+    /// `yank` (or `yank --undo`) of a version the registry never published.
+    #[error("version {version} is not in the registry `{location}`: there is nothing to yank")]
+    NothingToYank {
+        version: MethodVersion,
+        location: String,
+        available: Box<[MethodVersion]>,
+    },
     #[error("version {version} is not in the registry `{location}`{}{}", pinned(pinned_by), other.as_deref().map(|o| format!(": {o}")).unwrap_or_default())]
     NotPublished {
         version: MethodVersion,
@@ -104,6 +111,13 @@ impl RegistryError {
                 "the registry has {}: pin one of those (`a2c migrate version --to V` in the member), or publish {version} with `a2c pack`",
                 available.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
             ),
+            Self::NothingToYank { available, .. } if available.is_empty() => {
+                "the registry publishes no version yet: `a2c list` shows what it holds".into()
+            }
+            Self::NothingToYank { available, .. } => format!(
+                "yank one of the versions it publishes ({}); `a2c list` shows them with their state",
+                available.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+            ),
             Self::Yanked { .. } => "yanked versions are refused unless already locked; pin another version".into(),
             Self::ChangedLockedBundle { .. } => {
                 "a published bundle must never change: ask the registry's owner; to accept the new bundle deliberately, run `a2c lock --update`".into()
@@ -111,7 +125,7 @@ impl RegistryError {
             Self::AlreadyPublished { same_tree: true, .. } => "the files are the published version's (the tree digests match): only how they were packed differs; pack with the settings the version was published with (`--level`, `--threads`, `--format`)".into(),
             Self::AlreadyPublished { .. } => "publish the changed tree under a new version".into(),
             Self::NoRegistry => format!(
-                "pass `--registry URL`, set {}, or add `registry:` to the workspace marker",
+                "pass `--registry URL`, set {}, or add `registry:` to the workspace marker (`a2c init --registry URL` writes one)",
                 crate::env::A2C_REGISTRY
             ),
             Self::CredentialsInUrl { .. } => format!(

@@ -373,16 +373,24 @@ pub fn yank(
     let mut index = next_index(http, oci)?;
     let available = super::available(&index);
     let Some(entry) = index.versions.iter_mut().find(|e| &e.version == version) else {
-        return Err(RegistryError::NotPublished {
-            version: version.clone(),
-            location: oci.display(),
-            available: available.into(),
-            pinned_by: Vec::new(),
-            other: index
-                .foreign
-                .iter()
-                .find(|(v, _)| v == version)
-                .map(|(_, w)| Box::new(w.clone())),
+        let other = index
+            .foreign
+            .iter()
+            .find(|(v, _)| v == version)
+            .map(|(_, w)| Box::new(w.clone()));
+        return Err(match other {
+            Some(other) => RegistryError::NotPublished {
+                version: version.clone(),
+                location: oci.display(),
+                available: available.into(),
+                pinned_by: Vec::new(),
+                other: Some(other),
+            },
+            None => RegistryError::NothingToYank {
+                version: version.clone(),
+                location: oci.display(),
+                available: available.into(),
+            },
         });
     };
     if entry.yanked != undo {

@@ -123,12 +123,10 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
         .versions
         .iter_mut()
         .find(|e| e.version == *version)
-        .ok_or_else(|| RegistryError::NotPublished {
+        .ok_or_else(|| RegistryError::NothingToYank {
             version: version.clone(),
             location,
             available: available.into(),
-            pinned_by: Vec::new(),
-            other: None,
         })?;
     if entry.yanked != undo {
         return Ok(false);

@@ -1198,6 +1198,60 @@ fn ctrl_c_clears_the_bars() {
 /// Issue 17, item 4: each of these messages was wrong or weak; each now names what failed and
 /// what to do. (The unknown version, the vendor command, the proxy and the retries have their
 /// own tests; permission denied is unit-tested, because CI runs as root.)
+/// Issue 28, item 11: each hint fits the command that failed, and the command it names works.
+#[test]
+fn hints_fit_the_command_that_failed() {
+    let t = TestContext::new();
+    let server = t.standard_http_superbuild();
+    let host = format!("127.0.0.1:{}", server.port);
+    // A CI job's token, with the registry named only by the committed marker: held back, and
+    // the hint says how to bind the host — which then works.
+    server.require_token("ci-t0ken");
+    let env = [("A2C_REGISTRY_TOKEN", "ci-t0ken")];
+    let run = t.run_env("w", &["lock"], &env);
+    run.fails_with(&["A2C_REGISTRY_TOKEN was held back"]);
+    assert!(
+        run.stderr.contains(&format!("A2C_TOKEN_HOSTS={host}")),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("ci-t0ken"), "never shown");
+    t.run_env("w", &["lock"], &[env[0], ("A2C_TOKEN_HOSTS", &host)])
+        .success();
+    // lock against a registry that is down: no `a2c install` advice.
+    let down = t.run("w", &["lock", "--update", "--registry", "http://127.0.0.1:1/a2c/"]);
+    down.failure();
+    assert!(!down.stderr.contains("a2c install"), "{}", down.stderr);
+    assert!(down.stderr.contains("--offline"), "{}", down.stderr);
+    // login with credentials in the URL: about the host, not about CA bundles.
+    let run = t.run(".", &["login", "https://u:p@reg.example.org/"]);
+    run.failure();
+    assert!(run.stderr.contains("name the host alone"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("SSL_CERT_FILE") && !run.stderr.contains("u:p"),
+        "{}",
+        run.stderr
+    );
+    // yank of a version the registry never had: no migration advice.
+    let run = t.run(".", &["yank", "9.9.9", "--registry", "reg"]);
+    run.fails_with(&["nothing to yank"]);
+    assert!(
+        run.stderr.contains("1.0.0") && !run.stderr.contains("migrate"),
+        "{}",
+        run.stderr
+    );
+    // --frozen is named as --frozen.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["--frozen", "install"]);
+    run.fails_with(&["--frozen: there is no lock file"]);
+    assert!(!run.stderr.contains("--locked"), "{}", run.stderr);
+    // lock --check without a lock file: no file, not a file that lacks versions.
+    let run = t.run("w", &["lock", "--check"]);
+    run.failure();
+    assert!(run.stderr.contains("there is no lock file at"), "{}", run.stderr);
+    assert!(!run.stderr.contains("lacks"), "{}", run.stderr);
+}
+
 #[test]
 fn messages_that_lead_somewhere() {
     let t = TestContext::new();
