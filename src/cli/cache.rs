@@ -99,7 +99,7 @@ fn report_removed(printer: &Printer, cache: &crate::store::Cache, report: &crate
         return;
     }
     for (path, why) in &report.removed {
-        printer.data(format!("{verb} {}: {why}", path.display()));
+        printer.listing(format!("{verb} {}: {why}", path.display()));
     }
     printer.status(format!(
         "{verb} {} entries ({}) from `{}`",

@@ -38,16 +38,16 @@ pub fn run(
     let removed = if args.dry_run { "would remove" } else { "removed" };
     for (v, members) in &r.kept {
         let names: Vec<String> = members.iter().map(|m| display_under(&base, m)).collect();
-        printer.data(format!("kept {v}: {}", names.join(", ")));
+        printer.listing(format!("kept {v}: {}", names.join(", ")));
     }
     for (v, _) in &r.removed {
-        printer.data(format!("{removed} {v}: no member pins it"));
+        printer.listing(format!("{removed} {v}: no member pins it"));
     }
     for p in &r.cache_removed {
-        printer.data(format!("{removed} cache bundle {}: no lock references it", p.display()));
+        printer.listing(format!("{removed} cache bundle {}: no lock references it", p.display()));
     }
     for p in &r.trees_removed {
-        printer.data(format!(
+        printer.listing(format!(
             "{removed} cached tree {}: no lock references it and no store links it",
             p.display()
         ));

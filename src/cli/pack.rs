@@ -112,5 +112,9 @@ pub fn run(
             p.version, p.sha256
         )),
     }
+    // `--sign`: the index was signed after the change (or left as it was when nothing changed).
+    if let (Some(key), false, true) = (&key, printer.json, p.changed) {
+        printer.status(format!("signed the index with `{}`", key.display()));
+    }
     Ok(Outcome::Success)
 }

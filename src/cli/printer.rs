@@ -83,6 +83,14 @@ impl Printer {
         }));
     }
 
+    /// One line of a listing of what a command did or would do (`gc`, `cache clean|prune`): data
+    /// on stdout, silenced by `-q` as the summary after it is.
+    pub fn listing(&self, line: impl AsRef<str>) {
+        if !self.quiet {
+            self.data(line);
+        }
+    }
+
     /// A status line on stderr (not with `-q` or `--json`).
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet && !self.json {

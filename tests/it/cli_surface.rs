@@ -1252,6 +1252,31 @@ fn hints_fit_the_command_that_failed() {
     assert!(!run.stderr.contains("lacks"), "{}", run.stderr);
 }
 
+/// Issue 28: `-q` silences the listings of `gc` and `cache clean|prune` as it does their
+/// summaries.
+#[test]
+fn quiet_silences_listings() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n",
+    );
+    for args in [&["gc", "--dry-run"][..], &["cache", "clean", "--dry-run"]] {
+        let loud = t.run("w", args);
+        loud.success();
+        assert!(
+            !loud.stdout.trim().is_empty(),
+            "{args:?} lists something: {}",
+            loud.stderr
+        );
+        let quiet = t.run("w", &[&["-q"][..], args].concat());
+        quiet.success();
+        assert_eq!((quiet.stdout.as_str(), quiet.stderr.as_str()), ("", ""), "{args:?}");
+    }
+}
+
 #[test]
 fn messages_that_lead_somewhere() {
     let t = TestContext::new();

@@ -16,7 +16,7 @@ fn key(t: &TestContext, name: &str) -> String {
 fn pack_signed(t: &TestContext, version: &str) {
     let tree = format!("trees/{version}");
     t.method_tree(&tree, version);
-    t.run(
+    let run = t.run(
         ".",
         &[
             "pack",
@@ -28,8 +28,10 @@ fn pack_signed(t: &TestContext, version: &str) {
             "--sign",
             "keys/a2c.key",
         ],
-    )
-    .success();
+    );
+    run.success();
+    // Issue 28: `pack --sign` says that it signed, and with which key.
+    assert!(run.stderr.contains("signed the index with `"), "{}", run.stderr);
 }
 
 /// A superbuild `w` with one member pinning 1.0.0, its marker naming `registry` and trusting
