@@ -172,6 +172,8 @@ pub fn prune_cache(
         }
     };
     for partial in cache.stale_partials() {
+        // Counted before it goes: a dry run reports what removing it frees.
+        report.bytes += fs_err::symlink_metadata(&partial).map(|m| m.len()).unwrap_or(0);
         if !dry_run {
             fs_err::remove_file(&partial)?;
         }

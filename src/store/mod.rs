@@ -111,6 +111,10 @@ pub enum StoreError {
     AllSourcesFailed { version: MethodVersion, tried: Vec<String> },
     #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },
+    /// The disk holding the cache filled up while a bundle was downloaded into it; the partial
+    /// download was removed.
+    #[error("the disk holding the cache `{}` is full: {version} was not downloaded (its partial download was removed)", cache.display())]
+    DiskFull { version: MethodVersion, cache: PathBuf },
     #[error("failed to download version {version}")]
     Download {
         version: MethodVersion,
@@ -212,6 +216,11 @@ impl StoreError {
             }
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
             Self::Download { source, .. } => return source.hint(),
+            Self::DiskFull { cache, .. } => format!(
+                "free space on the disk of `{}`: `a2c cache prune` removes the bundles and trees no store on this machine needs (`a2c cache prune --dry-run` says how much), or set {} to a cache on a larger disk",
+                cache.display(),
+                crate::env::A2C_CACHE_DIR
+            ),
             Self::Io(e) => {
                 return crate::util::contain::refusal(e)
                     .map(|r| r.hint())

@@ -222,10 +222,13 @@ pub(super) fn download(
             Ok(())
         }
         Err(e) => {
-            // Keep a partial only when it can be resumed: never an empty one, and never one
-            // that failed verification or that the server cannot complete.
+            // Keep a partial only when it can be resumed: never an empty one, never one that
+            // failed verification or that the server cannot complete, and never one that filled
+            // the disk (it would keep it full).
             let empty = fs_err::symlink_metadata(&partial).is_ok_and(|m| m.is_file() && m.len() == 0);
+            let full = matches!(&e, crate::net::HttpError::Io(io) if is_disk_full(io));
             if empty
+                || full
                 || matches!(
                     e,
                     crate::net::HttpError::Mismatch { .. }
@@ -235,9 +238,23 @@ pub(super) fn download(
             {
                 let _ = fs_err::remove_file(&partial);
             }
+            if full {
+                return Err(StoreError::DiskFull {
+                    version: entry.version.clone(),
+                    cache: options.cache.dir.clone(),
+                });
+            }
             Err(fail(e))
         }
     }
+}
+
+/// No space left (or a quota reached) on the disk written to.
+pub fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
 }
 
 pub(super) fn mismatch(

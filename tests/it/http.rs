@@ -432,3 +432,80 @@ fn vendor_then_air_gapped_install() {
     run.success();
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
 }
+
+/// Issue 28, item 10: the disk holding the cache fills up during a download (a real 256 KiB
+/// tmpfs, mounted in a private mount namespace): the partial download is removed, the error says
+/// the disk is full and its hint names `a2c cache prune`, in text and in the JSON error.
+#[test]
+fn a_full_disk_during_a_download_leaves_no_partial_and_says_what_to_do() {
+    let probe = std::process::Command::new("unshare").args(["-rm", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        crate::common::require_program("unshare -rm (util-linux, with user namespaces)");
+        return;
+    }
+    let t = TestContext::new();
+    let _server = http_superbuild(&t);
+    // A version whose bundle (1 MiB of incompressible bytes) cannot fit the cache's disk.
+    t.method_tree("trees/5.0.0", "5.0.0");
+    let mut noise = vec![0u8; 1 << 20];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for b in noise.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    t.write("trees/5.0.0/assets/.keep", "");
+    fs_err::write(t.path("trees/5.0.0/assets/noise.bin"), &noise).unwrap();
+    t.run(".", &["pack", "trees/5.0.0", "--version", "5.0.0", "--registry", "reg"])
+        .success();
+    t.write(
+        "w/p/app/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 5.0.0\ndelivery: package\n",
+    );
+    t.run("w", &["lock"]).success();
+    let small = t.path("small-cache");
+    fs_err::create_dir_all(&small).unwrap();
+    let a2c = t.cmd("w");
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.current_dir(t.path("w"));
+    for (k, v) in a2c.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.env("A2C_CACHE_DIR", &small).args([
+        "-rm",
+        "sh",
+        "-c",
+        r#"mount -t tmpfs -o size=256k,mode=0700 tmpfs "$A2C_CACHE_DIR" || exit 99
+"$0" --json install --jobs 1 > out.json 2> err.txt; echo $? > code.txt
+ls -A "$A2C_CACHE_DIR/bundles" > left.txt 2>&1
+df -k "$A2C_CACHE_DIR" | tail -1 > df.txt"#,
+    ]);
+    let status = cmd.arg(a2c.get_program()).status().unwrap();
+    assert!(status.success(), "the namespace ran");
+    let read = |f: &str| fs_err::read_to_string(t.path(&format!("w/{f}"))).unwrap();
+    assert_eq!(read("code.txt").trim(), "1", "{}", read("err.txt"));
+    let err = read("err.txt");
+    assert!(err.contains("is full") && err.contains("a2c cache prune"), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&read("out.json")).unwrap();
+    // The other versions were installed: the error is "partly", its cause the full disk.
+    let text = doc["error"].to_string();
+    assert!(
+        text.contains("is full") && text.contains("partial download was removed"),
+        "{doc}"
+    );
+    assert!(
+        doc["error"]["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("a2c cache prune")),
+        "{doc}"
+    );
+    assert!(
+        !read("left.txt").contains(".partial"),
+        "no partial download left: {}",
+        read("left.txt")
+    );
+}
