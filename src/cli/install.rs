@@ -110,6 +110,11 @@ pub fn run(
     for note in out.notes.iter().chain(&out.snapshot) {
         printer.detail(note);
     }
+    for version in &out.yanked {
+        printer.warn(format!(
+            "{version} is yanked in the registry: it stays locked and installs, but no new lock takes it; `a2c outdated` names the members on it"
+        ));
+    }
     let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();
     if printer.json {
         printer.json_doc(&out);

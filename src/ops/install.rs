@@ -58,6 +58,10 @@ pub struct InstallOutcome {
     /// Whether the workspace snapshot vouched for the members, or was written (under `-v`).
     #[serde(skip)]
     pub snapshot: Option<String>,
+    /// Locked versions the registry has yanked since, when this run read it (they install; the
+    /// user is told).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub yanked: Vec<MethodVersion>,
     /// With `--version`: those of the versions that no member pins (`gc` would remove them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unpinned: Vec<MethodVersion>,
@@ -112,6 +116,7 @@ pub fn install(
     let mut lock = read.unwrap_or_default();
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
     let mut locked_now = Vec::new();
+    let mut yanked = Vec::new();
     // The registry is only read when something must be resolved or downloaded; offline, never.
     let flag = settings.registry.as_deref();
     let client = std::sync::Arc::new(network(session, ctx, flag)?);
@@ -131,6 +136,7 @@ pub fn install(
         let planned = super::resolve_missing(session, ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
         planned.lock.write(&lock_path)?;
         locked_now = planned.added;
+        yanked = planned.yanked;
         lock = planned.lock;
     }
     // `--locked` means the lock as it is, exactly: an entry no member needs is a change too
@@ -217,6 +223,7 @@ pub fn install(
     let snapshot = keep_snapshot(session, ctx, &lock_path, &options.store, &needed);
     Ok(InstallOutcome {
         snapshot,
+        yanked,
         unpinned: Vec::new(),
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
         store: options.store.root().to_path_buf(),
@@ -324,6 +331,7 @@ fn install_versions(
         notes,
         git_delivery: None,
         snapshot: None,
+        yanked: Vec::new(),
         unpinned: wanted.into_iter().filter(|v| !pinned.contains(v)).collect(),
     })
 }

@@ -197,16 +197,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         true => Vec::new(),
         false => check_sources(&plan, &client),
     };
-    let yanked = match &index {
-        Some(index) => plan
-            .lock
-            .methods
-            .iter()
-            .filter(|m| index.get(&m.version).is_some_and(|e| e.yanked))
-            .map(|m| m.version.clone())
-            .collect(),
-        None => Vec::new(),
-    };
+    let yanked = plan.yanked.clone();
     Ok(LockOutcome {
         path,
         needed,

@@ -15,6 +15,10 @@ pub struct LockPlan {
     pub added: Vec<MethodVersion>,
     pub updated: Vec<MethodVersion>,
     pub removed: Vec<MethodVersion>,
+    /// Versions the lock keeps that the registry has yanked since (known when an index was
+    /// given): they still install, and the user should hear of it.
+    #[serde(skip)]
+    pub yanked: Vec<MethodVersion>,
 }
 
 impl LockPlan {
@@ -154,6 +158,15 @@ pub fn plan(
             .collect();
         out.lock.methods.retain(|m| needed.contains(&m.version));
         out.removed = unused;
+    }
+    if let Some((index, _)) = registry {
+        out.yanked = out
+            .lock
+            .methods
+            .iter()
+            .filter(|m| index.get(&m.version).is_some_and(|e| e.yanked))
+            .map(|m| m.version.clone())
+            .collect();
     }
     Ok(out)
 }

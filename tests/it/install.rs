@@ -790,3 +790,31 @@ fn install_version_adds_one_version_no_member_pins() {
     run.fails_with(&["--offline", "3.1.0"]);
     assert!(!t.path("w/.tools_local/esys/a2c/3.1.0").exists());
 }
+
+/// Issue 28, item 4: an install that reads the registry (a member added a version) warns of the
+/// locked versions yanked since; they still install.
+#[test]
+fn install_warns_of_locked_versions_yanked_since_when_it_reads_the_registry() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    t.run(".", &["yank", "1.1.0", "--registry", "reg"]).success();
+    t.publish("reg", "3.0.0", "tar.gz");
+    t.write(
+        "w/p/web/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 3.0.0\ndelivery: package\n",
+    );
+    let run = t.run("w", &["install", "--json"]);
+    let doc = run.json();
+    crate::cli_surface::validate("install", &doc);
+    assert_eq!(doc["locked"], serde_json::json!(["3.0.0"]));
+    assert_eq!(doc["yanked"], serde_json::json!(["1.1.0"]));
+    assert!(
+        run.stderr.contains("warning: 1.1.0 is yanked in the registry"),
+        "{}",
+        run.stderr
+    );
+    // A no-op reads no registry, and says nothing of it.
+    let quiet = t.run("w", &["install", "--json"]);
+    assert!(quiet.json().get("yanked").is_none());
+}
