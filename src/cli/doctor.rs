@@ -24,7 +24,13 @@ pub fn run(
         deep: args.deep,
         jobs: global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from),
     };
-    let report = diagnose(&ctx, options, &session.store)?;
+    let mut report = diagnose(&ctx, options, &session.store)?;
+    // The registry's word, when there is one to ask: versions pinned that it has yanked.
+    let (yanked, note) = crate::ops::list::yanked_pins(session, &ctx);
+    if let Some(note) = note {
+        printer.detail(note);
+    }
+    report.add(yanked);
     let crate::doctor::Summary { fail, warn, info } = report.summary;
     if printer.json {
         printer.json_doc(&report);

@@ -82,8 +82,8 @@ pub fn outdated(
     // behind "every member is on …".
     for (path, version) in &yanked {
         let to = match &newest {
-            Some(n) => format!("move to {n}"),
-            None => "no other version is published".into(),
+            Some(n) if n > version => format!("move to {n}"),
+            _ => "no newer version is published".into(),
         };
         printer.data(format!("{}: {version} is yanked → {to}", display_under(&base, path)));
     }

@@ -77,6 +77,8 @@ pub enum Code {
     DeliveryNotCheckedOut,
     DeliveryRefMismatch,
     NestedMarkerInvalid,
+    /// A member pins a version the registry has yanked (checked when the registry is read).
+    VersionYanked,
 }
 
 impl Code {
@@ -114,6 +116,7 @@ impl Code {
         Code::DeliveryNotCheckedOut,
         Code::DeliveryRefMismatch,
         Code::NestedMarkerInvalid,
+        Code::VersionYanked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -150,6 +153,7 @@ impl Code {
             Code::DeliveryNotSubmodule => "delivery-not-submodule",
             Code::DeliveryNotCheckedOut => "delivery-not-checked-out",
             Code::DeliveryRefMismatch => "delivery-ref-mismatch",
+            Code::VersionYanked => "version-yanked",
         }
     }
 
@@ -187,6 +191,7 @@ impl Code {
             Code::DeliveryNotSubmodule => Severity::Fail,
             Code::DeliveryNotCheckedOut => Severity::Fail,
             Code::DeliveryRefMismatch => Severity::Fail,
+            Code::VersionYanked => Severity::Warn,
         }
     }
 
@@ -238,6 +243,29 @@ pub struct Summary {
     pub info: usize,
 }
 
+impl Report {
+    /// Adds findings made outside the local checks (the registry's), in the report's order,
+    /// and counts them.
+    pub fn add(&mut self, findings: Vec<Finding>) {
+        self.findings.extend(findings);
+        sort(&mut self.findings);
+        self.summary = summary(&self.findings);
+    }
+}
+
+fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| (a.severity, &a.repo, &a.version, a.code).cmp(&(b.severity, &b.repo, &b.version, b.code)));
+}
+
+fn summary(findings: &[Finding]) -> Summary {
+    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    Summary {
+        fail: count(Severity::Fail),
+        warn: count(Severity::Warn),
+        info: count(Severity::Info),
+    }
+}
+
 /// Options of a diagnosis.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DoctorOptions {
@@ -254,13 +282,8 @@ pub fn diagnose(
     settings: &crate::store::Settings,
 ) -> Result<Report, crate::workspace::WorkspaceError> {
     let mut findings = checks::run(ctx, options, settings)?;
-    findings.sort_by(|a, b| (a.severity, &a.repo, &a.version, a.code).cmp(&(b.severity, &b.repo, &b.version, b.code)));
-    let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-    let summary = Summary {
-        fail: count(Severity::Fail),
-        warn: count(Severity::Warn),
-        info: count(Severity::Info),
-    };
+    sort(&mut findings);
+    let summary = summary(&findings);
     Ok(Report {
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
         findings,
@@ -268,7 +291,7 @@ pub fn diagnose(
     })
 }
 
-pub(crate) fn finding(
+pub fn finding(
     code: Code,
     repo: Option<PathBuf>,
     version: Option<MethodVersion>,

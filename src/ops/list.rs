@@ -150,3 +150,54 @@ pub fn outdated(session: &super::Session, ctx: &Context, offline: bool) -> Resul
         yanked,
     })
 }
+
+/// `doctor`'s look at the registry (when one is configured and the run is online): a finding
+/// for every version a member pins that the registry has yanked. A registry that cannot be read
+/// gives no finding, only a note (why), for `-v`; nothing here ever fails `doctor` (its own
+/// checks report what is wrong locally).
+pub fn yanked_pins(session: &super::Session, ctx: &Context) -> (Vec<crate::doctor::Finding>, Option<String>) {
+    match yanked_findings(session, ctx) {
+        Ok(found) => found,
+        Err(e) => (Vec::new(), Some(format!("the registry was not asked about yanks: {e}"))),
+    }
+}
+
+fn yanked_findings(
+    session: &super::Session,
+    ctx: &Context,
+) -> Result<(Vec<crate::doctor::Finding>, Option<String>), OpsError> {
+    if session.offline() {
+        return Ok((Vec::new(), Some("the registry was not read: --offline".into())));
+    }
+    let Some(location) = registry_location(session, ctx, None)? else {
+        return Ok((Vec::new(), None));
+    };
+    let index = match super::read_index(ctx, &location, &network(session, ctx, None)?, true) {
+        Ok(index) => index,
+        Err(e) => return Ok((Vec::new(), Some(format!("the registry `{location}` was not read: {e}")))),
+    };
+    let newest = crate::registry::available(&index).into_iter().max();
+    let mut findings = Vec::new();
+    for (version, members) in needs(ctx)? {
+        if !index.get(&version).is_some_and(|e| e.yanked) {
+            continue;
+        }
+        for member in members {
+            findings.push(crate::doctor::finding(
+                crate::doctor::Code::VersionYanked,
+                Some(member),
+                Some(version.clone()),
+                format!("{version} is yanked in the registry `{location}`: it still installs from the lock, but no new lock takes it"),
+                match &newest {
+                    Some(n) if *n > version => {
+                        format!("move the member to a published version: `a2c migrate version --to {n}`")
+                    }
+                    _ => format!(
+                        "the registry publishes no version newer than {version} (a write contract never goes back): ask its owner to publish one"
+                    ),
+                },
+            ));
+        }
+    }
+    Ok((findings, None))
+}

@@ -598,7 +598,9 @@ fn list_and_outdated() {
     t.run(".", &["yank", "2.0.0", "--registry", "reg"]).success();
     let human = t.run("w", &["outdated"]);
     assert!(
-        human.stdout.contains("p/web: 2.0.0 is yanked → move to 1.0.0"),
+        human
+            .stdout
+            .contains("p/web: 2.0.0 is yanked → no newer version is published"),
         "{}",
         human.stdout
     );

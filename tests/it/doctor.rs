@@ -601,3 +601,41 @@ fn the_outer_doctor_reports_a_nested_marker_it_cannot_read() {
     let (_, found, _) = codes(&t, &[]);
     assert!(!found.contains("nested-marker-invalid"), "{found:?}");
 }
+
+/// Issue 28, item 4: doctor asks the configured registry (online) and warns of every member
+/// pinning a version it has yanked; --offline does not ask.
+#[test]
+fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    t.run(".", &["yank", "2.0.0", "--registry", "reg"]).success();
+    let run = t.run("w", &["doctor", "--json"]);
+    let doc = run.verdict_json();
+    crate::cli_surface::validate("doctor", &doc);
+    let f = crate::common::finding(&doc, "version-yanked");
+    assert_eq!(f["severity"], "warn");
+    assert_eq!(f["repo"], t.shown("w/p/web"));
+    assert_eq!(f["version"], "2.0.0");
+    // Nothing newer is published: the hint never suggests going back to 1.1.0.
+    assert!(
+        f["hint"].as_str().unwrap().contains("no version newer than 2.0.0"),
+        "{f}"
+    );
+    t.publish("reg", "3.0.0", "tar.gz");
+    let doc = t.run("w", &["doctor", "--json"]).verdict_json();
+    let f = crate::common::finding(&doc, "version-yanked");
+    assert!(
+        f["hint"].as_str().unwrap().contains("a2c migrate version --to 3.0.0"),
+        "{f}"
+    );
+    let offline = t.run("w", &["--offline", "doctor", "--json"]).verdict_json();
+    assert!(
+        !offline["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "version-yanked"),
+        "{offline}"
+    );
+}
