@@ -226,6 +226,9 @@ pub struct Snapshot {
 pub type Why = String;
 
 fn relative(root: &Path, path: &Path) -> Option<String> {
+    // Exactly the name on disk: a name that is not UTF-8 would be recorded as another one
+    // (and then checked as absent, forever), so it is never recorded at all.
+    path.strip_prefix(root).ok()?.to_str()?;
     let rel = crate::util::paths::relative_slash(root, path)?;
     // One line per entry, a tab before the path: a name holding either is never recorded.
     (!rel.contains(['\n', '\t', '\r'])).then_some(rel)
@@ -267,7 +270,11 @@ impl Snapshot {
         let mut recorded = Vec::new();
         let member_paths: std::collections::BTreeSet<&Path> = members.iter().map(|m| m.path.as_path()).collect();
         for m in members {
-            let r = m.relative.as_str();
+            let relative = match m.path == root {
+                true => ".".to_string(),
+                false => rel(&m.path)?,
+            };
+            let r = relative.as_str();
             let record = match (&m.state, &m.record, &m.pending, &m.refused, &m.other_version) {
                 (Some(s), Ok(record), None, None, None)
                     if s.layout == super::Layout::Canonical && !s.both_present && s.other_record.is_none() =>

@@ -271,3 +271,29 @@ fn a_forged_snapshot_vouches_for_nothing() {
         run.transcript()
     );
 }
+
+/// A member whose directory name is not UTF-8 cannot be recorded exactly: no snapshot is
+/// written (the walk keeps serving it), rather than one that would check another name.
+#[test]
+fn a_name_that_is_not_utf8_is_never_recorded() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    let odd = t.path("w/p").join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    fs_err::create_dir_all(odd.join(".tools/esys/a2c")).unwrap();
+    crate::common::git(&odd, &["init", "-q", "."]);
+    fs_err::write(
+        odd.join(".tools/esys/a2c/adoption.yaml"),
+        "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n",
+    )
+    .unwrap();
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    std::thread::sleep(SETTLE);
+    let run = t.run("w", &["-v", "install"]);
+    run.success();
+    assert!(run.transcript().contains("cannot be recorded"), "{}", run.transcript());
+    assert!(!t.path(SNAPSHOT).exists());
+}
