@@ -129,6 +129,14 @@ pub struct PruneReport {
     pub bytes: u64,
 }
 
+/// `reason`, with the bundle's version when the tree cache knows it (`… (version 1.2.0)`).
+fn with_version(trees: &super::trees::TreeCache, sha: &Sha256, reason: String) -> String {
+    match trees.version_of(sha) {
+        Some(v) => format!("{reason} (version {v})"),
+        None => reason,
+    }
+}
+
 fn removed_with_reason<S: serde::Serializer>(list: &[(PathBuf, String)], s: S) -> Result<S::Ok, S::Error> {
     crate::util::pairs_as(list, "path", "reason", s)
 }
@@ -145,6 +153,7 @@ pub fn prune_cache(
 ) -> Result<PruneReport, StoreError> {
     let _lock = exclusive_unless_dry(cache, dry_run, waiting)?;
     let needed = &needed()?;
+    let trees = super::trees::TreeCache::new(&cache.dir);
     let mut report = PruneReport {
         cache: cache.dir.clone(),
         dry_run,
@@ -185,13 +194,13 @@ pub fn prune_cache(
         };
         if let Some(reason) = why(&sha, &entry.path()) {
             report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            let reason = with_version(&trees, &sha, reason);
             if !dry_run {
                 fs_err::remove_file(entry.path())?;
             }
             report.removed.push((entry.path(), reason));
         }
     }
-    let trees = super::trees::TreeCache::new(&cache.dir);
     for stale in trees.stale_fills() {
         if !dry_run {
             remove_tree(&stale)?;
@@ -203,6 +212,7 @@ pub fn prune_cache(
             continue;
         }
         if let Some(reason) = why(&sha, &dir.join(super::trees::META_FILE)) {
+            let reason = with_version(&trees, &sha, reason);
             if !dry_run {
                 let doomed = trees.dir.join(format!(".gc-{}-{}", sha.to_hex(), std::process::id()));
                 fs_err::rename(&dir, &doomed)?;
@@ -269,19 +279,26 @@ pub fn clean_cache(
         dry_run,
         ..Default::default()
     };
+    let trees = super::trees::TreeCache::new(&cache.dir);
+    // Named before anything goes: the versions are read from the tree entries' origins.
+    let named = |path: &std::path::Path| {
+        path.file_name()
+            .and_then(|n| Sha256::parse(&n.to_string_lossy()).ok())
+            .map_or_else(|| "clean".to_string(), |sha| with_version(&trees, &sha, "clean".into()))
+    };
+    let mut listed = Vec::new();
     for entry in fs_err::read_dir(cache.bundles()).into_iter().flatten().flatten() {
         report.bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
-        if !dry_run {
-            remove_tree(&entry.path())?;
-        }
-        report.removed.push((entry.path(), "clean".into()));
+        listed.push((entry.path(), named(&entry.path())));
     }
-    let trees = super::trees::TreeCache::new(&cache.dir);
     for entry in fs_err::read_dir(&trees.dir).into_iter().flatten().flatten() {
+        listed.push((entry.path(), named(&entry.path())));
+    }
+    for (path, reason) in listed {
         if !dry_run {
-            remove_tree(&entry.path())?;
+            remove_tree(&path)?;
         }
-        report.removed.push((entry.path(), "clean".into()));
+        report.removed.push((path, reason));
     }
     Ok(report)
 }

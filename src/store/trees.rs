@@ -180,6 +180,13 @@ impl TreeCache {
     }
 
     /// Where the tree of `sha256` is (whether or not it is cached).
+    /// The method version of the bundle `sha256`, when its entry here names the store version
+    /// it came from (its `origin`): for listings, which otherwise show bare digests.
+    pub fn version_of(&self, sha256: &Sha256) -> Option<crate::util::version::MethodVersion> {
+        let origin = crate::util::contain::read_config(&self.path(sha256).join(ORIGIN_FILE)).ok()??;
+        Path::new(origin.trim()).file_name()?.to_str()?.parse().ok()
+    }
+
     pub fn path(&self, sha256: &Sha256) -> PathBuf {
         self.dir.join(sha256.to_hex())
     }

@@ -206,9 +206,10 @@ fn cache_dir_clean_and_prune_keep_what_any_store_needs() {
     let removed = doc["removed"].as_array().unwrap();
     assert_eq!(removed.len(), 4, "two bundles, two tree records: {doc}");
     assert!(
-        removed
-            .iter()
-            .all(|r| r["reason"] == "no store on this machine needs it"),
+        removed.iter().all(|r| r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no store on this machine needs it (version ")),
         "{doc}"
     );
     assert_eq!(bundles(), 3, "a dry run changes nothing");
@@ -1273,6 +1274,10 @@ fn quiet_silences_listings() {
             "{args:?} lists something: {}",
             loud.stderr
         );
+        if args[0] == "cache" {
+            // Issue 28: a cache listing names the version of each bundle it knows.
+            assert!(loud.stdout.contains("(version 1.0.0)"), "{}", loud.stdout);
+        }
         let quiet = t.run("w", &[&["-q"][..], args].concat());
         quiet.success();
         assert_eq!((quiet.stdout.as_str(), quiet.stderr.as_str()), ("", ""), "{args:?}");
