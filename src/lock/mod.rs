@@ -23,7 +23,9 @@ pub const LOCK_VERSION: u32 = 2;
 pub struct LockEntry {
     pub name: String,
     pub version: MethodVersion,
-    /// Where the bundle was resolved from (URL or `file://` URL).
+    /// Where the bundle was resolved from: a URL (`https://`, `http://`, `file://`, `oci://`),
+    /// or a path relative to the lock file's directory (a file registry the marker names by a
+    /// relative path: a committed lock carries no machine's absolute paths).
     pub source: String,
     pub sha256: Sha256,
     pub size: u64,
@@ -45,8 +47,14 @@ pub enum BundleLocation {
 
 impl LockEntry {
     /// The entry's `source`, parsed (an `oci://` one over plain HTTP on loopback and on the
-    /// hosts of `plain`).
-    pub fn location(&self, plain: &crate::net::oci_ref::PlainHttp) -> BundleLocation {
+    /// hosts of `plain`; a relative path against `lock_dir`, the lock file's directory).
+    pub fn location(&self, plain: &crate::net::oci_ref::PlainHttp, lock_dir: Option<&Path>) -> BundleLocation {
+        if is_relative_source(&self.source) {
+            return match lock_dir {
+                Some(dir) => BundleLocation::File(crate::util::paths::normalize(&dir.join(&self.source))),
+                None => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
+            };
+        }
         match url::Url::parse(&self.source) {
             Ok(u) if u.scheme() == "file" => match u.to_file_path() {
                 Ok(path) => BundleLocation::File(path),
@@ -122,7 +130,31 @@ impl LockError {
     }
 }
 
+/// A `source` that is a path relative to the lock's directory (no scheme, not absolute).
+pub fn is_relative_source(source: &str) -> bool {
+    !source.contains("://") && !source.starts_with('/') && !source.is_empty()
+}
+
 impl Lockfile {
+    /// Writes the `file://` sources of `versions` as paths relative to `lock_dir` (the lock
+    /// file's directory): for a file registry named by a relative path, so that the lock is the
+    /// same on every machine that checks the superbuild out.
+    pub fn relativize_sources(&mut self, versions: &[MethodVersion], lock_dir: &Path) {
+        for m in self.methods.iter_mut().filter(|m| versions.contains(&m.version)) {
+            let Ok(url) = url::Url::parse(&m.source) else { continue };
+            let Ok(file) = url.to_file_path() else { continue };
+            if url.scheme() != "file" {
+                continue;
+            }
+            if let Some(rel) = crate::util::paths::relative_path(lock_dir, &file)
+                && let Some(text) = rel.to_str()
+                && !text.contains('\\')
+            {
+                m.source = text.to_string();
+            }
+        }
+    }
+
     /// Parses lockfile text; `path` is used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Self, LockError> {
         let invalid = |reason: String| LockError::Invalid {

@@ -181,6 +181,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     )
     .map_err(|e| super::with_members(ctx, e))?;
     let mut plan = plan;
+    super::relative_sources(session, ctx, options.registry.as_deref(), &mut plan);
     // Entries taken from the vendor manifest are additions to the lock on disk.
     plan.added.extend(vendored);
     plan.added.sort();
@@ -218,7 +219,7 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let crate::lock::BundleLocation::Http(url) = entry.location(&client.network().plain_http) else {
+        let crate::lock::BundleLocation::Http(url) = entry.location(&client.network().plain_http, None) else {
             continue;
         };
         let result = client.get().and_then(|c| c.probe(&url));

@@ -488,7 +488,8 @@ fn peek_manifest(
     if let Some(dir) = from {
         bundles.extend(crate::store::cache::files_of_size(dir, entry.size));
     }
-    if let crate::lock::BundleLocation::File(path) = entry.location(session.plain_http()) {
+    let lock_dir = lock_path(ctx).ok().and_then(|p| p.parent().map(Path::to_path_buf));
+    if let crate::lock::BundleLocation::File(path) = entry.location(session.plain_http(), lock_dir.as_deref()) {
         bundles.push(path);
     }
     for path in bundles.into_iter().filter(|p| p.is_file()) {

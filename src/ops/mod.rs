@@ -451,6 +451,33 @@ pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsErro
     }
 }
 
+/// When the registry is a directory named by a relative path (`registry: ../reg` in the marker
+/// or a repository's config, or a relative `--registry`/`A2C_REGISTRY`), the entries `plan`
+/// adds or updates are locked by paths relative to the lock file: a committed lock then holds
+/// no machine's absolute paths, and works wherever the superbuild and its registry are checked
+/// out side by side.
+pub fn relative_sources(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    plan: &mut crate::registry::resolve::LockPlan,
+) {
+    let text = match (flag, &session.registry, &ctx.workspace) {
+        (Some(f), _, _) => Some(f.to_string()),
+        (None, Some(env), _) => Some(env.clone()),
+        (None, None, Some(ws)) => ws.marker.registry.clone(),
+        (None, None, None) => registry_config(ctx).and_then(|c| repo_config_value(&c, "registry")),
+    };
+    let relative = text.is_some_and(|t| crate::lock::is_relative_source(&t));
+    let Some(dir) = lock_path(ctx).ok().and_then(|p| p.parent().map(Path::to_path_buf)) else {
+        return;
+    };
+    if relative {
+        let changed: Vec<MethodVersion> = plan.added.iter().chain(&plan.updated).cloned().collect();
+        plan.lock.relativize_sources(&changed, &dir);
+    }
+}
+
 /// The file this context keeps its registry in: the workspace marker in a superbuild, else the
 /// repository's `config.yaml` in its tool state root (`None` outside both).
 pub fn registry_config(ctx: &Context) -> Option<PathBuf> {
@@ -496,6 +523,7 @@ pub fn resolve_missing(
     )
     .map_err(|e| with_members(ctx, e))?;
     record_serial(ctx, &mut plan.lock, &index);
+    relative_sources(session, ctx, flag, &mut plan);
     Ok(plan)
 }
 
@@ -517,6 +545,7 @@ pub fn install_options(
         store,
         settings: session.store.clone(),
         plain_http: session.plain_http().clone(),
+        lock_dir: ctx.lock_path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
         offline,
         from: from_dir(from)?,
         jobs,
@@ -605,8 +634,8 @@ pub fn alternatives(
                 source: url.to_string(),
                 ..(*entry).clone()
             }
-            .location(session.plain_http());
-            if candidate == entry.location(session.plain_http()) {
+            .location(session.plain_http(), None);
+            if candidate == entry.location(session.plain_http(), options.lock_dir.as_deref()) {
                 continue; // the lock's own source: tried last, as itself
             }
             let list = found.entry(entry.version.clone()).or_default();

@@ -64,6 +64,8 @@ pub fn vendor(
             sha256: entry.sha256,
             size: entry.size,
             format: entry.format,
+            // Exactly as locked (a relative source stays relative to the lock): `lock --from`
+            // gives the entry back as it was.
             source: entry.source.clone(),
             tree: entry.tree.clone(),
         });

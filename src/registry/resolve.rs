@@ -89,7 +89,13 @@ pub fn plan(
                     });
                 }
                 let entry = lock_entry(index, p, location)?;
-                if &entry != l {
+                // A source the lock keeps relative to itself is the same bundle when all else is.
+                let same_bundle = crate::lock::is_relative_source(&l.source)
+                    && crate::lock::LockEntry {
+                        source: l.source.clone(),
+                        ..entry.clone()
+                    } == *l;
+                if &entry != l && !same_bundle {
                     out.updated.push(version.clone());
                     out.lock.upsert(entry);
                 }

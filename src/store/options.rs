@@ -98,6 +98,8 @@ pub struct InstallOptions {
     pub settings: Settings,
     /// The hosts an `oci://` lock source reaches over plain HTTP.
     pub plain_http: crate::net::oci_ref::PlainHttp,
+    /// The lock file's directory: a relative lock `source` is a path from there.
+    pub lock_dir: Option<PathBuf>,
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).
     pub cache: Cache,
     /// The HTTP client, built on first use; `None` reads no registry at all.

@@ -116,7 +116,7 @@ pub(super) fn candidates(
             }
         }
         looked.push(format!("the registry `{}`", entry.source));
-        match entry.location(&options.plain_http) {
+        match entry.location(&options.plain_http, options.lock_dir.as_deref()) {
             BundleLocation::File(path) => {
                 let mut c = Candidate::file(path, Source::Registry, true, true);
                 c.reveal = reveals(options, &c.path);
@@ -171,7 +171,7 @@ pub fn fetch_to_cache(
             offline: true,
         });
     }
-    match entry.location(&options.plain_http) {
+    match entry.location(&options.plain_http, options.lock_dir.as_deref()) {
         BundleLocation::File(path) => {
             let reveal = reveals(options, &path);
             let (file, _) = open_bundle(&path, entry.size)?;

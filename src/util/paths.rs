@@ -72,9 +72,58 @@ pub fn absolute(path: &Path) -> PathBuf {
     }
 }
 
+/// `path` with `.` and `..` components resolved lexically (no file system access; a `..` at
+/// the root stays at the root).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The relative path from the directory `from` to `to`, both absolute (compared after
+/// [`normalize`]): `../../reg/bundles/x.tar.gz`. `None` when either is relative.
+pub fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
+    if !from.is_absolute() || !to.is_absolute() {
+        return None;
+    }
+    let (from, to) = (normalize(from), normalize(to));
+    let a: Vec<_> = from.components().collect();
+    let b: Vec<_> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in &b[common..] {
+        out.push(c.as_os_str());
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_paths_between_absolute_ones() {
+        let rel = |a: &str, b: &str| relative_path(Path::new(a), Path::new(b)).map(|p| p.display().to_string());
+        assert_eq!(
+            rel("/w/.tools/esys/a2c", "/reg/bundles/x.tar.gz").as_deref(),
+            Some("../../../../reg/bundles/x.tar.gz")
+        );
+        assert_eq!(rel("/w", "/w/reg/x").as_deref(), Some("reg/x"));
+        assert_eq!(rel("/w/a/../b", "/w/c").as_deref(), Some("../c"));
+        assert_eq!(rel("w", "/x"), None);
+        assert_eq!(normalize(Path::new("/a/b/../../../c")), PathBuf::from("/c"));
+    }
 
     #[test]
     fn portable_paths_pass() {

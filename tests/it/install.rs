@@ -818,3 +818,48 @@ fn install_warns_of_locked_versions_yanked_since_when_it_reads_the_registry() {
     let quiet = t.run("w", &["install", "--json"]);
     assert!(quiet.json().get("yanked").is_none());
 }
+
+/// Issue 28, item 12: a file registry the marker names by a relative path is locked by paths
+/// relative to the lock — no machine's absolute path in a committed lock — and those sources
+/// install from a copy of the superbuild and registry moved elsewhere, the marker's registry
+/// line gone and the cache empty (the lock's own source is then the only place).
+#[test]
+fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains("source = \"../../../../reg/bundles/a2c-1.0.0.tar.gz\""),
+        "{lock}"
+    );
+    assert!(
+        !lock.contains(&t.root.display().to_string()),
+        "no absolute path: {lock}"
+    );
+    // lock again (and --update): the relative source is the same bundle, nothing changes.
+    let again = t.run("w", &["lock", "--update", "--json"]).json();
+    assert_eq!(again["updated"], serde_json::json!([]), "{again}");
+    // A vendor manifest keeps the entry exactly as locked (`lock --from` gives it back).
+    t.run("w", &["vendor", "../vend"]).success();
+    let manifest = fs_err::read_to_string(t.path("vend/a2c-vendor.json")).unwrap();
+    assert!(
+        manifest.contains("\"../../../../reg/bundles/a2c-1.0.0.tar.gz\""),
+        "{manifest}"
+    );
+    // The superbuild and its registry moved together, the marker without a registry, no cache.
+    fs_err::create_dir_all(t.path("moved")).unwrap();
+    fs_err::rename(t.path("w"), t.path("moved/w")).unwrap();
+    fs_err::rename(t.path("reg"), t.path("moved/reg")).unwrap();
+    t.write(
+        "moved/w/.tools/esys/a2c/workspace.yaml",
+        "schema_version: 1\nmembers: [\"p/*\"]\n",
+    );
+    let _ = fs_err::remove_dir_all(t.cache_dir());
+    let run = t.run("moved/w", &["install", "--json"]);
+    let doc = run.json();
+    assert_eq!(versions_in(&doc, "installed"), ["1.0.0"]);
+    assert!(t.path("moved/w/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file());
+}
