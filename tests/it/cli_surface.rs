@@ -782,13 +782,14 @@ fn progress_bars_fit_every_width_during_a_slow_download() {
         let t = TestContext::new();
         let server = t.standard_http_superbuild();
         t.run("w", &["lock"]).success();
-        // The first request for 1.0.0 trickles 40 bytes, 100 ms apart, then breaks off: a
-        // download bar in progress for about four seconds, then a retry that completes.
+        // The first request for 1.0.0 trickles 80 bytes, 100 ms apart, then breaks off: a
+        // download bar in progress for about eight seconds (room for a loaded CI machine), then
+        // a retry that completes.
         server.fault(
             "/bundles/a2c-1.0.0.tar.gz",
             &[crate::server::Fault::Trickle {
                 interval: std::time::Duration::from_millis(100),
-                n: 40,
+                n: 80,
             }],
         );
         let Some(term) = Terminal::start_sized(&t, "w", &[], "install --jobs 1", columns) else {
