@@ -880,7 +880,9 @@ fn hash_prefix(file: &mut fs_err::File, len: u64, hasher: &mut Hasher) -> std::i
 
 fn truncate(path: &Path) -> std::io::Result<()> {
     match crate::util::contain::open_write(path, crate::util::contain::Open::Existing, 0o600) {
-        Ok(f) => f.set_len(0),
+        Ok(f) => f
+            .set_len(0)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot empty `{}`: {e}", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }

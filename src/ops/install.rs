@@ -157,19 +157,7 @@ pub fn install(
         }
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
-    let mut options = super::install_options(
-        session,
-        ctx,
-        settings.offline,
-        settings.from.as_deref(),
-        settings.jobs.unwrap_or_else(default_jobs),
-        client.clone(),
-    )?;
-    let (alternatives, notes) = super::alternatives(session, ctx, flag, &entries, &options, &client);
-    options.alternatives = alternatives;
-    if settings.link_mode.is_some() {
-        options.link_mode = settings.link_mode;
-    }
+    let (mut options, notes) = prepared_options(session, ctx, settings, &entries, &client)?;
     if let Some(list) = &settings.reinstall {
         if let Some(v) = list.iter().find(|v| !needed.contains(*v)) {
             return Err(OpsError::Config(format!(
@@ -274,6 +262,33 @@ fn keep_snapshot(
     })
 }
 
+/// The install options of `settings` for `entries`: the session's, `--from`, `--jobs`,
+/// `--link-mode`, and where the configured registries and mirrors serve each entry (with the
+/// notes of the ones skipped) — the same for `install` and `install --version`.
+fn prepared_options(
+    session: &super::Session,
+    ctx: &Context,
+    settings: &InstallSettings,
+    entries: &[crate::lock::LockEntry],
+    client: &std::sync::Arc<crate::net::LazyClient>,
+) -> Result<(store::InstallOptions, Vec<String>), OpsError> {
+    let mut options = super::install_options(
+        session,
+        ctx,
+        settings.offline,
+        settings.from.as_deref(),
+        settings.jobs.unwrap_or_else(default_jobs),
+        client.clone(),
+    )?;
+    let flag = settings.registry.as_deref();
+    let (alternatives, notes) = super::alternatives(session, ctx, flag, entries, &options, client);
+    options.alternatives = alternatives;
+    if settings.link_mode.is_some() {
+        options.link_mode = settings.link_mode;
+    }
+    Ok((options, notes))
+}
+
 /// `a2c install --version V…`: each V's entry from the lock when it pins V, else from the
 /// configured registry (exactly V, as `lock` would resolve it, its index verified the same
 /// way), installed into the store like any other — without touching the lock, the members or
@@ -305,19 +320,7 @@ fn install_versions(
         }
     };
     let entries: Vec<_> = wanted.iter().filter_map(|v| resolved.get(v).cloned()).collect();
-    let mut options = super::install_options(
-        session,
-        ctx,
-        settings.offline,
-        settings.from.as_deref(),
-        settings.jobs.unwrap_or_else(default_jobs),
-        client.clone(),
-    )?;
-    let (alternatives, notes) = super::alternatives(session, ctx, flag, &entries, &options, &client);
-    options.alternatives = alternatives;
-    if settings.link_mode.is_some() {
-        options.link_mode = settings.link_mode;
-    }
+    let (options, notes) = prepared_options(session, ctx, settings, &entries, &client)?;
     let report = store::install::install(&entries, &options, reporter)?;
     let pinned: BTreeSet<MethodVersion> = super::pinned(ctx).map(|p| p.into_keys().collect()).unwrap_or_default();
     Ok(InstallOutcome {

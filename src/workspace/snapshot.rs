@@ -261,7 +261,7 @@ impl Snapshot {
         versions: &[MethodVersion],
         began: SystemTime,
     ) -> Result<Self, Why> {
-        let dir = std::fs::File::open(root).map_err(|e| format!("cannot open W: {e}"))?;
+        let dir = std::fs::File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
         let mut paths: Vec<String> = Vec::new();
         let rel = |p: &Path| relative(root, p).ok_or_else(|| format!("`{}` cannot be recorded", p.display()));
         for d in &seen.walked {
@@ -445,7 +445,7 @@ impl Snapshot {
         if snapshot.root != root {
             return Err(format!("taken for another W (`{}`)", snapshot.root.display()));
         }
-        let dir = std::fs::File::open(root).map_err(|e| format!("cannot open W: {e}"))?;
+        let dir = std::fs::File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
         let jobs = crate::util::parallel::metadata_jobs();
         let chunks: Vec<&[(String, Identity)]> = snapshot
             .entries

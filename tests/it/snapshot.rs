@@ -81,23 +81,29 @@ fn members(doc: &serde_json::Value) -> Vec<(String, String)> {
 fn a_trusted_snapshot_reports_what_the_walk_reads() {
     let t = TestContext::new();
     plain_superbuild(&t);
-    let from_snapshot: Vec<String> = [
-        &["install", "--json"][..],
+    const COMMANDS: [&[&str]; 3] = [
+        &["install", "--json"],
         &["workspace", "members", "--json"],
         &["doctor", "--json"],
-    ]
-    .iter()
-    .map(|args| t.run("w", args).stdout.clone())
-    .collect();
-    fs_err::remove_file(t.path(SNAPSHOT)).unwrap();
-    let walked: Vec<String> = [
-        &["install", "--json"][..],
-        &["workspace", "members", "--json"],
-        &["doctor", "--json"],
-    ]
-    .iter()
-    .map(|args| t.run("w", args).stdout.clone())
-    .collect();
+    ];
+    // Each command once with the snapshot, once after removing it (an install rewrites it: it
+    // is removed again before every walked run, so that each of those really walks).
+    let outputs = |walk: bool| -> Vec<String> {
+        COMMANDS
+            .iter()
+            .map(|args| {
+                if walk {
+                    let _ = fs_err::remove_file(t.path(SNAPSHOT));
+                }
+                let run = t.run("w", &[&["-v"][..], args].concat());
+                let used = run.stderr.contains("the members were not walked");
+                assert_eq!(used, !walk, "{args:?}: {}", run.stderr);
+                run.stdout
+            })
+            .collect()
+    };
+    let from_snapshot = outputs(false);
+    let walked = outputs(true);
     assert_eq!(from_snapshot, walked);
     assert_eq!(
         members(&serde_json::from_str(&walked[0]).unwrap()),
