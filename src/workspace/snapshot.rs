@@ -21,6 +21,12 @@
 //! through it on the snapshot's path — the record's text is the snapshot's, the pointer is not
 //! rewritten — and every command that writes there checks each component as it always did.
 //!
+//! The file is text, one line per thing: a header (format, a2c's version, W); per member a
+//! `member` line (what its record said) followed by an `ids` line holding the identities of its
+//! paths in a fixed order ([`MEMBER_PATHS`]) — so that a snapshot cannot vouch for a member
+//! without recording each of them, and each member is checked relative to its parent
+//! directory's handle, five `fstatat` of short paths; then the other paths, one per line.
+//!
 //! Identity is the object's kind, device, inode, size, and modification and change times to
 //! the nanosecond. The change time cannot be set back by anyone but the kernel, so an edit that
 //! keeps the size and resets the modification time (`touch -d`) still moves it.
@@ -43,7 +49,7 @@ use super::state_root::{CANONICAL_ROOT, ToolStateRoot};
 use crate::util::version::MethodVersion;
 
 /// The file's first line: the format and its version.
-const FORMAT: &str = "a2c-workspace-snapshot 1";
+const FORMAT: &str = "a2c-workspace-snapshot 2";
 
 /// How long before a run began a path must have last changed for the snapshot that run writes
 /// to record it (well above any Linux file system's timestamp granularity, and a FAT's 2 s
@@ -55,6 +61,23 @@ pub const RACY_MARGIN: Duration = Duration::from_secs(1);
 const RECORD: &str = ".tools/esys/a2c/adoption.yaml";
 const MARKER: &str = ".tools/esys/a2c/workspace.yaml";
 const POINTER: &str = ".tools_local/esys/a2c/workspace.yaml";
+const JOURNAL: &str = ".git/a2c-migrate.json";
+
+/// What a snapshot records of each member, in this order, relative to the member's directory
+/// (`""`: the directory itself): its directory, its tool state root, its adoption record, its
+/// local pointer, and the path of an interrupted migration's journal (absent).
+const MEMBER_PATHS: [&str; 5] = ["", CANONICAL_ROOT, RECORD, POINTER, JOURNAL];
+/// What it records of W as a member: W itself and W's pointer are not its (W's directory is a
+/// walked one, recorded as such; its store is where a snapshot lives).
+const ROOT_MEMBER_PATHS: [&str; 3] = [CANONICAL_ROOT, RECORD, JOURNAL];
+
+/// The paths recorded of the member `relative`, in the order of its identities.
+fn member_paths(relative: &str) -> &'static [&'static str] {
+    match relative {
+        "." => &ROOT_MEMBER_PATHS,
+        _ => &MEMBER_PATHS,
+    }
+}
 
 /// What a path was: absent, or an object of a kind with its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,11 +153,15 @@ impl Identity {
         self.kind != '-' && (self.mtime >= since || self.ctime >= since)
     }
 
-    fn line(&self, rel: &str) -> String {
+    fn text(&self) -> String {
         format!(
-            "{} {} {} {} {}.{:09} {}.{:09}\t{rel}",
+            "{} {} {} {} {}.{:09} {}.{:09}",
             self.kind, self.dev, self.ino, self.size, self.mtime.0, self.mtime.1, self.ctime.0, self.ctime.1
         )
+    }
+
+    fn line(&self, rel: &str) -> String {
+        format!("{}\t{rel}", self.text())
     }
 
     fn parse(text: &str) -> Option<Self> {
@@ -203,6 +230,57 @@ fn first_changed(w: &std::fs::File, entries: &[(String, Identity)]) -> Option<St
     None
 }
 
+/// A share of a snapshot's checks.
+enum Check<'a> {
+    Paths(&'a [(String, Identity)]),
+    Members(&'a [Recorded]),
+}
+
+/// The first path recorded of `members` whose identity no longer holds. Each member's paths
+/// are checked relative to its parent directory (opened once for the members it holds, its
+/// last component not followed: it is itself a recorded path), not from W.
+fn first_changed_member(w: &std::fs::File, members: &[Recorded]) -> Option<String> {
+    use std::os::fd::AsFd;
+    let mut parent: Option<(&str, std::os::fd::OwnedFd)> = None;
+    let mut path = String::new();
+    for m in members {
+        let (up, name) = match m.relative.rsplit_once('/') {
+            Some((up, name)) => (Some(up), name),
+            None if m.relative == "." => (None, ""),
+            None => (None, m.relative.as_str()),
+        };
+        if let Some(up) = up
+            && parent.as_ref().is_none_or(|(open, _)| *open != up)
+        {
+            match Identity::open_dir(w, up) {
+                Ok(Some((fd, _))) => parent = Some((up, fd)),
+                _ => return Some(up.to_string()),
+            }
+        }
+        let base = match (up, &parent) {
+            (Some(_), Some((_, fd))) => fd.as_fd(),
+            _ => w.as_fd(),
+        };
+        for (p, id) in member_paths(&m.relative).iter().zip(&m.ids) {
+            path.clear();
+            path.push_str(name);
+            if !p.is_empty() {
+                if !name.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(p);
+            }
+            if Identity::at(base, &path).map_or(true, |now| now != *id) {
+                return Some(match *p {
+                    "" => m.relative.clone(),
+                    p => under(&m.relative, p),
+                });
+            }
+        }
+    }
+    None
+}
+
 /// A member as a snapshot keeps it: enough to give back the [`Member`] the walk would read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Recorded {
@@ -211,6 +289,17 @@ struct Recorded {
     version: MethodVersion,
     method_ref: Option<String>,
     delivery: Option<Delivery>,
+    /// The identities of [`member_paths`], in that order.
+    ids: Vec<Identity>,
+}
+
+/// The identity of `rel` under W (`dir`) to record, unless it changed at or after `since`.
+fn recorded_identity(dir: &std::fs::File, rel: &str, since: (i64, u32)) -> Result<Identity, Why> {
+    let id = Identity::at(dir, rel).map_err(|e| format!("cannot check `{rel}`: {e}"))?;
+    if id.changed_since(since) {
+        return Err(format!("`{rel}` changed too recently to be trusted (racy)"));
+    }
+    Ok(id)
 }
 
 /// A snapshot: the members it vouches for, and the identities that vouch.
@@ -267,8 +356,13 @@ impl Snapshot {
         for d in &seen.walked {
             paths.push(rel(d)?);
         }
+        let since = began
+            .checked_sub(RACY_MARGIN)
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map(|d| (d.as_secs() as i64, d.subsec_nanos()))
+            .unwrap_or((i64::MAX, 0));
         let mut recorded = Vec::new();
-        let member_paths: std::collections::BTreeSet<&Path> = members.iter().map(|m| m.path.as_path()).collect();
+        let member_dirs: std::collections::BTreeSet<&Path> = members.iter().map(|m| m.path.as_path()).collect();
         for m in members {
             let relative = match m.path == root {
                 true => ".".to_string(),
@@ -290,22 +384,25 @@ impl Snapshot {
             if !std::fs::symlink_metadata(m.path.join(".git")).is_ok_and(|md| md.is_dir()) {
                 return Err(format!("the member `{r}` has no `.git` directory"));
             }
-            if r != "." {
-                paths.push(rel(&m.path)?);
-                paths.push(under(r, POINTER));
+            let mut ids = Vec::with_capacity(MEMBER_PATHS.len());
+            for p in member_paths(r) {
+                let path = match *p {
+                    "" => r.to_string(),
+                    p => under(r, p),
+                };
+                ids.push(recorded_identity(&dir, &path, since)?);
             }
-            paths.extend([CANONICAL_ROOT, RECORD].map(|p| under(r, p)));
-            paths.push(under(r, &format!(".git/{}", super::journal::JOURNAL_FILE)));
             recorded.push(Recorded {
                 relative: r.to_string(),
                 schema_version: record.schema_version,
                 version: record.tool_version.clone(),
                 method_ref: record.method_ref.clone(),
                 delivery: record.delivery,
+                ids,
             });
         }
         for (candidate, git) in &seen.candidates {
-            if member_paths.contains(candidate.as_path()) {
+            if member_dirs.contains(candidate.as_path()) {
                 continue;
             }
             let r = rel(candidate)?;
@@ -323,27 +420,16 @@ impl Snapshot {
         }
         paths.sort();
         paths.dedup();
-        let since = began
-            .checked_sub(RACY_MARGIN)
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map(|d| (d.as_secs() as i64, d.subsec_nanos()))
-            .unwrap_or((i64::MAX, 0));
         let mut entries = Vec::with_capacity(paths.len());
         for p in paths {
-            let id = Identity::at(&dir, &p).map_err(|e| format!("cannot check `{p}`: {e}"))?;
-            if id.changed_since(since) {
-                return Err(format!("`{p}` changed too recently to be trusted (racy)"));
-            }
+            let id = recorded_identity(&dir, &p, since)?;
             entries.push((p, id));
         }
         let nested = seen.nested.iter().map(|n| rel(n)).collect::<Result<Vec<_>, _>>()?;
         // A nested superbuild is not walked: its marker going away would make it walkable.
         for n in &nested {
             let marker = under(n, MARKER);
-            let id = Identity::at(&dir, &marker).map_err(|e| format!("cannot check `{marker}`: {e}"))?;
-            if id.changed_since(since) {
-                return Err(format!("`{marker}` changed too recently to be trusted (racy)"));
-            }
+            let id = recorded_identity(&dir, &marker, since)?;
             entries.push((marker, id));
         }
         Ok(Self {
@@ -366,6 +452,8 @@ impl Snapshot {
                 m.method_ref.as_deref().map_or("-".to_string(), |r| format!("={r}")),
                 m.relative
             ));
+            let ids: Vec<String> = m.ids.iter().map(Identity::text).collect();
+            out.push_str(&format!("ids {}\n", ids.join(",")));
         }
         for n in &self.nested {
             out.push_str(&format!("nested\t{n}\n"));
@@ -390,7 +478,7 @@ impl Snapshot {
             nested: Vec::new(),
             entries: Vec::new(),
         };
-        for line in lines {
+        while let Some(line) = lines.next() {
             let (head, path) = line.split_once('\t')?;
             if let Some(rest) = head.strip_prefix("member ") {
                 let mut it = rest.split(' ');
@@ -405,12 +493,23 @@ impl Snapshot {
                     r if r == "-" => None,
                     r => Some(r.strip_prefix('=')?.to_string()),
                 };
+                // Its identities, on the next line: exactly one per path recorded of it.
+                let ids = lines
+                    .next()?
+                    .strip_prefix("ids ")?
+                    .split(',')
+                    .map(Identity::parse)
+                    .collect::<Option<Vec<_>>>()?;
+                if ids.len() != member_paths(path).len() {
+                    return None;
+                }
                 snapshot.members.push(Recorded {
                     relative: path.to_string(),
                     schema_version,
                     version,
                     method_ref,
                     delivery,
+                    ids,
                 });
             } else if head == "nested" {
                 snapshot.nested.push(path.to_string());
@@ -446,12 +545,23 @@ impl Snapshot {
             return Err(format!("taken for another W (`{}`)", snapshot.root.display()));
         }
         let dir = std::fs::File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
-        let jobs = crate::util::parallel::metadata_jobs();
-        let chunks: Vec<&[(String, Identity)]> = snapshot
+        // The members' blocks and the other paths, in chunks shared among the workers.
+        let jobs = crate::util::parallel::metadata_jobs().max(1);
+        let mut work: Vec<Check> = snapshot
             .entries
-            .chunks(snapshot.entries.len().div_ceil(jobs.max(1)).max(64))
+            .chunks(snapshot.entries.len().div_ceil(jobs).max(64))
+            .map(Check::Paths)
             .collect();
-        let changed = crate::util::parallel::run_parallel(&chunks, jobs, |chunk| first_changed(&dir, chunk));
+        work.extend(
+            snapshot
+                .members
+                .chunks(snapshot.members.len().div_ceil(jobs).max(16))
+                .map(Check::Members),
+        );
+        let changed = crate::util::parallel::run_parallel(&work, jobs, |check| match check {
+            Check::Paths(entries) => first_changed(&dir, entries),
+            Check::Members(members) => first_changed_member(&dir, members),
+        });
         if let Some(p) = changed.into_iter().flatten().next() {
             return Err(format!("`{p}` changed"));
         }
@@ -459,7 +569,7 @@ impl Snapshot {
     }
 
     /// Whether it records every path it must for what it vouches for: per member, each path
-    /// [`Snapshot::take`] records; W's marker and lock. Every path is a plain relative one below
+    /// [`Snapshot::take`] records (each member's block holds them); W's marker and lock. Every path is a plain relative one below
     /// W. A snapshot that vouches for more than it records (a forged one, with no entries to
     /// check) is refused.
     fn complete(&self) -> Result<(), Why> {
@@ -473,20 +583,15 @@ impl Snapshot {
         if let Some((bad, _)) = self.entries.iter().find(|(p, _)| p != "." && !plain(p)) {
             return Err(format!("it names `{bad}`, no plain path below W"));
         }
-        let journal = format!(".git/{}", super::journal::JOURNAL_FILE);
         let mut required: Vec<String> = vec![
             super::marker::MARKER_PATH.to_string(),
             format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE),
         ];
         for m in &self.members {
             let r = m.relative.as_str();
+            // Its identities are its own, one per recorded path (the parser saw to it).
             if r != "." && !plain(r) {
                 return Err(format!("it names the member `{r}`, no plain path below W"));
-            }
-            required.extend([CANONICAL_ROOT, RECORD, &journal].map(|p| under(r, p)));
-            if r != "." {
-                required.push(r.to_string());
-                required.push(under(r, POINTER));
             }
         }
         for n in &self.nested {
@@ -535,11 +640,11 @@ impl Snapshot {
 
     /// How many paths it checks.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() + self.members.iter().map(|m| m.ids.len()).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 }
 
@@ -569,6 +674,7 @@ mod tests {
                 version: "1.2.3".parse().unwrap(),
                 method_ref: Some("v1.2.3 extra".into()),
                 delivery: Some(Delivery::Clone),
+                ids: vec![id, Identity::ABSENT, id, id, Identity::ABSENT],
             }],
             nested: vec!["n".into()],
             entries: vec![("p".into(), id), ("q".into(), Identity::ABSENT)],
@@ -576,5 +682,14 @@ mod tests {
         assert_eq!(Snapshot::parse(&s.render()), Some(s.clone()));
         let other = s.render().replacen(crate::A2C_VERSION, "0.0.0-other", 1);
         assert_eq!(Snapshot::parse(&other), None);
+        // A member's block holds one identity per path recorded of it, no fewer.
+        let short = s.render().replacen(",- 0 0 0 0.000000000 0.000000000\n", "\n", 1);
+        assert_ne!(short, s.render());
+        assert_eq!(Snapshot::parse(&short), None);
+    }
+
+    #[test]
+    fn the_journal_recorded_is_the_one_migrate_writes() {
+        assert_eq!(JOURNAL, format!(".git/{}", super::super::journal::JOURNAL_FILE));
     }
 }
