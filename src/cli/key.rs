@@ -10,16 +10,22 @@ use crate::registry::RegistryLocation;
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCommand {
-    /// Write a new Ed25519 key pair: FILE (secret, 0600) and FILE.pub (minisign public key)
+    /// Write a new Ed25519 key pair in minisign's format: FILE (secret, encrypted with a
+    /// password, 0600) and FILE.pub (public key)
     Generate(GenerateArgs),
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  a2c key generate --out ~/.config/a2c/a2c.key")]
+#[command(
+    after_help = "The password is asked twice on a terminal (not shown), or read from A2C_KEY_PASSWORD;\nsigning asks for it again. The files are minisign's: `minisign -S -s FILE` signs with it.\n\nExamples:\n  a2c key generate --out ~/.config/a2c/a2c.key\n  A2C_KEY_PASSWORD=\"$SECRET\" a2c key generate --out ci.key\n  a2c key generate --out throwaway.key --no-password"
+)]
 pub struct GenerateArgs {
     /// Where to write the secret key (the public key goes to FILE.pub)
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Do not encrypt the secret key (as `minisign -G -W`): anyone who reads the file can sign
+    #[arg(long)]
+    pub no_password: bool,
 }
 
 #[derive(Debug, Args)]
@@ -55,7 +61,15 @@ pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::
             anyhow::bail!("`{}` already exists: a2c never overwrites a key", p.display());
         }
     }
-    let (line, public_file, secret_file, id) = crate::registry::signing::generate()?;
+    let password = match args.no_password {
+        true => None,
+        false => Some(new_password(printer)?),
+    };
+    if password.is_some() {
+        printer.status("deriving the key's encryption (scrypt, 1 GiB of memory, as minisign does)…");
+    }
+    let (line, public_file, secret_file, id) =
+        crate::registry::signing::generate(password.as_deref(), crate::registry::signing::KDF_SENSITIVE)?;
     if let Some(dir) = secret_path.parent() {
         fs_err::create_dir_all(dir)?;
     }
@@ -87,6 +101,49 @@ pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::
     Ok(Outcome::Success)
 }
 
+/// The password of a new key: `A2C_KEY_PASSWORD`, or typed twice on a terminal.
+fn new_password(printer: &Printer) -> anyhow::Result<String> {
+    if let Some(password) = crate::env::key_password() {
+        return Ok(password);
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        anyhow::bail!(
+            "no terminal to ask the new key's password on: set {} (a CI secret), or pass --no-password for a key anyone who reads the file can use",
+            crate::env::A2C_KEY_PASSWORD
+        );
+    }
+    printer.status("password for the new key (not shown):");
+    let first = super::login::read_secret_line()?;
+    let first = first.trim_end_matches(['\r', '\n']);
+    if first.is_empty() {
+        anyhow::bail!("an empty password: type one, or pass --no-password for an unencrypted key");
+    }
+    printer.status("the same password again:");
+    let again = super::login::read_secret_line()?;
+    if again.trim_end_matches(['\r', '\n']) != first {
+        anyhow::bail!("the two passwords differ: nothing was written; run `a2c key generate` again");
+    }
+    Ok(first.to_string())
+}
+
+/// Unlocks the secret key at `path` for signing: its password (if it is encrypted) from
+/// `A2C_KEY_PASSWORD`, else asked on the terminal. Done before anything is published, so a
+/// wrong password changes nothing.
+pub fn unlock(path: &std::path::Path, printer: &Printer) -> anyhow::Result<crate::registry::signing::SecretKey> {
+    let ask = || {
+        if let Some(password) = crate::env::key_password() {
+            return Some(password);
+        }
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return None;
+        }
+        printer.status(format!("password for the secret key `{}` (not shown):", path.display()));
+        let line = super::login::read_secret_line().ok()?;
+        Some(line.trim_end_matches(['\r', '\n']).to_string())
+    };
+    Ok(crate::registry::signing::SecretKey::load(path, ask)?)
+}
+
 pub fn sign(
     args: &SignArgs,
     session: &crate::ops::Session,
@@ -98,7 +155,8 @@ pub fn sign(
         &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
         &session.network,
     );
-    let signed = registry.sign(&cwd.join(&args.key), args.expires_in)?;
+    let key = unlock(&cwd.join(&args.key), printer)?;
+    let signed = registry.sign(&key, args.expires_in)?;
     match (signed.rebuilt, printer.json) {
         (_, true) => printer.json_doc(&signed),
         (None, false) => printer.status(format!("signed the index: `{}`", signed.signature)),

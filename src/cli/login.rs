@@ -97,7 +97,7 @@ pub fn logout(
 /// One line of standard input; on a terminal it is read with echo off (as `docker login`, `gh`
 /// and uv read secrets): what is typed or pasted never appears on the screen, nor in a
 /// terminal's scrollback. The terminal's settings are put back afterwards, whatever happens.
-fn read_secret_line() -> std::io::Result<String> {
+pub(super) fn read_secret_line() -> std::io::Result<String> {
     use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
     let stdin = std::io::stdin();
     let mut line = String::new();

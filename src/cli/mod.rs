@@ -314,6 +314,7 @@ hinted!(
     crate::registry::RegistryError,
     crate::registry::publish::PublishError,
     crate::registry::signing::SignError,
+    crate::registry::signing::KeyError,
     crate::store::StoreError,
     crate::lock::LockError,
     crate::archive::ArchiveError,

@@ -68,12 +68,15 @@ pub fn run(
         &session.network,
     );
     let tree = cwd.join(&args.dir);
-    let key = args.sign.as_ref().map(|k| cwd.join(k));
+    let key = match &args.sign {
+        Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
+        None => None,
+    };
     let p = registry.publish(&crate::registry::handle::PublishRequest {
         tree: &tree,
         version: &args.version,
         format,
-        sign: key.as_deref(),
+        sign: key.as_ref(),
         deflate: deflate(args),
         limits: &session.limits()?,
     })?;
@@ -113,8 +116,8 @@ pub fn run(
         )),
     }
     // `--sign`: the index was signed after the change (or left as it was when nothing changed).
-    if let (Some(key), false, true) = (&key, printer.json, p.changed) {
-        printer.status(format!("signed the index with `{}`", key.display()));
+    if let (Some((path, key)), false, true) = (args.sign.as_ref().zip(key.as_ref()), printer.json, p.changed) {
+        printer.status(format!("signed the index with `{}` (key {})", path.display(), key.id()));
     }
     Ok(Outcome::Success)
 }

@@ -40,8 +40,11 @@ pub fn run(
         &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
         &session.network,
     );
-    let key = args.sign.as_ref().map(|k| cwd.join(k));
-    let yanked = registry.yank(&args.version, args.undo, key.as_deref())?;
+    let key = match &args.sign {
+        Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
+        None => None,
+    };
+    let yanked = registry.yank(&args.version, args.undo, key.as_ref())?;
     for w in &yanked.warnings {
         printer.warn(w);
     }

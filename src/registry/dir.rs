@@ -1,7 +1,7 @@
 //! A file registry: a directory on this machine holding `index/esys/a2c.json` and its bundles
 //! (read with `--registry PATH`, written by `a2c pack`, `yank` and `sign`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::handle::{Landed, PublishRequest, Published, Registry, Signed, Yanked};
 use super::publish::{self, PublishError};
@@ -78,7 +78,12 @@ impl Registry for DirRegistry {
         })
     }
 
-    fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&Path>) -> Result<Yanked, PublishError> {
+    fn yank(
+        &self,
+        version: &MethodVersion,
+        undo: bool,
+        sign: Option<&signing::SecretKey>,
+    ) -> Result<Yanked, PublishError> {
         let changed = publish::yank(&self.dir, version, undo)?;
         let mut warnings = Vec::new();
         match sign {
@@ -96,7 +101,7 @@ impl Registry for DirRegistry {
         })
     }
 
-    fn sign(&self, key: &Path, expires_in_days: Option<u64>) -> Result<Signed, PublishError> {
+    fn sign(&self, key: &signing::SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError> {
         let path = publish::sign_index(&self.dir, key, expires_in_days)?;
         Ok(Signed {
             signature: path.display().to_string(),

@@ -19,7 +19,7 @@ pub struct PublishRequest<'a> {
     pub version: &'a MethodVersion,
     pub format: Format,
     /// Sign the index afterwards with this secret key.
-    pub sign: Option<&'a Path>,
+    pub sign: Option<&'a super::signing::SecretKey>,
     pub deflate: Deflate,
     /// The packing limits (the session's).
     pub limits: &'a crate::archive::Limits,
@@ -98,10 +98,15 @@ pub trait Registry {
     fn publish(&self, request: &PublishRequest<'_>) -> Result<Published, PublishError>;
 
     /// Marks `version` yanked (or, with `undo`, available again); re-signs with `sign`.
-    fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&Path>) -> Result<Yanked, PublishError>;
+    fn yank(
+        &self,
+        version: &MethodVersion,
+        undo: bool,
+        sign: Option<&super::signing::SecretKey>,
+    ) -> Result<Yanked, PublishError>;
 
     /// Signs the index with the secret key `key` (an expiry `expires_in_days` from now).
-    fn sign(&self, key: &Path, expires_in_days: Option<u64>) -> Result<Signed, PublishError>;
+    fn sign(&self, key: &super::signing::SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError>;
 }
 
 /// The refusal of a write to a registry that is only read (a static HTTP registry): `what` is

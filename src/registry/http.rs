@@ -1,8 +1,6 @@
 //! A static HTTP(S) registry: the same layout as a file registry, served by any web server.
 //! a2c only reads it; publishing happens in the directory it is served from.
 
-use std::path::Path;
-
 use super::handle::{PublishRequest, Published, Registry, Signed, Yanked, read_only};
 use super::publish::PublishError;
 use super::{Index, RegistryError, RegistryLocation, Wanted, signing};
@@ -51,11 +49,11 @@ impl Registry for HttpRegistry {
         Err(read_only("pack", &self.shown()))
     }
 
-    fn yank(&self, _: &MethodVersion, _: bool, _: Option<&Path>) -> Result<Yanked, PublishError> {
+    fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
         Err(read_only("yank", &self.shown()))
     }
 
-    fn sign(&self, _: &Path, _: Option<u64>) -> Result<Signed, PublishError> {
+    fn sign(&self, _: &signing::SecretKey, _: Option<u64>) -> Result<Signed, PublishError> {
         Err(read_only("sign", &self.shown()))
     }
 }

@@ -321,13 +321,13 @@ fn write_index(
     http: &HttpClient,
     oci: &OciRef,
     index: &Index,
-    key: Option<&std::path::Path>,
+    key: Option<&super::signing::SecretKey>,
 ) -> Result<(), RegistryError> {
     let bytes = index.to_json().into_bytes();
     let mut layers = Vec::new();
     let mut blobs = vec![(INDEX_LAYER_TYPE, bytes.clone())];
     if let Some(key) = key {
-        let signature = super::signing::sign(key, &bytes, "a2c index esys/a2c")?;
+        let signature = super::signing::sign(key, &bytes, "a2c index esys/a2c");
         blobs.push((SIGNATURE_LAYER_TYPE, signature.into_bytes()));
     }
     push_blob(http, oci, EMPTY_DIGEST, Payload::Bytes(b"{}".to_vec()))?;
@@ -352,7 +352,7 @@ fn write_index(
 pub fn sign(
     http: &HttpClient,
     oci: &OciRef,
-    key: &std::path::Path,
+    key: &super::signing::SecretKey,
     expires_in_days: Option<u64>,
 ) -> Result<Index, RegistryError> {
     let mut index = next_index(http, oci)?;
@@ -368,7 +368,7 @@ pub fn yank(
     oci: &OciRef,
     version: &MethodVersion,
     undo: bool,
-    key: Option<&std::path::Path>,
+    key: Option<&super::signing::SecretKey>,
 ) -> Result<bool, RegistryError> {
     let mut index = next_index(http, oci)?;
     let available = super::available(&index);
@@ -595,7 +595,7 @@ impl super::handle::Registry for OciRegistry {
         &self,
         version: &MethodVersion,
         undo: bool,
-        key: Option<&std::path::Path>,
+        key: Option<&super::signing::SecretKey>,
     ) -> Result<super::handle::Yanked, super::publish::PublishError> {
         let http = self.client()?;
         let signed = is_signed(&http, &self.oci)?;
@@ -618,7 +618,7 @@ impl super::handle::Registry for OciRegistry {
 
     fn sign(
         &self,
-        key: &std::path::Path,
+        key: &super::signing::SecretKey,
         expires_in_days: Option<u64>,
     ) -> Result<super::handle::Signed, super::publish::PublishError> {
         let index = sign(&*self.client()?, &self.oci, key, expires_in_days)?;

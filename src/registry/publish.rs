@@ -1,5 +1,6 @@
 //! Publishing into a file registry: `a2c pack`.
 
+use crate::registry::signing::SecretKey;
 use std::path::{Path, PathBuf};
 
 use super::location::INDEX_PATH;
@@ -140,7 +141,7 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
 /// publish lock: writes `index/esys/a2c.json.minisig` atomically. Returns its path.
 /// With `expires_in_days`, the index first gets an `expires` that many days from now (and a
 /// new serial).
-pub fn sign_index(registry: &Path, key: &Path, expires_in_days: Option<u64>) -> Result<PathBuf, PublishError> {
+pub fn sign_index(registry: &Path, key: &SecretKey, expires_in_days: Option<u64>) -> Result<PathBuf, PublishError> {
     let _lock = PublishLock::acquire(registry)?;
     if let Some(days) = expires_in_days {
         let index_path = registry.join(INDEX_PATH);
@@ -151,7 +152,7 @@ pub fn sign_index(registry: &Path, key: &Path, expires_in_days: Option<u64>) -> 
     write_signature(registry, key)
 }
 
-fn write_signature(registry: &Path, key: &Path) -> Result<PathBuf, PublishError> {
+fn write_signature(registry: &Path, key: &SecretKey) -> Result<PathBuf, PublishError> {
     let index_path = registry.join(INDEX_PATH);
     let bytes = crate::util::contain::read_config(&index_path)?
         .ok_or_else(|| {
@@ -161,8 +162,7 @@ fn write_signature(registry: &Path, key: &Path) -> Result<PathBuf, PublishError>
             )
         })?
         .into_bytes();
-    let text = crate::registry::signing::sign(key, &bytes, "a2c index esys/a2c")
-        .map_err(crate::registry::RegistryError::from)?;
+    let text = crate::registry::signing::sign(key, &bytes, "a2c index esys/a2c");
     let path = registry.join(format!("{INDEX_PATH}{}", crate::registry::signing::SIGNATURE_SUFFIX));
     crate::util::fs::write_atomic(&path, text.as_bytes())?;
     Ok(path)
@@ -186,7 +186,7 @@ pub fn publish(
     version: &MethodVersion,
     (format, deflate, limits): (archive::Format, archive::Deflate, &archive::Limits),
     registry: &Path,
-    sign: Option<&Path>,
+    sign: Option<&SecretKey>,
 ) -> Result<Published, PublishError> {
     let manifest = MethodManifest::read_tree(tree)?;
     if &manifest.version != version {

@@ -7,12 +7,15 @@
 //!   signature line (`Ed` legacy, over the index bytes, as a2c writes it; `ED` prehashed, as
 //!   the minisign CLI writes it by default), a trusted comment, and the global signature over
 //!   the signature and the trusted comment.
-//! - a2c's **secret key** file is its own (`a2c-secret-key-v1`: the key id and the Ed25519
-//!   PKCS#8 document, base64), written 0600; keys made by `minisign -G` sign with the
-//!   minisign CLI and verify in a2c.
+//! - A **secret key** is minisign's too, written 0600: encrypted with a password by default
+//!   (scrypt with minisign's own limits, a BLAKE2b checksum that tells a wrong password), or
+//!   not (`--no-password`, as `minisign -G -W`). a2c signs with keys `minisign -G` made, and the
+//!   minisign CLI with keys a2c made; the unencrypted `a2c-secret-key-v1` files of earlier a2c
+//!   versions still sign.
 //!
 //! Verification is `minisign-verify`'s; signing and key generation use `ring` (already the
-//! TLS provider's crypto), so no second crypto stack comes in.
+//! TLS provider's crypto), so no second crypto stack comes in; the key's encryption is the
+//! `scrypt` and `blake2` crates (on the same `sha2`).
 
 use std::path::{Path, PathBuf};
 
@@ -76,77 +79,258 @@ fn key_id_hex(id: &[u8]) -> String {
     format!("{:016X}", u64::from_le_bytes(le))
 }
 
-/// A new key pair: (the public key line, the public key file text, the secret key file text,
-/// the key id).
-pub fn generate() -> Result<(String, String, String, String), SignError> {
+/// minisign's secret key file: `Ed`, the key derivation (`Sc`: scrypt; two zero bytes: none),
+/// the checksum (`B2`: BLAKE2b-256), a 32-byte salt, the scrypt limits (8 bytes each, little
+/// endian), then the key id, the Ed25519 secret key (seed and public key) and the checksum —
+/// those 104 bytes XORed with as many bytes of scrypt(password, salt) when encrypted.
+const KEY_HEADER: usize = 2 + 2 + 2 + 32 + 8 + 8;
+const KEYNUM: usize = 8 + 64 + 32;
+const KDF_SCRYPT: &[u8; 2] = b"Sc";
+const KDF_NONE: &[u8; 2] = &[0, 0];
+
+/// How hard the password of a new key is to guess: minisign's own limits (libsodium's
+/// "sensitive": scrypt with N = 2^20, r = 8, p = 1 — 1 GiB of memory, a few seconds).
+pub const KDF_SENSITIVE: KdfLimits = KdfLimits {
+    opslimit: 33_554_432,
+    memlimit: 1_073_741_824,
+};
+
+/// The most memory a2c lets a secret key's scrypt limits ask for when it is unlocked (twice
+/// minisign's own): a key file that asks for more is refused, not obeyed.
+const KDF_MAX_MEMORY: u64 = 2 << 30;
+
+/// The scrypt limits stored in a minisign secret key, as libsodium counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdfLimits {
+    pub opslimit: u64,
+    pub memlimit: u64,
+}
+
+impl KdfLimits {
+    /// scrypt's (log2 N, r, p) for these limits, as libsodium's
+    /// `crypto_pwhash_scryptsalsa208sha256` picks them, so that minisign and a2c derive the
+    /// same bytes from one file.
+    fn params(self) -> (u8, u32, u32) {
+        let opslimit = self.opslimit.max(32_768);
+        let r: u64 = 8;
+        let smallest_log_n = |max_n: u64| (1u8..63).find(|&l| (1u64 << l) > max_n / 2).unwrap_or(63);
+        if opslimit < self.memlimit / 32 {
+            (smallest_log_n(opslimit / (r * 4)), r as u32, 1)
+        } else {
+            let log_n = smallest_log_n(self.memlimit / (r * 128));
+            let max_rp = ((opslimit / 4) >> log_n).min(0x3fff_ffff);
+            (log_n, r as u32, (max_rp / r) as u32)
+        }
+    }
+}
+
+/// Why a secret key could not be unlocked.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error(transparent)]
+    Sign(#[from] SignError),
+    #[error("`{}` is encrypted and no password was given", path.display())]
+    NeedsPassword { path: PathBuf },
+    #[error("wrong password for `{}`", path.display())]
+    WrongPassword { path: PathBuf },
+    #[error("`{}` asks for {mib} MiB of memory to unlock (scrypt limits), more than a2c allows ({} MiB)", path.display(), KDF_MAX_MEMORY >> 20)]
+    TooCostly { path: PathBuf, mib: u64 },
+}
+
+impl KeyError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Sign(e) => e.hint(),
+            Self::NeedsPassword { .. } => Some(format!(
+                "type it on a terminal, or set {} (a CI secret)",
+                crate::env::A2C_KEY_PASSWORD
+            )),
+            Self::WrongPassword { .. } => Some("nothing was signed; try again".into()),
+            Self::TooCostly { .. } => Some("re-create the key with `a2c key generate` or `minisign -G`".into()),
+        }
+    }
+}
+
+impl crate::util::hint::Hint for KeyError {
+    fn hint(&self) -> Option<String> {
+        KeyError::hint(self)
+    }
+}
+
+/// A new key pair, its secret key encrypted with `password` (scrypt with `limits`) or, with
+/// `None`, not encrypted (as `minisign -G -W`): (the public key line, the public key file
+/// text, the secret key file text, the key id). Both files are minisign's.
+pub fn generate(password: Option<&str>, limits: KdfLimits) -> Result<(String, String, String, String), SignError> {
     let rng = ring::rand::SystemRandom::new();
-    let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng)
-        .map_err(|_| std::io::Error::other("cannot generate an Ed25519 key"))?;
-    let pair = ring::signature::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref())
-        .map_err(|_| std::io::Error::other("cannot read the generated key"))?;
+    let no_randomness = |_| std::io::Error::other("no randomness");
+    let mut seed = [0u8; 32];
+    rng.fill(&mut seed).map_err(no_randomness)?;
+    let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(&seed)
+        .map_err(|_| std::io::Error::other("cannot make an Ed25519 key"))?;
     let mut id = [0u8; 8];
-    rng.fill(&mut id).map_err(|_| std::io::Error::other("no randomness"))?;
+    rng.fill(&mut id).map_err(no_randomness)?;
     let mut public = b"Ed".to_vec();
     public.extend_from_slice(&id);
     public.extend_from_slice(pair.public_key().as_ref());
     let line = B64.encode(&public);
     let hex = key_id_hex(&id);
     let public_file = format!("untrusted comment: minisign public key {hex}\n{line}\n");
-    let mut secret = id.to_vec();
-    secret.extend_from_slice(pkcs8.as_ref());
-    let secret_file = format!(
-        "untrusted comment: a2c secret key {hex} (keep it private)\n{SECRET_TAG} {}\n",
-        B64.encode(&secret)
-    );
+
+    let mut keynum = Vec::with_capacity(KEYNUM);
+    keynum.extend_from_slice(&id);
+    keynum.extend_from_slice(&seed);
+    keynum.extend_from_slice(pair.public_key().as_ref());
+    let checksum = key_checksum(&id, &keynum[8..72]);
+    keynum.extend_from_slice(&checksum);
+    let mut salt = [0u8; 32];
+    rng.fill(&mut salt).map_err(no_randomness)?;
+    let mut file = b"Ed".to_vec();
+    let (kdf, comment) = match password {
+        Some(_) => (KDF_SCRYPT, "minisign encrypted secret key"),
+        None => (KDF_NONE, "minisign secret key (not encrypted)"),
+    };
+    file.extend_from_slice(kdf);
+    file.extend_from_slice(b"B2");
+    file.extend_from_slice(&salt);
+    file.extend_from_slice(&limits.opslimit.to_le_bytes());
+    file.extend_from_slice(&limits.memlimit.to_le_bytes());
+    if let Some(password) = password {
+        xor_stream(&mut keynum, password, &salt, limits)?;
+    }
+    file.extend_from_slice(&keynum);
+    let secret_file = format!("untrusted comment: {comment} {hex}\n{}\n", B64.encode(&file));
     Ok((line, public_file, secret_file, hex))
 }
 
-struct Secret {
+/// minisign's checksum of a secret key: BLAKE2b-256 of `Ed`, the key id and the secret key.
+fn key_checksum(id: &[u8], secret: &[u8]) -> [u8; 32] {
+    use blake2::Digest;
+    let mut h = blake2::Blake2b256::new();
+    h.update(b"Ed");
+    h.update(id);
+    h.update(secret);
+    h.finalize().into()
+}
+
+/// XORs `data` with scrypt(password, salt) under `limits` (encrypting and decrypting alike).
+fn xor_stream(data: &mut [u8], password: &str, salt: &[u8], limits: KdfLimits) -> Result<(), std::io::Error> {
+    let (log_n, r, p) = limits.params();
+    let params = scrypt::Params::new(log_n, r, p).map_err(|e| std::io::Error::other(format!("scrypt limits: {e}")))?;
+    let mut stream = vec![0u8; data.len()];
+    scrypt::scrypt(password.as_bytes(), salt, &params, &mut stream)
+        .map_err(|e| std::io::Error::other(format!("scrypt: {e}")))?;
+    data.iter_mut().zip(&stream).for_each(|(d, k)| *d ^= k);
+    Ok(())
+}
+
+/// An unlocked secret key: what signs.
+pub struct SecretKey {
     id: [u8; 8],
     pair: ring::signature::Ed25519KeyPair,
 }
 
-fn read_secret(path: &Path) -> Result<Secret, SignError> {
-    let bad = || SignError::BadSecretKey {
-        path: path.to_path_buf(),
-    };
-    let text = crate::util::contain::read_config(path)?.ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("`{}` does not exist", path.display()),
-        )
-    })?;
-    let b64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix(SECRET_TAG))
-        .map(str::trim)
-        .ok_or_else(bad)?;
-    let bytes = B64.decode(b64).map_err(|_| bad())?;
-    if bytes.len() < 9 {
-        return Err(bad());
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SecretKey({})", key_id_hex(&self.id))
     }
-    let mut id = [0u8; 8];
-    id.copy_from_slice(&bytes[..8]);
-    let pair = ring::signature::Ed25519KeyPair::from_pkcs8(&bytes[8..]).map_err(|_| bad())?;
-    Ok(Secret { id, pair })
 }
 
-/// A minisign signature of `data` with the secret key at `key`: the text of a `.minisig` file.
-pub fn sign(key: &Path, data: &[u8], trusted_comment: &str) -> Result<String, SignError> {
-    let secret = read_secret(key)?;
-    let signature = secret.pair.sign(data);
+impl SecretKey {
+    /// Reads the secret key at `path`: minisign's (from `a2c key generate` or `minisign -G`),
+    /// asking `password` for its password when it is encrypted, or the unencrypted
+    /// `a2c-secret-key-v1` of earlier a2c versions.
+    pub fn load(path: &Path, password: impl FnOnce() -> Option<String>) -> Result<Self, KeyError> {
+        let bad = || SignError::BadSecretKey {
+            path: path.to_path_buf(),
+        };
+        let text = crate::util::contain::read_config(path)
+            .map_err(SignError::from)?
+            .ok_or_else(|| {
+                SignError::from(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("`{}` does not exist", path.display()),
+                ))
+            })?;
+        if let Some(b64) = text.lines().find_map(|l| l.strip_prefix(SECRET_TAG)) {
+            let bytes = B64.decode(b64.trim()).map_err(|_| bad())?;
+            if bytes.len() < 9 {
+                return Err(bad().into());
+            }
+            let mut id = [0u8; 8];
+            id.copy_from_slice(&bytes[..8]);
+            let pair = ring::signature::Ed25519KeyPair::from_pkcs8(&bytes[8..]).map_err(|_| bad())?;
+            return Ok(Self { id, pair });
+        }
+        let line = text.lines().nth(1).map(str::trim).ok_or_else(bad)?;
+        let bytes = B64.decode(line).map_err(|_| bad())?;
+        if bytes.len() != KEY_HEADER + KEYNUM || &bytes[..2] != b"Ed" || &bytes[4..6] != b"B2" {
+            return Err(bad().into());
+        }
+        let salt = &bytes[6..38];
+        let number = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+        let limits = KdfLimits {
+            opslimit: number(38),
+            memlimit: number(46),
+        };
+        let mut keynum = bytes[KEY_HEADER..].to_vec();
+        let encrypted = match <&[u8; 2]>::try_from(&bytes[2..4]).expect("two bytes") {
+            k if k == KDF_SCRYPT => true,
+            k if k == KDF_NONE => false,
+            _ => return Err(bad().into()),
+        };
+        if encrypted {
+            let (log_n, r, p) = limits.params();
+            let memory = (128u64 * r as u64).saturating_mul(1u64 << log_n.min(62));
+            if memory > KDF_MAX_MEMORY || p > 16 {
+                return Err(KeyError::TooCostly {
+                    path: path.to_path_buf(),
+                    mib: memory >> 20,
+                });
+            }
+            let password = password().ok_or_else(|| KeyError::NeedsPassword {
+                path: path.to_path_buf(),
+            })?;
+            xor_stream(&mut keynum, &password, salt, limits).map_err(SignError::from)?;
+        }
+        let (id, rest) = keynum.split_at(8);
+        let (secret, checksum) = rest.split_at(64);
+        if key_checksum(id, secret) != checksum {
+            return Err(match encrypted {
+                true => KeyError::WrongPassword {
+                    path: path.to_path_buf(),
+                },
+                false => bad().into(),
+            });
+        }
+        let pair = ring::signature::Ed25519KeyPair::from_seed_and_public_key(&secret[..32], &secret[32..])
+            .map_err(|_| bad())?;
+        Ok(Self {
+            id: id.try_into().expect("eight bytes"),
+            pair,
+        })
+    }
+
+    /// The key id (upper-case hex, as minisign shows it).
+    pub fn id(&self) -> String {
+        key_id_hex(&self.id)
+    }
+}
+
+/// A minisign signature of `data` with `key`: the text of a `.minisig` file.
+pub fn sign(key: &SecretKey, data: &[u8], trusted_comment: &str) -> String {
+    let signature = key.pair.sign(data);
     let mut line = b"Ed".to_vec();
-    line.extend_from_slice(&secret.id);
+    line.extend_from_slice(&key.id);
     line.extend_from_slice(signature.as_ref());
     let mut global = signature.as_ref().to_vec();
     global.extend_from_slice(trusted_comment.as_bytes());
-    let global = secret.pair.sign(&global);
-    Ok(format!(
+    let global = key.pair.sign(&global);
+    format!(
         "untrusted comment: signature from a2c secret key {}\n{}\ntrusted comment: {trusted_comment}\n{}\n",
-        key_id_hex(&secret.id),
+        key_id_hex(&key.id),
         B64.encode(&line),
         B64.encode(global.as_ref())
-    ))
+    )
 }
 
 /// The key id of a public key line (upper-case hex, as minisign shows it).
@@ -216,13 +400,60 @@ impl crate::util::hint::Hint for SignError {
 mod tests {
     use super::*;
 
+    /// Cheap limits for tests: N = 2^10, 1 MiB.
+    const LIGHT: KdfLimits = KdfLimits {
+        opslimit: 32_768,
+        memlimit: 1 << 20,
+    };
+
+    #[test]
+    fn scrypt_parameters_are_libsodiums() {
+        // minisign's "sensitive" and libsodium's "interactive" limits.
+        assert_eq!(KDF_SENSITIVE.params(), (20, 8, 1));
+        let interactive = KdfLimits {
+            opslimit: 524_288,
+            memlimit: 16_777_216,
+        };
+        assert_eq!(interactive.params(), (14, 8, 1));
+        assert_eq!(LIGHT.params(), (10, 8, 1));
+    }
+
+    #[test]
+    fn an_encrypted_key_unlocks_with_its_password_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, _, secret, id) = generate(Some("correct horse"), LIGHT).unwrap();
+        assert!(secret.starts_with("untrusted comment: minisign encrypted secret key"));
+        let key = dir.path().join("a2c.key");
+        std::fs::write(&key, secret).unwrap();
+        assert_eq!(SecretKey::load(&key, || Some("correct horse".into())).unwrap().id(), id);
+        assert!(matches!(
+            SecretKey::load(&key, || Some("wrong".into())),
+            Err(KeyError::WrongPassword { .. })
+        ));
+        assert!(matches!(
+            SecretKey::load(&key, || None),
+            Err(KeyError::NeedsPassword { .. })
+        ));
+        // Limits that would take more memory than a2c allows are refused before the password.
+        let text = std::fs::read_to_string(&key).unwrap();
+        let mut bytes = B64.decode(text.lines().nth(1).unwrap()).unwrap();
+        bytes[46..54].copy_from_slice(&(64u64 << 30).to_le_bytes());
+        bytes[38..46].copy_from_slice(&(64u64 << 30).to_le_bytes());
+        std::fs::write(&key, format!("untrusted comment: x\n{}\n", B64.encode(&bytes))).unwrap();
+        assert!(matches!(
+            SecretKey::load(&key, || panic!("not asked")),
+            Err(KeyError::TooCostly { .. })
+        ));
+    }
+
     #[test]
     fn sign_then_verify_and_every_refusal() {
         let dir = tempfile::tempdir().unwrap();
-        let (line, _, secret, id) = generate().unwrap();
+        let (line, _, secret, id) = generate(None, LIGHT).unwrap();
         let key = dir.path().join("a2c.key");
         std::fs::write(&key, secret).unwrap();
-        let sig = sign(&key, b"index", "a2c index").unwrap();
+        let key = SecretKey::load(&key, || panic!("an unencrypted key needs no password")).unwrap();
+        let sig = sign(&key, b"index", "a2c index");
         let trusted = std::slice::from_ref(&line);
         assert_eq!(verify("reg", b"index", Some(&sig), trusted).unwrap(), id);
         assert!(matches!(
@@ -233,7 +464,7 @@ mod tests {
             verify("reg", b"index", None, trusted),
             Err(SignError::Unsigned { .. })
         ));
-        let (other, _, _, _) = generate().unwrap();
+        let (other, _, _, _) = generate(None, LIGHT).unwrap();
         assert!(matches!(
             verify("reg", b"index", Some(&sig), std::slice::from_ref(&other)),
             Err(SignError::UntrustedKey { .. })

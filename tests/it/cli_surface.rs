@@ -303,7 +303,8 @@ fn every_json_document_matches_its_schema() {
     validate("vendor", &t.run("w", &["vendor", "../vend", "--json"]).json());
     validate(
         "key-generate",
-        &t.run(".", &["key", "generate", "--out", "keys/k", "--json"]).json(),
+        &t.run(".", &["key", "generate", "--out", "keys/k", "--no-password", "--json"])
+            .json(),
     );
     t.method_tree("trees/9.0.0", "9.0.0");
     validate(
@@ -870,6 +871,42 @@ fn login_never_echoes_the_token_on_a_terminal() {
     );
     let stored = fs_err::read_to_string(t.path("home/.config/a2c/credentials.toml")).unwrap();
     assert!(stored.contains("s3cr3t-t0ken-typed"), "{stored}");
+}
+
+/// Issue 28: `a2c key generate` on a terminal asks the new key's password twice with echo off,
+/// as `minisign -G` does; the file is encrypted with it.
+#[test]
+fn key_generate_asks_the_password_twice_without_echo() {
+    let t = TestContext::new();
+    let Some(term) = Terminal::start(&t, ".", &[], "key generate --out k.key") else {
+        return;
+    };
+    term.wait_for("password for the new key");
+    term.tmux(&["send-keys", "-t", "a2c", "hunter2-typed", "Enter"]);
+    term.wait_for("the same password again");
+    term.tmux(&["send-keys", "-t", "a2c", "hunter2-typed", "Enter"]);
+    let done = term.wait_for("EXIT=");
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(!done.contains("hunter2"), "the password was echoed:\n{done}");
+    let secret = fs_err::read_to_string(t.path("k.key")).unwrap();
+    assert!(
+        secret.starts_with("untrusted comment: minisign encrypted secret key"),
+        "{secret}"
+    );
+    // The password typed is the one that unlocks it.
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = [
+        "pack",
+        "trees/1.0.0",
+        "--version",
+        "1.0.0",
+        "--registry",
+        "reg",
+        "--sign",
+        "k.key",
+    ];
+    t.run_env(".", &pack, &[("A2C_KEY_PASSWORD", "hunter2-typed")])
+        .success();
 }
 
 /// `--offline` and `-j` are global: every command honours them.

@@ -658,7 +658,7 @@ fn signed_index_artifact_over_oci() {
     let Some(reg) = registry(&t) else { return };
     let oci = reg.url("esys/a2c");
     let keygen = |name: &str| {
-        let run = t.run(".", &["key", "generate", "--out", name, "--json"]);
+        let run = t.run(".", &["key", "generate", "--out", name, "--no-password", "--json"]);
         run.json()["public_key"].as_str().unwrap().to_string()
     };
     let public = keygen("keys/a2c.key");

@@ -8,7 +8,7 @@ use crate::server::Server;
 
 /// `a2c key generate --out <name>`: the public key line.
 fn key(t: &TestContext, name: &str) -> String {
-    let run = t.run(".", &["key", "generate", "--out", name, "--json"]);
+    let run = t.run(".", &["key", "generate", "--out", name, "--no-password", "--json"]);
     run.json()["public_key"].as_str().unwrap().to_string()
 }
 
@@ -204,6 +204,123 @@ fn keys_and_signatures_interoperate_with_the_minisign_cli() {
         "{}",
         run.stderr
     );
+}
+
+/// Issue 28: a secret key is encrypted with a password by default, in minisign's own format
+/// and with its own scrypt limits: without its password (no terminal, no `A2C_KEY_PASSWORD`)
+/// or with a wrong one nothing is published or signed; the `minisign` CLI signs with a key a2c
+/// made, and a2c with an encrypted key `minisign -G` made.
+#[test]
+fn an_encrypted_key_signs_only_with_its_password_and_is_minisigns() {
+    let t = TestContext::new();
+    // No terminal and no password: refused, nothing written.
+    let run = t.run(".", &["key", "generate", "--out", "keys/enc.key"]);
+    run.failure();
+    assert!(run.stderr.contains("A2C_KEY_PASSWORD"), "{}", run.stderr);
+    assert!(run.stderr.contains("--no-password"), "{}", run.stderr);
+    assert!(!t.path("keys/enc.key").exists() && !t.path("keys/enc.key.pub").exists());
+    let pw = [("A2C_KEY_PASSWORD", "correct horse")];
+    let public = t
+        .run_env(".", &["key", "generate", "--out", "keys/enc.key", "--json"], &pw)
+        .json()["public_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let secret = fs_err::read_to_string(t.path("keys/enc.key")).unwrap();
+    assert!(
+        secret.starts_with("untrusted comment: minisign encrypted secret key"),
+        "{secret}"
+    );
+    assert!(!secret.contains("correct horse"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs_err::metadata(t.path("keys/enc.key")).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // Without the password, then with a wrong one: refused before anything is published.
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = [
+        "pack",
+        "trees/1.0.0",
+        "--version",
+        "1.0.0",
+        "--registry",
+        "reg",
+        "--sign",
+        "keys/enc.key",
+    ];
+    let run = t.run(".", &pack);
+    run.failure();
+    assert!(
+        run.stderr.contains("is encrypted and no password was given"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("A2C_KEY_PASSWORD"), "{}", run.stderr);
+    let run = t.run_env(".", &pack, &[("A2C_KEY_PASSWORD", "wrong")]);
+    run.failure();
+    assert!(run.stderr.contains("wrong password for `"), "{}", run.stderr);
+    assert!(!t.path("reg/index/esys/a2c.json").exists(), "nothing was published");
+    // With it: published and signed; a workspace trusting the key locks.
+    let run = t.run_env(".", &pack, &pw);
+    run.success();
+    assert!(run.stderr.contains("signed the index with `"), "{}", run.stderr);
+    workspace(&t, "../reg", &[&public]);
+    t.run("w", &["lock"]).success();
+    if Command::new("minisign").arg("-v").output().is_err() {
+        require_program("minisign (apt-get install minisign)");
+        return;
+    }
+    // The minisign CLI unlocks a2c's key with the same password and signs; minisign verifies.
+    let minisign = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = Command::new("minisign")
+            .args(args)
+            .current_dir(t.path("."))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "minisign {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    minisign(
+        &["-S", "-s", "keys/enc.key", "-m", "trees/1.0.0/a2c-method.toml"],
+        "correct horse\n",
+    );
+    minisign(
+        &["-V", "-p", "keys/enc.key.pub", "-m", "trees/1.0.0/a2c-method.toml"],
+        "",
+    );
+    // minisign -G makes an encrypted key; a2c signs the index with it, and a workspace that
+    // trusts its public key locks.
+    minisign(
+        &["-G", "-p", "keys/mk.pub", "-s", "keys/mk.key"],
+        "battery staple\nbattery staple\n",
+    );
+    let run = t.run_env(
+        ".",
+        &["sign", "--registry", "reg", "--key", "keys/mk.key"],
+        &[("A2C_KEY_PASSWORD", "nope")],
+    );
+    run.failure();
+    assert!(run.stderr.contains("wrong password"), "{}", run.stderr);
+    t.run_env(
+        ".",
+        &["sign", "--registry", "reg", "--key", "keys/mk.key"],
+        &[("A2C_KEY_PASSWORD", "battery staple")],
+    )
+    .success();
+    let minisign_key = fs_err::read_to_string(t.path("keys/mk.pub")).unwrap();
+    workspace(&t, "../reg", &[minisign_key.lines().nth(1).unwrap()]);
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    t.run("w", &["lock"]).success();
 }
 
 /// Freshness: every publish raises the index's `serial`; a lock records the serial of the

@@ -53,7 +53,8 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     assert!(lock.is_valid(&fresh));
 
     // A signed index with serial and expires, and a version-2 lock recording its serial.
-    t.run(".", &["key", "generate", "--out", "k.key"]).success();
+    t.run(".", &["key", "generate", "--out", "k.key", "--no-password"])
+        .success();
     let public = fs_err::read_to_string(t.path("k.key.pub")).unwrap();
     let public = public.lines().nth(1).unwrap().to_string();
     t.run(
