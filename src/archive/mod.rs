@@ -9,6 +9,7 @@ mod pack;
 mod policy;
 mod tar_gz;
 mod tar_read;
+pub mod wheel;
 mod zip;
 
 use std::fmt;
@@ -27,6 +28,9 @@ pub enum Format {
     TarGz,
     #[serde(rename = "zip")]
     Zip,
+    /// A Python wheel (PEP 427) whose package directory holds the tree (`archive::wheel`).
+    #[serde(rename = "whl")]
+    Wheel,
 }
 
 impl Format {
@@ -34,6 +38,7 @@ impl Format {
         match self {
             Format::TarGz => "tar.gz",
             Format::Zip => "zip",
+            Format::Wheel => "whl",
         }
     }
 
@@ -49,7 +54,10 @@ impl std::str::FromStr for Format {
         match s {
             "tar.gz" | "tgz" => Ok(Format::TarGz),
             "zip" => Ok(Format::Zip),
-            other => Err(format!("unknown bundle format `{other}` (expected tar.gz or zip)")),
+            "whl" | "wheel" => Ok(Format::Wheel),
+            other => Err(format!(
+                "unknown bundle format `{other}` (expected tar.gz, zip or wheel)"
+            )),
         }
     }
 }
@@ -57,6 +65,15 @@ impl std::str::FromStr for Format {
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The top directory of a bundle of `version` (`a2c-VERSION`); for a wheel, its
+/// `{dist}-{version}` (the method's default distribution).
+pub fn bundle_top(version: &crate::util::version::MethodVersion, format: Format) -> String {
+    match format {
+        Format::Wheel => format!("{}-{version}", wheel::escaped(wheel::DEFAULT_PROJECT)),
+        _ => format!("a2c-{version}"),
     }
 }
 
@@ -135,6 +152,7 @@ pub fn extract(source: impl Read, format: Format, dest: &Path, limits: &Limits) 
     match format {
         Format::TarGz => tar_gz::extract(&mut hashing, &mut sink)?,
         Format::Zip => zip::extract(&mut hashing, &mut sink)?,
+        Format::Wheel => wheel::extract(&mut hashing, &mut sink)?,
     }
     let (bundle_sha256, bundle_size) = hashing.finish()?;
     let (root, files) = sink.finish()?;
@@ -180,7 +198,7 @@ pub fn manifest_text(path: &Path, format: Format) -> Option<String> {
             }
             None
         }
-        Format::Zip => {
+        Format::Zip | Format::Wheel => {
             let mut archive = ::zip::ZipArchive::new(std::io::BufReader::new(file)).ok()?;
             let index = (0..archive.len()).find(|i| {
                 archive

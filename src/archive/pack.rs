@@ -163,9 +163,16 @@ pub fn pack_tree(
             digests
         }
         Format::Zip => write_zip(file, top, &dirs, &files, level)?,
+        // A wheel's `top` is `{dist}-{version}` (the distribution escaped: no `-` in it).
+        Format::Wheel => {
+            let (dist, version) = top
+                .split_once('-')
+                .ok_or_else(|| std::io::Error::other(format!("`{top}` names no wheel: expected DIST-VERSION")))?;
+            write_wheel(file, dist, version, &files, level)?
+        }
     };
     let (sha256, size) = sha256_reader(fs_err::File::open(out)?)?;
-    if format == Format::Zip && size > super::zip::MAX_ZIP_BYTES {
+    if matches!(format, Format::Zip | Format::Wheel) && size > super::zip::MAX_ZIP_BYTES {
         // An install reads a zip bundle into memory, up to this size.
         return Err(ArchiveError::ZipTooLarge {
             size,
@@ -180,11 +187,11 @@ pub fn pack_tree(
     })
 }
 
-fn hashed(file: &SourceFile) -> Result<HashingReader<fs_err::File>, ArchiveError> {
+pub(super) fn hashed(file: &SourceFile) -> Result<HashingReader<fs_err::File>, ArchiveError> {
     Ok(HashingReader::new(fs_err::File::open(&file.path)?))
 }
 
-fn tree_file(file: &SourceFile, reader: HashingReader<fs_err::File>) -> Result<TreeFile, ArchiveError> {
+pub(super) fn tree_file(file: &SourceFile, reader: HashingReader<fs_err::File>) -> Result<TreeFile, ArchiveError> {
     let (sha256, size) = reader.finish()?;
     if size != file.size {
         return Err(std::io::Error::other(format!("`{}` changed while it was packed", file.path.display())).into());
@@ -242,6 +249,16 @@ fn write_tar<W: Write>(
     Ok((builder.into_inner()?, digests))
 }
 
+/// The options of every entry a2c writes in a zip or a wheel: deflated at `level`, time zero
+/// (deterministic bytes), `mode`.
+fn zip_options(level: u32, mode: u32) -> ::zip::write::SimpleFileOptions {
+    ::zip::write::SimpleFileOptions::default()
+        .compression_method(::zip::CompressionMethod::Deflated)
+        .compression_level(Some(i64::from(level)))
+        .last_modified_time(::zip::DateTime::default())
+        .unix_permissions(mode)
+}
+
 fn write_zip(
     out: impl Write + Seek,
     top: &str,
@@ -249,16 +266,9 @@ fn write_zip(
     files: &[SourceFile],
     level: u32,
 ) -> Result<Vec<TreeFile>, ArchiveError> {
-    use ::zip::write::SimpleFileOptions;
     let zip_err = |e: ::zip::result::ZipError| std::io::Error::other(format!("failed to write zip: {e}"));
     let mut zip = ::zip::ZipWriter::new(out);
-    let options = |mode: u32| {
-        SimpleFileOptions::default()
-            .compression_method(::zip::CompressionMethod::Deflated)
-            .compression_level(Some(i64::from(level)))
-            .last_modified_time(::zip::DateTime::default())
-            .unix_permissions(mode)
-    };
+    let options = |mode: u32| zip_options(level, mode);
     zip.add_directory(format!("{top}/"), options(0o755)).map_err(zip_err)?;
     for d in dirs {
         zip.add_directory(format!("{top}/{d}/"), options(0o755))
@@ -275,6 +285,65 @@ fn write_zip(
         std::io::copy(&mut reader, &mut zip)?;
         digests.push(tree_file(f, reader)?);
     }
+    zip.finish().map_err(zip_err)?.flush()?;
+    Ok(digests)
+}
+
+/// Writes a method wheel of the tree (`dirs`, `files`) of `dist` at `version`: the tree under
+/// the package directory, then `WHEEL`, `METADATA` and `RECORD`. Deterministic: entries in
+/// order, times zero.
+fn write_wheel(
+    out: impl Write + Seek,
+    dist: &str,
+    version: &str,
+    files: &[SourceFile],
+    level: u32,
+) -> Result<Vec<TreeFile>, ArchiveError> {
+    use super::wheel;
+    use base64::Engine;
+    let zip_err = |e: ::zip::result::ZipError| std::io::Error::other(format!("failed to write the wheel: {e}"));
+    let mut zip = ::zip::ZipWriter::new(out);
+    let options = |mode: u32| zip_options(level, mode);
+    let package = wheel::escaped(dist);
+    let dist_info = format!("{package}-{version}.dist-info");
+    let mut record = String::new();
+    let mut digests = Vec::with_capacity(files.len());
+    let mut line = |name: &str, sha256: &Sha256, size: u64| {
+        record.push_str(&format!(
+            "{},sha256={},{size}\n",
+            wheel::csv_field(name),
+            wheel::B64.encode(sha256.0)
+        ));
+    };
+    for f in files {
+        let name = format!("{package}/{}", f.relative);
+        zip.start_file(name.as_str(), options(if f.executable { 0o755 } else { 0o644 }))
+            .map_err(zip_err)?;
+        let mut reader = hashed(f)?;
+        std::io::copy(&mut reader, &mut zip)?;
+        let digest = tree_file(f, reader)?;
+        line(&name, &digest.sha256, digest.size);
+        digests.push(digest);
+    }
+    let metadata = format!(
+        "Metadata-Version: 2.1\nName: {}\nVersion: {version}\nSummary: a2c method assets {version} (the tree is the `{package}` package's data)\n",
+        wheel::normalize(dist)
+    );
+    let wheel = format!(
+        "Wheel-Version: 1.0\nGenerator: a2c {}\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        crate::A2C_VERSION
+    );
+    for (name, text) in [("METADATA", metadata), ("WHEEL", wheel)] {
+        let name = format!("{dist_info}/{name}");
+        zip.start_file(name.as_str(), options(0o644)).map_err(zip_err)?;
+        zip.write_all(text.as_bytes())?;
+        let (sha256, size) = crate::util::digest::sha256_reader(text.as_bytes())?;
+        line(&name, &sha256, size);
+    }
+    let record_name = format!("{dist_info}/RECORD");
+    record.push_str(&format!("{record_name},,\n"));
+    zip.start_file(record_name.as_str(), options(0o644)).map_err(zip_err)?;
+    zip.write_all(record.as_bytes())?;
     zip.finish().map_err(zip_err)?.flush()?;
     Ok(digests)
 }

@@ -24,6 +24,23 @@ fn corrupt(e: impl std::fmt::Display) -> ArchiveError {
 }
 
 pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
+    let bytes = read_capped(source)?;
+    let mut archive = open(&bytes)?;
+    for i in 0..archive.len() {
+        sink.count_entry()?;
+        let info = entry(&bytes, &mut archive, i)?;
+        if info.is_dir {
+            sink.directory(&info.segments)?;
+            continue;
+        }
+        let mut file = archive.by_index(i).map_err(corrupt)?;
+        sink.file(&info.segments, info.executable, info.declared, &mut file)?;
+    }
+    Ok(())
+}
+
+/// The whole zip, read into memory (hashed on the way by the caller), up to [`MAX_ZIP_BYTES`].
+pub(super) fn read_capped(source: &mut dyn Read) -> Result<Vec<u8>, ArchiveError> {
     let mut bytes = Vec::new();
     source.take(MAX_ZIP_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_ZIP_BYTES {
@@ -32,8 +49,13 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
             limit: MAX_ZIP_BYTES,
         });
     }
-    let declared = declared_entries(&bytes);
-    let mut archive = ::zip::ZipArchive::new(Cursor::new(&bytes[..])).map_err(corrupt)?;
+    Ok(bytes)
+}
+
+/// The archive in `bytes`, its central directory checked for duplicate names.
+pub(super) fn open(bytes: &[u8]) -> Result<::zip::ZipArchive<Cursor<&[u8]>>, ArchiveError> {
+    let declared = declared_entries(bytes);
+    let archive = ::zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
     // The zip crate keys entries by name: duplicates in the central directory collapse into one
     // silently. The end-of-central-directory record still counts them all.
     if let Some(declared) = declared
@@ -47,47 +69,66 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
             ),
         });
     }
-    for i in 0..archive.len() {
-        sink.count_entry()?;
-        let (raw, is_dir, mode, encrypted, method, declared, header) = {
-            let f = archive.by_index_raw(i).map_err(corrupt)?;
-            (
-                f.name_raw().to_vec(),
-                f.is_dir(),
-                f.unix_mode(),
-                f.encrypted(),
-                f.compression(),
-                f.size(),
-                f.header_start(),
-            )
-        };
-        check_local_header(&bytes, header, &raw)?;
-        let name = String::from_utf8_lossy(&raw).into_owned();
-        let refuse = |reason: String| ArchiveError::Entry {
-            entry: name.escape_debug().to_string(),
-            reason,
-        };
-        if encrypted {
-            return Err(refuse("encrypted entries are not allowed".into()));
-        }
-        let kind = mode.map(|m| m & S_IFMT).unwrap_or(0);
-        match kind {
-            0 | S_IFREG | S_IFDIR => {}
-            S_IFLNK => return Err(refuse("symbolic link entries are not allowed".into())),
-            other => return Err(refuse(format!("special file entries are not allowed (mode {other:o})"))),
-        }
-        let segments = entry_segments(&raw)?;
-        if is_dir || kind == S_IFDIR {
-            sink.directory(&segments)?;
-            continue;
-        }
-        if !matches!(method, CompressionMethod::Stored | CompressionMethod::Deflated) {
-            return Err(refuse(format!("unsupported compression method {method}")));
-        }
-        let mut file = archive.by_index(i).map_err(corrupt)?;
-        sink.file(&segments, mode.is_some_and(is_executable), declared, &mut file)?;
+    Ok(archive)
+}
+
+/// An entry of a zip, as the archive policy allows it.
+pub(super) struct EntryInfo {
+    /// The name as the central directory gives it.
+    pub name: String,
+    pub segments: Vec<String>,
+    pub is_dir: bool,
+    pub executable: bool,
+    /// The uncompressed size it declares.
+    pub declared: u64,
+}
+
+/// Entry `i`, checked: its local header names it as the central directory does; no encryption,
+/// links or special files; a file is stored or deflated; its name is a plain relative path.
+pub(super) fn entry(
+    bytes: &[u8],
+    archive: &mut ::zip::ZipArchive<Cursor<&[u8]>>,
+    i: usize,
+) -> Result<EntryInfo, ArchiveError> {
+    let (raw, is_dir, mode, encrypted, method, declared, header) = {
+        let f = archive.by_index_raw(i).map_err(corrupt)?;
+        (
+            f.name_raw().to_vec(),
+            f.is_dir(),
+            f.unix_mode(),
+            f.encrypted(),
+            f.compression(),
+            f.size(),
+            f.header_start(),
+        )
+    };
+    check_local_header(bytes, header, &raw)?;
+    let name = String::from_utf8_lossy(&raw).into_owned();
+    let refuse = |reason: String| ArchiveError::Entry {
+        entry: name.escape_debug().to_string(),
+        reason,
+    };
+    if encrypted {
+        return Err(refuse("encrypted entries are not allowed".into()));
     }
-    Ok(())
+    let kind = mode.map(|m| m & S_IFMT).unwrap_or(0);
+    match kind {
+        0 | S_IFREG | S_IFDIR => {}
+        S_IFLNK => return Err(refuse("symbolic link entries are not allowed".into())),
+        other => return Err(refuse(format!("special file entries are not allowed (mode {other:o})"))),
+    }
+    let segments = entry_segments(&raw)?;
+    let is_dir = is_dir || kind == S_IFDIR;
+    if !is_dir && !matches!(method, CompressionMethod::Stored | CompressionMethod::Deflated) {
+        return Err(refuse(format!("unsupported compression method {method}")));
+    }
+    Ok(EntryInfo {
+        name,
+        segments,
+        is_dir,
+        executable: mode.is_some_and(is_executable),
+        declared,
+    })
 }
 
 /// The local header of an entry must name the same file as the central directory: a reader

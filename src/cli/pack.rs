@@ -1,4 +1,4 @@
-//! `a2c pack DIR --version V --registry DIR [--format tar.gz|zip]`.
+//! `a2c pack DIR --version V --registry DIR [--format tar.gz|zip|wheel]`.
 
 use std::path::PathBuf;
 
@@ -24,8 +24,9 @@ pub struct PackArgs {
     /// missing), or an OCI registry to push it to (oci://HOST/NAMESPACE/REPO)
     #[arg(long, value_name = "DIR|oci://…")]
     pub registry: String,
-    /// The bundle format
-    #[arg(long, default_value = "tar.gz", value_parser = ["tar.gz", "zip"])]
+    /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for
+    /// pip and package indexes)
+    #[arg(long, default_value = "tar.gz", value_parser = ["tar.gz", "zip", "wheel"])]
     pub format: String,
     /// The deflate level, 1 (fastest) to 9 (smallest). The level is part of the bundle's
     /// bytes: the same tree at the same level gives the same bundle, at another level another
@@ -60,8 +61,10 @@ pub fn run(
         None => std::env::current_dir()?,
     };
     let format: Format = args.format.parse().map_err(anyhow::Error::msg)?;
-    if format == Format::Zip && args.threads > 1 {
-        anyhow::bail!("--threads applies to tar.gz bundles; a zip bundle is deflated entry by entry, on one thread");
+    if format != Format::TarGz && args.threads > 1 {
+        anyhow::bail!(
+            "--threads applies to tar.gz bundles; a {format} bundle is deflated entry by entry, on one thread"
+        );
     }
     let registry = crate::registry::open(
         &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,

@@ -106,7 +106,13 @@ struct LockDoc {
 /// The bundle file name of a version (what `a2c pack` writes, and what a lock entry is saved
 /// as when its source names no file).
 pub fn bundle_name(version: &MethodVersion, format: crate::archive::Format) -> String {
-    format!("a2c-{version}.{}", format.extension())
+    match format {
+        // A wheel is named as pip expects it, whatever registry it sits in.
+        crate::archive::Format::Wheel => {
+            crate::archive::wheel::file_name(crate::archive::wheel::DEFAULT_PROJECT, &version.to_string())
+        }
+        _ => format!("a2c-{version}.{}", format.extension()),
+    }
 }
 
 /// Why a lockfile could not be read or written.

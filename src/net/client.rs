@@ -183,16 +183,34 @@ impl HttpClient {
     /// (after redirects): relative URLs inside it resolve against that one (RFC 3986 §5.1.3).
     /// At most `A2C_MAX_DOCUMENT_BYTES` are read into memory.
     pub fn get_bytes(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
+        self.get_bytes_with(url, &[])
+    }
+
+    /// [`HttpClient::get_bytes`] with request `headers` (an `Accept` for content
+    /// negotiation), and the response's `Content-Type`.
+    pub fn get_bytes_with(&self, url: &Url, headers: &[(&str, String)]) -> Result<(Vec<u8>, Url), HttpError> {
+        self.get_typed(url, headers).map(|(body, url, _)| (body, url))
+    }
+
+    /// The document at `url` (with request `headers`), the URL it was finally read from, and
+    /// its `Content-Type` (empty when the server sent none).
+    pub fn get_typed(&self, url: &Url, headers: &[(&str, String)]) -> Result<(Vec<u8>, Url, String), HttpError> {
         self.runtime.block_on(retrying(
             self.retries,
             self.observer.as_deref(),
-            || self.get_once(url),
+            || self.get_once(url, headers),
             |_, _| Next::Backoff,
         ))
     }
 
-    async fn get_once(&self, url: &Url) -> Result<(Vec<u8>, Url), Failure> {
-        let response = self.send(url, None).await?;
+    async fn get_once(&self, url: &Url, headers: &[(&str, String)]) -> Result<(Vec<u8>, Url, String), Failure> {
+        let response = self.send_with(url, headers).await?;
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         let final_url = response.url().clone();
         let too_big = || {
             Failure::fatal(HttpError::DocumentTooBig {
@@ -214,7 +232,7 @@ impl HttpClient {
             body.extend_from_slice(&chunk);
             rate.check(url, body.len() as u64)?;
         }
-        Ok((body, final_url))
+        Ok((body, final_url, content_type))
     }
 
     /// The credential for `url`: a token its registry's token endpoint gave, else the one the
@@ -500,7 +518,13 @@ impl HttpClient {
 
     async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
         let range = range_from.map(|from| (RANGE.as_str(), format!("bytes={from}-")));
-        let (response, authorized) = self.execute(&reqwest::Method::GET, url, range.as_slice(), None).await?;
+        self.send_with(url, range.as_slice()).await
+    }
+
+    /// A GET of `url` with `headers`: the response when it succeeded, else the failure (with
+    /// the hints of a 401 and whether to retry).
+    async fn send_with(&self, url: &Url, headers: &[(&str, String)]) -> Result<reqwest::Response, Failure> {
+        let (response, authorized) = self.execute(&reqwest::Method::GET, url, headers, None).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);

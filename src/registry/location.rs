@@ -16,6 +16,8 @@ pub enum RegistryLocation {
     Http(Url),
     /// An OCI distribution registry repository (`oci://HOST[:PORT]/NAMESPACE/REPO`).
     Oci(crate::net::oci_ref::OciRef),
+    /// A project on a Python package index (`pypi+https://HOST/PATH/simple/[#PROJECT]`).
+    Pypi(PypiIndex),
 }
 
 impl RegistryLocation {
@@ -45,6 +47,7 @@ impl RegistryLocation {
                 "oci" => crate::net::oci_ref::OciRef::parse(&url, plain)
                     .map(Self::Oci)
                     .map_err(|why| bad(&why)),
+                "pypi+http" | "pypi+https" => PypiIndex::parse(&url).map(Self::Pypi).map_err(|why| bad(&why)),
                 "http" | "https" => {
                     let mut url = url;
                     if !url.path().ends_with('/') {
@@ -67,6 +70,7 @@ impl RegistryLocation {
                 .api
                 .join(&format!("v2/{}/tags/list", oci.repo))
                 .expect("a relative path joins"),
+            Self::Pypi(index) => index.page(),
         }
     }
 
@@ -85,6 +89,7 @@ impl RegistryLocation {
         match self {
             Self::Http(url) => Some(url.clone()),
             Self::Oci(oci) => Some(oci.api.clone()),
+            Self::Pypi(index) => Some(index.simple.clone()),
             Self::Dir(_) => None,
         }
     }
@@ -96,7 +101,73 @@ impl std::fmt::Display for RegistryLocation {
             Self::Dir(d) => write!(f, "{}", d.display()),
             Self::Http(u) => write!(f, "{u}"),
             Self::Oci(oci) => f.write_str(&oci.display()),
+            Self::Pypi(index) => write!(f, "{index}"),
         }
+    }
+}
+
+/// A project on a package index: the simple index's base URL and the project's normalized name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PypiIndex {
+    /// `https://HOST/PATH/simple/`, ending with `/`.
+    pub simple: Url,
+    pub project: String,
+}
+
+impl PypiIndex {
+    /// Parses `pypi+http(s)://…[#project]`; `Err(why)` for anything else.
+    pub fn parse(url: &Url) -> Result<Self, String> {
+        let inner = url
+            .scheme()
+            .strip_prefix("pypi+")
+            .filter(|s| matches!(*s, "http" | "https"))
+            .ok_or("a package index is `pypi+https://HOST/PATH/simple/`")?;
+        let text = url.as_str();
+        let rest = &text[url.scheme().len()..];
+        let mut simple = Url::parse(&format!("{inner}{rest}")).map_err(|e| e.to_string())?;
+        let project = match simple.fragment() {
+            Some(p) if !p.is_empty() => p.to_string(),
+            _ => crate::archive::wheel::DEFAULT_PROJECT.to_string(),
+        };
+        if !project
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Err(format!(
+                "`{project}` is not a project name (letters, digits, `-`, `_`, `.`)"
+            ));
+        }
+        simple.set_fragment(None);
+        simple.set_query(None);
+        if !simple.path().ends_with('/') {
+            simple.set_path(&format!("{}/", simple.path()));
+        }
+        Ok(Self {
+            simple,
+            project: crate::archive::wheel::normalize(&project),
+        })
+    }
+
+    /// The project's page: `{simple}{project}/`.
+    pub fn page(&self) -> Url {
+        self.simple
+            .join(&format!("{}/", self.project))
+            .expect("a normalized name joins")
+    }
+
+    /// The upload endpoint of the index (`…/simple/` → `…/`, as pypiserver and devpi take it).
+    pub fn upload_url(&self) -> Url {
+        let path = self.simple.path().trim_end_matches('/');
+        let base = path.strip_suffix("simple").unwrap_or(path);
+        let mut url = self.simple.clone();
+        url.set_path(if base.ends_with('/') { base } else { "/" });
+        url
+    }
+}
+
+impl std::fmt::Display for PypiIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pypi+{}#{}", self.simple, self.project)
     }
 }
 
@@ -105,6 +176,20 @@ pub use crate::util::redact::redact;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locations_name_the_index_and_the_project() {
+        let i = PypiIndex::parse(&Url::parse("pypi+https://pkgs.example.org/root/dev/+simple").unwrap()).unwrap();
+        assert_eq!(i.simple.as_str(), "https://pkgs.example.org/root/dev/+simple/");
+        assert_eq!(i.project, "esys-a2c");
+        assert_eq!(i.page().as_str(), "https://pkgs.example.org/root/dev/+simple/esys-a2c/");
+        let i = PypiIndex::parse(&Url::parse("pypi+http://127.0.0.1:8080/simple/#Acme_Rules").unwrap()).unwrap();
+        assert_eq!(i.project, "acme-rules");
+        assert_eq!(i.to_string(), "pypi+http://127.0.0.1:8080/simple/#acme-rules");
+        assert_eq!(i.upload_url().as_str(), "http://127.0.0.1:8080/");
+        assert!(PypiIndex::parse(&Url::parse("pypi+ftp://h/simple/").unwrap()).is_err());
+        assert!(PypiIndex::parse(&Url::parse("pypi+https://h/simple/#a%20b").unwrap()).is_err());
+    }
 
     #[test]
     fn locations_parse_and_urls_resolve() {

@@ -9,6 +9,7 @@ pub mod index;
 pub mod location;
 pub mod oci;
 pub mod publish;
+pub mod pypi;
 
 pub use index::{Index, IndexEntry};
 pub use location::RegistryLocation;
@@ -197,6 +198,7 @@ pub fn open(location: &RegistryLocation, network: &crate::net::Network) -> Box<d
         RegistryLocation::Dir(dir) => Box::new(dir::DirRegistry::new(dir.clone())),
         RegistryLocation::Http(_) => Box::new(http::HttpRegistry::new(location.clone())),
         RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone(), network.clone())),
+        RegistryLocation::Pypi(index) => Box::new(pypi::PypiRegistry::new(index.clone())),
     }
 }
 

@@ -42,11 +42,12 @@ pub fn layer_type(format: Format) -> &'static str {
     match format {
         Format::TarGz => "application/vnd.esys.a2c.bundle.v1.tar+gzip",
         Format::Zip => "application/vnd.esys.a2c.bundle.v1.zip",
+        Format::Wheel => "application/vnd.esys.a2c.bundle.v1.wheel+zip",
     }
 }
 
 fn format_of(media_type: &str) -> Option<Format> {
-    [Format::TarGz, Format::Zip]
+    [Format::TarGz, Format::Zip, Format::Wheel]
         .into_iter()
         .find(|f| layer_type(*f) == media_type)
 }
@@ -545,7 +546,7 @@ impl super::handle::Registry for OciRegistry {
         let tmp = tempfile::NamedTempFile::new()?;
         let packed = crate::archive::pack_tree(
             r.tree,
-            &format!("a2c-{}", r.version),
+            &crate::archive::bundle_top(r.version, r.format),
             r.format,
             tmp.path(),
             r.limits,

@@ -43,6 +43,12 @@ pub enum PublishError {
         _ => format!("`a2c {what}` signs a file registry, not `{location}`; sign the registry directory, then upload it"),
     })]
     ReadOnly { what: &'static str, location: String },
+    #[error("{}", match *what {
+        "pack" => format!("`a2c pack` does not upload to the package index `{location}`"),
+        "yank" => format!("`a2c yank` does not edit the package index `{location}`"),
+        _ => format!("a package index (`{location}`) carries no a2c signature"),
+    })]
+    PackageIndex { what: &'static str, location: String },
 }
 
 impl PublishError {
@@ -55,6 +61,11 @@ impl PublishError {
             Self::VersionMismatch { found, .. } => Some(format!("pass `--version {found}`, or fix the manifest")),
             Self::Archive(e) => e.hint(),
             Self::Registry(e) => e.hint(),
+            Self::PackageIndex { what, .. } => Some(match *what {
+                "pack" => "pack a wheel into a directory (`a2c pack DIR --version V --registry ./wheels --format wheel`), then `twine upload ./wheels/bundles/*.whl` to the index".into(),
+                "yank" => "yank the file on the index itself (its web page or API): a2c reads a yanked file as a yanked version".into(),
+                _ => "pin the wheels by their hashes (every lock does); signed indexes are a2c's own registries".into(),
+            }),
             Self::Io(_) | Self::ReadOnly { .. } => None,
         }
     }
@@ -202,8 +213,14 @@ pub fn publish(
     let name = bundle_name(version, format);
     // Pack first (the slow part), outside the lock; only the index update is serialized.
     let tmp = tempfile::Builder::new().prefix(".a2c-pack-").tempfile_in(&bundles)?;
-    let packed: PackedBundle =
-        archive::pack_tree(tree, &format!("a2c-{version}"), format, tmp.path(), limits, deflate)?;
+    let packed: PackedBundle = archive::pack_tree(
+        tree,
+        &archive::bundle_top(version, format),
+        format,
+        tmp.path(),
+        limits,
+        deflate,
+    )?;
     // Under the registry's publish lock: re-read the index, then write it atomically, so that
     // concurrent `a2c pack` runs never lose each other's versions.
     let _lock = PublishLock::acquire(registry)?;

@@ -23,7 +23,7 @@
 //!
 //! The file is text, one line per thing: a header (format, a2c's version, W); per member a
 //! `member` line (what its record said) followed by an `ids` line holding the identities of its
-//! paths in a fixed order ([`MEMBER_PATHS`]) — so that a snapshot cannot vouch for a member
+//! paths in a fixed order (`MEMBER_PATHS`) — so that a snapshot cannot vouch for a member
 //! without recording each of them, and each member is checked relative to its parent
 //! directory's handle, five `fstatat` of short paths; then the other paths, one per line.
 //!

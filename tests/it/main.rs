@@ -18,6 +18,7 @@ mod packaging;
 mod producers;
 mod proxy;
 mod publishing;
+mod pypi;
 mod repository_model;
 mod server;
 mod servers;

@@ -291,6 +291,11 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
     let file = state
         .root
         .join(path.split('?').next().unwrap_or_default().trim_start_matches('/'));
+    // A directory is its `index.html` (a package index's project page, `…/simple/NAME/`).
+    let file = match file.is_dir() {
+        true => file.join("index.html"),
+        false => file,
+    };
     let body = std::fs::read(&file).ok();
     let respond = |stream: &mut S, status: &str, extra: &str, body: &[u8]| {
         let head = format!(

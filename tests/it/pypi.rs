@@ -1,0 +1,416 @@
+//! Issue 29: a Python package index as a registry — wheels as bundles, the simple API read as
+//! pip reads it, against a real `pypiserver` (with and without authentication), real `twine
+//! upload`, real `pip install` and a wheel a real `python -m build` (hatchling) made.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestContext, require_program};
+use crate::server::Server;
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn found(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The Python programs these tests drive, or `false` after the SKIPPED line.
+fn programs(names: &[&str]) -> bool {
+    for name in names {
+        if !found(name) {
+            require_program(&format!(
+                "{name} (pip install -r .ci/requirements.txt; .ci/run does it)"
+            ));
+            return false;
+        }
+    }
+    true
+}
+
+/// A `pypi-server` on a free loopback port serving `dir`, stopped when dropped.
+struct PypiServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for PypiServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl PypiServer {
+    /// Started with uploads open to all (`-a . -P .`), or, with `users` (an htpasswd file),
+    /// every action (upload, download, list) authenticated.
+    fn start(t: &TestContext, users: Option<&Path>) -> Self {
+        let dir = t.path("pypi-packages");
+        fs_err::create_dir_all(&dir).unwrap();
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut cmd = Command::new("pypi-server");
+            cmd.args(["run", "-i", "127.0.0.1", "-p", &port.to_string()]);
+            match users {
+                Some(file) => cmd.args(["-a", "update,download,list", "-P"]).arg(file),
+                None => cmd.args(["-a", ".", "-P", "."]),
+            };
+            let log = fs_err::File::create(t.path("pypi-server.log")).unwrap();
+            let child = cmd
+                .arg(&dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(log.into_parts().0))
+                .spawn()
+                .unwrap();
+            let mut server = Self { child, port };
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return server;
+                }
+                if let Ok(Some(_)) = server.child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = server.child.kill();
+        }
+        panic!(
+            "pypi-server did not start: {}",
+            fs_err::read_to_string(t.path("pypi-server.log")).unwrap_or_default()
+        );
+    }
+
+    fn simple(&self) -> String {
+        format!("http://127.0.0.1:{}/simple/", self.port)
+    }
+
+    fn location(&self) -> String {
+        format!("pypi+{}", self.simple())
+    }
+
+    /// `twine upload` of `wheel` (as `user`, password `password`).
+    fn upload(&self, wheel: &Path, user: &str, password: &str) {
+        let out = Command::new("twine")
+            .args([
+                "upload",
+                "--non-interactive",
+                "--disable-progress-bar",
+                "--repository-url",
+            ])
+            .arg(format!("http://127.0.0.1:{}/", self.port))
+            .args(["-u", user, "-p", password])
+            .arg(wheel)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "twine upload: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `a2c pack --format wheel` of a method tree of `version` into the file registry `wheels`:
+/// the wheel's path.
+fn wheel(t: &TestContext, version: &str) -> PathBuf {
+    let tree = format!("trees/{version}");
+    t.method_tree(&tree, version);
+    t.write(&format!("{tree}/rules/r.md"), &format!("rule of {version}\n"));
+    t.run(
+        ".",
+        &[
+            "pack",
+            &tree,
+            "--version",
+            version,
+            "--registry",
+            "wheels",
+            "--format",
+            "wheel",
+        ],
+    )
+    .success();
+    t.path(&format!("wheels/bundles/esys_a2c-{version}-py3-none-any.whl"))
+}
+
+/// Every file below `dir`, relative, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
+                fs_err::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The files a2c installed for `version` (its receipt and tree record aside).
+fn installed(t: &TestContext, version: &str) -> Vec<(String, Vec<u8>)> {
+    files(&t.path(&format!("w/.tools_local/esys/a2c/{version}")))
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(".a2c-"))
+        .collect()
+}
+
+fn superbuild(t: &TestContext, registry: &str, versions: &[&str]) {
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    for (i, v) in versions.iter().enumerate() {
+        t.canonical_repo(&format!("w/p/m{i}"), v);
+    }
+}
+
+#[test]
+fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
+    if !programs(&["pypi-server", "twine", "pip"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let server = PypiServer::start(&t, None);
+    for v in ["1.0.0", "1.1.0"] {
+        server.upload(&wheel(&t, v), "anyone", "anything");
+    }
+    // a2c leaves the upload to twine, and says so.
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            &server.location(),
+        ],
+    );
+    run.failure();
+    assert!(run.stderr.contains("twine upload"), "{}", run.stderr);
+    superbuild(&t, &server.location(), &["1.0.0", "1.1.0"]);
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains(&format!(
+            "source = \"http://127.0.0.1:{}/packages/esys_a2c-1.0.0-py3-none-any.whl\"",
+            server.port
+        )),
+        "{lock}"
+    );
+    assert!(lock.contains("format = \"whl\""), "{lock}");
+    let wheel_sha = sha256_hex(&fs_err::read(t.path("wheels/bundles/esys_a2c-1.0.0-py3-none-any.whl")).unwrap());
+    assert!(lock.contains(&wheel_sha), "the lock pins the wheel's sha256:\n{lock}");
+    t.run("w", &["install"]).success();
+    // a2c's tree is the method tree, nothing of the .dist-info.
+    let tree = installed(&t, "1.0.0");
+    assert_eq!(tree, files(&t.path("trees/1.0.0")));
+    // pip installs the same wheel from the same index: its package directory holds the same files.
+    let target = t.path("pip-target");
+    let out = Command::new("pip")
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-cache-dir",
+            "--target",
+        ])
+        .arg(&target)
+        .args(["esys-a2c==1.0.0", "--index-url", &server.simple()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pip install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(files(&target.join("esys_a2c")), tree);
+    // Offline, from the cache, after the store is gone.
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.1.0")).unwrap();
+    drop(server);
+    t.run("w", &["install", "--offline"]).success();
+    assert_eq!(installed(&t, "1.0.0"), tree);
+    // Vendored for an air-gapped copy, from the cache too.
+    let doc = t.run("w", &["vendor", "../vend", "--offline", "--json"]).json();
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_wheel_hatchling_built_installs_its_package_directory() {
+    if !programs(&["pypi-server", "twine", "python3"]) {
+        return;
+    }
+    let probe = Command::new("python3")
+        .args(["-c", "import build, hatchling"])
+        .output()
+        .unwrap();
+    if !probe.status.success() {
+        require_program("build and hatchling (pip install -r .ci/requirements.txt; .ci/run does it)");
+        return;
+    }
+    let t = TestContext::new();
+    t.write(
+        "proj/pyproject.toml",
+        "[build-system]\nrequires = [\"hatchling\"]\nbuild-backend = \"hatchling.build\"\n\n[project]\nname = \"esys-a2c\"\nversion = \"2.0.0\"\n\n[tool.hatch.build.targets.wheel]\npackages = [\"src/esys_a2c\"]\n",
+    );
+    t.method_tree("proj/src/esys_a2c", "2.0.0");
+    t.write("proj/src/esys_a2c/prompts/p.md", "a prompt\n");
+    let out = Command::new("python3")
+        .args(["-m", "build", "--wheel", "--no-isolation", "--outdir"])
+        .arg(t.path("dist"))
+        .arg(t.path("proj"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python -m build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = PypiServer::start(&t, None);
+    let built: Vec<PathBuf> = fs_err::read_dir(t.path("dist"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    assert_eq!(built.len(), 1, "{built:?}");
+    server.upload(&built[0], "anyone", "anything");
+    superbuild(&t, &server.location(), &["2.0.0"]);
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "2.0.0"), files(&t.path("proj/src/esys_a2c")));
+}
+
+#[test]
+fn an_index_behind_a_login_needs_bound_credentials() {
+    if !programs(&["pypi-server", "twine", "htpasswd"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let out = Command::new("htpasswd")
+        .args(["-mbc"])
+        .arg(t.path("users"))
+        .args(["alice", "s3cret"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let server = PypiServer::start(&t, Some(&t.path("users")));
+    server.upload(&wheel(&t, "1.0.0"), "alice", "s3cret");
+    superbuild(&t, &server.location(), &["1.0.0"]);
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(run.stderr.contains("401"), "{}", run.stderr);
+    // The marker names the index: the credentials go to its host.
+    t.run_env("w", &["lock"], &[("A2C_REGISTRY_AUTH", "alice:s3cret")])
+        .success();
+    t.run_env("w", &["install"], &[("A2C_REGISTRY_AUTH", "alice:s3cret")])
+        .success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+}
+
+/// A project page written by hand, served by the test's own server: the hash on the page is
+/// what the bytes must match; a version with two wheels is named; a yanked version is a yank.
+#[test]
+fn what_a_project_page_says_is_held_to_it() {
+    let t = TestContext::new();
+    let good = wheel(&t, "1.0.0");
+    let other = wheel(&t, "1.1.0");
+    let bytes = fs_err::read(&good).unwrap();
+    let sha = sha256_hex(&bytes);
+    let other_sha = sha256_hex(&fs_err::read(&other).unwrap());
+    fs_err::create_dir_all(t.path("site/files")).unwrap();
+    fs_err::copy(&good, t.path("site/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    // 1.1.0's file holds other bytes than its hash says (1.0.0's).
+    fs_err::copy(&good, t.path("site/files/esys_a2c-1.1.0-py3-none-any.whl")).unwrap();
+    let page = |extra: &str| {
+        format!(
+            "<!DOCTYPE html><html><body>\n<a href=\"../../files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n<a href=\"../../files/esys_a2c-1.1.0-py3-none-any.whl#sha256={other_sha}\">esys_a2c-1.1.0-py3-none-any.whl</a>\n{extra}</body></html>\n"
+        )
+    };
+    t.write("site/simple/esys-a2c/index.html", &page(""));
+    let server = Server::start(t.path("site"));
+    let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0", "1.1.0"]);
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("sha256"), "{}", run.stderr);
+    assert!(!t.path("w/.tools_local/esys/a2c/1.1.0").exists());
+    // Two wheels of one version: refused, both named.
+    t.write(
+        "site/simple/esys-a2c/index.html",
+        &page(&format!(
+            "<a href=\"../../files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-1-py3-none-any.whl</a>\n"
+        )),
+    );
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("1.0.0 has 2 wheels") && run.stderr.contains("esys_a2c-1.0.0-1-py3-none-any.whl"),
+        "{}",
+        run.stderr
+    );
+    // A yanked version (`data-yanked`) is a2c's yank: lock says so.
+    t.write(
+        "site/simple/esys-a2c/index.html",
+        &page("").replace(
+            "<a href=\"../../files/esys_a2c-1.1.0",
+            "<a data-yanked=\"broken\" href=\"../../files/esys_a2c-1.1.0",
+        ),
+    );
+    let run = t.run("w", &["lock"]);
+    assert!(run.transcript().contains("yanked"), "{}", run.transcript());
+    // A wheel whose file differs from its own RECORD (its hash on the page is right):
+    // refused at extraction, nothing installed.
+    let tampered = t.path("site/files/esys_a2c-1.2.0-py3-none-any.whl");
+    {
+        use std::io::{Read, Write};
+        let source = wheel(&t, "1.2.0");
+        let mut input = zip::ZipArchive::new(fs_err::File::open(&source).unwrap()).unwrap();
+        let mut out = zip::ZipWriter::new(fs_err::File::create(&tampered).unwrap());
+        for i in 0..input.len() {
+            let mut entry = input.by_index(i).unwrap();
+            let name = entry.name().unwrap().into_owned();
+            let mut body = Vec::new();
+            entry.read_to_end(&mut body).unwrap();
+            if name == "esys_a2c/rules/r.md" {
+                body = b"rule changed after RECORD\n".to_vec();
+            }
+            out.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+                .unwrap();
+            out.write_all(&body).unwrap();
+        }
+        out.finish().unwrap();
+    }
+    let tampered_sha = sha256_hex(&fs_err::read(&tampered).unwrap());
+    t.write(
+        "site/simple/esys-a2c/index.html",
+        &format!(
+            "<a href=\"../../files/esys_a2c-1.2.0-py3-none-any.whl#sha256={tampered_sha}\">esys_a2c-1.2.0-py3-none-any.whl</a>\n"
+        ),
+    );
+    superbuild(&t, &location, &["1.2.0"]);
+    fs_err::remove_dir_all(t.path("w/p")).unwrap();
+    t.canonical_repo("w/p/m0", "1.2.0");
+    let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("RECORD"), "{}", run.stderr);
+    assert!(!t.path("w/.tools_local/esys/a2c/1.2.0").exists());
+}
