@@ -23,7 +23,10 @@ the CNCF distribution registry on 127.0.0.1 and installed from `oci://` (target:
 and, with --suite members (issue 16), the member curve alone: no-op install and doctor at
 200 / 1,000 / 5,000 members, with --baseline BIN measured in the same rounds, interleaved.
 
-Usage: bench/run.py [--suite install|http|scale|members|single|pack|durability|all]
+and, with --suite pypi (issue 29), a cold install of the same wheels from a real pypiserver
+against a static HTTP registry (target: at most 1.3x).
+
+Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|durability|all]
                     [--runs N] [--noop-runs N] [--baseline BIN] [--keep]
 Prints medians, ratios and a Markdown table for docs/performance.md.
 """
@@ -569,9 +572,78 @@ def durability_suite(args, a2c):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def pypi_suite(args, a2c):
+    """Issue 29: a cold install of the P1 versions as wheels, 200 members, from a real
+    pypiserver against the same wheels in a static HTTP registry (Python's http.server),
+    interleaved in the same rounds. Needs `pypi-server` on PATH (.ci/run's venv)."""
+    if not shutil.which("pypi-server"):
+        print("SKIPPED: install pypi-server (pip install -r .ci/requirements.txt)")
+        return
+    import socket
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-pypi-", dir=base)
+    procs = []
+    try:
+        rng = random.Random(24)
+        wheels = os.path.join(work, "wheels")
+        for v in VERSIONS:
+            tree = os.path.join(work, "trees", v)
+            make_tree(tree, v, rng)
+            sh([a2c, "-q", "pack", tree, "--version", v, "--registry", wheels, "--format", "wheel"])
+        packages = os.path.join(work, "packages")
+        shutil.copytree(os.path.join(wheels, "bundles"), packages)
+        static, static_url = serve(wheels)
+        procs.append(static)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        pypi = subprocess.Popen(["pypi-server", "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".",
+                                 packages], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(pypi)
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        w_http = members_superbuild(work, "w-http", MEMBERS, static_url)
+        w_pypi = members_superbuild(work, "w-pypi", MEMBERS, f"pypi+http://127.0.0.1:{port}/simple/")
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache)
+        for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+            env.pop(k, None)
+        for w in (w_http, w_pypi):
+            sh([a2c, "-q", "-C", w, "lock"], env=env)
+        times = {"http": [], "pypi": []}
+        for i in range(args.runs):
+            sides = ["http", "pypi"] if i % 2 == 0 else ["pypi", "http"]
+            for side in sides:
+                w = w_http if side == "http" else w_pypi
+                for path in (os.path.join(w_http, ".tools_local"), os.path.join(w_pypi, ".tools_local"), cache):
+                    shutil.rmtree(path, ignore_errors=True)
+                times[side].append(timed([a2c, "-q", "-C", w, "install"], env)[0])
+        mh, mp = statistics.median(times["http"]), statistics.median(times["pypi"])
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}; {len(VERSIONS)} versions as wheels, {MEMBERS} members")
+        print()
+        print(f"| cold install over loopback (median of {args.runs}) | time | vs static HTTP |")
+        print("|---|---|---|")
+        print(f"| a2c, static HTTP registry (the wheels) | {mh*1000:.0f} ms | 1.00x |")
+        print(f"| a2c, pypiserver (the same wheels) | {mp*1000:.0f} ms | {mp/mh:.2f}x (target <= 1.3x) |")
+        print()
+        print(f"runs http {[round(x*1000) for x in times['http']]}  pypi {[round(x*1000) for x in times['pypi']]}")
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -595,6 +667,8 @@ def main():
         return single_suite(args, a2c)
     if args.suite == "pack":
         return pack_suite(args, a2c)
+    if args.suite == "pypi":
+        return pypi_suite(args, a2c)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)

@@ -25,9 +25,9 @@ pub struct PackArgs {
     #[arg(long, value_name = "DIR|oci://…")]
     pub registry: String,
     /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for
-    /// pip and package indexes)
-    #[arg(long, default_value = "tar.gz", value_parser = ["tar.gz", "zip", "wheel"])]
-    pub format: String,
+    /// pip and package indexes) [default: tar.gz; wheel for a package index]
+    #[arg(long, value_parser = ["tar.gz", "zip", "wheel"])]
+    pub format: Option<String>,
     /// The deflate level, 1 (fastest) to 9 (smallest). The level is part of the bundle's
     /// bytes: the same tree at the same level gives the same bundle, at another level another
     #[arg(long, value_name = "N", default_value_t = crate::archive::DEFAULT_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
@@ -60,16 +60,18 @@ pub fn run(
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
-    let format: Format = args.format.parse().map_err(anyhow::Error::msg)?;
+    let location = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?;
+    let format: Format = match (&args.format, &location) {
+        (Some(f), _) => f.parse().map_err(anyhow::Error::msg)?,
+        (None, RegistryLocation::Pypi(_)) => Format::Wheel,
+        (None, _) => Format::TarGz,
+    };
     if format != Format::TarGz && args.threads > 1 {
         anyhow::bail!(
             "--threads applies to tar.gz bundles; a {format} bundle is deflated entry by entry, on one thread"
         );
     }
-    let registry = crate::registry::open(
-        &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
-        &session.network,
-    );
+    let registry = crate::registry::open(&location, &session.network);
     let tree = cwd.join(&args.dir);
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
@@ -98,6 +100,15 @@ pub fn run(
             ));
             printer.status(format!("sha256 {}", p.sha256));
             printer.status(format!("added to `{}`", index.display()));
+        }
+        (Landed::Pushed { registry }, false) if p.changed && matches!(location, RegistryLocation::Pypi(_)) => {
+            printer.status(format!(
+                "uploaded {} ({} files, {}) to `{registry}`",
+                p.version,
+                p.files,
+                indicatif::HumanBytes(p.size),
+            ));
+            printer.status(format!("sha256 {}", p.sha256));
         }
         (Landed::Pushed { registry }, false) if p.changed => {
             printer.status(format!(

@@ -921,10 +921,17 @@ pub struct LazyClient {
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
     /// Documents read through it (a registry's index), by URL: read once per client.
     documents: std::sync::Mutex<Vec<(Url, Document)>>,
+    /// Negotiated documents (a package index's project page), by URL and `Accept`.
+    typed: std::sync::Mutex<Vec<((Url, String), TypedDocument)>>,
+    /// Sizes learned with a `HEAD`, by URL.
+    sizes: std::sync::Mutex<Vec<(Url, u64)>>,
 }
 
 /// A document's bytes and the URL it was finally read from.
 type Document = (Vec<u8>, Url);
+
+/// A document's bytes, the URL it was finally read from, and its `Content-Type`.
+type TypedDocument = (Vec<u8>, Url, String);
 
 impl LazyClient {
     /// A client built from `network` when first used; `bound` are the registries the user
@@ -935,7 +942,62 @@ impl LazyClient {
             network,
             client: std::sync::Mutex::new(None),
             documents: std::sync::Mutex::new(Vec::new()),
+            typed: std::sync::Mutex::new(Vec::new()),
+            sizes: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The document at `url` asked for with `Accept: accept`, the URL it was finally read
+    /// from and its `Content-Type` (see [`HttpClient::get_typed`]), fetched once by this client.
+    pub fn typed_document(&self, url: &Url, accept: &str) -> Result<TypedDocument, HttpError> {
+        let key = (url.clone(), accept.to_string());
+        let known = self
+            .typed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, d)| d.clone());
+        if let Some(d) = known {
+            return Ok(d);
+        }
+        let d = self.get()?.get_typed(url, &[("Accept", accept.to_string())])?;
+        self.typed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((key, d.clone()));
+        Ok(d)
+    }
+
+    /// The size of the file at `url` from the `Content-Length` of a `HEAD` (`Ok(None)` when
+    /// the server gives none), asked once by this client.
+    pub fn head_size(&self, url: &Url) -> Result<Option<u64>, HttpError> {
+        let known = self
+            .sizes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(u, _)| u == url)
+            .map(|(_, n)| *n);
+        if let Some(n) = known {
+            return Ok(Some(n));
+        }
+        let reply = self.get()?.call(reqwest::Method::HEAD, url, &[], None)?;
+        if !(200..300).contains(&reply.status) {
+            return Err(reply.error(url));
+        }
+        let size = reply
+            .headers
+            .get(reqwest::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        if let Some(n) = size {
+            self.sizes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((url.clone(), n));
+        }
+        Ok(size)
     }
 
     /// What this client was made from (to make another, bound to other hosts).

@@ -155,10 +155,15 @@ impl PypiIndex {
             .expect("a normalized name joins")
     }
 
-    /// The upload endpoint of the index (`…/simple/` → `…/`, as pypiserver and devpi take it).
+    /// The upload endpoint of the index (`…/simple/` → `…/`, as pypiserver takes it;
+    /// `…/+simple/` → `…/`, as devpi does).
     pub fn upload_url(&self) -> Url {
         let path = self.simple.path().trim_end_matches('/');
-        let base = path.strip_suffix("simple").unwrap_or(path);
+        // devpi: `/USER/INDEX/+simple/` uploads to `/USER/INDEX/`.
+        let base = path
+            .strip_suffix("+simple")
+            .or_else(|| path.strip_suffix("simple"))
+            .unwrap_or(path);
         let mut url = self.simple.clone();
         url.set_path(if base.ends_with('/') { base } else { "/" });
         url
@@ -183,6 +188,7 @@ mod tests {
         assert_eq!(i.simple.as_str(), "https://pkgs.example.org/root/dev/+simple/");
         assert_eq!(i.project, "esys-a2c");
         assert_eq!(i.page().as_str(), "https://pkgs.example.org/root/dev/+simple/esys-a2c/");
+        assert_eq!(i.upload_url().as_str(), "https://pkgs.example.org/root/dev/");
         let i = PypiIndex::parse(&Url::parse("pypi+http://127.0.0.1:8080/simple/#Acme_Rules").unwrap()).unwrap();
         assert_eq!(i.project, "acme-rules");
         assert_eq!(i.to_string(), "pypi+http://127.0.0.1:8080/simple/#acme-rules");

@@ -198,7 +198,7 @@ pub fn open(location: &RegistryLocation, network: &crate::net::Network) -> Box<d
         RegistryLocation::Dir(dir) => Box::new(dir::DirRegistry::new(dir.clone())),
         RegistryLocation::Http(_) => Box::new(http::HttpRegistry::new(location.clone())),
         RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone(), network.clone())),
-        RegistryLocation::Pypi(index) => Box::new(pypi::PypiRegistry::new(index.clone())),
+        RegistryLocation::Pypi(index) => Box::new(pypi::PypiRegistry::new(index.clone(), network.clone())),
     }
 }
 

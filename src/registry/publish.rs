@@ -44,7 +44,7 @@ pub enum PublishError {
     })]
     ReadOnly { what: &'static str, location: String },
     #[error("{}", match *what {
-        "pack" => format!("`a2c pack` does not upload to the package index `{location}`"),
+        "pack" => format!("a package index (`{location}`) takes wheels: `a2c pack --format wheel`"),
         "yank" => format!("`a2c yank` does not edit the package index `{location}`"),
         _ => format!("a package index (`{location}`) carries no a2c signature"),
     })]
@@ -62,7 +62,7 @@ impl PublishError {
             Self::Archive(e) => e.hint(),
             Self::Registry(e) => e.hint(),
             Self::PackageIndex { what, .. } => Some(match *what {
-                "pack" => "pack a wheel into a directory (`a2c pack DIR --version V --registry ./wheels --format wheel`), then `twine upload ./wheels/bundles/*.whl` to the index".into(),
+                "pack" => "leave `--format` out (a package index gets a wheel), or pack a wheel into a directory and `twine upload` it".into(),
                 "yank" => "yank the file on the index itself (its web page or API): a2c reads a yanked file as a yanked version".into(),
                 _ => "pin the wheels by their hashes (every lock does); signed indexes are a2c's own registries".into(),
             }),

@@ -12,13 +12,12 @@
 //! names them, for the versions that are wanted. Files that are not wheels (sdists) are passed
 //! over. The download is the lock's like any other: the wheel's URL, sha256 and size, checked.
 //!
-//! Publishing is the index's own upload API: `a2c pack --format wheel` makes the wheel and
-//! `twine upload` puts it there; yanking is the index's business, and it carries no a2c
-//! signature (`pack`, `yank` and `sign` say so, with what to run instead).
+//! Publishing is the index's upload API (the one `twine upload` uses): `a2c pack --registry
+//! pypi+…` packs the wheel and uploads it, refusing other bytes under a published version;
+//! `twine upload` of a wheel `a2c pack --format wheel` wrote works as well. Yanking is the
+//! index's business, and it carries no a2c signature (`yank` and `sign` say so).
 
 use std::collections::BTreeMap;
-
-use url::Url;
 
 use super::handle::{PublishRequest, Published, Registry, Signed, Yanked};
 use super::index::IndexEntry;
@@ -201,11 +200,23 @@ fn unescape(text: &str) -> String {
 
 pub struct PypiRegistry {
     index: PypiIndex,
+    network: crate::net::Network,
 }
 
 impl PypiRegistry {
-    pub fn new(index: PypiIndex) -> Self {
-        Self { index }
+    pub fn new(index: PypiIndex, network: crate::net::Network) -> Self {
+        Self { index, network }
+    }
+
+    /// The version's file on the index now: `None` when the project or the version is not
+    /// there yet.
+    fn published(&self, client: &LazyClient, version: &MethodVersion) -> Result<Option<IndexEntry>, RegistryError> {
+        let wanted = std::collections::BTreeSet::from([version.clone()]);
+        match self.read_index(client, &[], Some(&wanted)) {
+            Ok(index) => Ok(index.versions.into_iter().find(|e| &e.version == version)),
+            Err(RegistryError::Http(e)) if matches!(*e, crate::net::HttpError::Status { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// What a2c leaves to the index's own tools (`twine upload`, its yank).
@@ -242,9 +253,8 @@ impl Registry for PypiRegistry {
             }
             .into());
         }
-        let http = client.get()?;
         let accept = format!("{JSON_TYPE}, text/html;q=0.1");
-        let (body, page, content_type) = http.get_typed(&self.index.page(), &[("Accept", accept)])?;
+        let (body, page, content_type) = client.typed_document(&self.index.page(), &accept)?;
         let files = match content_type.split(';').next().map(str::trim) {
             Some(JSON_TYPE) => parse_json(&body).map_err(|e| self.invalid(format!("`{page}`: {e}")))?,
             _ => parse_html(&body),
@@ -313,7 +323,12 @@ impl Registry for PypiRegistry {
                 Some(size) => size,
                 None => {
                     heads += 1;
-                    head_size(&http, &url).map_err(|why| self.invalid(format!("`{}`: {why}", file.filename)))?
+                    client.head_size(&url)?.ok_or_else(|| {
+                        self.invalid(format!(
+                            "`{}`: the index gives no size, and a HEAD of the file gives no Content-Length",
+                            file.filename
+                        ))
+                    })?
                 }
             };
             index.versions.push(IndexEntry {
@@ -344,8 +359,89 @@ impl Registry for PypiRegistry {
         Ok(index)
     }
 
-    fn publish(&self, _: &PublishRequest<'_>) -> Result<Published, PublishError> {
-        Err(self.not_here("pack"))
+    /// Packs the tree as the project's wheel and uploads it with the index's upload API (the
+    /// one `twine upload` uses: a `multipart/form-data` POST with `:action=file_upload`), the
+    /// credentials bound to the index's host going with it. The same bytes already there
+    /// change nothing; other bytes under a published version are refused before the upload.
+    fn publish(&self, r: &PublishRequest<'_>) -> Result<Published, PublishError> {
+        if r.format != Format::Wheel {
+            return Err(self.not_here("pack"));
+        }
+        if r.sign.is_some() {
+            return Err(self.not_here("sign"));
+        }
+        let manifest = crate::method::MethodManifest::read_tree(r.tree)?;
+        if manifest.version != *r.version {
+            return Err(PublishError::VersionMismatch {
+                tree: r.tree.to_path_buf(),
+                found: manifest.version,
+                expected: r.version.clone(),
+            });
+        }
+        let version = r.version.to_string();
+        let tmp = tempfile::NamedTempFile::new()?;
+        let top = format!("{}-{version}", wheel::escaped(&self.index.project));
+        let packed = crate::archive::pack_tree(r.tree, &top, Format::Wheel, tmp.path(), r.limits, r.deflate)?;
+        let client = self.network.client(vec![self.index.simple.clone()]);
+        let published = |changed| Published {
+            version: r.version.clone(),
+            sha256: packed.sha256,
+            size: packed.size,
+            format: Format::Wheel,
+            tree: Some(packed.tree.clone()),
+            files: packed.files,
+            changed,
+            landed: super::handle::Landed::Pushed { registry: self.shown() },
+            warnings: Vec::new(),
+        };
+        match self.published(&client, r.version)? {
+            Some(existing) if existing.sha256 == packed.sha256 => return Ok(published(false)),
+            Some(existing) => {
+                return Err(RegistryError::AlreadyPublished {
+                    version: r.version.clone(),
+                    index: std::path::PathBuf::from(self.shown()),
+                    existing: existing.sha256.to_hex(),
+                    new: packed.sha256.to_hex(),
+                    same_tree: false,
+                }
+                .into());
+            }
+            None => {}
+        }
+        let file_name = wheel::file_name(&self.index.project, &version);
+        let bytes = fs_err::read(tmp.path())?;
+        let boundary = format!("a2c-{}", &packed.sha256.to_hex()[..32]);
+        let body = multipart(
+            &boundary,
+            &[
+                (":action", "file_upload"),
+                ("protocol_version", "1"),
+                ("metadata_version", "2.1"),
+                ("name", &self.index.project),
+                ("version", &version),
+                ("filetype", "bdist_wheel"),
+                ("pyversion", "py3"),
+                ("sha256_digest", &packed.sha256.to_hex()),
+            ],
+            ("content", &file_name, &bytes),
+        );
+        let url = self.index.upload_url();
+        let reply = client.get().map_err(RegistryError::from)?.call(
+            reqwest::Method::POST,
+            &url,
+            &[("Content-Type", format!("multipart/form-data; boundary={boundary}"))],
+            Some(crate::net::client::Payload::Bytes(body)),
+        );
+        let reply = reply.map_err(RegistryError::from)?;
+        match reply.status {
+            200..=299 => Ok(published(true)),
+            // Another upload won the race, or the index keeps files it was given once.
+            409 => match self.published(&client, r.version)? {
+                Some(existing) if existing.sha256 == packed.sha256 => Ok(published(false)),
+                _ => Err(RegistryError::from(reply.error(&url)).into()),
+            },
+            _ => Err(RegistryError::from(reply.error(&url)).into()),
+        }
     }
 
     fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
@@ -357,20 +453,23 @@ impl Registry for PypiRegistry {
     }
 }
 
-/// The size of the file at `url`, from the `Content-Length` of a `HEAD`.
-fn head_size(http: &crate::net::HttpClient, url: &Url) -> Result<u64, String> {
-    let reply = http
-        .call(reqwest::Method::HEAD, url, &[], None)
-        .map_err(|e| e.to_string())?;
-    if !(200..300).contains(&reply.status) {
-        return Err(reply.error(url).to_string());
+/// A `multipart/form-data` body: text `fields`, then one file field (name, file name, bytes).
+fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name, bytes): (&str, &str, &[u8])) -> Vec<u8> {
+    let mut body = Vec::with_capacity(bytes.len() + 1024);
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes(),
+        );
     }
-    reply
-        .headers
-        .get(reqwest::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| "the index gives no size, and a HEAD of the file gives no Content-Length".to_string())
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    body
 }
 
 #[cfg(test)]

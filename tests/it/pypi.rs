@@ -15,10 +15,14 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 fn found(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    // `htpasswd` and `devpi-init` have no `--version`: being there is enough.
+    match program {
+        "htpasswd" | "devpi-init" => Command::new(program).arg("--help").output().is_ok(),
+        _ => Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+    }
 }
 
 /// The Python programs these tests drive, or `false` after the SKIPPED line.
@@ -145,6 +149,30 @@ fn wheel(t: &TestContext, version: &str) -> PathBuf {
     t.path(&format!("wheels/bundles/esys_a2c-{version}-py3-none-any.whl"))
 }
 
+/// `pip install --no-deps --target DIR REQ --index-url INDEX` (a real pip): DIR.
+fn pip_install(t: &TestContext, requirement: &str, index: &str) -> PathBuf {
+    let target = t.path("pip-target");
+    let out = Command::new("pip")
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-cache-dir",
+            "--target",
+        ])
+        .arg(&target)
+        .args([requirement, "--index-url", index])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pip install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target
+}
+
 /// Every file below `dir`, relative, with its bytes.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
@@ -184,23 +212,22 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
     }
     let t = TestContext::new();
     let server = PypiServer::start(&t, None);
-    for v in ["1.0.0", "1.1.0"] {
-        server.upload(&wheel(&t, v), "anyone", "anything");
-    }
-    // a2c leaves the upload to twine, and says so.
-    let run = t.run(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            &server.location(),
-        ],
-    );
+    // 1.0.0 uploaded by twine, 1.1.0 by a2c itself (the same upload API).
+    server.upload(&wheel(&t, "1.0.0"), "anyone", "anything");
+    t.method_tree("trees/1.1.0", "1.1.0");
+    t.write("trees/1.1.0/rules/r.md", "rule of 1.1.0\n");
+    let location = server.location();
+    let pack = ["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &location];
+    let doc = t.run(".", &[&pack[..], &["--json"]].concat()).json();
+    assert_eq!(doc["changed"], true, "{doc}");
+    assert_eq!(doc["format"], "whl", "{doc}");
+    // Again, the same bytes: nothing changes. Other bytes under 1.1.0: refused, by a2c.
+    assert_eq!(t.run(".", &[&pack[..], &["--json"]].concat()).json()["changed"], false);
+    t.write("trees/1.1.0/rules/r.md", "another rule\n");
+    let run = t.run(".", &pack);
     run.failure();
-    assert!(run.stderr.contains("twine upload"), "{}", run.stderr);
+    assert!(run.stderr.contains("already published"), "{}", run.stderr);
+    t.write("trees/1.1.0/rules/r.md", "rule of 1.1.0\n");
     superbuild(&t, &server.location(), &["1.0.0", "1.1.0"]);
     t.run("w", &["lock"]).success();
     let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
@@ -218,26 +245,9 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
     // a2c's tree is the method tree, nothing of the .dist-info.
     let tree = installed(&t, "1.0.0");
     assert_eq!(tree, files(&t.path("trees/1.0.0")));
+    assert_eq!(installed(&t, "1.1.0"), files(&t.path("trees/1.1.0")));
     // pip installs the same wheel from the same index: its package directory holds the same files.
-    let target = t.path("pip-target");
-    let out = Command::new("pip")
-        .args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--no-cache-dir",
-            "--target",
-        ])
-        .arg(&target)
-        .args(["esys-a2c==1.0.0", "--index-url", &server.simple()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let target = pip_install(&t, "esys-a2c==1.0.0", &server.simple());
     assert_eq!(files(&target.join("esys_a2c")), tree);
     // Offline, from the cache, after the store is gone.
     fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
@@ -309,16 +319,30 @@ fn an_index_behind_a_login_needs_bound_credentials() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let server = PypiServer::start(&t, Some(&t.path("users")));
-    server.upload(&wheel(&t, "1.0.0"), "alice", "s3cret");
+    // a2c uploads with the credentials bound to the index's host, and only with them.
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.write("trees/1.0.0/rules/r.md", "rule of 1.0.0\n");
+    let location = server.location();
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &location];
+    let run = t.run(".", &pack);
+    run.failure();
+    assert!(run.stderr.contains("401"), "{}", run.stderr);
+    t.run_env(".", &pack, &[("A2C_REGISTRY_AUTH", "alice:s3cret")])
+        .success();
     superbuild(&t, &server.location(), &["1.0.0"]);
     let run = t.run("w", &["lock"]);
     run.failure();
     assert!(run.stderr.contains("401"), "{}", run.stderr);
-    // The marker names the index: the credentials go to its host.
-    t.run_env("w", &["lock"], &[("A2C_REGISTRY_AUTH", "alice:s3cret")])
-        .success();
-    t.run_env("w", &["install"], &[("A2C_REGISTRY_AUTH", "alice:s3cret")])
-        .success();
+    // The marker names the index: a committed file chooses no host for the credentials.
+    let auth = ("A2C_REGISTRY_AUTH", "alice:s3cret");
+    let run = t.run_env("w", &["lock"], &[auth]);
+    run.failure();
+    assert!(run.stderr.contains("held back"), "{}", run.stderr);
+    // Bound by the user, they go to the index's host.
+    let host = format!("127.0.0.1:{}", server.port);
+    let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
+    t.run_env("w", &["lock"], &bound).success();
+    t.run_env("w", &["install"], &bound).success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
 }
 
@@ -413,4 +437,164 @@ fn what_a_project_page_says_is_held_to_it() {
     run.failure();
     assert!(run.stderr.contains("RECORD"), "{}", run.stderr);
     assert!(!t.path("w/.tools_local/esys/a2c/1.2.0").exists());
+}
+
+/// The project page's files on another origin (a CDN): the token bound to the index goes to
+/// the index only, never to the host that serves the files.
+#[test]
+fn files_on_another_host_get_no_credentials() {
+    let t = TestContext::new();
+    let good = wheel(&t, "1.0.0");
+    let sha = sha256_hex(&fs_err::read(&good).unwrap());
+    fs_err::create_dir_all(t.path("cdn/files")).unwrap();
+    fs_err::copy(&good, t.path("cdn/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    let cdn = Server::start(t.path("cdn"));
+    t.write(
+        "index/simple/esys-a2c/index.html",
+        &format!(
+            "<a href=\"{}/files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n",
+            cdn.url().trim_end_matches('/')
+        ),
+    );
+    let index = Server::start(t.path("index"));
+    index.require_token("idx-t0ken");
+    let location = format!("pypi+{}/simple/", index.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0"]);
+    let host = index.host();
+    let token = [("A2C_REGISTRY_TOKEN", "idx-t0ken"), ("A2C_TOKEN_HOSTS", host.as_str())];
+    t.run_env("w", &["lock"], &token).success();
+    t.run_env("w", &["install"], &token).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+    assert!(index.requests().iter().all(|r| r.headers.contains_key("authorization")));
+    let at_cdn = cdn.requests();
+    assert!(!at_cdn.is_empty());
+    assert!(
+        at_cdn.iter().all(|r| !r.headers.contains_key("authorization")),
+        "a credential reached the CDN: {:?}",
+        at_cdn.iter().map(|r| &r.headers).collect::<Vec<_>>()
+    );
+}
+
+/// A `devpi-server` (its JSON pages, its `/USER/INDEX/+simple/` layout): a2c uploads to a
+/// user's index with the user's password, reads it anonymously, and pip agrees.
+#[test]
+fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
+    if !programs(&["devpi-server", "devpi-init", "devpi", "twine", "pip"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let dir = t.path("devpi");
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(program).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let serverdir = dir.join("server").display().to_string();
+    run("devpi-init", &["--serverdir", &serverdir, "--root-passwd", "r00t"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = fs_err::File::create(dir.join("log")).unwrap();
+    let child = Command::new("devpi-server")
+        .args([
+            "--serverdir",
+            &serverdir,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log.into_parts().0))
+        .spawn()
+        .unwrap();
+    let _server = PypiServer { child, port };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "devpi-server did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}");
+    let clientdir = dir.join("client").display().to_string();
+    let devpi = |args: &[&str]| run("devpi", &[&["--clientdir", &clientdir][..], args].concat());
+    devpi(&["use", &url]);
+    devpi(&["user", "-c", "alice", "password=alic3"]);
+    devpi(&["login", "alice", "--password", "alic3"]);
+    devpi(&["index", "-c", "alice/dev", "bases="]);
+    // a2c uploads 1.1.0 with alice's password; twine uploads 1.0.0.
+    let location = format!("pypi+{url}/alice/dev/+simple/");
+    t.method_tree("trees/1.1.0", "1.1.0");
+    let pack = ["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &location];
+    t.run_env(".", &pack, &[("A2C_REGISTRY_AUTH", "alice:alic3")]).success();
+    let twine = Command::new("twine")
+        .args([
+            "upload",
+            "--non-interactive",
+            "--disable-progress-bar",
+            "--repository-url",
+        ])
+        .arg(format!("{url}/alice/dev/"))
+        .args(["-u", "alice", "-p", "alic3"])
+        .arg(wheel(&t, "1.0.0"))
+        .output()
+        .unwrap();
+    assert!(twine.status.success(), "{}", String::from_utf8_lossy(&twine.stdout));
+    // Read anonymously, as devpi serves its indexes.
+    superbuild(&t, &location, &["1.0.0", "1.1.0"]);
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    for v in ["1.0.0", "1.1.0"] {
+        assert_eq!(installed(&t, v), files(&t.path(&format!("trees/{v}"))), "{v}");
+    }
+    let target = pip_install(&t, "esys-a2c==1.1.0", &format!("{url}/alice/dev/+simple/"));
+    assert_eq!(files(&target.join("esys_a2c")), installed(&t, "1.1.0"));
+}
+
+/// A project page listing 3,000 versions, each its own file: a lock asks only for the file it
+/// pins (a `HEAD` for its size, then the lock's check that its source answers), `list` asks
+/// for the newest 50 sizes at most.
+#[test]
+fn a_page_with_thousands_of_versions_costs_what_is_needed() {
+    let t = TestContext::new();
+    let good = wheel(&t, "1.0.0");
+    let sha = sha256_hex(&fs_err::read(&good).unwrap());
+    fs_err::create_dir_all(t.path("site/files")).unwrap();
+    let mut page = String::from("<!DOCTYPE html><html><body>\n");
+    for n in 0..3000 {
+        let v = if n == 0 {
+            "1.0.0".to_string()
+        } else {
+            format!("2.{}.{}", n / 100, n % 100)
+        };
+        let name = format!("esys_a2c-{v}-py3-none-any.whl");
+        fs_err::hard_link(&good, t.path(&format!("site/files/{name}"))).unwrap();
+        page.push_str(&format!("<a href=\"../../files/{name}#sha256={sha}\">{name}</a>\n"));
+    }
+    t.write("site/simple/esys-a2c/index.html", &page);
+    let server = Server::start(t.path("site"));
+    let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0"]);
+    let files_asked = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path.starts_with("/files/"))
+            .map(|r| r.path.clone())
+            .collect::<Vec<_>>()
+    };
+    t.run("w", &["lock"]).success();
+    let asked = files_asked();
+    assert!(
+        asked.len() <= 2 && asked.iter().all(|p| p.ends_with("esys_a2c-1.0.0-py3-none-any.whl")),
+        "{asked:?}"
+    );
+    t.run("w", &["list"]).success();
+    let listed = files_asked().len() - asked.len();
+    assert!(listed <= 50, "{listed} sizes asked for");
 }
