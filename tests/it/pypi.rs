@@ -598,3 +598,49 @@ fn a_page_with_thousands_of_versions_costs_what_is_needed() {
     let listed = files_asked().len() - asked.len();
     assert!(listed <= 50, "{listed} sizes asked for");
 }
+
+/// A package index as one of a superbuild's mirrors, and a file registry as the other's: the
+/// wheels a2c packs are the same bytes wherever they are published, so a locked wheel comes
+/// from whichever answers.
+#[test]
+fn a_package_index_and_a_file_registry_mirror_each_other() {
+    if !programs(&["pypi-server", "twine"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let server = PypiServer::start(&t, None);
+    let built = wheel(&t, "1.0.0");
+    server.upload(&built, "anyone", "anything");
+    // Locked against the index, with the file registry `wheels` as its mirror.
+    t.superbuild(
+        "w",
+        &format!(
+            "members: [\"p/*\"]\nregistry: {}\nmirrors: [\"../wheels\"]\n",
+            server.location()
+        ),
+    );
+    t.canonical_repo("w/p/m0", "1.0.0");
+    t.run("w", &["lock"]).success();
+    drop(server);
+    // The index is gone and the cache empty: the mirror serves the locked wheel.
+    let run = t.run("w", &["install"]);
+    run.success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+    // And the other way round: a file registry first, the index as its mirror.
+    // (Its package directory still holds the wheel.)
+    let server = PypiServer::start(&t, None);
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.superbuild(
+        "w",
+        &format!(
+            "members: [\"p/*\"]\nregistry: ../wheels\nmirrors: [\"{}\"]\n",
+            server.location()
+        ),
+    );
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    t.run("w", &["lock"]).success();
+    fs_err::rename(t.path("wheels"), t.path("wheels-gone")).unwrap();
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+}
