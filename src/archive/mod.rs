@@ -212,6 +212,50 @@ pub fn manifest_text(path: &Path, format: Format) -> Option<String> {
     }
 }
 
+/// The MD5 (lower-case hex) of every regular file of the tar.gz `source`, by its name (a
+/// leading `./` dropped), read without writing anything: what a Conan package's
+/// `conanmanifest.txt` is checked against. Only the names and kinds the archive policy allows
+/// are accepted (`entry_segments`).
+pub fn tar_gz_md5s(
+    source: impl Read,
+    limits: &Limits,
+) -> Result<std::collections::BTreeMap<String, String>, ArchiveError> {
+    use md5::Digest;
+    let gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(source));
+    let mut tar = tar_read::TarReader::new(gz, tar_gz::PAX_GLOBAL_IGNORED);
+    let mut out = std::collections::BTreeMap::new();
+    let mut total = 0u64;
+    while let Some(item) = tar.next()? {
+        if out.len() as u64 >= limits.max_entries {
+            return Err(ArchiveError::TooManyEntries {
+                limit: limits.max_entries,
+            });
+        }
+        let tar_read::Item::File { name, .. } = item else {
+            continue;
+        };
+        let path = entry_segments(&name)?.join("/");
+        let mut hasher = md5::Md5::new();
+        let mut buf = [0u8; 64 * 1024];
+        let mut content = tar.content();
+        loop {
+            let n = content.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            if total > limits.max_unpacked_bytes {
+                return Err(ArchiveError::TooLarge {
+                    limit: limits.max_unpacked_bytes,
+                });
+            }
+            hasher.update(&buf[..n]);
+        }
+        out.insert(path, crate::util::digest::hex(&hasher.finalize()));
+    }
+    Ok(out)
+}
+
 impl crate::util::hint::Hint for ArchiveError {
     fn hint(&self) -> Option<String> {
         ArchiveError::hint(self)

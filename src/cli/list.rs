@@ -76,7 +76,12 @@ pub fn outdated(
         newest,
         members: behind,
         yanked,
+        gone,
+        note,
     } = out;
+    if let Some(note) = &note {
+        printer.status(format!("note: {note}"));
+    }
     let base = super::display_base(&ctx);
     // A yanked contract is never current, whatever its number: said first, and never hidden
     // behind "every member is on …".
@@ -87,8 +92,18 @@ pub fn outdated(
         };
         printer.data(format!("{}: {version} is yanked → {to}", display_under(&base, path)));
     }
+    for (path, version) in &gone {
+        let to = match &newest {
+            Some(n) => format!("move to {n}"),
+            None => "the registry publishes no version".into(),
+        };
+        printer.data(format!(
+            "{}: {version} is no longer in the registry (removed) → {to}",
+            display_under(&base, path)
+        ));
+    }
     let Some(newest) = newest else {
-        if yanked.is_empty() {
+        if yanked.is_empty() && gone.is_empty() {
             printer.status("the registry publishes no version yet");
         }
         return Ok(Outcome::Success);
@@ -96,7 +111,7 @@ pub fn outdated(
     for (path, version) in &behind {
         printer.data(format!("{}: {version} → {newest}", display_under(&base, path)));
     }
-    match (behind.len() + yanked.len(), ctx.workspace.is_some()) {
+    match (behind.len() + yanked.len() + gone.len(), ctx.workspace.is_some()) {
         (0, _) => printer.status(format!("every member is on {newest}, the newest published version")),
         (n, true) => printer.status(format!(
             "{n} member(s) to move to {newest}: `a2c migrate version --to {newest} --all` in the superbuild"

@@ -56,6 +56,11 @@ pub fn run(
             "{version} is yanked in the registry: it stays locked and installs, but no new lock takes it; move its members to another version (`a2c outdated` names them)"
         ));
     }
+    for version in &out.gone {
+        printer.warn(format!(
+            "{version} is locked but the registry no longer lists it (removed): it installs only from the cache, a mirror or a vendored copy; move its members to another version (`a2c outdated` names them)"
+        ));
+    }
     for (version, why) in &out.unfetchable {
         printer.warn(format!(
             "the lock records a source for {version} that cannot be fetched now: {why}; `a2c install` will fail until the registry serves it"

@@ -25,8 +25,9 @@ pub struct PackArgs {
     #[arg(long, value_name = "DIR|oci://…")]
     pub registry: String,
     /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for
-    /// pip and package indexes) [default: tar.gz; wheel for a package index]
-    #[arg(long, value_parser = ["tar.gz", "zip", "wheel"])]
+    /// pip and package indexes; `conan`: a Conan recipe beside the tree, for a Conan remote)
+    /// [default: tar.gz; wheel for a package index; conan for a Conan remote]
+    #[arg(long, value_parser = ["tar.gz", "zip", "wheel", "conan"])]
     pub format: Option<String>,
     /// The deflate level, 1 (fastest) to 9 (smallest). The level is part of the bundle's
     /// bytes: the same tree at the same level gives the same bundle, at another level another
@@ -61,6 +62,16 @@ pub fn run(
         None => std::env::current_dir()?,
     };
     let location = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?;
+    match (args.format.as_deref(), &location) {
+        (Some("conan") | None, RegistryLocation::Conan(remote)) => return conan_recipe(args, &cwd, remote, printer),
+        (Some("conan"), _) => anyhow::bail!(
+            "--format conan writes a Conan recipe for a Conan remote: pass --registry conan+https://HOST/PATH[#NAME]"
+        ),
+        (Some(f), RegistryLocation::Conan(_)) => {
+            anyhow::bail!("a Conan remote takes a Conan package, not a {f} bundle: leave --format out")
+        }
+        _ => {}
+    }
     let format: Format = match (&args.format, &location) {
         (Some(f), _) => f.parse().map_err(anyhow::Error::msg)?,
         (None, RegistryLocation::Pypi(_)) => Format::Wheel,
@@ -132,6 +143,59 @@ pub fn run(
     // `--sign`: the index was signed after the change (or left as it was when nothing changed).
     if let (Some((path, key)), false, true) = (args.sign.as_ref().zip(key.as_ref()), printer.json, p.changed) {
         printer.status(format!("signed the index with `{}` (key {})", path.display(), key.id()));
+    }
+    Ok(Outcome::Success)
+}
+
+/// `a2c pack DIR --version V --registry conan+…`: the Conan recipe that packages the method
+/// tree as it is (the package folder is the tree), written beside the tree, and the two
+/// commands that create and upload it. a2c does not call Conan.
+fn conan_recipe(
+    args: &PackArgs,
+    cwd: &std::path::Path,
+    remote: &crate::registry::location::ConanRemote,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
+    let tree = crate::util::paths::normalize(&cwd.join(&args.dir));
+    let written = crate::registry::conan::write_recipe(&tree, &args.version, remote)?;
+    let (user_channel, reference) = match (remote.user.as_str(), remote.channel.as_str()) {
+        ("_", "_") => (String::new(), format!("{}/{}", remote.name, args.version)),
+        (u, c) => (
+            format!(" --user {u} --channel {c}"),
+            format!("{}/{}@{u}/{c}", remote.name, args.version),
+        ),
+    };
+    let folder = written.parent().unwrap_or(cwd);
+    let create = format!(
+        "conan create {} --version {}{user_channel}",
+        folder.display(),
+        args.version
+    );
+    let upload = format!("conan upload {reference} -r REMOTE");
+    if printer.json {
+        /// `pack --json` for a Conan remote (docs/json/pack-conan.schema.json).
+        #[derive(serde::Serialize)]
+        struct Recipe<'a> {
+            recipe: &'a std::path::Path,
+            reference: &'a str,
+            create: &'a str,
+            upload: &'a str,
+        }
+        printer.json_doc(&Recipe {
+            recipe: &written,
+            reference: &reference,
+            create: &create,
+            upload: &upload,
+        });
+    } else {
+        printer.status(format!(
+            "wrote the Conan recipe `{}` for {reference}",
+            written.display()
+        ));
+        printer.status(format!(
+            "publish it with the Conan client: `{create}`, then `{upload}` (REMOTE: the name `conan remote add` gave {})",
+            remote.base
+        ));
     }
     Ok(Outcome::Success)
 }

@@ -379,6 +379,18 @@ impl HttpClient {
                 self.fetch_token(url, &challenge).await?;
                 continue;
             }
+            // Conan's API takes no Basic credentials but a token its `users/authenticate`
+            // endpoint gives for them: the user's credentials for this host go there, once.
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !challenged
+                && let Some(endpoint) = conan_authenticate_url(url)
+                && self.auth.has_credential_for(url)
+                && self.auth.basic_for(url).is_some()
+            {
+                challenged = true;
+                self.fetch_conan_token(url, &endpoint).await?;
+                continue;
+            }
             // A Basic challenge no bound credential answered: docker's credential helper may.
             if response.status() == StatusCode::UNAUTHORIZED
                 && !challenged
@@ -513,6 +525,43 @@ impl HttpClient {
             super::credentials::host_entry(url),
             (token.to_string(), with_credentials),
         );
+        Ok(())
+    }
+
+    /// Exchanges the user's credentials for `url`'s host for a Conan token at `endpoint` (on
+    /// the same origin), and keeps it for the host.
+    async fn fetch_conan_token(&self, url: &Url, endpoint: &Url) -> Result<(), Failure> {
+        let Some((user, password)) = self.auth.basic_for(url) else {
+            return Ok(());
+        };
+        let response = self
+            .client
+            .get(endpoint.clone())
+            .basic_auth(user, Some(password))
+            .send()
+            .await
+            .map_err(|e| self.classify(endpoint, &e))?;
+        if !response.status().is_success() {
+            return Err(Failure::fatal(HttpError::Status {
+                url: endpoint.to_string(),
+                status: response.status().as_u16(),
+                authorized: true,
+            }));
+        }
+        let body = response.bytes().await.map_err(|e| self.classify(endpoint, &e))?;
+        let token = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)])
+            .trim()
+            .to_string();
+        if token.is_empty() || token.contains(char::is_whitespace) {
+            return Err(Failure::fatal(HttpError::Token {
+                url: url.to_string(),
+                reason: "its users/authenticate endpoint gave no token".into(),
+            }));
+        }
+        self.bearer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(super::credentials::host_entry(url), (token, true));
         Ok(())
     }
 
@@ -929,6 +978,18 @@ pub struct LazyClient {
 
 /// A document's bytes and the URL it was finally read from.
 type Document = (Vec<u8>, Url);
+
+/// The `users/authenticate` endpoint of the Conan API `url` belongs to (`…/v2/conans/…` →
+/// `…/v2/users/authenticate`), on the same origin; `None` for any other URL.
+fn conan_authenticate_url(url: &Url) -> Option<Url> {
+    let path = url.path();
+    let at = path.find("/v2/conans/")?;
+    let mut endpoint = url.clone();
+    endpoint.set_path(&format!("{}/v2/users/authenticate", &path[..at]));
+    endpoint.set_query(None);
+    endpoint.set_fragment(None);
+    Some(endpoint)
+}
 
 /// A document's bytes, the URL it was finally read from, and its `Content-Type`.
 type TypedDocument = (Vec<u8>, Url, String);

@@ -36,8 +36,14 @@ pub struct Listing {
     #[serde(rename = "versions")]
     pub rows: Vec<Row>,
     pub registry: Option<String>,
-    /// Why the registry was not read, when it was not.
+    /// Why the registry was not read, when it was not (or what a capped listing left out).
     pub registry_note: Option<String>,
+    /// Whether the registry's index was read.
+    #[serde(skip)]
+    pub read: bool,
+    /// Whether it was read whole (a capped listing cannot say a version is gone).
+    #[serde(skip)]
+    pub truncated: bool,
 }
 
 impl Listing {
@@ -84,6 +90,7 @@ pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Li
     versions.extend(installed.iter().cloned());
     if let Some(index) = &index {
         versions.extend(index.versions.iter().map(|e| e.version.clone()));
+        versions.extend(index.listed.iter().cloned());
     }
     let rows = versions
         .into_iter()
@@ -94,6 +101,8 @@ pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Li
             registry: index.as_ref().map(|i| match i.get(&v) {
                 Some(e) if e.yanked => Published::Yanked,
                 Some(_) => Published::Published,
+                // Listed, its entry not read (past a listing's cap): published, as far as known.
+                None if i.listed.contains(&v) => Published::Published,
                 None => Published::Absent,
             }),
             version: v,
@@ -103,6 +112,8 @@ pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Li
         rows,
         registry: location.map(|l| l.to_string()),
         registry_note: note,
+        read: index.is_some(),
+        truncated: index.as_ref().is_some_and(|i| i.truncated.is_some()),
     })
 }
 
@@ -119,6 +130,12 @@ pub struct Outdated {
     /// than `newest` or not: a yanked version is never current).
     #[serde(serialize_with = "behind")]
     pub yanked: Vec<(PathBuf, MethodVersion)>,
+    /// Every member whose write contract the registry no longer lists (removed from it).
+    #[serde(serialize_with = "behind")]
+    pub gone: Vec<(PathBuf, MethodVersion)>,
+    /// What a capped listing left out (said, not part of the document).
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
@@ -129,9 +146,10 @@ fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Resu
 /// registry publishes. The registry must be read (offline, or none configured, is an error).
 pub fn outdated(session: &super::Session, ctx: &Context, offline: bool) -> Result<Outdated, OpsError> {
     let listing = list(session, ctx, offline)?;
-    if let Some(note) = &listing.registry_note {
+    if !listing.read {
         return Err(OpsError::Config(format!(
-            "cannot tell what is outdated: the registry was not read ({note})"
+            "cannot tell what is outdated: the registry was not read ({})",
+            listing.registry_note.as_deref().unwrap_or("no reason given")
         )));
     }
     let newest = listing.newest().cloned();
@@ -139,15 +157,20 @@ pub fn outdated(session: &super::Session, ctx: &Context, offline: bool) -> Resul
         rows.flat_map(|r| r.members.iter().map(move |m| (m.clone(), r.version.clone())))
             .collect()
     };
-    let members = of(&mut listing
-        .rows
-        .iter()
-        .filter(|r| r.registry != Some(Published::Yanked) && newest.as_ref().is_some_and(|n| r.version < *n)));
+    // Only a listing read whole can say a version is gone.
+    let is_gone = |r: &Row| !listing.truncated && r.registry == Some(Published::Absent);
+    let members = of(&mut listing.rows.iter().filter(|r| {
+        r.registry != Some(Published::Yanked) && !is_gone(r) && newest.as_ref().is_some_and(|n| r.version < *n)
+    }));
     let yanked = of(&mut listing.rows.iter().filter(|r| r.registry == Some(Published::Yanked)));
+    let gone = of(&mut listing.rows.iter().filter(|r| is_gone(r)));
+    let note = listing.registry_note.clone();
     Ok(Outdated {
         newest,
         members,
         yanked,
+        gone,
+        note,
     })
 }
 

@@ -46,6 +46,10 @@ pub struct LockOutcome {
     /// Locked versions the registry has yanked since (they stay locked and install; new locks
     /// refuse them). Known only when this run read the registry.
     pub yanked: Vec<MethodVersion>,
+    /// Locked versions the registry no longer lists (removed from it): they stay locked and
+    /// install from a cache, mirror or vendored copy. Known only when this run read the
+    /// registry.
+    pub gone: Vec<MethodVersion>,
     /// What reading the registry passed over (OCI tags holding other artifacts, a capped
     /// listing), for `-v`.
     #[serde(skip)]
@@ -90,6 +94,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
             wrote: false,
             unfetchable: Vec::new(),
             yanked: Vec::new(),
+            gone: Vec::new(),
             notes: Vec::new(),
         });
     }
@@ -199,6 +204,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         false => check_sources(&plan, &client),
     };
     let yanked = plan.yanked.clone();
+    let gone = plan.gone.clone();
     Ok(LockOutcome {
         path,
         needed,
@@ -208,6 +214,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         wrote,
         unfetchable,
         yanked,
+        gone,
         notes,
     })
 }

@@ -2,6 +2,7 @@
 //! `file://`, `http(s)://`), the HTTP(S) client, resolution (pure) and publishing into a file
 //! registry (`a2c pack`).
 
+pub mod conan;
 pub mod dir;
 pub mod handle;
 pub mod http;
@@ -133,7 +134,7 @@ impl RegistryError {
                 "bind a token to the host with `a2c login HOST` (or set {}, or add the host to ~/.netrc) instead",
                 crate::env::A2C_REGISTRY_TOKEN
             ),
-            Self::BadLocation { .. } => "a registry is a path, a file:// URL or an https:// URL".into(),
+            Self::BadLocation { .. } => "a registry is a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/ or conan+https://HOST/PATH".into(),
             Self::Http(e) if matches!(**e, crate::net::HttpError::Status { status: 404, .. }) => {
                 let crate::net::HttpError::Status { url, .. } = &**e else { unreachable!() };
                 format!("no registry index at `{url}`: check the registry URL (a registry serves `index/esys/a2c.json`)")
@@ -199,6 +200,7 @@ pub fn open(location: &RegistryLocation, network: &crate::net::Network) -> Box<d
         RegistryLocation::Http(_) => Box::new(http::HttpRegistry::new(location.clone())),
         RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone(), network.clone())),
         RegistryLocation::Pypi(index) => Box::new(pypi::PypiRegistry::new(index.clone(), network.clone())),
+        RegistryLocation::Conan(remote) => Box::new(conan::ConanRegistry::new(remote.clone())),
     }
 }
 

@@ -49,6 +49,12 @@ pub enum PublishError {
         _ => format!("a package index (`{location}`) carries no a2c signature"),
     })]
     PackageIndex { what: &'static str, location: String },
+    #[error("{}", match *what {
+        "pack" => format!("`a2c pack` does not upload to the Conan remote `{location}`"),
+        "yank" => format!("`a2c yank` does not edit the Conan remote `{location}`"),
+        _ => format!("a Conan remote (`{location}`) carries no a2c signature"),
+    })]
+    ConanRemote { what: &'static str, location: String },
 }
 
 impl PublishError {
@@ -65,6 +71,11 @@ impl PublishError {
                 "pack" => "leave `--format` out (a package index gets a wheel), or pack a wheel into a directory and `twine upload` it".into(),
                 "yank" => "yank the file on the index itself (its web page or API): a2c reads a yanked file as a yanked version".into(),
                 _ => "pin the wheels by their hashes (every lock does); signed indexes are a2c's own registries".into(),
+            }),
+            Self::ConanRemote { what, .. } => Some(match *what {
+                "pack" => "write the recipe with `a2c pack DIR --version V --format conan --registry OUT`, then `conan create OUT --version V` and `conan upload esys-a2c/V -r REMOTE`".into(),
+                "yank" => "remove the version on the remote (`conan remove esys-a2c/V -r REMOTE`): a2c reports a locked version the remote no longer has".into(),
+                _ => "a lock pins each package revision by its sha256; signed indexes are a2c's own registries".into(),
             }),
             Self::Io(_) | Self::ReadOnly { .. } => None,
         }

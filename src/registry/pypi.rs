@@ -241,18 +241,8 @@ impl Registry for PypiRegistry {
     }
 
     fn read_index(&self, client: &LazyClient, trusted: &[String], wanted: Wanted<'_>) -> Result<Index, RegistryError> {
-        if !trusted.is_empty() {
-            // A package index carries no a2c signature: pinned keys cannot be honoured.
-            return Err(signing::SignError::Unsigned {
-                registry: self.shown(),
-                keys: trusted
-                    .iter()
-                    .map(|k| signing::public_key_id(k))
-                    .collect::<Result<Vec<_>, _>>()?
-                    .join(", "),
-            }
-            .into());
-        }
+        // A package index carries no a2c signature: pinned keys cannot be honoured.
+        signing::unsigned_unless_unpinned(&self.shown(), trusted)?;
         let accept = format!("{JSON_TYPE}, text/html;q=0.1");
         let (body, page, content_type) = client.typed_document(&self.index.page(), &accept)?;
         let files = match content_type.split(';').next().map(str::trim) {

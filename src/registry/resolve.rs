@@ -19,6 +19,10 @@ pub struct LockPlan {
     /// given): they still install, and the user should hear of it.
     #[serde(skip)]
     pub yanked: Vec<MethodVersion>,
+    /// Versions the lock keeps that the registry no longer lists at all (removed from a Conan
+    /// remote or a package index): they install from a cache, mirror or vendored copy only.
+    #[serde(skip)]
+    pub gone: Vec<MethodVersion>,
 }
 
 impl LockPlan {
@@ -173,6 +177,16 @@ pub fn plan(
             .filter(|m| index.get(&m.version).is_some_and(|e| e.yanked))
             .map(|m| m.version.clone())
             .collect();
+        // Only a listing read whole can say a version is gone.
+        if index.truncated.is_none() {
+            out.gone = out
+                .lock
+                .methods
+                .iter()
+                .filter(|m| index.get(&m.version).is_none() && !index.listed.contains(&m.version))
+                .map(|m| m.version.clone())
+                .collect();
+        }
     }
     Ok(out)
 }

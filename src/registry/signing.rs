@@ -333,6 +333,22 @@ pub fn sign(key: &SecretKey, data: &[u8], trusted_comment: &str) -> String {
     )
 }
 
+/// For a registry that carries no a2c signature (a package index, a Conan remote): fine when
+/// no key is pinned, else the refusal of an unsigned index naming the pinned keys.
+pub fn unsigned_unless_unpinned(registry: &str, trusted: &[String]) -> Result<(), SignError> {
+    if trusted.is_empty() {
+        return Ok(());
+    }
+    let keys = trusted
+        .iter()
+        .map(|k| public_key_id(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    Err(SignError::Unsigned {
+        registry: registry.to_string(),
+        keys: keys.join(", "),
+    })
+}
+
 /// The key id of a public key line (upper-case hex, as minisign shows it).
 pub fn public_key_id(key: &str) -> Result<String, SignError> {
     let line = key.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or_default();
@@ -405,6 +421,16 @@ mod tests {
         opslimit: 32_768,
         memlimit: 1 << 20,
     };
+
+    #[test]
+    fn a_registry_without_signatures_is_refused_only_when_keys_are_pinned() {
+        let (line, _, _, id) = generate(None, LIGHT).unwrap();
+        assert!(unsigned_unless_unpinned("pypi+https://h/simple/#p", &[]).is_ok());
+        match unsigned_unless_unpinned("pypi+https://h/simple/#p", &[line]) {
+            Err(SignError::Unsigned { keys, .. }) => assert_eq!(keys, id),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn scrypt_parameters_are_libsodiums() {

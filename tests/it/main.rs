@@ -4,6 +4,7 @@ mod architecture;
 mod bundles;
 mod cli_surface;
 mod common;
+mod conan;
 mod config_errors;
 mod crash;
 mod demo;

@@ -221,6 +221,7 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
     let doc = t.run(".", &[&pack[..], &["--json"]].concat()).json();
     assert_eq!(doc["changed"], true, "{doc}");
     assert_eq!(doc["format"], "whl", "{doc}");
+    crate::cli_surface::validate("pack-oci", &doc);
     // Again, the same bytes: nothing changes. Other bytes under 1.1.0: refused, by a2c.
     assert_eq!(t.run(".", &[&pack[..], &["--json"]].concat()).json()["changed"], false);
     t.write("trees/1.1.0/rules/r.md", "another rule\n");

@@ -1,0 +1,332 @@
+//! Issue 30: a Conan 2 remote as a registry, against a real `conan_server` and the real `conan`
+//! client: packages created and uploaded by the client from the recipe `a2c pack` writes, locked
+//! by recipe and package revision, installed by a2c without calling the client.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestContext, require_program};
+
+fn programs() -> bool {
+    for program in ["conan", "conan_server"] {
+        let there = match program {
+            "conan" => Command::new(program)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            _ => Command::new(program).arg("--help").output().is_ok(),
+        };
+        if !there {
+            require_program(&format!(
+                "{program} (pip install -r .ci/requirements.txt; .ci/run does it)"
+            ));
+            return false;
+        }
+    }
+    true
+}
+
+/// A `conan_server` on a free loopback port with its own home, users `alice` (who may write)
+/// and `bob`; reads open to all, or to `alice` alone. Stopped when dropped.
+struct ConanServer {
+    child: Child,
+    port: u16,
+    home: PathBuf,
+}
+
+impl Drop for ConanServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ConanServer {
+    fn start(t: &TestContext, open_reads: bool) -> Self {
+        let home = t.path("conan-server");
+        fs_err::create_dir_all(&home).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let readers = if open_reads { "*" } else { "alice" };
+        fs_err::write(
+            home.join("server.conf"),
+            format!(
+                "[server]\njwt_secret: a2c-test-jwt-secret\njwt_expire_minutes: 120\nssl_enabled: False\nport: {port}\npublic_port:\nhost_name: 127.0.0.1\nauthorize_timeout: 1800\ndisk_storage_path: ./data\ndisk_authorize_timeout: 1800\nupdown_secret: a2c-test-updown-secret\n\n[write_permissions]\n*/*@*/*: alice\n\n[read_permissions]\n*/*@*/*: {readers}\n\n[users]\nalice: s3cret\nbob: b0b\n"
+            ),
+        )
+        .unwrap();
+        let log = fs_err::File::create(t.path("conan-server.log")).unwrap();
+        let child = Command::new("conan_server")
+            .env("CONAN_SERVER_HOME", &home)
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log.into_parts().0))
+            .spawn()
+            .unwrap();
+        let server = Self { child, port, home };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "conan_server did not start: {}",
+                fs_err::read_to_string(t.path("conan-server.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn location(&self) -> String {
+        format!("conan+{}", self.url())
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+/// The real `conan` client with a home of its own, the server as remote `local`, logged in as
+/// alice.
+fn conan(t: &TestContext, args: &[&str]) -> String {
+    let out = Command::new("conan")
+        .args(args)
+        .env("CONAN_HOME", t.path("conan-home"))
+        .current_dir(t.path("."))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "conan {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn client(t: &TestContext, server: &ConanServer) {
+    conan(t, &["profile", "detect"]);
+    conan(t, &["remote", "add", "local", &server.url()]);
+    conan(t, &["remote", "login", "local", "alice", "-p", "s3cret"]);
+}
+
+/// A method tree of `version` whose rule says `rule`, its recipe written by `a2c pack`, created
+/// and uploaded by the Conan client: a new recipe revision whenever `rule` changes.
+fn publish(t: &TestContext, server: &ConanServer, version: &str, rule: &str) -> PathBuf {
+    let project = format!("projects/{version}-{}", rule.len());
+    let _ = fs_err::remove_dir_all(t.path(&project));
+    t.method_tree(&format!("{project}/method"), version);
+    t.write(&format!("{project}/method/rules/r.md"), rule);
+    let tree = format!("{project}/method");
+    let location = server.location();
+    let doc = t
+        .run(
+            ".",
+            &["pack", &tree, "--version", version, "--registry", &location, "--json"],
+        )
+        .json();
+    crate::cli_surface::validate("pack-conan", &doc);
+    assert_eq!(doc["reference"], format!("esys-a2c/{version}"));
+    conan(t, &["create", &project, "--version", version]);
+    conan(t, &["upload", &format!("esys-a2c/{version}"), "-r", "local", "-c"]);
+    t.path(&format!("{project}/method"))
+}
+
+/// Every file below `dir`, relative, with its bytes (a2c's receipt and tree record aside).
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
+                fs_err::read(e.path()).unwrap(),
+            )
+        })
+        .filter(|(p, _)| !p.starts_with(".a2c-"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn installed(t: &TestContext, version: &str) -> Vec<(String, Vec<u8>)> {
+    files(&t.path(&format!("w/.tools_local/esys/a2c/{version}")))
+}
+
+fn superbuild(t: &TestContext, registry: &str, versions: &[&str]) {
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    for (i, v) in versions.iter().enumerate() {
+        t.canonical_repo(&format!("w/p/m{i}"), v);
+    }
+}
+
+#[test]
+fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
+    if !programs() {
+        return;
+    }
+    let t = TestContext::new();
+    let server = ConanServer::start(&t, true);
+    client(&t, &server);
+    publish(&t, &server, "1.0.0", "first revision\n");
+    let v110 = publish(&t, &server, "1.1.0", "one-one\n");
+    // A second recipe revision of 1.0.0: the newest is the one a lock takes.
+    let second = publish(&t, &server, "1.0.0", "second revision, longer\n");
+    superbuild(&t, &server.location(), &["1.0.0", "1.1.0"]);
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains("/v2/conans/esys-a2c/1.0.0/_/_/revisions/"), "{lock}");
+    assert!(lock.contains("/files/conan_package.tgz\""), "{lock}");
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&second));
+    assert_eq!(installed(&t, "1.1.0"), files(&v110));
+    // What `conan install --deployer=direct_deploy` deploys for the same reference is the same
+    // tree (the Conan client adds its conaninfo.txt and conanmanifest.txt).
+    conan(
+        &t,
+        &[
+            "install",
+            "--requires=esys-a2c/1.0.0",
+            "-r",
+            "local",
+            "--deployer=direct_deploy",
+            "--deployer-folder",
+            "deployed",
+        ],
+    );
+    let deployed: Vec<(String, Vec<u8>)> = files(&t.path("deployed/direct_deploy/esys-a2c"))
+        .into_iter()
+        .filter(|(p, _)| p != "conaninfo.txt" && p != "conanmanifest.txt")
+        .collect();
+    assert_eq!(installed(&t, "1.0.0"), deployed);
+    // A newer revision on the remote changes nothing until `lock --update 1.0.0`.
+    let third = publish(&t, &server, "1.0.0", "third revision, longer still\n");
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&second));
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        lock
+    );
+    t.run("w", &["lock", "--update", "1.0.0"]).success();
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&third));
+    // Offline, from the cache (filled by one more online install), and vendored.
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.1.0")).unwrap();
+    t.run("w", &["install"]).success();
+    drop(server);
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    t.run("w", &["install", "--offline"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&third));
+    assert_eq!(installed(&t, "1.1.0"), files(&v110));
+    let doc = t.run("w", &["vendor", "../vend", "--offline", "--json"]).json();
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 2);
+}
+
+/// A version removed from the remote (`conan remove`) is reported as gone by `lock` and
+/// `outdated`; it stays locked and installs from the cache.
+#[test]
+fn a_version_removed_from_the_remote_is_reported() {
+    if !programs() {
+        return;
+    }
+    let t = TestContext::new();
+    let server = ConanServer::start(&t, true);
+    client(&t, &server);
+    publish(&t, &server, "1.0.0", "one\n");
+    publish(&t, &server, "1.1.0", "one-one\n");
+    superbuild(&t, &server.location(), &["1.0.0", "1.1.0"]);
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    conan(&t, &["remove", "esys-a2c/1.0.0", "-r", "local", "-c"]);
+    let run = t.run("w", &["lock"]);
+    run.success();
+    assert!(
+        run.stderr
+            .contains("1.0.0 is locked but the registry no longer lists it (removed)"),
+        "{}",
+        run.stderr
+    );
+    let run = t.run("w", &["outdated"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("1.0.0 is no longer in the registry (removed) → move to 1.1.0"),
+        "{}",
+        run.transcript()
+    );
+    assert!(!run.stderr.contains("every member is on"), "{}", run.stderr);
+    let doc = t.run("w", &["outdated", "--json"]).json();
+    assert_eq!(doc["gone"][0]["version"], "1.0.0", "{doc}");
+    // Still locked, it reinstalls from the cache.
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    t.run("w", &["install"]).success();
+}
+
+#[test]
+fn reads_behind_a_login_and_a_tampered_package_is_refused() {
+    if !programs() {
+        return;
+    }
+    let t = TestContext::new();
+    let server = ConanServer::start(&t, false);
+    client(&t, &server);
+    let tree = publish(&t, &server, "1.0.0", "a rule\n");
+    superbuild(&t, &server.location(), &["1.0.0"]);
+    // Anonymous: refused, with what to do.
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("401") && run.stderr.contains("A2C_REGISTRY_AUTH"),
+        "{}",
+        run.stderr
+    );
+    // Credentials from a committed marker's host alone are held back; bound, they are
+    // exchanged for a token, as Conan does.
+    let auth = ("A2C_REGISTRY_AUTH", "alice:s3cret");
+    t.run_env("w", &["lock"], &[auth]).failure();
+    let host = server.host();
+    let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
+    t.run_env("w", &["lock"], &bound).success();
+    t.run_env("w", &["install"], &bound).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&tree));
+    // The package file is altered on the server: an install from an empty cache refuses it
+    // (the lock pins its sha256), and a fresh lock refuses it (its files no longer match the
+    // package's conanmanifest.txt).
+    let stored: Vec<PathBuf> = walkdir::WalkDir::new(server.home.join("data"))
+        .into_iter()
+        .map(|e| e.unwrap().path().to_path_buf())
+        .filter(|p| p.file_name().is_some_and(|n| n == "conan_package.tgz"))
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let other = t.path("other");
+    t.method_tree("other/t", "1.0.0");
+    t.write("other/t/rules/r.md", "not the rule that was uploaded\n");
+    let out = Command::new("tar")
+        .arg("-czf")
+        .arg(&stored[0])
+        .arg("-C")
+        .arg(other.join("t"))
+        .arg(".")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run_env("w", &["install"], &bound);
+    run.failure();
+    assert!(run.stderr.contains("the lock"), "{}", run.stderr);
+    assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run_env("w", &["lock"], &bound);
+    run.failure();
+    assert!(run.stderr.contains("conanmanifest.txt"), "{}", run.stderr);
+}
