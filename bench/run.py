@@ -24,9 +24,10 @@ and, with --suite members (issue 16), the member curve alone: no-op install and 
 200 / 1,000 / 5,000 members, with --baseline BIN measured in the same rounds, interleaved.
 
 and, with --suite pypi (issue 29), a cold install of the same wheels from a real pypiserver
-against a static HTTP registry (target: at most 1.3x).
+against a static HTTP registry (target: at most 1.3x), and with --suite conan (issue 30) the
+same trees as Conan packages from a real conan_server (target: at most 1.5x).
 
-Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|durability|all]
+Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|conan|durability|all]
                     [--runs N] [--noop-runs N] [--baseline BIN] [--keep]
 Prints medians, ratios and a Markdown table for docs/performance.md.
 """
@@ -641,9 +642,92 @@ def pypi_suite(args, a2c):
             shutil.rmtree(work, ignore_errors=True)
 
 
+def conan_suite(args, a2c):
+    """Issue 30: a cold install of the P1 trees, 200 members, from a real conan_server (each
+    version a Conan package the real client created from the recipe `a2c pack` writes, and
+    uploaded) against the same trees as a2c bundles in a static HTTP registry, interleaved.
+    Needs `conan` and `conan_server` on PATH (.ci/run's venv)."""
+    if not (shutil.which("conan") and shutil.which("conan_server")):
+        print("SKIPPED: install conan and conan-server (pip install -r .ci/requirements.txt)")
+        return
+    import socket
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="a2c-bench-conan-", dir=base)
+    procs = []
+    try:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        home = os.path.join(work, "server")
+        os.makedirs(home)
+        with open(os.path.join(home, "server.conf"), "w") as f:
+            f.write(f"[server]\njwt_secret: bench\njwt_expire_minutes: 120\nssl_enabled: False\nport: {port}\n"
+                    "public_port:\nhost_name: 127.0.0.1\nauthorize_timeout: 1800\ndisk_storage_path: ./data\n"
+                    "disk_authorize_timeout: 1800\nupdown_secret: bench\n\n[write_permissions]\n*/*@*/*: bench\n\n"
+                    "[read_permissions]\n*/*@*/*: *\n\n[users]\nbench: bench\n")
+        server = subprocess.Popen(["conan_server"], env=dict(os.environ, CONAN_SERVER_HOME=home),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(server)
+        for _ in range(400):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        cenv = dict(os.environ, CONAN_HOME=os.path.join(work, "conan-home"))
+        q = dict(env=cenv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sh(["conan", "profile", "detect"], **q)
+        sh(["conan", "remote", "add", "bench", f"http://127.0.0.1:{port}"], **q)
+        sh(["conan", "remote", "login", "bench", "bench", "-p", "bench"], **q)
+        rng = random.Random(24)
+        location = f"conan+http://127.0.0.1:{port}"
+        for v in VERSIONS:
+            tree = os.path.join(work, "conan", v, "method")
+            make_tree(tree, v, rng)
+            sh([a2c, "-q", "pack", tree, "--version", v, "--registry", location])
+            sh(["conan", "create", os.path.dirname(tree), "--version", v], **q)
+            sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
+        sh(["conan", "upload", "esys-a2c/*", "-r", "bench", "-c"], **q)
+        static, static_url = serve(os.path.join(work, "registry"))
+        procs.append(static)
+        w_http = members_superbuild(work, "w-http", MEMBERS, static_url)
+        w_conan = members_superbuild(work, "w-conan", MEMBERS, location)
+        cache = os.path.join(work, "cache")
+        env = dict(os.environ, A2C_CACHE_DIR=cache)
+        for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+            env.pop(k, None)
+        for w in (w_http, w_conan):
+            sh([a2c, "-q", "-C", w, "lock"], env=env)
+        times = {"http": [], "conan": []}
+        for i in range(args.runs):
+            sides = ["http", "conan"] if i % 2 == 0 else ["conan", "http"]
+            for side in sides:
+                w = w_http if side == "http" else w_conan
+                for path in (os.path.join(w_http, ".tools_local"), os.path.join(w_conan, ".tools_local"), cache):
+                    shutil.rmtree(path, ignore_errors=True)
+                times[side].append(timed([a2c, "-q", "-C", w, "install"], env)[0])
+        mh, mc = statistics.median(times["http"]), statistics.median(times["conan"])
+        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+              f"work dir on {'tmpfs' if base else 'disk'}; {len(VERSIONS)} versions, {MEMBERS} members")
+        print()
+        print(f"| cold install over loopback (median of {args.runs}) | time | vs static HTTP |")
+        print("|---|---|---|")
+        print(f"| a2c, static HTTP registry (a2c bundles) | {mh*1000:.0f} ms | 1.00x |")
+        print(f"| a2c, conan_server (Conan packages of the same trees) | {mc*1000:.0f} ms | {mc/mh:.2f}x (target <= 1.5x) |")
+        print()
+        print(f"runs http {[round(x*1000) for x in times['http']]}  conan {[round(x*1000) for x in times['conan']]}")
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "conan", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -669,6 +753,8 @@ def main():
         return pack_suite(args, a2c)
     if args.suite == "pypi":
         return pypi_suite(args, a2c)
+    if args.suite == "conan":
+        return conan_suite(args, a2c)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)

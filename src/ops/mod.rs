@@ -610,8 +610,17 @@ pub fn alternatives(
     if pending.is_empty() || options.offline {
         return (found, notes);
     }
+    // Only the versions still to fetch are asked for (an OCI registry, a package index or a
+    // Conan remote reads entries one by one).
+    let wanted: std::collections::BTreeSet<MethodVersion> = pending.iter().map(|e| e.version.clone()).collect();
     for location in configured_registries(session, ctx, flag) {
-        let index = match crate::registry::read_index(&location, client) {
+        // A Conan remote gives no digest without a download of the package: it serves a
+        // locked package through the lock's own source (its URL pins both revisions), not as
+        // an alternative.
+        if matches!(location, RegistryLocation::Conan(_)) {
+            continue;
+        }
+        let index = match crate::registry::read_index_trusted(&location, client, &[], Some(&wanted)) {
             Ok(index) => index,
             Err(e) => {
                 notes.push(format!("skipped the registry `{location}`: {e}"));

@@ -330,3 +330,67 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     run.failure();
     assert!(run.stderr.contains("conanmanifest.txt"), "{}", run.stderr);
 }
+
+/// One superbuild, two kinds of registry: members on a version from the Conan remote and on
+/// one from a2c's own registry (its mirror). Each locked bundle keeps its source; install
+/// takes each from where it is, and vendoring gathers both.
+#[test]
+fn a_conan_remote_and_an_a2c_registry_serve_one_superbuild() {
+    if !programs() {
+        return;
+    }
+    let t = TestContext::new();
+    let server = ConanServer::start(&t, true);
+    client(&t, &server);
+    let conan_tree = publish(&t, &server, "1.0.0", "from conan\n");
+    t.publish("reg", "2.0.0", "tar.gz");
+    t.superbuild(
+        "w",
+        &format!(
+            "members: [\"p/*\"]\nregistry: {}\nmirrors: [\"../reg\"]\n",
+            server.location()
+        ),
+    );
+    t.canonical_repo("w/p/m0", "1.0.0");
+    t.run("w", &["lock"]).success();
+    // A member moves to 2.0.0, which only a2c's registry has: locked from there.
+    t.canonical_repo("w/p/m1", "2.0.0");
+    t.run("w", &["lock", "--registry", "../reg"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(lock.contains("/v2/conans/esys-a2c/1.0.0/"), "{lock}");
+    assert!(lock.contains("a2c-2.0.0.tar.gz"), "{lock}");
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&conan_tree));
+    assert!(t.path("w/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    let doc = t.run("w", &["vendor", "../vend", "--json"]).json();
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 2);
+}
+
+/// `migrate version --all` moves a superbuild's members to a version on the Conan remote, as
+/// with a2c's own registry: locked, installed, records rewritten.
+#[test]
+fn members_migrate_to_a_version_on_the_remote() {
+    if !programs() {
+        return;
+    }
+    let t = TestContext::new();
+    let server = ConanServer::start(&t, true);
+    client(&t, &server);
+    publish(&t, &server, "1.0.0", "one\n");
+    let next = publish(&t, &server, "1.1.0", "one-one\n");
+    superbuild(&t, &server.location(), &["1.0.0", "1.0.0"]);
+    for m in ["w/p/m0", "w/p/m1"] {
+        t.write(&format!("{m}/.gitignore"), ".tools_local/\n");
+        t.commit_all(m);
+    }
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    t.run("w", &["migrate", "version", "--to", "1.1.0", "--all"]).success();
+    for m in ["m0", "m1"] {
+        let record = fs_err::read_to_string(t.path(&format!("w/p/{m}/.tools/esys/a2c/adoption.yaml"))).unwrap();
+        assert!(record.contains("tool_version: 1.1.0"), "{m}: {record}");
+    }
+    assert_eq!(installed(&t, "1.1.0"), files(&next));
+    let run = t.run("w", &["outdated"]);
+    assert!(run.stderr.contains("every member is on 1.1.0"), "{}", run.transcript());
+}
