@@ -212,34 +212,46 @@ pub fn manifest_text(path: &Path, format: Format) -> Option<String> {
     }
 }
 
-/// The MD5 (lower-case hex) of every regular file of the tar.gz `source`, by its name (a
-/// leading `./` dropped), read without writing anything: what a Conan package's
-/// `conanmanifest.txt` is checked against. Only the names and kinds the archive policy allows
-/// are accepted (`entry_segments`).
-pub fn tar_gz_md5s(
+/// What a tar.gz holds, read without writing anything: the MD5 (lower-case hex) of every
+/// regular file by its name (a leading `./` dropped) — what a Conan package's
+/// `conanmanifest.txt` is checked against — and the tree digest a2c computes when it extracts
+/// it (a single top-level directory stripped, as extraction does). Only the names the archive
+/// policy allows are accepted (`entry_segments`), within `limits`.
+pub fn tar_gz_inventory(
     source: impl Read,
     limits: &Limits,
-) -> Result<std::collections::BTreeMap<String, String>, ArchiveError> {
+) -> Result<(std::collections::BTreeMap<String, String>, String), ArchiveError> {
     use md5::Digest;
     let gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(source));
     let mut tar = tar_read::TarReader::new(gz, tar_gz::PAX_GLOBAL_IGNORED);
-    let mut out = std::collections::BTreeMap::new();
+    let mut md5s = std::collections::BTreeMap::new();
+    let mut files = Vec::new();
+    let mut dirs = std::collections::BTreeSet::new();
     let mut total = 0u64;
     while let Some(item) = tar.next()? {
-        if out.len() as u64 >= limits.max_entries {
+        if (md5s.len() + dirs.len()) as u64 >= limits.max_entries {
             return Err(ArchiveError::TooManyEntries {
                 limit: limits.max_entries,
             });
         }
-        let tar_read::Item::File { name, .. } = item else {
-            continue;
+        let (name, mode) = match item {
+            tar_read::Item::File { name, mode, .. } => (name, mode),
+            // The archive's own top (`tar -C tree .` writes `./`), as extraction skips it.
+            tar_read::Item::Dir { name } if policy::is_root_entry(&name) => continue,
+            tar_read::Item::Dir { name } => {
+                let segments = entry_segments(&name)?;
+                if !segments.is_empty() {
+                    dirs.insert(segments.join("/"));
+                }
+                continue;
+            }
         };
         let path = entry_segments(&name)?.join("/");
-        let mut hasher = md5::Md5::new();
+        let mut md5 = md5::Md5::new();
+        let mut sha = HashingReader::new(tar.content());
         let mut buf = [0u8; 64 * 1024];
-        let mut content = tar.content();
         loop {
-            let n = content.read(&mut buf)?;
+            let n = sha.read(&mut buf)?;
             if n == 0 {
                 break;
             }
@@ -249,11 +261,32 @@ pub fn tar_gz_md5s(
                     limit: limits.max_unpacked_bytes,
                 });
             }
-            hasher.update(&buf[..n]);
+            md5.update(&buf[..n]);
         }
-        out.insert(path, crate::util::digest::hex(&hasher.finalize()));
+        let (sha256, size) = sha.finish()?;
+        md5s.insert(path.clone(), crate::util::digest::hex(&md5.finalize()));
+        files.push(TreeFile {
+            path,
+            executable: policy::is_executable(mode),
+            sha256,
+            size,
+        });
     }
-    Ok(out)
+    // As extraction does: one top-level entry that is a directory is the tree's root.
+    let tops: std::collections::BTreeSet<&str> = files
+        .iter()
+        .map(|f| f.path.split('/').next().unwrap_or_default())
+        .chain(dirs.iter().map(|d| d.split('/').next().unwrap_or_default()))
+        .collect();
+    if let [top] = tops.into_iter().collect::<Vec<_>>().as_slice()
+        && files.iter().all(|f| f.path.contains('/'))
+    {
+        let prefix = format!("{top}/");
+        for f in &mut files {
+            f.path = f.path.strip_prefix(&prefix).unwrap_or(&f.path).to_string();
+        }
+    }
+    Ok((md5s, tree_digest(&files)))
 }
 
 impl crate::util::hint::Hint for ArchiveError {

@@ -9,7 +9,7 @@
 //! package of that revision (a method package has no settings or options: one package id, or
 //! the error names them), its latest package revision, and its files. The lock pins
 //! `conan_package.tgz` of exactly that package revision by URL (the revisions are in it), with
-//! its sha256 and size, which a2c computes by downloading it; before it is pinned, every file in
+//! its sha256, size and tree digest, which a2c computes by downloading it; before it is pinned, every file in
 //! it is checked against the package's `conanmanifest.txt` (MD5s), and nothing the manifest
 //! lists may be missing. A newer revision on the remote changes nothing until `lock --update V`.
 //! `conaninfo.txt` and the manifest are never installed: the package's tgz holds the tree.
@@ -155,7 +155,7 @@ impl ConanRegistry {
         let (manifest, _) = http.get_bytes(&file("conanmanifest.txt"))?;
         let tgz_url = file("conan_package.tgz");
         let (tgz, _) = http.get_bytes(&tgz_url)?;
-        self.check_manifest(&reference, &String::from_utf8_lossy(&manifest), &tgz)?;
+        let tree = self.check_manifest(&reference, &String::from_utf8_lossy(&manifest), &tgz)?;
         let (sha256, size) = crate::util::digest::sha256_reader(&tgz[..]).map_err(|e| self.invalid(e.to_string()))?;
         Ok(IndexEntry {
             version: version.clone(),
@@ -163,7 +163,7 @@ impl ConanRegistry {
             sha256,
             size,
             format: Format::TarGz,
-            tree: None,
+            tree: Some(tree),
             yanked: false,
         })
     }
@@ -171,14 +171,15 @@ impl ConanRegistry {
     /// Every file of the package is in its `conanmanifest.txt` with its MD5, and every file
     /// the manifest lists (but `conaninfo.txt` and the manifest, uploaded beside the tgz) is in
     /// the package.
-    fn check_manifest(&self, reference: &str, manifest: &str, tgz: &[u8]) -> Result<(), RegistryError> {
+    /// Returns the package's tree digest.
+    fn check_manifest(&self, reference: &str, manifest: &str, tgz: &[u8]) -> Result<String, RegistryError> {
         let listed: BTreeMap<&str, &str> = manifest
             .lines()
             .skip(1)
             .filter_map(|l| l.rsplit_once(": "))
             .map(|(path, md5)| (path.trim(), md5.trim()))
             .collect();
-        let present = crate::archive::tar_gz_md5s(tgz, &crate::archive::Limits::default())
+        let (present, tree) = crate::archive::tar_gz_inventory(tgz, &crate::archive::Limits::default())
             .map_err(|e| self.invalid(format!("{reference}: its conan_package.tgz: {e}")))?;
         for (path, md5) in &present {
             match listed.get(path.as_str()) {
@@ -203,7 +204,7 @@ impl ConanRegistry {
                 "{reference}: conanmanifest.txt lists `{missing}`, which conan_package.tgz lacks"
             )));
         }
-        Ok(())
+        Ok(tree)
     }
 }
 

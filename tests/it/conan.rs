@@ -184,6 +184,10 @@ fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
     let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     assert!(lock.contains("/v2/conans/esys-a2c/1.0.0/_/_/revisions/"), "{lock}");
     assert!(lock.contains("/files/conan_package.tgz\""), "{lock}");
+    assert!(
+        lock.contains("tree = \"sha256:"),
+        "the lock pins the tree digest too:\n{lock}"
+    );
     t.run("w", &["install"]).success();
     assert_eq!(installed(&t, "1.0.0"), files(&second));
     assert_eq!(installed(&t, "1.1.0"), files(&v110));
