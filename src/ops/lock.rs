@@ -186,6 +186,12 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     )
     .map_err(|e| super::with_members(ctx, e))?;
     let mut plan = plan;
+    // A package index gives no tree digest: the new wheels are fetched into the cache and
+    // extracted once, so that the lock pins their tree as for any bundle (and the install
+    // that follows finds them cached).
+    if !options.offline && !options.check {
+        pin_trees(session, ctx, &mut plan)?;
+    }
     super::relative_sources(session, ctx, options.registry.as_deref(), &mut plan);
     // Entries taken from the vendor manifest are additions to the lock on disk.
     plan.added.extend(vendored);
@@ -217,6 +223,46 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         gone,
         notes,
     })
+}
+
+/// The tree digest of every new or updated wheel entry that has none: its bundle fetched
+/// into the cache (verified against the entry) and extracted into a scratch directory with the
+/// archive policy of any install — a wheel that would not install fails the lock, naming it.
+fn pin_trees(session: &super::Session, ctx: &Context, plan: &mut LockPlan) -> Result<(), OpsError> {
+    let versions: Vec<MethodVersion> = plan.added.iter().chain(&plan.updated).cloned().collect();
+    let wanting: Vec<usize> = plan
+        .lock
+        .methods
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.tree.is_none() && m.format == crate::archive::Format::Wheel && versions.contains(&m.version))
+        .map(|(i, _)| i)
+        .collect();
+    if wanting.is_empty() {
+        return Ok(());
+    }
+    let options = super::install_options(
+        session,
+        ctx,
+        false,
+        None,
+        1,
+        std::sync::Arc::new(network(session, ctx, None)?),
+    )?;
+    for i in wanting {
+        let entry = &plan.lock.methods[i];
+        let cached = crate::store::source::fetch_to_cache(entry, &options, &crate::store::options::Silent)?;
+        let scratch = tempfile::tempdir()?;
+        let extracted = crate::archive::extract(
+            fs_err::File::open(&cached)?,
+            entry.format,
+            scratch.path(),
+            &options.limits,
+        )
+        .map_err(|e| OpsError::Config(format!("version {}: its wheel does not install: {e}", entry.version)))?;
+        plan.lock.methods[i].tree = Some(extracted.tree);
+    }
+    Ok(())
 }
 
 /// One request per new or updated HTTP(S) entry: can what the lock now records be fetched?

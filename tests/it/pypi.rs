@@ -240,6 +240,10 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
         "{lock}"
     );
     assert!(lock.contains("format = \"whl\""), "{lock}");
+    assert!(
+        lock.contains("tree = \"sha256:"),
+        "the lock pins each wheel's tree:\n{lock}"
+    );
     let wheel_sha = sha256_hex(&fs_err::read(t.path("wheels/bundles/esys_a2c-1.0.0-py3-none-any.whl")).unwrap());
     assert!(lock.contains(&wheel_sha), "the lock pins the wheel's sha256:\n{lock}");
     t.run("w", &["install"]).success();
@@ -370,11 +374,12 @@ fn what_a_project_page_says_is_held_to_it() {
     let server = Server::start(t.path("site"));
     let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
     superbuild(&t, &location, &["1.0.0", "1.1.0"]);
-    t.run("w", &["lock"]).success();
-    let run = t.run("w", &["install"]);
+    // The lock fetches each new wheel once (to pin its tree): other bytes than the page's
+    // hash are refused there, and nothing is locked.
+    let run = t.run("w", &["lock"]);
     run.failure();
     assert!(run.stderr.contains("sha256"), "{}", run.stderr);
-    assert!(!t.path("w/.tools_local/esys/a2c/1.1.0").exists());
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
     // Two wheels of one version: refused, both named.
     t.write(
         "site/simple/esys-a2c/index.html",
@@ -382,7 +387,6 @@ fn what_a_project_page_says_is_held_to_it() {
             "<a href=\"../../files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-1-py3-none-any.whl</a>\n"
         )),
     );
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     let run = t.run("w", &["lock"]);
     run.failure();
     assert!(
@@ -433,10 +437,11 @@ fn what_a_project_page_says_is_held_to_it() {
     fs_err::remove_dir_all(t.path("w/p")).unwrap();
     t.canonical_repo("w/p/m0", "1.2.0");
     let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
-    t.run("w", &["lock"]).success();
-    let run = t.run("w", &["install"]);
+    // Refused by the lock, which extracts each new wheel once to pin its tree.
+    let run = t.run("w", &["lock"]);
     run.failure();
     assert!(run.stderr.contains("RECORD"), "{}", run.stderr);
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
     assert!(!t.path("w/.tools_local/esys/a2c/1.2.0").exists());
 }
 
@@ -558,8 +563,7 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
 }
 
 /// A project page listing 3,000 versions, each its own file: a lock asks only for the file it
-/// pins (a `HEAD` for its size, then the lock's check that its source answers), `list` asks
-/// for the newest 50 sizes at most.
+/// pins, `list` asks for the newest 50 sizes at most.
 #[test]
 fn a_page_with_thousands_of_versions_costs_what_is_needed() {
     let t = TestContext::new();
@@ -590,9 +594,11 @@ fn a_page_with_thousands_of_versions_costs_what_is_needed() {
             .collect::<Vec<_>>()
     };
     t.run("w", &["lock"]).success();
+    // A HEAD for its size, the download that pins its tree, the check that its source
+    // answers: nothing of the other 2,999.
     let asked = files_asked();
     assert!(
-        asked.len() <= 2 && asked.iter().all(|p| p.ends_with("esys_a2c-1.0.0-py3-none-any.whl")),
+        asked.len() <= 3 && asked.iter().all(|p| p.ends_with("esys_a2c-1.0.0-py3-none-any.whl")),
         "{asked:?}"
     );
     t.run("w", &["list"]).success();
@@ -623,7 +629,9 @@ fn a_package_index_and_a_file_registry_mirror_each_other() {
     t.canonical_repo("w/p/m0", "1.0.0");
     t.run("w", &["lock"]).success();
     drop(server);
-    // The index is gone and the cache empty: the mirror serves the locked wheel.
+    // The index is gone and the cache emptied (the lock left the wheel there): the mirror
+    // serves the locked wheel.
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let run = t.run("w", &["install"]);
     run.success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
@@ -642,6 +650,36 @@ fn a_package_index_and_a_file_registry_mirror_each_other() {
     fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     t.run("w", &["lock"]).success();
     fs_err::rename(t.path("wheels"), t.path("wheels-gone")).unwrap();
+    let _ = fs_err::remove_dir_all(t.cache_dir());
     t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+}
+
+/// An index over HTTPS with a private CA: refused with the hint until the CA is given, then
+/// read, locked and installed like any HTTPS registry.
+#[test]
+fn an_index_over_https_with_a_private_ca() {
+    let t = TestContext::new();
+    let good = wheel(&t, "1.0.0");
+    let sha = sha256_hex(&fs_err::read(&good).unwrap());
+    fs_err::create_dir_all(t.path("site/files")).unwrap();
+    fs_err::copy(&good, t.path("site/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    t.write(
+        "site/simple/esys-a2c/index.html",
+        &format!(
+            "<a href=\"/files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n"
+        ),
+    );
+    let server = Server::start_tls(t.path("site"));
+    let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    assert!(location.starts_with("pypi+https://"), "{location}");
+    superbuild(&t, &location, &["1.0.0"]);
+    let run = t.run_env("w", &["lock"], &[("A2C_HTTP_RETRIES", "0")]);
+    run.failure();
+    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+    let ca = t.write("ca.pem", server.ca_pem.as_deref().unwrap());
+    let with_ca = [("A2C_CA_BUNDLE", ca.to_str().unwrap())];
+    t.run_env("w", &["lock"], &with_ca).success();
+    t.run_env("w", &["install"], &with_ca).success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
 }
