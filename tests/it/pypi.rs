@@ -253,6 +253,20 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
     assert_eq!(installed(&t, "1.1.0"), files(&t.path("trees/1.1.0")));
     // pip installs the same wheel from the same index: its package directory holds the same files.
     let target = pip_install(&t, "esys-a2c==1.0.0", &server.simple());
+    // Python code finds the tree as package data.
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.resources as r; print(r.files('esys_a2c').joinpath('a2c-method.toml').read_text())",
+        ])
+        .env("PYTHONPATH", &target)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("version = \"1.0.0\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(files(&target.join("esys_a2c")), tree);
     // Offline, from the cache, after the store is gone.
     fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
@@ -477,6 +491,50 @@ fn files_on_another_host_get_no_credentials() {
     assert!(
         at_cdn.iter().all(|r| !r.headers.contains_key("authorization")),
         "a credential reached the CDN: {:?}",
+        at_cdn.iter().map(|r| &r.headers).collect::<Vec<_>>()
+    );
+}
+
+/// The page names the file on the index's own host, which redirects to a CDN (as PyPI's
+/// `files.pythonhosted.org`, or Artifactory's signed storage URLs): the token follows the
+/// redirect to no other origin.
+#[test]
+fn a_redirect_to_a_cdn_carries_no_credentials() {
+    let t = TestContext::new();
+    let good = wheel(&t, "1.0.0");
+    let sha = sha256_hex(&fs_err::read(&good).unwrap());
+    fs_err::create_dir_all(t.path("cdn/files")).unwrap();
+    fs_err::copy(&good, t.path("cdn/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    let cdn = Server::start(t.path("cdn"));
+    let file = "/packages/esys_a2c-1.0.0-py3-none-any.whl";
+    t.write(
+        "index/simple/esys-a2c/index.html",
+        &format!("<a href=\"{file}#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n"),
+    );
+    let index = Server::start(t.path("index"));
+    index.require_token("idx-t0ken");
+    let to = format!(
+        "{}/files/esys_a2c-1.0.0-py3-none-any.whl",
+        cdn.url().trim_end_matches('/')
+    );
+    index.fault(file, &vec![crate::server::Fault::Redirect(to); 12]);
+    let location = format!("pypi+{}/simple/", index.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0"]);
+    let host = index.host();
+    let token = [("A2C_REGISTRY_TOKEN", "idx-t0ken"), ("A2C_TOKEN_HOSTS", host.as_str())];
+    t.run_env("w", &["lock"], &token).success();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run_env("w", &["install"], &token).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+    assert!(
+        index.count_of(file) >= 2,
+        "the file was asked of the index, which redirected"
+    );
+    let at_cdn = cdn.requests();
+    assert!(!at_cdn.is_empty());
+    assert!(
+        at_cdn.iter().all(|r| !r.headers.contains_key("authorization")),
+        "a credential followed the redirect: {:?}",
         at_cdn.iter().map(|r| &r.headers).collect::<Vec<_>>()
     );
 }
