@@ -8,11 +8,17 @@ use super::{GlobalArgs, Outcome, Printer};
 use crate::net::credentials;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  a2c login reg.example.org < token.txt")]
+#[command(
+    after_help = "Examples:\n  a2c login reg.example.org < token.txt\n  a2c login pkgs.example.org --username __token__   # a package index's API token\n  a2c login conan.example.org --username alice       # a Conan remote's password"
+)]
 pub struct LoginArgs {
     /// The registry's host (`reg.example.org`, `host:port`) or URL
     #[arg(value_name = "HOST")]
     pub host: String,
+    /// Send the token as this user's password (basic credentials), as package indexes and
+    /// Conan remotes take them; without it, the token is a bearer token
+    #[arg(long, value_name = "NAME")]
+    pub username: Option<String>,
     /// Read the token from standard input (the default; kept for scripts that say so)
     #[arg(long)]
     pub token_stdin: bool,
@@ -47,7 +53,12 @@ pub fn login(
             args.host
         );
     }
-    let path = credentials::store(session.network.logins.as_deref(), &url, token)?;
+    if let Some(user) = &args.username
+        && (user.is_empty() || user.contains([':', '\n', '\r']))
+    {
+        anyhow::bail!("--username `{user}`: a user name has no `:` and is not empty");
+    }
+    let path = credentials::store(session.network.logins.as_deref(), &url, token, args.username.as_deref())?;
     let host = credentials::host_entry(&url);
     if printer.json {
         /// `login --json` (docs/json/login.schema.json).

@@ -14,7 +14,7 @@ use super::HttpError;
 #[derive(Default)]
 pub(super) struct Auth {
     /// `a2c login` tokens, by `host[:port]` (see [`super::credentials::host_entry`]).
-    logins: Vec<(String, String)>,
+    logins: Vec<super::credentials::Login>,
     /// docker's `config.json` `auths`, by `host[:port]`: the user's own binding of credentials
     /// to registry hosts (OCI registries).
     docker: Vec<(String, DockerCredential)>,
@@ -240,8 +240,11 @@ impl Auth {
             return (request, false); // credentials never travel in clear text
         }
         let entry = super::credentials::host_entry(url);
-        if let Some((_, token)) = self.logins.iter().find(|(h, _)| *h == entry) {
-            return (request.bearer_auth(token), true);
+        if let Some(login) = self.logins.iter().find(|l| l.host == entry) {
+            return match &login.username {
+                Some(user) => (request.basic_auth(user, Some(&login.token)), true),
+                None => (request.bearer_auth(&login.token), true),
+            };
         }
         let key = host_key(url);
         if let Some((hosts, token)) = &self.token
@@ -255,7 +258,8 @@ impl Auth {
         }
     }
 
-    /// The user name and password bound to `url`'s host: docker's `auth`, `A2C_REGISTRY_AUTH`
+    /// The user name and password bound to `url`'s host: `a2c login --username`'s, docker's
+    /// `auth`, `A2C_REGISTRY_AUTH`
     /// (bound hosts), a netrc `machine`, the netrc `default` (bound hosts).
     pub(super) fn basic_for(&self, url: &Url) -> Option<(&str, &str)> {
         let entry = super::credentials::host_entry(url);
@@ -274,7 +278,14 @@ impl Auth {
             .netrc_default
             .as_ref()
             .filter(|_| Self::is_bound(&self.bound, &key));
-        docker
+        // `a2c login HOST --username U`: the user's own choice for this host, first.
+        let login = self
+            .logins
+            .iter()
+            .find(|l| l.host == entry)
+            .and_then(|l| l.username.as_deref().map(|u| (u, l.token.as_str())));
+        login
+            .or(docker)
             .or(env)
             .or(own.or(default).map(|(u, p)| (u.as_str(), p.as_str())))
     }
@@ -291,7 +302,7 @@ impl Auth {
     pub(super) fn binds(&self, url: &Url) -> bool {
         let entry = super::credentials::host_entry(url);
         let key = host_key(url);
-        self.logins.iter().any(|(h, _)| *h == entry)
+        self.logins.iter().any(|l| l.host == entry)
             || self
                 .token
                 .as_ref()

@@ -24,6 +24,10 @@ struct File {
 #[serde(deny_unknown_fields)]
 struct Entry {
     token: String,
+    /// With a user name, the token is that user's password or API token, sent as basic
+    /// credentials (a package index, a Conan remote); without, a bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -81,16 +85,40 @@ fn read(path: &Path) -> Result<File, HttpError> {
 }
 
 /// Every stored (host key, token) pair of the file `path` (the settings' `logins`).
-pub fn load(path: Option<&Path>) -> Result<Vec<(String, String)>, HttpError> {
+pub fn load(path: Option<&Path>) -> Result<Vec<Login>, HttpError> {
     let Some(path) = path else {
         return Ok(Vec::new());
     };
-    Ok(read(path)?.hosts.into_iter().map(|(h, e)| (h, e.token)).collect())
+    Ok(read(path)?
+        .hosts
+        .into_iter()
+        .map(|(host, e)| Login {
+            host,
+            username: e.username,
+            token: e.token,
+        })
+        .collect())
+}
+
+/// One host's stored credential.
+#[derive(Clone)]
+pub struct Login {
+    pub host: String,
+    /// Sent as basic credentials with the token as password when set; else the token is a
+    /// bearer token.
+    pub username: Option<String>,
+    pub token: String,
+}
+
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Login {{ host: {:?}, .. }}", self.host) // never print a token
+    }
 }
 
 /// Stores `token` for the host of `url` in the file `path` (the settings' `logins`) and returns
 /// the file written.
-pub fn store(path: Option<&Path>, url: &Url, token: &str) -> Result<PathBuf, HttpError> {
+pub fn store(path: Option<&Path>, url: &Url, token: &str, username: Option<&str>) -> Result<PathBuf, HttpError> {
     let path = path
         .ok_or_else(|| HttpError::Config("neither XDG_CONFIG_HOME nor HOME is set".into()))?
         .to_path_buf();
@@ -99,6 +127,7 @@ pub fn store(path: Option<&Path>, url: &Url, token: &str) -> Result<PathBuf, Htt
         host_entry(url),
         Entry {
             token: token.to_string(),
+            username: username.map(str::to_string),
         },
     );
     write(&path, &file)?;

@@ -302,6 +302,10 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     t.run_env("w", &["lock"], &bound).success();
     t.run_env("w", &["install"], &bound).success();
     assert_eq!(installed(&t, "1.0.0"), files(&tree));
+    // `a2c login HOST --username alice`: the same exchange, nothing in the environment.
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    crate::pypi::login(&t, &host, "alice", "s3cret");
+    t.run("w", &["lock"]).success();
     // The package file is altered on the server: an install from an empty cache refuses it
     // (the lock pins its sha256), and a fresh lock refuses it (its files no longer match the
     // package's conanmanifest.txt).

@@ -149,6 +149,29 @@ fn wheel(t: &TestContext, version: &str) -> PathBuf {
     t.path(&format!("wheels/bundles/esys_a2c-{version}-py3-none-any.whl"))
 }
 
+/// `a2c login HOST --username USER` with `password` on standard input.
+pub fn login(t: &TestContext, host: &str, user: &str, password: &str) {
+    let mut child = t
+        .cmd(".")
+        .args(["login", host, "--username", user])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{password}\n").as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// `pip install --no-deps --target DIR REQ --index-url INDEX` (a real pip): DIR.
 fn pip_install(t: &TestContext, requirement: &str, index: &str) -> PathBuf {
     let target = t.path("pip-target");
@@ -362,6 +385,15 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
     t.run_env("w", &["lock"], &bound).success();
     t.run_env("w", &["install"], &bound).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+    // `a2c login HOST --username alice` binds the host for good: the password goes as basic
+    // credentials, with nothing in the environment.
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    login(&t, &host, "alice", "s3cret");
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
 }
 
