@@ -197,3 +197,60 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
     );
     run.success();
 }
+
+/// Issue 29: a Python package index is reached through the proxy like any registry — its
+/// project page, the `HEAD` and the download of each wheel.
+#[test]
+fn a_package_index_is_read_through_the_proxy() {
+    let t = TestContext::new();
+    let Some(proxy) = tinyproxy(&t, "") else { return };
+    t.method_tree("tree", "1.0.0");
+    t.run(
+        ".",
+        &[
+            "pack",
+            "tree",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "wheels",
+            "--format",
+            "wheel",
+        ],
+    )
+    .success();
+    let wheel = t.path("wheels/bundles/esys_a2c-1.0.0-py3-none-any.whl");
+    let sha = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(fs_err::read(&wheel).unwrap());
+        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    fs_err::create_dir_all(t.path("site/files")).unwrap();
+    fs_err::copy(&wheel, t.path("site/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    t.write(
+        "site/simple/esys-a2c/index.html",
+        &format!(
+            "<a href=\"/files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n"
+        ),
+    );
+    let server = Server::start(t.path("site"));
+    t.canonical_repo("r", "1.0.0");
+    let registry = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    let p = format!("http://127.0.0.1:{}", proxy.port);
+    let env = [("HTTP_PROXY", p.as_str())];
+    t.run_env("r", &["lock", "--registry", &registry], &env).success();
+    t.run_env("r", &["install"], &env).success();
+    let requests = server.requests();
+    assert!(requests.iter().any(|r| r.path == "/simple/esys-a2c/"));
+    assert!(requests.iter().any(|r| r.path.starts_with("/files/")));
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.headers.get("via").is_some_and(|v| v.contains("tinyproxy"))),
+        "every request went through the proxy: {:?}",
+        requests
+            .iter()
+            .map(|r| (&r.path, r.headers.get("via")))
+            .collect::<Vec<_>>()
+    );
+}
