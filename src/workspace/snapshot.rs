@@ -230,10 +230,25 @@ fn first_changed(w: &std::fs::File, entries: &[(String, Identity)]) -> Option<St
     None
 }
 
-/// A share of a snapshot's checks.
-enum Check<'a> {
-    Paths(&'a [(String, Identity)]),
-    Members(&'a [Recorded]),
+/// `body` cut into about `n` pieces, each but the first starting at a `member ` line (a
+/// member's block is never split from its identities).
+fn body_chunks(body: &str, n: usize) -> Vec<&str> {
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    let step = body.len().div_ceil(n.max(1)).max(1);
+    while start < body.len() {
+        let mut target = (start + step).min(body.len());
+        while !body.is_char_boundary(target) {
+            target += 1;
+        }
+        let cut = match body[target..].find("\nmember ") {
+            Some(i) if target < body.len() => target + i + 1,
+            _ => body.len(),
+        };
+        out.push(&body[start..cut]);
+        start = cut;
+    }
+    out
 }
 
 /// The first path recorded of `members` whose identity no longer holds. Each member's paths
@@ -466,18 +481,38 @@ impl Snapshot {
     }
 
     /// Parses a snapshot's text; `None` for another format, another a2c, anything malformed.
+    #[cfg(test)]
     fn parse(text: &str) -> Option<Self> {
-        let mut lines = text.lines();
-        if lines.next()? != FORMAT || lines.next()? != format!("a2c {}", crate::A2C_VERSION) {
-            return None;
-        }
-        let root = PathBuf::from(lines.next()?.strip_prefix("root ")?);
+        let (root, body) = Self::parse_header(text)?;
         let mut snapshot = Self {
             root,
             members: Vec::new(),
             nested: Vec::new(),
             entries: Vec::new(),
         };
+        snapshot.parse_body(body)?;
+        Some(snapshot)
+    }
+
+    /// The header's W and the rest of the text; `None` for another format or another a2c.
+    fn parse_header(text: &str) -> Option<(PathBuf, &str)> {
+        let mut rest = text;
+        let mut line = || {
+            let (l, r) = rest.split_once('\n')?;
+            rest = r;
+            Some(l)
+        };
+        if line()? != FORMAT || line()? != format!("a2c {}", crate::A2C_VERSION) {
+            return None;
+        }
+        let root = PathBuf::from(line()?.strip_prefix("root ")?);
+        Some((root, rest))
+    }
+
+    /// Adds what the lines of `body` record (member blocks, nested superbuilds, paths).
+    fn parse_body(&mut self, body: &str) -> Option<()> {
+        let snapshot = self;
+        let mut lines = body.lines();
         while let Some(line) = lines.next() {
             let (head, path) = line.split_once('\t')?;
             if let Some(rest) = head.strip_prefix("member ") {
@@ -517,7 +552,7 @@ impl Snapshot {
                 snapshot.entries.push((path.to_string(), Identity::parse(head)?));
             }
         }
-        Some(snapshot)
+        Some(())
     }
 
     /// The snapshot of W (`root`) kept in the store at `store_root`, if every identity it
@@ -539,30 +574,42 @@ impl Snapshot {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err("no snapshot yet".into()),
             Err(e) => return Err(format!("unreadable: {e}")),
         };
-        let snapshot = Self::parse(&text).ok_or("written by another a2c or malformed")?;
-        snapshot.complete()?;
-        if snapshot.root != root {
-            return Err(format!("taken for another W (`{}`)", snapshot.root.display()));
+        let (recorded_root, body) = Self::parse_header(&text).ok_or("written by another a2c or malformed")?;
+        if recorded_root != root {
+            return Err(format!("taken for another W (`{}`)", recorded_root.display()));
         }
         let dir = std::fs::File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
-        // The members' blocks and the other paths, in chunks shared among the workers.
+        // The body in chunks, each starting at a member's line: every worker parses its own
+        // and checks what it parsed, so that parsing runs in parallel with the checks.
         let jobs = crate::util::parallel::metadata_jobs().max(1);
-        let mut work: Vec<Check> = snapshot
-            .entries
-            .chunks(snapshot.entries.len().div_ceil(jobs).max(64))
-            .map(Check::Paths)
-            .collect();
-        work.extend(
-            snapshot
-                .members
-                .chunks(snapshot.members.len().div_ceil(jobs).max(16))
-                .map(Check::Members),
-        );
-        let changed = crate::util::parallel::run_parallel(&work, jobs, |check| match check {
-            Check::Paths(entries) => first_changed(&dir, entries),
-            Check::Members(members) => first_changed_member(&dir, members),
+        let chunks = body_chunks(body, jobs * 2);
+        let parts = crate::util::parallel::run_parallel(&chunks, jobs, |chunk| {
+            let mut part = Self {
+                root: PathBuf::new(),
+                members: Vec::new(),
+                nested: Vec::new(),
+                entries: Vec::new(),
+            };
+            part.parse_body(chunk)?;
+            let changed = first_changed_member(&dir, &part.members).or_else(|| first_changed(&dir, &part.entries));
+            Some((part, changed))
         });
-        if let Some(p) = changed.into_iter().flatten().next() {
+        let mut snapshot = Self {
+            root: recorded_root,
+            members: Vec::new(),
+            nested: Vec::new(),
+            entries: Vec::new(),
+        };
+        let mut changed = None;
+        for part in parts {
+            let (part, c) = part.ok_or("written by another a2c or malformed")?;
+            changed = changed.or(c);
+            snapshot.members.extend(part.members);
+            snapshot.nested.extend(part.nested);
+            snapshot.entries.extend(part.entries);
+        }
+        snapshot.complete()?;
+        if let Some(p) = changed {
             return Err(format!("`{p}` changed"));
         }
         Ok(snapshot)
@@ -686,6 +733,20 @@ mod tests {
         let short = s.render().replacen(",- 0 0 0 0.000000000 0.000000000\n", "\n", 1);
         assert_ne!(short, s.render());
         assert_eq!(Snapshot::parse(&short), None);
+    }
+
+    #[test]
+    fn the_body_is_cut_only_before_a_members_line() {
+        let body: String = (0..40)
+            .map(|i| format!("member 2 1.0.0 package -\tp/café-{i}\nids f 1 2 3 4.5 6.7\n"))
+            .chain(["d 1 2 3 4.5 6.7\tp\n".to_string()])
+            .collect();
+        for n in [1, 2, 3, 7, 100] {
+            let chunks = body_chunks(&body, n);
+            assert_eq!(chunks.concat(), body, "{n}");
+            assert!(chunks.iter().all(|c| c.starts_with("member ")), "{n}: {chunks:?}");
+            assert!(chunks.len() <= n.max(1) + 1, "{n}: {}", chunks.len());
+        }
     }
 
     #[test]
