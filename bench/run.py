@@ -287,19 +287,10 @@ def big_tree(path, version, files, size, one_file=None):
 
 def serve(directory):
     """Python's threaded http.server on a free loopback port: (process, base URL)."""
-    import socket
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
                              "--directory", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    wait_port(port, 5)
     return proc, f"http://127.0.0.1:{port}/"
 
 
@@ -573,6 +564,63 @@ def durability_suite(args, a2c):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def free_port():
+    """A free TCP port on 127.0.0.1."""
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def wait_port(port, seconds=10):
+    """Waits until something listens on 127.0.0.1:`port` (at most `seconds`)."""
+    import socket
+    for _ in range(int(seconds / 0.05)):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def direct_env(cache):
+    """The environment of a2c runs: the bench's cache, no proxy between a2c and loopback."""
+    env = dict(os.environ, A2C_CACHE_DIR=cache)
+    for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        env.pop(k, None)
+    return env
+
+
+def cold_against_static(args, a2c, base, static_w, other, label, target):
+    """Cold installs (store and cache removed) of the static HTTP workspace `static_w` and of
+    `other` = (name, workspace), alternating, after locking both; prints the table."""
+    name, other_w = other
+    cache = os.path.join(os.path.dirname(static_w), "cache")
+    env = direct_env(cache)
+    for w in (static_w, other_w):
+        sh([a2c, "-q", "-C", w, "lock"], env=env)
+    times = {"http": [], name: []}
+    for i in range(args.runs):
+        sides = ["http", name] if i % 2 == 0 else [name, "http"]
+        for side in sides:
+            for path in (os.path.join(static_w, ".tools_local"), os.path.join(other_w, ".tools_local"), cache):
+                shutil.rmtree(path, ignore_errors=True)
+            w = static_w if side == "http" else other_w
+            times[side].append(timed([a2c, "-q", "-C", w, "install"], env)[0])
+    mh, mo = statistics.median(times["http"]), statistics.median(times[name])
+    print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+          f"work dir on {'tmpfs' if base else 'disk'}; {len(VERSIONS)} versions, {MEMBERS} members")
+    print()
+    print(f"| cold install over loopback (median of {args.runs}) | time | vs static HTTP |")
+    print("|---|---|---|")
+    print(f"| a2c, static HTTP registry | {mh*1000:.0f} ms | 1.00x |")
+    print(f"| a2c, {label} | {mo*1000:.0f} ms | {mo/mh:.2f}x (target <= {target}x) |")
+    print()
+    print(f"runs http {[round(x*1000) for x in times['http']]}  {name} {[round(x*1000) for x in times[name]]}")
+
+
 def pypi_suite(args, a2c):
     """Issue 29: a cold install of the P1 versions as wheels, 200 members, from a real
     pypiserver against the same wheels in a static HTTP registry (Python's http.server),
@@ -580,7 +628,6 @@ def pypi_suite(args, a2c):
     if not shutil.which("pypi-server"):
         print("SKIPPED: install pypi-server (pip install -r .ci/requirements.txt)")
         return
-    import socket
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-pypi-", dir=base)
     procs = []
@@ -595,45 +642,15 @@ def pypi_suite(args, a2c):
         shutil.copytree(os.path.join(wheels, "bundles"), packages)
         static, static_url = serve(wheels)
         procs.append(static)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        sock.close()
+        port = free_port()
         pypi = subprocess.Popen(["pypi-server", "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".",
                                  packages], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(pypi)
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_port(port)
         w_http = members_superbuild(work, "w-http", MEMBERS, static_url)
         w_pypi = members_superbuild(work, "w-pypi", MEMBERS, f"pypi+http://127.0.0.1:{port}/simple/")
-        cache = os.path.join(work, "cache")
-        env = dict(os.environ, A2C_CACHE_DIR=cache)
-        for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-            env.pop(k, None)
-        for w in (w_http, w_pypi):
-            sh([a2c, "-q", "-C", w, "lock"], env=env)
-        times = {"http": [], "pypi": []}
-        for i in range(args.runs):
-            sides = ["http", "pypi"] if i % 2 == 0 else ["pypi", "http"]
-            for side in sides:
-                w = w_http if side == "http" else w_pypi
-                for path in (os.path.join(w_http, ".tools_local"), os.path.join(w_pypi, ".tools_local"), cache):
-                    shutil.rmtree(path, ignore_errors=True)
-                times[side].append(timed([a2c, "-q", "-C", w, "install"], env)[0])
-        mh, mp = statistics.median(times["http"]), statistics.median(times["pypi"])
-        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-              f"work dir on {'tmpfs' if base else 'disk'}; {len(VERSIONS)} versions as wheels, {MEMBERS} members")
-        print()
-        print(f"| cold install over loopback (median of {args.runs}) | time | vs static HTTP |")
-        print("|---|---|---|")
-        print(f"| a2c, static HTTP registry (the wheels) | {mh*1000:.0f} ms | 1.00x |")
-        print(f"| a2c, pypiserver (the same wheels) | {mp*1000:.0f} ms | {mp/mh:.2f}x (target <= 1.3x) |")
-        print()
-        print(f"runs http {[round(x*1000) for x in times['http']]}  pypi {[round(x*1000) for x in times['pypi']]}")
+        cold_against_static(args, a2c, base, w_http, ("pypi", w_pypi),
+                            "pypiserver (the same wheels)", 1.3)
     finally:
         for p in procs:
             p.terminate()
@@ -650,15 +667,11 @@ def conan_suite(args, a2c):
     if not (shutil.which("conan") and shutil.which("conan_server")):
         print("SKIPPED: install conan and conan-server (pip install -r .ci/requirements.txt)")
         return
-    import socket
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="a2c-bench-conan-", dir=base)
     procs = []
     try:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        sock.close()
+        port = free_port()
         home = os.path.join(work, "server")
         os.makedirs(home)
         with open(os.path.join(home, "server.conf"), "w") as f:
@@ -669,12 +682,7 @@ def conan_suite(args, a2c):
         server = subprocess.Popen(["conan_server"], env=dict(os.environ, CONAN_SERVER_HOME=home),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(server)
-        for _ in range(400):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_port(port, 20)
         cenv = dict(os.environ, CONAN_HOME=os.path.join(work, "conan-home"))
         q = dict(env=cenv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         sh(["conan", "profile", "detect"], **q)
@@ -693,30 +701,8 @@ def conan_suite(args, a2c):
         procs.append(static)
         w_http = members_superbuild(work, "w-http", MEMBERS, static_url)
         w_conan = members_superbuild(work, "w-conan", MEMBERS, location)
-        cache = os.path.join(work, "cache")
-        env = dict(os.environ, A2C_CACHE_DIR=cache)
-        for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-            env.pop(k, None)
-        for w in (w_http, w_conan):
-            sh([a2c, "-q", "-C", w, "lock"], env=env)
-        times = {"http": [], "conan": []}
-        for i in range(args.runs):
-            sides = ["http", "conan"] if i % 2 == 0 else ["conan", "http"]
-            for side in sides:
-                w = w_http if side == "http" else w_conan
-                for path in (os.path.join(w_http, ".tools_local"), os.path.join(w_conan, ".tools_local"), cache):
-                    shutil.rmtree(path, ignore_errors=True)
-                times[side].append(timed([a2c, "-q", "-C", w, "install"], env)[0])
-        mh, mc = statistics.median(times["http"]), statistics.median(times["conan"])
-        print(f"machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-              f"work dir on {'tmpfs' if base else 'disk'}; {len(VERSIONS)} versions, {MEMBERS} members")
-        print()
-        print(f"| cold install over loopback (median of {args.runs}) | time | vs static HTTP |")
-        print("|---|---|---|")
-        print(f"| a2c, static HTTP registry (a2c bundles) | {mh*1000:.0f} ms | 1.00x |")
-        print(f"| a2c, conan_server (Conan packages of the same trees) | {mc*1000:.0f} ms | {mc/mh:.2f}x (target <= 1.5x) |")
-        print()
-        print(f"runs http {[round(x*1000) for x in times['http']]}  conan {[round(x*1000) for x in times['conan']]}")
+        cold_against_static(args, a2c, base, w_http, ("conan", w_conan),
+                            "conan_server (Conan packages of the same trees)", 1.5)
     finally:
         for p in procs:
             p.terminate()

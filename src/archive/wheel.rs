@@ -191,30 +191,22 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
             "`{MANIFEST}` sits at the wheel's root: a method wheel keeps its tree in one package directory"
         )));
     }
-    // The tree's single top directory (the package directory's own name): the sink strips it.
-    let top = prefix
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    // The package directory as the archive policy names it, and the tree below it: the sink
+    // is given its own name as the tree's single top directory, which it strips.
+    let package = super::policy::entry_segments(prefix.trim_end_matches('/').as_bytes())?;
+    let below = |segments: &[String]| -> Option<Vec<String>> {
+        let rest = segments.strip_prefix(package.as_slice())?;
+        let top = package.last()?.clone();
+        Some(std::iter::once(top).chain(rest.iter().cloned()).collect())
+    };
     let mut seen: BTreeMap<String, (Sha256, u64)> = BTreeMap::new();
     let mut record_text = None;
     for i in 0..archive.len() {
         let info = super::zip::entry(&bytes, &mut archive, i)?;
         sink.count_entry()?;
         if info.is_dir {
-            if let Some(rest) = info.name.strip_prefix(&prefix) {
-                let mut segments = vec![top.clone()];
-                segments.extend(
-                    rest.trim_end_matches('/')
-                        .split('/')
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_string),
-                );
-                if segments.len() > 1 {
-                    sink.directory(&segments)?;
-                }
+            if let Some(segments) = below(&info.segments).filter(|s| s.len() > 1) {
+                sink.directory(&segments)?;
             }
             continue;
         }
@@ -229,16 +221,8 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
             continue;
         }
         let mut hashing = HashingReader::new(&mut file);
-        match info.name.strip_prefix(&prefix) {
-            Some(rest) => {
-                let mut segments = vec![top.clone()];
-                segments.extend(
-                    info.segments[info.segments.len() - rest.split('/').count()..]
-                        .iter()
-                        .cloned(),
-                );
-                sink.file(&segments, info.executable, info.declared, &mut hashing)?;
-            }
+        match below(&info.segments) {
+            Some(segments) => sink.file(&segments, info.executable, info.declared, &mut hashing)?,
             None => {
                 std::io::copy(&mut hashing, &mut std::io::sink())?;
             }

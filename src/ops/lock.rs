@@ -190,7 +190,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     // extracted once, so that the lock pins their tree as for any bundle (and the install
     // that follows finds them cached).
     if !options.offline && !options.check {
-        pin_trees(session, ctx, &mut plan)?;
+        pin_trees(session, ctx, options.registry.as_deref(), &mut plan)?;
     }
     super::relative_sources(session, ctx, options.registry.as_deref(), &mut plan);
     // Entries taken from the vendor manifest are additions to the lock on disk.
@@ -228,7 +228,9 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
 /// The tree digest of every new or updated wheel entry that has none: its bundle fetched
 /// into the cache (verified against the entry) and extracted into a scratch directory with the
 /// archive policy of any install — a wheel that would not install fails the lock, naming it.
-fn pin_trees(session: &super::Session, ctx: &Context, plan: &mut LockPlan) -> Result<(), OpsError> {
+/// `flag`: the `--registry` the user named, whose host the credentials go to (as for the
+/// index read that found these entries).
+fn pin_trees(session: &super::Session, ctx: &Context, flag: Option<&str>, plan: &mut LockPlan) -> Result<(), OpsError> {
     let versions: Vec<MethodVersion> = plan.added.iter().chain(&plan.updated).cloned().collect();
     let wanting: Vec<usize> = plan
         .lock
@@ -247,7 +249,7 @@ fn pin_trees(session: &super::Session, ctx: &Context, plan: &mut LockPlan) -> Re
         false,
         None,
         1,
-        std::sync::Arc::new(network(session, ctx, None)?),
+        std::sync::Arc::new(network(session, ctx, flag)?),
     )?;
     for i in wanting {
         let entry = &plan.lock.methods[i];

@@ -325,14 +325,7 @@ pub fn write_recipe(
     version: &MethodVersion,
     remote: &ConanRemote,
 ) -> Result<std::path::PathBuf, PublishError> {
-    let manifest = crate::method::MethodManifest::read_tree(tree)?;
-    if &manifest.version != version {
-        return Err(PublishError::VersionMismatch {
-            tree: tree.to_path_buf(),
-            found: manifest.version,
-            expected: version.clone(),
-        });
-    }
+    super::publish::tree_of_version(tree, version)?;
     let name = tree
         .file_name()
         .and_then(|n| n.to_str())

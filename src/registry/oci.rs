@@ -534,15 +534,7 @@ impl super::handle::Registry for OciRegistry {
         &self,
         r: &super::handle::PublishRequest<'_>,
     ) -> Result<super::handle::Published, super::publish::PublishError> {
-        use super::publish::PublishError;
-        let manifest = crate::method::MethodManifest::read_tree(r.tree)?;
-        if manifest.version != *r.version {
-            return Err(PublishError::VersionMismatch {
-                tree: r.tree.to_path_buf(),
-                found: manifest.version,
-                expected: r.version.clone(),
-            });
-        }
+        let manifest = super::publish::tree_of_version(r.tree, r.version)?;
         let tmp = tempfile::NamedTempFile::new()?;
         let packed = crate::archive::pack_tree(
             r.tree,

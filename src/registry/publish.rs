@@ -200,6 +200,20 @@ pub fn is_signed(registry: &Path) -> bool {
 
 pub use crate::lock::bundle_name;
 
+/// The manifest of the method tree `tree`, which must declare `version` (every way of
+/// publishing checks it first).
+pub fn tree_of_version(tree: &Path, version: &MethodVersion) -> Result<MethodManifest, PublishError> {
+    let manifest = MethodManifest::read_tree(tree)?;
+    if &manifest.version != version {
+        return Err(PublishError::VersionMismatch {
+            tree: tree.to_path_buf(),
+            found: manifest.version,
+            expected: version.clone(),
+        });
+    }
+    Ok(manifest)
+}
+
 /// Packs `tree` as `version` into the file registry `registry` and adds it to the index.
 /// Refuses a tree whose manifest is not `version`, and an already published version whose
 /// content differs.
@@ -210,14 +224,7 @@ pub fn publish(
     registry: &Path,
     sign: Option<&SecretKey>,
 ) -> Result<Published, PublishError> {
-    let manifest = MethodManifest::read_tree(tree)?;
-    if &manifest.version != version {
-        return Err(PublishError::VersionMismatch {
-            tree: tree.to_path_buf(),
-            found: manifest.version,
-            expected: version.clone(),
-        });
-    }
+    tree_of_version(tree, version)?;
     let index_path = registry.join(INDEX_PATH);
     check_layout(registry)?;
     let bundles = crate::util::contain::create_dirs(registry, BUNDLES_DIR, 0o755)?;

@@ -301,6 +301,14 @@ impl Registry for PypiRegistry {
             let url = page
                 .join(&file.url)
                 .map_err(|e| self.invalid(format!("`{}`: its URL does not resolve: {e}", file.filename)))?;
+            // A page on a server names files on servers: never a path on this machine.
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(self.invalid(format!(
+                    "`{}`: its URL `{}` is not http(s): a package index names files on a server",
+                    file.filename,
+                    crate::util::redact::redact(url.as_str())
+                )));
+            }
             let sha256 = file.sha256.as_deref().ok_or_else(|| {
                 self.invalid(format!(
                     "`{}` has no sha256 on the project page: a2c pins every file by its hash",
@@ -360,14 +368,7 @@ impl Registry for PypiRegistry {
         if r.sign.is_some() {
             return Err(self.not_here("sign"));
         }
-        let manifest = crate::method::MethodManifest::read_tree(r.tree)?;
-        if manifest.version != *r.version {
-            return Err(PublishError::VersionMismatch {
-                tree: r.tree.to_path_buf(),
-                found: manifest.version,
-                expected: r.version.clone(),
-            });
-        }
+        super::publish::tree_of_version(r.tree, r.version)?;
         let version = r.version.to_string();
         let tmp = tempfile::NamedTempFile::new()?;
         let top = format!("{}-{version}", wheel::escaped(&self.index.project));

@@ -280,6 +280,9 @@ impl SecretKey {
         };
         if encrypted {
             let (log_n, r, p) = limits.params();
+            if p == 0 {
+                return Err(bad().into()); // limits no scrypt can run with: not minisign's
+            }
             let memory = (128u64 * r as u64).saturating_mul(1u64 << log_n.min(62));
             if memory > KDF_MAX_MEMORY || p > 16 {
                 return Err(KeyError::TooCostly {

@@ -590,9 +590,11 @@ impl Snapshot {
                 nested: Vec::new(),
                 entries: Vec::new(),
             };
-            part.parse_body(chunk)?;
+            part.parse_body(chunk).ok_or("written by another a2c or malformed")?;
+            // Nothing outside W is ever looked at, not even with a `stat`.
+            part.plain_paths()?;
             let changed = first_changed_member(&dir, &part.members).or_else(|| first_changed(&dir, &part.entries));
-            Some((part, changed))
+            Ok::<_, Why>((part, changed))
         });
         let mut snapshot = Self {
             root: recorded_root,
@@ -602,7 +604,7 @@ impl Snapshot {
         };
         let mut changed = None;
         for part in parts {
-            let (part, c) = part.ok_or("written by another a2c or malformed")?;
+            let (part, c) = part?;
             changed = changed.or(c);
             snapshot.members.extend(part.members);
             snapshot.nested.extend(part.nested);
@@ -620,37 +622,38 @@ impl Snapshot {
     /// W. A snapshot that vouches for more than it records (a forged one, with no entries to
     /// check) is refused.
     fn complete(&self) -> Result<(), Why> {
+        self.plain_paths()?;
+        let recorded: std::collections::HashSet<&str> = self.entries.iter().map(|(p, _)| p.as_str()).collect();
+        // Each member's identities are its own, one per recorded path (the parser saw to it).
+        let mut required: Vec<String> = vec![
+            super::marker::MARKER_PATH.to_string(),
+            format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE),
+        ];
+        required.extend(self.nested.iter().map(|n| under(n, MARKER)));
+        match required.iter().find(|p| !recorded.contains(p.as_str())) {
+            Some(missing) => Err(format!("it does not record `{missing}`")),
+            None => Ok(()),
+        }
+    }
+
+    /// Every path it names is a plain relative one below W (checked before any is looked at).
+    fn plain_paths(&self) -> Result<(), Why> {
         let plain = |p: &str| {
             !p.is_empty()
                 && Path::new(p)
                     .components()
                     .all(|c| matches!(c, std::path::Component::Normal(_)))
         };
-        let recorded: std::collections::HashSet<&str> = self.entries.iter().map(|(p, _)| p.as_str()).collect();
         if let Some((bad, _)) = self.entries.iter().find(|(p, _)| p != "." && !plain(p)) {
             return Err(format!("it names `{bad}`, no plain path below W"));
         }
-        let mut required: Vec<String> = vec![
-            super::marker::MARKER_PATH.to_string(),
-            format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE),
-        ];
-        for m in &self.members {
-            let r = m.relative.as_str();
-            // Its identities are its own, one per recorded path (the parser saw to it).
-            if r != "." && !plain(r) {
-                return Err(format!("it names the member `{r}`, no plain path below W"));
-            }
+        if let Some(m) = self.members.iter().find(|m| m.relative != "." && !plain(&m.relative)) {
+            return Err(format!("it names the member `{}`, no plain path below W", m.relative));
         }
-        for n in &self.nested {
-            if !plain(n) {
-                return Err(format!("it names the nested superbuild `{n}`, no plain path below W"));
-            }
-            required.push(under(n, MARKER));
+        if let Some(n) = self.nested.iter().find(|n| !plain(n)) {
+            return Err(format!("it names the nested superbuild `{n}`, no plain path below W"));
         }
-        match required.iter().find(|p| !recorded.contains(p.as_str())) {
-            Some(missing) => Err(format!("it does not record `{missing}`")),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// The members it vouches for, as the walk would have read them.

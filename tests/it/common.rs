@@ -434,3 +434,74 @@ impl TestContext {
         Some((out, kib))
     }
 }
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A program a test started, killed and reaped when dropped.
+pub struct Spawned(pub std::process::Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Spawned {
+    /// Waits up to `seconds` until it listens on 127.0.0.1:`port`; `false` when it exited or
+    /// the time ran out.
+    pub fn listening(&mut self, port: u16, seconds: u64) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while std::time::Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return true;
+            }
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+/// Every regular file below `dir` (relative path, sorted) with its bytes.
+pub fn tree_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
+                fs_err::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The files a2c installed for `version` in the superbuild `w` (its receipt and tree record
+/// aside): what a method tree must equal.
+pub fn installed_tree(t: &TestContext, version: &str) -> Vec<(String, Vec<u8>)> {
+    tree_files(&t.path(&format!("w/.tools_local/esys/a2c/{version}")))
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(".a2c-"))
+        .collect()
+}
+
+/// A superbuild `w` whose marker names `registry`, one member `p/mN` per version pinned.
+pub fn superbuild_pinning(t: &TestContext, registry: &str, versions: &[&str]) {
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    for (i, v) in versions.iter().enumerate() {
+        t.canonical_repo(&format!("w/p/m{i}"), v);
+    }
+}

@@ -2,11 +2,13 @@
 //! client: packages created and uploaded by the client from the recipe `a2c pack` writes, locked
 //! by recipe and package revision, installed by a2c without calling the client.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
-use crate::common::{TestContext, require_program};
+use crate::common::{
+    Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
+    tree_files as files,
+};
 
 fn programs() -> bool {
     for program in ["conan", "conan_server"] {
@@ -30,27 +32,16 @@ fn programs() -> bool {
 /// A `conan_server` on a free loopback port with its own home, users `alice` (who may write)
 /// and `bob`; reads open to all, or to `alice` alone. Stopped when dropped.
 struct ConanServer {
-    child: Child,
+    _process: Spawned,
     port: u16,
     home: PathBuf,
-}
-
-impl Drop for ConanServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl ConanServer {
     fn start(t: &TestContext, open_reads: bool) -> Self {
         let home = t.path("conan-server");
         fs_err::create_dir_all(&home).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let readers = if open_reads { "*" } else { "alice" };
         fs_err::write(
             home.join("server.conf"),
@@ -66,17 +57,17 @@ impl ConanServer {
             .stderr(Stdio::from(log.into_parts().0))
             .spawn()
             .unwrap();
-        let server = Self { child, port, home };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "conan_server did not start: {}",
-                fs_err::read_to_string(t.path("conan-server.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        let mut process = Spawned(child);
+        assert!(
+            process.listening(port, 30),
+            "conan_server did not start: {}",
+            fs_err::read_to_string(t.path("conan-server.log")).unwrap_or_default()
+        );
+        Self {
+            _process: process,
+            port,
+            home,
         }
-        server
     }
 
     fn url(&self) -> String {
@@ -116,6 +107,18 @@ fn client(t: &TestContext, server: &ConanServer) {
     conan(t, &["remote", "login", "local", "alice", "-p", "s3cret"]);
 }
 
+/// A test's context with a `conan_server` (reads open, or alice's alone) and the client set
+/// up for it; `None` (after the SKIPPED line) without the Conan programs.
+fn started(open_reads: bool) -> Option<(TestContext, ConanServer)> {
+    if !programs() {
+        return None;
+    }
+    let t = TestContext::new();
+    let server = ConanServer::start(&t, open_reads);
+    client(&t, &server);
+    Some((t, server))
+}
+
 /// A method tree of `version` whose rule says `rule`, its recipe written by `a2c pack`, created
 /// and uploaded by the Conan client: a new recipe revision whenever `rule` changes.
 fn publish(t: &TestContext, server: &ConanServer, version: &str, rule: &str) -> PathBuf {
@@ -138,43 +141,9 @@ fn publish(t: &TestContext, server: &ConanServer, version: &str, rule: &str) -> 
     t.path(&format!("{project}/method"))
 }
 
-/// Every file below `dir`, relative, with its bytes (a2c's receipt and tree record aside).
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            (
-                e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
-                fs_err::read(e.path()).unwrap(),
-            )
-        })
-        .filter(|(p, _)| !p.starts_with(".a2c-"))
-        .collect();
-    out.sort();
-    out
-}
-
-fn installed(t: &TestContext, version: &str) -> Vec<(String, Vec<u8>)> {
-    files(&t.path(&format!("w/.tools_local/esys/a2c/{version}")))
-}
-
-fn superbuild(t: &TestContext, registry: &str, versions: &[&str]) {
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    for (i, v) in versions.iter().enumerate() {
-        t.canonical_repo(&format!("w/p/m{i}"), v);
-    }
-}
-
 #[test]
 fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
-    if !programs() {
-        return;
-    }
-    let t = TestContext::new();
-    let server = ConanServer::start(&t, true);
-    client(&t, &server);
+    let Some((t, server)) = started(true) else { return };
     publish(&t, &server, "1.0.0", "first revision\n");
     let v110 = publish(&t, &server, "1.1.0", "one-one\n");
     // A second recipe revision of 1.0.0: the newest is the one a lock takes.
@@ -239,12 +208,7 @@ fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
 /// `outdated`; it stays locked and installs from the cache.
 #[test]
 fn a_version_removed_from_the_remote_is_reported() {
-    if !programs() {
-        return;
-    }
-    let t = TestContext::new();
-    let server = ConanServer::start(&t, true);
-    client(&t, &server);
+    let Some((t, server)) = started(true) else { return };
     publish(&t, &server, "1.0.0", "one\n");
     publish(&t, &server, "1.1.0", "one-one\n");
     superbuild(&t, &server.location(), &["1.0.0", "1.1.0"]);
@@ -277,12 +241,7 @@ fn a_version_removed_from_the_remote_is_reported() {
 
 #[test]
 fn reads_behind_a_login_and_a_tampered_package_is_refused() {
-    if !programs() {
-        return;
-    }
-    let t = TestContext::new();
-    let server = ConanServer::start(&t, false);
-    client(&t, &server);
+    let Some((t, server)) = started(false) else { return };
     let tree = publish(&t, &server, "1.0.0", "a rule\n");
     superbuild(&t, &server.location(), &["1.0.0"]);
     // Anonymous: refused, with what to do.
@@ -344,12 +303,7 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
 /// takes each from where it is, and vendoring gathers both.
 #[test]
 fn a_conan_remote_and_an_a2c_registry_serve_one_superbuild() {
-    if !programs() {
-        return;
-    }
-    let t = TestContext::new();
-    let server = ConanServer::start(&t, true);
-    client(&t, &server);
+    let Some((t, server)) = started(true) else { return };
     let conan_tree = publish(&t, &server, "1.0.0", "from conan\n");
     t.publish("reg", "2.0.0", "tar.gz");
     t.superbuild(
@@ -378,12 +332,7 @@ fn a_conan_remote_and_an_a2c_registry_serve_one_superbuild() {
 /// with a2c's own registry: locked, installed, records rewritten.
 #[test]
 fn members_migrate_to_a_version_on_the_remote() {
-    if !programs() {
-        return;
-    }
-    let t = TestContext::new();
-    let server = ConanServer::start(&t, true);
-    client(&t, &server);
+    let Some((t, server)) = started(true) else { return };
     publish(&t, &server, "1.0.0", "one\n");
     let next = publish(&t, &server, "1.1.0", "one-one\n");
     superbuild(&t, &server.location(), &["1.0.0", "1.0.0"]);

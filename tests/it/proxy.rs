@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestContext, require_program};
+use crate::common::{TestContext, free_port, require_program};
 use crate::server::Server;
 
 struct Tinyproxy {
@@ -20,14 +20,6 @@ impl Drop for Tinyproxy {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Starts tinyproxy on a free loopback port, or `None` (after the SKIPPED line) without it.

@@ -3,10 +3,12 @@
 //! upload`, real `pip install` and a wheel a real `python -m build` (hatchling) made.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-use crate::common::{TestContext, require_program};
+use crate::common::{
+    Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
+    tree_files as files,
+};
 use crate::server::Server;
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -40,15 +42,8 @@ fn programs(names: &[&str]) -> bool {
 
 /// A `pypi-server` on a free loopback port serving `dir`, stopped when dropped.
 struct PypiServer {
-    child: Child,
+    _process: Spawned,
     port: u16,
-}
-
-impl Drop for PypiServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl PypiServer {
@@ -58,11 +53,7 @@ impl PypiServer {
         let dir = t.path("pypi-packages");
         fs_err::create_dir_all(&dir).unwrap();
         for _ in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
+            let port = free_port();
             let mut cmd = Command::new("pypi-server");
             cmd.args(["run", "-i", "127.0.0.1", "-p", &port.to_string()]);
             match users {
@@ -76,18 +67,13 @@ impl PypiServer {
                 .stderr(Stdio::from(log.into_parts().0))
                 .spawn()
                 .unwrap();
-            let mut server = Self { child, port };
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while Instant::now() < deadline {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return server;
-                }
-                if let Ok(Some(_)) = server.child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+            let mut process = Spawned(child);
+            if process.listening(port, 20) {
+                return Self {
+                    _process: process,
+                    port,
+                };
             }
-            let _ = server.child.kill();
         }
         panic!(
             "pypi-server did not start: {}",
@@ -149,6 +135,16 @@ fn wheel(t: &TestContext, version: &str) -> PathBuf {
     t.path(&format!("wheels/bundles/esys_a2c-{version}-py3-none-any.whl"))
 }
 
+/// The wheel `a2c pack` makes of a method tree of `version`, copied to `{site}/files/` for a
+/// hand-written project page to name: its sha256.
+fn hosted(t: &TestContext, site: &str, version: &str) -> String {
+    let built = wheel(t, version);
+    let name = built.file_name().unwrap().to_string_lossy().into_owned();
+    fs_err::create_dir_all(t.path(&format!("{site}/files"))).unwrap();
+    fs_err::copy(&built, t.path(&format!("{site}/files/{name}"))).unwrap();
+    sha256_hex(&fs_err::read(&built).unwrap())
+}
+
 /// `a2c login HOST --username USER` with `password` on standard input.
 pub fn login(t: &TestContext, host: &str, user: &str, password: &str) {
     let mut child = t
@@ -194,38 +190,6 @@ fn pip_install(t: &TestContext, requirement: &str, index: &str) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     target
-}
-
-/// Every file below `dir`, relative, with its bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            (
-                e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
-                fs_err::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// The files a2c installed for `version` (its receipt and tree record aside).
-fn installed(t: &TestContext, version: &str) -> Vec<(String, Vec<u8>)> {
-    files(&t.path(&format!("w/.tools_local/esys/a2c/{version}")))
-        .into_iter()
-        .filter(|(p, _)| !p.starts_with(".a2c-"))
-        .collect()
-}
-
-fn superbuild(t: &TestContext, registry: &str, versions: &[&str]) {
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    for (i, v) in versions.iter().enumerate() {
-        t.canonical_repo(&format!("w/p/m{i}"), v);
-    }
 }
 
 #[test]
@@ -380,7 +344,12 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     let run = t.run_env("w", &["lock"], &[auth]);
     run.failure();
     assert!(run.stderr.contains("held back"), "{}", run.stderr);
-    // Bound by the user, they go to the index's host.
+    // Bound by `--registry`, they go to the index's host: its page, and the wheel the lock
+    // fetches to pin its tree.
+    t.run_env("w", &["lock", "--registry", &location], &[auth]).success();
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    // Bound with A2C_TOKEN_HOSTS, likewise.
     let host = format!("127.0.0.1:{}", server.port);
     let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
     t.run_env("w", &["lock"], &bound).success();
@@ -450,6 +419,17 @@ fn what_a_project_page_says_is_held_to_it() {
     );
     let run = t.run("w", &["lock"]);
     assert!(run.transcript().contains("yanked"), "{}", run.transcript());
+    // A link to a path on this machine: refused, never read.
+    t.write(
+        "site/simple/esys-a2c/index.html",
+        &format!(
+            "<a href=\"file://{}#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n",
+            good.display()
+        ),
+    );
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(run.stderr.contains("is not http(s)"), "{}", run.stderr);
     // A wheel whose file differs from its own RECORD (its hash on the page is right):
     // refused at extraction, nothing installed.
     let tampered = t.path("site/files/esys_a2c-1.2.0-py3-none-any.whl");
@@ -496,10 +476,7 @@ fn what_a_project_page_says_is_held_to_it() {
 #[test]
 fn files_on_another_host_get_no_credentials() {
     let t = TestContext::new();
-    let good = wheel(&t, "1.0.0");
-    let sha = sha256_hex(&fs_err::read(&good).unwrap());
-    fs_err::create_dir_all(t.path("cdn/files")).unwrap();
-    fs_err::copy(&good, t.path("cdn/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    let sha = hosted(&t, "cdn", "1.0.0");
     let cdn = Server::start(t.path("cdn"));
     t.write(
         "index/simple/esys-a2c/index.html",
@@ -533,10 +510,7 @@ fn files_on_another_host_get_no_credentials() {
 #[test]
 fn a_redirect_to_a_cdn_carries_no_credentials() {
     let t = TestContext::new();
-    let good = wheel(&t, "1.0.0");
-    let sha = sha256_hex(&fs_err::read(&good).unwrap());
-    fs_err::create_dir_all(t.path("cdn/files")).unwrap();
-    fs_err::copy(&good, t.path("cdn/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    let sha = hosted(&t, "cdn", "1.0.0");
     let cdn = Server::start(t.path("cdn"));
     let file = "/packages/esys_a2c-1.0.0-py3-none-any.whl";
     t.write(
@@ -591,11 +565,7 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     };
     let serverdir = dir.join("server").display().to_string();
     run("devpi-init", &["--serverdir", &serverdir, "--root-passwd", "r00t"]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let log = fs_err::File::create(dir.join("log")).unwrap();
     let child = Command::new("devpi-server")
         .args([
@@ -610,12 +580,12 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
         .stderr(Stdio::from(log.into_parts().0))
         .spawn()
         .unwrap();
-    let _server = PypiServer { child, port };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "devpi-server did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut server = Spawned(child);
+    assert!(
+        server.listening(port, 60),
+        "devpi-server did not start: {}",
+        fs_err::read_to_string(dir.join("log")).unwrap_or_default()
+    );
     let url = format!("http://127.0.0.1:{port}");
     let clientdir = dir.join("client").display().to_string();
     let devpi = |args: &[&str]| run("devpi", &[&["--clientdir", &clientdir][..], args].concat());
@@ -750,10 +720,7 @@ fn a_package_index_and_a_file_registry_mirror_each_other() {
 #[test]
 fn an_index_over_https_with_a_private_ca() {
     let t = TestContext::new();
-    let good = wheel(&t, "1.0.0");
-    let sha = sha256_hex(&fs_err::read(&good).unwrap());
-    fs_err::create_dir_all(t.path("site/files")).unwrap();
-    fs_err::copy(&good, t.path("site/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    let sha = hosted(&t, "site", "1.0.0");
     t.write(
         "site/simple/esys-a2c/index.html",
         &format!(
