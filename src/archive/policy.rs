@@ -169,11 +169,47 @@ pub enum Op {
     End,
 }
 
-/// The checking side's end of a writer thread: the operations it sends, and the chunk
-/// buffers the writer gives back for reuse.
+/// How many operations, and how many bytes of content, the checking side gathers before it
+/// hands them to the writer thread as one batch: one wake-up of the writer per batch instead of
+/// one per file (a method tree's files are small, and a hand-off costs about what writing one
+/// costs).
+const BATCH_OPS: usize = 32;
+const BATCH_BYTES: usize = 512 * 1024;
+
+/// The checking side's end of a writer thread: the operations it gathers and sends in batches,
+/// and the chunk buffers the writer gives back for reuse.
 pub struct WriterLink {
-    ops: std::sync::mpsc::SyncSender<Op>,
+    ops: std::sync::mpsc::SyncSender<Vec<Op>>,
     spare: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Operations not sent yet, and the bytes of content they carry.
+    batch: std::cell::RefCell<(Vec<Op>, usize)>,
+}
+
+impl WriterLink {
+    /// Queues `op`, sending the batch once it is full.
+    fn send(&self, op: Op) -> Result<(), ArchiveError> {
+        let full = {
+            let mut batch = self.batch.borrow_mut();
+            batch.1 += match &op {
+                Op::Whole { data, .. } => data.len(),
+                Op::File { first, .. } => first.len(),
+                Op::Data(chunk) => chunk.len(),
+                Op::Dir(_) | Op::End => 0,
+            };
+            batch.0.push(op);
+            batch.0.len() >= BATCH_OPS || batch.1 >= BATCH_BYTES
+        };
+        if full { self.flush() } else { Ok(()) }
+    }
+
+    /// Sends what is queued.
+    fn flush(&self) -> Result<(), ArchiveError> {
+        let ops = std::mem::replace(&mut *self.batch.borrow_mut(), (Vec::with_capacity(BATCH_OPS), 0)).0;
+        if ops.is_empty() {
+            return Ok(());
+        }
+        self.ops.send(ops).map_err(|_| writer_gone())
+    }
 }
 
 /// The writing side: executes [`Op`]s beneath `dest` through its own directory handle, which
@@ -182,13 +218,13 @@ pub struct WriterLink {
 pub struct Writer {
     dest: PathBuf,
     beneath: crate::util::contain::Beneath,
-    ops: std::sync::mpsc::Receiver<Op>,
+    ops: std::sync::mpsc::Receiver<Vec<Op>>,
     spare: std::sync::mpsc::Sender<Vec<u8>>,
 }
 
 impl Writer {
-    /// A writer for `dest` and the link the [`Sink`] uses to feed it (at most `depth`
-    /// operations in flight).
+    /// A writer for `dest` and the link the [`Sink`] uses to feed it (at most `depth` batches
+    /// in flight, each of at most [`BATCH_OPS`] operations).
     pub fn new(dest: &Path, depth: usize) -> Result<(Writer, WriterLink), ArchiveError> {
         let (ops_tx, ops_rx) = std::sync::mpsc::sync_channel(depth);
         let (spare_tx, spare_rx) = std::sync::mpsc::channel();
@@ -202,6 +238,7 @@ impl Writer {
             WriterLink {
                 ops: ops_tx,
                 spare: spare_rx,
+                batch: std::cell::RefCell::new((Vec::with_capacity(BATCH_OPS), 0)),
             },
         ))
     }
@@ -209,7 +246,7 @@ impl Writer {
     /// Runs until the checking side is done (or this fails).
     pub fn run(self) -> Result<(), ArchiveError> {
         let mut current: Option<fs_err::File> = None;
-        for op in self.ops.iter() {
+        for op in self.ops.iter().flatten() {
             match op {
                 Op::Dir(rel) => self.beneath.create_dir(Path::new(&rel))?,
                 Op::Whole { path, mode, data } => {
@@ -271,14 +308,18 @@ impl<'a> Sink<'a> {
         self.writer = Some(link);
     }
 
-    /// Stops sending to the writer thread (it ends once it has written everything sent).
+    /// Sends what is still queued and stops sending to the writer thread (it ends once it has
+    /// written everything sent). A writer already gone has its own error, which the caller
+    /// takes.
     pub fn close_writer(&mut self) {
-        self.writer = None;
+        if let Some(w) = self.writer.take() {
+            let _ = w.flush();
+        }
     }
 
     fn send(&self, op: Op) -> Result<(), ArchiveError> {
         match &self.writer {
-            Some(w) => w.ops.send(op).map_err(|_| writer_gone()),
+            Some(w) => w.send(op),
             None => Ok(()),
         }
     }
@@ -421,6 +462,10 @@ impl<'a> Sink<'a> {
             size,
         });
         if self.files.len() == 2 {
+            // Mid-extraction means files on disk: what is queued for the writer goes first.
+            if let Some(w) = &self.writer {
+                w.flush()?;
+            }
             crate::testhook::point(crate::testhook::MID_EXTRACTION);
         }
         Ok(())

@@ -23,12 +23,13 @@ pub const PAX_GLOBAL_IGNORED: &[&str] = &["comment", "mtime", "atime", "ctime", 
 /// the tar stream, checks every entry and hashes the files, while a second one makes the
 /// directories and writes the files (`policy::Writer`) — the system calls, which for many small
 /// files are most of the work, overlap with everything else. Operations go through a bounded
-/// channel (at most 64 in flight: 4 MiB of content). The gzip stream is read to its end so
+/// channel in batches (at most 8 in flight, each of at most 32 operations or 512 KiB of
+/// content: about 4 MiB in all). The gzip stream is read to its end so
 /// that its trailer is checked. A gzip file may be several members in a row (RFC 1952 §2.2:
 /// `bgzip`, `pigz --independent`, concatenated `gzip` output): all are read, as `gzip -d`,
 /// GNU tar, bsdtar and Python read them.
 pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), ArchiveError> {
-    let (writer, link) = super::policy::Writer::new(sink.dest(), 64)?;
+    let (writer, link) = super::policy::Writer::new(sink.dest(), 8)?;
     let mut gz = flate2::read::MultiGzDecoder::new(source);
     let parsed = std::thread::scope(|scope| {
         let written = scope.spawn(move || writer.run());
