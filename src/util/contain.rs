@@ -148,17 +148,143 @@ pub fn check(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
 /// way, or a component that is not a directory, is refused; a missing one gives `false`): one
 /// `lstat` per component.
 pub fn check_dir(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
-    let mut path = base.to_path_buf();
-    for seg in normal_components(rel.as_ref()) {
-        path.push(seg);
-        match lstat(&path)? {
-            None => return Ok(false),
-            Some(m) if m.file_type().is_symlink() => return Err(link_error(&path)),
-            Some(m) if !m.is_dir() => return Err(refused(&path, Why::NotDir)),
-            Some(_) => {}
+    At::Path(base).check_dir(rel)
+}
+
+/// A handle on a directory, opened `O_PATH` without following a link, and the path it was
+/// opened at (for messages): what lies below it is reached relative to it (`fstatat`,
+/// `openat`), one short path walk each instead of the whole path from `/` every time.
+#[derive(Debug)]
+pub struct DirHandle {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl DirHandle {
+    /// Opens the directory `path` itself without following a link.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::empty())
+            .map_err(|e| with_path(e.into(), "open the directory", path))?;
+        Ok(Self {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+/// What [`At::kind`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Dir,
+    File,
+    Link,
+    Other,
+}
+
+impl Kind {
+    fn of_mode(mode: u32) -> Self {
+        match rustix::fs::FileType::from_raw_mode(mode) {
+            rustix::fs::FileType::Directory => Kind::Dir,
+            rustix::fs::FileType::RegularFile => Kind::File,
+            rustix::fs::FileType::Symlink => Kind::Link,
+            _ => Kind::Other,
         }
     }
-    Ok(true)
+}
+
+/// Where relative paths are resolved: below a directory named by its path, or below a
+/// [`DirHandle`] on it (the same answers, and the same messages, naming the full path).
+#[derive(Debug, Clone, Copy)]
+pub enum At<'a> {
+    Path(&'a Path),
+    Handle(&'a DirHandle),
+}
+
+impl<'a> At<'a> {
+    /// The directory's path.
+    pub fn path(self) -> &'a Path {
+        match self {
+            At::Path(p) => p,
+            At::Handle(h) => &h.path,
+        }
+    }
+
+    /// The full path of `rel` below it.
+    pub fn join(self, rel: impl AsRef<Path>) -> PathBuf {
+        self.path().join(rel)
+    }
+
+    /// What `rel` is, its last component not followed (`lstat`); `None` when it does not exist.
+    pub fn kind(self, rel: impl AsRef<Path>) -> io::Result<Option<Kind>> {
+        let rel = rel.as_ref();
+        match self {
+            At::Path(base) => Ok(lstat(&base.join(rel))?.map(|m| Kind::of_mode(m.mode()))),
+            At::Handle(h) => match rustix::fs::statat(&h.fd, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => Ok(Some(Kind::of_mode(st.st_mode))),
+                Err(rustix::io::Errno::NOENT) => Ok(None),
+                Err(e) => Err(with_path(e.into(), "inspect", &h.path.join(rel))),
+            },
+        }
+    }
+
+    /// What `rel` is, a link followed (`stat`); `None` when it does not exist or cannot be
+    /// inspected.
+    pub fn kind_followed(self, rel: impl AsRef<Path>) -> Option<Kind> {
+        let rel = rel.as_ref();
+        match self {
+            At::Path(base) => std::fs::metadata(base.join(rel)).ok().map(|m| Kind::of_mode(m.mode())),
+            At::Handle(h) => rustix::fs::statat(&h.fd, rel, rustix::fs::AtFlags::empty())
+                .ok()
+                .map(|st| Kind::of_mode(st.st_mode)),
+        }
+    }
+
+    /// [`check_dir`] below this directory: one `lstat` per component of `rel`.
+    pub fn check_dir(self, rel: impl AsRef<Path>) -> io::Result<bool> {
+        let mut sub = PathBuf::new();
+        for seg in normal_components(rel.as_ref()) {
+            sub.push(seg);
+            match self.kind(&sub)? {
+                None => return Ok(false),
+                Some(Kind::Link) => return Err(link_error(&self.join(&sub))),
+                Some(Kind::Dir) => {}
+                Some(_) => return Err(refused(&self.join(&sub), Why::NotDir)),
+            }
+        }
+        Ok(true)
+    }
+
+    /// [`read_config`] of `rel` below this directory.
+    pub fn read_config(self, rel: impl AsRef<Path>) -> io::Result<Option<String>> {
+        let rel = rel.as_ref();
+        let h = match self {
+            At::Path(base) => return read_config(&base.join(rel)),
+            At::Handle(h) => h,
+        };
+        let path = h.path.join(rel);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        match rustix::fs::openat(&h.fd, rel, flags, Mode::empty()) {
+            Ok(fd) => read_opened_config(File::from(fd), &path).map(Some),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(rustix::io::Errno::LOOP) => Err(link_error(&path)),
+            Err(e) => Err(with_path(e.into(), "read", &path)),
+        }
+    }
+
+    /// The text of `rel` below this directory, a link followed.
+    pub fn read_to_string(self, rel: impl AsRef<Path>) -> io::Result<String> {
+        let rel = rel.as_ref();
+        match self {
+            At::Path(base) => Ok(fs_err::read_to_string(base.join(rel))?),
+            At::Handle(h) => {
+                let fd = rustix::fs::openat(&h.fd, rel, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+                let mut text = String::new();
+                File::from(fd).read_to_string(&mut text)?;
+                Ok(text)
+            }
+        }
+    }
 }
 
 /// Refuses `path` when it is itself a symbolic link (a missing path is fine).
@@ -263,12 +389,17 @@ pub fn read_config(path: &Path) -> io::Result<Option<String>> {
         .read(true)
         .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32 | OFlags::NONBLOCK.bits() as i32)
         .open(path);
-    let file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(link_error(path)),
-        Err(e) => return Err(with_path(e, "read", path)),
-    };
+    match file {
+        Ok(f) => read_opened_config(f, path).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => Err(link_error(path)),
+        Err(e) => Err(with_path(e, "read", path)),
+    }
+}
+
+/// The rest of [`read_config`] once `file` (at `path`) is open: a regular file of at most
+/// [`MAX_CONFIG_BYTES`], read whole.
+fn read_opened_config(file: File, path: &Path) -> io::Result<String> {
     let meta = file.metadata().map_err(|e| with_path(e, "inspect", path))?;
     if !meta.is_file() {
         return Err(refused(path, Why::NotFile));
@@ -288,7 +419,7 @@ pub fn read_config(path: &Path) -> io::Result<Option<String>> {
     file.take(MAX_CONFIG_BYTES)
         .read_to_string(&mut text)
         .map_err(|e| with_path(e, "read", path))?;
-    Ok(Some(text))
+    Ok(text)
 }
 
 /// [`read_config`] of a file that must be this user's (in a cache other users may write to, a

@@ -194,13 +194,23 @@ impl AdoptionRecord {
     /// A link is refused before anything is read (a parse error must never echo a file the
     /// link points to).
     pub fn read(path: &Path) -> Result<Self, ReadError> {
-        let text = crate::util::contain::read_config(path)?.ok_or_else(|| {
+        let (dir, name) = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => (dir, name),
+            _ => (Path::new(""), path.as_os_str()),
+        };
+        Self::read_at(crate::util::contain::At::Path(dir), name)
+    }
+
+    /// [`AdoptionRecord::read`] of `rel` below `at` (a repository's handle, or its path).
+    pub fn read_at(at: crate::util::contain::At<'_>, rel: impl AsRef<Path>) -> Result<Self, ReadError> {
+        let path = at.join(rel.as_ref());
+        let text = at.read_config(rel)?.ok_or_else(|| {
             std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!("`{}` does not exist", path.display()),
             )
         })?;
-        Ok(Self::parse(&text, path)?)
+        Ok(Self::parse(&text, &path)?)
     }
 
     /// The current-shape YAML text of this record.

@@ -6,6 +6,7 @@ use super::WorkspaceError;
 use super::marker::{LocalPointer, MARKER_PATH, WorkspaceMarker};
 pub use super::member::{Member, MemberError, MemberListing, Seen};
 use super::state_root::ToolStateRoot;
+use crate::util::contain::{At, Kind};
 use crate::util::paths::{absolute, relative_slash};
 
 /// Directory names never descended into when enumerating members.
@@ -22,7 +23,12 @@ pub fn is_method_checkout(relative: &str) -> bool {
 
 /// `true` when `dir` is a git repository (holds a `.git` directory or file).
 pub fn is_git_repo(dir: &Path) -> bool {
-    std::fs::metadata(dir.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file())
+    is_git_repo_at(At::Path(dir))
+}
+
+/// [`is_git_repo`] of the directory `at` names (its handle, or its path).
+fn is_git_repo_at(at: At<'_>) -> bool {
+    matches!(at.kind_followed(".git"), Some(Kind::Dir | Kind::File))
 }
 
 /// The nearest git repository at or above `start`.
@@ -32,7 +38,12 @@ pub fn find_repo(start: &Path) -> Option<PathBuf> {
 
 /// `true` when `dir` holds the workspace marker (a link there counts: reading it refuses it).
 pub fn has_marker(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(MARKER_PATH)).is_ok()
+    has_marker_at(At::Path(dir))
+}
+
+/// [`has_marker`] of the directory `at` names (its handle, or its path).
+fn has_marker_at(at: At<'_>) -> bool {
+    at.kind(MARKER_PATH).is_ok_and(|k| k.is_some())
 }
 
 /// `true` when `dir` is a repository holding a tool state root. A directory holding a workspace
@@ -125,14 +136,18 @@ impl Workspace {
         )?;
         let jobs = crate::util::parallel::metadata_jobs();
         let read = crate::util::parallel::run_parallel(&candidates, jobs, |(dir, relative, marker)| {
+            // Everything below the candidate is reached relative to one handle on it, short
+            // paths instead of W's whole path every time (its path when it cannot be opened:
+            // the same checks then say why).
+            let handle = crate::util::contain::DirHandle::open(dir).ok();
+            let at = handle.as_ref().map_or(At::Path(dir), At::Handle);
             let marker = match marker {
                 Some(m) => *m,
-                None if !is_git_repo(dir) => return (None, false, false),
-                None => has_marker(dir),
+                None if !is_git_repo_at(at) => return (None, false, false),
+                None => has_marker_at(at),
             };
-            let detected = ToolStateRoot::detect(dir);
-            let member =
-                holds(&detected, marker).then(|| Member::read_detected(dir.clone(), relative.clone(), detected));
+            let detected = ToolStateRoot::detect_at(at);
+            let member = holds(&detected, marker).then(|| Member::read_detected(at, relative.clone(), detected));
             (member, marker && relative != ".", true)
         });
         let mut nested: Vec<PathBuf> = candidates

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::contain::{At, Kind};
 use crate::util::version::MethodVersion;
 
 /// The journal of a migration in progress, in `.git/` (never committed).
@@ -25,11 +26,17 @@ impl Journal {
     /// `.git/` when that is a directory (no git process; doctor asks for every member), else
     /// through git (a worktree or submodule, whose `.git` is a file).
     pub fn pending(repo: &Path) -> Option<Journal> {
-        let dot_git = repo.join(".git");
-        match std::fs::symlink_metadata(&dot_git) {
-            Ok(m) if m.is_dir() => serde_json::from_str(&fs_err::read_to_string(dot_git.join(JOURNAL_FILE)).ok()?).ok(),
-            Ok(_) => Self::read(repo),
-            Err(_) => None,
+        Self::pending_at(At::Path(repo))
+    }
+
+    /// [`Journal::pending`] of the repository `at` names (through its handle, when it is one).
+    pub fn pending_at(at: At<'_>) -> Option<Journal> {
+        match at.kind(".git") {
+            Ok(Some(Kind::Dir)) => {
+                serde_json::from_str(&at.read_to_string(Path::new(".git").join(JOURNAL_FILE)).ok()?).ok()
+            }
+            Ok(Some(_)) => Self::read(at.path()),
+            _ => None,
         }
     }
 

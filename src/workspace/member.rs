@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::adoption::{AdoptionRecord, ReadError};
 use super::state_root::ToolStateRoot;
+use crate::util::contain::At;
 use crate::util::version::MethodVersion;
 
 /// What a walk of W read: the directories it listed, and every candidate it considered with
@@ -116,20 +117,22 @@ impl Member {
     /// Reads the member at `path`.
     pub fn read(path: PathBuf, relative: String) -> Self {
         let detected = ToolStateRoot::detect(&path);
-        Self::read_detected(path, relative, detected)
+        Self::read_detected(At::Path(&path), relative, detected)
     }
 
-    /// Reads the member at `path` whose tool state root was detected already.
+    /// Reads the member `at` names (its handle, or its path) whose tool state root was
+    /// detected already.
     pub(super) fn read_detected(
-        path: PathBuf,
+        at: At<'_>,
         relative: String,
         detected: std::io::Result<Option<ToolStateRoot>>,
     ) -> Self {
+        let path = at.path().to_path_buf();
         let (state, refused) = match detected {
             Ok(state) => (state, None),
             Err(e) => (None, Some(e.to_string())),
         };
-        let pending = super::journal::Journal::pending(&path);
+        let pending = super::journal::Journal::pending_at(at);
         let record = match &state {
             None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
             None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending.is_some() => {
@@ -144,7 +147,7 @@ impl Member {
             Some(s) if !s.has_adoption() => Err(MemberError::MissingRecord {
                 path: s.adoption_path(),
             }),
-            Some(s) => s.read_adoption().map_err(|e| match e {
+            Some(s) => s.read_adoption_at(at).map_err(|e| match e {
                 ReadError::Io(e) => MemberError::Unreadable(e.to_string()),
                 ReadError::Invalid(e) => MemberError::Invalid(e),
             }),

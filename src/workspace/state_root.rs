@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::adoption::{ADOPTION_FILE, AdoptionRecord, ReadError};
+use crate::util::contain::At;
 
 pub use crate::method::{CANONICAL_ROOT, LEGACY_ROOT};
 pub use crate::store::layout::{LOCAL_DIR, STORE_DIR, create_local, owner_of};
@@ -46,9 +47,8 @@ struct RootState {
     state_files: bool,
 }
 
-fn root_state(repo: &Path, root: &str) -> std::io::Result<RootState> {
-    let dir = repo.join(root);
-    if !crate::util::contain::check_dir(repo, root)? {
+fn root_state(repo: At<'_>, root: &str) -> std::io::Result<RootState> {
+    if !repo.check_dir(root)? {
         return Ok(RootState {
             dir: false,
             record: false,
@@ -58,7 +58,9 @@ fn root_state(repo: &Path, root: &str) -> std::io::Result<RootState> {
     Ok(RootState {
         dir: true,
         // A link there counts, so that reading it refuses it rather than skipping it.
-        record: std::fs::symlink_metadata(dir.join(ADOPTION_FILE)).is_ok(),
+        record: repo
+            .kind(Path::new(root).join(ADOPTION_FILE))
+            .is_ok_and(|k| k.is_some()),
         // Listed only when the other root exists too (see `detect`).
         state_files: false,
     })
@@ -83,8 +85,15 @@ impl ToolStateRoot {
     /// both roots is checked with `lstat`: a root (or `.tools`, `.tools/esys`) that is a
     /// symbolic link is refused, never followed.
     pub fn detect(repo: &Path) -> std::io::Result<Option<Self>> {
-        let mut c = root_state(repo, CANONICAL_ROOT)?;
-        let mut l = root_state(repo, LEGACY_ROOT)?;
+        Self::detect_at(At::Path(repo))
+    }
+
+    /// [`ToolStateRoot::detect`] of the repository `at` names (through its handle, when it is
+    /// one: every check is then relative to it).
+    pub fn detect_at(at: At<'_>) -> std::io::Result<Option<Self>> {
+        let repo = at.path();
+        let mut c = root_state(at, CANONICAL_ROOT)?;
+        let mut l = root_state(at, LEGACY_ROOT)?;
         // Whether both roots hold state matters only when both exist: only then are they listed.
         if c.dir && l.dir {
             c.state_files = holds_state_files(&repo.join(CANONICAL_ROOT))?;
@@ -148,6 +157,16 @@ impl ToolStateRoot {
     /// Reads the adoption record (the write contract) of this root.
     pub fn read_adoption(&self) -> Result<AdoptionRecord, ReadError> {
         AdoptionRecord::read(&self.adoption_path())
+    }
+
+    /// [`ToolStateRoot::read_adoption`] relative to `at`, a handle on the repository (or its
+    /// path).
+    pub fn read_adoption_at(&self, at: At<'_>) -> Result<AdoptionRecord, ReadError> {
+        let root = match self.layout {
+            Layout::Canonical => CANONICAL_ROOT,
+            Layout::Legacy => LEGACY_ROOT,
+        };
+        AdoptionRecord::read_at(at, Path::new(root).join(ADOPTION_FILE))
     }
 
     /// The warning every command that reads a both-roots repository must show.
