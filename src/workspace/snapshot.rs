@@ -618,11 +618,11 @@ impl Snapshot {
     }
 
     /// Whether it records every path it must for what it vouches for: per member, each path
-    /// [`Snapshot::take`] records (each member's block holds them); W's marker and lock. Every path is a plain relative one below
-    /// W. A snapshot that vouches for more than it records (a forged one, with no entries to
-    /// check) is refused.
+    /// [`Snapshot::take`] records (each member's block holds them); W's marker and lock. A
+    /// snapshot that vouches for more than it records (a forged one, with no entries to check)
+    /// is refused. (That every path is a plain relative one below W each worker checked of its
+    /// piece, before looking at any.)
     fn complete(&self) -> Result<(), Why> {
-        self.plain_paths()?;
         let recorded: std::collections::HashSet<&str> = self.entries.iter().map(|(p, _)| p.as_str()).collect();
         // Each member's identities are its own, one per recorded path (the parser saw to it).
         let mut required: Vec<String> = vec![
