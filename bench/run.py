@@ -303,6 +303,12 @@ def pack_versions(work, a2c):
         sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
 
 
+def example(name):
+    """The release build of examples/NAME.rs (a floor measured beside a2c: see its comment)."""
+    sh(["cargo", "build", "--release", "--locked", "-q", "--example", name], cwd=ROOT)
+    return os.path.join(ROOT, "target/release/examples", name)
+
+
 def members_suite(args, a2c):
     """The member curve alone: no-op install and doctor at 200 / 1,000 / 5,000 / 20,000 members,
     with an earlier build (`--baseline`) measured in the same rounds, interleaved, and the shell
@@ -319,7 +325,10 @@ def members_suite(args, a2c):
               f"work dir on {'tmpfs' if base else 'disk'}; medians of {args.noop_runs}, sides interleaved")
         print()
         sides = [("a2c", a2c)] + ([("baseline", args.baseline)] if args.baseline else [])
-        head = "| members | no-op install | per member | doctor | stat floor | no-op / floor |"
+        stat_floor = example("stat_floor")
+        jobs = str(min(os.cpu_count() or 1, 8))
+        head = ("| members | no-op install | per member | doctor | stat floor | no-op / floor "
+                "| 5-stat floor | no-op / 5-stat floor |")
         if args.baseline:
             head += " baseline no-op | baseline doctor | no-op a2c/baseline | doctor a2c/baseline |"
         print(head)
@@ -334,17 +343,27 @@ def members_suite(args, a2c):
             with open(records, "w") as f:
                 for m in range(n):
                     f.write(os.path.join(w, "products", f"p{m:04d}", ".tools/esys/a2c/adoption.yaml") + "\n")
+            members_list = os.path.join(work, f"members-{n}")
+            with open(members_list, "w") as f:
+                f.writelines(f"products/p{m:04d}\n" for m in range(n))
             floor_cmd = ["xargs", "-a", records, "stat", "--format="]
+            # The snapshot's own syscalls and nothing else: five fstatat per member, as many
+            # threads as a2c (examples/stat_floor.rs).
+            floor5_cmd = [stat_floor, w, members_list, jobs]
             times = {(side, cmd): [] for side, _ in sides for cmd in ("install", "doctor")}
             times[("floor", "stat")] = []
+            times[("floor", "stat5")] = []
             for _ in range(args.noop_runs):
                 for side, binary in sides:
                     for cmd in ("install", "doctor"):
                         times[(side, cmd)].append(timed([binary, "-q", "-C", w, cmd], env)[0])
                 times[("floor", "stat")].append(timed(floor_cmd)[0])
+                times[("floor", "stat5")].append(timed(floor5_cmd)[0])
             med = {k: statistics.median(v) for k, v in times.items()}
             mn, md, fl = med[("a2c", "install")], med[("a2c", "doctor")], med[("floor", "stat")]
-            row = f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x |"
+            f5 = med[("floor", "stat5")]
+            row = (f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x "
+                   f"| {f5*1000:.1f} ms | {mn/f5:.2f}x |")
             if args.baseline:
                 bn, bd = med[("baseline", "install")], med[("baseline", "doctor")]
                 row += f" {bn*1000:.1f} ms | {bd*1000:.1f} ms | {mn/bn:.2f}x | {md/bd:.2f}x |"
@@ -761,16 +780,30 @@ def main():
         script_store = os.path.join(work, "script-store")
         cache = os.path.join(work, "cache")
         env = dict(os.environ, A2C_CACHE_DIR=cache)
-        cold_a2c, cold_script, cold_base, rss = [], [], [], []
+        cold_a2c, cold_script, cold_base, rss, floor, floor_cpu = [], [], [], [], [], []
+        # The write floor (examples/write_floor.rs): the installed trees' bytes, held in memory,
+        # written again file by file on as many threads as a2c installs on — what any install
+        # pays the kernel, without inflating, hashing or checking anything.
+        write_floor = example("write_floor")
+        floor_src, floor_dest = os.path.join(work, "floor-src"), os.path.join(work, "floor-dest")
+        timed([a2c, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
+        shutil.copytree(store, floor_src, ignore=shutil.ignore_patterns(".*"), symlinks=True)
         for i in range(args.runs):
             # Rotate the order so no side always runs on a warmer machine.
-            order = ["a2c", "script"] + (["baseline"] if args.baseline else [])
+            order = ["a2c", "script", "floor"] + (["baseline"] if args.baseline else [])
             order = order[i % len(order):] + order[:i % len(order)]
             for side in order:
-                for path in (os.path.join(w, ".tools_local"), cache, script_store):
+                for path in (os.path.join(w, ".tools_local"), cache, script_store, floor_dest):
                     shutil.rmtree(path, ignore_errors=True)
                 os.makedirs(script_store)
-                if side == "baseline":
+                if side == "floor":
+                    os.makedirs(floor_dest)
+                    out = subprocess.run([write_floor, floor_src, floor_dest, str(os.cpu_count() or 1)],
+                                         check=True, capture_output=True, text=True).stdout
+                    wall, cpu = out.split()
+                    floor.append(float(wall))
+                    floor_cpu.append(float(cpu))
+                elif side == "baseline":
                     dt, _ = timed([args.baseline, "-q", "-C", w, "install", "--offline", "--from", bundles], env)
                     cold_base.append(dt)
                 elif side == "a2c":
@@ -835,6 +868,9 @@ def main():
         print(f"cold a2c    median {ma*1000:.0f} ms  runs {[round(x*1000) for x in cold_a2c]}")
         print(f"cold script median {ms*1000:.0f} ms  runs {[round(x*1000) for x in cold_script]}")
         print(f"ratio a2c/script {ma/ms:.2f}x (target <= 0.45x)")
+        mf = statistics.median(floor)
+        print(f"write floor median {mf*1000:.0f} ms  runs {[round(x*1000) for x in floor]}: "
+              f"{mf/ms:.2f}x script; a2c/floor {ma/mf:.2f}x; processor time {statistics.median(floor_cpu)*1000:.0f} ms")
         if cold_base:
             mb = statistics.median(cold_base)
             print(f"cold baseline median {mb*1000:.0f} ms  runs {[round(x*1000) for x in cold_base]}")
@@ -856,6 +892,7 @@ def main():
         print("| measure | a2c | script | ratio | target |")
         print("|---|---|---|---|---|")
         print(f"| cold install, 10 versions x 3,000 files, 200 members (median of {args.runs}) | {ma*1000:.0f} ms | {ms*1000:.0f} ms | {ma/ms:.2f}x | <= 0.45x |")
+        print(f"| write floor: the same files written from memory (median of {len(floor)}) | {mf*1000:.0f} ms | {ms*1000:.0f} ms | {mf/ms:.2f}x | - |")
         print(f"| no-op re-install (median of {len(noop)}) | {mn*1000:.1f} ms | - | - | <= 20 ms |")
         print(f"| warm install into a fresh copy, tree cache warm, vs `cp -al` (median of {len(warm)}) | {mw*1000:.0f} ms | {mc*1000:.0f} ms | {mw/mc:.2f}x | <= 1.5x |")
         print(f"| first install into a second copy (shares the trees into the cache, then places) | {first_warm*1000:.0f} ms | {mc*1000:.0f} ms | {first_warm/mc:.2f}x | <= 1.5x |")

@@ -677,6 +677,88 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     #[test]
+    fn a_handle_answers_as_the_path_does() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = t.path().join("repo");
+        let outside = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(repo.join(".tools/esys/a2c")).unwrap();
+        fs_err::create_dir_all(outside.path().join("esys")).unwrap();
+        fs_err::write(repo.join(".tools/esys/a2c/adoption.yaml"), "tool_version: 1.0.0\n").unwrap();
+        fs_err::write(
+            repo.join(".tools/esys/a2c/big"),
+            vec![b'x'; MAX_CONFIG_BYTES as usize + 1],
+        )
+        .unwrap();
+        fs_err::write(repo.join("file"), "").unwrap();
+        symlink(outside.path(), repo.join(".tools_local")).unwrap();
+        symlink("adoption.yaml", repo.join(".tools/esys/a2c/link.yaml")).unwrap();
+        let handle = DirHandle::open(&repo).unwrap();
+        let (by_path, by_handle) = (At::Path(&repo), At::Handle(&handle));
+        assert_eq!(by_handle.path(), repo.as_path());
+        let show = |r: io::Result<bool>| r.map_err(|e| e.to_string());
+        for rel in [
+            ".tools/esys/a2c",
+            ".tools_local/esys",
+            "file/x",
+            "file",
+            "missing/a",
+            "",
+        ] {
+            assert_eq!(
+                show(by_path.check_dir(rel)),
+                show(by_handle.check_dir(rel)),
+                "check_dir {rel}"
+            );
+        }
+        assert_eq!(show(by_handle.check_dir(".tools/esys/a2c")), Ok(true));
+        assert!(
+            show(by_handle.check_dir(".tools_local/esys"))
+                .unwrap_err()
+                .contains("symbolic link")
+        );
+        for rel in [".tools", ".tools_local", "file", "missing", ".tools/esys/a2c/link.yaml"] {
+            assert_eq!(by_path.kind(rel).unwrap(), by_handle.kind(rel).unwrap(), "kind {rel}");
+            assert_eq!(
+                by_path.kind_followed(rel),
+                by_handle.kind_followed(rel),
+                "kind_followed {rel}"
+            );
+        }
+        assert_eq!(by_handle.kind(".tools_local").unwrap(), Some(Kind::Link));
+        assert_eq!(by_handle.kind_followed(".tools_local"), Some(Kind::Dir));
+        let read = |at: At<'_>, rel: &str| at.read_config(rel).map_err(|e| e.to_string());
+        for rel in [
+            ".tools/esys/a2c/adoption.yaml",
+            ".tools/esys/a2c/link.yaml",
+            ".tools/esys/a2c/big",
+            ".tools/esys/a2c/missing.yaml",
+            ".tools/esys/a2c",
+        ] {
+            assert_eq!(read(by_path, rel), read(by_handle, rel), "read_config {rel}");
+        }
+        assert_eq!(
+            read(by_handle, ".tools/esys/a2c/adoption.yaml").unwrap().unwrap(),
+            "tool_version: 1.0.0\n"
+        );
+        assert!(
+            read(by_handle, ".tools/esys/a2c/link.yaml")
+                .unwrap_err()
+                .contains("symbolic link")
+        );
+        // The handle stays on the directory it opened: a link swapped in for it later leads
+        // the path elsewhere, never the handle.
+        let moved = t.path().join("moved");
+        fs_err::rename(&repo, &moved).unwrap();
+        symlink(outside.path(), &repo).unwrap();
+        assert!(by_handle.check_dir(".tools/esys/a2c").unwrap());
+        assert!(!by_path.check_dir(".tools/esys/a2c").unwrap());
+        assert!(
+            DirHandle::open(&repo).is_err(),
+            "a link is never opened as the directory"
+        );
+    }
+
+    #[test]
     fn links_are_refused_on_every_component() {
         let t = tempfile::tempdir().unwrap();
         let base = t.path();

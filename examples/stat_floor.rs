@@ -1,0 +1,71 @@
+//! The kernel's floor under a no-op install (bench/run.py --suite members): exactly the
+//! `fstatat` calls a workspace snapshot makes to vouch for its members — five per member (its
+//! directory, tool state root, adoption record, local pointer and the migration journal's
+//! path), no link followed, relative to a handle on the member's parent directory, on as many
+//! threads as a2c uses — and nothing else: no parsing, no comparing, no install.
+//!
+//! Usage: `stat_floor W LIST THREADS`, LIST holding one member path relative to W per line.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{AtFlags, Mode, OFlags, open, statat};
+
+const PATHS: [&str; 5] = [
+    "",
+    "/.tools/esys/a2c",
+    "/.tools/esys/a2c/adoption.yaml",
+    "/.tools_local/esys/a2c/workspace.yaml",
+    "/.git/a2c-migrate.json",
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, w, list, threads] = args.as_slice() else {
+        eprintln!("usage: stat_floor W LIST THREADS");
+        std::process::exit(2);
+    };
+    let threads: usize = threads.parse().expect("THREADS is a number");
+    let list = std::fs::read_to_string(list).expect("LIST is readable");
+    let members: Vec<(&str, &str)> = list
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.rsplit_once('/').unwrap_or(("", l)))
+        .collect();
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut parents: HashMap<&str, OwnedFd> = HashMap::new();
+    for (parent, _) in &members {
+        if !parents.contains_key(parent) {
+            let dir = std::path::Path::new(w).join(parent);
+            parents.insert(
+                parent,
+                open(&dir, flags, Mode::empty()).expect("a member's parent opens"),
+            );
+        }
+    }
+    let chunk = members.len().div_ceil(threads.max(1)).max(1);
+    let found: usize = std::thread::scope(|s| {
+        let workers: Vec<_> = members
+            .chunks(chunk)
+            .map(|part| {
+                let parents = &parents;
+                s.spawn(move || {
+                    let mut path = String::new();
+                    let mut found = 0;
+                    for (parent, name) in part {
+                        for suffix in PATHS {
+                            path.clear();
+                            path.push_str(name);
+                            path.push_str(suffix);
+                            found +=
+                                usize::from(statat(&parents[parent], path.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok());
+                        }
+                    }
+                    found
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("no worker panics")).sum()
+    });
+    println!("{found}");
+}
