@@ -32,7 +32,7 @@ fn main() {
         .filter(|l| !l.is_empty())
         .map(|l| l.rsplit_once('/').unwrap_or(("", l)))
         .collect();
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let mut parents: HashMap<&str, OwnedFd> = HashMap::new();
     for (parent, _) in &members {
         if !parents.contains_key(parent) {

@@ -151,8 +151,8 @@ pub fn check_dir(base: &Path, rel: impl AsRef<Path>) -> io::Result<bool> {
     At::Path(base).check_dir(rel)
 }
 
-/// A handle on a directory, opened `O_PATH` without following a link, and the path it was
-/// opened at (for messages): what lies below it is reached relative to it (`fstatat`,
+/// A handle on a directory, opened without following a link (`O_PATH` on Linux), and the path
+/// it was opened at (for messages): what lies below it is reached relative to it (`fstatat`,
 /// `openat`), one short path walk each instead of the whole path from `/` every time.
 #[derive(Debug)]
 pub struct DirHandle {
@@ -163,7 +163,7 @@ pub struct DirHandle {
 impl DirHandle {
     /// Opens the directory `path` itself without following a link.
     pub fn open(path: &Path) -> io::Result<Self> {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags = super::platform::dir_handle_flags() | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::open(path, flags, Mode::empty())
             .map_err(|e| with_path(e.into(), "open the directory", path))?;
         Ok(Self {

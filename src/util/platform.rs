@@ -35,6 +35,17 @@ pub fn open_beneath(
     None
 }
 
+/// The flags of a handle kept only to resolve names below a directory: `O_PATH` on Linux
+/// (nothing can be read through it, and the directory needs no read permission), a read-only
+/// open elsewhere, or forced.
+pub fn dir_handle_flags() -> OFlags {
+    #[cfg(target_os = "linux")]
+    if !forced_portable() {
+        return OFlags::PATH;
+    }
+    OFlags::RDONLY
+}
+
 /// Which mechanism [`open_beneath`] gives here: `"openat2"` or `"component walk"`.
 pub fn beneath_mechanism() -> &'static str {
     #[cfg(target_os = "linux")]

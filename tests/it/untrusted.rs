@@ -182,6 +182,49 @@ fn committed_links_in_a2c_paths_are_refused_by_every_command() {
     }
 }
 
+/// The member walk reads each candidate relative to one handle on it (`O_PATH` on Linux, a
+/// read-only open in the portable fallback): through either, a linked tool state root or record
+/// is refused exactly as the path checks refuse it, what it points to is never read, and a
+/// legacy root is still found.
+#[test]
+fn the_member_walk_reads_alike_through_either_handle() {
+    let t = TestContext::new();
+    let victim = victim(&t);
+    t.superbuild("w", "members: [\"p/*\"]\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    t.canonical_repo("w/p/b", "1.0.0");
+    fs_err::remove_dir_all(t.path("w/p/b/.tools")).unwrap();
+    link(&t, "w/p/b/.tools", &victim.join("ws/.tools"));
+    t.canonical_repo("w/p/c", "1.0.0");
+    fs_err::remove_file(t.path("w/p/c/.tools/esys/a2c/adoption.yaml")).unwrap();
+    link(&t, "w/p/c/.tools/esys/a2c/adoption.yaml", &victim.join("secret.txt"));
+    t.legacy_repo("w/p/d", "2.0.0");
+    let before = snapshot(&victim);
+    let listings: Vec<serde_json::Value> = ["0", "1"]
+        .iter()
+        .map(|portable| {
+            let run = t.run_env(
+                "w",
+                &["workspace", "members", "--json"],
+                &[("A2C_TEST_PORTABLE", portable)],
+            );
+            assert!(!run.stdout.contains("TOP-SECRET") && !run.stderr.contains("TOP-SECRET"));
+            serde_json::from_str(&run.stdout).unwrap()
+        })
+        .collect();
+    assert_eq!(listings[0], listings[1], "the portable handle reads what O_PATH reads");
+    let members = listings[0]["members"].as_array().unwrap();
+    let by = |rel: &str| members.iter().find(|m| m["relative"] == rel).unwrap();
+    assert_eq!(by("p/a")["version"], "1.0.0");
+    for refused in ["p/b", "p/c"] {
+        let error = by(refused)["error"].as_str().unwrap();
+        assert!(error.contains("symbolic link"), "{refused}: {error}");
+    }
+    assert_eq!(by("p/d")["layout"], "legacy");
+    assert_eq!(by("p/d")["version"], "2.0.0");
+    assert_untouched(&t, &before);
+}
+
 #[test]
 fn a_link_at_the_staging_directory_never_empties_what_it_points_to() {
     let t = TestContext::new();
