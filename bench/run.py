@@ -54,6 +54,18 @@ WORDS = ("method rule prompt template review decision context consequence contra
          "digest archive registry lock store cache receipt member workspace migrate doctor").split()
 
 
+def tmpfs():
+    """/dev/shm when there is one to write to (a tmpfs: less noise), else None (the default)."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def stop(procs):
+    """Stops the servers a suite started."""
+    for p in procs:
+        p.terminate()
+        p.wait()
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
@@ -316,7 +328,7 @@ def members_suite(args, a2c):
     (`xargs stat`), in the same rounds. The workspace snapshot is written by the first no-op
     install run at least 1 s (its racy margin) after the last change, as on any machine where
     installs are not back to back: the rounds start after that run."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-members-", dir=base)
     try:
         pack_versions(work, a2c)
@@ -379,7 +391,7 @@ def scale_suite(args, a2c):
     """Issue 16's budgets at size: no-op and doctor at 200 / 1,000 / 5,000 members; one bundle
     of 100,000 small files and one holding a single 2 GiB file, each against `tar -xzf` of
     the same bundle into the same filesystem, with peak RSS."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-scale-", dir=base)
     runs = max(3, args.runs)
     try:
@@ -464,7 +476,7 @@ def single_suite(args, a2c):
     """Issue 16, item 3: one version alone (the case where a second core would sit idle) —
     a P1 version of 3,000 files and a bundle of 100,000 small files — cold, with this build,
     an earlier one (`--baseline`) and `tar -xzf`, rotating."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-single-", dir=base)
     try:
         cache = os.path.join(work, "cache")
@@ -515,7 +527,7 @@ def pack_suite(args, a2c):
     """Issue 16, item 5: `a2c pack --level N` for N in 1, 6, 9, and `--threads 2` at levels 1
     and 6, on a 256 MiB tree (one file, half text, half noise): pack time, bundle size, and a
     cold install of the bundle."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-pack-", dir=base)
     try:
         cache = os.path.join(work, "cache")
@@ -647,7 +659,7 @@ def pypi_suite(args, a2c):
     if not shutil.which("pypi-server"):
         print("SKIPPED: install pypi-server (pip install -r .ci/requirements.txt)")
         return
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-pypi-", dir=base)
     procs = []
     try:
@@ -671,9 +683,7 @@ def pypi_suite(args, a2c):
         cold_against_static(args, a2c, base, w_http, ("pypi", w_pypi),
                             "pypiserver (the same wheels)", 1.3)
     finally:
-        for p in procs:
-            p.terminate()
-            p.wait()
+        stop(procs)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -686,7 +696,7 @@ def conan_suite(args, a2c):
     if not (shutil.which("conan") and shutil.which("conan_server")):
         print("SKIPPED: install conan and conan-server (pip install -r .ci/requirements.txt)")
         return
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-conan-", dir=base)
     procs = []
     try:
@@ -723,9 +733,7 @@ def conan_suite(args, a2c):
         cold_against_static(args, a2c, base, w_http, ("conan", w_conan),
                             "conan_server (Conan packages of the same trees)", 1.5)
     finally:
-        for p in procs:
-            p.terminate()
-            p.wait()
+        stop(procs)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -760,7 +768,7 @@ def main():
         return pypi_suite(args, a2c)
     if args.suite == "conan":
         return conan_suite(args, a2c)
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)
     try:

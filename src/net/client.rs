@@ -973,7 +973,7 @@ pub struct LazyClient {
     /// Negotiated documents (a package index's project page), by URL and `Accept`.
     typed: std::sync::Mutex<Vec<((Url, String), TypedDocument)>>,
     /// Sizes learned with a `HEAD`, by URL.
-    sizes: std::sync::Mutex<Vec<(Url, u64)>>,
+    sizes: std::sync::Mutex<Vec<(Url, Option<u64>)>>,
 }
 
 /// A document's bytes and the URL it was finally read from.
@@ -994,6 +994,27 @@ fn conan_authenticate_url(url: &Url) -> Option<Url> {
 /// A document's bytes, the URL it was finally read from, and its `Content-Type`.
 type TypedDocument = (Vec<u8>, Url, String);
 
+/// What `cache` holds for `key`, else what `fetch` gives (kept when it succeeds): each answer a
+/// client caches per run is asked for once. The lock is not held while fetching.
+fn once<K: PartialEq, T: Clone>(
+    cache: &std::sync::Mutex<Vec<(K, T)>>,
+    key: K,
+    fetch: impl FnOnce() -> Result<T, HttpError>,
+) -> Result<T, HttpError> {
+    let known = cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.clone());
+    if let Some(v) = known {
+        return Ok(v);
+    }
+    let v = fetch()?;
+    cache.lock().unwrap_or_else(|p| p.into_inner()).push((key, v.clone()));
+    Ok(v)
+}
+
 impl LazyClient {
     /// A client built from `network` when first used; `bound` are the registries the user
     /// chose (see `Auth::load`). Usually made by [`super::Network::client`].
@@ -1011,54 +1032,25 @@ impl LazyClient {
     /// The document at `url` asked for with `Accept: accept`, the URL it was finally read
     /// from and its `Content-Type` (see [`HttpClient::get_typed`]), fetched once by this client.
     pub fn typed_document(&self, url: &Url, accept: &str) -> Result<TypedDocument, HttpError> {
-        let key = (url.clone(), accept.to_string());
-        let known = self
-            .typed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, d)| d.clone());
-        if let Some(d) = known {
-            return Ok(d);
-        }
-        let d = self.get()?.get_typed(url, &[("Accept", accept.to_string())])?;
-        self.typed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((key, d.clone()));
-        Ok(d)
+        once(&self.typed, (url.clone(), accept.to_string()), || {
+            self.get()?.get_typed(url, &[("Accept", accept.to_string())])
+        })
     }
 
     /// The size of the file at `url` from the `Content-Length` of a `HEAD` (`Ok(None)` when
     /// the server gives none), asked once by this client.
     pub fn head_size(&self, url: &Url) -> Result<Option<u64>, HttpError> {
-        let known = self
-            .sizes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(u, _)| u == url)
-            .map(|(_, n)| *n);
-        if let Some(n) = known {
-            return Ok(Some(n));
-        }
-        let reply = self.get()?.call(reqwest::Method::HEAD, url, &[], None)?;
-        if !(200..300).contains(&reply.status) {
-            return Err(reply.error(url));
-        }
-        let size = reply
-            .headers
-            .get(reqwest::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok());
-        if let Some(n) = size {
-            self.sizes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((url.clone(), n));
-        }
-        Ok(size)
+        once(&self.sizes, url.clone(), || {
+            let reply = self.get()?.call(reqwest::Method::HEAD, url, &[], None)?;
+            if !(200..300).contains(&reply.status) {
+                return Err(reply.error(url));
+            }
+            Ok(reply
+                .headers
+                .get(reqwest::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok()))
+        })
     }
 
     /// What this client was made from (to make another, bound to other hosts).
@@ -1069,22 +1061,7 @@ impl LazyClient {
     /// The document at `url` and the URL it was finally read from (see
     /// [`HttpClient::get_bytes`]), fetched once by this client whatever asks again.
     pub fn document(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
-        let known = self
-            .documents
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(u, _)| u == url)
-            .map(|(_, d)| d.clone());
-        if let Some(d) = known {
-            return Ok(d);
-        }
-        let d = self.get()?.get_bytes(url)?;
-        self.documents
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((url.clone(), d.clone()));
-        Ok(d)
+        once(&self.documents, url.clone(), || self.get()?.get_bytes(url))
     }
 
     pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {

@@ -278,10 +278,13 @@ impl<'a> At<'a> {
         match self {
             At::Path(base) => Ok(fs_err::read_to_string(base.join(rel))?),
             At::Handle(h) => {
-                let fd = rustix::fs::openat(&h.fd, rel, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
-                let mut text = String::new();
-                File::from(fd).read_to_string(&mut text)?;
-                Ok(text)
+                let read = || -> io::Result<String> {
+                    let fd = rustix::fs::openat(&h.fd, rel, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+                    let mut text = String::new();
+                    File::from(fd).read_to_string(&mut text)?;
+                    Ok(text)
+                };
+                read().map_err(|e| with_path(e, "read", &h.path.join(rel)))
             }
         }
     }
@@ -740,6 +743,10 @@ mod tests {
             read(by_handle, ".tools/esys/a2c/adoption.yaml").unwrap().unwrap(),
             "tool_version: 1.0.0\n"
         );
+        for at in [by_path, by_handle] {
+            let e = at.read_to_string("missing.json").unwrap_err().to_string();
+            assert!(e.contains(&repo.join("missing.json").display().to_string()), "{e}");
+        }
         assert!(
             read(by_handle, ".tools/esys/a2c/link.yaml")
                 .unwrap_err()

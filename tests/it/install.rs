@@ -863,3 +863,25 @@ fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0"]);
     assert!(t.path("moved/w/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file());
 }
+
+/// `install --json` lists its members in path order, component by component: `p/a/c` before
+/// `p/a-b`, though `-` sorts before `/` byte by byte (the order install tries first).
+#[test]
+fn members_are_listed_in_path_order_not_byte_order() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\", \"p/a/*\"]\n");
+    t.canonical_repo("w/p/a-b", "1.0.0");
+    t.canonical_repo("w/p/a/c", "1.0.0");
+    t.canonical_repo("w/p/0", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    let reg = t.path("reg").display().to_string();
+    let run = t.run_env("w", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
+    run.success();
+    let listed: Vec<String> = run.json()["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, [t.shown("w/p/0"), t.shown("w/p/a/c"), t.shown("w/p/a-b")]);
+}

@@ -196,29 +196,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
 fn a_package_index_is_read_through_the_proxy() {
     let t = TestContext::new();
     let Some(proxy) = tinyproxy(&t, "") else { return };
-    t.method_tree("tree", "1.0.0");
-    t.run(
-        ".",
-        &[
-            "pack",
-            "tree",
-            "--version",
-            "1.0.0",
-            "--registry",
-            "wheels",
-            "--format",
-            "wheel",
-        ],
-    )
-    .success();
-    let wheel = t.path("wheels/bundles/esys_a2c-1.0.0-py3-none-any.whl");
-    let sha = {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(fs_err::read(&wheel).unwrap());
-        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    };
-    fs_err::create_dir_all(t.path("site/files")).unwrap();
-    fs_err::copy(&wheel, t.path("site/files/esys_a2c-1.0.0-py3-none-any.whl")).unwrap();
+    let sha = crate::pypi::hosted(&t, "site", "1.0.0");
     t.write(
         "site/simple/esys-a2c/index.html",
         &format!(

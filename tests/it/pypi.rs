@@ -5,16 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::bundles::sha256_hex;
 use crate::common::{
     Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
     tree_files as files,
 };
 use crate::server::Server;
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
 
 fn found(program: &str) -> bool {
     // `htpasswd` and `devpi-init` have no `--version`: being there is enough.
@@ -137,12 +133,23 @@ fn wheel(t: &TestContext, version: &str) -> PathBuf {
 
 /// The wheel `a2c pack` makes of a method tree of `version`, copied to `{site}/files/` for a
 /// hand-written project page to name: its sha256.
-fn hosted(t: &TestContext, site: &str, version: &str) -> String {
+pub fn hosted(t: &TestContext, site: &str, version: &str) -> String {
     let built = wheel(t, version);
     let name = built.file_name().unwrap().to_string_lossy().into_owned();
     fs_err::create_dir_all(t.path(&format!("{site}/files"))).unwrap();
     fs_err::copy(&built, t.path(&format!("{site}/files/{name}"))).unwrap();
     sha256_hex(&fs_err::read(&built).unwrap())
+}
+
+/// `server` was asked for something, and never with an `Authorization` header.
+fn asked_without_credentials(server: &Server, what: &str) {
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "{what}: nothing was asked of it");
+    assert!(
+        requests.iter().all(|r| !r.headers.contains_key("authorization")),
+        "{what}: {:?}",
+        requests.iter().map(|r| &r.headers).collect::<Vec<_>>()
+    );
 }
 
 /// `a2c login HOST --username USER` with `password` on standard input.
@@ -495,13 +502,7 @@ fn files_on_another_host_get_no_credentials() {
     t.run_env("w", &["install"], &token).success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
     assert!(index.requests().iter().all(|r| r.headers.contains_key("authorization")));
-    let at_cdn = cdn.requests();
-    assert!(!at_cdn.is_empty());
-    assert!(
-        at_cdn.iter().all(|r| !r.headers.contains_key("authorization")),
-        "a credential reached the CDN: {:?}",
-        at_cdn.iter().map(|r| &r.headers).collect::<Vec<_>>()
-    );
+    asked_without_credentials(&cdn, "a credential reached the CDN");
 }
 
 /// The page names the file on the index's own host, which redirects to a CDN (as PyPI's
@@ -536,13 +537,7 @@ fn a_redirect_to_a_cdn_carries_no_credentials() {
         index.count_of(file) >= 2,
         "the file was asked of the index, which redirected"
     );
-    let at_cdn = cdn.requests();
-    assert!(!at_cdn.is_empty());
-    assert!(
-        at_cdn.iter().all(|r| !r.headers.contains_key("authorization")),
-        "a credential followed the redirect: {:?}",
-        at_cdn.iter().map(|r| &r.headers).collect::<Vec<_>>()
-    );
+    asked_without_credentials(&cdn, "a credential followed the redirect");
 }
 
 /// A `devpi-server` (its JSON pages, its `/USER/INDEX/+simple/` layout): a2c uploads to a
