@@ -2,9 +2,9 @@
 //! local pointers.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{OpsError, lock_path, needs, network};
+use super::{OpsError, lock_path, needing, network};
 use crate::lock::Lockfile;
 use crate::store::{self, InstallReport, Reporter};
 use crate::util::version::MethodVersion;
@@ -36,7 +36,7 @@ pub struct InstallSettings {
 /// What `a2c install` did; serialized as its `--json` document (docs/json/install.schema.json):
 /// `installed`, `reused` and `cleaned` come from the store's report.
 #[derive(serde::Serialize)]
-pub struct InstallOutcome {
+pub struct InstallOutcome<'a> {
     pub workspace: Option<PathBuf>,
     pub store: PathBuf,
     #[serde(skip)]
@@ -46,9 +46,10 @@ pub struct InstallOutcome {
     pub locked_now: Vec<MethodVersion>,
     #[serde(flatten)]
     pub report: InstallReport,
-    /// Every member served, with its write contract (`[{"path", "version"}]`).
+    /// Every member served, with its write contract (`[{"path", "version"}]`), borrowed from
+    /// the members read.
     #[serde(serialize_with = "members")]
-    pub members: Vec<(PathBuf, MethodVersion)>,
+    pub members: Vec<(&'a Path, &'a MethodVersion)>,
     /// Members whose local pointer was written or refreshed.
     #[serde(skip)]
     pub pointers: usize,
@@ -71,7 +72,7 @@ pub struct InstallOutcome {
     pub git_delivery: Option<(PathBuf, crate::workspace::Delivery)>,
 }
 
-fn members<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
+fn members<S: serde::Serializer>(list: &[(&Path, &MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
     crate::util::pairs_as(list, "path", "version", s)
 }
 
@@ -94,17 +95,23 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-pub fn install(
+pub fn install<'a>(
     session: &super::Session,
-    ctx: &Context,
+    ctx: &'a Context,
     settings: &InstallSettings,
     reporter: &dyn Reporter,
-) -> Result<InstallOutcome, OpsError> {
+) -> Result<InstallOutcome<'a>, OpsError> {
     if !settings.versions.is_empty() {
         return install_versions(session, ctx, settings, reporter);
     }
-    let needs = needs(ctx)?;
-    let needed: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
+    let needing = needing(ctx)?;
+    let needed: BTreeSet<MethodVersion> = needing
+        .iter()
+        .map(|(_, v)| *v)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .cloned()
+        .collect();
     let lock_path = lock_path(ctx)?;
     let read = Lockfile::read(&lock_path)?;
     if settings.locked && read.is_none() {
@@ -191,7 +198,7 @@ pub fn install(
     if let Some(ws) = ctx.workspace.as_ref().filter(|_| !vouched) {
         // A member that is itself a superbuild root keeps its own marker: it never gets a
         // pointer, so its own workspace (and its own members) stay its own.
-        let repos: Vec<&PathBuf> = needs.values().flatten().filter(|r| **r != ws.root).collect();
+        let repos: Vec<&Path> = needing.iter().map(|(r, _)| *r).filter(|r| *r != ws.root).collect();
         let jobs = crate::util::parallel::metadata_jobs();
         let written = crate::util::parallel::run_parallel(&repos, jobs, |repo| {
             match crate::workspace::discovery::has_marker(repo) {
@@ -203,14 +210,14 @@ pub fn install(
             pointers += usize::from(w?);
         }
     }
-    // By path: by their bytes first, which is `Path`'s order unless a name sorts before `/`
-    // (sorting 5,000 paths component by component cost a no-op install milliseconds), and by
-    // `Path`'s order when that differs.
-    let mut members: Vec<(PathBuf, MethodVersion)> = needs
-        .into_iter()
-        .flat_map(|(v, repos)| repos.into_iter().map(move |r| (r, v.clone())))
-        .collect();
-    members.sort_unstable_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
+    // By path: in the members' order, which is the walk's (by name in each directory), then
+    // by their bytes, which is `Path`'s order unless a name sorts before `/` (sorting 5,000
+    // paths component by component cost a no-op install milliseconds), and by `Path`'s order
+    // when that differs. A sorted list is only checked.
+    let mut members = needing;
+    if !members.is_sorted_by(|a, b| a.0.as_os_str() <= b.0.as_os_str()) {
+        members.sort_unstable_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
+    }
     if !members.is_sorted() {
         members.sort();
     }
@@ -299,12 +306,12 @@ fn prepared_options(
 /// configured registry (exactly V, as `lock` would resolve it, its index verified the same
 /// way), installed into the store like any other — without touching the lock, the members or
 /// their pointers (as `rustup toolchain install` or `mise install` add one version).
-fn install_versions(
+fn install_versions<'a>(
     session: &super::Session,
-    ctx: &Context,
+    ctx: &'a Context,
     settings: &InstallSettings,
     reporter: &dyn Reporter,
-) -> Result<InstallOutcome, OpsError> {
+) -> Result<InstallOutcome<'a>, OpsError> {
     let lock_path = lock_path(ctx)?;
     let lock = Lockfile::read(&lock_path)?.unwrap_or_default();
     let flag = settings.registry.as_deref();

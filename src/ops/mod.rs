@@ -167,16 +167,24 @@ pub type Needs = BTreeMap<MethodVersion, Vec<PathBuf>>;
 /// `R/tools/ai-rules/`, and `none` delivers nothing. An invalid member is an error: the union
 /// would be incomplete without it.
 pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
-    let single = ctx.workspace.is_none();
     let mut needs = Needs::new();
-    for member in ctx.members()? {
+    for (path, version) in needing(ctx)? {
+        needs.entry(version.clone()).or_default().push(path.to_path_buf());
+    }
+    Ok(needs)
+}
+
+/// What [`needs`] gathers, borrowed from the members and in their order: each member that
+/// needs a version, and the version.
+pub fn needing(ctx: &Context) -> Result<Vec<(&Path, &MethodVersion)>, OpsError> {
+    let single = ctx.workspace.is_none();
+    let members = ctx.members()?;
+    let mut needing = Vec::with_capacity(members.len());
+    for member in members {
         let delivery = member.delivery();
         match &member.record {
             Ok(_) if single && delivery != Some(crate::workspace::Delivery::Package) => {}
-            Ok(record) => needs
-                .entry(record.tool_version.clone())
-                .or_default()
-                .push(member.path.clone()),
+            Ok(record) => needing.push((member.path.as_path(), &record.tool_version)),
             // Not an invalid record but none at all: the hint is `a2c adopt --version X`.
             Err(crate::workspace::discovery::MemberError::NotAdopted { repo }) => {
                 return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into());
@@ -189,7 +197,7 @@ pub fn needs(ctx: &Context) -> Result<Needs, OpsError> {
             }
         }
     }
-    Ok(needs)
+    Ok(needing)
 }
 
 /// Every version any adoption record of the members pins, legacy or canonical, whatever the

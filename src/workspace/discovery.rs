@@ -259,7 +259,7 @@ pub struct Context {
     members: std::sync::OnceLock<Vec<Member>>,
     /// The workspace snapshot the members came from, when one vouched for them; else why
     /// none did (set with the members).
-    snapshot: std::sync::OnceLock<Result<super::snapshot::Snapshot, super::snapshot::Why>>,
+    snapshot: std::sync::OnceLock<Result<super::snapshot::Vouched, super::snapshot::Why>>,
 }
 
 impl Context {
@@ -371,10 +371,9 @@ impl Context {
                 // The snapshot the last install kept, when every identity it records holds:
                 // the same members, without the walk or a single record read.
                 let store = crate::store::Store::of(&ws.root);
-                let snapshot = super::snapshot::Snapshot::load_valid(&ws.root, store.root());
-                let members = match &snapshot {
-                    Ok(s) => s.members(),
-                    Err(_) => ws.members()?,
+                let (members, snapshot) = match super::snapshot::Snapshot::load_valid(&ws.root, store.root()) {
+                    Ok((vouched, members)) => (members, Ok(vouched)),
+                    Err(why) => (ws.members()?, Err(why)),
                 };
                 let _ = self.snapshot.set(snapshot);
                 members
@@ -389,7 +388,7 @@ impl Context {
 
     /// The snapshot the members came from (`Err`: why none was used; `None` before the members
     /// were read, or outside a superbuild).
-    pub fn snapshot(&self) -> Option<&Result<super::snapshot::Snapshot, super::snapshot::Why>> {
+    pub fn snapshot(&self) -> Option<&Result<super::snapshot::Vouched, super::snapshot::Why>> {
         self.snapshot.get()
     }
 

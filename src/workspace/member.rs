@@ -57,7 +57,7 @@ pub struct Member {
     /// migration): `gc` keeps it too, and `doctor` compares the two.
     pub other_version: Option<MethodVersion>,
     /// The journal of a migration of this member that was interrupted, if any.
-    pub pending: Option<super::journal::Journal>,
+    pub pending: Option<Box<super::journal::Journal>>,
 }
 
 /// A member in `workspace members --json` (docs/json/workspace-members.schema.json): its
@@ -132,11 +132,12 @@ impl Member {
             Ok(state) => (state, None),
             Err(e) => (None, Some(e.to_string())),
         };
-        let pending = super::journal::Journal::pending_at(at);
+        // Boxed: rare, and a member is built for each of thousands on every run.
+        let pending = super::journal::Journal::pending_at(at).map(Box::new);
         let record = match &state {
             None if refused.is_some() => Err(MemberError::Refused(refused.clone().unwrap_or_default())),
             None | Some(_) if state.as_ref().is_none_or(|s| !s.has_adoption()) && pending.is_some() => {
-                let j = pending.clone().expect("checked");
+                let j = pending.as_deref().cloned().expect("checked");
                 Err(MemberError::MigrationPending {
                     repo: path.clone(),
                     from: j.from,

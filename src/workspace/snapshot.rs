@@ -165,24 +165,82 @@ impl Identity {
     }
 
     /// What [`Identity::text`] wrote, and nothing else (`None`: the snapshot is not used). A
-    /// member's five are parsed for each of thousands of members on every no-op run: bytes
-    /// are split and read here directly, without `str::split` and `FromStr` (3 µs a member
-    /// with them, most of a worker's parsing).
+    /// member's five are parsed for each of thousands of members on every no-op run: the
+    /// bytes are read in one pass, each number as its digits go by (splitting the fields
+    /// first, then parsing each, took most of a worker's parsing).
     fn parse(text: &[u8]) -> Option<Self> {
-        let mut fields = text.split(|b| *b == b' ');
-        let kind = match fields.next()? {
-            [k @ (b'-' | b'f' | b'd' | b'l' | b'o')] => char::from(*k),
+        let kind = match text {
+            [k @ (b'-' | b'f' | b'd' | b'l' | b'o'), b' ', ..] => char::from(*k),
             _ => return None,
         };
-        let id = Self {
+        let mut at = Digits { text, at: 2 };
+        let dev = at.number(Some(b' '))?;
+        let ino = at.number(Some(b' '))?;
+        let size = at.number(Some(b' '))?;
+        let mtime = at.time(Some(b' '))?;
+        let ctime = at.time(None)?;
+        Some(Self {
             kind,
-            dev: decimal(fields.next()?)?,
-            ino: decimal(fields.next()?)?,
-            size: decimal(fields.next()?)?,
-            mtime: time(fields.next()?)?,
-            ctime: time(fields.next()?)?,
-        };
-        fields.next().is_none().then_some(id)
+            dev,
+            ino,
+            size,
+            mtime,
+            ctime,
+        })
+    }
+}
+
+/// Reads the numbers of an identity's text in one pass.
+struct Digits<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Digits<'_> {
+    /// One to twenty ASCII digits forming a `u64`, then `stop` (passed over), or the text's
+    /// end when `stop` is `None`; nothing else.
+    fn number(&mut self, stop: Option<u8>) -> Option<u64> {
+        let rest = &self.text[self.at..];
+        let mut n: u64 = 0;
+        let mut len = 0;
+        for &b in rest {
+            if Some(b) == stop {
+                break;
+            }
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            len += 1;
+            // Nineteen digits never overflow a u64; a twentieth may.
+            n = match len {
+                ..=19 => n * 10 + u64::from(d),
+                20 => n.checked_mul(10)?.checked_add(u64::from(d))?,
+                _ => return None,
+            };
+        }
+        match (len, rest.get(len)) {
+            (0, _) => None,
+            (_, Some(_)) => {
+                self.at += len + 1;
+                Some(n)
+            }
+            (_, None) if stop.is_none() => {
+                self.at += len;
+                Some(n)
+            }
+            (_, None) => None,
+        }
+    }
+
+    /// A time as a snapshot writes it: seconds (a `-` before them when before 1970), a dot,
+    /// and the nanoseconds; then `stop` as [`Digits::number`] reads it.
+    fn time(&mut self, stop: Option<u8>) -> Option<(i64, u32)> {
+        let negative = self.text.get(self.at) == Some(&b'-');
+        self.at += usize::from(negative);
+        let seconds = i64::try_from(self.number(Some(b'.'))?).ok()?;
+        let seconds = if negative { seconds.checked_neg()? } else { seconds };
+        Some((seconds, u32::try_from(self.number(stop)?).ok()?))
     }
 }
 
@@ -195,18 +253,6 @@ fn decimal(digits: &[u8]) -> Option<u64> {
         let d = d.is_ascii_digit().then(|| u64::from(d - b'0'))?;
         n.checked_mul(10)?.checked_add(d)
     })
-}
-
-/// A time as a snapshot writes it: seconds (a `-` before them when before 1970), a dot, and
-/// the nanoseconds.
-fn time(text: &[u8]) -> Option<(i64, u32)> {
-    let dot = text.iter().position(|b| *b == b'.')?;
-    let (seconds, nanos) = (&text[..dot], &text[dot + 1..]);
-    let seconds = match seconds.split_first()? {
-        (b'-', rest) => i64::try_from(decimal(rest)?).ok()?.checked_neg()?,
-        _ => i64::try_from(decimal(seconds)?).ok()?,
-    };
-    Some((seconds, u32::try_from(decimal(nanos)?).ok()?))
 }
 
 /// How many entries below a directory make opening it worth it.
@@ -276,32 +322,47 @@ fn body_chunks(body: &str, n: usize) -> Vec<&str> {
     out
 }
 
-/// The first path recorded of `members` whose identity no longer holds. Each member's paths
-/// are checked relative to its parent directory (opened once for the members it holds, its
-/// last component not followed: it is itself a recorded path), not from W.
-fn first_changed_member(w: &std::fs::File, members: &[Recorded]) -> Option<String> {
-    use std::os::fd::AsFd;
-    let mut parent: Option<(&str, std::os::fd::OwnedFd)> = None;
-    let mut path = String::new();
-    for m in members {
-        let (up, name) = match m.relative.rsplit_once('/') {
+/// Checks members' recorded paths one member after another, each relative to its parent
+/// directory (opened once for the members it holds, its last component not followed: it is
+/// itself a recorded path), not from W.
+struct MemberCheck<'w, 'a> {
+    w: &'w std::fs::File,
+    parent: Option<(&'a str, std::os::fd::OwnedFd)>,
+    path: String,
+}
+
+impl<'w, 'a> MemberCheck<'w, 'a> {
+    fn new(w: &'w std::fs::File) -> Self {
+        Self {
+            w,
+            parent: None,
+            path: String::new(),
+        }
+    }
+
+    /// The first path recorded of the member `relative` (`ids`: those of [`member_paths`])
+    /// whose identity no longer holds.
+    fn first_changed(&mut self, relative: &'a str, ids: &[Identity]) -> Option<String> {
+        use std::os::fd::AsFd;
+        let (up, name) = match relative.rsplit_once('/') {
             Some((up, name)) => (Some(up), name),
-            None if m.relative == "." => (None, ""),
-            None => (None, m.relative.as_str()),
+            None if relative == "." => (None, ""),
+            None => (None, relative),
         };
         if let Some(up) = up
-            && parent.as_ref().is_none_or(|(open, _)| *open != up)
+            && self.parent.as_ref().is_none_or(|(open, _)| *open != up)
         {
-            match Identity::open_dir(w, up) {
-                Ok(Some((fd, _))) => parent = Some((up, fd)),
+            match Identity::open_dir(self.w, up) {
+                Ok(Some((fd, _))) => self.parent = Some((up, fd)),
                 _ => return Some(up.to_string()),
             }
         }
-        let base = match (up, &parent) {
+        let base = match (up, &self.parent) {
             (Some(_), Some((_, fd))) => fd.as_fd(),
-            _ => w.as_fd(),
+            _ => self.w.as_fd(),
         };
-        for (p, id) in member_paths(&m.relative).iter().zip(&m.ids) {
+        for (p, id) in member_paths(relative).iter().zip(ids) {
+            let path = &mut self.path;
             path.clear();
             path.push_str(name);
             if !p.is_empty() {
@@ -310,15 +371,213 @@ fn first_changed_member(w: &std::fs::File, members: &[Recorded]) -> Option<Strin
                 }
                 path.push_str(p);
             }
-            if Identity::at(base, &path).map_or(true, |now| now != *id) {
+            if Identity::at(base, path).map_or(true, |now| now != *id) {
                 return Some(match *p {
-                    "" => m.relative.clone(),
-                    p => under(&m.relative, p),
+                    "" => relative.to_string(),
+                    p => under(relative, p),
                 });
             }
         }
+        None
     }
-    None
+}
+
+/// A plain relative path below W: no root, no `..`, no `.` before or between its names.
+fn plain(p: &str) -> bool {
+    !p.is_empty()
+        && Path::new(p)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// One member's block as a snapshot's text holds it.
+struct Block<'a> {
+    relative: &'a str,
+    schema_version: u32,
+    version: MethodVersion,
+    method_ref: Option<&'a str>,
+    delivery: Option<Delivery>,
+    /// The identities of [`member_paths`], in that order (`n` of them).
+    ids: [Identity; MEMBER_PATHS.len()],
+    n: usize,
+}
+
+impl Block<'_> {
+    fn ids(&self) -> &[Identity] {
+        &self.ids[..self.n]
+    }
+
+    /// The [`Member`] the walk would read of it, in W (`root`).
+    fn member(&self, root: &Path) -> Member {
+        let path = match self.relative {
+            "." => root.to_path_buf(),
+            r => crate::util::paths::join_exact(root, r),
+        };
+        Member {
+            state: Some(ToolStateRoot::canonical_with_record(&path)),
+            refused: None,
+            record: Ok(AdoptionRecord {
+                schema_version: self.schema_version,
+                tool_version: self.version.clone(),
+                method_ref: self.method_ref.map(str::to_string),
+                delivery: self.delivery,
+            }),
+            other_version: None,
+            pending: None,
+            relative: self.relative.to_string(),
+            path,
+        }
+    }
+}
+
+/// What a snapshot's body records: member blocks, handed to `member` as they are read, nested
+/// superbuilds and other paths. Malformed text is refused.
+fn parse_body<'a>(
+    body: &'a str,
+    nested: &mut Vec<String>,
+    entries: &mut Vec<(String, Identity)>,
+    mut member: impl FnMut(Block<'a>) -> Result<(), Why>,
+) -> Result<(), Why> {
+    let malformed = || Why::from("written by another a2c or malformed");
+    // The few versions a superbuild pins, each parsed once (a bound keeps a snapshot pinning
+    // thousands from costing a scan each).
+    let mut versions: Vec<(&str, MethodVersion)> = Vec::new();
+    let mut lines = body.lines();
+    while let Some(line) = lines.next() {
+        let (head, path) = line.split_once('\t').ok_or_else(malformed)?;
+        if let Some(rest) = head.strip_prefix("member ") {
+            // A ref may hold spaces: it is the rest of the line before the tab.
+            let mut it = rest.splitn(4, ' ');
+            let mut field = || it.next().ok_or_else(malformed);
+            let schema_version =
+                u32::try_from(decimal(field()?.as_bytes()).ok_or_else(malformed)?).map_err(|_| malformed())?;
+            let text = field()?;
+            let version = match versions.iter().find(|(t, _)| *t == text) {
+                Some((_, v)) => v.clone(),
+                None => {
+                    let v: MethodVersion = text.parse().map_err(|_| malformed())?;
+                    if versions.len() < 16 {
+                        versions.push((text, v.clone()));
+                    }
+                    v
+                }
+            };
+            let delivery = match field()? {
+                "-" => None,
+                d => Some(d.parse().map_err(|_| malformed())?),
+            };
+            let method_ref = match field()? {
+                "-" => None,
+                r => Some(r.strip_prefix('=').ok_or_else(malformed)?),
+            };
+            // Its identities, on the next line: exactly one per path recorded of it.
+            let ids_line = lines
+                .next()
+                .and_then(|l| l.strip_prefix("ids "))
+                .ok_or_else(malformed)?;
+            let mut block = Block {
+                relative: path,
+                schema_version,
+                version,
+                method_ref,
+                delivery,
+                ids: [Identity::ABSENT; MEMBER_PATHS.len()],
+                n: 0,
+            };
+            for id in ids_line.as_bytes().split(|b| *b == b',') {
+                let slot = block.ids.get_mut(block.n).ok_or_else(malformed)?;
+                *slot = Identity::parse(id).ok_or_else(malformed)?;
+                block.n += 1;
+            }
+            if block.n != member_paths(path).len() {
+                return Err(malformed());
+            }
+            member(block)?;
+        } else if head == "nested" {
+            nested.push(path.to_string());
+        } else {
+            entries.push((
+                path.to_string(),
+                Identity::parse(head.as_bytes()).ok_or_else(malformed)?,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What one worker found of its piece of a snapshot.
+#[derive(Default)]
+struct Piece {
+    members: Vec<Member>,
+    nested: Vec<String>,
+    entries: Vec<(String, Identity)>,
+    paths: usize,
+    changed: Option<String>,
+}
+
+impl Piece {
+    /// Parses `text` (a piece of a snapshot's body) and checks every identity it records, each
+    /// path checked to be a plain one below W before it is looked at; builds the members of
+    /// W (`root`, open as `w`) while they hold.
+    fn check(w: &std::fs::File, root: &Path, text: &str) -> Result<Self, Why> {
+        let mut piece = Self::default();
+        // Sized once: growing a list of thousands of members copies it into fresh pages.
+        let blocks = text.matches("\nmember ").count() + usize::from(text.starts_with("member "));
+        let (mut members, mut changed, mut paths) = (Vec::with_capacity(blocks), None, 0);
+        let mut check = MemberCheck::new(w);
+        parse_body(text, &mut piece.nested, &mut piece.entries, |block| {
+            if block.relative != "." && !plain(block.relative) {
+                return Err(format!(
+                    "it names the member `{}`, no plain path below W",
+                    block.relative
+                ));
+            }
+            paths += block.n;
+            if changed.is_none() {
+                changed = check.first_changed(block.relative, block.ids());
+            }
+            // Nothing is built past a change: the snapshot is not used.
+            if changed.is_none() {
+                members.push(block.member(root));
+            }
+            Ok(())
+        })?;
+        if let Some((bad, _)) = piece.entries.iter().find(|(p, _)| p != "." && !plain(p)) {
+            return Err(format!("it names `{bad}`, no plain path below W"));
+        }
+        if let Some(n) = piece.nested.iter().find(|n| !plain(n)) {
+            return Err(format!("it names the nested superbuild `{n}`, no plain path below W"));
+        }
+        piece.changed = changed.or_else(|| first_changed(w, &piece.entries));
+        piece.paths = paths + piece.entries.len();
+        piece.members = members;
+        Ok(piece)
+    }
+}
+
+/// What a snapshot that still holds gives besides its members: the nested superbuilds and
+/// how many paths vouched.
+#[derive(Debug)]
+pub struct Vouched {
+    root: PathBuf,
+    nested: Vec<String>,
+    paths: usize,
+}
+
+impl Vouched {
+    /// The nested superbuilds the walk found below W, absolute.
+    pub fn nested(&self) -> Vec<PathBuf> {
+        self.nested.iter().map(|n| self.root.join(n)).collect()
+    }
+
+    /// How many paths it checked.
+    pub fn len(&self) -> usize {
+        self.paths
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.paths == 0
+    }
 }
 
 /// A member as a snapshot keeps it: enough to give back the [`Member`] the walk would read.
@@ -331,6 +590,20 @@ struct Recorded {
     delivery: Option<Delivery>,
     /// The identities of [`member_paths`], in that order.
     ids: Vec<Identity>,
+}
+
+impl Recorded {
+    #[cfg(test)]
+    fn of(block: &Block<'_>) -> Self {
+        Self {
+            relative: block.relative.to_string(),
+            schema_version: block.schema_version,
+            version: block.version.clone(),
+            method_ref: block.method_ref.map(str::to_string),
+            delivery: block.delivery,
+            ids: block.ids().to_vec(),
+        }
+    }
 }
 
 /// The identity of `rel` under W (`dir`) to record, unless it changed at or after `since`.
@@ -509,14 +782,18 @@ impl Snapshot {
     #[cfg(test)]
     fn parse(text: &str) -> Option<Self> {
         let (root, body) = Self::parse_header(text)?;
-        let mut snapshot = Self {
+        let (mut members, mut nested, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+        parse_body(body, &mut nested, &mut entries, |block| {
+            members.push(Recorded::of(&block));
+            Ok(())
+        })
+        .ok()?;
+        Some(Self {
             root,
-            members: Vec::new(),
-            nested: Vec::new(),
-            entries: Vec::new(),
-        };
-        snapshot.parse_body(body)?;
-        Some(snapshot)
+            members,
+            nested,
+            entries,
+        })
     }
 
     /// The header's W and the rest of the text; `None` for another format or another a2c.
@@ -534,55 +811,9 @@ impl Snapshot {
         Some((root, rest))
     }
 
-    /// Adds what the lines of `body` record (member blocks, nested superbuilds, paths).
-    fn parse_body(&mut self, body: &str) -> Option<()> {
-        let snapshot = self;
-        let mut lines = body.lines();
-        while let Some(line) = lines.next() {
-            let (head, path) = line.split_once('\t')?;
-            if let Some(rest) = head.strip_prefix("member ") {
-                // A ref may hold spaces: it is the rest of the line before the tab.
-                let mut it = rest.splitn(4, ' ');
-                let schema_version = it.next()?.parse().ok()?;
-                let version = it.next()?.parse().ok()?;
-                let delivery = match it.next()? {
-                    "-" => None,
-                    d => Some(d.parse().ok()?),
-                };
-                let method_ref = match it.next()? {
-                    "-" => None,
-                    r => Some(r.strip_prefix('=')?.to_string()),
-                };
-                // Its identities, on the next line: exactly one per path recorded of it.
-                let mut ids = Vec::with_capacity(MEMBER_PATHS.len());
-                for id in lines.next()?.strip_prefix("ids ")?.as_bytes().split(|b| *b == b',') {
-                    ids.push(Identity::parse(id)?);
-                }
-                if ids.len() != member_paths(path).len() {
-                    return None;
-                }
-                snapshot.members.push(Recorded {
-                    relative: path.to_string(),
-                    schema_version,
-                    version,
-                    method_ref,
-                    delivery,
-                    ids,
-                });
-            } else if head == "nested" {
-                snapshot.nested.push(path.to_string());
-            } else {
-                snapshot
-                    .entries
-                    .push((path.to_string(), Identity::parse(head.as_bytes())?));
-            }
-        }
-        Some(())
-    }
-
-    /// The snapshot of W (`root`) kept in the store at `store_root`, if every identity it
-    /// records still holds; else why not.
-    pub fn load_valid(root: &Path, store_root: &Path) -> Result<Self, Why> {
+    /// The members of W (`root`) that the snapshot kept in the store at `store_root` vouches
+    /// for, when every identity it records still holds (and what else it gives); else why not.
+    pub fn load_valid(root: &Path, store_root: &Path) -> Result<(Vouched, Vec<Member>), Why> {
         // Never through a link: the store's components are checked below W first.
         let path = Self::path(store_root);
         match path
@@ -604,122 +835,63 @@ impl Snapshot {
             return Err(format!("taken for another W (`{}`)", recorded_root.display()));
         }
         let dir = std::fs::File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
-        // The body in chunks, each starting at a member's line: every worker parses its own
-        // and checks what it parsed, so that parsing runs in parallel with the checks.
+        // The body in pieces, each starting at a member's line: every worker parses its own,
+        // checks what it parsed as it goes and builds the members it holds, in parallel.
         let jobs = crate::util::parallel::metadata_jobs().max(1);
         let chunks = body_chunks(body, jobs * 2);
-        let parts = crate::util::parallel::run_parallel(&chunks, jobs, |chunk| {
-            let mut part = Self {
-                root: PathBuf::new(),
-                members: Vec::new(),
-                nested: Vec::new(),
-                entries: Vec::new(),
-            };
-            part.parse_body(chunk).ok_or("written by another a2c or malformed")?;
-            // Nothing outside W is ever looked at, not even with a `stat`.
-            part.plain_paths()?;
-            let changed = first_changed_member(&dir, &part.members).or_else(|| first_changed(&dir, &part.entries));
-            Ok::<_, Why>((part, changed))
-        });
-        let mut snapshot = Self {
+        let parts = crate::util::parallel::run_parallel(&chunks, jobs, |chunk| Piece::check(&dir, root, chunk));
+        let mut vouched = Vouched {
             root: recorded_root,
-            members: Vec::new(),
             nested: Vec::new(),
-            entries: Vec::new(),
+            paths: 0,
         };
-        let mut changed = None;
+        let mut parts = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        // The first piece's list grows in place to hold them all; the others are moved in.
+        let total: usize = parts.iter().map(|p| p.members.len()).sum();
+        let mut members = parts
+            .first_mut()
+            .map(|p| std::mem::take(&mut p.members))
+            .unwrap_or_default();
+        members.reserve_exact(total - members.len());
+        let (mut entries, mut changed) = (Vec::new(), None);
         for part in parts {
-            let (part, c) = part?;
-            changed = changed.or(c);
-            snapshot.members.extend(part.members);
-            snapshot.nested.extend(part.nested);
-            snapshot.entries.extend(part.entries);
+            changed = changed.or(part.changed);
+            members.extend(part.members);
+            vouched.nested.extend(part.nested);
+            entries.extend(part.entries);
+            vouched.paths += part.paths;
         }
-        snapshot.complete()?;
+        complete(&entries, &vouched.nested)?;
         if let Some(p) = changed {
             return Err(format!("`{p}` changed"));
         }
-        Ok(snapshot)
+        Ok((vouched, members))
     }
 
-    /// Whether it records every path it must for what it vouches for: per member, each path
-    /// [`Snapshot::take`] records (each member's block holds them); W's marker and lock. A
-    /// snapshot that vouches for more than it records (a forged one, with no entries to check)
-    /// is refused. (That every path is a plain relative one below W each worker checked of its
-    /// piece, before looking at any.)
-    fn complete(&self) -> Result<(), Why> {
-        let recorded: std::collections::HashSet<&str> = self.entries.iter().map(|(p, _)| p.as_str()).collect();
-        // Each member's identities are its own, one per recorded path (the parser saw to it).
-        let mut required: Vec<String> = vec![
-            super::marker::MARKER_PATH.to_string(),
-            format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE),
-        ];
-        required.extend(self.nested.iter().map(|n| under(n, MARKER)));
-        match required.iter().find(|p| !recorded.contains(p.as_str())) {
-            Some(missing) => Err(format!("it does not record `{missing}`")),
-            None => Ok(()),
-        }
-    }
-
-    /// Every path it names is a plain relative one below W (checked before any is looked at).
-    fn plain_paths(&self) -> Result<(), Why> {
-        let plain = |p: &str| {
-            !p.is_empty()
-                && Path::new(p)
-                    .components()
-                    .all(|c| matches!(c, std::path::Component::Normal(_)))
-        };
-        if let Some((bad, _)) = self.entries.iter().find(|(p, _)| p != "." && !plain(p)) {
-            return Err(format!("it names `{bad}`, no plain path below W"));
-        }
-        if let Some(m) = self.members.iter().find(|m| m.relative != "." && !plain(&m.relative)) {
-            return Err(format!("it names the member `{}`, no plain path below W", m.relative));
-        }
-        if let Some(n) = self.nested.iter().find(|n| !plain(n)) {
-            return Err(format!("it names the nested superbuild `{n}`, no plain path below W"));
-        }
-        Ok(())
-    }
-
-    /// The members it vouches for, as the walk would have read them.
-    pub fn members(&self) -> Vec<Member> {
-        self.members
-            .iter()
-            .map(|m| {
-                let path = match m.relative.as_str() {
-                    "." => self.root.clone(),
-                    r => self.root.join(r),
-                };
-                Member {
-                    state: Some(ToolStateRoot::canonical_with_record(&path)),
-                    refused: None,
-                    record: Ok(AdoptionRecord {
-                        schema_version: m.schema_version,
-                        tool_version: m.version.clone(),
-                        method_ref: m.method_ref.clone(),
-                        delivery: m.delivery,
-                    }),
-                    other_version: None,
-                    pending: None,
-                    relative: m.relative.clone(),
-                    path,
-                }
-            })
-            .collect()
-    }
-
-    /// The nested superbuilds the walk found below W, absolute.
-    pub fn nested(&self) -> Vec<PathBuf> {
-        self.nested.iter().map(|n| self.root.join(n)).collect()
-    }
-
-    /// How many paths it checks.
+    /// How many paths it records.
     pub fn len(&self) -> usize {
         self.entries.len() + self.members.iter().map(|m| m.ids.len()).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Whether a snapshot records every path it must for what it vouches for: per member, each
+/// path [`Snapshot::take`] records (each member's block holds them: the parser sees to it);
+/// W's marker and lock; each nested superbuild's marker. A snapshot that vouches for more than
+/// it records (a forged one, with no entries to check) is refused.
+fn complete(entries: &[(String, Identity)], nested: &[String]) -> Result<(), Why> {
+    let recorded: std::collections::HashSet<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
+    let mut required: Vec<String> = vec![
+        super::marker::MARKER_PATH.to_string(),
+        format!("{CANONICAL_ROOT}/{}", crate::lock::LOCK_FILE),
+    ];
+    required.extend(nested.iter().map(|n| under(n, MARKER)));
+    match required.iter().find(|p| !recorded.contains(p.as_str())) {
+        Some(missing) => Err(format!("it does not record `{missing}`")),
+        None => Ok(()),
     }
 }
 

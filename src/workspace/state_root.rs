@@ -127,7 +127,7 @@ impl ToolStateRoot {
 
     /// The root a writer must use for `repo`: always the canonical one.
     pub fn canonical_dir(repo: &Path) -> PathBuf {
-        repo.join(CANONICAL_ROOT)
+        crate::util::paths::join_exact(repo, CANONICAL_ROOT)
     }
 
     /// What [`ToolStateRoot::detect`] finds in `repo` whose only root is the canonical one,
