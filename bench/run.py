@@ -253,8 +253,34 @@ def http_suite(work, w, a2c, runs):
             w_oci[1].wait()
 
 
+def member_index(work):
+    """A real git index, as a member repository of a few hundred files has one (about 30 KB:
+    `.github/`, `.gitignore`, `docs/`, `src/`), made once per work dir. doctor reads each
+    member's index to tell whether `.tools_local/` is tracked."""
+    path = os.path.join(work, "member-index")
+    if not os.path.exists(path):
+        repo = os.path.join(work, "member-repo")
+        os.makedirs(os.path.join(repo, ".github/workflows"))
+        for d in ("docs", "src/core", "src/cli", "tests"):
+            os.makedirs(os.path.join(repo, d))
+        files = [".gitignore", ".github/workflows/ci.yml", "README.md", "Cargo.toml"]
+        files += [f"{d}/module_with_a_descriptive_name_{i:03d}.rs"
+                  for d in ("src/core", "src/cli", "tests") for i in range(80)]
+        files += [f"docs/chapter_{i:02d}.md" for i in range(20)]
+        for rel in files:
+            with open(os.path.join(repo, rel), "w") as f:
+                f.write(rel + "\n")
+        sh(["git", "init", "-q", repo])
+        sh(["git", "-C", repo, "add", "-A"])
+        shutil.copyfile(os.path.join(repo, ".git/index"), path)
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def members_superbuild(work, name, members, registry):
-    """A superbuild `name` whose `members` members pin the P1 versions in turn."""
+    """A superbuild `name` whose `members` members pin the P1 versions in turn, each with a
+    real git index (`member_index`)."""
+    index = member_index(work)
     w = os.path.join(work, name)
     os.makedirs(os.path.join(w, ".tools/esys/a2c"))
     with open(os.path.join(w, ".tools/esys/a2c/workspace.yaml"), "w") as f:
@@ -264,6 +290,8 @@ def members_superbuild(work, name, members, registry):
         r = os.path.join(w, "products", f"p{m:04d}")
         os.makedirs(os.path.join(r, ".tools/esys/a2c"))
         os.makedirs(os.path.join(r, ".git"))
+        with open(os.path.join(r, ".git/index"), "wb") as f:
+            f.write(index)
         with open(os.path.join(r, ".tools/esys/a2c/adoption.yaml"), "w") as f:
             f.write(f"schema_version: 2\ntool_version: {VERSIONS[m % len(VERSIONS)]}\ndelivery: package\n")
     return w

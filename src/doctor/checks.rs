@@ -54,7 +54,7 @@ pub fn run(
         if let Some(ws) = ws_root.as_ref().filter(|_| !vouched) {
             pointer(m, ws, &mut out);
         }
-        if m.path != owner && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR) {
+        if m.path != owner && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR, vouched) {
             out.push(finding(
                 Code::LocalTracked,
                 Some(m.path.clone()),

@@ -33,7 +33,7 @@ pub fn guard(owner: &Path) -> Result<Store, StoreError> {
     for rel in [store_rel.join(STAGING_DIR), store_rel.join(STORE_LOCK)] {
         crate::util::contain::check(owner, rel)?;
     }
-    if crate::util::git::tracks_anything_under(owner, LOCAL_DIR) {
+    if crate::util::git::tracks_anything_under(owner, LOCAL_DIR, false) {
         return Err(StoreError::Tracked {
             path: owner.join(LOCAL_DIR),
         });

@@ -88,32 +88,14 @@ pub fn no_filters(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// What the index of the repository at `dir` says without running git, when it can say it
-/// for sure: `Some(false)` when `dir/.git` is a directory and its index is absent, or is a
-/// version 2 or 3 index (every path stored in full) in which `needle` does not occur.
-/// `None` whenever git must be asked (a `.git` file, an index v4, anything unreadable).
-fn index_lacks(dir: &Path, needle: &[u8]) -> Option<bool> {
-    let git_dir = dir.join(".git");
-    if !std::fs::symlink_metadata(&git_dir).ok()?.is_dir() {
-        return None;
-    }
-    let bytes = match std::fs::read(git_dir.join("index")) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(true),
-        Err(_) => return None,
-    };
-    let version = bytes.get(4..8).map(|v| u32::from_be_bytes([v[0], v[1], v[2], v[3]]));
-    let full_paths = bytes.starts_with(b"DIRC") && matches!(version, Some(2 | 3));
-    (full_paths && !bytes.windows(needle.len()).any(|w| w == needle)).then_some(true)
-}
-
 /// `true` when git tracks any file under `rel` in the work tree at `dir` (or in the repository
 /// that contains `dir`). Outside a git repository, or without git, nothing is tracked. When the
-/// index plainly holds no such path, git is not even started (a doctor over 200 members asks
-/// this of each).
-pub fn tracks_anything_under(dir: &Path, rel: &str) -> bool {
+/// index plainly holds no such path, git is not even started (a doctor over thousands of
+/// members asks this of each). `git_dir_checked`: the caller knows `dir/.git` is a directory,
+/// no link (a workspace snapshot vouches for it), so it is not looked at again.
+pub fn tracks_anything_under(dir: &Path, rel: &str, git_dir_checked: bool) -> bool {
     let needle = format!("{}/", rel.trim_end_matches('/'));
-    if index_lacks(dir, needle.as_bytes()) == Some(true) {
+    if super::git_index::lacks_prefix(dir, needle.as_bytes(), git_dir_checked) == Some(true) {
         return false;
     }
     command(dir)
@@ -198,24 +180,20 @@ mod tests {
     }
 
     #[test]
-    fn the_index_pre_check_never_hides_a_tracked_path() {
+    fn tracked_under_asks_git_only_when_the_index_cannot_tell() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "."]);
-        assert_eq!(index_lacks(d, b".tools_local/"), Some(true), "no index yet");
-        assert!(!tracks_anything_under(d, ".tools_local"));
-        std::fs::write(d.join("a.txt"), "a").unwrap();
-        git(d, &["add", "a.txt"]);
-        assert_eq!(index_lacks(d, b".tools_local/"), Some(true));
+        assert!(!tracks_anything_under(d, ".tools_local", false));
         std::fs::create_dir_all(d.join("sub/.tools_local")).unwrap();
         std::fs::write(d.join("sub/.tools_local/x"), "x").unwrap();
         git(d, &["add", "-f", "sub/.tools_local/x"]);
-        assert_eq!(index_lacks(d, b".tools_local/"), None, "git must be asked");
-        assert!(tracks_anything_under(&d.join("sub"), ".tools_local"));
-        // An index v4 compresses paths: always ask git.
-        git(d, &["update-index", "--index-version", "4"]);
-        git(d, &["rm", "-q", "--cached", "sub/.tools_local/x"]);
-        assert_eq!(index_lacks(d, b".tools_local/"), None);
-        assert!(!tracks_anything_under(d, ".tools_local"));
+        assert!(!tracks_anything_under(d, ".tools_local", false));
+        // From a directory that is no work tree's root, git is asked.
+        assert!(tracks_anything_under(&d.join("sub"), ".tools_local", false));
+        std::fs::create_dir_all(d.join(".tools_local")).unwrap();
+        std::fs::write(d.join(".tools_local/y"), "y").unwrap();
+        git(d, &["add", "-f", ".tools_local/y"]);
+        assert!(tracks_anything_under(d, ".tools_local", false));
     }
 }

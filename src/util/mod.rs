@@ -5,6 +5,7 @@ pub mod contain;
 pub mod digest;
 pub mod fs;
 pub mod git;
+pub mod git_index;
 pub mod hint;
 pub mod parallel;
 pub mod paths;
