@@ -137,16 +137,26 @@ fn scan(bytes: &[u8], complete: bool, prefix: &[u8], hash: usize) -> Scan {
     let (mut name, mut previous) = (Vec::new(), Vec::new());
     let mut past = false;
     for _ in 0..count {
-        std::mem::swap(&mut name, &mut previous);
-        match entry(bytes, at, version, hash, &previous, &mut name) {
+        // Past the prefix, the entries are only stepped over to reach the extensions.
+        let step = match past {
+            true => skip(bytes, at, version, hash),
+            false => {
+                std::mem::swap(&mut name, &mut previous);
+                entry(bytes, at, version, hash, &previous, &mut name)
+            }
+        };
+        match step {
             Entry::Next(next) => at = next,
             Entry::Short => return short,
             Entry::Bad => return Scan::Unsure,
         }
+        if past {
+            continue;
+        }
         if name.starts_with(prefix) {
             return Scan::Found;
         }
-        if name.as_slice() > prefix && !past {
+        if name.as_slice() > prefix {
             past = true;
             if !complete {
                 return Scan::LacksSoFar;
@@ -251,6 +261,43 @@ fn entry(bytes: &[u8], at: usize, version: u64, hash: usize, previous: &[u8], na
         return Entry::Bad;
     }
     Entry::Next(next)
+}
+
+/// The entry at `at` stepped over: where the next one starts (its path not read).
+fn skip(bytes: &[u8], at: usize, version: u64, hash: usize) -> Entry {
+    let fixed = 40 + hash + 2;
+    let (Some(mode), Some(flags)) = (be::<4>(bytes, at + 24), be::<2>(bytes, at + fixed - 2)) else {
+        return Entry::Short;
+    };
+    if !MODES.contains(&mode) || (flags & 0x4000 != 0 && version < 3) {
+        return Entry::Bad;
+    }
+    let path_at = at + fixed + if flags & 0x4000 != 0 { 2 } else { 0 };
+    let nul_after = |from: usize| {
+        bytes
+            .get(from..)
+            .and_then(|b| b.iter().position(|c| *c == 0))
+            .map(|n| from + n)
+    };
+    if version == 4 {
+        let Some((_, after)) = varint(bytes, path_at) else {
+            return Entry::Short;
+        };
+        return nul_after(after).map_or(Entry::Short, |nul| Entry::Next(nul + 1));
+    }
+    let end = match (flags & 0x0fff) as usize {
+        0x0fff => match nul_after(path_at) {
+            Some(nul) => nul,
+            None => return Entry::Short,
+        },
+        n => path_at + n,
+    };
+    let padded = at + (end - at + 8) / 8 * 8;
+    match bytes.get(end..padded) {
+        Some(pad) if pad.iter().all(|c| *c == 0) => Entry::Next(padded),
+        Some(_) => Entry::Bad,
+        None => Entry::Short,
+    }
 }
 
 /// git's offset varint (as in pack files): the value and the offset after it.
