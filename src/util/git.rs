@@ -163,10 +163,11 @@ pub fn is_submodule(repo: &Path, rel: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
+    /// Runs the real git in `dir` with a test identity and no user configuration.
+    pub(crate) fn git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")
             .current_dir(dir)
             .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])

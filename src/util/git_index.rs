@@ -335,19 +335,7 @@ fn varint(bytes: &[u8], mut at: usize) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let ok = std::process::Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use crate::util::git::tests::git;
 
     fn ls_files(dir: &Path, path: &str) -> bool {
         let out = std::process::Command::new("git")
