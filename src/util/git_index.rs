@@ -11,8 +11,10 @@
 //!
 //! The index does not say how long its object names are (SHA-1's 20 bytes or SHA-256's 32): the
 //! entries are read both ways, and the answer stands only when exactly one way parses, or both
-//! agree. The right one always parses a valid index, so the wrong one can only make git be
-//! asked, never change the answer.
+//! agree. The right one parses any index git writes today, so the wrong one can only make git
+//! be asked. SHA-1 is presumed; when only the SHA-256 reading parses the first block, the whole
+//! file is read and must parse down to its checksum, so that an entry of a later git this
+//! reader does not know cannot let a misreading answer.
 
 use std::io::Read;
 use std::path::Path;
@@ -123,6 +125,10 @@ fn judge(bytes: &[u8], complete: bool, prefix: &[u8]) -> Scan {
     let [sha1, sha256] = HASH_LENGTHS.map(|hash| scan(bytes, complete, prefix, hash));
     match (sha1, sha256) {
         (a, b) if a == b => a,
+        // SHA-1, git's default, is presumed. SHA-256 names that alone parse the first entries
+        // are weak proof (an entry this reader does not know would make the SHA-1 reading
+        // fail while a misreading passed): the whole file, down to its checksum, is read.
+        (Scan::Unsure, Scan::LacksSoFar) => Scan::More,
         (Scan::Unsure, b) => b,
         (a, Scan::Unsure) => a,
         // One wants more bytes, the other concluded: read more and judge again.
