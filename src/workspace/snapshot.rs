@@ -153,13 +153,24 @@ impl Identity {
         self.kind != '-' && (self.mtime >= since || self.ctime >= since)
     }
 
-    fn text(&self) -> String {
-        format!(
+    /// Appends its text to `out` (written straight into the snapshot: thousands per run).
+    fn write_to(&self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = write!(
+            out,
             "{} {} {} {} {}.{:09} {}.{:09}",
             self.kind, self.dev, self.ino, self.size, self.mtime.0, self.mtime.1, self.ctime.0, self.ctime.1
-        )
+        );
     }
 
+    #[cfg(test)]
+    fn text(&self) -> String {
+        let mut out = String::new();
+        self.write_to(&mut out);
+        out
+    }
+
+    #[cfg(test)]
     fn line(&self, rel: &str) -> String {
         format!("{}\t{rel}", self.text())
     }
@@ -674,9 +685,13 @@ impl Snapshot {
             .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
             .map(|d| (d.as_secs() as i64, d.subsec_nanos()))
             .unwrap_or((i64::MAX, 0));
-        let mut recorded = Vec::new();
-        let member_dirs: std::collections::BTreeSet<&Path> = members.iter().map(|m| m.path.as_path()).collect();
-        for m in members {
+        // The members' own paths, as the walk built them: compared as bytes, not by component.
+        let member_dirs: std::collections::HashSet<&std::ffi::OsStr> =
+            members.iter().map(|m| m.path.as_os_str()).collect();
+        // Each member's identities are its own: taken in parallel, kept in member order (the
+        // first member that cannot be recorded is the one named).
+        let jobs = crate::util::parallel::metadata_jobs();
+        let recorded = crate::util::parallel::run_parallel(members, jobs, |m| {
             let relative = match m.path == root {
                 true => ".".to_string(),
                 false => rel(&m.path)?,
@@ -705,17 +720,18 @@ impl Snapshot {
                 };
                 ids.push(recorded_identity(&dir, &path, since)?);
             }
-            recorded.push(Recorded {
+            Ok(Recorded {
                 relative: r.to_string(),
                 schema_version: record.schema_version,
                 version: record.tool_version.clone(),
                 method_ref: record.method_ref.clone(),
                 delivery: record.delivery,
                 ids,
-            });
-        }
+            })
+        });
+        let recorded = recorded.into_iter().collect::<Result<Vec<_>, Why>>()?;
         for (candidate, git) in &seen.candidates {
-            if member_dirs.contains(candidate.as_path()) {
+            if member_dirs.contains(candidate.as_os_str()) {
                 continue;
             }
             let r = rel(candidate)?;
@@ -755,24 +771,50 @@ impl Snapshot {
 
     /// The file's text.
     pub fn render(&self) -> String {
-        let mut out = format!("{FORMAT}\na2c {}\nroot {}\n", crate::A2C_VERSION, self.root.display());
+        use std::fmt::Write;
+        // About 310 bytes a member: written in place, not a string per field.
+        let mut out = String::with_capacity(256 + 320 * self.members.len() + 80 * self.entries.len());
+        let _ = write!(
+            out,
+            "{FORMAT}\na2c {}\nroot {}\n",
+            crate::A2C_VERSION,
+            self.root.display()
+        );
         for m in &self.members {
-            out.push_str(&format!(
-                "member {} {} {} {}\t{}\n",
+            let _ = write!(
+                out,
+                "member {} {} {} ",
                 m.schema_version,
                 m.version,
-                m.delivery.map_or("-", |d| d.as_str()),
-                m.method_ref.as_deref().map_or("-".to_string(), |r| format!("={r}")),
-                m.relative
-            ));
-            let ids: Vec<String> = m.ids.iter().map(Identity::text).collect();
-            out.push_str(&format!("ids {}\n", ids.join(",")));
+                m.delivery.map_or("-", |d| d.as_str())
+            );
+            match &m.method_ref {
+                Some(r) => {
+                    out.push('=');
+                    out.push_str(r);
+                }
+                None => out.push('-'),
+            }
+            out.push('\t');
+            out.push_str(&m.relative);
+            out.push_str("\nids ");
+            for (i, id) in m.ids.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                id.write_to(&mut out);
+            }
+            out.push('\n');
         }
         for n in &self.nested {
-            out.push_str(&format!("nested\t{n}\n"));
+            out.push_str("nested\t");
+            out.push_str(n);
+            out.push('\n');
         }
         for (p, id) in &self.entries {
-            out.push_str(&id.line(p));
+            id.write_to(&mut out);
+            out.push('\t');
+            out.push_str(p);
             out.push('\n');
         }
         out

@@ -53,7 +53,10 @@ fn tinyproxy(t: &TestContext, extra: &str) -> Option<Tinyproxy> {
         let mut proxy = Tinyproxy { child, port, log };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            // Its own log says it bound the port: a connection alone could reach another
+            // test's server that took the same free port first.
+            let bound = std::fs::read_to_string(&proxy.log).is_ok_and(|l| l.contains("Accepting connections"));
+            if bound && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return Some(proxy);
             }
             if let Ok(Some(_)) = proxy.child.try_wait() {
