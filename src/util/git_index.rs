@@ -409,6 +409,23 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_that_sorts_past_the_first_block_is_read_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "."]);
+        // Entries that sort before `.tools_local/`, more than the first block holds.
+        std::fs::create_dir_all(d.join(".github/workflows")).unwrap();
+        for i in 0..400 {
+            std::fs::write(d.join(format!(".github/workflows/job_number_{i:04}.yml")), "x").unwrap();
+        }
+        git(d, &["add", "-A"]);
+        assert!(std::fs::metadata(d.join(".git/index")).unwrap().len() as usize > FIRST_BLOCK);
+        agrees(d, Some(true));
+        track_local(d);
+        agrees(d, None);
+    }
+
+    #[test]
     fn sha256_object_names_are_read_too() {
         for files in [3, 1500] {
             let dir = tempfile::tempdir().unwrap();
