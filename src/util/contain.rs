@@ -272,6 +272,27 @@ impl<'a> At<'a> {
         }
     }
 
+    /// The names in the directory `rel` below this one, opened without following a link.
+    pub fn names(self, rel: impl AsRef<Path>) -> io::Result<Vec<std::ffi::OsString>> {
+        let rel = rel.as_ref();
+        let list = || -> io::Result<Vec<std::ffi::OsString>> {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = match self {
+                At::Path(base) => rustix::fs::open(base.join(rel), flags, Mode::empty())?,
+                At::Handle(h) => rustix::fs::openat(&h.fd, rel, flags, Mode::empty())?,
+            };
+            let mut names = Vec::new();
+            for entry in rustix::fs::Dir::read_from(&fd)? {
+                let name = entry?.file_name().to_bytes().to_vec();
+                if name != b"." && name != b".." {
+                    names.push(std::os::unix::ffi::OsStringExt::from_vec(name));
+                }
+            }
+            Ok(names)
+        };
+        list().map_err(|e| with_path(e, "list", &self.join(rel)))
+    }
+
     /// The text of `rel` below this directory, a link followed.
     pub fn read_to_string(self, rel: impl AsRef<Path>) -> io::Result<String> {
         let rel = rel.as_ref();
@@ -752,12 +773,28 @@ mod tests {
                 .unwrap_err()
                 .contains("symbolic link")
         );
+        let names = |at: At<'_>, rel: &str| {
+            at.names(rel).map(|mut n| {
+                n.sort();
+                n
+            })
+        };
+        let listed = names(by_handle, ".tools/esys/a2c").unwrap();
+        assert_eq!(listed, ["adoption.yaml", "big", "link.yaml"]);
+        assert_eq!(names(by_path, ".tools/esys/a2c").unwrap(), listed);
+        for at in [by_path, by_handle] {
+            assert!(names(at, ".tools_local").is_err(), "a linked directory is not listed");
+        }
+        let e = names(by_handle, "missing").unwrap_err().to_string();
+        assert!(e.contains(&repo.join("missing").display().to_string()), "{e}");
         // The handle stays on the directory it opened: a link swapped in for it later leads
         // the path elsewhere, never the handle.
         let moved = t.path().join("moved");
         fs_err::rename(&repo, &moved).unwrap();
         symlink(outside.path(), &repo).unwrap();
         assert!(by_handle.check_dir(".tools/esys/a2c").unwrap());
+        assert_eq!(names(by_handle, ".tools/esys/a2c").unwrap(), listed);
+        assert!(names(by_path, ".tools/esys/a2c").is_err());
         assert!(!by_path.check_dir(".tools/esys/a2c").unwrap());
         assert!(
             DirHandle::open(&repo).is_err(),

@@ -9,6 +9,9 @@
 //! then live partly in a `sharedindex.*` file), a sparse directory entry or a replaced entry
 //! with no name, any structure that does not parse exactly, an I/O error.
 //!
+//! Not a crate: `gix-index` (gitoxide) decodes a whole index and its extensions, which is what
+//! cost the time here; this reads a few entries of one.
+//!
 //! The index does not say how long its object names are (SHA-1's 20 bytes or SHA-256's 32): the
 //! entries are read both ways, and the answer stands only when exactly one way parses, or both
 //! agree. The right one parses any index git writes today, so the wrong one can only make git
@@ -92,32 +95,8 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
 }
 
 /// Whether `git_dir` holds the other half of a split index (`None`: it cannot be listed).
-/// Listed with `getdents` into a buffer on the stack (`read_dir` also asks for the directory's
-/// `stat`: one call more per member).
-#[cfg(target_os = "linux")]
 fn has_shared_index(git_dir: &Path) -> Option<bool> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(git_dir, flags, Mode::empty()).ok()?;
-    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
-    let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
-    while let Some(entry) = dir.next() {
-        if entry.ok()?.file_name().to_bytes().starts_with(b"sharedindex.") {
-            return Some(true);
-        }
-    }
-    Some(false)
-}
-
-/// Whether `git_dir` holds the other half of a split index (`None`: it cannot be listed).
-#[cfg(not(target_os = "linux"))]
-fn has_shared_index(git_dir: &Path) -> Option<bool> {
-    for entry in std::fs::read_dir(git_dir).ok()? {
-        if entry.ok()?.file_name().as_encoded_bytes().starts_with(b"sharedindex.") {
-            return Some(true);
-        }
-    }
-    Some(false)
+    super::platform::has_name_starting(git_dir, b"sharedindex.")
 }
 
 /// The entries read with each object name length; the verdict of the one that parses.

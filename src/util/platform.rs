@@ -46,6 +46,32 @@ pub fn dir_handle_flags() -> OFlags {
     OFlags::RDONLY
 }
 
+/// Whether the directory `dir` (not followed if a link) holds an entry whose name starts with
+/// `prefix`; `None` when it cannot be listed. On Linux through `getdents` into a buffer on the
+/// stack (`read_dir` also asks for the directory's `stat`: a call more for each of the
+/// thousands of members `doctor` asks this of).
+pub fn has_name_starting(dir: &Path, prefix: &[u8]) -> Option<bool> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(dir, flags, Mode::empty()).ok()?;
+    #[cfg(target_os = "linux")]
+    if !forced_portable() {
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+        let mut entries = rustix::fs::RawDir::new(&fd, &mut buf);
+        while let Some(entry) = entries.next() {
+            if entry.ok()?.file_name().to_bytes().starts_with(prefix) {
+                return Some(true);
+            }
+        }
+        return Some(false);
+    }
+    for entry in rustix::fs::Dir::read_from(&fd).ok()? {
+        if entry.ok()?.file_name().to_bytes().starts_with(prefix) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 /// Which mechanism [`open_beneath`] gives here: `"openat2"` or `"component walk"`.
 pub fn beneath_mechanism() -> &'static str {
     #[cfg(target_os = "linux")]
@@ -84,4 +110,26 @@ pub fn sync_filesystem(dir: &std::fs::File) -> Result<(), rustix::io::Errno> {
     let _ = dir;
     rustix::fs::sync();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_name_is_found_by_its_start_and_a_link_is_not_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(super::has_name_starting(d, b"sharedindex."), Some(false), "empty");
+        // More entries than one `getdents` buffer holds, the one looked for among the last.
+        for i in 0..400 {
+            std::fs::write(d.join(format!("an_entry_with_a_long_name_{i:04}")), "").unwrap();
+        }
+        assert_eq!(super::has_name_starting(d, b"sharedindex."), Some(false));
+        std::fs::write(d.join("sharedindex.0123"), "").unwrap();
+        assert_eq!(super::has_name_starting(d, b"sharedindex."), Some(true));
+        assert_eq!(super::has_name_starting(d, b"sharedindex.0124"), Some(false));
+        let link = d.join("link");
+        std::os::unix::fs::symlink(d, &link).unwrap();
+        assert_eq!(super::has_name_starting(&link, b"sharedindex."), None);
+        assert_eq!(super::has_name_starting(&d.join("missing"), b"x"), None);
+    }
 }

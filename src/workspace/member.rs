@@ -155,8 +155,8 @@ impl Member {
         };
         let other_version = state
             .as_ref()
-            .and_then(|s| s.other_record.as_ref())
-            .and_then(|p| AdoptionRecord::read(p).ok())
+            .and_then(|s| s.read_other_adoption_at(at))
+            .and_then(|r| r.ok())
             .map(|r| r.tool_version);
         Self {
             path,

@@ -257,13 +257,7 @@ impl Digits<'_> {
 
 /// A decimal number as a snapshot writes it: one to twenty ASCII digits, nothing else.
 fn decimal(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 20 {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |n, d| {
-        let d = d.is_ascii_digit().then(|| u64::from(d - b'0'))?;
-        n.checked_mul(10)?.checked_add(d)
-    })
+    Digits { text: digits, at: 0 }.number(None)
 }
 
 /// How many entries below a directory make opening it worth it.

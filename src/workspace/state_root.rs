@@ -66,15 +66,13 @@ fn root_state(repo: At<'_>, root: &str) -> std::io::Result<RootState> {
     })
 }
 
-/// `true` when `dir` holds tool state files other than a2c's own (the marker and the lock).
-fn holds_state_files(dir: &Path) -> std::io::Result<bool> {
-    for entry in fs_err::read_dir(dir)? {
-        let name = entry?.file_name();
-        if !A2C_OWNED.iter().any(|n| name == *n) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+/// `true` when the root `root` of the repository `repo` holds tool state files other than
+/// a2c's own (the marker and the lock); listed through the repository's handle when it has one.
+fn holds_state_files(repo: At<'_>, root: &str) -> std::io::Result<bool> {
+    Ok(repo
+        .names(root)?
+        .iter()
+        .any(|name| !A2C_OWNED.iter().any(|n| name == *n)))
 }
 
 impl ToolStateRoot {
@@ -96,8 +94,8 @@ impl ToolStateRoot {
         let mut l = root_state(at, LEGACY_ROOT)?;
         // Whether both roots hold state matters only when both exist: only then are they listed.
         if c.dir && l.dir {
-            c.state_files = holds_state_files(&repo.join(CANONICAL_ROOT))?;
-            l.state_files = holds_state_files(&repo.join(LEGACY_ROOT))?;
+            c.state_files = holds_state_files(at, CANONICAL_ROOT)?;
+            l.state_files = holds_state_files(at, LEGACY_ROOT)?;
         }
         let layout = if c.record {
             Layout::Canonical
@@ -167,6 +165,18 @@ impl ToolStateRoot {
             Layout::Legacy => LEGACY_ROOT,
         };
         AdoptionRecord::read_at(at, Path::new(root).join(ADOPTION_FILE))
+    }
+
+    /// The other root's adoption record, when both roots hold one, read relative to `at` as
+    /// [`ToolStateRoot::read_adoption_at`] reads this root's.
+    pub fn read_other_adoption_at(&self, at: At<'_>) -> Option<Result<AdoptionRecord, ReadError>> {
+        let other = match self.layout {
+            Layout::Canonical => LEGACY_ROOT,
+            Layout::Legacy => CANONICAL_ROOT,
+        };
+        self.other_record
+            .as_ref()
+            .map(|_| AdoptionRecord::read_at(at, Path::new(other).join(ADOPTION_FILE)))
     }
 
     /// The warning every command that reads a both-roots repository must show.

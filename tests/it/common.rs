@@ -370,6 +370,23 @@ pub fn require_program(what: &str) {
     eprintln!("SKIPPED: install {what}");
 }
 
+/// The string `field` of every object in the array `list` of a `--json` document (a member's
+/// `relative`, `path` or `version`, …), in order.
+#[track_caller]
+pub fn strings_of(doc: &serde_json::Value, list: &str, field: &str) -> Vec<String> {
+    doc[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no array `{list}` in {doc}"))
+        .iter()
+        .map(|item| {
+            item[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no `{field}` in {item}"))
+                .to_string()
+        })
+        .collect()
+}
+
 /// The first finding with `code` in a `doctor --json` document.
 #[track_caller]
 pub fn finding(doc: &serde_json::Value, code: &str) -> serde_json::Value {

@@ -12,12 +12,7 @@ fn demo_superbuild_lists_its_members() {
     run.success();
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("demo/superbuild"));
-    let rel: Vec<&str> = doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["relative"].as_str().unwrap())
-        .collect();
+    let rel = crate::common::strings_of(&doc, "members", "relative");
     assert_eq!(rel, [".", "libs/core", "libs/util", "products/app", "products/web"]);
     assert_eq!(doc["members"][1]["layout"], "legacy");
     assert!(doc["versions"].as_array().unwrap().len() >= 3);

@@ -877,11 +877,6 @@ fn members_are_listed_in_path_order_not_byte_order() {
     let reg = t.path("reg").display().to_string();
     let run = t.run_env("w", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
     run.success();
-    let listed: Vec<String> = run.json()["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["path"].as_str().unwrap().to_string())
-        .collect();
+    let listed = crate::common::strings_of(&run.json(), "members", "path");
     assert_eq!(listed, [t.shown("w/p/0"), t.shown("w/p/a/c"), t.shown("w/p/a-b")]);
 }

@@ -122,12 +122,7 @@ fn same_layout_upgrade_in_a_superbuild_edits_only_the_adoption_record() {
     assert_eq!(show.trim(), "M\t.tools/esys/a2c/adoption.yaml", "adoption edit only");
     // Other members keep their contracts; W's lock and store serve the new one; doctor is clean.
     let members = t.run("w", &["workspace", "members", "--json"]).json();
-    let versions: Vec<&str> = members["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["version"].as_str().unwrap())
-        .collect();
+    let versions = crate::common::strings_of(&members, "members", "version");
     assert_eq!(versions, ["1.1.0", "1.0.0", "2.0.0", "2.0.0"]);
     let doctor = t.run("w", &["doctor", "--json"]);
     doctor.success();

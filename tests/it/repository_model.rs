@@ -217,12 +217,7 @@ fn nested_superbuilds_keep_their_own_workspace_and_members() {
     let t = TestContext::new();
     nested(&t);
     let doc = t.run("w", &["workspace", "members", "--json"]).json();
-    let rel: Vec<&str> = doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["relative"].as_str().unwrap())
-        .collect();
+    let rel = crate::common::strings_of(&doc, "members", "relative");
     assert_eq!(
         rel,
         ["app", "inner"],

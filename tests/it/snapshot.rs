@@ -259,12 +259,7 @@ fn a_forged_snapshot_vouches_for_nothing() {
             "{}",
             run.transcript()
         );
-        let listed: Vec<String> = run.json()["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["relative"].as_str().unwrap().to_string())
-            .collect();
+        let listed = crate::common::strings_of(&run.json(), "members", "relative");
         assert_eq!(listed, ["p/a", "p/b", "p/c"]);
     }
     // Through a link, not even read.
@@ -304,4 +299,46 @@ fn a_name_that_is_not_utf8_is_never_recorded() {
     run.success();
     assert!(run.transcript().contains("cannot be recorded"), "{}", run.transcript());
     assert!(!t.path(SNAPSHOT).exists());
+}
+
+/// doctor still reads the git index of every member the snapshot vouches for (only `.git` is
+/// not looked at again): a `.tools_local/` file tracked after the snapshot was written — which
+/// changes no path it records — is reported, through `O_PATH` and the portable listing alike.
+/// The members' indexes are larger than the first block read, so the one with nothing tracked
+/// there is answered by stopping early and listing `.git` for a split index's other half.
+#[test]
+fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
+    let t = TestContext::new();
+    plain_superbuild(&t);
+    for m in ["w/p/a", "w/p/b"] {
+        for i in 0..300 {
+            t.write(&format!("{m}/src/module_with_a_longer_name_{i:03}.rs"), "x\n");
+        }
+        crate::common::git(&t.path(m), &["add", "src"]);
+        let index = fs_err::metadata(t.path(&format!("{m}/.git/index"))).unwrap().len();
+        assert!(index > 16 * 1024, "{m}: a {index}-byte index");
+    }
+    // `src/` is new in each member's directory: the next install walks and records it again.
+    std::thread::sleep(SETTLE);
+    t.run("w", &["install"]).success();
+    assert_trusted(&t);
+    t.write("w/p/b/.tools_local/notes.txt", "tracked by mistake\n");
+    crate::common::git(&t.path("w/p/b"), &["add", "-f", ".tools_local/notes.txt"]);
+    for portable in ["0", "1"] {
+        let run = t.run_env("w", &["-v", "doctor", "--json"], &[("A2C_TEST_PORTABLE", portable)]);
+        assert!(
+            run.transcript().contains("the members were not walked"),
+            "{}",
+            run.transcript()
+        );
+        let doc = run.json();
+        let tracked: Vec<&serde_json::Value> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "local-tracked")
+            .map(|f| &f["repo"])
+            .collect();
+        assert_eq!(tracked, [&serde_json::json!(t.shown("w/p/b"))], "portable={portable}");
+    }
 }

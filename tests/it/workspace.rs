@@ -25,7 +25,7 @@ fn members_lists_every_layout_with_exact_keys() {
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("w"));
     let members = doc["members"].as_array().unwrap();
-    let rel: Vec<&str> = members.iter().map(|m| m["relative"].as_str().unwrap()).collect();
+    let rel = crate::common::strings_of(&doc, "members", "relative");
     assert_eq!(rel, ["libs/both", "libs/core", "products/app"]);
     assert_eq!(members[1]["layout"], "legacy");
     assert_eq!(members[1]["version"], "1.2.0", "the legacy v-prefix is normalized");
@@ -75,12 +75,7 @@ fn default_members_are_every_repo_with_a_tool_state_root() {
     t.canonical_repo("w/target/x", "9.0.0");
     t.canonical_repo("w/.tools_local/y", "9.0.0");
     let doc = t.run("w", &["workspace", "members", "--json"]).json();
-    let rel: Vec<&str> = doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["relative"].as_str().unwrap())
-        .collect();
+    let rel = crate::common::strings_of(&doc, "members", "relative");
     assert_eq!(rel, [".", "a", "deep/down/b"]);
 }
 
@@ -190,12 +185,7 @@ fn nested_superbuilds_the_nearest_that_lists_r_wins() {
     let outer = t.run("outer/a", &["workspace", "path"]);
     assert!(outer.stdout.ends_with("/outer\n"), "{}", outer.stdout);
     let doc = t.run("outer", &["workspace", "members", "--json"]).json();
-    let rel: Vec<&str> = doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["relative"].as_str().unwrap())
-        .collect();
+    let rel = crate::common::strings_of(&doc, "members", "relative");
     assert_eq!(rel, ["a"], "inner's members belong to inner");
     t.run("outer/inner/n/y", &["workspace", "path"]).failure();
 }
@@ -257,12 +247,7 @@ fn symlinks_never_lead_out_of_the_workspace() {
     std::os::unix::fs::symlink(t.path("outside"), t.path("w/link")).unwrap();
     std::os::unix::fs::symlink(t.path("w/inside"), t.path("w/alias")).unwrap();
     let doc = t.run("w", &["workspace", "members", "--json"]).json();
-    let rel: Vec<&str> = doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["relative"].as_str().unwrap())
-        .collect();
+    let rel = crate::common::strings_of(&doc, "members", "relative");
     assert_eq!(rel, ["inside"]);
     assert_eq!(doc["versions"], serde_json::json!(["1.0.0"]));
     // Entering through the symlink resolves to the real path, which is outside W.
@@ -542,12 +527,7 @@ fn method_checkouts_are_never_members_nor_written_into() {
         .map(|c| t.listing(c))
         .collect();
     let doc = t.run("w", &["workspace", "members", "--json"]).json();
-    let members: Vec<&str> = doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["path"].as_str().unwrap())
-        .collect();
+    let members = crate::common::strings_of(&doc, "members", "path");
     assert!(members.iter().all(|m| !m.contains("tools/ai-rules")), "{members:?}");
     let doc = t.run("w", &["install", "--json"]).json();
     let installed: Vec<&str> = doc["installed"]
