@@ -53,7 +53,7 @@ const DEVICE_NAMES: &[&str] = &[
 
 fn refuse<T>(entry: &str, reason: impl Into<String>) -> Result<T, ArchiveError> {
     Err(ArchiveError::Entry {
-        entry: entry.escape_debug().to_string(),
+        entry: crate::util::text::quoted_short(entry),
         reason: reason.into(),
     })
 }

@@ -72,22 +72,30 @@ impl<R: Read> TarReader<R> {
         self.skip_rest()?;
         let mut long_name: Option<Vec<u8>> = None;
         let mut pax = Pax::default();
+        // An extended header (GNU `L`/`K`, PAX `x`) read, whose entry has not come yet.
+        let mut extended = false;
         loop {
             let at = self.offset;
             let mut block = [0u8; BLOCK];
+            // The end of the archive right after an extended header: bsdtar calls it damaged,
+            // GNU tar and Python end quietly; a2c refuses rather than read it either way.
+            let dangling = || corrupt("the archive ends after an extended header, before its entry");
             if !self.read_block(&mut block)? {
-                return match (long_name.is_some(), pax.path.is_some() || pax.size.is_some()) {
-                    (false, false) => Ok(None),
-                    _ => Err(corrupt("the archive ends after an extended header, before its entry")),
+                return match extended {
+                    false => Ok(None),
+                    true => Err(dangling()),
                 };
             }
             if block.iter().all(|b| *b == 0) {
-                return Ok(None);
+                return match extended {
+                    false => Ok(None),
+                    true => Err(dangling()),
+                };
             }
             check_sum(&block, at)?;
             let kind = block[156];
             let header_name = header_name(&block);
-            let shown = |raw: &[u8]| String::from_utf8_lossy(raw).escape_debug().to_string();
+            let shown = crate::util::text::quoted_bytes;
             let refuse = |name: &[u8], reason: String| ArchiveError::Entry {
                 entry: shown(name),
                 reason,
@@ -102,6 +110,7 @@ impl<R: Read> TarReader<R> {
                         ));
                     }
                     let data = self.read_data(size)?;
+                    extended |= kind != b'g';
                     match kind {
                         // A GNU long name for the next entry (up to its first NUL).
                         b'L' => long_name = Some(data.split(|b| *b == 0).next().unwrap_or_default().to_vec()),
@@ -116,7 +125,7 @@ impl<R: Read> TarReader<R> {
                                         pax.size = Some(text.parse().map_err(|_| {
                                             corrupt(format!(
                                                 "a PAX `size` record `{}` is not a number",
-                                                text.escape_debug()
+                                                crate::util::text::quoted_short(text)
                                             ))
                                         })?);
                                     }
@@ -139,7 +148,7 @@ impl<R: Read> TarReader<R> {
                                         &header_name,
                                         format!(
                                             "a PAX global header with a `{}` record: GNU tar and Python apply it to every later entry, so a2c refuses the archive rather than read it differently",
-                                            key.escape_debug()
+                                            crate::util::text::quoted_short(&key)
                                         ),
                                     ));
                                 }
@@ -149,6 +158,19 @@ impl<R: Read> TarReader<R> {
                     continue;
                 }
                 _ => {}
+            }
+            // A GNU long name and a PAX `path` that differ: bsdtar takes one, GNU tar and Python
+            // the other, so a2c takes neither.
+            if let (Some(path), Some(long)) = (&pax.path, &long_name)
+                && path != long
+            {
+                return Err(refuse(
+                    path,
+                    format!(
+                        "a PAX `path` and a GNU long name (`{}`) that differ: tar readers disagree on which names the entry, so a2c refuses the archive rather than read it differently",
+                        shown(long)
+                    ),
+                ));
             }
             let name = pax.path.take().or(long_name.take()).unwrap_or(header_name);
             return match kind {
@@ -183,7 +205,7 @@ impl<R: Read> TarReader<R> {
     fn directory(&mut self, name: Vec<u8>, size: u64) -> Result<Option<Item>, ArchiveError> {
         if size != 0 {
             return Err(ArchiveError::Entry {
-                entry: String::from_utf8_lossy(&name).escape_debug().to_string(),
+                entry: crate::util::text::quoted_bytes(&name),
                 reason: format!(
                     "a directory entry that declares {size} bytes of content: tar readers disagree on whether they follow, so a2c refuses the archive rather than read it differently"
                 ),

@@ -79,7 +79,7 @@ fn corrupt(reason: impl std::fmt::Display) -> ArchiveError {
 
 fn refuse(entry: &str, reason: impl Into<String>) -> ArchiveError {
     ArchiveError::Entry {
-        entry: entry.escape_debug().to_string(),
+        entry: crate::util::text::quoted_short(entry),
         reason: reason.into(),
     }
 }

@@ -105,7 +105,7 @@ pub(super) fn entry(
     check_local_header(bytes, header, &raw)?;
     let name = String::from_utf8_lossy(&raw).into_owned();
     let refuse = |reason: String| ArchiveError::Entry {
-        entry: name.escape_debug().to_string(),
+        entry: crate::util::text::quoted_short(&name),
         reason,
     };
     if encrypted {
@@ -134,7 +134,7 @@ pub(super) fn entry(
 /// The local header of an entry must name the same file as the central directory: a reader
 /// that trusts one and an extractor that trusts the other must never disagree on a path.
 fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<(), ArchiveError> {
-    let shown = String::from_utf8_lossy(central_name).escape_debug().to_string();
+    let shown = crate::util::text::quoted_bytes(central_name);
     let refuse = |reason: String| ArchiveError::Entry {
         entry: shown.clone(),
         reason,
@@ -160,7 +160,7 @@ fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<
     if local_name != central_name {
         return Err(refuse(format!(
             "the local header names `{}` but the central directory names it differently",
-            String::from_utf8_lossy(local_name).escape_debug()
+            crate::util::text::quoted_bytes(local_name)
         )));
     }
     Ok(())

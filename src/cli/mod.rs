@@ -190,6 +190,11 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
             let printer = printer.clone();
             std::sync::Arc::new(move |line: &str| printer.warn(line)) as std::sync::Arc<crate::net::RetryObserver>
         }),
+        // Each redirect hop is named under -v.
+        hop_tracer: printer.verbose.then(|| {
+            let printer = printer.clone();
+            std::sync::Arc::new(move |line: &str| printer.detail(line)) as std::sync::Arc<crate::net::RetryObserver>
+        }),
     });
     let global = &cli.global;
     match &cli.command {

@@ -54,20 +54,24 @@ pub fn run(
         if let Some(ws) = ws_root.as_ref().filter(|_| !vouched) {
             pointer(m, ws, &mut out);
         }
-        if m.path != owner && crate::util::git::tracks_anything_under(&m.path, LOCAL_DIR, vouched) {
-            out.push(finding(
-                Code::LocalTracked,
-                Some(m.path.clone()),
-                None,
-                format!(
-                    "git tracks files under `{}`: that directory is machine-local",
-                    m.path.join(LOCAL_DIR).display()
-                ),
-                format!(
-                    "run `git rm -r --cached {LOCAL_DIR}` in `{}` and commit (a2c writes `{LOCAL_DIR}/.gitignore` so this does not recur)",
-                    m.path.display()
-                ),
-            ));
+        if m.path != owner {
+            match crate::util::git::tracking(&m.path, LOCAL_DIR, vouched) {
+                crate::util::git::Tracking::No => {}
+                crate::util::git::Tracking::Yes => out.push(finding(
+                    Code::LocalTracked,
+                    Some(m.path.clone()),
+                    None,
+                    format!(
+                        "git tracks `{}` or files under it: that directory is machine-local",
+                        m.path.join(LOCAL_DIR).display()
+                    ),
+                    format!(
+                        "run `git rm -r --cached {LOCAL_DIR}` in `{}` and commit (a2c writes `{LOCAL_DIR}/.gitignore` so this does not recur)",
+                        m.path.display()
+                    ),
+                )),
+                crate::util::git::Tracking::Unknown(reason) => out.push(tracking_unknown(&m.path, &reason)),
+            }
         }
         out
     });
@@ -122,6 +126,9 @@ pub fn run(
             ),
             "run `git rm -r --cached .tools_local` in that repository, commit, then `a2c install`",
         )),
+        Err(crate::store::StoreError::TrackingUnknown { path, reason }) => {
+            out.push(tracking_unknown(path.parent().unwrap_or(&path), &reason))
+        }
         Err(crate::store::StoreError::Io(e)) if crate::util::contain::refusal(&e).is_some() => out.push(finding(
             Code::UnsafeLink,
             None,
@@ -847,4 +854,21 @@ fn tree_cache(cache: Option<&crate::store::Cache>, out: &mut Vec<Finding>) {
             out.push(tampered_tree(&root, &why));
         }
     }
+}
+
+/// git cannot say whether `.tools_local/` in `repo` is tracked: nothing there is trusted.
+fn tracking_unknown(repo: &std::path::Path, reason: &str) -> super::Finding {
+    finding(
+        Code::TrackingUnknown,
+        Some(repo.to_path_buf()),
+        None,
+        format!(
+            "cannot tell whether git tracks `{}`: {reason}; a2c trusts no store or pointer there",
+            repo.join(LOCAL_DIR).display()
+        ),
+        format!(
+            "run `git status` in `{}` to see what is wrong with its index; `git read-tree HEAD` there rebuilds a damaged one",
+            repo.display()
+        ),
+    )
 }

@@ -81,7 +81,11 @@ fn docker_helpers(doc: &serde_json::Value) -> (HashMap<String, String>, Option<S
 /// shown (it holds the secret).
 pub(super) fn run_helper(name: &str, server: &str) -> Option<DockerCredential> {
     use std::io::Write;
-    let mut child = std::process::Command::new(format!("docker-credential-{name}"))
+    let mut helper = std::process::Command::new(format!("docker-credential-{name}"));
+    for var in crate::env::SECRETS {
+        helper.env_remove(var);
+    }
+    let mut child = helper
         .arg("get")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

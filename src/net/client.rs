@@ -31,6 +31,25 @@ pub const DEFAULT_LOW_SPEED: u64 = 1024;
 pub const DEFAULT_LOW_SPEED_TIME: u64 = 60;
 /// Default cap on a document read into memory (an index): 64 MiB, far above any real index.
 pub const DEFAULT_MAX_DOCUMENT: u64 = 64 * 1024 * 1024;
+/// The most redirects one request follows (curl's `--max-redirs` default is 50, browsers' 20,
+/// reqwest's and Python's 10 and 30): a registry needs two or three.
+pub const MAX_REDIRECTS: usize = 10;
+/// The longest token a token endpoint may give (it travels in a header on every request).
+pub const MAX_TOKEN: usize = 64 * 1024;
+
+/// Which credential the hops of one request carry while they stay on its origin (see
+/// `HttpClient::follow`).
+enum Sign<'a> {
+    /// What the user bound to the hop's host (and the tokens it obtained).
+    Bound,
+    /// These Basic credentials (a token endpoint's exchange).
+    Basic(&'a str, &'a str),
+    /// None in a header: the body holds one (an OAuth2 refresh token), so it never leaves
+    /// the origin.
+    InBody,
+    /// None.
+    Anonymous,
+}
 
 /// A request body for [`HttpClient::call`].
 pub enum Payload<'a> {
@@ -84,6 +103,8 @@ pub struct HttpClient {
     proxies: super::proxy::ProxyEnv,
     /// Who hears of each retry.
     observer: Option<std::sync::Arc<super::RetryObserver>>,
+    /// Who hears of each redirect hop.
+    tracer: Option<std::sync::Arc<super::RetryObserver>>,
 }
 
 impl fmt::Debug for HttpClient {
@@ -149,7 +170,9 @@ impl HttpClient {
             .read_timeout(Duration::from_secs(timeout))
             .tls_certs_merge(extra_roots(&settings.ca_bundles)?)
             // Proxies come from `super::proxy` only: NO_PROXY matched as curl and Python do.
-            .no_proxy();
+            .no_proxy()
+            // Redirects are followed by `follow`, hop by hop, deciding each hop's credential.
+            .redirect(reqwest::redirect::Policy::none());
         if !settings.proxies.is_empty() {
             let route = settings.proxies.clone();
             builder = builder.proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
@@ -176,6 +199,7 @@ impl HttpClient {
             proxy_variable: settings.proxy_variable.clone(),
             proxies: settings.proxies.clone(),
             observer: settings.observer.clone(),
+            tracer: settings.tracer.clone(),
         })
     }
 
@@ -212,13 +236,21 @@ impl HttpClient {
             .unwrap_or_default()
             .to_string();
         let final_url = response.url().clone();
+        let body = self.read_capped(response, url, self.max_document).await?;
+        Ok((body, final_url, content_type))
+    }
+
+    /// The body of `response` (from `url`), read as it streams in: at most `cap` bytes, else
+    /// [`HttpError::DocumentTooBig`] without reading on (a `Content-Length` over the cap is
+    /// refused before the first byte); the low-speed check applies.
+    async fn read_capped(&self, response: reqwest::Response, url: &Url, cap: u64) -> Result<Vec<u8>, Failure> {
         let too_big = || {
             Failure::fatal(HttpError::DocumentTooBig {
                 url: url.to_string(),
-                cap: self.max_document,
+                cap,
             })
         };
-        if response.content_length().is_some_and(|n| n > self.max_document) {
+        if response.content_length().is_some_and(|n| n > cap) {
             return Err(too_big());
         }
         let mut body = Vec::new();
@@ -226,13 +258,13 @@ impl HttpClient {
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| self.classify(url, &e))?;
-            if (body.len() + chunk.len()) as u64 > self.max_document {
+            if (body.len() + chunk.len()) as u64 > cap {
                 return Err(too_big());
             }
             body.extend_from_slice(&chunk);
             rate.check(url, body.len() as u64)?;
         }
-        Ok((body, final_url, content_type))
+        Ok(body)
     }
 
     /// The credential for `url`: a token its registry's token endpoint gave, else the one the
@@ -309,24 +341,7 @@ impl HttpClient {
         let mut upgraded = false;
         loop {
             let url = &target;
-            let (mut request, authorized) = self.authorize(self.client.request(method.clone(), url.clone()), url);
-            for (k, v) in headers {
-                request = request.header(*k, v);
-            }
-            match body {
-                Some(Payload::Bytes(b)) => request = request.body(b.to_vec()),
-                // Streamed from the file, never read into memory; opened again on a retry.
-                Some(Payload::File(path, size)) => {
-                    let file = tokio::fs::File::open(path)
-                        .await
-                        .map_err(|e| Failure::io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
-                    request = request
-                        .header(reqwest::header::CONTENT_LENGTH, size.to_string())
-                        .body(reqwest::Body::from(file));
-                }
-                None => {}
-            }
-            let response = request.send().await.map_err(|e| self.classify(url, &e))?;
+            let (response, authorized) = self.follow(method, url, headers, body, Sign::Bound).await?;
             // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so, in
             // text (Go sends none, nginx text/html): speak HTTPS to it (its certificate is
             // checked as any other's). A JSON 400 is an API's own answer, left to the caller.
@@ -336,8 +351,8 @@ impl HttpClient {
                 && !upgraded
                 && !is_json(&response)
             {
-                let body = response.bytes().await.unwrap_or_default();
-                let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
+                let body = read_prefix(response, 4096).await;
+                let text = String::from_utf8_lossy(&body).to_string();
                 // nginx: "The plain HTTP request was sent to HTTPS port"; Go (the distribution
                 // registry): "Client sent an HTTP request to an HTTPS server."
                 if text.contains("HTTPS") {
@@ -356,8 +371,8 @@ impl HttpClient {
                 }));
             }
             // A challenge is answered only by the origin the request was sent to: after a
-            // redirect to another origin the request is anonymous (reqwest dropped the
-            // header), and that origin's challenge never gets this origin's credentials.
+            // redirect to another origin the request is anonymous (see `follow`), and that
+            // origin's challenge never gets this origin's credentials.
             if response.status() == StatusCode::UNAUTHORIZED && !same_origin(url, response.url()) {
                 let landed = response.url().clone();
                 if !followed && self.auth.has_credential_for(&landed) {
@@ -401,6 +416,120 @@ impl HttpClient {
                 continue;
             }
             return Ok((response, authorized));
+        }
+    }
+
+    /// Sends `method url` and follows its redirects here, hop by hop (never by the HTTP
+    /// library, which compares each hop with the one before it): at most [`MAX_REDIRECTS`]
+    /// hops, no URL twice, each hop told to the tracer. A hop carries the credential `sign`
+    /// names only while the whole chain is still on `url`'s origin (scheme, host and port):
+    /// once a hop has left it, no later hop carries one, even back on that origin, and https
+    /// never goes down to http with one. 301, 302 and 303 turn a request with a body into a
+    /// GET without it (as browsers, curl and Python do); 307 and 308 keep both, and a body
+    /// that is itself a secret never leaves the origin. Returns the last hop's response and
+    /// whether a credential went with it.
+    async fn follow(
+        &self,
+        method: &reqwest::Method,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: Option<&Payload<'_>>,
+        sign: Sign<'_>,
+    ) -> Result<(reqwest::Response, bool), Failure> {
+        let mut hop = url.clone();
+        let mut method = method.clone();
+        let mut body = body;
+        let mut seen = vec![url.clone()];
+        let mut left = false;
+        loop {
+            let on_origin = !left && same_origin(&hop, url);
+            let request = self.client.request(method.clone(), hop.clone());
+            let (mut request, authorized) = match (&sign, on_origin) {
+                (Sign::Bound, true) => self.authorize(request, &hop),
+                (Sign::Basic(user, password), true) => (request.basic_auth(user, Some(password)), true),
+                _ => (request, false),
+            };
+            for (k, v) in headers {
+                request = request.header(*k, v);
+            }
+            match body {
+                Some(Payload::Bytes(b)) => request = request.body(b.to_vec()),
+                // Streamed from the file, never read into memory; opened again on a retry.
+                Some(Payload::File(path, size)) => {
+                    let file = tokio::fs::File::open(path)
+                        .await
+                        .map_err(|e| Failure::io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
+                    request = request
+                        .header(reqwest::header::CONTENT_LENGTH, size.to_string())
+                        .body(reqwest::Body::from(file));
+                }
+                None => {}
+            }
+            let response = request.send().await.map_err(|e| self.classify(&hop, &e))?;
+            let status = response.status();
+            let Some(location) = status
+                .is_redirection()
+                .then(|| response.headers().get(reqwest::header::LOCATION))
+                .flatten()
+            else {
+                return Ok((response, authorized));
+            };
+            let redirect = |reason: String| {
+                Failure::fatal(HttpError::Redirect {
+                    url: url.to_string(),
+                    reason,
+                })
+            };
+            let next = location
+                .to_str()
+                .ok()
+                .and_then(|l| hop.join(l).ok())
+                .ok_or_else(|| redirect(format!("`{hop}` redirected to a location that is not a URL")))?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(redirect(format!(
+                    "`{hop}` redirected to `{next}`, which is not HTTP(S)"
+                )));
+            }
+            if seen.contains(&next) {
+                return Err(redirect(format!(
+                    "`{hop}` redirected back to `{next}`: a redirect loop"
+                )));
+            }
+            if seen.len() > MAX_REDIRECTS {
+                return Err(redirect(format!(
+                    "it was still redirecting after {MAX_REDIRECTS} hops (the last to `{next}`)"
+                )));
+            }
+            // 303 turns any request but a HEAD into a GET; 301 and 302 a POST (as browsers,
+            // curl and Python do); 307 and 308 keep the method and the body.
+            let to_get = match status.as_u16() {
+                303 => method != reqwest::Method::HEAD,
+                301 | 302 => method == reqwest::Method::POST,
+                _ => false,
+            };
+            if to_get {
+                method = reqwest::Method::GET;
+                body = None;
+            }
+            let leaves = !same_origin(&next, url);
+            if leaves && body.is_some() && matches!(sign, Sign::InBody) {
+                return Err(redirect(format!(
+                    "`{hop}` redirected a request whose body holds a credential to `{next}`, another origin: it was not sent there"
+                )));
+            }
+            left |= leaves;
+            if let Some(trace) = &self.tracer {
+                let carries = match left {
+                    true => "no credential: another origin than the first hop's",
+                    false => "the first hop's credential: the same origin",
+                };
+                trace(&format!(
+                    "`{hop}` answered HTTP {}: following it to `{next}` ({carries})",
+                    status.as_u16()
+                ));
+            }
+            seen.push(next.clone());
+            hop = next;
         }
     }
 
@@ -464,7 +593,7 @@ impl HttpClient {
             .map(|s| s.split(' ').filter(|s| !s.is_empty()).collect())
             .unwrap_or_default();
         let with_credentials = identity.is_some() || basic.is_some();
-        let request = if let Some(refresh) = &identity {
+        let (response, _) = if let Some(refresh) = &identity {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
             form.append_pair("grant_type", "refresh_token")
                 .append_pair("refresh_token", refresh)
@@ -475,10 +604,10 @@ impl HttpClient {
             if !scopes.is_empty() {
                 form.append_pair("scope", &scopes.join(" "));
             }
-            self.client
-                .post(realm.clone())
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .body(form.finish())
+            let form = Payload::Bytes(form.finish().into_bytes());
+            let headers = [("Content-Type", "application/x-www-form-urlencoded".to_string())];
+            self.follow(&reqwest::Method::POST, &realm, &headers, Some(&form), Sign::InBody)
+                .await?
         } else {
             let mut query = realm.clone();
             {
@@ -490,13 +619,12 @@ impl HttpClient {
                     pairs.append_pair("scope", scope);
                 }
             }
-            let request = self.client.get(query);
-            match &basic {
-                Some((user, password)) => request.basic_auth(user, Some(password)),
-                None => request,
-            }
+            let sign = match &basic {
+                Some((user, password)) => Sign::Basic(user, password),
+                None => Sign::Anonymous,
+            };
+            self.follow(&reqwest::Method::GET, &query, &[], None, sign).await?
         };
-        let response = request.send().await.map_err(|e| self.classify(&realm, &e))?;
         let withheld = !own_realm && self.auth.has_credential_for(url);
         if withheld && matches!(response.status().as_u16(), 401 | 403) {
             return Err(Failure::fatal(HttpError::TokenWithheld {
@@ -511,16 +639,19 @@ impl HttpClient {
                 authorized: with_credentials,
             }));
         }
-        if response.content_length().is_some_and(|n| n > self.max_document) {
-            return Err(bad("its token endpoint sent an oversized answer".into()));
-        }
-        let body = response.bytes().await.map_err(|e| self.classify(&realm, &e))?;
+        let body = self.read_capped(response, &realm, self.max_document).await?;
         let doc: serde_json::Value =
             serde_json::from_slice(&body).map_err(|_| bad("its token endpoint did not answer JSON".into()))?;
         let token = ["token", "access_token"]
             .iter()
             .find_map(|k| doc[k].as_str().filter(|t| !t.is_empty()))
             .ok_or_else(|| bad("its token endpoint gave no token".into()))?;
+        if token.len() > MAX_TOKEN {
+            return Err(bad(format!(
+                "its token endpoint gave a token of {} bytes, over the {MAX_TOKEN} a2c sends in a header",
+                token.len()
+            )));
+        }
         self.bearer.lock().unwrap_or_else(|p| p.into_inner()).insert(
             super::credentials::host_entry(url),
             (token.to_string(), with_credentials),
@@ -534,13 +665,9 @@ impl HttpClient {
         let Some((user, password)) = self.auth.basic_for(url) else {
             return Ok(());
         };
-        let response = self
-            .client
-            .get(endpoint.clone())
-            .basic_auth(user, Some(password))
-            .send()
-            .await
-            .map_err(|e| self.classify(endpoint, &e))?;
+        let (response, _) = self
+            .follow(&reqwest::Method::GET, endpoint, &[], None, Sign::Basic(user, password))
+            .await?;
         if !response.status().is_success() {
             return Err(Failure::fatal(HttpError::Status {
                 url: endpoint.to_string(),
@@ -548,10 +675,9 @@ impl HttpClient {
                 authorized: true,
             }));
         }
-        let body = response.bytes().await.map_err(|e| self.classify(endpoint, &e))?;
-        let token = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)])
-            .trim()
-            .to_string();
+        // A token is a line; an answer longer than any token is refused unread.
+        let body = self.read_capped(response, endpoint, MAX_TOKEN as u64).await?;
+        let token = String::from_utf8_lossy(&body).trim().to_string();
         if token.is_empty() || token.contains(char::is_whitespace) {
             return Err(Failure::fatal(HttpError::Token {
                 url: url.to_string(),
@@ -742,18 +868,10 @@ impl HttpClient {
                 .map_err(|f| f.error)?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
-            let mut body = Vec::new();
-            let mut stream = response.bytes_stream();
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|e| self.classify(url, &e).error)?;
-                if (body.len() + chunk.len()) as u64 > self.max_document {
-                    return Err(HttpError::DocumentTooBig {
-                        url: url.to_string(),
-                        cap: self.max_document,
-                    });
-                }
-                body.extend_from_slice(&chunk);
-            }
+            let body = self
+                .read_capped(response, url, self.max_document)
+                .await
+                .map_err(|f| f.error)?;
             Ok(Reply {
                 status,
                 headers,
@@ -1080,6 +1198,19 @@ impl LazyClient {
         *slot = Some(client.clone());
         Ok(client)
     }
+}
+
+/// The first `max` bytes of `response`'s body (less when it ends or fails sooner); the rest is
+/// never read.
+async fn read_prefix(response: reqwest::Response, max: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while body.len() < max
+        && let Some(Ok(chunk)) = stream.next().await
+    {
+        body.extend_from_slice(&chunk[..chunk.len().min(max - body.len())]);
+    }
+    body
 }
 
 /// Whether a response says its body is JSON (`application/json`, `…+json`).

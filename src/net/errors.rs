@@ -87,6 +87,10 @@ pub enum HttpError {
         /// Whether a credential went to `url` itself.
         sent: bool,
     },
+    /// A redirect chain a2c would not follow (a loop, too many hops, not HTTP(S), a secret
+    /// body to another origin).
+    #[error("`{url}`: {reason}")]
+    Redirect { url: String, reason: String },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -208,6 +212,9 @@ impl HttpError {
                 crate::env::A2C_TOKEN_HOSTS
             ),
             Self::Offline => "drop --offline, or work from what the cache and the lock already hold".into(),
+            Self::Redirect { .. } => {
+                "point the registry at the URL that serves it (run again with -v to see each hop)".into()
+            }
             Self::NotHttp { .. } | Self::Io(_) => return None,
         })
     }

@@ -32,6 +32,8 @@ pub struct Settings {
     pub netrc: Option<PathBuf>,
     /// Who hears of each retry (the CLI, under `-v`); nobody by default.
     pub observer: Option<std::sync::Arc<super::RetryObserver>>,
+    /// Who hears of each redirect hop (the CLI, under `-v`); nobody by default.
+    pub tracer: Option<std::sync::Arc<super::RetryObserver>>,
 }
 
 /// What a session gives the network: whether the run is offline, the hosts `oci://` reaches over
@@ -98,6 +100,7 @@ impl Settings {
             docker_config: None,
             netrc: None,
             observer: None,
+            tracer: None,
         }
     }
 
@@ -127,6 +130,7 @@ impl Settings {
             docker_config: crate::env::docker_config(),
             netrc: crate::env::netrc_path(),
             observer: None,
+            tracer: None,
         })
     }
 }

@@ -24,6 +24,8 @@ pub struct Flags {
     pub plain_http: bool,
     /// Who hears of each retry (the CLI under `-v`).
     pub retry_observer: Option<Arc<RetryObserver>>,
+    /// Who hears of each redirect hop (the CLI under `-v`).
+    pub hop_tracer: Option<Arc<RetryObserver>>,
 }
 
 /// One run's settings (see the module documentation).
@@ -67,6 +69,7 @@ impl Session {
         }
         let settings = crate::net::Settings::from_env().map(|mut s| {
             s.observer = flags.retry_observer;
+            s.tracer = flags.hop_tracer;
             s
         });
         Self {

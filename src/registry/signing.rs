@@ -95,9 +95,12 @@ pub const KDF_SENSITIVE: KdfLimits = KdfLimits {
     memlimit: 1_073_741_824,
 };
 
-/// The most memory a2c lets a secret key's scrypt limits ask for when it is unlocked (twice
-/// minisign's own): a key file that asks for more is refused, not obeyed.
-const KDF_MAX_MEMORY: u64 = 2 << 30;
+/// The most memory a2c lets a secret key's scrypt limits ask for when it is unlocked
+/// (minisign's own, N = 2^20 and r = 8): a key file that asks for more is refused, not obeyed.
+const KDF_MAX_MEMORY: u64 = 1 << 30;
+/// The most scrypt work (N × r × p) a key file may ask for: minisign's own (2^20 × 8 × 1), a
+/// few seconds. A crafted file asking for 16 passes is refused before any is run.
+const KDF_MAX_WORK: u64 = (1 << 20) * 8;
 
 /// The scrypt limits stored in a minisign secret key, as libsodium counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,8 +136,10 @@ pub enum KeyError {
     NeedsPassword { path: PathBuf },
     #[error("wrong password for `{}`", path.display())]
     WrongPassword { path: PathBuf },
-    #[error("`{}` asks for {mib} MiB of memory to unlock (scrypt limits), more than a2c allows ({} MiB)", path.display(), KDF_MAX_MEMORY >> 20)]
-    TooCostly { path: PathBuf, mib: u64 },
+    #[error("`{}` asks for {mib} MiB of memory and {passes} times minisign's scrypt work to unlock, more than a2c allows ({} MiB, once minisign's work)", path.display(), KDF_MAX_MEMORY >> 20)]
+    TooCostly { path: PathBuf, mib: u64, passes: u64 },
+    #[error("`{}` holds a secret key but is readable or writable by others (or owned by another user)", path.display())]
+    Exposed { path: PathBuf },
 }
 
 impl KeyError {
@@ -147,6 +152,7 @@ impl KeyError {
             )),
             Self::WrongPassword { .. } => Some("nothing was signed; try again".into()),
             Self::TooCostly { .. } => Some("re-create the key with `a2c key generate` or `minisign -G`".into()),
+            Self::Exposed { path } => Some(format!("run `chmod 600 {}`", path.display())),
         }
     }
 }
@@ -251,6 +257,16 @@ impl SecretKey {
                     format!("`{}` does not exist", path.display()),
                 ))
             })?;
+        // A secret key others can read is refused, as `credentials.toml` is.
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::symlink_metadata(path).map_err(SignError::from)?;
+            if meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0 {
+                return Err(KeyError::Exposed {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
         if let Some(b64) = text.lines().find_map(|l| l.strip_prefix(SECRET_TAG)) {
             let bytes = B64.decode(b64.trim()).map_err(|_| bad())?;
             if bytes.len() < 9 {
@@ -284,10 +300,14 @@ impl SecretKey {
                 return Err(bad().into()); // limits no scrypt can run with: not minisign's
             }
             let memory = (128u64 * r as u64).saturating_mul(1u64 << log_n.min(62));
-            if memory > KDF_MAX_MEMORY || p > 16 {
+            let work = (1u64 << log_n.min(62))
+                .saturating_mul(r as u64)
+                .saturating_mul(p as u64);
+            if memory > KDF_MAX_MEMORY || work > KDF_MAX_WORK {
                 return Err(KeyError::TooCostly {
                     path: path.to_path_buf(),
                     mib: memory >> 20,
+                    passes: work.div_ceil(KDF_MAX_WORK),
                 });
             }
             let password = password().ok_or_else(|| KeyError::NeedsPassword {
@@ -453,7 +473,7 @@ mod tests {
         let (_, _, secret, id) = generate(Some("correct horse"), LIGHT).unwrap();
         assert!(secret.starts_with("untrusted comment: minisign encrypted secret key"));
         let key = dir.path().join("a2c.key");
-        std::fs::write(&key, secret).unwrap();
+        write_key(&key, &secret);
         assert_eq!(SecretKey::load(&key, || Some("correct horse".into())).unwrap().id(), id);
         assert!(matches!(
             SecretKey::load(&key, || Some("wrong".into())),
@@ -468,11 +488,56 @@ mod tests {
         let mut bytes = B64.decode(text.lines().nth(1).unwrap()).unwrap();
         bytes[46..54].copy_from_slice(&(64u64 << 30).to_le_bytes());
         bytes[38..46].copy_from_slice(&(64u64 << 30).to_le_bytes());
-        std::fs::write(&key, format!("untrusted comment: x\n{}\n", B64.encode(&bytes))).unwrap();
+        write_key(&key, &format!("untrusted comment: x\n{}\n", B64.encode(&bytes)));
         assert!(matches!(
             SecretKey::load(&key, || panic!("not asked")),
             Err(KeyError::TooCostly { .. })
         ));
+        // Issue 38: minisign's memory but sixteen times its work (p = 16): refused too.
+        let heavy = KdfLimits {
+            opslimit: 1 << 29,
+            memlimit: 1 << 30,
+        };
+        assert_eq!(heavy.params(), (20, 8, 16));
+        bytes[38..46].copy_from_slice(&heavy.opslimit.to_le_bytes());
+        bytes[46..54].copy_from_slice(&heavy.memlimit.to_le_bytes());
+        write_key(&key, &format!("untrusted comment: x\n{}\n", B64.encode(&bytes)));
+        assert!(matches!(
+            SecretKey::load(&key, || panic!("not asked")),
+            Err(KeyError::TooCostly { passes: 16, .. })
+        ));
+        // minisign's own limits are accepted (refused only for the wrong password).
+        bytes[38..46].copy_from_slice(&KDF_SENSITIVE.opslimit.to_le_bytes());
+        bytes[46..54].copy_from_slice(&KDF_SENSITIVE.memlimit.to_le_bytes());
+        write_key(&key, &format!("untrusted comment: x\n{}\n", B64.encode(&bytes)));
+        assert!(matches!(
+            SecretKey::load(&key, || None),
+            Err(KeyError::NeedsPassword { .. })
+        ));
+    }
+
+    /// Issue 38: a secret key others can read is refused, with the `chmod 600` hint.
+    #[test]
+    fn a_secret_key_others_can_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (_, _, secret, _) = generate(None, LIGHT).unwrap();
+        let key = dir.path().join("a2c.key");
+        write_key(&key, &secret);
+        assert!(SecretKey::load(&key, || None).is_ok());
+        for mode in [0o644, 0o640, 0o604, 0o620] {
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+            let err = SecretKey::load(&key, || None).err().unwrap();
+            assert!(matches!(err, KeyError::Exposed { .. }), "{mode:o}");
+            assert_eq!(err.hint().unwrap(), format!("run `chmod 600 {}`", key.display()));
+        }
+    }
+
+    /// A secret key file as `a2c key generate` writes it: readable by its owner only.
+    fn write_key(path: &Path, text: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
 
     #[test]
@@ -480,7 +545,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (line, _, secret, id) = generate(None, LIGHT).unwrap();
         let key = dir.path().join("a2c.key");
-        std::fs::write(&key, secret).unwrap();
+        write_key(&key, &secret);
         let key = SecretKey::load(&key, || panic!("an unencrypted key needs no password")).unwrap();
         let sig = sign(&key, b"index", "a2c index");
         let trusted = std::slice::from_ref(&line);

@@ -33,10 +33,19 @@ pub fn guard(owner: &Path) -> Result<Store, StoreError> {
     for rel in [store_rel.join(STAGING_DIR), store_rel.join(STORE_LOCK)] {
         crate::util::contain::check(owner, rel)?;
     }
-    if crate::util::git::tracks_anything_under(owner, LOCAL_DIR, false) {
-        return Err(StoreError::Tracked {
-            path: owner.join(LOCAL_DIR),
-        });
+    match crate::util::git::tracking(owner, LOCAL_DIR, false) {
+        crate::util::git::Tracking::No => {}
+        crate::util::git::Tracking::Yes => {
+            return Err(StoreError::Tracked {
+                path: owner.join(LOCAL_DIR),
+            });
+        }
+        crate::util::git::Tracking::Unknown(reason) => {
+            return Err(StoreError::TrackingUnknown {
+                path: owner.join(LOCAL_DIR),
+                reason,
+            });
+        }
     }
     Ok(Store::of(owner))
 }
@@ -95,6 +104,8 @@ pub enum StoreError {
     },
     #[error("`{}` is tracked by git, but a2c's store is machine-local: a repository that commits it could pass off any files as an installed version", path.display())]
     Tracked { path: PathBuf },
+    #[error("cannot tell whether git tracks `{}` ({reason}): a store git may track is not trusted", path.display())]
+    TrackingUnknown { path: PathBuf, reason: String },
     #[error("the lock pins a bundle of {size} bytes for version {version}, more than the {limit} bytes allowed")]
     TooBig {
         version: MethodVersion,
@@ -203,6 +214,10 @@ impl StoreError {
             Self::Tracked { path } => format!(
                 "remove it from git (`git rm -r --cached {}`) and commit; a2c reinstalls what the lock pins",
                 path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+            ),
+            Self::TrackingUnknown { path, .. } => format!(
+                "run `git status` in `{}`: it says what is wrong with the index; `git read-tree HEAD` there rebuilds a damaged one",
+                path.parent().unwrap_or(path).display()
             ),
             Self::TooBig { .. } => format!(
                 "check the lock entry; if the bundle really is that large, raise {}",

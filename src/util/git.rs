@@ -55,6 +55,10 @@ pub fn committing(dir: &Path) -> Command {
     for var in LOCAL_ENV {
         cmd.env_remove(var);
     }
+    // A hook a commit runs is the member's own program: a2c's secrets never reach it.
+    for var in crate::env::SECRETS {
+        cmd.env_remove(var);
+    }
     cmd.env("GIT_TERMINAL_PROMPT", "0");
     cmd.arg("-C").arg(dir).current_dir(dir).args(NO_PROGRAMS);
     cmd
@@ -88,22 +92,110 @@ pub fn no_filters(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `true` when git tracks any file under `rel` in the work tree at `dir` (or in the repository
-/// that contains `dir`). Outside a git repository, or without git, nothing is tracked. When the
-/// index plainly holds no such path, git is not even started (a doctor over thousands of
-/// members asks this of each). `git_dir_checked`: the caller knows `dir/.git` is a directory,
-/// no link (a workspace snapshot vouches for it), so it is not looked at again.
-pub fn tracks_anything_under(dir: &Path, rel: &str, git_dir_checked: bool) -> bool {
-    let needle = format!("{}/", rel.trim_end_matches('/'));
-    if super::git_index::lacks_prefix(dir, needle.as_bytes(), git_dir_checked) == Some(true) {
-        return false;
+/// Whether git tracks a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tracking {
+    /// Nothing is tracked at or under the path (or `dir` is in no git repository, or git is
+    /// not installed).
+    No,
+    /// git tracks the path itself (a submodule's gitlink) or something under it.
+    Yes,
+    /// git cannot say: its index is unreadable to it, or is no regular file. The reason.
+    Unknown(String),
+}
+
+/// How long `git ls-files` may take before its answer counts as unknown (a FIFO that git opens
+/// through a `.git` file blocks it forever).
+const LS_FILES_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether git tracks `rel` or any path under it in the work tree at `dir` (or in the
+/// repository that contains `dir`): a file, a link or a submodule's gitlink named `rel`
+/// itself. When the index plainly holds no such path, git is not even started (a doctor over
+/// thousands of members asks this of each). `git_dir_checked`: the caller knows `dir/.git` is
+/// a directory, no link (a workspace snapshot vouches for it), so it is not looked at again.
+/// A git that fails, or an index that is no regular file, answers [`Tracking::Unknown`]: the
+/// caller trusts nothing it would have trusted had the answer been `No`.
+pub fn tracking(dir: &Path, rel: &str, git_dir_checked: bool) -> Tracking {
+    let rel = rel.trim_end_matches('/');
+    match super::git_index::lacks_path(dir, rel, git_dir_checked) {
+        super::git_index::Answer::Lacks => return Tracking::No,
+        super::git_index::Answer::NotAFile(why) => return Tracking::Unknown(why),
+        super::git_index::Answer::AskGit => {}
     }
-    command(dir)
-        .args(["--no-optional-locks", "ls-files", "-z", "--cached", "--", rel])
+    let mut cmd = command(dir);
+    cmd.args(["--no-optional-locks", "ls-files", "-z", "--cached", "--", rel]);
+    let Ok(out) = output_within(cmd, LS_FILES_TIMEOUT) else {
+        return Tracking::No; // git is not installed: nothing is tracked
+    };
+    let Some(out) = out else {
+        return Tracking::Unknown(format!(
+            "`git ls-files` in `{}` did not answer within {} s",
+            dir.display(),
+            LS_FILES_TIMEOUT.as_secs()
+        ));
+    };
+    if out.status.success() {
+        return match out.stdout.is_empty() {
+            true => Tracking::No,
+            false => Tracking::Yes,
+        };
+    }
+    // Outside any repository nothing is tracked; inside one, git failed to read its index.
+    if query(dir, &["rev-parse", "--git-dir"]).is_none() {
+        return Tracking::No;
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("it failed")
+        .trim();
+    Tracking::Unknown(format!(
+        "git cannot read the index of `{}`: {}",
+        dir.display(),
+        crate::util::text::quoted_short(said)
+    ))
+}
+
+/// Runs `cmd` (stdin closed, stdout and stderr captured): its output, `Ok(None)` when it was
+/// still running after `limit` (it is killed), `Err` when it could not start.
+fn output_within(mut cmd: Command, limit: std::time::Duration) -> std::io::Result<Option<std::process::Output>> {
+    let mut child = cmd
         .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .is_ok_and(|out| out.status.success() && !out.stdout.is_empty())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let readers = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let err_reader = std::thread::spawn(move || {
+            if let Some(e) = stderr.as_mut() {
+                let _ = e.take(64 * 1024).read_to_end(&mut err);
+            }
+            err
+        });
+        if let Some(o) = stdout.as_mut() {
+            let _ = o.read_to_end(&mut out);
+        }
+        (out, err_reader.join().unwrap_or_default())
+    });
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() >= limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+    };
+    let (stdout, stderr) = readers.join().unwrap_or_default();
+    Ok(Some(std::process::Output { status, stdout, stderr }))
 }
 
 /// Runs a read-only git query in `dir`; its trimmed stdout on success. Never runs an
@@ -185,16 +277,38 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "."]);
-        assert!(!tracks_anything_under(d, ".tools_local", false));
+        assert_eq!(tracking(d, ".tools_local", false), Tracking::No);
         std::fs::create_dir_all(d.join("sub/.tools_local")).unwrap();
         std::fs::write(d.join("sub/.tools_local/x"), "x").unwrap();
         git(d, &["add", "-f", "sub/.tools_local/x"]);
-        assert!(!tracks_anything_under(d, ".tools_local", false));
+        assert_eq!(tracking(d, ".tools_local", false), Tracking::No);
         // From a directory that is no work tree's root, git is asked.
-        assert!(tracks_anything_under(&d.join("sub"), ".tools_local", false));
+        assert_eq!(tracking(&d.join("sub"), ".tools_local", false), Tracking::Yes);
         std::fs::create_dir_all(d.join(".tools_local")).unwrap();
         std::fs::write(d.join(".tools_local/y"), "y").unwrap();
         git(d, &["add", "-f", ".tools_local/y"]);
-        assert!(tracks_anything_under(d, ".tools_local", false));
+        assert_eq!(tracking(d, ".tools_local", false), Tracking::Yes);
+        // Outside any repository, nothing is tracked.
+        let outside = tempfile::tempdir().unwrap();
+        assert_eq!(tracking(outside.path(), ".tools_local", false), Tracking::No);
+    }
+
+    /// Issue 38: an index git itself cannot read (a version it does not know) is no "nothing
+    /// tracked": the answer is unknown, with git's reason.
+    #[test]
+    fn an_index_git_cannot_read_is_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "."]);
+        std::fs::create_dir_all(d.join(".tools_local")).unwrap();
+        std::fs::write(d.join(".tools_local/y"), "y").unwrap();
+        git(d, &["add", "-f", ".tools_local/y"]);
+        let mut index = std::fs::read(d.join(".git/index")).unwrap();
+        index[7] = 9; // format 9: no git reads it
+        std::fs::write(d.join(".git/index"), &index).unwrap();
+        match tracking(d, ".tools_local", false) {
+            Tracking::Unknown(why) => assert!(why.contains("git cannot read the index"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -25,6 +25,21 @@ use std::path::Path;
 /// The first read of an index: enough for the entries that sort before `.tools_local/` in
 /// almost any repository.
 const FIRST_BLOCK: usize = 16 * 1024;
+/// The most of an index ever read (a prefix that sorts late, a SHA-256 index checked to its
+/// end): past it git is asked. A sparse 1 GiB file is never read whole.
+const MAX_READ: u64 = 8 * 1024 * 1024;
+
+/// What the index says of a path, as far as it can be read without git.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// No entry is the path or lies under it.
+    Lacks,
+    /// Not certain: ask git.
+    AskGit,
+    /// `.git/index` is not a regular file (a FIFO, a device, a directory, a link): git would
+    /// block on it or follow it, so neither reads it; the reason.
+    NotAFile(String),
+}
 
 /// The object name lengths an index may hold (SHA-1, SHA-256).
 const HASH_LENGTHS: [usize; 2] = [20, 32];
@@ -44,40 +59,64 @@ enum Scan {
     Unsure,
 }
 
-/// `Some(true)` when the index of the repository whose work tree is `dir` (`dir/.git` a
-/// directory, no link: checked unless `git_dir_checked`) holds no path starting with `prefix`;
-/// `None` when git must be asked.
-pub fn lacks_prefix(dir: &Path, prefix: &[u8], git_dir_checked: bool) -> Option<bool> {
+/// Whether the index of the repository whose work tree is `dir` (`dir/.git` a directory, no
+/// link: checked unless `git_dir_checked`) holds the path `rel` or any path under it — a file,
+/// a link or a submodule (a gitlink entry named `rel` itself). [`Answer::AskGit`] whenever
+/// that is not certain.
+pub fn lacks_path(dir: &Path, rel: &str, git_dir_checked: bool) -> Answer {
     let git_dir = dir.join(".git");
-    if !git_dir_checked && !std::fs::symlink_metadata(&git_dir).ok()?.is_dir() {
-        return None;
+    if !git_dir_checked && !std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir()) {
+        return Answer::AskGit;
     }
-    // Never through a link (git would follow one: it is asked then).
+    let index = git_dir.join("index");
+    // Never through a link, and never blocking on a FIFO: what is there must be a regular file.
     use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut file = match rustix::fs::open(git_dir.join("index"), flags, Mode::empty()) {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let mut file = match rustix::fs::open(&index, flags, Mode::empty()) {
         Ok(fd) => std::fs::File::from(fd),
-        Err(rustix::io::Errno::NOENT) => return Some(true),
-        Err(_) => return None,
+        Err(rustix::io::Errno::NOENT) => return Answer::Lacks,
+        Err(rustix::io::Errno::LOOP) => return not_a_file(&index, "a symbolic link"),
+        Err(_) => return Answer::AskGit,
     };
+    match file.metadata() {
+        Ok(m) if m.is_file() => {}
+        Ok(m) if m.is_dir() => return not_a_file(&index, "a directory"),
+        Ok(_) => return not_a_file(&index, "a FIFO, socket or device"),
+        Err(_) => return Answer::AskGit,
+    }
+    let prefix = format!("{}/", rel.trim_end_matches('/'));
+    let prefix = prefix.as_bytes();
     let mut first = [0u8; FIRST_BLOCK];
-    let n = read_up_to(&mut file, &mut first).ok()?;
+    let Ok(n) = read_up_to(&mut file, &mut first) else {
+        return Answer::AskGit;
+    };
     let complete = n < FIRST_BLOCK;
     let verdict = match judge(&first[..n], complete, prefix) {
         Scan::More => {
-            // A prefix that sorts late, or very long paths: read the rest, once.
+            // A prefix that sorts late, or very long paths: read on, once, up to the bound.
             let mut whole = first[..n].to_vec();
-            file.read_to_end(&mut whole).ok()?;
+            if (&mut file)
+                .take(MAX_READ - n as u64 + 1)
+                .read_to_end(&mut whole)
+                .is_err()
+                || whole.len() as u64 > MAX_READ
+            {
+                return Answer::AskGit;
+            }
             judge(&whole, true, prefix)
         }
         v => v,
     };
     match verdict {
-        Scan::Lacks => Some(true),
+        Scan::Lacks => Answer::Lacks,
         // The part not read may hold a split index's link to its other half.
-        Scan::LacksSoFar if !has_shared_index(&git_dir)? => Some(true),
-        _ => None,
+        Scan::LacksSoFar if has_shared_index(&git_dir) == Some(false) => Answer::Lacks,
+        _ => Answer::AskGit,
     }
+}
+
+fn not_a_file(index: &Path, what: &str) -> Answer {
+    Answer::NotAFile(format!("`{}` is {what}, not a regular file", index.display()))
 }
 
 /// Reads until `buf` is full or the file ends; the number of bytes read.
@@ -140,32 +179,31 @@ fn scan(bytes: &[u8], complete: bool, prefix: &[u8], hash: usize) -> Scan {
     let mut at = 12;
     let (mut name, mut previous) = (Vec::new(), Vec::new());
     let mut past = false;
+    // The path itself (a submodule's gitlink entry is named so, without the slash).
+    let itself = prefix.strip_suffix(b"/").unwrap_or(prefix);
     for _ in 0..count {
-        // Past the prefix, the entries are only stepped over to reach the extensions.
-        let step = match past {
-            true => skip(bytes, at, version, hash),
-            false => {
-                std::mem::swap(&mut name, &mut previous);
-                entry(bytes, at, version, hash, &previous, &mut name)
-            }
-        };
-        match step {
+        // Past the prefix, every entry read is still checked to ascend (an entry out of order
+        // could hide the prefix from this reading, not from git's): the rest of the bytes at
+        // hand, then the extensions.
+        std::mem::swap(&mut name, &mut previous);
+        match entry(bytes, at, version, hash, &previous, &mut name) {
             Entry::Next(next) => at = next,
+            Entry::Short if past => return Scan::LacksSoFar,
             Entry::Short => return short,
             Entry::Bad => return Scan::Unsure,
         }
         if past {
             continue;
         }
-        if name.starts_with(prefix) {
+        if name.starts_with(prefix) || name.as_slice() == itself {
             return Scan::Found;
         }
         if name.as_slice() > prefix {
             past = true;
-            if !complete {
-                return Scan::LacksSoFar;
-            }
         }
+    }
+    if past && !complete {
+        return Scan::LacksSoFar;
     }
     // The extensions, then the checksum: exactly to the end, with no link to a shared index.
     let Some(end) = bytes.len().checked_sub(hash) else {
@@ -267,43 +305,6 @@ fn entry(bytes: &[u8], at: usize, version: u64, hash: usize, previous: &[u8], na
     Entry::Next(next)
 }
 
-/// The entry at `at` stepped over: where the next one starts (its path not read).
-fn skip(bytes: &[u8], at: usize, version: u64, hash: usize) -> Entry {
-    let fixed = 40 + hash + 2;
-    let (Some(mode), Some(flags)) = (be::<4>(bytes, at + 24), be::<2>(bytes, at + fixed - 2)) else {
-        return Entry::Short;
-    };
-    if !MODES.contains(&mode) || (flags & 0x4000 != 0 && version < 3) {
-        return Entry::Bad;
-    }
-    let path_at = at + fixed + if flags & 0x4000 != 0 { 2 } else { 0 };
-    let nul_after = |from: usize| {
-        bytes
-            .get(from..)
-            .and_then(|b| b.iter().position(|c| *c == 0))
-            .map(|n| from + n)
-    };
-    if version == 4 {
-        let Some((_, after)) = varint(bytes, path_at) else {
-            return Entry::Short;
-        };
-        return nul_after(after).map_or(Entry::Short, |nul| Entry::Next(nul + 1));
-    }
-    let end = match (flags & 0x0fff) as usize {
-        0x0fff => match nul_after(path_at) {
-            Some(nul) => nul,
-            None => return Entry::Short,
-        },
-        n => path_at + n,
-    };
-    let padded = at + (end - at + 8) / 8 * 8;
-    match bytes.get(end..padded) {
-        Some(pad) if pad.iter().all(|c| *c == 0) => Entry::Next(padded),
-        Some(_) => Entry::Bad,
-        None => Entry::Short,
-    }
-}
-
 /// git's offset varint (as in pack files): the value and the offset after it.
 fn varint(bytes: &[u8], mut at: usize) -> Option<(u64, usize)> {
     let mut c = *bytes.get(at)?;
@@ -346,10 +347,10 @@ mod tests {
     }
 
     /// Every answer agrees with `git ls-files`: `Some(true)` only when git lists nothing.
-    fn agrees(dir: &Path, expect: Option<bool>) {
-        let answer = lacks_prefix(dir, b".tools_local/", false);
+    fn agrees(dir: &Path, expect: Answer) {
+        let answer = lacks_path(dir, ".tools_local", false);
         assert_eq!(answer, expect, "{}", dir.display());
-        if answer == Some(true) {
+        if answer == Answer::Lacks {
             assert!(!ls_files(dir, ".tools_local"));
         }
     }
@@ -376,14 +377,14 @@ mod tests {
             }
             let size = std::fs::metadata(d.join(".git/index")).unwrap().len();
             assert_eq!(size as usize > FIRST_BLOCK, files > 3, "{files} files: {size} bytes");
-            agrees(d, Some(true));
+            agrees(d, Answer::Lacks);
             // Under another directory it is not `.tools_local/` of this work tree.
             std::fs::create_dir_all(d.join("sub/.tools_local")).unwrap();
             std::fs::write(d.join("sub/.tools_local/y"), "y").unwrap();
             git(d, &["add", "-f", "sub/.tools_local/y"]);
-            agrees(d, Some(true));
+            agrees(d, Answer::Lacks);
             track_local(d);
-            agrees(d, None);
+            agrees(d, Answer::AskGit);
         }
     }
 
@@ -399,9 +400,9 @@ mod tests {
         }
         git(d, &["add", "-A"]);
         assert!(std::fs::metadata(d.join(".git/index")).unwrap().len() as usize > FIRST_BLOCK);
-        agrees(d, Some(true));
+        agrees(d, Answer::Lacks);
         track_local(d);
-        agrees(d, None);
+        agrees(d, Answer::AskGit);
     }
 
     #[test]
@@ -410,9 +411,9 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let d = dir.path();
             repo(d, files, &["--object-format=sha256"]);
-            agrees(d, Some(true));
+            agrees(d, Answer::Lacks);
             track_local(d);
-            agrees(d, None);
+            agrees(d, Answer::AskGit);
         }
     }
 
@@ -427,7 +428,7 @@ mod tests {
             // The tracked path now lives in the shared half; the main one may not name it.
             std::fs::write(d.join("src/late.rs"), "x").unwrap();
             git(d, &["add", "src/late.rs"]);
-            agrees(d, None);
+            agrees(d, Answer::AskGit);
         }
     }
 
@@ -436,7 +437,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "."]);
-        agrees(d, Some(true));
+        agrees(d, Answer::Lacks);
         repo(d, 1500, &[]);
         let large = std::fs::read(d.join(".git/index")).unwrap();
         let small_dir = tempfile::tempdir().unwrap();
@@ -450,33 +451,125 @@ mod tests {
         // A large index's tail is past where the answer is known; anything else damaged is
         // refused.
         for (damaged, expect) in [
-            (large[..100].to_vec(), None),
-            (bad_mode(&large), None),
-            (large[..large.len() - 1].to_vec(), Some(true)),
-            (small[..small.len() - 1].to_vec(), None),
-            ([&small[..], b"more"].concat(), None),
-            (bad_mode(&small), None),
+            (large[..100].to_vec(), Answer::AskGit),
+            (bad_mode(&large), Answer::AskGit),
+            (large[..large.len() - 1].to_vec(), Answer::Lacks),
+            (small[..small.len() - 1].to_vec(), Answer::AskGit),
+            ([&small[..], b"more"].concat(), Answer::AskGit),
+            (bad_mode(&small), Answer::AskGit),
         ] {
             std::fs::write(d.join(".git/index"), &damaged).unwrap();
-            assert_eq!(
-                lacks_prefix(d, b".tools_local/", false),
-                expect,
-                "{} bytes",
-                damaged.len()
-            );
+            assert_eq!(lacks_path(d, ".tools_local", false), expect, "{} bytes", damaged.len());
         }
         // An index that is a link is not followed.
         std::fs::write(d.join("elsewhere"), &small).unwrap();
         std::fs::remove_file(d.join(".git/index")).unwrap();
         std::os::unix::fs::symlink(d.join("elsewhere"), d.join(".git/index")).unwrap();
-        assert_eq!(lacks_prefix(d, b".tools_local/", false), None);
+        assert!(matches!(lacks_path(d, ".tools_local", false), Answer::NotAFile(w) if w.contains("symbolic link")));
         let work = tempfile::tempdir().unwrap();
         std::fs::write(
             work.path().join(".git"),
             format!("gitdir: {}\n", d.join(".git").display()),
         )
         .unwrap();
-        assert_eq!(lacks_prefix(work.path(), b".tools_local/", false), None);
+        assert_eq!(lacks_path(work.path(), ".tools_local", false), Answer::AskGit);
+    }
+
+    /// Issue 38: a store committed as a submodule is a gitlink entry named `.tools_local`
+    /// itself, which sorts before every `.tools_local/…` path.
+    #[test]
+    fn a_gitlink_named_as_the_path_is_found() {
+        for files in [3, 1500] {
+            let sub = tempfile::tempdir().unwrap();
+            git(sub.path(), &["init", "-q", "."]);
+            std::fs::write(sub.path().join("f"), "x").unwrap();
+            git(sub.path(), &["add", "f"]);
+            git(
+                sub.path(),
+                &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "s"],
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            repo(d, files, &[]);
+            agrees(d, Answer::Lacks);
+            let out = std::process::Command::new("git")
+                .current_dir(sub.path())
+                .args(["rev-parse", "HEAD"])
+                .output()
+                .unwrap();
+            let head = String::from_utf8(out.stdout).unwrap();
+            let info = format!("160000,{},.tools_local", head.trim());
+            git(d, &["update-index", "--add", "--cacheinfo", &info]);
+            assert!(ls_files(d, ".tools_local"));
+            agrees(d, Answer::AskGit);
+            // A neighbour that only shares the name's start is no gitlink of it.
+            git(d, &["rm", "-q", "--cached", ".tools_local"]);
+            let info = format!("160000,{},.tools_local-old", head.trim());
+            git(d, &["update-index", "--add", "--cacheinfo", &info]);
+            agrees(d, Answer::Lacks);
+        }
+    }
+
+    /// A FIFO, a directory or a socket at `.git/index` is never opened for reading (git would
+    /// block on a FIFO forever): the answer says what is there.
+    #[test]
+    fn an_index_that_is_no_regular_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        repo(d, 3, &[]);
+        std::fs::remove_file(d.join(".git/index")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            d.join(".git/index"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(lacks_path(d, ".tools_local", false), Answer::NotAFile(w) if w.contains("FIFO")));
+        std::fs::remove_file(d.join(".git/index")).unwrap();
+        std::fs::create_dir(d.join(".git/index")).unwrap();
+        assert!(matches!(lacks_path(d, ".tools_local", false), Answer::NotAFile(w) if w.contains("directory")));
+    }
+
+    /// Entries out of order (git still reads such an index) make git be asked, and an index
+    /// read on past the first block stops at the bound: a sparse 1 GiB file is not read whole.
+    #[test]
+    fn entries_out_of_order_and_a_huge_index_make_git_be_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        repo(d, 3, &[]);
+        track_local(d);
+        let index = std::fs::read(d.join(".git/index")).unwrap();
+        // `.gitignore` renamed in place to a name that sorts after `.tools_local/`: the
+        // tracked `.tools_local/x` now comes after an entry past the prefix.
+        let swapped = replace_all(&index, &[(b".gitignore", b"zgitignore")]);
+        std::fs::write(d.join(".git/index"), &swapped).unwrap();
+        assert_eq!(lacks_path(d, ".tools_local", false), Answer::AskGit);
+        // A file whose first block is a valid start and whose rest is a hole of 1 GiB.
+        let big = tempfile::tempdir().unwrap();
+        let b = big.path();
+        git(b, &["init", "-q", "."]);
+        std::fs::create_dir_all(b.join(".github/workflows")).unwrap();
+        for i in 0..400 {
+            std::fs::write(b.join(format!(".github/workflows/job_number_{i:04}.yml")), "x").unwrap();
+        }
+        git(b, &["add", "-A"]);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(b.join(".git/index"))
+            .unwrap();
+        file.set_len(1 << 30).unwrap();
+        assert_eq!(lacks_path(b, ".tools_local", false), Answer::AskGit);
+    }
+
+    fn replace_all(bytes: &[u8], pairs: &[(&[u8], &[u8])]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for (from, to) in pairs {
+            let at = out.windows(from.len()).position(|w| w == *from).unwrap();
+            out[at..at + to.len()].copy_from_slice(to);
+        }
+        out
     }
 
     #[test]

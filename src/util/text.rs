@@ -43,6 +43,30 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The most characters of outside text (a name or a header from a bundle, a line git printed)
+/// a message quotes.
+pub const MAX_QUOTE: usize = 120;
+
+/// Outside text quoted in a message: escaped as Rust escapes a string (`\0`, `\u{1b}`, `\"`)
+/// and cut after [`MAX_QUOTE`] characters, saying how many were left out.
+pub fn quoted_short(text: &str) -> String {
+    let mut out = String::new();
+    for (shown, c) in text.chars().enumerate() {
+        if shown == MAX_QUOTE {
+            let rest = text.chars().count() - shown;
+            let _ = write!(out, "… ({rest} more characters)");
+            break;
+        }
+        let _ = write!(out, "{}", c.escape_debug());
+    }
+    out
+}
+
+/// Outside bytes quoted in a message (see [`quoted_short`]; invalid UTF-8 as U+FFFD).
+pub fn quoted_bytes(raw: &[u8]) -> String {
+    quoted_short(&String::from_utf8_lossy(raw))
+}
+
 /// A control character a terminal may act on (C0 but newline and tab, DEL, C1), or one that
 /// hides or reorders what follows (bidirectional overrides and isolates).
 fn is_hidden(c: char) -> bool {
@@ -52,6 +76,15 @@ fn is_hidden(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotations_are_escaped_and_short() {
+        assert_eq!(quoted_short("a\0b\x1b"), "a\\0b\\u{1b}");
+        let long = quoted_bytes(&[0u8; 2700]);
+        assert!(long.len() < 400 && long.ends_with("… (2580 more characters)"), "{long}");
+        let long = quoted_short(&"x".repeat(500));
+        assert!(long.ends_with("… (380 more characters)"), "{long}");
+    }
 
     #[test]
     fn controls_become_visible_and_long_lines_are_cut() {

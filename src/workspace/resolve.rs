@@ -82,11 +82,20 @@ fn store_version(owner: &Path, dir: &Path) -> Result<bool, Note> {
         Ok(_) => return Ok(false),
         Err(e) => return Err(Note::Link(e.to_string())),
     }
-    if crate::util::git::tracks_anything_under(owner, super::state_root::LOCAL_DIR, false) {
-        return Err(Note::Other(format!(
-            "`{}` is tracked by git: a2c's store is machine-local, so it is not used",
-            owner.join(super::state_root::LOCAL_DIR).display()
-        )));
+    match crate::util::git::tracking(owner, super::state_root::LOCAL_DIR, false) {
+        crate::util::git::Tracking::No => {}
+        crate::util::git::Tracking::Yes => {
+            return Err(Note::Other(format!(
+                "`{}` is tracked by git: a2c's store is machine-local, so it is not used",
+                owner.join(super::state_root::LOCAL_DIR).display()
+            )));
+        }
+        crate::util::git::Tracking::Unknown(reason) => {
+            return Err(Note::Other(format!(
+                "cannot tell whether git tracks `{}` ({reason}), so it is not used",
+                owner.join(super::state_root::LOCAL_DIR).display()
+            )));
+        }
     }
     Ok(true)
 }

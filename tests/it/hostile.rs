@@ -574,3 +574,119 @@ fn pax_records_a2c_honours_or_ignores_install() {
     let bytes = tar_with_pax(&[], &[("path", "../../escape.md")], "a2c-1.0.0/rules/short.md");
     refused(&t, "tar.gz", "pax path escape", &bytes, "..", &[]);
 }
+
+/// A tar.gz: the manifest, then a GNU long name `long` (if any) and a PAX `path` record
+/// `pax` (if any) for one regular file whose header names `name`; with `trailing`, a last
+/// PAX header with no entry after it, right before the end of the archive.
+fn tar_with_names(long: Option<&str>, pax: Option<&str>, name: &str, trailing: bool) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    let mut append = |kind: tar::EntryType, path: &str, data: &[u8]| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.as_gnu_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    };
+    let record = |k: &str, v: &str| {
+        let body = format!(" {k}={v}\n");
+        let mut len = body.len() + 1;
+        while len.to_string().len() + body.len() != len {
+            len = len.to_string().len() + body.len();
+        }
+        format!("{len}{body}").into_bytes()
+    };
+    let manifest = b"name = \"esys/a2c\"\nversion = \"1.0.0\"\ntool_state_root = \".tools/esys/a2c\"\n";
+    append(tar::EntryType::Regular, "a2c-1.0.0/a2c-method.toml", manifest);
+    if let Some(long) = long {
+        append(
+            tar::EntryType::GNULongName,
+            "././@LongLink",
+            format!("{long}\0").as_bytes(),
+        );
+    }
+    if let Some(pax) = pax {
+        append(tar::EntryType::XHeader, "a2c-1.0.0/PaxHeader", &record("path", pax));
+    }
+    append(tar::EntryType::Regular, name, b"# rules\n");
+    if trailing {
+        append(tar::EntryType::XHeader, "a2c-1.0.0/PaxHeader", &record("mtime", "0"));
+    }
+    b.into_inner().unwrap().finish().unwrap()
+}
+
+/// What `tool -tzf` lists of `bytes` (`None` when it fails).
+fn tar_listing(t: &TestContext, tool: &str, bytes: &[u8]) -> Option<String> {
+    let file = t.path("listed.tar.gz");
+    fs_err::write(&file, bytes).unwrap();
+    let out = std::process::Command::new(tool)
+        .arg("-tzf")
+        .arg(&file)
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Issue 38: where GNU tar and bsdtar read one archive two ways, a2c reads it neither way: a
+/// GNU long name beside a PAX `path` that differs, and a PAX header that ends the archive
+/// with no entry after it. The same names given both ways agree, and install.
+#[test]
+fn tar_archives_that_readers_disagree_on_are_refused() {
+    for tool in ["tar", "bsdtar"] {
+        if std::process::Command::new(tool).arg("--version").output().is_err() {
+            crate::common::require_program(tool);
+            return;
+        }
+    }
+    let t = TestContext::new();
+    setup(&t);
+    let both = tar_with_names(
+        Some("a2c-1.0.0/rules/from-gnu.md"),
+        Some("a2c-1.0.0/rules/from-pax.md"),
+        "a2c-1.0.0/rules/header.md",
+        false,
+    );
+    // The real readers disagree (that is why a2c refuses).
+    let (gnu, bsd) = (tar_listing(&t, "tar", &both), tar_listing(&t, "bsdtar", &both));
+    assert_ne!(
+        gnu, bsd,
+        "GNU tar and bsdtar agree on {gnu:?}: the test no longer shows a disagreement"
+    );
+    refused(
+        &t,
+        "tar.gz",
+        "gnu long name and pax path",
+        &both,
+        "a PAX `path` and a GNU long name (`a2c-1.0.0/rules/from-gnu.md`) that differ",
+        &[],
+    );
+    let trailing = tar_with_names(None, None, "a2c-1.0.0/rules/x.md", true);
+    assert!(
+        tar_listing(&t, "bsdtar", &trailing).is_none(),
+        "bsdtar reads a trailing PAX header"
+    );
+    refused(
+        &t,
+        "tar.gz",
+        "trailing pax header",
+        &trailing,
+        "the archive ends after an extended header, before its entry",
+        &[],
+    );
+    // The same name given both ways is no disagreement.
+    let agreeing = tar_with_names(
+        Some("a2c-1.0.0/rules/same.md"),
+        Some("a2c-1.0.0/rules/same.md"),
+        "a2c-1.0.0/rules/header.md",
+        false,
+    );
+    t.publish_raw("reg", "1.0.0", &agreeing, "tar.gz");
+    let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+}

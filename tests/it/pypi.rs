@@ -525,6 +525,12 @@ fn a_redirect_to_a_cdn_carries_no_credentials() {
         cdn.url().trim_end_matches('/')
     );
     index.fault(file, &vec![crate::server::Fault::Redirect(to); 12]);
+    // The CDN redirects once more, to itself (a signed URL): the second hop is on another
+    // origin than the index too, and carries nothing either.
+    cdn.fault(
+        "/files/esys_a2c-1.0.0-py3-none-any.whl",
+        &vec![crate::server::Fault::Redirect("/files/esys_a2c-1.0.0-py3-none-any.whl?signed=1".into()); 12],
+    );
     let location = format!("pypi+{}/simple/", index.url().trim_end_matches('/'));
     superbuild(&t, &location, &["1.0.0"]);
     let host = index.host();
@@ -538,6 +544,10 @@ fn a_redirect_to_a_cdn_carries_no_credentials() {
         "the file was asked of the index, which redirected"
     );
     asked_without_credentials(&cdn, "a credential followed the redirect");
+    assert!(
+        cdn.requests().iter().any(|r| r.path.ends_with("?signed=1")),
+        "the CDN's second hop was followed"
+    );
 }
 
 /// A `devpi-server` (its JSON pages, its `/USER/INDEX/+simple/` layout): a2c uploads to a

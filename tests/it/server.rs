@@ -39,6 +39,8 @@ pub enum Fault {
     Challenge(String),
     /// This status with `Content-Type: application/json` and this body (an API's own error).
     Json(u16, String),
+    /// This status, these extra header lines (each ending in CRLF), and an empty body.
+    Headers(u16, String),
 }
 
 #[derive(Debug, Clone)]
@@ -370,6 +372,7 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
             body.as_bytes(),
         ),
         Some(Fault::Redirect(to)) => respond(stream, "302 Found", &format!("Location: {to}\r\n"), b""),
+        Some(Fault::Headers(code, extra)) => respond(stream, &format!("{code} Fault"), &extra, b""),
         Some(Fault::Gzip) if body.is_some() => {
             use flate2::write::GzEncoder;
             let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());

@@ -409,3 +409,53 @@ fn a_json_bad_request_is_the_servers_answer_not_a_tls_port() {
     assert!(!run.stderr.contains("https://"), "{}", run.stderr);
     assert_eq!(server.count_of(INDEX), 1, "asked once, in plain HTTP");
 }
+
+/// Issue 38: a token endpoint (named by a registry's challenge, reachable with no credential)
+/// and a Conan `users/authenticate` that stream without end are cut, the first at the
+/// document cap and the second at the longest token a2c would send; peak memory stays far
+/// under 256 MiB (measured with /usr/bin/time).
+#[test]
+fn endless_token_answers_are_cut_and_memory_stays_bounded() {
+    let t = TestContext::new();
+    let server = single(&t);
+    let tokens = Server::start_on(t.path("reg"), "127.0.0.2");
+    server.require_token_from("t", &format!("{}token", tokens.url()));
+    tokens.fault("/token?service=test", &[Fault::Endless(600 << 20)]);
+    let Some((out, kib)) = t.run_measured("r", &["lock", "--registry", &server.url()]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("`{}token`", tokens.url())) && stderr.contains("sent more than 67108864 bytes"),
+        "{stderr}"
+    );
+    assert!(kib < 160 * 1024, "peak RSS {kib} KiB");
+
+    // Conan: the credentials are exchanged for a token whose answer never ends.
+    let conan = Server::start(t.path("reg"));
+    let revisions = "X-Conan-Server-Capabilities: revisions\r\n".to_string();
+    conan.fault("/v1/ping", &[Fault::Headers(200, revisions)]);
+    conan.fault("/v2/conans/search?q=esys-a2c%2F*", &[Fault::Status(401)]);
+    conan.fault("/v2/users/authenticate", &[Fault::Endless(600 << 20)]);
+    let location = format!("conan+{}", conan.url());
+    let host = conan.host();
+    let env = [
+        ("A2C_REGISTRY_AUTH", "alice:secret"),
+        ("A2C_TOKEN_HOSTS", host.as_str()),
+    ];
+    let mut cmd = t.cmd("r");
+    cmd.args(["lock", "--registry", &location]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("v2/users/authenticate`") && stderr.contains("sent more than 65536 bytes"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}

@@ -598,3 +598,179 @@ fn cache_clean_waits_for_a_running_install() {
         );
     }
 }
+
+/// The audit's chains, for every way of binding a credential to X: X → Y → Y (a second hop on
+/// the other host) and X → Y → X (back on the bound origin after leaving it). No hop after
+/// the chain left X carries a credential; each hop is named under `-v`. A loop and a chain
+/// longer than ten hops are refused, naming the URL.
+#[test]
+fn no_hop_after_the_chain_left_the_bound_origin_carries_a_credential() {
+    let t = TestContext::new();
+    let (x, y) = x_and_y(&t);
+    let mut sources = credential_sources(&t, &x);
+    sources.push((
+        "A2C_REGISTRY_TOKEN",
+        vec![("A2C_REGISTRY_TOKEN".into(), "secret-token".into())],
+    ));
+    let lock = t.path("r/.tools/esys/a2c/a2c.lock");
+    for (source, env) in &sources {
+        x.fault(INDEX, &[Fault::Redirect(format!("{}index/esys/a2c.json", y.url()))]);
+        y.fault(INDEX, &[Fault::Redirect("/index/esys/a2c.json?hop=2".into())]);
+        let mut env = env.clone();
+        env.push(("A2C_TOKEN_HOSTS".into(), x.host()));
+        let run = run_with(&t, &["lock", "-v", "--registry", &x.url()], &env);
+        run.success();
+        saw_no_credential(&y);
+        assert!(
+            run.stderr.contains(&format!("{}index/esys/a2c.json?hop=2", y.url())) && run.stderr.contains("HTTP 302"),
+            "{source}: the hops are not named under -v: {}",
+            run.stderr
+        );
+        fs_err::remove_file(&lock).unwrap();
+
+        let since = x.count();
+        x.fault(INDEX, &[Fault::Redirect(format!("{}bounce", y.url()))]);
+        y.fault(
+            "/bounce",
+            &[Fault::Redirect(format!("{}index/esys/a2c.json?back", x.url()))],
+        );
+        run_with(&t, &["lock", "--registry", &x.url()], &env).success();
+        let back: Vec<_> = x
+            .requests()
+            .into_iter()
+            .skip(since)
+            .filter(|r| r.path.ends_with("?back"))
+            .collect();
+        assert_eq!(back.len(), 1, "{source}");
+        assert!(
+            !back[0].headers.contains_key("authorization"),
+            "{source}: the hop back to X after Y carried {:?}",
+            back[0].headers.get("authorization")
+        );
+        saw_no_credential(&y);
+        fs_err::remove_file(&lock).unwrap();
+    }
+    // A loop, and a chain that never ends, are refused (no retry, nothing written).
+    x.fault(
+        INDEX,
+        &[Fault::Redirect(format!("{}index/esys/a2c.json?loop", y.url()))],
+    );
+    y.fault(
+        "/index/esys/a2c.json?loop",
+        &[Fault::Redirect(format!("{}index/esys/a2c.json", x.url()))],
+    );
+    let run = t.run("r", &["lock", "--registry", &x.url()]);
+    run.fails_with(&["a redirect loop", "run again with -v"]);
+    for hop in 0..20 {
+        let path = format!("/index/esys/a2c.json?n={hop}");
+        x.fault(
+            if hop == 0 { INDEX } else { &path },
+            &[Fault::Redirect(format!("/index/esys/a2c.json?n={}", hop + 1))],
+        );
+    }
+    let run = t.run("r", &["lock", "--registry", &x.url()]);
+    run.fails_with(&["still redirecting after 10 hops"]);
+    assert!(!lock.exists());
+}
+
+/// A Conan remote whose `users/authenticate` redirects to another host, which redirects to
+/// itself: the Basic credentials go to the remote's own origin only, never to either hop.
+#[test]
+fn a_conan_token_exchange_never_follows_a_redirect_with_the_credentials() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    fs_err::create_dir_all(t.path("reg")).unwrap();
+    let x = Server::start(t.path("reg"));
+    let y = Server::start_on(t.path("reg"), "127.0.0.2");
+    let revisions = "X-Conan-Server-Capabilities: revisions\r\n".to_string();
+    x.fault("/v1/ping", &[Fault::Headers(200, revisions)]);
+    x.fault("/v2/conans/search?q=esys-a2c%2F*", &vec![Fault::Status(401); 4]);
+    x.fault(
+        "/v2/users/authenticate",
+        &[Fault::Redirect(format!("{}v2/users/authenticate", y.url()))],
+    );
+    y.fault(
+        "/v2/users/authenticate",
+        &vec![Fault::Redirect("/v2/users/authenticate?again".into()); 9],
+    );
+    let location = format!("conan+{}", x.url());
+    let env = [("A2C_REGISTRY_AUTH", "alice:secret"), ("A2C_TOKEN_HOSTS", &x.host())];
+    let run = t.run_env("r", &["lock", "--registry", &location], &env);
+    run.failure();
+    assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+    let asked: Vec<_> = x.requests().into_iter().map(|r| r.path).collect();
+    assert!(asked.contains(&"/v2/users/authenticate".to_string()), "{asked:?}");
+    assert!(
+        x.requests()
+            .iter()
+            .any(|r| r.path == "/v2/users/authenticate" && r.headers.contains_key("authorization")),
+        "the remote itself was asked with the credentials"
+    );
+    assert!(y.count() > 0, "the redirect was not followed");
+    saw_no_credential(&y);
+}
+
+/// Issue 38: a2c's secrets never reach the programs it starts: the member's own pre-commit
+/// hook that `migrate`'s commit runs, and docker's credential helper.
+#[test]
+fn hooks_and_helpers_never_see_a2cs_secrets() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestContext::new();
+    legacy_member(&t, "m");
+    let hooks = t.path("hooks");
+    fs_err::create_dir_all(&hooks).unwrap();
+    let script = |path: &std::path::Path, dump: &std::path::Path, tail: &str| {
+        fs_err::write(path, format!("#!/bin/sh\nenv > {}\n{tail}", dump.display())).unwrap();
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script(&hooks.join("pre-commit"), &t.path("hook-env"), "exit 0\n");
+    crate::common::git(
+        &t.path("m"),
+        &["config", "core.hooksPath", &hooks.display().to_string()],
+    );
+    let secrets = [
+        ("A2C_REGISTRY_TOKEN", "tok-s3cret"),
+        ("A2C_REGISTRY_AUTH", "alice:auth-s3cret"),
+        ("A2C_KEY_PASSWORD", "key-s3cret"),
+    ];
+    let reg = t.path("reg").display().to_string();
+    let mut env = secrets.to_vec();
+    env.push(("A2C_REGISTRY", reg.as_str()));
+    t.run_env("m", &["migrate", "version", "--to", "2.0.0"], &env).success();
+    let seen = fs_err::read_to_string(t.path("hook-env")).unwrap();
+    assert!(seen.contains("HOME="), "the hook ran with an environment: {seen}");
+    for (var, value) in secrets {
+        assert!(!seen.contains(var) && !seen.contains(value), "the hook saw {var}");
+    }
+
+    // docker's credential helper, run when the bound registry asks for credentials.
+    t.canonical_repo("r", "1.0.0");
+    let x = Server::start(t.path("reg"));
+    x.require_token("never");
+    let bin = t.path("bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    script(
+        &bin.join("docker-credential-evil"),
+        &t.path("helper-env"),
+        "echo '{\"Username\":\"u\",\"Secret\":\"p\"}'\n",
+    );
+    let docker = t.path("docker");
+    fs_err::create_dir_all(&docker).unwrap();
+    fs_err::write(docker.join("config.json"), r#"{"credsStore":"evil"}"#).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let docker_dir = docker.display().to_string();
+    let host = x.host();
+    let env = [
+        ("PATH", path.as_str()),
+        ("DOCKER_CONFIG", docker_dir.as_str()),
+        ("A2C_TOKEN_HOSTS", host.as_str()),
+        // (A2C_REGISTRY_TOKEN or _AUTH would answer X themselves: the helper would not run.)
+        ("A2C_KEY_PASSWORD", "key-s3cret"),
+    ];
+    t.run_env("r", &["lock", "--registry", &x.url()], &env).failure();
+    let seen = fs_err::read_to_string(t.path("helper-env")).unwrap();
+    assert!(seen.contains("HOME="), "the helper ran: {seen}");
+    for (var, value) in secrets {
+        assert!(!seen.contains(var) && !seen.contains(value), "the helper saw {var}");
+    }
+}
