@@ -402,11 +402,12 @@ fn what_a_project_page_says_is_held_to_it() {
     run.failure();
     assert!(run.stderr.contains("sha256"), "{}", run.stderr);
     assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
-    // Two wheels of one version: refused, both named.
+    // Two wheels of one version: refused, both named (by their URLs, as pip names files: the
+    // anchor's text is not read).
     t.write(
         "site/simple/esys-a2c/index.html",
         &page(&format!(
-            "<a href=\"../../files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-1-py3-none-any.whl</a>\n"
+            "<a href=\"../../files/esys_a2c-1.0.0-1-py3-none-any.whl#sha256={sha}\">esys_a2c-9.9.9-py3-none-any.whl</a>\n"
         )),
     );
     let run = t.run("w", &["lock"]);
