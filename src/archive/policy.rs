@@ -335,6 +335,25 @@ impl<'a> Sink<'a> {
         Ok(())
     }
 
+    /// Reads `content` through without writing it (a wheel's `.dist-info`, or anything outside
+    /// its package directory), counting every byte against the unpacked limit all the same: a
+    /// file that is not installed is no way around `A2C_MAX_UNPACKED_BYTES`.
+    pub fn pass_over(&mut self, content: &mut dyn Read) -> Result<(), ArchiveError> {
+        let read = std::io::copy(&mut content.take(self.remaining() + 1), &mut std::io::sink())?;
+        self.count_bytes(read)
+    }
+
+    /// Counts `n` bytes read but not written against the unpacked limit.
+    pub fn count_bytes(&mut self, n: u64) -> Result<(), ArchiveError> {
+        self.bytes += n;
+        if self.bytes > self.limits.max_unpacked_bytes {
+            return Err(ArchiveError::TooLarge {
+                limit: self.limits.max_unpacked_bytes,
+            });
+        }
+        Ok(())
+    }
+
     /// Bytes still allowed.
     pub fn remaining(&self) -> u64 {
         self.limits.max_unpacked_bytes.saturating_sub(self.bytes)

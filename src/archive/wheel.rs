@@ -87,16 +87,49 @@ fn refuse(entry: &str, reason: impl Into<String>) -> ArchiveError {
 /// One `RECORD` line: its sha256 and size (both absent for `RECORD` itself).
 type Record = BTreeMap<String, Option<(Sha256, u64)>>;
 
-/// Parses a `RECORD` (CSV: path, `sha256=<urlsafe base64>`, size; a field with a comma or a
-/// quote is quoted).
-fn parse_record(text: &str) -> Result<Record, ArchiveError> {
+/// The longest `RECORD` line a2c reads (a path, a hash, a size): a longer one is refused.
+const MAX_RECORD_LINE: usize = 16 * 1024;
+
+/// Reads a `RECORD` (CSV: path, `sha256=<urlsafe base64>`, size; a field with a comma or a
+/// quote is quoted) as it inflates, one line at a time: every line must name a file of the
+/// wheel (`held`), once, so the map never grows past the wheel's own entries, however long the
+/// `RECORD` (a 0.5 MB wheel whose `RECORD` inflated to 500 MiB took 535 MB before). Its bytes
+/// are counted against the unpacked limit by the caller's `reader`.
+fn read_record(
+    reader: &mut dyn std::io::BufRead,
+    held: &std::collections::BTreeSet<&str>,
+) -> Result<Record, ArchiveError> {
+    use std::io::BufRead;
     let mut record = Record::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let bad = |why: &str| corrupt(format!("RECORD line {}: {why}", n + 1));
-        let fields = csv_fields(line).ok_or_else(|| bad("unbalanced quotes"))?;
+    let mut line = Vec::new();
+    for n in 1.. {
+        line.clear();
+        let read = (&mut *reader)
+            .take(MAX_RECORD_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| corrupt(format!("RECORD: {e}")))?;
+        if read == 0 {
+            break;
+        }
+        let bad = |why: &str| corrupt(format!("RECORD line {n}: {why}"));
+        if line.len() > MAX_RECORD_LINE {
+            return Err(bad(&format!("longer than {MAX_RECORD_LINE} bytes")));
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| bad("not UTF-8"))?;
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let fields = csv_fields(text).ok_or_else(|| bad("unbalanced quotes"))?;
         let [path, hash, size] = fields.as_slice() else {
             return Err(bad("expected three fields: path, hash, size"));
         };
+        if !held.contains(path.as_str()) {
+            return Err(refuse(
+                path,
+                "the wheel's RECORD lists it, but the wheel does not hold it",
+            ));
+        }
         let entry = match (hash.as_str(), size.as_str()) {
             ("", "") => None,
             (hash, size) => {
@@ -112,7 +145,10 @@ fn parse_record(text: &str) -> Result<Record, ArchiveError> {
             }
         };
         if record.insert(path.clone(), entry).is_some() {
-            return Err(bad(&format!("`{path}` is listed twice")));
+            return Err(bad(&format!(
+                "`{}` is listed twice",
+                crate::util::text::quoted_short(path)
+            )));
         }
     }
     Ok(record)
@@ -200,7 +236,8 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
         Some(std::iter::once(top).chain(rest.iter().cloned()).collect())
     };
     let mut seen: BTreeMap<String, (Sha256, u64)> = BTreeMap::new();
-    let mut record_text = None;
+    let held: std::collections::BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    let mut record = None;
     for i in 0..archive.len() {
         let info = super::zip::entry(&bytes, &mut archive, i)?;
         sink.count_entry()?;
@@ -212,24 +249,23 @@ pub fn extract(source: &mut dyn Read, sink: &mut Sink<'_>) -> Result<(), Archive
         }
         let mut file = archive.by_index(i).map_err(corrupt)?;
         if info.name == record_name {
-            let mut text = String::new();
-            (&mut file)
-                .take(super::zip::MAX_ZIP_BYTES)
-                .read_to_string(&mut text)
-                .map_err(|e| corrupt(format!("RECORD: {e}")))?;
-            record_text = Some(text);
+            // Inflated within what the unpacked limit still allows, and counted against it.
+            let allowed = sink.remaining() + 1;
+            let mut limited = std::io::BufReader::new((&mut file).take(allowed));
+            let read = read_record(&mut limited, &held);
+            std::io::copy(&mut limited, &mut std::io::sink())?;
+            sink.count_bytes(allowed - limited.into_inner().limit())?;
+            record = Some(read?);
             continue;
         }
         let mut hashing = HashingReader::new(&mut file);
         match below(&info.segments) {
             Some(segments) => sink.file(&segments, info.executable, info.declared, &mut hashing)?,
-            None => {
-                std::io::copy(&mut hashing, &mut std::io::sink())?;
-            }
+            None => sink.pass_over(&mut hashing)?,
         }
         seen.insert(info.name.clone(), hashing.finish()?);
     }
-    let record = parse_record(&record_text.ok_or_else(|| corrupt(format!("no `{record_name}`")))?)?;
+    let record = record.ok_or_else(|| corrupt(format!("no `{record_name}`")))?;
     for (name, (sha256, size)) in &seen {
         // Signatures of the RECORD are not in it (PEP 376/427).
         if name == &format!("{dist_info}/RECORD.jws") || name == &format!("{dist_info}/RECORD.p7s") {
@@ -274,12 +310,28 @@ mod tests {
     #[test]
     fn a_record_reads_back_with_quotes_and_refuses_bad_lines() {
         let digest = B64.encode([7u8; 32]);
+        let held: std::collections::BTreeSet<&str> = ["a,b/c", "x.dist-info/RECORD", "a"].into();
+        let read = |text: &str| read_record(&mut text.as_bytes(), &held);
         let text = format!("\"a,b/c\",sha256={digest},12\nx.dist-info/RECORD,,\n");
-        let r = parse_record(&text).unwrap();
+        let r = read(&text).unwrap();
         assert_eq!(r["a,b/c"], Some((Sha256([7u8; 32]), 12)));
         assert_eq!(r["x.dist-info/RECORD"], None);
-        assert!(parse_record("a,md5=xyz,1\n").is_err());
-        assert!(parse_record("a,b\n").is_err());
-        assert!(parse_record(&format!("a,sha256={digest},1\na,sha256={digest},1\n")).is_err());
+        assert!(read("a,md5=xyz,1\n").is_err());
+        assert!(read("a,b\n").is_err());
+        assert!(read(&format!("a,sha256={digest},1\na,sha256={digest},1\n")).is_err());
+        // Issue 38: a line naming no file of the wheel ends the read there; so does a line
+        // longer than any RECORD line.
+        let flood = format!(
+            "a,sha256={digest},1\n{}",
+            format!("ghost,sha256={digest},1\n").repeat(100_000)
+        );
+        match read(&flood) {
+            Err(ArchiveError::Entry { entry, reason }) => {
+                assert_eq!(entry, "ghost");
+                assert!(reason.contains("does not hold it"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(read(&format!("\"{}\",,\n", "x".repeat(MAX_RECORD_LINE))).is_err());
     }
 }

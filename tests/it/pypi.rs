@@ -746,3 +746,91 @@ fn an_index_over_https_with_a_private_ca() {
     t.run_env("w", &["install"], &with_ca).success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
 }
+
+/// `wheel`, rewritten by Python's `zipfile`: `extra` entries added (name, bytes, listed in
+/// RECORD with their real hash), then `ghosts` more RECORD lines naming files the wheel does
+/// not hold. Returns the new wheel's sha256.
+fn rewritten_wheel(t: &TestContext, wheel: &Path, out: &Path, extra: &[(&str, usize)], ghosts: usize) -> String {
+    let script = r#"
+import base64, hashlib, sys, zipfile
+src, dst, ghosts = sys.argv[1], sys.argv[2], int(sys.argv[3])
+extra = [(sys.argv[i], int(sys.argv[i + 1])) for i in range(4, len(sys.argv), 2)]
+zin = zipfile.ZipFile(src)
+record_name = next(n for n in zin.namelist() if n.endswith('.dist-info/RECORD'))
+zout = zipfile.ZipFile(dst, 'w', zipfile.ZIP_DEFLATED)
+lines = []
+for info in zin.infolist():
+    if info.filename == record_name:
+        lines.extend(l for l in zin.read(info).decode().splitlines() if l)
+        continue
+    zout.writestr(info, zin.read(info))
+for name, size in extra:
+    data = b'\0' * size
+    zout.writestr(name, data)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
+    lines.append(f'{name},sha256={digest},{size}')
+ghost = 'esys_a2c/ghost-%09d.md,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0'
+record = '\n'.join(lines + [ghost % i for i in range(ghosts)]) + '\n'
+zout.writestr(record_name, record)
+zout.close()
+"#;
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", script]).arg(wheel).arg(out).arg(ghosts.to_string());
+    for (name, size) in extra {
+        cmd.arg(name).arg(size.to_string());
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success());
+    let _ = t;
+    sha256_hex(&fs_err::read(out).unwrap())
+}
+
+/// Issue 38: what a wheel holds outside its package directory is inflated within
+/// `A2C_MAX_UNPACKED_BYTES` too (3 MiB of zeros beside the tree, listed in RECORD with their
+/// real hash, installed before under a 1 MiB limit), and a RECORD of a million lines naming
+/// files the wheel does not hold is refused at its first such line, in bounded memory
+/// (measured with /usr/bin/time).
+#[test]
+fn a_wheel_is_bounded_outside_its_package_and_in_its_record() {
+    let t = TestContext::new();
+    let built = wheel(&t, "1.0.0");
+    let name = "esys_a2c-1.0.0-py3-none-any.whl";
+    fs_err::create_dir_all(t.path("site/files")).unwrap();
+    let page = |sha: &str| format!("<a href=\"../../files/{name}#sha256={sha}\">{name}</a>\n");
+    let sha = rewritten_wheel(
+        &t,
+        &built,
+        &t.path(&format!("site/files/{name}")),
+        &[("data/zeros.bin", 3 << 20)],
+        0,
+    );
+    t.write("site/simple/esys-a2c/index.html", &page(&sha));
+    let server = Server::start(t.path("site"));
+    let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0"]);
+    let limit = [("A2C_MAX_UNPACKED_BYTES", "1048576")];
+    let run = t.run_env("w", &["lock"], &limit);
+    run.failure();
+    assert!(run.stderr.contains("1048576"), "{}", run.stderr);
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+    // Within the default limit the same wheel installs: only its package directory.
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
+
+    // A RECORD of a million lines (about 90 MB inflated, a few hundred KB in the wheel).
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let sha = rewritten_wheel(&t, &built, &t.path(&format!("site/files/{name}")), &[], 1_000_000);
+    t.write("site/simple/esys-a2c/index.html", &page(&sha));
+    let Some((out, kib)) = t.run_measured("w", &["lock"]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("esys_a2c/ghost-000000000.md") && stderr.contains("does not hold it"),
+        "{stderr}"
+    );
+    assert!(kib < 60 * 1024, "peak RSS {kib} KiB");
+}
