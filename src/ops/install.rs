@@ -294,8 +294,10 @@ fn prepared_options(
         client.clone(),
     )?;
     let flag = settings.registry.as_deref();
-    let (alternatives, notes) = super::alternatives(session, ctx, flag, entries, &options, client);
-    options.alternatives = alternatives;
+    let found = super::alternatives(session, ctx, flag, entries, &options, client);
+    options.alternatives = found.places;
+    options.passed_over = found.passed_over;
+    let notes = found.notes;
     if settings.link_mode.is_some() {
         options.link_mode = settings.link_mode;
     }

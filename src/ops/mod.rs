@@ -560,6 +560,7 @@ pub fn install_options(
         limits: session.limits()?,
         registry_dir: registry_dir(session, ctx),
         alternatives: Default::default(),
+        passed_over: Default::default(),
         link_mode: session.link_mode()?,
         reinstall: Default::default(),
     })
@@ -598,9 +599,21 @@ pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str
     out
 }
 
+/// What [`alternatives`] found.
+#[derive(Default)]
+pub struct Alternatives {
+    /// Where each version's locked bundle is served, by version, in order.
+    pub places: BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
+    /// The registries asked for a version and passed over, with why, by version.
+    pub passed_over: BTreeMap<MethodVersion, Vec<String>>,
+    /// Registries that could not be read (shown under `-v`).
+    pub notes: Vec<String>,
+}
+
 /// Where the configured registries and mirrors serve each of `entries` — the index entry of
 /// the same version with the locked sha256 and size — for the entries not yet installed or
-/// cached. A registry that cannot be read is skipped, with a note (shown under `-v`).
+/// cached. A registry that cannot be read, does not list a version, or lists another bundle
+/// under it is passed over, and said so: named when no place serves that version.
 pub fn alternatives(
     session: &Session,
     ctx: &Context,
@@ -608,15 +621,14 @@ pub fn alternatives(
     entries: &[crate::lock::LockEntry],
     options: &crate::store::InstallOptions,
     client: &crate::net::LazyClient,
-) -> (BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>, Vec<String>) {
-    let mut found: BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>> = BTreeMap::new();
-    let mut notes = Vec::new();
+) -> Alternatives {
+    let mut out = Alternatives::default();
     let pending: Vec<&crate::lock::LockEntry> = entries
         .iter()
         .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
         .collect();
     if pending.is_empty() || options.offline {
-        return (found, notes);
+        return out;
     }
     // Only the versions still to fetch are asked for (an OCI registry, a package index or a
     // Conan remote reads entries one by one).
@@ -628,19 +640,39 @@ pub fn alternatives(
         if matches!(location, RegistryLocation::Conan(_)) {
             continue;
         }
+        let mut pass = |version: &MethodVersion, why: String| {
+            out.passed_over
+                .entry(version.clone())
+                .or_default()
+                .push(format!("the registry `{location}` {why}"));
+        };
         let index = match crate::registry::read_index_trusted(&location, client, &[], Some(&wanted)) {
             Ok(index) => index,
             Err(e) => {
-                notes.push(format!("skipped the registry `{location}`: {e}"));
+                for entry in &pending {
+                    pass(&entry.version, format!("was skipped: {e}"));
+                }
+                out.notes.push(format!("skipped the registry `{location}`: {e}"));
                 continue;
             }
         };
         for entry in &pending {
             let Some(published) = index.get(&entry.version) else {
+                pass(&entry.version, format!("does not list {}", entry.version));
                 continue;
             };
             if published.sha256 != entry.sha256 || published.size != entry.size {
-                continue; // another bundle under that version: never a candidate
+                // Another bundle under that version: never a candidate.
+                pass(
+                    &entry.version,
+                    format!(
+                        "lists another bundle as {} than the lock pins (sha256 {}, {} bytes): its index disagrees with the lock",
+                        entry.version,
+                        &published.sha256.to_hex()[..12],
+                        published.size
+                    ),
+                );
+                continue;
             }
             let url = match &index.fetched_from {
                 Some(base) => base.join(&published.url).ok(),
@@ -655,13 +687,13 @@ pub fn alternatives(
             if candidate == entry.location(session.plain_http(), options.lock_dir.as_deref()) {
                 continue; // the lock's own source: tried last, as itself
             }
-            let list = found.entry(entry.version.clone()).or_default();
+            let list = out.places.entry(entry.version.clone()).or_default();
             if !list.contains(&candidate) {
                 list.push(candidate);
             }
         }
     }
-    (found, notes)
+    out
 }
 
 /// The `--from DIR` directory, absolute, checked to exist.

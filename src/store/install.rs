@@ -141,9 +141,12 @@ fn install_one(
     // Places that failed, with why: a dead or wrong mirror is skipped, and reported only if
     // every place fails.
     let mut failed: Vec<String> = Vec::new();
+    // Registries passed over before (their index could not be read, disagrees with the lock or
+    // lacks the version) are named first when no place served the bundle: each place asked.
+    let passed: &[String] = options.passed_over.get(&entry.version).map_or(&[], Vec::as_slice);
     let all_failed = |failed: Vec<String>| StoreError::AllSourcesFailed {
         version: entry.version.clone(),
-        tried: failed,
+        tried: passed.iter().cloned().chain(failed).collect(),
     };
     for candidate in candidates {
         if let Some(url) = &candidate.download {
@@ -152,7 +155,9 @@ fn install_one(
                     StoreError::Download { source, .. } => source.to_string(),
                     other => other.to_string(),
                 };
-                if candidate.strict && failed.is_empty() {
+                // The lock's own source alone could not be fetched: its own error, unless other
+                // registries were asked and passed over (then every place is named).
+                if candidate.strict && failed.is_empty() && passed.is_empty() {
                     return Err(e);
                 }
                 failed.push(why);

@@ -115,6 +115,10 @@ pub struct InstallOptions {
     /// order), found in their indexes with the locked sha256 and size: tried after the cache
     /// and `--from`, before the lock's own `source`.
     pub alternatives: std::collections::BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
+    /// The configured registries and mirrors that were asked for a version and passed over,
+    /// with why (its index could not be read, does not list it, lists another bundle under
+    /// it): named beside every place that failed when none served it.
+    pub passed_over: std::collections::BTreeMap<MethodVersion, Vec<String>>,
     /// How versions are placed from the shared tree cache; `None`: the fastest that works.
     pub link_mode: Option<LinkMode>,
     /// Versions to install again from a verified bundle even when installed (`--reinstall`):

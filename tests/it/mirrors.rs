@@ -193,3 +193,29 @@ fn when_every_place_fails_each_is_named_with_why() {
     assert!(mirror_line.is_some() && dead_line.is_some(), "{}", run.stderr);
     assert!(mirror_line < dead_line, "the mirror first: {}", run.stderr);
 }
+
+/// Issue 38: a mirror whose index lists another bundle under the locked version is passed
+/// over, and when the lock's own source is dead too, the error names both places and why,
+/// not the dead source alone.
+#[test]
+fn a_mirror_whose_index_disagrees_is_named_when_nothing_serves() {
+    let t = TestContext::new();
+    let dead = locked_then_primary_dies(&t);
+    // Another 1.0.0 (other bytes) in a mirror.
+    t.method_tree("other-tree", "1.0.0");
+    t.write("other-tree/rules/extra.md", "not the locked bundle\n");
+    t.pack("other-tree", "1.0.0", "other", "tar.gz");
+    let other = t.path("other").display().to_string();
+    let env = [
+        ("A2C_REGISTRY", dead.as_str()),
+        ("A2C_MIRRORS", other.as_str()),
+        ("A2C_HTTP_RETRIES", "0"),
+    ];
+    let run = t.run_env("r", &["install"], &env);
+    run.fails_with(&[
+        "no place served version 1.0.0",
+        "the registry `[TMP]/other` lists another bundle as 1.0.0 than the lock pins",
+        "its index disagrees with the lock",
+        &dead,
+    ]);
+}
