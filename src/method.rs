@@ -51,12 +51,15 @@ impl MethodManifest {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ManifestError> {
         let manifest: MethodManifest = toml::from_str(text).map_err(|e| ManifestError::Invalid {
             path: path.to_path_buf(),
-            reason: e.to_string().trim().replace('\n', " "),
+            reason: crate::util::text::cut_lines(e.to_string().trim()).replace('\n', " "),
         })?;
         if manifest.name != METHOD_NAME {
             return Err(ManifestError::Invalid {
                 path: path.to_path_buf(),
-                reason: format!("`name` is `{}`, expected `{METHOD_NAME}`", manifest.name),
+                reason: format!(
+                    "`name` is `{}`, expected `{METHOD_NAME}`",
+                    crate::util::text::quoted_short(&manifest.name)
+                ),
             });
         }
         if let Some(root) = &manifest.tool_state_root
@@ -65,7 +68,10 @@ impl MethodManifest {
         {
             return Err(ManifestError::Invalid {
                 path: path.to_path_buf(),
-                reason: format!("`tool_state_root` is `{root}`, expected `.tools/esys/a2c` or `.a2c`"),
+                reason: format!(
+                    "`tool_state_root` is `{}`, expected `.tools/esys/a2c` or `.a2c`",
+                    crate::util::text::quoted_short(root)
+                ),
             });
         }
         Ok(manifest)

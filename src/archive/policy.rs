@@ -408,8 +408,12 @@ impl<'a> Sink<'a> {
         Ok(path)
     }
 
-    /// Records a directory entry and creates it. A directory already implied by earlier files
-    /// is not a duplicate; a second entry for the same directory is.
+    /// Records a directory entry (its name checked like any other). It is not created here:
+    /// the files below it create it. The tree digest covers files, and so every directory that
+    /// holds one; a directory with no file below it would be outside the pinned digest, so it
+    /// is never installed (refusing it would refuse what GNU tar, bsdtar and Info-ZIP make of
+    /// a tree with an empty directory). A directory already implied by earlier files is not a
+    /// duplicate; a second entry for the same directory is.
     pub fn directory(&mut self, segments: &[String]) -> Result<(), ArchiveError> {
         let path = segments.join("/");
         if !self.explicit_dirs.insert(path.clone()) {
@@ -421,7 +425,6 @@ impl<'a> Sink<'a> {
                 self.claim(segments, Kind::Dir)?;
             }
         }
-        self.create_dirs(segments)?;
         Ok(())
     }
 

@@ -29,9 +29,11 @@ pub fn check(targets: &[Target], jobs: usize) -> Vec<Finding> {
     out.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-fn scan(dir: &Path) -> BTreeMap<String, TreeFile> {
+/// The files below `dir` (each with its digest) and the directories that hold no file.
+fn scan(dir: &Path) -> (BTreeMap<String, TreeFile>, Vec<String>) {
     use std::os::unix::fs::PermissionsExt;
     let mut files = BTreeMap::new();
+    let mut dirs = Vec::new();
     for entry in walkdir::WalkDir::new(dir)
         .min_depth(1)
         .follow_links(false)
@@ -39,7 +41,11 @@ fn scan(dir: &Path) -> BTreeMap<String, TreeFile> {
         .flatten()
     {
         let rel = crate::util::paths::relative_slash(dir, entry.path()).unwrap_or_default();
-        if rel == RECEIPT_FILE || rel == TREE_FILE || entry.file_type().is_dir() {
+        if entry.file_type().is_dir() {
+            dirs.push(rel);
+            continue;
+        }
+        if rel == RECEIPT_FILE || rel == TREE_FILE {
             continue;
         }
         // Anything that is not a regular file is an "extra" with an impossible digest.
@@ -62,15 +68,27 @@ fn scan(dir: &Path) -> BTreeMap<String, TreeFile> {
             },
         );
     }
-    files
+    // A directory no file lies below is outside the tree digest: an extra of its own.
+    let empty = dirs
+        .into_iter()
+        .filter(|d| {
+            let prefix = format!("{d}/");
+            files
+                .range(prefix.clone()..)
+                .next()
+                .is_none_or(|(p, _)| !p.starts_with(&prefix))
+        })
+        .map(|d| format!("{d}/"))
+        .collect();
+    (files, empty)
 }
 
 fn check_one((version, dir, receipt, locked_tree): &Target) -> Option<Finding> {
-    let actual = scan(dir);
+    let (actual, empty_dirs) = scan(dir);
     let actual_list: Vec<TreeFile> = actual.values().cloned().collect();
     let digest = tree_digest(&actual_list);
     let expected_tree = locked_tree.clone().unwrap_or_else(|| receipt.tree.clone());
-    if digest == receipt.tree && digest == expected_tree {
+    if digest == receipt.tree && digest == expected_tree && empty_dirs.is_empty() {
         return None;
     }
     let expected = fs_err::read(dir.join(TREE_FILE))
@@ -88,6 +106,7 @@ fn check_one((version, dir, receipt, locked_tree): &Target) -> Option<Finding> {
         }
     }
     extra.extend(actual.keys().filter(|p| !seen.contains(*p)).cloned());
+    extra.extend(empty_dirs);
     let mut parts = Vec::new();
     for (what, list) in [("modified", &modified), ("missing", &missing), ("extra", &extra)] {
         if !list.is_empty() {

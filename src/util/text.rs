@@ -62,6 +62,26 @@ pub fn quoted_short(text: &str) -> String {
     out
 }
 
+/// A parser's message that may echo outside text (a TOML error quotes the offending line):
+/// each line cut after [`MAX_QUOTE`] characters, saying how many were left out. Control
+/// characters are left to [`visible`], which every printed line goes through.
+pub fn cut_lines(text: &str) -> String {
+    let mut out = String::new();
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match line.char_indices().nth(MAX_QUOTE) {
+            Some((at, _)) => {
+                let rest = line[at..].chars().count();
+                let _ = write!(out, "{}… ({rest} more characters)", &line[..at]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 /// Outside bytes quoted in a message (see [`quoted_short`]; invalid UTF-8 as U+FFFD).
 pub fn quoted_bytes(raw: &[u8]) -> String {
     quoted_short(&String::from_utf8_lossy(raw))
@@ -84,6 +104,12 @@ mod tests {
         assert!(long.len() < 400 && long.ends_with("… (2580 more characters)"), "{long}");
         let long = quoted_short(&"x".repeat(500));
         assert!(long.ends_with("… (380 more characters)"), "{long}");
+        let cut = cut_lines(&format!("error at line 1\n1 | {}\n  | ^", "\0".repeat(2700)));
+        assert_eq!(cut.lines().count(), 3);
+        assert!(
+            cut.lines().nth(1).unwrap().ends_with("… (2584 more characters)"),
+            "{cut}"
+        );
     }
 
     #[test]

@@ -639,3 +639,21 @@ fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
         "{offline}"
     );
 }
+
+/// Issue 38: a directory created in an installed version (empty, so outside the tree digest)
+/// is found by `doctor --deep`, and the reinstall its hint names clears it.
+#[test]
+fn deep_finds_a_directory_the_tree_digest_does_not_cover() {
+    let t = TestContext::new();
+    installed(&t);
+    let dir = t.path(&store("1.0.0"));
+    fs_err::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::create_dir_all(dir.join("planted/deeper")).unwrap();
+    let (_, codes, doc) = codes(&t, &["--deep"]);
+    assert!(codes.contains("store-tree-modified"), "{codes:?}");
+    let found = crate::common::finding(&doc, "store-tree-modified");
+    let message = found["message"].as_str().unwrap();
+    assert!(message.contains("extra: planted/, planted/deeper/"), "{message}");
+    follow_hint(&t, "store-tree-modified", &["--deep"]);
+    assert!(!dir.join("planted").exists());
+}

@@ -690,3 +690,71 @@ fn tar_archives_that_readers_disagree_on_are_refused() {
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
 }
+
+/// Issue 38: the tree digest covers the files, and so every directory holding one: a bundle
+/// that adds directories with no file in them (empty, or holding only empty ones) installs
+/// under its pinned digest without them, in tar.gz and zip alike, and `a2c pack`'s bundle of a
+/// tree with an empty directory installs the same way.
+#[test]
+fn a_directory_outside_the_tree_digest_is_never_installed() {
+    let t = TestContext::new();
+    setup(&t);
+    let items = |extra: &[&str]| {
+        let mut v = vec![
+            manifest("1.0.0"),
+            item(b"a2c-1.0.0/rules/", Kind::Dir),
+            file("a2c-1.0.0/rules/x.md", "x"),
+        ];
+        v.extend(extra.iter().map(|d| item(d.as_bytes(), Kind::Dir)));
+        v
+    };
+    let store = t.path("w/.tools_local/esys/a2c/1.0.0");
+    for (format, bytes) in [
+        ("tar.gz", bundles::tar_gz(&items(&["a2c-1.0.0/hidden/"]))),
+        ("zip", bundles::zip(&items(&["a2c-1.0.0/hidden/"]))),
+        ("tar.gz", bundles::tar_gz(&items(&["a2c-1.0.0/a/", "a2c-1.0.0/a/b/"]))),
+    ] {
+        t.publish_raw("reg", "1.0.0", &bytes, format);
+        let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+        if store.exists() {
+            std::process::Command::new("chmod")
+                .args(["-R", "u+w", &store.display().to_string()])
+                .status()
+                .unwrap();
+            fs_err::remove_dir_all(&store).unwrap();
+        }
+        fs_err::remove_dir_all(t.cache_dir()).ok();
+        t.run("w", &["lock"]).success();
+        t.run("w", &["install"]).success();
+        let mut dirs: Vec<String> = walkdir::WalkDir::new(&store)
+            .min_depth(1)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_dir())
+            .map(|e| e.path().strip_prefix(&store).unwrap().display().to_string())
+            .collect();
+        dirs.sort();
+        assert_eq!(dirs, ["rules"], "{format}");
+        t.run("w", &["doctor", "--deep"]).success();
+    }
+    // `a2c pack` of a tree with an empty directory: installed without it.
+    for format in ["tar.gz", "zip"] {
+        let tree = format!("tree-{}", format.replace('.', "-"));
+        t.method_tree(&tree, "3.0.0");
+        fs_err::create_dir_all(t.path(&format!("{tree}/empty/inner"))).unwrap();
+        t.pack(&tree, "3.0.0", &format!("reg-{format}"), format);
+        fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/3.0.0")).ok();
+        let run = t.run(
+            "w",
+            &[
+                "install",
+                "--registry",
+                &format!("../reg-{format}"),
+                "--version",
+                "3.0.0",
+            ],
+        );
+        run.success();
+        assert!(!t.path("w/.tools_local/esys/a2c/3.0.0/empty").exists(), "{format}");
+    }
+}
