@@ -62,20 +62,9 @@ pub fn run(
         None => std::env::current_dir()?,
     };
     let location = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?;
-    match (args.format.as_deref(), &location) {
-        (Some("conan") | None, RegistryLocation::Conan(remote)) => return conan_recipe(args, &cwd, remote, printer),
-        (Some("conan"), _) => anyhow::bail!(
-            "--format conan writes a Conan recipe for a Conan remote: pass --registry conan+https://HOST/PATH[#NAME]"
-        ),
-        (Some(f), RegistryLocation::Conan(_)) => {
-            anyhow::bail!("a Conan remote takes a Conan package, not a {f} bundle: leave --format out")
-        }
-        _ => {}
-    }
-    let format: Format = match (&args.format, &location) {
-        (Some(f), _) => f.parse().map_err(anyhow::Error::msg)?,
-        (None, RegistryLocation::Pypi(_)) => Format::Wheel,
-        (None, _) => Format::TarGz,
+    let format = match crate::registry::pack_plan(&location, args.format.as_deref()).map_err(anyhow::Error::msg)? {
+        crate::registry::PackPlan::ConanRecipe(remote) => return conan_recipe(args, &cwd, &remote, printer),
+        crate::registry::PackPlan::Bundle(format) => format,
     };
     if format != Format::TarGz && args.threads > 1 {
         anyhow::bail!(
@@ -112,22 +101,12 @@ pub fn run(
             printer.status(format!("sha256 {}", p.sha256));
             printer.status(format!("added to `{}`", index.display()));
         }
-        (Landed::Pushed { registry }, false) if p.changed && matches!(location, RegistryLocation::Pypi(_)) => {
+        (Landed::Pushed { verb, target, .. }, false) if p.changed => {
             printer.status(format!(
-                "uploaded {} ({} files, {}) to `{registry}`",
+                "{verb} {} ({} files, {}) to `{target}`",
                 p.version,
                 p.files,
                 indicatif::HumanBytes(p.size),
-            ));
-            printer.status(format!("sha256 {}", p.sha256));
-        }
-        (Landed::Pushed { registry }, false) if p.changed => {
-            printer.status(format!(
-                "pushed {} ({} files, {}) to `{registry}:{}`",
-                p.version,
-                p.files,
-                indicatif::HumanBytes(p.size),
-                p.version
             ));
             printer.status(format!("sha256 {}", p.sha256));
         }
@@ -135,7 +114,7 @@ pub fn run(
             "{} is already published with the same content (sha256 {})",
             p.version, p.sha256
         )),
-        (Landed::Pushed { registry }, false) => printer.status(format!(
+        (Landed::Pushed { registry, .. }, false) => printer.status(format!(
             "{} is already in `{registry}` with the same content (sha256 {})",
             p.version, p.sha256
         )),

@@ -25,7 +25,7 @@ struct File {
 struct Entry {
     token: String,
     /// With a user name, the token is that user's password or API token, sent as basic
-    /// credentials (a package index, a Conan remote); without, a bearer token.
+    /// credentials (for an API that takes Basic credentials or trades them for a token); without, a bearer token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     username: Option<String>,
 }

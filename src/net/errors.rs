@@ -126,17 +126,6 @@ impl HttpError {
                 "a registry index is a few KiB to MiB: check the URL; if this one really is that large, raise {}",
                 crate::env::A2C_MAX_DOCUMENT_BYTES
             ),
-            // Conan's API (`/v2/conans/`): a user and password, exchanged for a token.
-            Self::Status {
-                status: 401,
-                authorized: false,
-                url,
-            } if url.contains("/v2/conans/") => format!(
-                "the Conan remote wants credentials: set {}=user:password (the user `conan remote login` takes) and bind its host with --registry, {} or {}, or put it in ~/.netrc",
-                crate::env::A2C_REGISTRY_AUTH,
-                crate::env::A2C_REGISTRY,
-                crate::env::A2C_TOKEN_HOSTS
-            ),
             // The distribution API lives under `/v2/`: an OCI registry's credentials are docker's.
             Self::Status {
                 status: 401,

@@ -1,15 +1,23 @@
 //! The network: one HTTP(S) client (reqwest on rustls with ring), split by concern —
-//! `client` (requests, downloads, the low-speed check), `auth` (credentials by host, the token
+//! `client` (the client and its GET vocabulary), `request` (the one request loop: redirects hop
+//! by hop, credentials, challenges, bounded bodies), `download` (resumable downloads), `lazy`
+//! (the client built on first use), `challenge` (the answers to a `401`), `exchange` (a registry kind's token
+//! exchange), `auth` (credentials by host, the token
 //! protocol), `retry` (one retry loop, backoff), `tls` (roots, errors), `errors` (what failed
 //! and the hint), `proxy` (the proxy variables, `NO_PROXY`), `credentials` (`a2c login`'s
 //! token file). Async stays inside: callers use blocking methods.
 
 pub mod auth;
+pub mod challenge;
 pub mod client;
 pub mod credentials;
+pub mod download;
 pub mod errors;
+pub mod exchange;
+pub mod lazy;
 pub mod oci_ref;
 pub mod proxy;
+pub mod request;
 pub mod retry;
 pub mod settings;
 pub mod tls;
@@ -17,9 +25,11 @@ pub mod tls;
 pub use auth::{HostKey, host_key, is_loopback, same_origin};
 pub use client::{
     DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, HttpClient,
-    LazyClient, Payload, Reply,
+    Payload, Reply,
 };
 pub use errors::HttpError;
+pub use exchange::{Exchanges, TokenExchange};
+pub use lazy::LazyClient;
 pub use retry::RetryObserver;
 pub use settings::{Network, Settings};
 pub use tls::install_crypto_provider;

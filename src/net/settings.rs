@@ -46,6 +46,8 @@ pub struct Network {
     /// The file of `a2c login`'s tokens (`None`: neither `XDG_CONFIG_HOME` nor `HOME` is set).
     pub logins: Option<PathBuf>,
     pub settings: Result<Settings, String>,
+    /// The registry kinds' token exchanges (see [`super::exchange`]).
+    pub exchanges: super::Exchanges,
 }
 
 impl Network {
@@ -69,6 +71,7 @@ impl Default for Network {
             plain_http: Default::default(),
             logins: None,
             settings: Ok(Settings::defaults()),
+            exchanges: Default::default(),
         }
     }
 }

@@ -117,7 +117,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     let missing: Vec<MethodVersion> = missing.into_iter().filter(|v| !vendored.contains(v)).collect();
     // Offline, a registry is read only when it is a directory on this machine (no network).
     let location = registry_location(session, ctx, options.registry.as_deref())?;
-    let local = matches!(location, Some(crate::registry::RegistryLocation::Dir(_)));
+    let local = location.as_ref().is_some_and(|l| l.local_dir().is_some());
     if options.offline && !local && (options.update || !missing.is_empty()) {
         let registry = match &location {
             Some(loc) => format!("the registry `{loc}` needs the network"),

@@ -271,10 +271,10 @@ pub fn store(ctx: &Context) -> Result<crate::store::Store, OpsError> {
 
 /// The configured file registry's directory, if the registry is a directory.
 pub fn registry_dir(session: &Session, ctx: &Context) -> Option<PathBuf> {
-    match registry_location(session, ctx, None) {
-        Ok(Some(RegistryLocation::Dir(dir))) => Some(dir),
-        _ => None,
-    }
+    registry_location(session, ctx, None)
+        .ok()
+        .flatten()
+        .and_then(|l| l.local_dir().map(Path::to_path_buf))
 }
 
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
@@ -634,10 +634,7 @@ pub fn alternatives(
     // Conan remote reads entries one by one).
     let wanted: std::collections::BTreeSet<MethodVersion> = pending.iter().map(|e| e.version.clone()).collect();
     for location in configured_registries(session, ctx, flag) {
-        // A Conan remote gives no digest without a download of the package: it serves a
-        // locked package through the lock's own source (its URL pins both revisions), not as
-        // an alternative.
-        if matches!(location, RegistryLocation::Conan(_)) {
+        if !location.indexes_digests() {
             continue;
         }
         let mut pass = |version: &MethodVersion, why: String| {

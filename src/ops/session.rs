@@ -50,7 +50,10 @@ impl Default for Session {
     /// Online, every default, no variable read (tests and library callers).
     fn default() -> Self {
         Self {
-            network: Default::default(),
+            network: crate::net::Network {
+                exchanges: crate::registry::token_exchanges(),
+                ..Default::default()
+            },
             store: Default::default(),
             limits: Ok(Default::default()),
             registry: None,
@@ -78,6 +81,7 @@ impl Session {
                 plain_http: PlainHttp(plain),
                 logins: crate::env::credentials_path(),
                 settings,
+                exchanges: crate::registry::token_exchanges(),
             },
             store: crate::store::Settings::from_env(),
             limits: crate::archive::Limits::from_env(),

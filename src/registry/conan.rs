@@ -36,6 +36,58 @@ use crate::util::version::MethodVersion;
 /// a download of its package.
 const MAX_RESOLVED: usize = 20;
 
+/// Conan's API takes no Basic credentials but a token its `users/authenticate` endpoint gives
+/// for them (as `conan remote login` does): the user's bound credentials go there, on the
+/// API's own origin, and the token comes back as the body.
+pub struct ConanTokenExchange;
+
+impl crate::net::TokenExchange for ConanTokenExchange {
+    /// `…/v2/conans/…` → `…/v2/users/authenticate`, on the same origin; `None` for any other URL.
+    fn endpoint(&self, url: &Url) -> Option<Url> {
+        let path = url.path();
+        let at = path.find("/v2/conans/")?;
+        let mut endpoint = url.clone();
+        endpoint.set_path(&format!("{}/v2/users/authenticate", &path[..at]));
+        endpoint.set_query(None);
+        endpoint.set_fragment(None);
+        Some(endpoint)
+    }
+
+    /// The whole answer, trimmed: one word.
+    fn token(&self, body: &[u8]) -> Option<String> {
+        let token = std::str::from_utf8(body).ok()?.trim();
+        (!token.is_empty() && !token.contains(char::is_whitespace)).then(|| token.to_string())
+    }
+}
+
+/// A `401` no credential answered, with what a Conan user does about it: Conan's API wants
+/// the user and password `conan remote login` takes, exchanged for a token.
+fn login_hint(e: RegistryError) -> RegistryError {
+    match e {
+        RegistryError::Http(e)
+            if matches!(
+                *e,
+                crate::net::HttpError::Status {
+                    status: 401,
+                    authorized: false,
+                    ..
+                }
+            ) =>
+        {
+            RegistryError::Refused {
+                error: e,
+                hint: format!(
+                    "the Conan remote wants credentials: set {}=user:password (the user `conan remote login` takes) and bind its host with --registry, {} or {}, or put it in ~/.netrc",
+                    crate::env::A2C_REGISTRY_AUTH,
+                    crate::env::A2C_REGISTRY,
+                    crate::env::A2C_TOKEN_HOSTS
+                ),
+            }
+        }
+        other => other,
+    }
+}
+
 pub struct ConanRegistry {
     remote: ConanRemote,
 }
@@ -217,7 +269,7 @@ impl Registry for ConanRegistry {
         // A Conan remote carries no a2c signature: pinned keys cannot be honoured.
         signing::unsigned_unless_unpinned(&self.shown(), trusted)?;
         self.check_revisions(client)?;
-        let versions = self.versions(client)?;
+        let versions = self.versions(client).map_err(login_hint)?;
         let mut index = Index::new();
         index.fetched_from = Some(self.remote.search_url());
         let mut resolved = 0;

@@ -31,8 +31,15 @@ pub struct PublishRequest<'a> {
 pub enum Landed {
     /// A file registry: the bundle file and the index that lists it.
     Files { bundle: PathBuf, index: PathBuf },
-    /// A registry the bundle was pushed to (`oci://…`), shown as it is named.
-    Pushed { registry: String },
+    /// A registry the bundle was sent to (`oci://…`, `pypi+…`), shown as it is named; what
+    /// the kind calls sending it (`pushed`, `uploaded`) and where it landed, for messages.
+    Pushed {
+        registry: String,
+        #[serde(skip)]
+        verb: &'static str,
+        #[serde(skip)]
+        target: String,
+    },
 }
 
 /// What publishing did; serialized as `pack --json` (docs/json/pack.schema.json).

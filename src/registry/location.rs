@@ -88,6 +88,22 @@ impl RegistryLocation {
 }
 
 impl RegistryLocation {
+    /// The directory of a file registry (read and written with no network), else `None`.
+    pub fn local_dir(&self) -> Option<&Path> {
+        match self {
+            Self::Dir(dir) => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// Whether its index gives each bundle's sha256 and size without downloading the bundle, so
+    /// that it may serve a locked bundle as an alternative to the lock's source. A Conan remote
+    /// does not: its package's digest is known only by downloading it (a locked Conan package
+    /// comes from its own `source`, whose URL pins both revisions).
+    pub fn indexes_digests(&self) -> bool {
+        !matches!(self, Self::Conan(_))
+    }
+
     /// The base URL of an HTTP registry (whose host gets the token).
     pub fn http_base(&self) -> Option<Url> {
         match self {

@@ -24,6 +24,13 @@ use crate::util::version::MethodVersion;
 pub enum RegistryError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// An HTTP error with the hint of the registry kind that met it (a kind maps the errors
+    /// it knows to its own words: `net` names no kind).
+    #[error("{error}")]
+    Refused {
+        error: Box<crate::net::HttpError>,
+        hint: String,
+    },
     #[error("invalid registry location `{location}`: {reason}")]
     BadLocation { location: String, reason: String },
     #[error("invalid registry location `{location}`: credentials in the URL are not allowed")]
@@ -140,6 +147,7 @@ impl RegistryError {
                 format!("no registry index at `{url}`: check the registry URL (a registry serves `index/esys/a2c.json`)")
             }
             Self::Http(e) => return e.hint(),
+            Self::Refused { hint, .. } => hint.clone(),
             Self::Signature(e) => return e.hint(),
             Self::Expired { .. } => "ask the registry's owner to re-sign it (`a2c sign --expires-in DAYS`); to use it anyway, pass --allow-expired".into(),
             Self::Rollback { .. } => "a mirror or the registry host serves a stale index: use another, or tell the registry's owner; the lock is unchanged".into(),
@@ -191,6 +199,42 @@ impl From<crate::net::HttpError> for RegistryError {
 /// Reads the index of `location` (over HTTP with `client`), trusting it as it is.
 pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) -> Result<Index, RegistryError> {
     read_index_trusted(location, client, &[], None)
+}
+
+/// What `a2c pack` makes for a registry, decided by its kind (the CLI asks, never matches on
+/// the kind itself).
+#[derive(Debug)]
+pub enum PackPlan {
+    /// A bundle of this format, published through the registry's handle.
+    Bundle(crate::archive::Format),
+    /// A Conan recipe (`conanfile.py`) for this remote, which `conan create` and `conan
+    /// upload` publish: a Conan remote takes Conan packages only.
+    ConanRecipe(conan::ConanRemote),
+}
+
+/// The pack plan for `location` with `--format` as given: the kind's default format when
+/// none is (a wheel for a package index, a recipe for a Conan remote, else tar.gz), and an
+/// error naming what to pass when the format does not fit the kind.
+pub fn pack_plan(location: &RegistryLocation, format: Option<&str>) -> Result<PackPlan, String> {
+    match (format, location) {
+        (Some("conan") | None, RegistryLocation::Conan(remote)) => Ok(PackPlan::ConanRecipe(remote.clone())),
+        (Some("conan"), _) => Err(
+            "--format conan writes a Conan recipe for a Conan remote: pass --registry conan+https://HOST/PATH[#NAME]"
+                .into(),
+        ),
+        (Some(f), RegistryLocation::Conan(_)) => Err(format!(
+            "a Conan remote takes a Conan package, not a {f} bundle: leave --format out"
+        )),
+        (Some(f), _) => f.parse().map(PackPlan::Bundle),
+        (None, RegistryLocation::Pypi(_)) => Ok(PackPlan::Bundle(crate::archive::Format::Wheel)),
+        (None, _) => Ok(PackPlan::Bundle(crate::archive::Format::TarGz)),
+    }
+}
+
+/// The token exchanges of the registry kinds that have one (the session hands them to the
+/// network: `net` names no kind).
+pub fn token_exchanges() -> crate::net::Exchanges {
+    crate::net::Exchanges(vec![std::sync::Arc::new(conan::ConanTokenExchange)])
 }
 
 /// The handle of `location`.

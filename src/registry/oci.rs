@@ -579,6 +579,8 @@ impl super::handle::Registry for OciRegistry {
             changed: pushed,
             landed: super::handle::Landed::Pushed {
                 registry: self.oci.display(),
+                verb: "pushed",
+                target: format!("{}:{}", self.oci.display(), r.version),
             },
             warnings,
         })

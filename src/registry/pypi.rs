@@ -314,7 +314,11 @@ impl Registry for PypiRegistry {
             tree: Some(packed.tree.clone()),
             files: packed.files,
             changed,
-            landed: super::handle::Landed::Pushed { registry: self.shown() },
+            landed: super::handle::Landed::Pushed {
+                registry: self.shown(),
+                verb: "uploaded",
+                target: self.shown(),
+            },
             warnings: Vec::new(),
         };
         match self.published(&client, r.version)? {
