@@ -300,7 +300,6 @@ fn net_names_neither_conan_nor_pypi() {
 const OVER_700: &[(&str, usize)] = &[
     ("doctor/checks.rs", 874),
     ("ops/migrate.rs", 956),
-    ("ops/mod.rs", 726),
     ("store/trees.rs", 844),
     ("util/contain.rs", 888),
     ("workspace/snapshot.rs", 1026),

@@ -1,0 +1,139 @@
+//! Where else a locked bundle is served: every registry configured now (`--registry`,
+//! `A2C_REGISTRY`, the marker's `registry` and `mirrors`, `A2C_MIRRORS`), and for each
+//! version still to fetch, the places whose index lists the locked bundle — and the ones
+//! passed over, with why, for the error when no place serves it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::Session;
+use crate::registry::RegistryLocation;
+use crate::util::version::MethodVersion;
+use crate::workspace::Context;
+
+/// Every registry configured now, in the order a locked bundle is looked for there:
+/// `--registry`, `A2C_REGISTRY`, the marker's `registry`, the marker's `mirrors`, then
+/// `A2C_MIRRORS` (each once).
+pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Vec<RegistryLocation> {
+    let mut texts: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(f) = flag {
+        texts.push((f.to_string(), ctx.start.clone()));
+    }
+    if let Some(env) = &session.registry {
+        texts.push((env.clone(), ctx.start.clone()));
+    }
+    if let Some(ws) = &ctx.workspace {
+        if let Some(r) = &ws.marker.registry {
+            texts.push((r.clone(), ws.root.clone()));
+        }
+        for m in &ws.marker.mirrors {
+            texts.push((m.clone(), ws.root.clone()));
+        }
+    }
+    for m in &session.mirrors {
+        texts.push((m.clone(), ctx.start.clone()));
+    }
+    let mut out: Vec<RegistryLocation> = Vec::new();
+    for (text, base) in texts {
+        if let Ok(loc) = RegistryLocation::parse(&text, &base, session.plain_http())
+            && !out.contains(&loc)
+        {
+            out.push(loc);
+        }
+    }
+    out
+}
+
+/// What [`alternatives`] found.
+#[derive(Default)]
+pub struct Alternatives {
+    /// Where each version's locked bundle is served, by version, in order.
+    pub places: BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
+    /// The registries asked for a version and passed over, with why, by version.
+    pub passed_over: BTreeMap<MethodVersion, Vec<String>>,
+    /// Registries that could not be read (shown under `-v`).
+    pub notes: Vec<String>,
+}
+
+/// Where the configured registries and mirrors serve each of `entries` — the index entry of
+/// the same version with the locked sha256 and size — for the entries not yet installed or
+/// cached. A registry that cannot be read, does not list a version, or lists another bundle
+/// under it is passed over, and said so: named when no place serves that version.
+pub fn alternatives(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    entries: &[crate::lock::LockEntry],
+    options: &crate::store::InstallOptions,
+    client: &crate::net::LazyClient,
+) -> Alternatives {
+    let mut out = Alternatives::default();
+    let pending: Vec<&crate::lock::LockEntry> = entries
+        .iter()
+        .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
+        .collect();
+    if pending.is_empty() || options.offline {
+        return out;
+    }
+    // Only the versions still to fetch are asked for (an OCI registry, a package index or a
+    // Conan remote reads entries one by one).
+    let wanted: std::collections::BTreeSet<MethodVersion> = pending.iter().map(|e| e.version.clone()).collect();
+    for location in configured_registries(session, ctx, flag) {
+        if !location.indexes_digests() {
+            continue;
+        }
+        let mut pass = |version: &MethodVersion, why: String| {
+            out.passed_over
+                .entry(version.clone())
+                .or_default()
+                .push(format!("the registry `{location}` {why}"));
+        };
+        let index = match crate::registry::read_index_trusted(&location, client, &[], Some(&wanted)) {
+            Ok(index) => index,
+            Err(e) => {
+                for entry in &pending {
+                    pass(&entry.version, format!("was skipped: {e}"));
+                }
+                out.notes.push(format!("skipped the registry `{location}`: {e}"));
+                continue;
+            }
+        };
+        for entry in &pending {
+            let Some(published) = index.get(&entry.version) else {
+                pass(&entry.version, format!("does not list {}", entry.version));
+                continue;
+            };
+            if published.sha256 != entry.sha256 || published.size != entry.size {
+                // Another bundle under that version: never a candidate.
+                pass(
+                    &entry.version,
+                    format!(
+                        "lists another bundle as {} than the lock pins (sha256 {}, {} bytes): its index disagrees with the lock",
+                        entry.version,
+                        &published.sha256.to_hex()[..12],
+                        published.size
+                    ),
+                );
+                continue;
+            }
+            let url = match &index.fetched_from {
+                Some(base) => base.join(&published.url).ok(),
+                None => location.resolve_url(&published.url).ok(),
+            };
+            let Some(url) = url else { continue };
+            let candidate = crate::lock::LockEntry {
+                source: url.to_string(),
+                ..(*entry).clone()
+            }
+            .location(session.plain_http(), None);
+            if candidate == entry.location(session.plain_http(), options.lock_dir.as_deref()) {
+                continue; // the lock's own source: tried last, as itself
+            }
+            let list = out.places.entry(entry.version.clone()).or_default();
+            if !list.contains(&candidate) {
+                list.push(candidate);
+            }
+        }
+    }
+    out
+}
