@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use url::Url;
 
 use super::RegistryError;
+pub use super::conan::ConanRemote;
+pub use super::pypi::PypiIndex;
 
 /// The index path inside a registry.
 pub const INDEX_PATH: &str = "index/esys/a2c.json";
@@ -128,182 +130,30 @@ impl std::fmt::Display for RegistryLocation {
     }
 }
 
-/// A project on a package index: the simple index's base URL and the project's normalized name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PypiIndex {
-    /// `https://HOST/PATH/simple/`, ending with `/`.
-    pub simple: Url,
-    pub project: String,
-}
-
-impl PypiIndex {
-    /// Parses `pypi+http(s)://…[#project]`; `Err(why)` for anything else.
-    pub fn parse(url: &Url) -> Result<Self, String> {
-        let inner = url
-            .scheme()
-            .strip_prefix("pypi+")
-            .filter(|s| matches!(*s, "http" | "https"))
-            .ok_or("a package index is `pypi+https://HOST/PATH/simple/`")?;
-        let text = url.as_str();
-        let rest = &text[url.scheme().len()..];
-        let mut simple = Url::parse(&format!("{inner}{rest}")).map_err(|e| e.to_string())?;
-        let project = match simple.fragment() {
-            Some(p) if !p.is_empty() => p.to_string(),
-            _ => crate::archive::wheel::DEFAULT_PROJECT.to_string(),
-        };
-        if !project
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        {
-            return Err(format!(
-                "`{project}` is not a project name (letters, digits, `-`, `_`, `.`)"
-            ));
-        }
-        simple.set_fragment(None);
-        simple.set_query(None);
-        if !simple.path().ends_with('/') {
-            simple.set_path(&format!("{}/", simple.path()));
-        }
-        Ok(Self {
-            simple,
-            project: crate::archive::wheel::normalize(&project),
-        })
-    }
-
-    /// The project's page: `{simple}{project}/`.
-    pub fn page(&self) -> Url {
-        self.simple
-            .join(&format!("{}/", self.project))
-            .expect("a normalized name joins")
-    }
-
-    /// The upload endpoint of the index (`…/simple/` → `…/`, as pypiserver takes it;
-    /// `…/+simple/` → `…/`, as devpi does).
-    pub fn upload_url(&self) -> Url {
-        let path = self.simple.path().trim_end_matches('/');
-        // devpi: `/USER/INDEX/+simple/` uploads to `/USER/INDEX/`.
-        let base = path
-            .strip_suffix("+simple")
-            .or_else(|| path.strip_suffix("simple"))
-            .unwrap_or(path);
-        let mut url = self.simple.clone();
-        url.set_path(if base.ends_with('/') { base } else { "/" });
-        url
-    }
-}
-
-impl std::fmt::Display for PypiIndex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pypi+{}#{}", self.simple, self.project)
-    }
-}
-
-/// A recipe on a Conan 2 remote: the remote's base URL, the recipe's name, and its user and
-/// channel (`_` when it has none, as Conan's URLs spell it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConanRemote {
-    /// `https://HOST/PATH/`, ending with `/`: `v1/ping` and `v2/…` are below it.
-    pub base: Url,
-    pub name: String,
-    pub user: String,
-    pub channel: String,
-}
-
-/// The recipe name a method is published under on a Conan remote, unless the location names
-/// another.
-pub const CONAN_DEFAULT_NAME: &str = "esys-a2c";
-
-impl ConanRemote {
-    /// Parses `conan+http(s)://HOST/PATH[#NAME[@USER/CHANNEL]]`; `Err(why)` for anything else.
-    pub fn parse(url: &Url) -> Result<Self, String> {
-        let inner = url
-            .scheme()
-            .strip_prefix("conan+")
-            .filter(|s| matches!(*s, "http" | "https"))
-            .ok_or("a Conan remote is `conan+https://HOST/PATH#NAME[@USER/CHANNEL]`")?;
-        let rest = &url.as_str()[url.scheme().len()..];
-        let mut base = Url::parse(&format!("{inner}{rest}")).map_err(|e| e.to_string())?;
-        let reference = base
-            .fragment()
-            .filter(|f| !f.is_empty())
-            .unwrap_or(CONAN_DEFAULT_NAME)
-            .to_string();
-        let (name, user, channel) = match reference.split_once('@') {
-            None => (reference.as_str(), "_", "_"),
-            Some((name, uc)) => match uc.split_once('/') {
-                Some((user, channel)) => (name, user, channel),
-                None => return Err(format!("`{reference}`: after `@` comes USER/CHANNEL")),
-            },
-        };
-        let valid = |s: &str| {
-            !s.is_empty()
-                && s.len() <= 101
-                && s.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.' | '+'))
-        };
-        if !valid(name) {
-            return Err(format!(
-                "`{name}` is not a Conan recipe name (lower case, digits, `-_.+`)"
-            ));
-        }
-        let valid_uc = |s: &str| s == "_" || (valid(&s.to_ascii_lowercase()) && !s.is_empty());
-        if !valid_uc(user) || !valid_uc(channel) {
-            return Err(format!("`{user}/{channel}` is not a Conan user/channel"));
-        }
-        base.set_fragment(None);
-        base.set_query(None);
-        if !base.path().ends_with('/') {
-            base.set_path(&format!("{}/", base.path()));
-        }
-        Ok(Self {
-            base,
-            name: name.to_string(),
-            user: user.to_string(),
-            channel: channel.to_string(),
-        })
-    }
-
-    /// `name/version@user/channel` as the search API lists it (`name/version` without them).
-    pub fn reference(&self, version: &str) -> String {
-        match (self.user.as_str(), self.channel.as_str()) {
-            ("_", "_") => format!("{}/{version}", self.name),
-            (u, c) => format!("{}/{version}@{u}/{c}", self.name),
-        }
-    }
-
-    /// The search for the recipe's versions.
-    pub fn search_url(&self) -> Url {
-        let mut url = self.base.join("v2/conans/search").expect("a relative path joins");
-        let pattern = match (self.user.as_str(), self.channel.as_str()) {
-            ("_", "_") => format!("{}/*", self.name),
-            (u, c) => format!("{}/*@{u}/{c}", self.name),
-        };
-        url.query_pairs_mut().append_pair("q", &pattern);
-        url
-    }
-
-    /// `v2/conans/NAME/VERSION/USER/CHANNEL/` + `rest`.
-    pub fn recipe_url(&self, version: &str, rest: &str) -> Url {
-        self.base
-            .join(&format!(
-                "v2/conans/{}/{version}/{}/{}/{rest}",
-                self.name, self.user, self.channel
-            ))
-            .expect("a relative path joins")
-    }
-}
-
-impl std::fmt::Display for ConanRemote {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "conan+{}#{}", self.base, self.name)?;
-        match (self.user.as_str(), self.channel.as_str()) {
-            ("_", "_") => Ok(()),
-            (u, c) => write!(f, "@{u}/{c}"),
-        }
-    }
-}
-
 pub use crate::util::redact::redact;
+
+/// The URL inside `KIND+http(s)://…` (`pypi+https://h/simple/` → `https://h/simple/`), with
+/// its fragment kept for the kind to read; `Err(usage)` for any other scheme.
+pub fn inner_url(url: &Url, kind: &str, usage: &str) -> Result<Url, String> {
+    let inner = url
+        .scheme()
+        .strip_prefix(kind)
+        .and_then(|s| s.strip_prefix('+'))
+        .filter(|s| matches!(*s, "http" | "https"))
+        .ok_or_else(|| usage.to_string())?;
+    let rest = &url.as_str()[url.scheme().len()..];
+    Url::parse(&format!("{inner}{rest}")).map_err(|e| e.to_string())
+}
+
+/// `url` as a base: no fragment, no query, its path ending in `/`.
+pub fn as_base(mut url: Url) -> Url {
+    url.set_fragment(None);
+    url.set_query(None);
+    if !url.path().ends_with('/') {
+        url.set_path(&format!("{}/", url.path()));
+    }
+    url
+}
 
 #[cfg(test)]
 mod tests {

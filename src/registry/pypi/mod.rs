@@ -21,7 +21,9 @@ use std::collections::BTreeMap;
 
 use super::handle::{PublishRequest, Published, Registry, Signed, Yanked};
 use super::index::IndexEntry;
-pub use super::location::PypiIndex;
+mod location;
+mod page;
+
 use super::publish::PublishError;
 use super::{Index, RegistryError, Wanted, signing};
 use crate::archive::Format;
@@ -29,106 +31,11 @@ use crate::archive::wheel;
 use crate::net::LazyClient;
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
-use url::Url;
-
-/// One file the project page lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct PageFile {
-    filename: String,
-    url: String,
-    sha256: Option<String>,
-    size: Option<u64>,
-    yanked: bool,
-}
-
-const JSON_TYPE: &str = "application/vnd.pypi.simple.v1+json";
+pub use location::PypiIndex;
+use page::{JSON_TYPE, PageFile, parse_html, parse_json};
 
 /// Without wanted versions, how many file sizes are asked for with a `HEAD` at most.
 const MAX_HEADS: usize = 50;
-
-/// The files of a PEP 691 JSON page.
-fn parse_json(body: &[u8]) -> Result<Vec<PageFile>, String> {
-    #[derive(serde::Deserialize)]
-    struct Page {
-        files: Vec<File>,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        filename: String,
-        url: String,
-        #[serde(default)]
-        hashes: BTreeMap<String, String>,
-        #[serde(default)]
-        size: Option<u64>,
-        #[serde(default)]
-        yanked: serde_json::Value,
-    }
-    let page: Page = serde_json::from_slice(body).map_err(|e| format!("not a PEP 691 page: {e}"))?;
-    Ok(page
-        .files
-        .into_iter()
-        .map(|f| PageFile {
-            sha256: f.hashes.get("sha256").cloned(),
-            yanked: match &f.yanked {
-                serde_json::Value::Bool(b) => *b,
-                serde_json::Value::String(_) => true,
-                _ => false,
-            },
-            filename: f.filename,
-            url: f.url,
-            size: f.size,
-        })
-        .collect())
-}
-
-/// The anchors of a PEP 503 HTML page, as pip reads them: each `<a href="URL#sha256=…"
-/// data-yanked…>`, its URL resolved against the page (or the page's first `<base href>` before
-/// any anchor), its file name the last segment of the URL's path (percent-decoded), never the
-/// anchor's text. `tl` tokenizes the page in linear time; a comment is no anchor, an attribute
-/// value in quotes may hold `>`, and of two `href`s the first counts. Entities in attribute
-/// values are decoded (`html-escape`).
-fn parse_html(body: &[u8], page: &Url) -> Vec<PageFile> {
-    let text = String::from_utf8_lossy(body);
-    let Ok(dom) = tl::parse(&text, tl::ParserOptions::default()) else {
-        return Vec::new();
-    };
-    // Attribute names are case-insensitive in HTML; of two with one name, the first counts.
-    let attribute = |tag: &tl::HTMLTag, name: &str| -> Option<String> {
-        let (_, raw) = tag.attributes().iter().find(|(k, _)| k.eq_ignore_ascii_case(name))?;
-        Some(html_escape::decode_html_entities(&raw.unwrap_or_default()).into_owned())
-    };
-    let tags = || dom.nodes().iter().filter_map(|n| n.as_tag());
-    let is = |tag: &tl::HTMLTag, name: &str| tag.name().as_utf8_str().eq_ignore_ascii_case(name);
-    let base = tags()
-        .take_while(|t| !is(t, "a"))
-        .find(|t| is(t, "base"))
-        .and_then(|t| attribute(t, "href"))
-        .and_then(|href| page.join(&href).ok())
-        .unwrap_or_else(|| page.clone());
-    tags()
-        .filter(|t| is(t, "a"))
-        .filter_map(|a| {
-            let href = attribute(a, "href").filter(|h| !h.is_empty())?;
-            let mut url = base.join(&href).ok()?;
-            let sha256 = url
-                .fragment()
-                .and_then(|f| f.strip_prefix("sha256="))
-                .map(str::to_string);
-            url.set_fragment(None);
-            let last = url.path_segments()?.next_back()?.to_string();
-            let filename = percent_encoding::percent_decode_str(&last)
-                .decode_utf8_lossy()
-                .into_owned();
-            Some(PageFile {
-                filename,
-                url: url.to_string(),
-                sha256,
-                size: None,
-                yanked: attribute(a, "data-yanked").is_some(),
-            })
-        })
-        .collect()
-}
 
 pub struct PypiRegistry {
     index: PypiIndex,
@@ -397,99 +304,4 @@ fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name, bytes):
     body.extend_from_slice(bytes);
     body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
     body
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn page() -> Url {
-        Url::parse("https://pypi.example.org/simple/esys-a2c/").unwrap()
-    }
-
-    #[test]
-    fn html_pages_read_as_pip_reads_them() {
-        let page_bytes = br#"<!DOCTYPE html><html><body>
-            <a href="/packages/esys_a2c-1.0.0-py3-none-any.whl#sha256=ab12">esys_a2c-1.0.0-py3-none-any.whl</a><br>
-            <A HREF='../../p/esys_a2c-1.1.0-py3-none-any.whl#sha256=cd34' data-yanked="broken &amp; replaced">esys_a2c-1.1.0-py3-none-any.whl</A>
-            <abbr title="x">not a link</abbr>
-            <a href="esys-a2c-1.0.0.tar.gz">esys-a2c-1.0.0.tar.gz</a>
-        </body></html>"#;
-        let files = parse_html(page_bytes, &page());
-        assert_eq!(files.len(), 3, "{files:?}");
-        assert_eq!(
-            files[0].url,
-            "https://pypi.example.org/packages/esys_a2c-1.0.0-py3-none-any.whl"
-        );
-        assert_eq!(files[0].sha256.as_deref(), Some("ab12"));
-        assert!(!files[0].yanked);
-        assert_eq!(files[1].filename, "esys_a2c-1.1.0-py3-none-any.whl");
-        assert_eq!(
-            files[1].url,
-            "https://pypi.example.org/p/esys_a2c-1.1.0-py3-none-any.whl"
-        );
-        assert!(files[1].yanked);
-        assert_eq!(files[2].sha256, None);
-    }
-
-    /// Issue 38: what the hand-written reader got wrong, each as pip reads it.
-    #[test]
-    fn comments_quotes_base_and_names_as_pip_reads_them() {
-        let page_bytes = br#"<html><head><base href="https://cdn.example.net/files/"></head><body>
-            <!-- <a href="evil-9.9.9-py3-none-any.whl#sha256=ff">esys_a2c-9.9.9-py3-none-any.whl</a> -->
-            <a href="esys_a2c-1.0.0-py3-none-any.whl#sha256=ab" data-requires-python=">=3.8">whatever text</a>
-            <a href="esys_a2c-1.1.0-py3-none-any.whl#sha256=cd" href="other-1.1.0-py3-none-any.whl">x</a>
-            <a href="esys_a2c-1.2.0%2Blocal-py3-none-any.whl?x=1&amp;y=2#sha256=ef">y</a>
-        </body></html>"#;
-        let files = parse_html(page_bytes, &page());
-        let names: Vec<&str> = files.iter().map(|f| f.filename.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "esys_a2c-1.0.0-py3-none-any.whl",
-                "esys_a2c-1.1.0-py3-none-any.whl",
-                "esys_a2c-1.2.0+local-py3-none-any.whl"
-            ],
-            "{files:?}"
-        );
-        assert_eq!(
-            files[0].url,
-            "https://cdn.example.net/files/esys_a2c-1.0.0-py3-none-any.whl"
-        );
-        assert_eq!(
-            files[2].url,
-            "https://cdn.example.net/files/esys_a2c-1.2.0%2Blocal-py3-none-any.whl?x=1&y=2"
-        );
-        assert_eq!(files[2].sha256.as_deref(), Some("ef"));
-    }
-
-    /// Issue 38: a page of 4 MiB of `&` with no `;` (and of unclosed tags) is read, its anchor
-    /// found (the old reader took ~8.7 s for 512 KiB of `&`, and four times as long per
-    /// doubling: this test would not end). The time is measured in bench/, not asserted here.
-    #[test]
-    fn a_hostile_page_is_read_in_linear_time() {
-        for filler in [&b"&"[..], b"<a href=\"", b"<!--", b"<"] {
-            let mut bytes = b"<a href=\"esys_a2c-1.0.0-py3-none-any.whl#sha256=ab\">x</a>".to_vec();
-            while bytes.len() < 4 << 20 {
-                bytes.extend_from_slice(filler);
-            }
-            let files = parse_html(&bytes, &page());
-            assert_eq!(
-                files.first().map(|f| f.filename.as_str()),
-                Some("esys_a2c-1.0.0-py3-none-any.whl")
-            );
-        }
-    }
-
-    #[test]
-    fn json_pages_read_hashes_sizes_and_yanks() {
-        let page = br#"{"meta":{"api-version":"1.1"},"name":"esys-a2c","files":[
-            {"filename":"esys_a2c-1.0.0-py3-none-any.whl","url":"https://f/x.whl","hashes":{"sha256":"ab"},"size":10,"yanked":false},
-            {"filename":"esys_a2c-1.1.0-py3-none-any.whl","url":"y.whl","hashes":{},"yanked":"bad build"}]}"#;
-        let files = parse_json(page).unwrap();
-        assert_eq!(files[0].size, Some(10));
-        assert_eq!(files[0].sha256.as_deref(), Some("ab"));
-        assert!(files[1].yanked && files[1].sha256.is_none());
-        assert!(parse_json(b"<html>").is_err());
-    }
 }

@@ -25,12 +25,14 @@ use url::Url;
 
 use super::handle::{PublishRequest, Published, Registry, Signed, Yanked};
 use super::index::IndexEntry;
-pub use super::location::ConanRemote;
+mod location;
+
 use super::publish::PublishError;
 use super::{Index, RegistryError, Wanted, signing};
 use crate::archive::Format;
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
+pub use location::{CONAN_DEFAULT_NAME, ConanRemote};
 
 /// Without wanted versions, how many versions are resolved (newest first) at most: each costs
 /// a download of its package.
