@@ -39,6 +39,14 @@ pub enum Payload<'a> {
     Bytes(Vec<u8>),
     /// A file of this many bytes, streamed (an upload of any size in constant memory).
     File(&'a Path, u64),
+    /// `head`, then a file of this many bytes, then `tail`, streamed (a multipart upload of a
+    /// file in constant memory; the file is opened again for each attempt).
+    Framed {
+        head: Vec<u8>,
+        file: &'a Path,
+        size: u64,
+        tail: Vec<u8>,
+    },
 }
 
 /// The answer to [`HttpClient::call`].

@@ -302,6 +302,14 @@ impl HttpClient {
                         .header(reqwest::header::CONTENT_LENGTH, size.to_string())
                         .body(reqwest::Body::from(file));
                 }
+                Some(Payload::Framed { head, file, size, tail }) => {
+                    let opened = std::fs::File::open(file)
+                        .map_err(|e| Failure::io(std::io::Error::new(e.kind(), format!("{}: {e}", file.display()))))?;
+                    let length = head.len() as u64 + size + tail.len() as u64;
+                    request = request
+                        .header(reqwest::header::CONTENT_LENGTH, length.to_string())
+                        .body(reqwest::Body::wrap_stream(framed(head.clone(), opened, tail.clone())));
+                }
                 None => {}
             }
             let response = request.send().await.map_err(|e| self.classify(&hop, &e))?;
@@ -547,6 +555,31 @@ impl HttpClient {
             range_unsatisfiable: None,
         }
     }
+}
+
+/// `head`, the content of `file` read 64 KiB at a time, then `tail`: one request body, never
+/// whole in memory.
+fn framed(
+    head: Vec<u8>,
+    file: std::fs::File,
+    tail: Vec<u8>,
+) -> impl futures_util::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
+    use std::io::Read;
+    let chunks = futures_util::stream::unfold(Some(file), |file| async move {
+        let mut file = file?;
+        let mut chunk = vec![0u8; 64 * 1024];
+        match file.read(&mut chunk) {
+            Ok(0) => None,
+            Ok(n) => {
+                chunk.truncate(n);
+                Some((Ok(chunk), Some(file)))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    });
+    futures_util::stream::iter([Ok(head)])
+        .chain(chunks)
+        .chain(futures_util::stream::iter([Ok(tail)]))
 }
 
 /// The first `max` bytes of `response`'s body (less when it ends or fails sooner); the rest is

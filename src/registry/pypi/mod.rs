@@ -243,9 +243,8 @@ impl Registry for PypiRegistry {
             None => {}
         }
         let file_name = wheel::file_name(&self.index.project, &version);
-        let bytes = fs_err::read(tmp.path())?;
         let boundary = format!("a2c-{}", &packed.sha256.to_hex()[..32]);
-        let body = multipart(
+        let (head, tail) = multipart(
             &boundary,
             &[
                 (":action", "file_upload"),
@@ -257,14 +256,20 @@ impl Registry for PypiRegistry {
                 ("pyversion", "py3"),
                 ("sha256_digest", &packed.sha256.to_hex()),
             ],
-            ("content", &file_name, &bytes),
+            ("content", &file_name),
         );
         let url = self.index.upload_url();
+        // Streamed from the packed file, on every attempt: the wheel is never in memory.
         let reply = client.get().map_err(RegistryError::from)?.call(
             reqwest::Method::POST,
             &url,
             &[("Content-Type", format!("multipart/form-data; boundary={boundary}"))],
-            Some(crate::net::client::Payload::Bytes(body)),
+            Some(crate::net::Payload::Framed {
+                head,
+                file: tmp.path(),
+                size: packed.size,
+                tail,
+            }),
         );
         let reply = reply.map_err(RegistryError::from)?;
         match reply.status {
@@ -287,21 +292,20 @@ impl Registry for PypiRegistry {
     }
 }
 
-/// A `multipart/form-data` body: text `fields`, then one file field (name, file name, bytes).
-fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name, bytes): (&str, &str, &[u8])) -> Vec<u8> {
-    let mut body = Vec::with_capacity(bytes.len() + 1024);
+/// A `multipart/form-data` body around one file: what comes before the file's bytes (the text
+/// `fields`, then the file field's header) and what comes after them.
+fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name): (&str, &str)) -> (Vec<u8>, Vec<u8>) {
+    let mut head = Vec::with_capacity(1024);
     for (name, value) in fields {
-        body.extend_from_slice(
+        head.extend_from_slice(
             format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes(),
         );
     }
-    body.extend_from_slice(
+    head.extend_from_slice(
         format!(
             "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
         )
         .as_bytes(),
     );
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    body
+    (head, format!("\r\n--{boundary}--\r\n").into_bytes())
 }
