@@ -13,9 +13,10 @@ pub mod vendored;
 
 /// The lockfile's name inside a tool state root.
 pub const LOCK_FILE: &str = "a2c.lock";
-/// The newest lockfile `version` this `a2c` reads. It writes version 1, or 2 when the lock
-/// records an index serial (so that an older a2c says "upgrade" rather than "unknown field").
-pub const LOCK_VERSION: u32 = 2;
+/// The newest lockfile `version` this `a2c` reads (`util::formats::LOCK`). It writes version
+/// 1, or 2 when the lock records an index serial (so that an older a2c says "upgrade" rather
+/// than "unknown field").
+pub const LOCK_VERSION: u32 = crate::util::formats::LOCK.newest;
 
 /// One locked method version: the exact bundle identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,7 +123,7 @@ pub enum LockError {
     Io(#[from] std::io::Error),
     #[error("invalid lockfile `{}`: {reason}", path.display())]
     Invalid { path: PathBuf, reason: String },
-    #[error("unsupported lockfile `{}`: found v{found}, this a2c supports up to v{LOCK_VERSION}", path.display())]
+    #[error("unsupported lockfile `{}`: {}", path.display(), crate::util::formats::LOCK.too_new(u64::from(*found)))]
     TooNew { path: PathBuf, found: u32 },
 }
 

@@ -16,7 +16,7 @@ pub const VENDOR_MANIFEST: &str = "a2c-vendor.json";
 /// The newest vendor manifest `schema` this a2c reads, and the one it writes. Schema 2 adds
 /// each bundle's `tree` digest, so that `a2c lock --from DIR` gives back the entry as it was
 /// locked; schema 1 (no `tree`) is still read.
-pub const VENDOR_SCHEMA: u32 = 2;
+pub const VENDOR_SCHEMA: u32 = crate::util::formats::VENDOR.newest;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,7 +75,8 @@ impl VendorManifest {
         match probe.schema {
             Some(v) if v > VENDOR_SCHEMA => {
                 return Err(invalid(format!(
-                    "schema {v}, this a2c reads up to {VENDOR_SCHEMA}; upgrade a2c"
+                    "{}; upgrade a2c",
+                    crate::util::formats::VENDOR.too_new(u64::from(v))
                 )));
             }
             Some(1..) => {}
@@ -122,6 +123,9 @@ mod tests {
         assert_eq!((e.size, e.tree), (1, None));
         fs_err::write(dir.path().join(VENDOR_MANIFEST), r#"{"schema": 3, "bundles": []}"#).unwrap();
         let err = VendorManifest::read(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("schema 3, this a2c reads up to 2; upgrade a2c"), "{err}");
+        assert!(
+            err.contains("found v3, this a2c supports up to v2; upgrade a2c"),
+            "{err}"
+        );
     }
 }

@@ -23,7 +23,7 @@ pub fn is_utc_timestamp(s: &str) -> bool {
 }
 
 /// The newest index schema this `a2c` reads and the one it writes.
-pub const INDEX_SCHEMA: u64 = 1;
+pub const INDEX_SCHEMA: u64 = crate::util::formats::INDEX.newest as u64;
 
 /// One published version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,10 +39,7 @@ pub enum RegistryError {
     NoIndex { path: PathBuf },
     #[error("invalid registry index `{location}`: {reason}")]
     InvalidIndex { location: String, reason: String },
-    #[error(
-        "unsupported registry index `{location}`: found v{found}, this a2c supports up to v{}",
-        index::INDEX_SCHEMA
-    )]
+    #[error("unsupported registry index `{location}`: {}", crate::util::formats::INDEX.too_new(*found))]
     IndexTooNew { location: String, found: u64 },
     /// `yank` (or `yank --undo`) of a version the registry never published.
     #[error("version {version} is not in the registry `{location}`: there is nothing to yank")]

@@ -10,7 +10,7 @@ use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
 
 /// The receipt schema this `a2c` writes and reads.
-pub const RECEIPT_SCHEMA: u32 = 1;
+pub const RECEIPT_SCHEMA: u32 = crate::util::formats::RECEIPT.newest;
 
 /// What was installed, from where, by whom, when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

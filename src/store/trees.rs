@@ -821,6 +821,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_record_header_is_the_listed_one() {
+        let f = crate::util::formats::TREE_RECORD;
+        assert_eq!(META_HEADER, format!("{} {}", f.key, f.newest));
+        assert!(f.file.ends_with(META_FILE));
+    }
+
+    #[test]
     fn records_round_trip_and_refuse_escaping_paths() {
         let files = vec![Recorded {
             path: "rules/a b.md".into(),

@@ -3,6 +3,7 @@
 
 pub mod contain;
 pub mod digest;
+pub mod formats;
 pub mod fs;
 pub mod git;
 pub mod git_index;

@@ -11,7 +11,7 @@ use crate::util::yaml::{self, Value};
 /// The file name of an adoption record inside a tool state root.
 pub const ADOPTION_FILE: &str = "adoption.yaml";
 /// The newest `schema_version` of an adoption record this `a2c` reads and the one it writes.
-pub const ADOPTION_SCHEMA: u32 = 2;
+pub const ADOPTION_SCHEMA: u32 = crate::util::formats::ADOPTION.newest;
 
 /// How a repository receives its method assets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -127,7 +127,8 @@ impl AdoptionRecord {
                         return Err(fail(
                             value.line,
                             format!(
-                                "unsupported schema_version: found v{v}, this a2c supports up to v{ADOPTION_SCHEMA}; upgrade a2c"
+                                "unsupported schema_version: {}; upgrade a2c",
+                                crate::util::formats::ADOPTION.too_new(u64::from(v))
                             ),
                         ));
                     }

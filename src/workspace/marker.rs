@@ -13,7 +13,7 @@ pub const MARKER_PATH: &str = ".tools/esys/a2c/workspace.yaml";
 /// The local pointer's path relative to R.
 pub const POINTER_PATH: &str = ".tools_local/esys/a2c/workspace.yaml";
 /// The newest marker `schema_version` this `a2c` reads.
-pub const MARKER_SCHEMA: u32 = 1;
+pub const MARKER_SCHEMA: u32 = crate::util::formats::MARKER.newest;
 
 /// Which of the two files a [`MarkerError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +113,8 @@ impl WorkspaceMarker {
                             return Err(fail(
                                 s.line,
                                 format!(
-                                    "unsupported schema_version: found v{v}, this a2c supports up to v{MARKER_SCHEMA}; upgrade a2c"
+                                    "unsupported schema_version: {}; upgrade a2c",
+                                    crate::util::formats::MARKER.too_new(u64::from(v))
                                 ),
                             ));
                         }

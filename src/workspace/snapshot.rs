@@ -936,6 +936,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_format_line_is_the_listed_one() {
+        let f = crate::util::formats::SNAPSHOT;
+        assert_eq!(FORMAT, format!("{} {}", f.key, f.newest));
+    }
+
+    #[test]
     fn an_identity_reads_back_exactly_what_was_written_and_nothing_else() {
         let before_1970 = Identity {
             kind: 'l',

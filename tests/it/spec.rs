@@ -137,3 +137,23 @@ fn worked_example_tree_digest_matches_coreutils() {
         assert_eq!(doc["tree"], expected, "{format}");
     }
 }
+
+/// Issue 39: docs/formats.md lists exactly the formats of `util::formats::ALL`, each with its
+/// file, version key, newest version and what a newer one meets.
+#[test]
+fn the_formats_page_is_the_typed_list() {
+    let page = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/formats.md")).unwrap();
+    let rows: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| format") && !l.starts_with("|---"))
+        .collect();
+    assert_eq!(rows.len(), a2c::util::formats::ALL.len(), "{rows:#?}");
+    for f in a2c::util::formats::ALL {
+        let newer = match f.on_newer {
+            a2c::util::formats::OnNewer::Refused => "refused",
+            a2c::util::formats::OnNewer::Rebuilt => "rebuilt",
+        };
+        let row = format!("| {} | `{}` | `{}` | {} | {newer} |", f.name, f.file, f.key, f.newest);
+        assert!(rows.contains(&row.as_str()), "docs/formats.md lacks {row}");
+    }
+}
