@@ -563,7 +563,7 @@ fn framed(
     head: Vec<u8>,
     file: std::fs::File,
     tail: Vec<u8>,
-) -> impl futures_util::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
+) -> futures_util::stream::BoxStream<'static, std::io::Result<Vec<u8>>> {
     use std::io::Read;
     let chunks = futures_util::stream::unfold(Some(file), |file| async move {
         let mut file = file?;
@@ -580,6 +580,7 @@ fn framed(
     futures_util::stream::iter([Ok(head)])
         .chain(chunks)
         .chain(futures_util::stream::iter([Ok(tail)]))
+        .boxed()
 }
 
 /// The first `max` bytes of `response`'s body (less when it ends or fails sooner); the rest is

@@ -122,4 +122,12 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ALL.len());
     }
+
+    /// The formats whose version is a first line name it as listed.
+    #[test]
+    fn first_lines_are_the_listed_ones() {
+        let line = |f: FileFormat| format!("{} {}", f.key, f.newest);
+        assert_eq!(crate::store::trees::META_HEADER, line(TREE_RECORD));
+        assert!(TREE_RECORD.file.ends_with(crate::store::trees::META_FILE));
+    }
 }

@@ -302,13 +302,18 @@ const OVER_700: &[(&str, usize)] = &[
     ("ops/migrate.rs", 956),
     ("store/trees.rs", 844),
     ("util/contain.rs", 888),
-    ("workspace/snapshot.rs", 1026),
 ];
 
 #[test]
 fn no_source_file_is_over_700_lines() {
     let mut problems = Vec::new();
-    for (rel, _, lines) in sources() {
+    let all = sources();
+    for (listed, _) in OVER_700 {
+        if !all.iter().any(|(rel, _, _)| rel == listed) {
+            problems.push(format!("src/{listed} is listed in OVER_700 but is gone: take it off"));
+        }
+    }
+    for (rel, _, lines) in all {
         match OVER_700.iter().find(|(f, _)| *f == rel) {
             None if lines > 700 => problems.push(format!("src/{rel} has {lines} lines (at most 700)")),
             Some((_, was)) if lines > *was => problems.push(format!(

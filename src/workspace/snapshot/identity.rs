@@ -1,0 +1,186 @@
+//! A path's identity as the snapshot records it (kind, device, inode, size, modification and
+//! change times to the nanosecond), taken relative to an open directory, and read back from
+//! the snapshot's text strictly.
+
+use super::*;
+
+/// What a path was: absent, or an object of a kind with its identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// `-` absent, `f` file, `d` directory, `l` link, `o` anything else.
+    pub(super) kind: char,
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+    pub(super) size: u64,
+    pub(super) mtime: (i64, u32),
+    pub(super) ctime: (i64, u32),
+}
+
+impl Identity {
+    pub(super) const ABSENT: Self = Self {
+        kind: '-',
+        dev: 0,
+        ino: 0,
+        size: 0,
+        mtime: (0, 0),
+        ctime: (0, 0),
+    };
+
+    /// The identity of `rel` under the directory handle `dir`, its last component not followed.
+    pub(super) fn at(dir: impl std::os::fd::AsFd, rel: &str) -> io::Result<Self> {
+        use rustix::fs::{AtFlags, statat};
+        match statat(dir, rel, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Self::of(&st)),
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(Self::ABSENT),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The directory `rel` under `dir`, opened without following a link, and its identity;
+    /// `None` when it is no directory (or a link) now.
+    pub(super) fn open_dir(dir: impl std::os::fd::AsFd, rel: &str) -> io::Result<Option<(std::os::fd::OwnedFd, Self)>> {
+        use rustix::fs::{Mode, OFlags, fstat, openat};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match openat(dir, rel, flags, Mode::empty()) {
+            Ok(fd) => {
+                let id = Self::of(&fstat(&fd)?);
+                Ok(Some((fd, id)))
+            }
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "the field types of `stat` differ between Unix platforms"
+    )]
+    pub(super) fn of(st: &rustix::fs::Stat) -> Self {
+        use rustix::fs::FileType;
+        let kind = match FileType::from_raw_mode(st.st_mode as _) {
+            FileType::RegularFile => 'f',
+            FileType::Directory => 'd',
+            FileType::Symlink => 'l',
+            _ => 'o',
+        };
+        Self {
+            kind,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as u32),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as u32),
+        }
+    }
+
+    /// Changed at or after `since` (seconds, nanoseconds since the epoch)?
+    pub(super) fn changed_since(&self, since: (i64, u32)) -> bool {
+        self.kind != '-' && (self.mtime >= since || self.ctime >= since)
+    }
+
+    /// Appends its text to `out` (written straight into the snapshot: thousands per run).
+    pub(super) fn write_to(&self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = write!(
+            out,
+            "{} {} {} {} {}.{:09} {}.{:09}",
+            self.kind, self.dev, self.ino, self.size, self.mtime.0, self.mtime.1, self.ctime.0, self.ctime.1
+        );
+    }
+
+    #[cfg(test)]
+    pub(super) fn text(&self) -> String {
+        let mut out = String::new();
+        self.write_to(&mut out);
+        out
+    }
+
+    #[cfg(test)]
+    pub(super) fn line(&self, rel: &str) -> String {
+        format!("{}\t{rel}", self.text())
+    }
+
+    /// What [`Identity::text`] wrote, and nothing else (`None`: the snapshot is not used). A
+    /// member's five are parsed for each of thousands of members on every no-op run: the
+    /// bytes are read in one pass, each number as its digits go by (splitting the fields
+    /// first, then parsing each, took most of a worker's parsing).
+    pub(super) fn parse(text: &[u8]) -> Option<Self> {
+        let kind = match text {
+            [k @ (b'-' | b'f' | b'd' | b'l' | b'o'), b' ', ..] => char::from(*k),
+            _ => return None,
+        };
+        let mut at = Digits { text, at: 2 };
+        let dev = at.number(Some(b' '))?;
+        let ino = at.number(Some(b' '))?;
+        let size = at.number(Some(b' '))?;
+        let mtime = at.time(Some(b' '))?;
+        let ctime = at.time(None)?;
+        Some(Self {
+            kind,
+            dev,
+            ino,
+            size,
+            mtime,
+            ctime,
+        })
+    }
+}
+
+/// Reads the numbers of an identity's text in one pass.
+pub(super) struct Digits<'a> {
+    pub(super) text: &'a [u8],
+    pub(super) at: usize,
+}
+
+impl Digits<'_> {
+    /// One to twenty ASCII digits forming a `u64`, then `stop` (passed over), or the text's
+    /// end when `stop` is `None`; nothing else.
+    pub(super) fn number(&mut self, stop: Option<u8>) -> Option<u64> {
+        let rest = &self.text[self.at..];
+        let mut n: u64 = 0;
+        let mut len = 0;
+        for &b in rest {
+            if Some(b) == stop {
+                break;
+            }
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            len += 1;
+            // Nineteen digits never overflow a u64; a twentieth may.
+            n = match len {
+                ..=19 => n * 10 + u64::from(d),
+                20 => n.checked_mul(10)?.checked_add(u64::from(d))?,
+                _ => return None,
+            };
+        }
+        match (len, rest.get(len)) {
+            (0, _) => None,
+            (_, Some(_)) => {
+                self.at += len + 1;
+                Some(n)
+            }
+            (_, None) if stop.is_none() => {
+                self.at += len;
+                Some(n)
+            }
+            (_, None) => None,
+        }
+    }
+
+    /// A time as a snapshot writes it: seconds (a `-` before them when before 1970), a dot,
+    /// and the nanoseconds; then `stop` as [`Digits::number`] reads it.
+    pub(super) fn time(&mut self, stop: Option<u8>) -> Option<(i64, u32)> {
+        let negative = self.text.get(self.at) == Some(&b'-');
+        self.at += usize::from(negative);
+        let seconds = i64::try_from(self.number(Some(b'.'))?).ok()?;
+        let seconds = if negative { seconds.checked_neg()? } else { seconds };
+        Some((seconds, u32::try_from(self.number(stop)?).ok()?))
+    }
+}
+
+/// A decimal number as a snapshot writes it: one to twenty ASCII digits, nothing else.
+pub(super) fn decimal(digits: &[u8]) -> Option<u64> {
+    Digits { text: digits, at: 0 }.number(None)
+}
