@@ -1,0 +1,153 @@
+//! The checks. Without `--deep` they read only small files (records, manifests, receipts, the
+//! lock): no bundle is opened and nothing is hashed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Code, DoctorOptions, Finding, finding};
+use crate::lock::Lockfile;
+use crate::method::MethodManifest;
+use crate::store::Receipt;
+use crate::store::flock::StoreLock;
+use crate::util::version::MethodVersion;
+use crate::workspace::marker::{LocalPointer, POINTER_PATH};
+use crate::workspace::resolve::{LEGACY_AI_RULES, Note, Rule, StoreMemo, resolve_with};
+use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT, LOCAL_DIR};
+use crate::workspace::{Context, Delivery, Layout, Member, WorkspaceError};
+
+mod delivery;
+mod resolution;
+mod store;
+mod tool_state;
+
+use delivery::*;
+use resolution::*;
+use store::*;
+use tool_state::*;
+
+/// What one doctor run learns once and every member shares: each store version's check, and
+/// the newest a2c each resolved root's manifest asks for.
+#[derive(Default)]
+struct Memo(
+    StoreMemo,
+    std::sync::Mutex<std::collections::HashMap<PathBuf, Option<MethodVersion>>>,
+);
+
+pub fn run(
+    ctx: &Context,
+    options: DoctorOptions,
+    settings: &crate::store::Settings,
+) -> Result<Vec<Finding>, WorkspaceError> {
+    let mut out = Vec::new();
+    let members = ctx.members()?;
+    let ws_root = ctx.workspace.as_ref().map(|w| w.root.clone());
+    // What the store must keep (every record) and what the lock must hold (the versions an
+    // install serves: outside a superbuild, only a `package` delivery's).
+    let mut pinned: BTreeMap<MethodVersion, Vec<PathBuf>> = BTreeMap::new();
+    let mut locked: BTreeMap<MethodVersion, Vec<PathBuf>> = BTreeMap::new();
+    // Each member's checks read only that member: they run in parallel, and their findings
+    // are kept in member order.
+    let owner = ctx.store_owner()?;
+    let memo = Memo::default();
+    let jobs = crate::util::parallel::metadata_jobs();
+    // Members a workspace snapshot vouches for have one canonical root, a valid record, no
+    // interrupted migration and the pointer install wrote: nothing of theirs to say there.
+    let vouched = matches!(ctx.snapshot(), Some(Ok(_)));
+    let per_member = crate::util::parallel::run_parallel(members, jobs, |m| {
+        let mut out = Vec::new();
+        if !vouched {
+            tool_state(m, &mut out);
+        }
+        if let Ok(record) = &m.record {
+            resolution(m, &record.tool_version, ws_root.as_deref(), &memo, &mut out);
+        }
+        if let Some(ws) = ws_root.as_ref().filter(|_| !vouched) {
+            pointer(m, ws, &mut out);
+        }
+        if m.path != owner {
+            match crate::util::git::tracking(&m.path, LOCAL_DIR, vouched) {
+                crate::util::git::Tracking::No => {}
+                crate::util::git::Tracking::Yes => out.push(finding(
+                    Code::LocalTracked,
+                    Some(m.path.clone()),
+                    None,
+                    format!(
+                        "git tracks `{}` or files under it: that directory is machine-local",
+                        m.path.join(LOCAL_DIR).display()
+                    ),
+                    format!(
+                        "run `git rm -r --cached {LOCAL_DIR}` in `{}` and commit (a2c writes `{LOCAL_DIR}/.gitignore` so this does not recur)",
+                        m.path.display()
+                    ),
+                )),
+                crate::util::git::Tracking::Unknown(reason) => out.push(tracking_unknown(&m.path, &reason)),
+            }
+        }
+        out
+    });
+    for (m, findings) in members.iter().zip(per_member) {
+        out.extend(findings);
+        for v in m.pinned_versions() {
+            pinned.entry(v.clone()).or_default().push(m.path.clone());
+        }
+        if let Ok(record) = &m.record
+            && (ws_root.is_some() || m.delivery() == Some(Delivery::Package))
+        {
+            locked
+                .entry(record.tool_version.clone())
+                .or_default()
+                .push(m.path.clone());
+        }
+    }
+    if let Some(ws) = &ws_root {
+        workspace_ai_rules(ws, &mut out);
+    }
+    // A nested superbuild whose marker cannot be read: every command inside it fails closed,
+    // so the outer doctor says so (the walk does not enter it).
+    for nested in &ctx.nested() {
+        if let Err(e) = crate::workspace::WorkspaceMarker::read(nested) {
+            out.push(finding(
+                Code::NestedMarkerInvalid,
+                Some(nested.clone()),
+                None,
+                format!("the nested superbuild `{}` has a marker a2c cannot read: {e}", nested.display()),
+                format!(
+                    "fix its marker (`a2c doctor` in `{}` names the line), or remove it if that directory is no superbuild; until then every a2c command inside it fails",
+                    nested.display()
+                ),
+            ));
+        }
+    }
+    let lock = lock_findings(ctx, &locked, &mut out);
+    match crate::store::guard(ctx.store_owner()?) {
+        Ok(store) => {
+            // The bundle cache the store installs from (unreadable: its checks are skipped).
+            let cache = crate::store::Cache::for_store(&store, settings).ok();
+            too_old_for_unresolved(cache.as_ref(), lock.as_ref(), &mut out);
+            store_findings(&store, cache.as_ref(), &pinned, lock.as_ref(), options, &mut out)
+        }
+        Err(crate::store::StoreError::Tracked { path }) => out.push(finding(
+            Code::StoreTracked,
+            None,
+            None,
+            format!(
+                "`{}` is tracked by git: a2c's store is machine-local, and a committed one could pass off any files as installed versions; a2c refuses to use it",
+                path.display()
+            ),
+            "run `git rm -r --cached .tools_local` in that repository, commit, then `a2c install`",
+        )),
+        Err(crate::store::StoreError::TrackingUnknown { path, reason }) => {
+            out.push(tracking_unknown(path.parent().unwrap_or(&path), &reason))
+        }
+        Err(crate::store::StoreError::Io(e)) if crate::util::contain::refusal(&e).is_some() => out.push(finding(
+            Code::UnsafeLink,
+            None,
+            None,
+            e.to_string(),
+            "replace the link with a real directory (or delete it), then run `a2c install`",
+        )),
+        Err(crate::store::StoreError::Io(e)) => return Err(e.into()),
+        Err(e) => return Err(std::io::Error::other(e.to_string()).into()),
+    }
+    Ok(out)
+}
