@@ -329,16 +329,18 @@ impl Journal {
     }
 }
 
-/// Every tool state file and the git index as they were, to put back on failure.
-pub struct Snapshot {
+/// Every tool state file and the git index as they were, to put back on failure (what a
+/// migration rolls back to; not the workspace snapshot of `workspace::snapshot`).
+pub struct Rollback {
     repo: PathBuf,
     files: Vec<(PathBuf, Vec<u8>, u32)>,
     index: Option<(PathBuf, Vec<u8>)>,
     roots_existed: [bool; 2],
 }
 
-impl Snapshot {
-    pub fn take(repo: &Path) -> Result<Self, MigrateError> {
+impl Rollback {
+    /// Saves `repo`'s tool state files and git index.
+    pub fn save(repo: &Path) -> Result<Self, MigrateError> {
         use std::os::unix::fs::PermissionsExt;
         let mut files = Vec::new();
         let mut roots_existed = [false; 2];
@@ -398,7 +400,7 @@ impl Snapshot {
 /// to restore, so that the caller keeps its original error first.
 pub struct Transaction {
     repo: PathBuf,
-    snapshot: Snapshot,
+    snapshot: Rollback,
     others: Vec<(PathBuf, Option<Vec<u8>>)>,
     done: bool,
 }
@@ -406,7 +408,7 @@ pub struct Transaction {
 impl Transaction {
     /// Snapshots `repo`'s tool state and the files `others`, then writes `journal`.
     pub fn begin(repo: &Path, journal: &Journal, others: &[PathBuf]) -> Result<Self, MigrateError> {
-        let snapshot = Snapshot::take(repo)?;
+        let snapshot = Rollback::save(repo)?;
         let mut saved = Vec::new();
         for path in others {
             let bytes = crate::util::contain::read_config(path)?.map(String::into_bytes);

@@ -116,11 +116,26 @@ pub trait Registry {
     fn sign(&self, key: &super::signing::SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError>;
 }
 
-/// The refusal of a write to a registry that is only read (a static HTTP registry): `what` is
-/// the command (`pack`, `yank`, `sign`).
-pub fn read_only(what: &'static str, location: &str) -> PublishError {
-    PublishError::ReadOnly {
-        what,
-        location: location.to_string(),
-    }
+/// What a publishing command asks of a registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Pack,
+    Yank,
+    Sign,
+}
+
+/// The refusal of a write to a registry that is only read (a static HTTP registry).
+pub fn read_only(action: Action, location: &str) -> PublishError {
+    let message = match action {
+        Action::Pack => format!(
+            "`a2c pack` publishes into a file registry, not `{location}`; pack locally, then upload the registry directory"
+        ),
+        Action::Yank => format!(
+            "`a2c yank` edits a file registry, not `{location}`; yank in the registry directory, then upload it"
+        ),
+        Action::Sign => {
+            format!("`a2c sign` signs a file registry, not `{location}`; sign the registry directory, then upload it")
+        }
+    };
+    PublishError::Refused { message, hint: None }
 }

@@ -1,7 +1,7 @@
 //! A static HTTP(S) registry: the same layout as a file registry, served by any web server.
 //! a2c only reads it; publishing happens in the directory it is served from.
 
-use super::handle::{PublishRequest, Published, Registry, Signed, Yanked, read_only};
+use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked, read_only};
 use super::publish::PublishError;
 use super::{Index, RegistryError, RegistryLocation, Wanted, signing};
 use crate::net::{HttpError, LazyClient};
@@ -46,14 +46,14 @@ impl Registry for HttpRegistry {
     }
 
     fn publish(&self, _: &PublishRequest<'_>) -> Result<Published, PublishError> {
-        Err(read_only("pack", &self.shown()))
+        Err(read_only(Action::Pack, &self.shown()))
     }
 
     fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
-        Err(read_only("yank", &self.shown()))
+        Err(read_only(Action::Yank, &self.shown()))
     }
 
     fn sign(&self, _: &signing::SecretKey, _: Option<u64>) -> Result<Signed, PublishError> {
-        Err(read_only("sign", &self.shown()))
+        Err(read_only(Action::Sign, &self.shown()))
     }
 }

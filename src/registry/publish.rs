@@ -37,24 +37,10 @@ pub enum PublishError {
     Registry(#[from] RegistryError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("{}", match *what {
-        "pack" => format!("`a2c pack` publishes into a file registry, not `{location}`; pack locally, then upload the registry directory"),
-        "yank" => format!("`a2c yank` edits a file registry, not `{location}`; yank in the registry directory, then upload it"),
-        _ => format!("`a2c {what}` signs a file registry, not `{location}`; sign the registry directory, then upload it"),
-    })]
-    ReadOnly { what: &'static str, location: String },
-    #[error("{}", match *what {
-        "pack" => format!("a package index (`{location}`) takes wheels: `a2c pack --format wheel`"),
-        "yank" => format!("`a2c yank` does not edit the package index `{location}`"),
-        _ => format!("a package index (`{location}`) carries no a2c signature"),
-    })]
-    PackageIndex { what: &'static str, location: String },
-    #[error("{}", match *what {
-        "pack" => format!("`a2c pack` does not upload to the Conan remote `{location}`"),
-        "yank" => format!("`a2c yank` does not edit the Conan remote `{location}`"),
-        _ => format!("a Conan remote (`{location}`) carries no a2c signature"),
-    })]
-    ConanRemote { what: &'static str, location: String },
+    /// A registry kind that does not take this write, in its own words (what to do instead in
+    /// `hint`): a static HTTP registry, a package index, a Conan remote.
+    #[error("{message}")]
+    Refused { message: String, hint: Option<String> },
 }
 
 impl PublishError {
@@ -67,17 +53,8 @@ impl PublishError {
             Self::VersionMismatch { found, .. } => Some(format!("pass `--version {found}`, or fix the manifest")),
             Self::Archive(e) => e.hint(),
             Self::Registry(e) => e.hint(),
-            Self::PackageIndex { what, .. } => Some(match *what {
-                "pack" => "leave `--format` out (a package index gets a wheel), or pack a wheel into a directory and `twine upload` it".into(),
-                "yank" => "yank the file on the index itself (its web page or API): a2c reads a yanked file as a yanked version".into(),
-                _ => "pin the wheels by their hashes (every lock does); signed indexes are a2c's own registries".into(),
-            }),
-            Self::ConanRemote { what, .. } => Some(match *what {
-                "pack" => "write the recipe with `a2c pack DIR --version V --format conan --registry OUT`, then `conan create OUT --version V` and `conan upload esys-a2c/V -r REMOTE`".into(),
-                "yank" => "remove the version on the remote (`conan remove esys-a2c/V -r REMOTE`): a2c reports a locked version the remote no longer has".into(),
-                _ => "a lock pins each package revision by its sha256; signed indexes are a2c's own registries".into(),
-            }),
-            Self::Io(_) | Self::ReadOnly { .. } => None,
+            Self::Refused { hint, .. } => hint.clone(),
+            Self::Io(_) => None,
         }
     }
 }

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use url::Url;
 
-use super::handle::{PublishRequest, Published, Registry, Signed, Yanked};
+use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked};
 use super::index::IndexEntry;
 mod location;
 
@@ -299,24 +299,40 @@ impl Registry for ConanRegistry {
     }
 
     fn publish(&self, _: &PublishRequest<'_>) -> Result<Published, PublishError> {
-        Err(PublishError::ConanRemote {
-            what: "pack",
-            location: self.shown(),
-        })
+        Err(self.not_here(Action::Pack))
     }
 
     fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
-        Err(PublishError::ConanRemote {
-            what: "yank",
-            location: self.shown(),
-        })
+        Err(self.not_here(Action::Yank))
     }
 
     fn sign(&self, _: &signing::SecretKey, _: Option<u64>) -> Result<Signed, PublishError> {
-        Err(PublishError::ConanRemote {
-            what: "sign",
-            location: self.shown(),
-        })
+        Err(self.not_here(Action::Sign))
+    }
+}
+
+impl ConanRegistry {
+    /// What Conan's own client does (`conan upload`, `conan remove`), in a Conan remote's words.
+    fn not_here(&self, action: Action) -> PublishError {
+        let location = self.shown();
+        let (message, hint) = match action {
+            Action::Pack => (
+                format!("`a2c pack` does not upload to the Conan remote `{location}`"),
+                "write the recipe with `a2c pack DIR --version V --format conan --registry OUT`, then `conan create OUT --version V` and `conan upload esys-a2c/V -r REMOTE`",
+            ),
+            Action::Yank => (
+                format!("`a2c yank` does not edit the Conan remote `{location}`"),
+                "remove the version on the remote (`conan remove esys-a2c/V -r REMOTE`): a2c reports a locked version the remote no longer has",
+            ),
+            Action::Sign => (
+                format!("a Conan remote (`{location}`) carries no a2c signature"),
+                "a lock pins each package revision by its sha256; signed indexes are a2c's own registries",
+            ),
+        };
+        PublishError::Refused {
+            message,
+            hint: Some(hint.into()),
+        }
     }
 }
 

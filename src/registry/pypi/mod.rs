@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use super::handle::{PublishRequest, Published, Registry, Signed, Yanked};
+use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked};
 use super::index::IndexEntry;
 mod location;
 mod page;
@@ -58,11 +58,27 @@ impl PypiRegistry {
         }
     }
 
-    /// What a2c leaves to the index's own tools (`twine upload`, its yank).
-    fn not_here(&self, what: &'static str) -> PublishError {
-        PublishError::PackageIndex {
-            what,
-            location: self.index.to_string(),
+    /// What a2c leaves to the index's own tools (`twine upload`, its yank), in a package
+    /// index's words.
+    fn not_here(&self, action: Action) -> PublishError {
+        let location = self.index.to_string();
+        let (message, hint) = match action {
+            Action::Pack => (
+                format!("a package index (`{location}`) takes wheels: `a2c pack --format wheel`"),
+                "leave `--format` out (a package index gets a wheel), or pack a wheel into a directory and `twine upload` it",
+            ),
+            Action::Yank => (
+                format!("`a2c yank` does not edit the package index `{location}`"),
+                "yank the file on the index itself (its web page or API): a2c reads a yanked file as a yanked version",
+            ),
+            Action::Sign => (
+                format!("a package index (`{location}`) carries no a2c signature"),
+                "pin the wheels by their hashes (every lock does); signed indexes are a2c's own registries",
+            ),
+        };
+        PublishError::Refused {
+            message,
+            hint: Some(hint.into()),
         }
     }
 
@@ -202,10 +218,10 @@ impl Registry for PypiRegistry {
     /// change nothing; other bytes under a published version are refused before the upload.
     fn publish(&self, r: &PublishRequest<'_>) -> Result<Published, PublishError> {
         if r.format != Format::Wheel {
-            return Err(self.not_here("pack"));
+            return Err(self.not_here(Action::Pack));
         }
         if r.sign.is_some() {
-            return Err(self.not_here("sign"));
+            return Err(self.not_here(Action::Sign));
         }
         super::publish::tree_of_version(r.tree, r.version)?;
         let version = r.version.to_string();
@@ -284,11 +300,11 @@ impl Registry for PypiRegistry {
     }
 
     fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
-        Err(self.not_here("yank"))
+        Err(self.not_here(Action::Yank))
     }
 
     fn sign(&self, _: &signing::SecretKey, _: Option<u64>) -> Result<Signed, PublishError> {
-        Err(self.not_here("sign"))
+        Err(self.not_here(Action::Sign))
     }
 }
 
