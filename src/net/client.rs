@@ -34,6 +34,17 @@ pub const MAX_REDIRECTS: usize = 10;
 /// The longest token a token endpoint may give (it travels in a header on every request).
 pub const MAX_TOKEN: usize = 64 * 1024;
 
+/// A document read over HTTP.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub body: Vec<u8>,
+    /// The URL it was finally read from, after redirects: relative URLs inside it resolve
+    /// against this one (RFC 3986 §5.1.3).
+    pub url: Url,
+    /// Its `Content-Type` (empty when the server sent none).
+    pub content_type: String,
+}
+
 /// A request body for [`HttpClient::call`].
 pub enum Payload<'a> {
     Bytes(Vec<u8>),
@@ -158,26 +169,15 @@ impl HttpClient {
         })
     }
 
-    /// GETs a small document (an index) with retries, and the URL it was finally read from
-    /// (after redirects): relative URLs inside it resolve against that one (RFC 3986 §5.1.3).
-    /// At most `A2C_MAX_DOCUMENT_BYTES` are read into memory.
-    pub fn get_bytes(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
-        self.get_bytes_with(url, &[])
-    }
-
-    /// [`HttpClient::get_bytes`] with request `headers` (an `Accept` for content
-    /// negotiation), and the response's `Content-Type`.
-    pub fn get_bytes_with(&self, url: &Url, headers: &[(&str, String)]) -> Result<(Vec<u8>, Url), HttpError> {
-        self.get_typed(url, headers).map(|(body, url, _)| (body, url))
-    }
-
-    /// The document at `url` (with request `headers`), the URL it was finally read from, and
-    /// its `Content-Type` (empty when the server sent none).
-    pub fn get_typed(&self, url: &Url, headers: &[(&str, String)]) -> Result<(Vec<u8>, Url, String), HttpError> {
+    /// GETs a document (an index, a project page, an API answer) with retries: at most
+    /// `A2C_MAX_DOCUMENT_BYTES` read into memory, asked for with `Accept: accept` when given.
+    /// The one GET of a document; [`super::LazyClient::document`] keeps its answer for the run.
+    pub fn get_document(&self, url: &Url, accept: Option<&str>) -> Result<Document, HttpError> {
+        let headers: Vec<(&str, String)> = accept.map(|a| ("Accept", a.to_string())).into_iter().collect();
         self.runtime.block_on(retrying(
             self.retries,
             self.observer.as_deref(),
-            || self.get_once(url, headers),
+            || self.get_once(url, &headers),
             |_, _| Next::Backoff,
         ))
     }

@@ -4,7 +4,10 @@
 use url::Url;
 
 use super::HttpError;
-use super::client::HttpClient;
+use super::client::{Document, HttpClient};
+
+/// What a document was asked for with: its URL and the `Accept` sent.
+type Asked = (Url, Option<String>);
 
 /// A client built on first use, so that offline and no-op runs never build one.
 #[derive(Debug)]
@@ -14,15 +17,12 @@ pub struct LazyClient {
     network: super::Network,
     client: std::sync::Mutex<Option<std::sync::Arc<HttpClient>>>,
     /// Documents read through it (a registry's index), by URL: read once per client.
-    documents: std::sync::Mutex<Vec<(Url, Document)>>,
-    /// Negotiated documents (a package index's project page), by URL and `Accept`.
-    typed: std::sync::Mutex<Vec<((Url, String), TypedDocument)>>,
+    /// Documents read through it (an index, a project page), by URL and `Accept`: read once
+    /// per client.
+    documents: std::sync::Mutex<Vec<(Asked, Document)>>,
     /// Sizes learned with a `HEAD`, by URL.
     sizes: std::sync::Mutex<Vec<(Url, Option<u64>)>>,
 }
-
-/// A document's bytes and the URL it was finally read from.
-type Document = (Vec<u8>, Url);
 
 /// What `cache` holds for `key`, else what `fetch` gives (kept when it succeeds): each answer a
 /// client caches per run is asked for once. The lock is not held while fetching.
@@ -45,9 +45,6 @@ fn once<K: PartialEq, T: Clone>(
     Ok(v)
 }
 
-/// A document's bytes, the URL it was finally read from, and its `Content-Type`.
-type TypedDocument = (Vec<u8>, Url, String);
-
 impl LazyClient {
     /// A client built from `network` when first used; `bound` are the registries the user
     /// chose (see `Auth::load`). Usually made by [`super::Network::client`].
@@ -57,17 +54,22 @@ impl LazyClient {
             network,
             client: std::sync::Mutex::new(None),
             documents: std::sync::Mutex::new(Vec::new()),
-            typed: std::sync::Mutex::new(Vec::new()),
             sizes: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// The document at `url` asked for with `Accept: accept`, the URL it was finally read
-    /// from and its `Content-Type` (see [`HttpClient::get_typed`]), fetched once by this client.
-    pub fn typed_document(&self, url: &Url, accept: &str) -> Result<TypedDocument, HttpError> {
-        once(&self.typed, (url.clone(), accept.to_string()), || {
-            self.get()?.get_typed(url, &[("Accept", accept.to_string())])
+    /// The document at `url` (asked for with `Accept: accept` when given), read once by this
+    /// client whatever asks again (locking and then looking for bundles in the same registry
+    /// read its index once).
+    pub fn document(&self, url: &Url, accept: Option<&str>) -> Result<Document, HttpError> {
+        once(&self.documents, (url.clone(), accept.map(str::to_string)), || {
+            self.get()?.get_document(url, accept)
         })
+    }
+
+    /// The document at `url`, read now (an API answer or a file that is read once anyway).
+    pub fn fetch(&self, url: &Url) -> Result<Document, HttpError> {
+        self.get()?.get_document(url, None)
     }
 
     /// The size of the file at `url` from the `Content-Length` of a `HEAD` (`Ok(None)` when
@@ -91,12 +93,7 @@ impl LazyClient {
         &self.network
     }
 
-    /// The document at `url` and the URL it was finally read from (see
-    /// [`HttpClient::get_bytes`]), fetched once by this client whatever asks again.
-    pub fn document(&self, url: &Url) -> Result<(Vec<u8>, Url), HttpError> {
-        once(&self.documents, url.clone(), || self.get()?.get_bytes(url))
-    }
-
+    /// The client itself, built on first use (for the calls other than a document's GET).
     pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
         if self.network.offline {
             return Err(HttpError::Offline);

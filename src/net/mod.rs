@@ -24,8 +24,8 @@ pub mod tls;
 
 pub use auth::{HostKey, host_key, is_loopback, same_origin};
 pub use client::{
-    DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, HttpClient,
-    Payload, Reply,
+    DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, Document,
+    HttpClient, Payload, Reply,
 };
 pub use errors::HttpError;
 pub use exchange::{Exchanges, TokenExchange};

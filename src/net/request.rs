@@ -75,11 +75,7 @@ impl Rate {
 }
 
 impl HttpClient {
-    pub(super) async fn get_once(
-        &self,
-        url: &Url,
-        headers: &[(&str, String)],
-    ) -> Result<(Vec<u8>, Url, String), Failure> {
+    pub(super) async fn get_once(&self, url: &Url, headers: &[(&str, String)]) -> Result<super::Document, Failure> {
         let response = self.send_with(url, headers).await?;
         let content_type = response
             .headers()
@@ -89,7 +85,11 @@ impl HttpClient {
             .to_string();
         let final_url = response.url().clone();
         let body = self.read_capped(response, url, self.max_document).await?;
-        Ok((body, final_url, content_type))
+        Ok(super::Document {
+            body,
+            url: final_url,
+            content_type,
+        })
     }
 
     /// The body of `response` (from `url`), read as it streams in: at most `cap` bytes, else

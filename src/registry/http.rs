@@ -21,7 +21,8 @@ impl HttpRegistry {
     /// twice.
     fn fetch(&self, client: &LazyClient) -> Result<(Vec<u8>, url::Url), RegistryError> {
         let url = self.location.index_url();
-        Ok(client.document(&url)?)
+        let document = client.document(&url, None)?;
+        Ok((document.body, document.url))
     }
 }
 
@@ -35,8 +36,8 @@ impl Registry for HttpRegistry {
         let signature = || {
             let url = url::Url::parse(&format!("{}{}", self.location.index_url(), signing::SIGNATURE_SUFFIX))
                 .expect("a URL plus a suffix");
-            match client.get()?.get_bytes(&url) {
-                Ok((b, _)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            match client.fetch(&url) {
+                Ok(document) => Ok(Some(String::from_utf8_lossy(&document.body).into_owned())),
                 Err(HttpError::Status { status: 404 | 410, .. }) => Ok(None),
                 Err(e) => Err(e.into()),
             }

@@ -108,7 +108,7 @@ impl ConanRegistry {
 
     /// The JSON document at `url`.
     fn json(&self, client: &LazyClient, url: &Url) -> Result<serde_json::Value, RegistryError> {
-        let (body, _) = client.get()?.get_bytes(url)?;
+        let body = client.fetch(url)?.body;
         serde_json::from_slice(&body).map_err(|e| self.invalid(format!("`{url}` is not JSON: {e}")))
     }
 
@@ -205,10 +205,9 @@ impl ConanRegistry {
             self.remote
                 .recipe_url(&v, &format!("{package}/revisions/{prev}/files/{name}"))
         };
-        let http = client.get()?;
-        let (manifest, _) = http.get_bytes(&file("conanmanifest.txt"))?;
+        let manifest = client.fetch(&file("conanmanifest.txt"))?.body;
         let tgz_url = file("conan_package.tgz");
-        let (tgz, _) = http.get_bytes(&tgz_url)?;
+        let tgz = client.fetch(&tgz_url)?.body;
         let tree = self.check_manifest(&reference, &String::from_utf8_lossy(&manifest), &tgz)?;
         let (sha256, size) = crate::util::digest::sha256_reader(&tgz[..]).map_err(|e| self.invalid(e.to_string()))?;
         Ok(IndexEntry {

@@ -99,7 +99,11 @@ impl Registry for PypiRegistry {
         // A package index carries no a2c signature: pinned keys cannot be honoured.
         signing::unsigned_unless_unpinned(&self.shown(), trusted)?;
         let accept = format!("{JSON_TYPE}, text/html;q=0.1");
-        let (body, page, content_type) = client.typed_document(&self.index.page(), &accept)?;
+        let crate::net::Document {
+            body,
+            url: page,
+            content_type,
+        } = client.document(&self.index.page(), Some(&accept))?;
         let files = match content_type.split(';').next().map(str::trim) {
             Some(JSON_TYPE) => parse_json(&body).map_err(|e| self.invalid(format!("`{page}`: {e}")))?,
             _ => parse_html(&body, &page),
