@@ -1,6 +1,6 @@
-//! The one request loop: every request goes through [`HttpClient::follow`], which follows
+//! The one request loop: every request goes through `HttpClient::follow`, which follows
 //! redirects hop by hop and decides each hop's credential against the first hop's origin;
-//! [`HttpClient::execute`] answers a challenge once (a Bearer token service, a registry kind's
+//! `HttpClient::execute` answers a challenge once (a Bearer token service, a registry kind's
 //! [`super::TokenExchange`], docker's credential helper), and upgrades a loopback port that
 //! speaks TLS. Every body read into memory is capped (`read_capped`), and a failure is
 //! classified once (`classify`) with whether to retry.
