@@ -97,7 +97,6 @@ pub fn run(
     let settings = InstallSettings {
         allow_expired: args.allow_expired,
         registry: args.registry.clone(),
-        offline: global.offline || global.frozen,
         locked: args.locked || global.frozen,
         frozen: global.frozen,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),

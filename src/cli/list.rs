@@ -22,7 +22,7 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
     let _ = args;
-    let listing = list(session, &ctx, global.offline || global.frozen)?;
+    let listing = list(session, &ctx)?;
     if let Some(note) = &listing.registry_note {
         printer.detail(format!("registry not read: {note}"));
     }
@@ -67,7 +67,7 @@ pub fn outdated(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
-    let out = crate::ops::list::outdated(session, &ctx, global.offline)?;
+    let out = crate::ops::list::outdated(session, &ctx)?;
     if printer.json {
         printer.json_doc(&out);
         return Ok(Outcome::Success);

@@ -44,7 +44,6 @@ pub fn run(
         update: args.update.is_some(),
         update_only: args.update.clone().unwrap_or_default(),
         check: args.check || global.frozen,
-        offline: global.offline || global.frozen,
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
     };
     let out = lock(session, &ctx, &options)?;

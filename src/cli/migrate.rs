@@ -75,7 +75,6 @@ pub fn run(
         dry_run: args.dry_run,
         no_commit: args.no_commit,
         allow_downgrade: args.allow_downgrade,
-        offline: global.offline || global.frozen,
         confirm: args.confirm.clone(),
         from: args.from.as_ref().map(|f| ctx.start.join(f)),
         method_ref: args.method_ref.clone(),

@@ -25,7 +25,7 @@ pub fn run(
     let dir = ctx.start.join(&args.dir);
     let reporter = ProgressReporter::new(printer);
     let jobs = global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from);
-    let result = vendor(session, &ctx, &dir, jobs, global.offline || global.frozen, &reporter);
+    let result = vendor(session, &ctx, &dir, jobs, &reporter);
     reporter.done();
     let out = result?;
     if printer.json {

@@ -17,7 +17,6 @@ pub struct InstallSettings {
     pub registry: Option<String>,
     /// Accept a signed index past its `expires`.
     pub allow_expired: bool,
-    pub offline: bool,
     pub locked: bool,
     /// `--frozen` (`--locked` and `--offline`): errors name the flag the user gave.
     pub frozen: bool,
@@ -128,7 +127,7 @@ pub fn install<'a>(
     let flag = settings.registry.as_deref();
     let client = std::sync::Arc::new(network(session, ctx, flag)?);
     if !missing.is_empty() {
-        if settings.locked || settings.offline {
+        if settings.locked || session.offline() {
             let flag = if settings.locked {
                 settings.locked_flag()
             } else {
@@ -288,7 +287,7 @@ fn prepared_options(
     let mut options = super::install_options(
         session,
         ctx,
-        settings.offline,
+        session.offline(),
         settings.from.as_deref(),
         settings.jobs.unwrap_or_else(default_jobs),
         client.clone(),
@@ -320,7 +319,7 @@ fn install_versions<'a>(
     let client = std::sync::Arc::new(network(session, ctx, flag)?);
     let wanted: BTreeSet<MethodVersion> = settings.versions.iter().cloned().collect();
     let missing: BTreeSet<MethodVersion> = wanted.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
-    let resolved = match (missing.is_empty(), settings.offline) {
+    let resolved = match (missing.is_empty(), session.offline()) {
         (true, _) => lock.clone(),
         (false, true) => {
             return Err(OpsError::Offline {

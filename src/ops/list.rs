@@ -57,7 +57,8 @@ impl Listing {
     }
 }
 
-pub fn list(session: &super::Session, ctx: &Context, offline: bool) -> Result<Listing, OpsError> {
+pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError> {
+    let offline = session.offline();
     let needs = needs(ctx)?;
     let lock = Lockfile::read(&lock_path(ctx)?)?.unwrap_or_default();
     let store = super::store(ctx)?;
@@ -144,8 +145,8 @@ fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Resu
 
 /// `a2c outdated`: the members whose write contract is older than the newest version the
 /// registry publishes. The registry must be read (offline, or none configured, is an error).
-pub fn outdated(session: &super::Session, ctx: &Context, offline: bool) -> Result<Outdated, OpsError> {
-    let listing = list(session, ctx, offline)?;
+pub fn outdated(session: &super::Session, ctx: &Context) -> Result<Outdated, OpsError> {
+    let listing = list(session, ctx)?;
     if !listing.read {
         return Err(OpsError::Config(format!(
             "cannot tell what is outdated: the registry was not read ({})",

@@ -17,10 +17,6 @@ pub struct LockOptions {
     /// With `update`: only these versions (empty: every needed one).
     pub update_only: Vec<MethodVersion>,
     pub check: bool,
-    /// Use no network: keep and prune what is locked; a needed version the lock lacks comes from
-    /// `from`'s vendor manifest or a registry on this machine (a directory), else it is an
-    /// error naming it and where a2c looked.
-    pub offline: bool,
     /// `--from DIR`: a directory `a2c vendor` wrote, whose manifest lists locked entries.
     pub from: Option<PathBuf>,
 }
@@ -118,7 +114,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     // Offline, a registry is read only when it is a directory on this machine (no network).
     let location = registry_location(session, ctx, options.registry.as_deref())?;
     let local = location.as_ref().is_some_and(|l| l.local_dir().is_some());
-    if options.offline && !local && (options.update || !missing.is_empty()) {
+    if session.offline() && !local && (options.update || !missing.is_empty()) {
         let registry = match &location {
             Some(loc) => format!("the registry `{loc}` needs the network"),
             None => "no registry is configured".into(),
@@ -140,7 +136,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     }
     // The registry is read only when something must be resolved, or to check the locked
     // entries against it when one is configured.
-    let location = match options.offline && !local {
+    let location = match session.offline() && !local {
         true => None,
         false => location,
     };
@@ -189,7 +185,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     // A package index gives no tree digest: the new wheels are fetched into the cache and
     // extracted once, so that the lock pins their tree as for any bundle (and the install
     // that follows finds them cached).
-    if !options.offline && !options.check {
+    if !session.offline() && !options.check {
         pin_trees(session, ctx, options.registry.as_deref(), &mut plan)?;
     }
     super::relative_sources(session, ctx, options.registry.as_deref(), &mut plan);
@@ -205,7 +201,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     if wrote {
         plan.lock.write(&path)?;
     }
-    let unfetchable = match options.offline {
+    let unfetchable = match session.offline() {
         true => Vec::new(),
         false => check_sources(&plan, &client),
     };

@@ -29,7 +29,6 @@ pub fn vendor(
     ctx: &Context,
     dir: &Path,
     jobs: usize,
-    offline: bool,
     reporter: &dyn Reporter,
 ) -> Result<VendorOutcome, OpsError> {
     let lock_path = lock_path(ctx)?;
@@ -43,7 +42,7 @@ pub fn vendor(
     let options = super::install_options(
         session,
         ctx,
-        offline,
+        session.offline(),
         None,
         jobs,
         std::sync::Arc::new(network(session, ctx, None)?),

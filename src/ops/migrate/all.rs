@@ -177,7 +177,7 @@ pub fn migrate_all(
     let (installed, manifest) = if settings.dry_run {
         (None, peek_manifest(session, ctx, &entry, from_dir.as_deref())?)
     } else {
-        let tree = install_entry(session, ctx, &entry, settings, from_dir.as_deref(), reporter)?;
+        let tree = install_entry(session, ctx, &entry, from_dir.as_deref(), reporter)?;
         let manifest = MethodManifest::read_tree(&tree)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
         (Some(tree), Some(manifest))

@@ -27,7 +27,6 @@ pub struct MigrateSettings {
     pub dry_run: bool,
     pub no_commit: bool,
     pub allow_downgrade: bool,
-    pub offline: bool,
     pub from: Option<PathBuf>,
     pub method_ref: Option<String>,
     pub delivery: Option<Delivery>,
@@ -299,7 +298,7 @@ fn lock_entry(
     if let Some(entry) = lock.get(version) {
         return Ok((entry.clone(), false));
     }
-    if settings.offline {
+    if session.offline() {
         let vendored = match from {
             Some(dir) => vendored_entry(dir, version)?,
             None => None,
@@ -341,7 +340,7 @@ fn ensure_installed(
     if added {
         add_to_lock(ctx, &entry)?;
     }
-    Ok((install_entry(session, ctx, &entry, settings, from, reporter)?, added))
+    Ok((install_entry(session, ctx, &entry, from, reporter)?, added))
 }
 
 fn add_to_lock(ctx: &Context, entry: &LockEntry) -> Result<(), OpsError> {
@@ -357,12 +356,11 @@ fn install_entry(
     session: &super::Session,
     ctx: &Context,
     entry: &LockEntry,
-    settings: &MigrateSettings,
     from: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, OpsError> {
     let client = std::sync::Arc::new(network(session, ctx, None)?);
-    let options = super::install_options(session, ctx, settings.offline, from, 1, client)?;
+    let options = super::install_options(session, ctx, session.offline(), from, 1, client)?;
     crate::store::install::install(std::slice::from_ref(entry), &options, reporter)?;
     Ok(options.store.version_dir(&entry.version))
 }
