@@ -774,3 +774,44 @@ fn hooks_and_helpers_never_see_a2cs_secrets() {
         assert!(!seen.contains(var) && !seen.contains(value), "the helper saw {var}");
     }
 }
+
+/// The chain of the audit on an OCI registry: X's tag list redirects to Y, and Y to itself.
+/// The credential bound to X reaches neither of Y's hops.
+#[test]
+fn an_oci_redirect_chain_carries_no_credential_past_the_bound_origin() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    fs_err::create_dir_all(t.path("empty")).unwrap();
+    let x = Server::start(t.path("empty"));
+    let y = Server::start_on(t.path("empty"), "127.0.0.2");
+    let tags = "/v2/team/method/tags/list";
+    for path in [tags, &format!("{tags}?n=1000")] {
+        x.fault(
+            path,
+            &[Fault::Redirect(format!("{}v2/team/method/tags/list?hop=1", y.url()))],
+        );
+    }
+    y.fault(
+        "/v2/team/method/tags/list?hop=1",
+        &[Fault::Redirect("/v2/team/method/tags/list?hop=2".into())],
+    );
+    let location = format!("oci://{}/team/method", x.host());
+    let run = t.run_env(
+        "r",
+        &["lock", "--registry", &location],
+        &[("A2C_REGISTRY_AUTH", "alice:secret")],
+    );
+    run.failure();
+    let asked: Vec<String> = x.requests().into_iter().map(|r| r.path).collect();
+    assert!(asked.iter().any(|p| p.starts_with(tags)), "{asked:?}");
+    assert!(
+        x.requests().iter().any(|r| r.headers.contains_key("authorization")),
+        "X itself got the credential: {asked:?}"
+    );
+    let hops: Vec<String> = y.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        hops.iter().any(|p| p.ends_with("hop=2")),
+        "Y's second hop was followed: {hops:?}"
+    );
+    saw_no_credential(&y);
+}
