@@ -317,7 +317,7 @@ hinted!(
     crate::workspace::adoption::ReadError,
     crate::workspace::marker::MarkerError,
     crate::registry::RegistryError,
-    crate::registry::publish::PublishError,
+    crate::registry::handle::PublishError,
     crate::registry::signing::SignError,
     crate::registry::signing::KeyError,
     crate::store::StoreError,

@@ -1,12 +1,10 @@
 //! One handle per registry location: everything a2c does with a registry — read its index,
 //! publish a version, yank one, sign the index — goes through [`Registry`], implemented once per
-//! transport (`dir.rs`, `http.rs`, `oci.rs`). `registry::open` is the one place that looks at
-//! which kind a location is: adding a transport is one file implementing the trait, plus its URL
-//! form in `location.rs` and its arm in `open`.
+//! kind (`dir.rs`, `http.rs`, `oci.rs`, `pypi/`, `conan/`), and fails with a [`PublishError`].
+//! `registry::open` opens a location's handle (docs/architecture.md, "Adding a registry kind").
 
 use std::path::{Path, PathBuf};
 
-use super::publish::PublishError;
 use super::{Index, RegistryError, Wanted};
 use crate::archive::{Deflate, Format};
 use crate::net::LazyClient;
@@ -138,4 +136,49 @@ pub fn read_only(action: Action, location: &str) -> PublishError {
         }
     };
     PublishError::Refused { message, hint: None }
+}
+
+/// Why publishing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Manifest(#[from] crate::method::ManifestError),
+    #[error("the method tree `{}` declares version {found} in its manifest, not {expected}", tree.display())]
+    VersionMismatch {
+        tree: PathBuf,
+        found: MethodVersion,
+        expected: MethodVersion,
+    },
+    #[error(transparent)]
+    Archive(#[from] crate::archive::ArchiveError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A registry kind that does not take this write, in its own words (what to do instead in
+    /// `hint`): a static HTTP registry, a package index, a Conan remote.
+    #[error("{message}")]
+    Refused { message: String, hint: Option<String> },
+}
+
+impl PublishError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Manifest(_) => Some(format!(
+                "a method tree holds `{}` at its root",
+                crate::method::MANIFEST_FILE
+            )),
+            Self::VersionMismatch { found, .. } => Some(format!("pass `--version {found}`, or fix the manifest")),
+            Self::Archive(e) => e.hint(),
+            Self::Registry(e) => e.hint(),
+            Self::Refused { hint, .. } => hint.clone(),
+            Self::Io(_) => None,
+        }
+    }
+}
+
+impl crate::util::hint::Hint for PublishError {
+    fn hint(&self) -> Option<String> {
+        PublishError::hint(self)
+    }
 }

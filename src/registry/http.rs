@@ -1,8 +1,8 @@
 //! A static HTTP(S) registry: the same layout as a file registry, served by any web server.
 //! a2c only reads it; publishing happens in the directory it is served from.
 
+use super::handle::PublishError;
 use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked, read_only};
-use super::publish::PublishError;
 use super::{Index, RegistryError, RegistryLocation, Wanted, signing};
 use crate::net::{HttpError, LazyClient};
 use crate::util::version::MethodVersion;

@@ -533,7 +533,7 @@ impl super::handle::Registry for OciRegistry {
     fn publish(
         &self,
         r: &super::handle::PublishRequest<'_>,
-    ) -> Result<super::handle::Published, super::publish::PublishError> {
+    ) -> Result<super::handle::Published, super::handle::PublishError> {
         let manifest = super::publish::tree_of_version(r.tree, r.version)?;
         let tmp = tempfile::NamedTempFile::new()?;
         let packed = crate::archive::pack_tree(
@@ -591,7 +591,7 @@ impl super::handle::Registry for OciRegistry {
         version: &MethodVersion,
         undo: bool,
         key: Option<&super::signing::SecretKey>,
-    ) -> Result<super::handle::Yanked, super::publish::PublishError> {
+    ) -> Result<super::handle::Yanked, super::handle::PublishError> {
         let http = self.client()?;
         let signed = is_signed(&http, &self.oci)?;
         let changed = yank(&http, &self.oci, version, undo, key)?;
@@ -615,7 +615,7 @@ impl super::handle::Registry for OciRegistry {
         &self,
         key: &super::signing::SecretKey,
         expires_in_days: Option<u64>,
-    ) -> Result<super::handle::Signed, super::publish::PublishError> {
+    ) -> Result<super::handle::Signed, super::handle::PublishError> {
         let index = sign(&*self.client()?, &self.oci, key, expires_in_days)?;
         Ok(super::handle::Signed {
             signature: format!("{}:{INDEX_TAG}", self.oci.display()),

@@ -3,10 +3,11 @@
 use crate::registry::signing::SecretKey;
 use std::path::{Path, PathBuf};
 
+pub use super::handle::PublishError;
 use super::location::INDEX_PATH;
 use super::{Index, IndexEntry, RegistryError};
 use crate::archive::{self, PackedBundle};
-use crate::method::{ManifestError, MethodManifest};
+use crate::method::MethodManifest;
 use crate::util::version::MethodVersion;
 
 /// What publishing did.
@@ -18,45 +19,6 @@ pub struct Published {
     pub files: usize,
     /// `false` when the same bundle was already published (nothing changed).
     pub changed: bool,
-}
-
-/// Why publishing failed.
-#[derive(Debug, thiserror::Error)]
-pub enum PublishError {
-    #[error(transparent)]
-    Manifest(#[from] ManifestError),
-    #[error("the method tree `{}` declares version {found} in its manifest, not {expected}", tree.display())]
-    VersionMismatch {
-        tree: PathBuf,
-        found: MethodVersion,
-        expected: MethodVersion,
-    },
-    #[error(transparent)]
-    Archive(#[from] archive::ArchiveError),
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-    /// A registry kind that does not take this write, in its own words (what to do instead in
-    /// `hint`): a static HTTP registry, a package index, a Conan remote.
-    #[error("{message}")]
-    Refused { message: String, hint: Option<String> },
-}
-
-impl PublishError {
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::Manifest(_) => Some(format!(
-                "a method tree holds `{}` at its root",
-                crate::method::MANIFEST_FILE
-            )),
-            Self::VersionMismatch { found, .. } => Some(format!("pass `--version {found}`, or fix the manifest")),
-            Self::Archive(e) => e.hint(),
-            Self::Registry(e) => e.hint(),
-            Self::Refused { hint, .. } => hint.clone(),
-            Self::Io(_) => None,
-        }
-    }
 }
 
 /// The file registry's publish lock, `index/esys/.a2c-publish.lock` (flock), held while the
@@ -271,10 +233,4 @@ pub fn publish(
         files: packed.files,
         changed: true,
     })
-}
-
-impl crate::util::hint::Hint for PublishError {
-    fn hint(&self) -> Option<String> {
-        PublishError::hint(self)
-    }
 }

@@ -27,7 +27,7 @@ use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked}
 use super::index::IndexEntry;
 mod location;
 
-use super::publish::PublishError;
+use super::handle::PublishError;
 use super::{Index, RegistryError, Wanted, signing};
 use crate::archive::Format;
 use crate::net::LazyClient;

@@ -24,7 +24,7 @@ use super::index::IndexEntry;
 mod location;
 mod page;
 
-use super::publish::PublishError;
+use super::handle::PublishError;
 use super::{Index, RegistryError, Wanted, signing};
 use crate::archive::Format;
 use crate::archive::wheel;
