@@ -1,6 +1,6 @@
 //! One handle per registry location: everything a2c does with a registry — read its index,
 //! publish a version, yank one, sign the index — goes through [`Registry`], implemented once per
-//! kind (`dir.rs`, `http.rs`, `oci.rs`, `pypi/`, `conan/`), and fails with a [`PublishError`].
+//! kind (`dir/`, `http/`, `oci/`, `pypi/`, `conan/`), and fails with a [`PublishError`].
 //! `registry::open` opens a location's handle (docs/architecture.md, "Adding a registry kind").
 
 use std::path::{Path, PathBuf};
@@ -181,4 +181,18 @@ impl crate::util::hint::Hint for PublishError {
     fn hint(&self) -> Option<String> {
         PublishError::hint(self)
     }
+}
+
+/// The manifest of the method tree `tree`, which must declare `version` (every way of
+/// publishing checks it first).
+pub fn tree_of_version(tree: &Path, version: &MethodVersion) -> Result<crate::method::MethodManifest, PublishError> {
+    let manifest = crate::method::MethodManifest::read_tree(tree)?;
+    if &manifest.version != version {
+        return Err(PublishError::VersionMismatch {
+            tree: tree.to_path_buf(),
+            found: manifest.version,
+            expected: version.clone(),
+        });
+    }
+    Ok(manifest)
 }

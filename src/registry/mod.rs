@@ -9,7 +9,8 @@ pub mod http;
 pub mod index;
 pub mod location;
 pub mod oci;
-pub mod publish;
+/// Publishing into a file registry (`a2c pack`, `yank`, `sign` on a directory).
+pub use dir::publish;
 pub mod pypi;
 
 pub use index::{Index, IndexEntry};

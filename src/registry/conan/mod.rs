@@ -394,7 +394,7 @@ pub fn write_recipe(
     version: &MethodVersion,
     remote: &ConanRemote,
 ) -> Result<std::path::PathBuf, PublishError> {
-    super::publish::tree_of_version(tree, version)?;
+    super::handle::tree_of_version(tree, version)?;
     let name = tree
         .file_name()
         .and_then(|n| n.to_str())

@@ -227,7 +227,7 @@ impl Registry for PypiRegistry {
         if r.sign.is_some() {
             return Err(self.not_here(Action::Sign));
         }
-        super::publish::tree_of_version(r.tree, r.version)?;
+        super::handle::tree_of_version(r.tree, r.version)?;
         let version = r.version.to_string();
         let tmp = tempfile::NamedTempFile::new()?;
         let top = format!("{}-{version}", wheel::escaped(&self.index.project));

@@ -534,7 +534,7 @@ impl super::handle::Registry for OciRegistry {
         &self,
         r: &super::handle::PublishRequest<'_>,
     ) -> Result<super::handle::Published, super::handle::PublishError> {
-        let manifest = super::publish::tree_of_version(r.tree, r.version)?;
+        let manifest = super::handle::tree_of_version(r.tree, r.version)?;
         let tmp = tempfile::NamedTempFile::new()?;
         let packed = crate::archive::pack_tree(
             r.tree,

@@ -3,11 +3,10 @@
 use crate::registry::signing::SecretKey;
 use std::path::{Path, PathBuf};
 
-pub use super::handle::PublishError;
-use super::location::INDEX_PATH;
-use super::{Index, IndexEntry, RegistryError};
 use crate::archive::{self, PackedBundle};
-use crate::method::MethodManifest;
+pub use crate::registry::handle::PublishError;
+use crate::registry::location::INDEX_PATH;
+use crate::registry::{Index, IndexEntry, RegistryError};
 use crate::util::version::MethodVersion;
 
 /// What publishing did.
@@ -139,19 +138,7 @@ pub fn is_signed(registry: &Path) -> bool {
 
 pub use crate::lock::bundle_name;
 
-/// The manifest of the method tree `tree`, which must declare `version` (every way of
-/// publishing checks it first).
-pub fn tree_of_version(tree: &Path, version: &MethodVersion) -> Result<MethodManifest, PublishError> {
-    let manifest = MethodManifest::read_tree(tree)?;
-    if &manifest.version != version {
-        return Err(PublishError::VersionMismatch {
-            tree: tree.to_path_buf(),
-            found: manifest.version,
-            expected: version.clone(),
-        });
-    }
-    Ok(manifest)
-}
+pub use crate::registry::handle::tree_of_version;
 
 /// Packs `tree` as `version` into the file registry `registry` and adds it to the index.
 /// Refuses a tree whose manifest is not `version`, and an already published version whose

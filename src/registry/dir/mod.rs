@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::handle::{Landed, PublishRequest, Published, Registry, Signed, Yanked};
-use super::publish::{self, PublishError};
+use crate::registry::handle::{Landed, PublishRequest, Published, Registry, Signed, Yanked};
+pub mod publish;
+
+use super::handle::PublishError;
 use super::{Index, RegistryError, Wanted, location, signing};
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
