@@ -63,20 +63,20 @@ impl LazyClient {
     /// read its index once).
     pub fn document(&self, url: &Url, accept: Option<&str>) -> Result<Document, HttpError> {
         once(&self.documents, (url.clone(), accept.map(str::to_string)), || {
-            self.get()?.get_document(url, accept)
+            self.client()?.get_document(url, accept)
         })
     }
 
     /// The document at `url`, read now (an API answer or a file that is read once anyway).
     pub fn fetch(&self, url: &Url) -> Result<Document, HttpError> {
-        self.get()?.get_document(url, None)
+        self.client()?.get_document(url, None)
     }
 
     /// The size of the file at `url` from the `Content-Length` of a `HEAD` (`Ok(None)` when
     /// the server gives none), asked once by this client.
     pub fn head_size(&self, url: &Url) -> Result<Option<u64>, HttpError> {
         once(&self.sizes, url.clone(), || {
-            let reply = self.get()?.call(reqwest::Method::HEAD, url, &[], None)?;
+            let reply = self.client()?.call(reqwest::Method::HEAD, url, &[], None)?;
             if !(200..300).contains(&reply.status) {
                 return Err(reply.error(url));
             }
@@ -94,7 +94,7 @@ impl LazyClient {
     }
 
     /// The client itself, built on first use (for the calls other than a document's GET).
-    pub fn get(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
+    pub fn client(&self) -> Result<std::sync::Arc<HttpClient>, HttpError> {
         if self.network.offline {
             return Err(HttpError::Offline);
         }

@@ -273,7 +273,7 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
         let crate::lock::BundleLocation::Http(url) = entry.location(&client.network().plain_http, None) else {
             continue;
         };
-        let result = client.get().and_then(|c| c.probe(&url));
+        let result = client.client().and_then(|c| c.probe(&url));
         if let Err(e) = result {
             out.push((version.clone(), e.to_string()));
         }

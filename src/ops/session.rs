@@ -130,10 +130,10 @@ mod tests {
         };
         let online = Session::default();
         assert!(matches!(
-            offline.network.client(Vec::new()).get(),
+            offline.network.client(Vec::new()).client(),
             Err(crate::net::HttpError::Offline)
         ));
-        assert!(online.network.client(Vec::new()).get().is_ok());
+        assert!(online.network.client(Vec::new()).client().is_ok());
         let url = url::Url::parse("oci://reg.lan/esys/a2c").unwrap();
         let scheme = |s: &Session| {
             crate::net::oci_ref::OciRef::parse(&url, s.plain_http())
@@ -157,7 +157,7 @@ mod tests {
             limits: Err("A2C_MAX_ENTRIES=`many` is not a whole number of bytes/entries".into()),
             ..Default::default()
         };
-        let err = session.network.client(Vec::new()).get().unwrap_err().to_string();
+        let err = session.network.client(Vec::new()).client().unwrap_err().to_string();
         assert!(err.contains("A2C_HTTP_TIMEOUT=`soon`"), "{err}");
         assert!(session.limits().unwrap_err().to_string().contains("A2C_MAX_ENTRIES"));
         assert!(session.link_mode().is_ok());

@@ -209,7 +209,7 @@ pub(super) fn download(
     if options.cache.get(&entry.sha256).is_some() {
         return Ok(()); // another process finished it meanwhile
     }
-    let client = network.get().map_err(fail)?;
+    let client = network.client().map_err(fail)?;
     let partial = options.cache.partial_path(&entry.sha256)?;
     reporter.download_start(&entry.version, entry.size);
     let result = client.download(url, &partial, entry.size, &entry.sha256, &|bytes| {

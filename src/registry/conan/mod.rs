@@ -125,7 +125,7 @@ impl ConanRegistry {
     /// The remote keeps revisions, or a2c cannot pin one.
     fn check_revisions(&self, client: &LazyClient) -> Result<(), RegistryError> {
         let url = self.remote.base.join("v1/ping").expect("a relative path joins");
-        let reply = client.get()?.call(reqwest::Method::GET, &url, &[], None)?;
+        let reply = client.client()?.call(reqwest::Method::GET, &url, &[], None)?;
         if !(200..300).contains(&reply.status) {
             return Err(reply.error(&url).into());
         }

@@ -512,7 +512,7 @@ impl OciRegistry {
 
     /// A client whose credentials are bound to this registry's host (the user named it).
     fn client(&self) -> Result<std::sync::Arc<HttpClient>, RegistryError> {
-        Ok(self.network.client(vec![self.oci.api.clone()]).get()?)
+        Ok(self.network.client(vec![self.oci.api.clone()]).client()?)
     }
 }
 
@@ -527,7 +527,7 @@ impl super::handle::Registry for OciRegistry {
         trusted: &[String],
         wanted: super::Wanted<'_>,
     ) -> Result<Index, RegistryError> {
-        read_index(&*client.get()?, &self.oci, trusted, wanted)
+        read_index(&*client.client()?, &self.oci, trusted, wanted)
     }
 
     fn publish(

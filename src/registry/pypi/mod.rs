@@ -280,7 +280,7 @@ impl Registry for PypiRegistry {
         );
         let url = self.index.upload_url();
         // Streamed from the packed file, on every attempt: the wheel is never in memory.
-        let reply = client.get().map_err(RegistryError::from)?.call(
+        let reply = client.client().map_err(RegistryError::from)?.call(
             reqwest::Method::POST,
             &url,
             &[("Content-Type", format!("multipart/form-data; boundary={boundary}"))],
