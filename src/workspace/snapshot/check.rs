@@ -185,9 +185,9 @@ pub(super) fn parse_body<'a>(
     body: &'a str,
     nested: &mut Vec<String>,
     entries: &mut Vec<(String, Identity)>,
-    mut member: impl FnMut(Block<'a>) -> Result<(), Why>,
-) -> Result<(), Why> {
-    let malformed = || Why::from("written by another a2c or malformed");
+    mut member: impl FnMut(Block<'a>) -> Result<(), String>,
+) -> Result<(), String> {
+    let malformed = || String::from("written by another a2c or malformed");
     // The few versions a superbuild pins, each parsed once (a bound keeps a snapshot pinning
     // thousands from costing a scan each).
     let mut versions: Vec<(&str, MethodVersion)> = Vec::new();
@@ -268,7 +268,7 @@ impl Piece {
     /// Parses `text` (a piece of a snapshot's body) and checks every identity it records, each
     /// path checked to be a plain one below W before it is looked at; builds the members of
     /// W (`root`, open as `w`) while they hold.
-    pub(super) fn check(w: &std::fs::File, root: &Path, text: &str) -> Result<Self, Why> {
+    pub(super) fn check(w: &std::fs::File, root: &Path, text: &str) -> Result<Self, String> {
         let mut piece = Self::default();
         // Sized once: growing a list of thousands of members copies it into fresh pages.
         let blocks = text.matches("\nmember ").count() + usize::from(text.starts_with("member "));
@@ -356,7 +356,7 @@ impl Recorded {
 }
 
 /// The identity of `rel` under W (`dir`) to record, unless it changed at or after `since`.
-pub(super) fn recorded_identity(dir: &std::fs::File, rel: &str, since: (i64, u32)) -> Result<Identity, Why> {
+pub(super) fn recorded_identity(dir: &std::fs::File, rel: &str, since: (i64, u32)) -> Result<Identity, String> {
     let id = Identity::at(dir, rel).map_err(|e| format!("cannot check `{rel}`: {e}"))?;
     if id.changed_since(since) {
         return Err(format!("`{rel}` changed too recently to be trusted (racy)"));

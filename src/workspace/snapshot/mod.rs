@@ -96,9 +96,6 @@ pub struct Snapshot {
     entries: Vec<(String, Identity)>,
 }
 
-/// Why a snapshot was not used or not written (for `-v`).
-pub type Why = String;
-
 fn relative(root: &Path, path: &Path) -> Option<String> {
     // Exactly the name on disk: a name that is not UTF-8 would be recorded as another one
     // (and then checked as absent, forever), so it is never recorded at all.
@@ -134,7 +131,7 @@ impl Snapshot {
         store: &crate::store::Store,
         versions: &[MethodVersion],
         began: SystemTime,
-    ) -> Result<Self, Why> {
+    ) -> Result<Self, String> {
         let dir = std::fs::File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
         let mut paths: Vec<String> = Vec::new();
         let rel = |p: &Path| relative(root, p).ok_or_else(|| format!("`{}` cannot be recorded", p.display()));
@@ -190,7 +187,7 @@ impl Snapshot {
                 ids,
             })
         });
-        let recorded = recorded.into_iter().collect::<Result<Vec<_>, Why>>()?;
+        let recorded = recorded.into_iter().collect::<Result<Vec<_>, String>>()?;
         for (candidate, git) in &seen.candidates {
             if member_dirs.contains(candidate.as_os_str()) {
                 continue;
@@ -316,7 +313,7 @@ impl Snapshot {
 
     /// The members of W (`root`) that the snapshot kept in the store at `store_root` vouches
     /// for, when every identity it records still holds (and what else it gives); else why not.
-    pub fn load_valid(root: &Path, store_root: &Path) -> Result<(Vouched, Vec<Member>), Why> {
+    pub fn load_valid(root: &Path, store_root: &Path) -> Result<(Vouched, Vec<Member>), String> {
         // Never through a link: the store's components are checked below W first.
         let path = Self::path(store_root);
         match path
@@ -385,7 +382,7 @@ impl Snapshot {
 /// path [`Snapshot::take`] records (each member's block holds them: the parser sees to it);
 /// W's marker and lock; each nested superbuild's marker. A snapshot that vouches for more than
 /// it records (a forged one, with no entries to check) is refused.
-fn complete(entries: &[(String, Identity)], nested: &[String]) -> Result<(), Why> {
+fn complete(entries: &[(String, Identity)], nested: &[String]) -> Result<(), String> {
     let recorded: std::collections::HashSet<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
     let mut required: Vec<String> = vec![
         super::marker::MARKER_PATH.to_string(),
