@@ -27,21 +27,13 @@ const KNOWN_UP: &[(&str, &str)] = &[];
 
 /// Every `crate::MODULE` a top-level module's non-test code names.
 fn arrows() -> BTreeSet<(String, String)> {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut out = BTreeSet::new();
-    for entry in walkdir::WalkDir::new(src) {
-        let entry = entry.unwrap();
-        if entry.path().extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy().into_owned();
+    // Unit tests may use anything: `sources` gives the non-test code.
+    for (rel, code, _) in sources() {
         let from = rel.split('/').next().unwrap().trim_end_matches(".rs").to_string();
         if !LAYERS.contains(&from.as_str()) {
             continue;
         }
-        let text = fs_err::read_to_string(entry.path()).unwrap();
-        // Unit tests may use anything.
-        let code = text.split("#[cfg(test)]\nmod ").next().unwrap();
         for (i, _) in code.match_indices("crate::") {
             let to: String = code[i + 7..]
                 .chars()
@@ -161,19 +153,11 @@ const READS_ENVIRONMENT: &[&str] = &[
 /// else, so that the operations below take what they are given.
 #[test]
 fn the_environment_is_read_by_the_session_alone() {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut strays = Vec::new();
-    for entry in walkdir::WalkDir::new(src) {
-        let entry = entry.unwrap();
-        if entry.path().extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy().into_owned();
+    for (rel, code, _) in sources() {
         if rel == "env.rs" {
             continue;
         }
-        let text = fs_err::read_to_string(entry.path()).unwrap();
-        let code = text.split("#[cfg(test)]\nmod ").next().unwrap();
         for (n, line) in code.lines().enumerate() {
             let reads = line.match_indices("crate::env::").any(|(i, _)| {
                 let rest = &line[i + 12..];
