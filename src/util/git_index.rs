@@ -78,17 +78,21 @@ pub fn lacks_path(dir: &Path, rel: &str, git_dir_checked: bool) -> Answer {
         Err(rustix::io::Errno::LOOP) => return not_a_file(&index, "a symbolic link"),
         Err(_) => return Answer::AskGit,
     };
-    match file.metadata() {
-        Ok(m) if m.is_file() => {}
-        Ok(m) if m.is_dir() => return not_a_file(&index, "a directory"),
-        Ok(_) => return not_a_file(&index, "a FIFO, socket or device"),
-        Err(_) => return Answer::AskGit,
-    }
     let prefix = format!("{}/", rel.trim_end_matches('/'));
     let prefix = prefix.as_bytes();
     let mut first = [0u8; FIRST_BLOCK];
-    let Ok(n) = read_up_to(&mut file, &mut first) else {
-        return Answer::AskGit;
+    // What is there is looked at only when the first read looks wrong (no `fstat` per member
+    // on doctor's path): an index git wrote is never empty, and a FIFO opened non-blocking
+    // reads nothing at once (no writer) or fails (EAGAIN), as a directory does (EISDIR).
+    let n = match read_up_to(&mut file, &mut first) {
+        Ok(n) if n > 0 => n,
+        _ => {
+            return match file.metadata() {
+                Ok(m) if m.is_dir() => not_a_file(&index, "a directory"),
+                Ok(m) if !m.is_file() => not_a_file(&index, "a FIFO, socket or device"),
+                _ => Answer::AskGit,
+            };
+        }
     };
     let complete = n < FIRST_BLOCK;
     let verdict = match judge(&first[..n], complete, prefix) {
