@@ -9,6 +9,7 @@ use crate::method::METHOD_NAME;
 use crate::util::digest::{Sha256, check_tree_digest};
 use crate::util::version::MethodVersion;
 
+pub mod oci_ref;
 pub mod vendored;
 
 /// The lockfile's name inside a tool state root.
@@ -49,7 +50,7 @@ pub enum BundleLocation {
 impl LockEntry {
     /// The entry's `source`, parsed (an `oci://` one over plain HTTP on loopback and on the
     /// hosts of `plain`; a relative path against `lock_dir`, the lock file's directory).
-    pub fn location(&self, plain: &crate::net::oci_ref::PlainHttp, lock_dir: Option<&Path>) -> BundleLocation {
+    pub fn location(&self, plain: &crate::net::PlainHttp, lock_dir: Option<&Path>) -> BundleLocation {
         if is_relative_source(&self.source) {
             return match lock_dir {
                 Some(dir) => BundleLocation::File(crate::util::paths::normalize(&dir.join(&self.source))),
@@ -63,7 +64,7 @@ impl LockEntry {
             },
             Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
             // An OCI artifact: its layer is the bundle, pulled by digest (the locked sha256).
-            Ok(u) if u.scheme() == "oci" => match crate::net::oci_ref::OciRef::parse(&u, plain) {
+            Ok(u) if u.scheme() == "oci" => match crate::lock::oci_ref::OciRef::parse(&u, plain) {
                 Ok(oci) => BundleLocation::Http(oci.blob_url(&format!("sha256:{}", self.sha256.to_hex()))),
                 Err(_) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
             },

@@ -15,7 +15,7 @@ pub mod download;
 pub mod errors;
 pub mod exchange;
 pub mod lazy;
-pub mod oci_ref;
+pub mod plain_http;
 pub mod proxy;
 pub mod request;
 pub mod retry;
@@ -30,6 +30,7 @@ pub use client::{
 pub use errors::HttpError;
 pub use exchange::{Exchanges, TokenExchange};
 pub use lazy::LazyClient;
+pub use plain_http::PlainHttp;
 pub use retry::RetryObserver;
 pub use settings::{Network, Settings};
 pub use tls::install_crypto_provider;

@@ -42,7 +42,7 @@ pub struct Settings {
 #[derive(Clone, Debug)]
 pub struct Network {
     pub offline: bool,
-    pub plain_http: super::oci_ref::PlainHttp,
+    pub plain_http: super::PlainHttp,
     /// The file of `a2c login`'s tokens (`None`: neither `XDG_CONFIG_HOME` nor `HOME` is set).
     pub logins: Option<PathBuf>,
     pub settings: Result<Settings, String>,

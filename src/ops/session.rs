@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use super::OpsError;
+use crate::net::PlainHttp;
 use crate::net::RetryObserver;
-use crate::net::oci_ref::PlainHttp;
 
 /// What the command line adds to the environment.
 #[derive(Default)]
@@ -136,7 +136,7 @@ mod tests {
         assert!(online.network.client(Vec::new()).client().is_ok());
         let url = url::Url::parse("oci://reg.lan/esys/a2c").unwrap();
         let scheme = |s: &Session| {
-            crate::net::oci_ref::OciRef::parse(&url, s.plain_http())
+            crate::lock::oci_ref::OciRef::parse(&url, s.plain_http())
                 .unwrap()
                 .api
                 .scheme()

@@ -17,7 +17,7 @@ pub enum RegistryLocation {
     Dir(PathBuf),
     Http(Url),
     /// An OCI distribution registry repository (`oci://HOST[:PORT]/NAMESPACE/REPO`).
-    Oci(crate::net::oci_ref::OciRef),
+    Oci(crate::lock::oci_ref::OciRef),
     /// A project on a Python package index (`pypi+https://HOST/PATH/simple/[#PROJECT]`).
     Pypi(PypiIndex),
     /// A recipe on a Conan 2 remote (`conan+https://HOST/PATH[#NAME[@USER/CHANNEL]]`).
@@ -27,7 +27,7 @@ pub enum RegistryLocation {
 impl RegistryLocation {
     /// Parses a registry location; a relative path is relative to `base`; an `oci://` one is
     /// reached over plain HTTP on loopback and on the hosts of `plain`.
-    pub fn parse(location: &str, base: &Path, plain: &crate::net::oci_ref::PlainHttp) -> Result<Self, RegistryError> {
+    pub fn parse(location: &str, base: &Path, plain: &crate::net::PlainHttp) -> Result<Self, RegistryError> {
         let bad = |reason: &str| RegistryError::BadLocation {
             location: redact(location),
             reason: reason.to_string(),
@@ -48,7 +48,7 @@ impl RegistryLocation {
                     .to_file_path()
                     .map(Self::Dir)
                     .map_err(|_| bad("not a valid file:// URL")),
-                "oci" => crate::net::oci_ref::OciRef::parse(&url, plain)
+                "oci" => crate::lock::oci_ref::OciRef::parse(&url, plain)
                     .map(Self::Oci)
                     .map_err(|why| bad(&why)),
                 "pypi+http" | "pypi+https" => PypiIndex::parse(&url).map(Self::Pypi).map_err(|why| bad(&why)),

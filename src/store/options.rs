@@ -97,7 +97,7 @@ pub struct InstallOptions {
     /// The session's store settings (lock timeout, fsync, bundle size cap).
     pub settings: Settings,
     /// The hosts an `oci://` lock source reaches over plain HTTP.
-    pub plain_http: crate::net::oci_ref::PlainHttp,
+    pub plain_http: crate::net::PlainHttp,
     /// The lock file's directory: a relative lock `source` is a path from there.
     pub lock_dir: Option<PathBuf>,
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).

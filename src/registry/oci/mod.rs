@@ -52,7 +52,7 @@ fn format_of(media_type: &str) -> Option<Format> {
         .find(|f| layer_type(*f) == media_type)
 }
 
-pub use crate::net::oci_ref::OciRef;
+pub use crate::lock::oci_ref::OciRef;
 
 fn invalid(oci: &OciRef, reason: String) -> RegistryError {
     RegistryError::InvalidIndex {
@@ -631,7 +631,7 @@ mod tests {
 
     #[test]
     fn https_except_loopback() {
-        let none = crate::net::oci_ref::PlainHttp::default();
+        let none = crate::net::PlainHttp::default();
         let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap(), &none).unwrap();
         assert_eq!(
             p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
@@ -645,7 +645,7 @@ mod tests {
         // The explicit opt-in: by host, by host:port, or `*`.
         let with = |s: &str, plain: &[&str]| {
             let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
-            OciRef::parse(&Url::parse(s).unwrap(), &crate::net::oci_ref::PlainHttp(plain))
+            OciRef::parse(&Url::parse(s).unwrap(), &crate::net::PlainHttp(plain))
                 .unwrap()
                 .api
                 .scheme()

@@ -1,7 +1,11 @@
 //! A repository in an OCI distribution registry, `oci://HOST[:PORT]/NAMESPACE/REPO`: where its
-//! distribution API is (HTTPS, plain HTTP to loopback or to hosts opted in), and its URLs.
+//! distribution API is (HTTPS, plain HTTP to loopback or to hosts opted in), and its URLs. It
+//! lives here, below `registry`, because a lock entry's `oci://` source is one (`lock` reaches
+//! it, `net` names it not).
 
 use url::Url;
+
+use crate::net::PlainHttp;
 
 /// A repository in an OCI registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -10,21 +14,6 @@ pub struct OciRef {
     pub api: Url,
     /// `namespace/repo`.
     pub repo: String,
-}
-
-/// The hosts `oci://` reaches over plain HTTP although they are not loopback: `host` or
-/// `host:port` entries, or `*` for every host (`A2C_OCI_PLAIN_HTTP`, `--plain-http`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlainHttp(pub Vec<String>);
-
-impl PlainHttp {
-    /// Whether `host` (bare, no brackets) at `port` is opted in.
-    fn allows(&self, host: &str, port: Option<u16>) -> bool {
-        let with_port = format!("{host}{}", port.map(|p| format!(":{p}")).unwrap_or_default());
-        self.0
-            .iter()
-            .any(|h| h == "*" || h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(&with_port))
-    }
 }
 
 impl OciRef {

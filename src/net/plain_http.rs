@@ -1,0 +1,16 @@
+//! The hosts reached over plain HTTP although they are not loopback, as the user opted them in.
+
+/// The hosts `oci://` reaches over plain HTTP although they are not loopback: `host` or
+/// `host:port` entries, or `*` for every host (`A2C_OCI_PLAIN_HTTP`, `--plain-http`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlainHttp(pub Vec<String>);
+
+impl PlainHttp {
+    /// Whether `host` (bare, no brackets) at `port` is opted in.
+    pub fn allows(&self, host: &str, port: Option<u16>) -> bool {
+        let with_port = format!("{host}{}", port.map(|p| format!(":{p}")).unwrap_or_default());
+        self.0
+            .iter()
+            .any(|h| h == "*" || h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(&with_port))
+    }
+}
