@@ -58,6 +58,21 @@ pub fn ensure(store: &Store) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// What to do when git cannot read the index of the repository at `repo` (a format it does
+/// not know, a damaged file, a FIFO or directory in its place): remove it and let git rebuild
+/// it from the last commit. `git read-tree HEAD` alone reads the old index first, and fails.
+pub fn rebuild_index(repo: &Path) -> String {
+    let quote = |p: &Path| {
+        let text = p.to_string_lossy();
+        shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
+    };
+    format!(
+        "remove the index git cannot read and rebuild it from the last commit: `rm -rf {} && git -C {} read-tree HEAD` (changes staged but not committed are staged again with `git add`)",
+        quote(&repo.join(".git/index")),
+        quote(repo)
+    )
+}
+
 /// Errors of the install pipeline.
 /// `1.0.0, 2.0.0`.
 fn versions(v: &[MethodVersion]) -> String {
@@ -215,10 +230,7 @@ impl StoreError {
                 "remove it from git (`git rm -r --cached {}`) and commit; a2c reinstalls what the lock pins",
                 path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
             ),
-            Self::TrackingUnknown { path, .. } => format!(
-                "run `git status` in `{}`: it says what is wrong with the index; `git read-tree HEAD` there rebuilds a damaged one",
-                path.parent().unwrap_or(path).display()
-            ),
+            Self::TrackingUnknown { path, .. } => rebuild_index(path.parent().unwrap_or(path)),
             Self::TooBig { .. } => format!(
                 "check the lock entry; if the bundle really is that large, raise {}",
                 crate::env::A2C_MAX_BUNDLE_BYTES

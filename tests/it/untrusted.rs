@@ -721,7 +721,7 @@ fn an_index_git_cannot_read_leaves_the_store_untrusted() {
     run.fails_with(&[
         "cannot tell whether git tracks",
         "git cannot read the index",
-        "git status",
+        "read-tree HEAD",
     ]);
     let run = t.run_env("r", &["doctor", "--json"], &env);
     let doc = run.json_failure();
@@ -730,6 +730,10 @@ fn an_index_git_cannot_read_leaves_the_store_untrusted() {
         found["message"].as_str().unwrap().contains("git cannot read the index"),
         "{found}"
     );
+    // The hint is a command that works where the user stands: it rebuilds the index.
+    run_hint(&t, &found);
+    t.run_env("r", &["doctor"], &env).success();
+    fs_err::write(&index, &bad).unwrap();
     let run = t.run_env("r", &["resolve"], &env);
     run.failure();
     // A FIFO: nothing opens it for reading, so nothing blocks on it.
@@ -748,8 +752,28 @@ fn an_index_git_cannot_read_leaves_the_store_untrusted() {
     let doc = run.json_failure();
     let found = crate::common::finding(&doc, "tracking-unknown");
     assert!(found["message"].as_str().unwrap().contains("FIFO"), "{found}");
-    // Put back, all is well again.
-    fs_err::remove_file(&index).unwrap();
-    fs_err::write(&index, &good).unwrap();
+    run_hint(&t, &found);
     t.run_env("r", &["doctor"], &env).success();
+    t.run_env("r", &["install"], &env).success();
+}
+
+/// Runs the shell command between the backticks of a finding's hint, as a user would paste it.
+fn run_hint(t: &TestContext, finding: &serde_json::Value) {
+    let hint = finding["hint"].as_str().unwrap();
+    let command = hint
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("no command in {hint}"))
+        .replace("[TMP]", &t.root.display().to_string());
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(t.path("r"))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "`{command}`: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

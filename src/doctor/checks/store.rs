@@ -234,6 +234,7 @@ pub(super) fn tree_cache(cache: Option<&crate::store::Cache>, out: &mut Vec<Find
 }
 
 /// git cannot say whether `.tools_local/` in `repo` is tracked: nothing there is trusted.
+/// The hint is `store::rebuild_index`'s.
 pub(super) fn tracking_unknown(repo: &std::path::Path, reason: &str) -> super::Finding {
     finding(
         Code::TrackingUnknown,
@@ -243,10 +244,7 @@ pub(super) fn tracking_unknown(repo: &std::path::Path, reason: &str) -> super::F
             "cannot tell whether git tracks `{}`: {reason}; a2c trusts no store or pointer there",
             repo.join(LOCAL_DIR).display()
         ),
-        format!(
-            "run `git status` in `{}` to see what is wrong with its index; `git read-tree HEAD` there rebuilds a damaged one",
-            repo.display()
-        ),
+        crate::store::rebuild_index(repo),
     )
 }
 
@@ -267,7 +265,8 @@ mod tests {
             f.message
         );
         assert!(
-            f.hint.contains("git status") && f.hint.contains("/w/p/app"),
+            f.hint
+                .contains("rm -rf /w/p/app/.git/index && git -C /w/p/app read-tree HEAD"),
             "{}",
             f.hint
         );
