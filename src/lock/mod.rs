@@ -14,9 +14,8 @@ pub mod vendored;
 
 /// The lockfile's name inside a tool state root.
 pub const LOCK_FILE: &str = "a2c.lock";
-/// The newest lockfile `version` this `a2c` reads (`util::formats::LOCK`). It writes version
-/// 1, or 2 when the lock records an index serial (so that an older a2c says "upgrade" rather
-/// than "unknown field").
+/// The newest lockfile `version` this `a2c` reads (`util::formats::LOCK`), and the one it
+/// writes, always (an older a2c that reads only an older version says "upgrade").
 pub const LOCK_VERSION: u32 = crate::util::formats::LOCK.newest;
 
 /// One locked method version: the exact bundle identity.
@@ -179,7 +178,11 @@ impl Lockfile {
                 });
             }
             Some(v) if v >= 1 => {}
-            _ => return Err(invalid("missing or invalid `version` (expected `version = 1`)".into())),
+            _ => {
+                return Err(invalid(format!(
+                    "missing or invalid `version` (expected `version = {LOCK_VERSION}`)"
+                )));
+            }
         }
         let doc: LockDoc = toml::from_str(text).map_err(|e| invalid(one_line(&e)))?;
         let mut seen = std::collections::BTreeSet::new();
@@ -222,7 +225,7 @@ impl Lockfile {
         let mut methods = self.methods.clone();
         methods.sort_by(|a, b| a.version.cmp(&b.version));
         let doc = LockDoc {
-            version: if self.index_serial.is_some() { 2 } else { 1 },
+            version: LOCK_VERSION,
             index_serial: self.index_serial,
             methods,
         };

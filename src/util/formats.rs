@@ -33,9 +33,8 @@ impl FileFormat {
     }
 }
 
-/// The lockfile (`version`). a2c writes `version = 1`, or `2` when the lock records an index
-/// serial: an older a2c reads every lock that needs nothing newer, and says "upgrade" for one
-/// that does.
+/// The lockfile (`version`). a2c reads every version up to the newest and writes the newest
+/// only: whichever command writes a lock, and whatever it records, it is the same format.
 pub const LOCK: FileFormat = FileFormat {
     name: "lockfile",
     file: ".tools/esys/a2c/a2c.lock",

@@ -82,7 +82,7 @@ fn malformed_lockfiles() {
     let cases: Vec<(String, Vec<&str>)> = vec![
         ("version = 1\n[[method]\n".into(), vec![file, "line 2"]),
         (
-            good.replace("version = 1\n", "version = 4\n"),
+            good.replace("version = 2\n", "version = 4\n"),
             vec![
                 "unsupported lockfile",
                 "found v4, this a2c supports up to v2",
@@ -90,7 +90,7 @@ fn malformed_lockfiles() {
             ],
         ),
         (
-            good.replace("version = 1\n", ""),
+            good.replace("version = 2\n", ""),
             vec![file, "missing or invalid `version`"],
         ),
         (
