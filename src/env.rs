@@ -174,6 +174,7 @@ pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
 pub const A2C_REGISTRY_AUTH: &str = "A2C_REGISTRY_AUTH";
+pub const A2C_OCI_PLAIN_HTTP: &str = "A2C_OCI_PLAIN_HTTP";
 pub const NETRC: &str = "NETRC";
 pub const A2C_TOKEN_HOSTS: &str = "A2C_TOKEN_HOSTS";
 pub const A2C_MAX_BUNDLE_BYTES: &str = "A2C_MAX_BUNDLE_BYTES";
@@ -239,7 +240,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 /// reaches over plain HTTP although they are not loopback (`--plain-http` adds `*`, in the
 /// session).
 pub fn oci_plain_http() -> Vec<String> {
-    list("A2C_OCI_PLAIN_HTTP", &[','])
+    list(A2C_OCI_PLAIN_HTTP, &[','])
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.

@@ -151,10 +151,7 @@ pub fn sign(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let cwd = cwd(global)?;
-    let registry = crate::registry::open(
-        &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
-        &session.network,
-    );
+    let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
     let key = unlock(&cwd.join(&args.key), printer)?;
     let signed = registry.sign(&key, args.expires_in)?;
     match (signed.rebuilt, printer.json) {

@@ -27,7 +27,7 @@ pub struct PackArgs {
     /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for
     /// pip and package indexes; `conan`: a Conan recipe beside the tree, for a Conan remote)
     /// [default: tar.gz; wheel for a package index; conan for a Conan remote]
-    #[arg(long, value_parser = ["tar.gz", "zip", "wheel", "conan"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::registry::kind::pack_formats()))]
     pub format: Option<String>,
     /// The deflate level, 1 (fastest) to 9 (smallest). The level is part of the bundle's
     /// bytes: the same tree at the same level gives the same bundle, at another level another
@@ -62,8 +62,8 @@ pub fn run(
         None => std::env::current_dir()?,
     };
     let location = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?;
-    let format = match crate::registry::pack_plan(&location, args.format.as_deref()).map_err(anyhow::Error::msg)? {
-        crate::registry::PackPlan::ConanRecipe(remote) => return conan_recipe(args, &cwd, &remote, printer),
+    let format = match location.pack_plan(args.format.as_deref()).map_err(anyhow::Error::msg)? {
+        crate::registry::PackPlan::Recipe(writer) => return write_recipe(args, &cwd, writer.as_ref(), printer),
         crate::registry::PackPlan::Bundle(format) => format,
     };
     if format != Format::TarGz && args.threads > 1 {
@@ -71,7 +71,7 @@ pub fn run(
             "--threads applies to tar.gz bundles; a {format} bundle is deflated entry by entry, on one thread"
         );
     }
-    let registry = crate::registry::open(&location, &session.network);
+    let registry = location.open(&session.network);
     let tree = cwd.join(&args.dir);
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
@@ -126,54 +126,29 @@ pub fn run(
     Ok(Outcome::Success)
 }
 
-/// `a2c pack DIR --version V --registry conan+…`: the Conan recipe that packages the method
-/// tree as it is (the package folder is the tree), written beside the tree, and the two
-/// commands that create and upload it. a2c does not call Conan.
-fn conan_recipe(
+/// `a2c pack DIR --version V --registry conan+…`: the recipe that packages the method tree as
+/// it is, written beside the tree, and the commands that create and upload it with the kind's
+/// own tool (a2c does not call it).
+fn write_recipe(
     args: &PackArgs,
     cwd: &std::path::Path,
-    remote: &crate::registry::location::ConanRemote,
+    writer: &dyn crate::registry::handle::RecipeWriter,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let tree = crate::util::paths::normalize(&cwd.join(&args.dir));
-    let written = crate::registry::conan::write_recipe(&tree, &args.version, remote)?;
-    let (user_channel, reference) = match (remote.user.as_str(), remote.channel.as_str()) {
-        ("_", "_") => (String::new(), format!("{}/{}", remote.name, args.version)),
-        (u, c) => (
-            format!(" --user {u} --channel {c}"),
-            format!("{}/{}@{u}/{c}", remote.name, args.version),
-        ),
-    };
-    let folder = written.parent().unwrap_or(cwd);
-    let create = format!(
-        "conan create {} --version {}{user_channel}",
-        folder.display(),
-        args.version
-    );
-    let upload = format!("conan upload {reference} -r REMOTE");
+    let r = writer.write_recipe(&tree, &args.version)?;
     if printer.json {
-        /// `pack --json` for a Conan remote (docs/json/pack-conan.schema.json).
-        #[derive(serde::Serialize)]
-        struct Recipe<'a> {
-            recipe: &'a std::path::Path,
-            reference: &'a str,
-            create: &'a str,
-            upload: &'a str,
-        }
-        printer.json_doc(&Recipe {
-            recipe: &written,
-            reference: &reference,
-            create: &create,
-            upload: &upload,
-        });
+        printer.json_doc(&r);
     } else {
         printer.status(format!(
-            "wrote the Conan recipe `{}` for {reference}",
-            written.display()
+            "wrote the {} recipe `{}` for {}",
+            r.tool,
+            r.recipe.display(),
+            r.reference
         ));
         printer.status(format!(
-            "publish it with the Conan client: `{create}`, then `{upload}` (REMOTE: the name `conan remote add` gave {})",
-            remote.base
+            "publish it with the {} client: `{}`, then `{}` ({})",
+            r.tool, r.create, r.upload, r.placeholder
         ));
     }
     Ok(Outcome::Success)

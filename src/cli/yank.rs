@@ -36,10 +36,7 @@ pub fn run(
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
-    let registry = crate::registry::open(
-        &RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?,
-        &session.network,
-    );
+    let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
         None => None,

@@ -16,7 +16,7 @@ pub(super) struct Auth {
     /// `a2c login` tokens, by `host[:port]` (see [`super::credentials::host_entry`]).
     logins: Vec<super::credentials::Login>,
     /// docker's `config.json` `auths`, by `host[:port]`: the user's own binding of credentials
-    /// to registry hosts (OCI registries).
+    /// to registry hosts (as `docker login` writes them).
     docker: Vec<(String, DockerCredential)>,
     /// docker's credential helpers: `credHelpers` by `host[:port]`, and the `credsStore`
     /// default. Run only when a registry asks for credentials none of the above gave.

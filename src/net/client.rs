@@ -182,7 +182,7 @@ impl HttpClient {
         ))
     }
 
-    /// One request of any method (the OCI distribution API): the status, the headers and the
+    /// One request of any method (a registry API's writes): the status, the headers and the
     /// body (at most `A2C_MAX_DOCUMENT_BYTES` of it). Credentials bound to the host are sent;
     /// no retries.
     pub fn call(

@@ -108,10 +108,7 @@ impl HttpError {
                 )
             }
             Self::Connect { .. } => "is the registry server up? Without the network, `--offline` works from the lock and the cache (and `--from DIR` from bundles `a2c vendor` wrote)".into(),
-            Self::NotTls { .. } => format!(
-                "the server does not speak HTTPS: for an OCI registry you trust on this network, pass --plain-http or list its host in {} (credentials are never sent in clear text)",
-                "A2C_OCI_PLAIN_HTTP"
-            ),
+            Self::NotTls { .. } => "the server does not speak HTTPS: check the URL's scheme, and use `http://` only for a server you trust on this network (credentials are never sent in clear text)".into(),
             Self::Tls { .. } => format!(
                 "if the registry uses a private CA, point {} (or SSL_CERT_FILE) at a PEM file holding it",
                 crate::env::A2C_CA_BUNDLE
@@ -125,16 +122,6 @@ impl HttpError {
             Self::DocumentTooBig { .. } => format!(
                 "a registry index is a few KiB to MiB: check the URL; if this one really is that large, raise {}",
                 crate::env::A2C_MAX_DOCUMENT_BYTES
-            ),
-            // The distribution API lives under `/v2/`: an OCI registry's credentials are docker's.
-            Self::Status {
-                status: 401,
-                authorized: false,
-                url,
-            } if url.contains("/v2/") => format!(
-                "the registry wants credentials: run `docker login HOST` (a2c reads docker's config.json, or DOCKER_CONFIG), or set {}=user:password and name the registry with --registry or {}",
-                crate::env::A2C_REGISTRY_AUTH,
-                crate::env::A2C_REGISTRY
             ),
             Self::Status {
                 status: 401,

@@ -1,7 +1,8 @@
 //! The hosts reached over plain HTTP although they are not loopback, as the user opted them in.
 
-/// The hosts `oci://` reaches over plain HTTP although they are not loopback: `host` or
-/// `host:port` entries, or `*` for every host (`A2C_OCI_PLAIN_HTTP`, `--plain-http`).
+/// The hosts a registry whose address names no scheme reaches over plain HTTP although they
+/// are not loopback: `host` or `host:port` entries, or `*` for every host (the session reads
+/// them from the environment and `--plain-http`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlainHttp(pub Vec<String>);
 

@@ -36,7 +36,7 @@ pub struct Settings {
     pub tracer: Option<std::sync::Arc<super::RetryObserver>>,
 }
 
-/// What a session gives the network: whether the run is offline, the hosts `oci://` reaches over
+/// What a session gives the network: whether the run is offline, the hosts reached over
 /// plain HTTP, and the settings — or what is wrong with one of their variables, reported only
 /// when a client is built (a run that never touches the network never fails on them).
 #[derive(Clone, Debug)]

@@ -165,7 +165,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         .flat_map(|i| {
             i.foreign
                 .iter()
-                .map(|(_, what)| format!("passed over: {what}"))
+                .map(|f| format!("passed over: {}", f.what))
                 .chain(i.truncated.clone())
         })
         .collect();

@@ -1,7 +1,7 @@
 //! One handle per registry location: everything a2c does with a registry — read its index,
 //! publish a version, yank one, sign the index — goes through [`Registry`], implemented once per
 //! kind (`dir/`, `http/`, `oci/`, `pypi/`, `conan/`), and fails with a [`PublishError`].
-//! `registry::open` opens a location's handle (docs/architecture.md, "Adding a registry kind").
+//! `RegistryLocation::open` opens a location's handle (docs/architecture.md, "Adding a registry kind").
 
 use std::path::{Path, PathBuf};
 
@@ -88,6 +88,28 @@ fn rebuilt<S: serde::Serializer>(r: &Option<(u64, usize)>, s: S) -> Result<S::Ok
         map.serialize_entry("versions", versions)?;
     }
     map.end()
+}
+
+/// A recipe written beside a method tree for another tool to publish (a Conan recipe), and the
+/// commands that do; serialized as `pack --json` (docs/json/pack-conan.schema.json).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Recipe {
+    pub recipe: PathBuf,
+    pub reference: String,
+    pub create: String,
+    pub upload: String,
+    /// The tool that publishes it (`Conan`), for messages.
+    #[serde(skip)]
+    pub tool: &'static str,
+    /// What a placeholder in `upload` stands for, for messages.
+    #[serde(skip)]
+    pub placeholder: String,
+}
+
+/// A kind whose registry takes packages another tool builds: writes the recipe for it.
+pub trait RecipeWriter: std::fmt::Debug {
+    /// Writes the recipe for the method tree `tree` (checked to be one of `version`).
+    fn write_recipe(&self, tree: &Path, version: &MethodVersion) -> Result<Recipe, PublishError>;
 }
 
 /// A registry location, opened: what a2c can do with it.

@@ -69,10 +69,28 @@ pub struct Index {
     /// Version-like names that hold something else than an a2c bundle (an OCI tag another
     /// client pushed), with what they hold. Not part of the file.
     #[serde(skip)]
-    pub foreign: Vec<(crate::util::version::MethodVersion, String)>,
+    pub foreign: Vec<Foreign>,
+}
+
+/// Something else than an a2c bundle under a version-like name (an OCI tag another client
+/// pushed): what it is, and how to publish the version there instead (the kind's words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreign {
+    pub version: crate::util::version::MethodVersion,
+    pub what: String,
+    pub hint: String,
 }
 
 impl Index {
+    /// What else than a bundle it holds under `version`, if anything.
+    pub fn foreign_at(&self, version: &crate::util::version::MethodVersion) -> Option<Box<Foreign>> {
+        self.foreign
+            .iter()
+            .find(|f| &f.version == version)
+            .cloned()
+            .map(Box::new)
+    }
+
     pub fn new() -> Self {
         Self {
             schema: INDEX_SCHEMA,

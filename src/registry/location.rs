@@ -1,32 +1,26 @@
 //! Where a registry lives and how its URLs resolve.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use url::Url;
 
 use super::RegistryError;
-pub use super::conan::ConanRemote;
-pub use super::pypi::PypiIndex;
+use super::kind::Kind;
 
 /// The index path inside a registry.
 pub const INDEX_PATH: &str = "index/esys/a2c.json";
 
-/// A registry: a directory (plain path or `file://` URL) or an HTTP(S) base URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RegistryLocation {
-    Dir(PathBuf),
-    Http(Url),
-    /// An OCI distribution registry repository (`oci://HOST[:PORT]/NAMESPACE/REPO`).
-    Oci(crate::lock::oci_ref::OciRef),
-    /// A project on a Python package index (`pypi+https://HOST/PATH/simple/[#PROJECT]`).
-    Pypi(PypiIndex),
-    /// A recipe on a Conan 2 remote (`conan+https://HOST/PATH[#NAME[@USER/CHANNEL]]`).
-    Conan(ConanRemote),
-}
+/// A registry location: a directory (plain path or `file://` URL), an HTTP(S) base URL, or a
+/// location of another kind (`oci://`, `pypi+https://`, `conan+https://`). Its kind is behind
+/// [`Kind`]: nothing outside `registry/` knows which it is.
+#[derive(Clone)]
+pub struct RegistryLocation(Arc<dyn Kind>);
 
 impl RegistryLocation {
-    /// Parses a registry location; a relative path is relative to `base`; an `oci://` one is
-    /// reached over plain HTTP on loopback and on the hosts of `plain`.
+    /// Parses a registry location with the kind its scheme registers (`registry::KINDS`); a
+    /// path is relative to `base`; an `oci://` one is reached over plain HTTP on loopback and
+    /// on the hosts of `plain`.
     pub fn parse(location: &str, base: &Path, plain: &crate::net::PlainHttp) -> Result<Self, RegistryError> {
         let bad = |reason: &str| RegistryError::BadLocation {
             location: redact(location),
@@ -43,41 +37,32 @@ impl RegistryLocation {
                     location: redact(location),
                 });
             }
-            return match url.scheme() {
-                "file" => url
-                    .to_file_path()
-                    .map(Self::Dir)
-                    .map_err(|_| bad("not a valid file:// URL")),
-                "oci" => crate::lock::oci_ref::OciRef::parse(&url, plain)
-                    .map(Self::Oci)
-                    .map_err(|why| bad(&why)),
-                "pypi+http" | "pypi+https" => PypiIndex::parse(&url).map(Self::Pypi).map_err(|why| bad(&why)),
-                "conan+http" | "conan+https" => ConanRemote::parse(&url).map(Self::Conan).map_err(|why| bad(&why)),
-                "http" | "https" => {
-                    let mut url = url;
-                    if !url.path().ends_with('/') {
-                        url.set_path(&format!("{}/", url.path()));
-                    }
-                    Ok(Self::Http(url))
-                }
-                other => Err(bad(&format!("unsupported scheme `{other}`"))),
+            let Some(kind) = super::KINDS.iter().find(|k| k.schemes.contains(&url.scheme())) else {
+                return Err(bad(&format!("unsupported scheme `{}`", url.scheme())));
             };
+            return (kind.parse)(&url, plain).map(Self).map_err(|why| bad(&why));
         }
-        Ok(Self::Dir(crate::util::paths::absolute(&base.join(location))))
+        let path = crate::util::paths::absolute(&base.join(location));
+        let from_path = super::KINDS
+            .iter()
+            .find_map(|k| k.path)
+            .expect("one registry kind takes paths");
+        Ok(Self(from_path(&path)))
+    }
+
+    /// How a registry may be written, from every kind's syntax, for hints.
+    pub fn syntaxes() -> String {
+        let all: Vec<&str> = super::KINDS.iter().map(|k| k.syntax).collect();
+        match all.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
     }
 
     /// The location of the index, as a URL.
     pub fn index_url(&self) -> Url {
-        match self {
-            Self::Dir(dir) => Url::from_file_path(dir.join(INDEX_PATH)).expect("absolute path"),
-            Self::Http(base) => base.join(INDEX_PATH).expect("relative path joins"),
-            Self::Oci(oci) => oci
-                .api
-                .join(&format!("v2/{}/tags/list", oci.repo))
-                .expect("a relative path joins"),
-            Self::Pypi(index) => index.page(),
-            Self::Conan(remote) => remote.search_url(),
-        }
+        self.0.index_url()
     }
 
     /// Resolves an index entry's `url` (absolute, or relative to the index file).
@@ -87,15 +72,10 @@ impl RegistryLocation {
             reason: format!("entry url `{url}` does not resolve: {e}"),
         })
     }
-}
 
-impl RegistryLocation {
     /// The directory of a file registry (read and written with no network), else `None`.
     pub fn local_dir(&self) -> Option<&Path> {
-        match self {
-            Self::Dir(dir) => Some(dir),
-            _ => None,
-        }
+        self.0.local_dir()
     }
 
     /// Whether its index gives each bundle's sha256 and size without downloading the bundle, so
@@ -103,30 +83,52 @@ impl RegistryLocation {
     /// does not: its package's digest is known only by downloading it (a locked Conan package
     /// comes from its own `source`, whose URL pins both revisions).
     pub fn indexes_digests(&self) -> bool {
-        !matches!(self, Self::Conan(_))
+        self.0.indexes_digests()
     }
 
     /// The base URL of an HTTP registry (whose host gets the token).
     pub fn http_base(&self) -> Option<Url> {
-        match self {
-            Self::Http(url) => Some(url.clone()),
-            Self::Oci(oci) => Some(oci.api.clone()),
-            Self::Pypi(index) => Some(index.simple.clone()),
-            Self::Conan(remote) => Some(remote.base.clone()),
-            Self::Dir(_) => None,
-        }
+        self.0.http_base()
+    }
+
+    /// Its handle.
+    pub fn open(&self, network: &crate::net::Network) -> Box<dyn super::handle::Registry> {
+        Box::new(super::kind::Worded {
+            kind: self.0.clone(),
+            handle: self.0.open(network),
+        })
+    }
+
+    /// The kind's own words for an HTTP error met on its behalf (`None`: the network's).
+    pub fn hint(&self, e: &crate::net::HttpError) -> Option<String> {
+        self.0.hint(e)
+    }
+
+    /// What `a2c pack` makes for it with `--format` as given: the kind's default format when
+    /// none is (a wheel for a package index, a recipe for a Conan remote, else tar.gz), and an
+    /// error naming what to pass when the format does not fit the kind.
+    pub fn pack_plan(&self, format: Option<&str>) -> Result<super::PackPlan, String> {
+        self.0.pack_plan(format)
     }
 }
 
+impl std::fmt::Debug for RegistryLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for RegistryLocation {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.shown() == other.0.shown()
+    }
+}
+
+impl Eq for RegistryLocation {}
+
 impl std::fmt::Display for RegistryLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Dir(d) => write!(f, "{}", d.display()),
-            Self::Http(u) => write!(f, "{u}"),
-            Self::Oci(oci) => f.write_str(&oci.display()),
-            Self::Pypi(index) => write!(f, "{index}"),
-            Self::Conan(remote) => write!(f, "{remote}"),
-        }
+        f.write_str(&self.0.shown())
     }
 }
 
@@ -158,29 +160,19 @@ pub fn as_base(mut url: Url) -> Url {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn locations_name_the_index_and_the_project() {
-        let i = PypiIndex::parse(&Url::parse("pypi+https://pkgs.example.org/root/dev/+simple").unwrap()).unwrap();
-        assert_eq!(i.simple.as_str(), "https://pkgs.example.org/root/dev/+simple/");
-        assert_eq!(i.project, "esys-a2c");
-        assert_eq!(i.page().as_str(), "https://pkgs.example.org/root/dev/+simple/esys-a2c/");
-        assert_eq!(i.upload_url().as_str(), "https://pkgs.example.org/root/dev/");
-        let i = PypiIndex::parse(&Url::parse("pypi+http://127.0.0.1:8080/simple/#Acme_Rules").unwrap()).unwrap();
-        assert_eq!(i.project, "acme-rules");
-        assert_eq!(i.to_string(), "pypi+http://127.0.0.1:8080/simple/#acme-rules");
-        assert_eq!(i.upload_url().as_str(), "http://127.0.0.1:8080/");
-        assert!(PypiIndex::parse(&Url::parse("pypi+ftp://h/simple/").unwrap()).is_err());
-        assert!(PypiIndex::parse(&Url::parse("pypi+https://h/simple/#a%20b").unwrap()).is_err());
-    }
+    use std::path::PathBuf;
 
     #[test]
     fn locations_parse_and_urls_resolve() {
         let base = Path::new("/w");
         let dir = RegistryLocation::parse("../reg", base, &Default::default()).unwrap();
-        assert!(matches!(&dir, RegistryLocation::Dir(p) if p.ends_with("reg")));
+        assert!(dir.local_dir().is_some_and(|p| p.ends_with("reg")), "{dir:?}");
         let file = RegistryLocation::parse("file:///srv/reg", base, &Default::default()).unwrap();
-        assert_eq!(file, RegistryLocation::Dir(PathBuf::from("/srv/reg")));
+        assert_eq!(file.local_dir(), Some(Path::new("/srv/reg")));
+        assert_eq!(
+            file,
+            RegistryLocation::parse("/srv/reg", base, &Default::default()).unwrap()
+        );
         let u = file.resolve_url("../../bundles/a2c-1.0.0.tar.gz").unwrap();
         assert_eq!(u.as_str(), "file:///srv/reg/bundles/a2c-1.0.0.tar.gz");
         assert_eq!(
@@ -216,5 +208,9 @@ mod tests {
         }
         assert_eq!(redact("https://e.org/a@b"), "https://e.org/a@b");
         assert!(RegistryLocation::parse("", base, &Default::default()).is_err());
+        assert_eq!(
+            RegistryLocation::syntaxes(),
+            "a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/ or conan+https://HOST/PATH"
+        );
     }
 }

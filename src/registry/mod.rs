@@ -7,10 +7,9 @@ pub mod dir;
 pub mod handle;
 pub mod http;
 pub mod index;
+pub mod kind;
 pub mod location;
 pub mod oci;
-/// Publishing into a file registry (`a2c pack`, `yank`, `sign` on a directory).
-pub use dir::publish;
 pub mod pypi;
 
 pub use index::{Index, IndexEntry};
@@ -49,13 +48,13 @@ pub enum RegistryError {
         location: String,
         available: Box<[MethodVersion]>,
     },
-    #[error("version {version} is not in the registry `{location}`{}{}", pinned(pinned_by), other.as_deref().map(|o| format!(": {o}")).unwrap_or_default())]
+    #[error("version {version} is not in the registry `{location}`{}{}", pinned(pinned_by), other.as_deref().map(|o| format!(": {}", o.what)).unwrap_or_default())]
     NotPublished {
         version: MethodVersion,
         location: String,
         /// What the registry holds under that version instead, when it holds something else
         /// (an OCI tag another client pushed).
-        other: Option<Box<String>>,
+        other: Option<Box<index::Foreign>>,
         /// The versions the registry has (not yanked), for the hint.
         available: Box<[MethodVersion]>,
         /// The members that pin it (filled by the caller that knows them).
@@ -106,11 +105,7 @@ impl RegistryError {
             Self::NoIndex { .. } => "check the registry location: a registry holds `index/esys/a2c.json`".into(),
             Self::InvalidIndex { .. } => "the registry's index is malformed; tell the registry's owner".into(),
             Self::IndexTooNew { .. } => "upgrade a2c to read this registry".into(),
-            Self::NotPublished { version, other: Some(_), .. } => format!(
-                "push {version} with `a2c pack --registry oci://…` (or with oras: `--artifact-type {}` and a layer of type `{}`)",
-                oci::ARTIFACT_TYPE,
-                oci::layer_type(crate::archive::Format::TarGz)
-            ),
+            Self::NotPublished { other: Some(other), .. } => other.hint.clone(),
             Self::NotPublished { version, available, .. } if available.is_empty() => {
                 format!("the registry has no version yet: publish {version} with `a2c pack`")
             }
@@ -139,7 +134,7 @@ impl RegistryError {
                 "bind a token to the host with `a2c login HOST` (or set {}, or add the host to ~/.netrc) instead",
                 crate::env::A2C_REGISTRY_TOKEN
             ),
-            Self::BadLocation { .. } => "a registry is a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/ or conan+https://HOST/PATH".into(),
+            Self::BadLocation { .. } => format!("a registry is {}", RegistryLocation::syntaxes()),
             Self::Http(e) if matches!(**e, crate::net::HttpError::Status { status: 404, .. }) => {
                 let crate::net::HttpError::Status { url, .. } = &**e else { unreachable!() };
                 format!("no registry index at `{url}`: check the registry URL (a registry serves `index/esys/a2c.json`)")
@@ -199,51 +194,32 @@ pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) 
     read_index_trusted(location, client, &[], None)
 }
 
+/// Every registry kind, in the order their syntaxes are listed: **the one line that registers a
+/// kind** (docs/architecture.md, "Adding a registry kind").
+pub const KINDS: &[&kind::Registration] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND];
+
 /// What `a2c pack` makes for a registry, decided by its kind (the CLI asks, never matches on
 /// the kind itself).
 #[derive(Debug)]
 pub enum PackPlan {
     /// A bundle of this format, published through the registry's handle.
     Bundle(crate::archive::Format),
-    /// A Conan recipe (`conanfile.py`) for this remote, which `conan create` and `conan
-    /// upload` publish: a Conan remote takes Conan packages only.
-    ConanRecipe(conan::ConanRemote),
-}
-
-/// The pack plan for `location` with `--format` as given: the kind's default format when
-/// none is (a wheel for a package index, a recipe for a Conan remote, else tar.gz), and an
-/// error naming what to pass when the format does not fit the kind.
-pub fn pack_plan(location: &RegistryLocation, format: Option<&str>) -> Result<PackPlan, String> {
-    match (format, location) {
-        (Some("conan") | None, RegistryLocation::Conan(remote)) => Ok(PackPlan::ConanRecipe(remote.clone())),
-        (Some("conan"), _) => Err(
-            "--format conan writes a Conan recipe for a Conan remote: pass --registry conan+https://HOST/PATH[#NAME]"
-                .into(),
-        ),
-        (Some(f), RegistryLocation::Conan(_)) => Err(format!(
-            "a Conan remote takes a Conan package, not a {f} bundle: leave --format out"
-        )),
-        (Some(f), _) => f.parse().map(PackPlan::Bundle),
-        (None, RegistryLocation::Pypi(_)) => Ok(PackPlan::Bundle(crate::archive::Format::Wheel)),
-        (None, _) => Ok(PackPlan::Bundle(crate::archive::Format::TarGz)),
-    }
+    /// A recipe another tool publishes (a Conan remote takes Conan packages only: `conan
+    /// create` and `conan upload` publish the recipe a2c writes).
+    Recipe(Box<dyn handle::RecipeWriter>),
 }
 
 /// The token exchanges of the registry kinds that have one (the session hands them to the
 /// network: `net` names no kind).
 pub fn token_exchanges() -> crate::net::Exchanges {
-    crate::net::Exchanges(vec![std::sync::Arc::new(conan::ConanTokenExchange)])
+    crate::net::Exchanges(KINDS.iter().filter_map(|k| k.exchange).map(|make| make()).collect())
 }
 
-/// The handle of `location`.
-pub fn open(location: &RegistryLocation, network: &crate::net::Network) -> Box<dyn handle::Registry> {
-    match location {
-        RegistryLocation::Dir(dir) => Box::new(dir::DirRegistry::new(dir.clone())),
-        RegistryLocation::Http(_) => Box::new(http::HttpRegistry::new(location.clone())),
-        RegistryLocation::Oci(oci) => Box::new(oci::OciRegistry::new(oci.clone(), network.clone())),
-        RegistryLocation::Pypi(index) => Box::new(pypi::PypiRegistry::new(index.clone(), network.clone())),
-        RegistryLocation::Conan(remote) => Box::new(conan::ConanRegistry::new(remote.clone())),
-    }
+/// The words of the kind a lock entry's `source` belongs to for an HTTP error met fetching it
+/// (an `oci://` source's `401` is "run `docker login`"); `None`: the network's words.
+pub fn source_hint(source: &str, e: &crate::net::HttpError) -> Option<String> {
+    let location = RegistryLocation::parse(source, std::path::Path::new("/"), &Default::default()).ok()?;
+    location.hint(e)
 }
 
 /// Reads the index of `location` through its handle; when `trusted` public keys are pinned, its
@@ -255,7 +231,7 @@ pub fn read_index_trusted(
     trusted: &[String],
     wanted: Wanted<'_>,
 ) -> Result<Index, RegistryError> {
-    open(location, client.network()).read_index(client, trusted, wanted)
+    location.open(client.network()).read_index(client, trusted, wanted)
 }
 
 /// An index file's `bytes`, as read from `shown_index`: with `trusted` keys, the signature

@@ -122,11 +122,7 @@ pub fn plan(
                     location: location.to_string(),
                     available: super::available(index).into(),
                     pinned_by: Vec::new(),
-                    other: index
-                        .foreign
-                        .iter()
-                        .find(|(v, _)| v == version)
-                        .map(|(_, w)| Box::new(w.clone())),
+                    other: index.foreign_at(version),
                 });
             }
             (Some(_), None) => {}
@@ -149,11 +145,7 @@ pub fn plan(
                         location: location.to_string(),
                         available: super::available(index).into(),
                         pinned_by: Vec::new(),
-                        other: index
-                            .foreign
-                            .iter()
-                            .find(|(v, _)| v == version)
-                            .map(|(_, w)| Box::new(w.clone())),
+                        other: index.foreign_at(version),
                     });
                 }
             },
@@ -214,6 +206,10 @@ mod tests {
         }
     }
 
+    fn reg() -> RegistryLocation {
+        RegistryLocation::parse("/reg", std::path::Path::new("/"), &Default::default()).unwrap()
+    }
+
     fn setup() -> (Index, RegistryLocation) {
         let mut index = Index::new();
         index.versions = vec![
@@ -221,7 +217,7 @@ mod tests {
             published("1.1.0", b"b", true),
             published("2.0.0", b"c", false),
         ];
-        (index, RegistryLocation::Dir("/reg".into()))
+        (index, reg())
     }
 
     const KEEP: ResolveOptions = ResolveOptions {
@@ -248,12 +244,7 @@ mod tests {
         options: ResolveOptions,
     ) -> Result<LockPlan, RegistryError> {
         let needed: BTreeSet<MethodVersion> = versions.iter().map(|s| v(s)).collect();
-        plan(
-            &needed,
-            lock,
-            Some((index, &RegistryLocation::Dir("/reg".into()))),
-            options,
-        )
+        plan(&needed, lock, Some((index, &reg())), options)
     }
 
     #[test]

@@ -146,6 +146,8 @@ pub enum StoreError {
         version: MethodVersion,
         #[source]
         source: Box<crate::net::HttpError>,
+        /// The words of the kind the lock's source belongs to, when it has its own.
+        hint: Option<String>,
     },
 }
 
@@ -242,7 +244,7 @@ impl StoreError {
                 "every configured registry, mirror and the lock's source was tried; check them (`-v` shows skipped registries), or install offline with `--from DIR`".into()
             }
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
-            Self::Download { source, .. } => return source.hint(),
+            Self::Download { source, hint, .. } => return hint.clone().or_else(|| source.hint()),
             Self::DiskFull { cache, .. } => format!(
                 "free space on the disk of `{}`: `a2c cache prune` removes the bundles and trees no store on this machine needs (`a2c cache prune --dry-run` says how much), or set {} to a cache on a larger disk",
                 cache.display(),

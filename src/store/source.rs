@@ -201,6 +201,7 @@ pub(super) fn download(
     let network = options.network.as_ref().expect("download candidates need the network");
     let fail = |source: crate::net::HttpError| StoreError::Download {
         version: entry.version.clone(),
+        hint: crate::registry::source_hint(&entry.source, &source),
         source: Box::new(source),
     };
     let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &options.settings, &|p| {

@@ -228,37 +228,123 @@ fn sources() -> Vec<(String, String, usize)> {
     out
 }
 
-/// Issue 39: the kind of a registry location is matched only under `src/registry/`; the rest
-/// of the program asks the location or its handle (`local_dir`, `indexes_digests`,
-/// `pack_plan`, `Landed::Pushed`'s words).
-#[test]
-fn the_registry_kind_is_matched_only_under_registry() {
-    let mut strays = Vec::new();
-    for (rel, code, _) in sources() {
-        if rel.starts_with("registry/") {
+/// The registry kinds: the folders under `src/registry/` that register one (`pub const KIND:
+/// Registration`), with the names of the types they declare.
+fn registry_kinds(all: &[(String, String, usize)]) -> Vec<(String, Vec<String>)> {
+    let mut kinds: Vec<(String, Vec<String>)> = Vec::new();
+    for (rel, code, _) in all {
+        let Some(kind) = rel
+            .strip_prefix("registry/")
+            .and_then(|r| r.split_once('/'))
+            .map(|(k, _)| k)
+        else {
             continue;
+        };
+        if code.contains("pub const KIND: Registration") && !kinds.iter().any(|(k, _)| k == kind) {
+            kinds.push((kind.to_string(), Vec::new()));
         }
+    }
+    for (kind, types) in &mut kinds {
+        for (rel, code, _) in all {
+            if rel.starts_with(&format!("registry/{kind}/")) {
+                for line in code.lines() {
+                    let declared = line
+                        .trim_start()
+                        .strip_prefix("pub struct ")
+                        .or_else(|| line.trim_start().strip_prefix("pub enum "));
+                    if let Some(name) = declared.map(|d| {
+                        d.split(|c: char| !c.is_alphanumeric() && c != '_')
+                            .next()
+                            .unwrap_or_default()
+                    }) {
+                        types.push(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    kinds
+}
+
+/// Whether `line` names the module `kind` as a path (`kind::`, `super::kind::`, `registry::kind`),
+/// not as the tail of another path (`reqwest::http::`) or of an identifier (`temp_dir::`).
+fn names_module(line: &str, kind: &str) -> bool {
+    line.match_indices(kind).any(|(i, _)| {
+        let before = &line[..i];
+        let after = &line[i + kind.len()..];
+        let starts = before.is_empty()
+            || before.ends_with("super::")
+            || before.ends_with("registry::")
+            || (!before
+                .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':' || c == '.' || c == '"' || c == '/'));
+        starts && (after.starts_with("::") || after.starts_with(';') && before.trim_end().ends_with("mod"))
+    })
+}
+
+/// Issue 39: a registry kind is its folder and one registration line. Outside its folder, only
+/// `registry/mod.rs` names it — `pub mod KIND;` and its entry in `KINDS` — and no file names a
+/// type it declares outside `registry/` (within it, a kind reaches another only by its module
+/// path, which the first rule sees): the rest of the program asks the location or its handle (`local_dir`,
+/// `indexes_digests`, `pack_plan`, `Landed::Pushed`'s words). So adding a kind touches its
+/// folder and that line (docs/architecture.md, "Adding a registry kind").
+#[test]
+fn a_registry_kind_is_its_folder_and_one_registration_line() {
+    let all = sources();
+    let kinds = registry_kinds(&all);
+    let names: Vec<&str> = kinds.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["conan", "dir", "http", "oci", "pypi"], "the kinds found");
+    let mut strays = Vec::new();
+    for (rel, code, _) in &all {
         for (n, line) in code.lines().enumerate() {
-            for kind in ["Dir", "Http", "Oci", "Pypi", "Conan"] {
-                if line.contains(&format!("RegistryLocation::{kind}")) {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for (kind, types) in &kinds {
+                if rel.starts_with(&format!("registry/{kind}/")) {
+                    continue;
+                }
+                let registers = rel == "registry/mod.rs"
+                    && (line.trim() == format!("pub mod {kind};") || line.starts_with("pub const KINDS:"));
+                let named_type = types.iter().filter(|_| !rel.starts_with("registry/")).find(|t| {
+                    line.match_indices(t.as_str()).any(|(i, _)| {
+                        !line[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                            && !line[i + t.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    })
+                });
+                if (names_module(line, kind) && !registers) || named_type.is_some() {
                     strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
                 }
             }
         }
     }
+    let kinds_line = all
+        .iter()
+        .find(|(rel, _, _)| rel == "registry/mod.rs")
+        .and_then(|(_, code, _)| {
+            code.lines()
+                .find(|l| l.starts_with("pub const KINDS:"))
+                .map(str::to_string)
+        })
+        .expect("registry/mod.rs lists KINDS on one line");
+    for kind in &names {
+        if !kinds_line.contains(&format!("&{kind}::KIND")) {
+            strays.push(format!("src/registry/mod.rs: KINDS does not list {kind}::KIND"));
+        }
+    }
     assert!(
         strays.is_empty(),
-        "the registry kind matched outside registry/:\n{}",
+        "a registry kind named outside its folder and its registration line:\n{}",
         strays.join("\n")
     );
 }
 
 /// Issue 39: `net/` names no registry kind: a kind answers a challenge through the
-/// `TokenExchange` hook and maps its errors to its own hints; the `oci://` address is
-/// `lock::oci_ref`. (OCI is still named in comments and in the Bearer token service and
-/// docker's credentials, `net/auth.rs` and `challenge.rs`: the next step of issue 39.)
+/// `TokenExchange` hook and words the HTTP errors it knows itself (`Kind::hint`); the `oci://`
+/// address is `lock::oci_ref`. `net` answers the standard challenges only — Basic with the
+/// credentials the user bound, a `WWW-Authenticate: Bearer` token service, docker's
+/// credential store and helpers — whatever the kind behind the URL.
 #[test]
-fn net_names_neither_conan_nor_pypi() {
+fn net_names_no_registry_kind() {
     let mut strays = Vec::new();
     for (rel, code, _) in sources() {
         if !rel.starts_with("net/") {
@@ -266,9 +352,11 @@ fn net_names_neither_conan_nor_pypi() {
         }
         for (n, line) in code.lines().enumerate() {
             let lower = line.to_ascii_lowercase();
-            if ["conan", "pypi", "/simple/", "wheel", "ociref", "oci_ref"]
+            let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+            if ["conan", "pypi", "/simple/", "wheel", "ociref", "oci_ref", "/v2/"]
                 .iter()
                 .any(|w| lower.contains(w))
+                || words.contains(&"oci")
             {
                 strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
             }

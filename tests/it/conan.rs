@@ -244,11 +244,14 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     let Some((t, server)) = started(false) else { return };
     let tree = publish(&t, &server, "1.0.0", "a rule\n");
     superbuild(&t, &server.location(), &["1.0.0"]);
-    // Anonymous: refused, with what to do.
+    // Anonymous: refused, with what to do (`a2c login HOST --username NAME`, run below).
+    let host = server.host();
     let run = t.run("w", &["lock"]);
     run.failure();
     assert!(
-        run.stderr.contains("401") && run.stderr.contains("A2C_REGISTRY_AUTH"),
+        run.stderr.contains("401")
+            && run.stderr.contains(&format!("`a2c login {host} --username NAME`"))
+            && run.stderr.contains("A2C_REGISTRY_AUTH"),
         "{}",
         run.stderr
     );
@@ -256,7 +259,6 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     // exchanged for a token, as Conan does.
     let auth = ("A2C_REGISTRY_AUTH", "alice:s3cret");
     t.run_env("w", &["lock"], &[auth]).failure();
-    let host = server.host();
     let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
     t.run_env("w", &["lock"], &bound).success();
     t.run_env("w", &["install"], &bound).success();

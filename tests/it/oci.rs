@@ -299,6 +299,17 @@ fn basic_auth_with_docker_config_credentials() {
     t.run(".", &pack).success();
     t.canonical_repo("r", "1.0.0");
     t.run("r", &["lock", "--registry", &oci]).success();
+    // Installing the locked `oci://` source without them: the OCI kind's words (docker login),
+    // though the download is a plain blob URL to the network.
+    fs_err::remove_file(t.path("home/.docker/config.json")).unwrap();
+    let run = t.run_env("r", &["install"], &[("A2C_HTTP_RETRIES", "0")]);
+    run.failure();
+    assert!(
+        run.stderr.contains("HTTP 401") && run.stderr.contains("docker login"),
+        "{}",
+        run.stderr
+    );
+    docker("s3cret-pw");
     let run = t.run("r", &["install", "--json"]);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
     assert!(!run.stderr.contains("s3cret-pw"));

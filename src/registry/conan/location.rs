@@ -1,8 +1,13 @@
 //! A Conan remote location: `conan+http(s)://HOST/PATH[#NAME[@USER/CHANNEL]]`, and the URLs of
 //! the v2 REST API below it.
 
+use std::sync::Arc;
+
 use url::Url;
 
+use crate::registry::PackPlan;
+use crate::registry::handle::Registry;
+use crate::registry::kind::{Kind, Registration};
 use crate::registry::location::{as_base, inner_url};
 
 /// A recipe on a Conan 2 remote: the remote's base URL, the recipe's name, and its user and
@@ -99,6 +104,70 @@ impl std::fmt::Display for ConanRemote {
         match (self.user.as_str(), self.channel.as_str()) {
             ("_", "_") => Ok(()),
             (u, c) => write!(f, "@{u}/{c}"),
+        }
+    }
+}
+
+/// The Conan remote kind, as `registry::KINDS` registers it.
+pub const KIND: Registration = Registration {
+    schemes: &["conan+http", "conan+https"],
+    syntax: "conan+https://HOST/PATH",
+    parse: |url, _| Ok(Arc::new(ConanRemote::parse(url)?)),
+    pack_format: Some("conan"),
+    path: None,
+    exchange: Some(|| Arc::new(super::ConanTokenExchange)),
+};
+
+impl Kind for ConanRemote {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+
+    fn index_url(&self) -> Url {
+        self.search_url()
+    }
+
+    fn http_base(&self) -> Option<Url> {
+        Some(self.base.clone())
+    }
+
+    /// A Conan remote's package digest is known only by downloading it: a locked Conan package
+    /// comes from its own `source`, whose URL pins both revisions.
+    fn indexes_digests(&self) -> bool {
+        false
+    }
+
+    fn open(&self, _: &crate::net::Network) -> Box<dyn Registry> {
+        Box::new(super::ConanRegistry::new(self.clone()))
+    }
+
+    /// A `401` no credential answered, with what a Conan user does about it: Conan's API wants
+    /// the user and password `conan remote login` takes, exchanged for a token.
+    fn hint(&self, e: &crate::net::HttpError) -> Option<String> {
+        let crate::net::HttpError::Status {
+            status: 401,
+            authorized: false,
+            ..
+        } = e
+        else {
+            return None;
+        };
+        Some(format!(
+            "the Conan remote wants credentials: run `a2c login {} --username NAME` (NAME the user `conan remote login` takes; the password on stdin), or set {}=user:password and bind its host with --registry, {} or {}, or put it in ~/.netrc",
+            crate::net::credentials::host_entry(&self.base),
+            crate::env::A2C_REGISTRY_AUTH,
+            crate::env::A2C_REGISTRY,
+            crate::env::A2C_TOKEN_HOSTS
+        ))
+    }
+
+    /// A Conan remote takes Conan packages only: a2c writes the recipe that makes one.
+    fn pack_plan(&self, format: Option<&str>) -> Result<PackPlan, String> {
+        match format {
+            Some("conan") | None => Ok(PackPlan::Recipe(Box::new(self.clone()))),
+            Some(f) => Err(format!(
+                "a Conan remote takes a Conan package, not a {f} bundle: leave --format out"
+            )),
         }
     }
 }

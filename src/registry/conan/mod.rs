@@ -32,7 +32,7 @@ use super::{Index, RegistryError, Wanted, signing};
 use crate::archive::Format;
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
-pub use location::{CONAN_DEFAULT_NAME, ConanRemote};
+pub use location::{CONAN_DEFAULT_NAME, ConanRemote, KIND};
 
 /// Without wanted versions, how many versions are resolved (newest first) at most: each costs
 /// a download of its package.
@@ -59,34 +59,6 @@ impl crate::net::TokenExchange for ConanTokenExchange {
     fn token(&self, body: &[u8]) -> Option<String> {
         let token = std::str::from_utf8(body).ok()?.trim();
         (!token.is_empty() && !token.contains(char::is_whitespace)).then(|| token.to_string())
-    }
-}
-
-/// A `401` no credential answered, with what a Conan user does about it: Conan's API wants
-/// the user and password `conan remote login` takes, exchanged for a token.
-fn login_hint(e: RegistryError) -> RegistryError {
-    match e {
-        RegistryError::Http(e)
-            if matches!(
-                *e,
-                crate::net::HttpError::Status {
-                    status: 401,
-                    authorized: false,
-                    ..
-                }
-            ) =>
-        {
-            RegistryError::Refused {
-                error: e,
-                hint: format!(
-                    "the Conan remote wants credentials: set {}=user:password (the user `conan remote login` takes) and bind its host with --registry, {} or {}, or put it in ~/.netrc",
-                    crate::env::A2C_REGISTRY_AUTH,
-                    crate::env::A2C_REGISTRY,
-                    crate::env::A2C_TOKEN_HOSTS
-                ),
-            }
-        }
-        other => other,
     }
 }
 
@@ -270,7 +242,7 @@ impl Registry for ConanRegistry {
         // A Conan remote carries no a2c signature: pinned keys cannot be honoured.
         signing::unsigned_unless_unpinned(&self.shown(), trusted)?;
         self.check_revisions(client)?;
-        let versions = self.versions(client).map_err(login_hint)?;
+        let versions = self.versions(client)?;
         let mut index = Index::new();
         index.fetched_from = Some(self.remote.search_url());
         let mut resolved = 0;
@@ -389,7 +361,7 @@ class {class}Method(ConanFile):
 
 /// Writes [`recipe`] beside `tree` (checked to be a method tree of `version`): its path. An
 /// existing `conanfile.py` there with other content is never overwritten.
-pub fn write_recipe(
+fn write_recipe_file(
     tree: &std::path::Path,
     version: &MethodVersion,
     remote: &ConanRemote,
@@ -422,6 +394,33 @@ pub fn write_recipe(
         None => crate::util::contain::write_new(&path, text.as_bytes(), crate::util::fs::default_mode())?,
     }
     Ok(path)
+}
+
+impl super::handle::RecipeWriter for ConanRemote {
+    /// The Conan recipe beside `tree`, and the `conan create` and `conan upload` that publish it.
+    fn write_recipe(
+        &self,
+        tree: &std::path::Path,
+        version: &MethodVersion,
+    ) -> Result<super::handle::Recipe, PublishError> {
+        let recipe = write_recipe_file(tree, version, self)?;
+        let (user_channel, reference) = match (self.user.as_str(), self.channel.as_str()) {
+            ("_", "_") => (String::new(), format!("{}/{version}", self.name)),
+            (u, c) => (
+                format!(" --user {u} --channel {c}"),
+                format!("{}/{version}@{u}/{c}", self.name),
+            ),
+        };
+        let folder = recipe.parent().unwrap_or(tree);
+        Ok(super::handle::Recipe {
+            create: format!("conan create {} --version {version}{user_channel}", folder.display()),
+            upload: format!("conan upload {reference} -r REMOTE"),
+            recipe,
+            reference,
+            tool: "Conan",
+            placeholder: format!("REMOTE: the name `conan remote add` gave {}", self.base),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -2,14 +2,55 @@
 //! (read with `--registry PATH`, written by `a2c pack`, `yank` and `sign`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::registry::handle::{Landed, PublishRequest, Published, Registry, Signed, Yanked};
 pub mod publish;
 
 use super::handle::PublishError;
+use super::kind::{Kind, Registration};
 use super::{Index, RegistryError, Wanted, location, signing};
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
+
+/// The file registry kind, as `registry::KINDS` registers it: a path, or a `file://` URL.
+pub const KIND: Registration = Registration {
+    schemes: &["file"],
+    syntax: "a path, a file:// URL",
+    parse: |url, _| {
+        let dir = url.to_file_path().map_err(|_| "not a valid file:// URL".to_string())?;
+        Ok(Arc::new(Location(dir)))
+    },
+    pack_format: None,
+    path: Some(|dir| Arc::new(Location(dir.to_path_buf()))),
+    exchange: None,
+};
+
+/// A file registry's directory (absolute).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location(PathBuf);
+
+impl Kind for Location {
+    fn shown(&self) -> String {
+        self.0.display().to_string()
+    }
+
+    fn index_url(&self) -> url::Url {
+        url::Url::from_file_path(self.0.join(location::INDEX_PATH)).expect("an absolute path")
+    }
+
+    fn http_base(&self) -> Option<url::Url> {
+        None
+    }
+
+    fn local_dir(&self) -> Option<&std::path::Path> {
+        Some(&self.0)
+    }
+
+    fn open(&self, _: &crate::net::Network) -> Box<dyn Registry> {
+        Box::new(DirRegistry::new(self.0.clone()))
+    }
+}
 
 pub struct DirRegistry {
     dir: PathBuf,

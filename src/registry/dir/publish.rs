@@ -9,9 +9,9 @@ use crate::registry::location::INDEX_PATH;
 use crate::registry::{Index, IndexEntry, RegistryError};
 use crate::util::version::MethodVersion;
 
-/// What publishing did.
+/// What publishing into the directory wrote.
 #[derive(Debug, Clone)]
-pub struct Published {
+pub struct Written {
     pub entry: IndexEntry,
     pub bundle_path: PathBuf,
     pub index_path: PathBuf,
@@ -149,7 +149,7 @@ pub fn publish(
     (format, deflate, limits): (archive::Format, archive::Deflate, &archive::Limits),
     registry: &Path,
     sign: Option<&SecretKey>,
-) -> Result<Published, PublishError> {
+) -> Result<Written, PublishError> {
     tree_of_version(tree, version)?;
     let index_path = registry.join(INDEX_PATH);
     check_layout(registry)?;
@@ -190,7 +190,7 @@ pub fn publish(
             }
             .into());
         }
-        return Ok(Published {
+        return Ok(Written {
             entry: existing.clone(),
             bundle_path,
             index_path,
@@ -213,7 +213,7 @@ pub fn publish(
     if let Some(key) = sign {
         write_signature(registry, key)?;
     }
-    Ok(Published {
+    Ok(Written {
         entry,
         bundle_path,
         index_path,

@@ -3,19 +3,54 @@
 
 use super::handle::PublishError;
 use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked, read_only};
-use super::{Index, RegistryError, RegistryLocation, Wanted, signing};
+use super::kind::{Kind, Registration};
+use super::{Index, RegistryError, Wanted, signing};
 use crate::net::{HttpError, LazyClient};
 use crate::util::version::MethodVersion;
 
+/// The static HTTP(S) registry kind, as `registry::KINDS` registers it.
+pub const KIND: Registration = Registration {
+    schemes: &["http", "https"],
+    syntax: "an https:// URL",
+    parse: |url, _| {
+        let mut url = url.clone();
+        if !url.path().ends_with('/') {
+            url.set_path(&format!("{}/", url.path()));
+        }
+        Ok(std::sync::Arc::new(Location(url)))
+    },
+    pack_format: None,
+    path: None,
+    exchange: None,
+};
+
+/// A static registry's base URL (its path ends with `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location(url::Url);
+
+impl Kind for Location {
+    fn shown(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn index_url(&self) -> url::Url {
+        self.0.join(super::location::INDEX_PATH).expect("a relative path joins")
+    }
+
+    fn http_base(&self) -> Option<url::Url> {
+        Some(self.0.clone())
+    }
+
+    fn open(&self, _: &crate::net::Network) -> Box<dyn super::handle::Registry> {
+        Box::new(HttpRegistry { location: self.clone() })
+    }
+}
+
 pub struct HttpRegistry {
-    location: RegistryLocation,
+    location: Location,
 }
 
 impl HttpRegistry {
-    pub fn new(location: RegistryLocation) -> Self {
-        Self { location }
-    }
-
     /// The raw index bytes and the URL they were finally read from, read once per client (one
     /// per run): locking and then looking for bundles in the same registry must not fetch it
     /// twice.
@@ -28,7 +63,7 @@ impl HttpRegistry {
 
 impl Registry for HttpRegistry {
     fn shown(&self) -> String {
-        self.location.to_string()
+        self.location.shown()
     }
 
     fn read_index(&self, client: &LazyClient, trusted: &[String], _: Wanted<'_>) -> Result<Index, RegistryError> {

@@ -53,6 +53,8 @@ fn format_of(media_type: &str) -> Option<Format> {
 }
 
 pub use crate::lock::oci_ref::OciRef;
+mod location;
+pub use location::KIND;
 
 fn invalid(oci: &OciRef, reason: String) -> RegistryError {
     RegistryError::InvalidIndex {
@@ -144,7 +146,14 @@ fn tags_index(http: &HttpClient, oci: &OciRef, wanted: super::Wanted<'_>) -> Res
         if doc["artifactType"].as_str() != Some(ARTIFACT_TYPE) {
             // Another artifact under a version-like tag (an image, an `oras push` without
             // `--artifact-type`): not ours, and said so (`-v`, and when that version is pinned).
-            index.foreign.push((version, foreign(&tag, &doc)));
+            index.foreign.push(super::index::Foreign {
+                what: foreign(&tag, &doc),
+                hint: format!(
+                    "push {version} with `a2c pack --registry oci://…` (or with oras: `--artifact-type {ARTIFACT_TYPE}` and a layer of type `{}`)",
+                    layer_type(Format::TarGz)
+                ),
+                version,
+            });
             continue;
         }
         let layer = &doc["layers"][0];
@@ -374,11 +383,7 @@ pub fn yank(
     let mut index = next_index(http, oci)?;
     let available = super::available(&index);
     let Some(entry) = index.versions.iter_mut().find(|e| &e.version == version) else {
-        let other = index
-            .foreign
-            .iter()
-            .find(|(v, _)| v == version)
-            .map(|(_, w)| Box::new(w.clone()));
+        let other = index.foreign_at(version);
         return Err(match other {
             Some(other) => RegistryError::NotPublished {
                 version: version.clone(),

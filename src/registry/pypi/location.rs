@@ -1,8 +1,13 @@
 //! A package index location: `pypi+http(s)://HOST/PATH/simple/[#PROJECT]`, its project page and
 //! its upload endpoint.
 
+use std::sync::Arc;
+
 use url::Url;
 
+use crate::registry::PackPlan;
+use crate::registry::handle::Registry;
+use crate::registry::kind::{Kind, Registration, bundle_plan};
 use crate::registry::location::{as_base, inner_url};
 
 /// A project on a package index: the simple index's base URL and the project's normalized name.
@@ -60,5 +65,58 @@ impl PypiIndex {
 impl std::fmt::Display for PypiIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "pypi+{}#{}", self.simple, self.project)
+    }
+}
+
+/// The package index kind, as `registry::KINDS` registers it.
+pub const KIND: Registration = Registration {
+    schemes: &["pypi+http", "pypi+https"],
+    syntax: "pypi+https://HOST/simple/",
+    parse: |url, _| Ok(Arc::new(PypiIndex::parse(url)?)),
+    pack_format: None,
+    path: None,
+    exchange: None,
+};
+
+impl Kind for PypiIndex {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+
+    fn index_url(&self) -> Url {
+        self.page()
+    }
+
+    fn http_base(&self) -> Option<Url> {
+        Some(self.simple.clone())
+    }
+
+    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
+        Box::new(super::PypiRegistry::new(self.clone(), network.clone()))
+    }
+
+    /// A package index takes wheels.
+    fn pack_plan(&self, format: Option<&str>) -> Result<PackPlan, String> {
+        bundle_plan(format, crate::archive::Format::Wheel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_name_the_index_and_the_project() {
+        let i = PypiIndex::parse(&Url::parse("pypi+https://pkgs.example.org/root/dev/+simple").unwrap()).unwrap();
+        assert_eq!(i.simple.as_str(), "https://pkgs.example.org/root/dev/+simple/");
+        assert_eq!(i.project, "esys-a2c");
+        assert_eq!(i.page().as_str(), "https://pkgs.example.org/root/dev/+simple/esys-a2c/");
+        assert_eq!(i.upload_url().as_str(), "https://pkgs.example.org/root/dev/");
+        let i = PypiIndex::parse(&Url::parse("pypi+http://127.0.0.1:8080/simple/#Acme_Rules").unwrap()).unwrap();
+        assert_eq!(i.project, "acme-rules");
+        assert_eq!(i.to_string(), "pypi+http://127.0.0.1:8080/simple/#acme-rules");
+        assert_eq!(i.upload_url().as_str(), "http://127.0.0.1:8080/");
+        assert!(PypiIndex::parse(&Url::parse("pypi+ftp://h/simple/").unwrap()).is_err());
+        assert!(PypiIndex::parse(&Url::parse("pypi+https://h/simple/#a%20b").unwrap()).is_err());
     }
 }

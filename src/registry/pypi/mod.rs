@@ -31,7 +31,7 @@ use crate::archive::wheel;
 use crate::net::LazyClient;
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
-pub use location::PypiIndex;
+pub use location::{KIND, PypiIndex};
 use page::{JSON_TYPE, PageFile, parse_html, parse_json};
 
 /// Without wanted versions, how many file sizes are asked for with a `HEAD` at most.

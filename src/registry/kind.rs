@@ -1,0 +1,153 @@
+//! What a registry kind is to the rest of the program: its address, parsed ([`Kind`]), and how
+//! it is registered ([`Registration`]: the schemes it takes, how it parses them, its answer to
+//! a challenge). `registry::KINDS` lists the registrations, one line per kind
+//! (docs/architecture.md, "Adding a registry kind").
+
+use std::path::Path;
+use std::sync::Arc;
+
+use url::Url;
+
+use super::handle::{PublishError, PublishRequest, Published, Registry, Signed, Yanked};
+use super::signing::SecretKey;
+use super::{Index, PackPlan, RegistryError, Wanted};
+use crate::archive::Format;
+use crate::net::{HttpError, LazyClient};
+use crate::util::version::MethodVersion;
+
+/// A registry location of one kind, parsed: what a2c asks of an address before opening it.
+pub trait Kind: Send + Sync + std::fmt::Debug {
+    /// The location as the user names it (`oci://HOST/REPO`, a path, …), for messages; two
+    /// locations are the same when they show the same.
+    fn shown(&self) -> String;
+
+    /// Where its index is read (or what stands for one: a project page, a tag list, a search).
+    fn index_url(&self) -> Url;
+
+    /// The base URL of an HTTP registry (whose host gets the token); `None` on this machine.
+    fn http_base(&self) -> Option<Url>;
+
+    /// The directory of a file registry (read and written with no network).
+    fn local_dir(&self) -> Option<&Path> {
+        None
+    }
+
+    /// Whether its index gives each bundle's sha256 and size without downloading the bundle, so
+    /// that it may serve a locked bundle as an alternative to the lock's source.
+    fn indexes_digests(&self) -> bool {
+        true
+    }
+
+    /// Its handle: everything a2c does with the registry.
+    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry>;
+
+    /// What `a2c pack` makes for it with `--format` as given (`None`: the kind's default).
+    fn pack_plan(&self, format: Option<&str>) -> Result<PackPlan, String> {
+        bundle_plan(format, Format::TarGz)
+    }
+
+    /// Its own words for an HTTP error it met (`net` names no kind: a `401` is "run `docker
+    /// login`" to an OCI registry, "bind the user `conan remote login` takes" to a Conan
+    /// remote); `None`: the network's words.
+    fn hint(&self, _: &HttpError) -> Option<String> {
+        None
+    }
+}
+
+/// A kind's handle whose HTTP errors carry the kind's words ([`Kind::hint`]):
+/// `RegistryLocation::open` gives every handle so.
+pub(super) struct Worded {
+    pub(super) kind: Arc<dyn Kind>,
+    pub(super) handle: Box<dyn Registry>,
+}
+
+impl Worded {
+    fn word(&self, e: RegistryError) -> RegistryError {
+        match e {
+            RegistryError::Http(error) => match self.kind.hint(&error) {
+                Some(hint) => RegistryError::Refused { error, hint },
+                None => RegistryError::Http(error),
+            },
+            other => other,
+        }
+    }
+
+    fn word_publish(&self, e: PublishError) -> PublishError {
+        match e {
+            PublishError::Registry(e) => PublishError::Registry(self.word(e)),
+            other => other,
+        }
+    }
+}
+
+impl Registry for Worded {
+    fn shown(&self) -> String {
+        self.handle.shown()
+    }
+
+    fn read_index(&self, client: &LazyClient, trusted: &[String], wanted: Wanted<'_>) -> Result<Index, RegistryError> {
+        self.handle
+            .read_index(client, trusted, wanted)
+            .map_err(|e| self.word(e))
+    }
+
+    fn publish(&self, request: &PublishRequest<'_>) -> Result<Published, PublishError> {
+        self.handle.publish(request).map_err(|e| self.word_publish(e))
+    }
+
+    fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&SecretKey>) -> Result<Yanked, PublishError> {
+        self.handle.yank(version, undo, sign).map_err(|e| self.word_publish(e))
+    }
+
+    fn sign(&self, key: &SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError> {
+        self.handle.sign(key, expires_in_days).map_err(|e| self.word_publish(e))
+    }
+}
+
+/// A pack plan for a kind that takes bundles: the format asked for, else `default`; a format
+/// only another kind takes (`conan`) names that kind's location.
+pub fn bundle_plan(format: Option<&str>, default: Format) -> Result<PackPlan, String> {
+    let Some(f) = format else {
+        return Ok(PackPlan::Bundle(default));
+    };
+    f.parse()
+        .map(PackPlan::Bundle)
+        .map_err(|unknown| match super::KINDS.iter().find(|k| k.pack_format == Some(f)) {
+            Some(k) => format!(
+                "--format {f} is for a {} registry: pass --registry {}",
+                k.syntax, k.syntax
+            ),
+            None => unknown,
+        })
+}
+
+/// Every `--format` value `a2c pack` takes: the bundle formats, then each kind's own.
+pub fn pack_formats() -> Vec<&'static str> {
+    let bundles = [Format::TarGz.as_str(), Format::Zip.as_str(), "wheel"];
+    bundles
+        .into_iter()
+        .chain(super::KINDS.iter().filter_map(|k| k.pack_format))
+        .collect()
+}
+
+/// A location of a kind, parsed from a URL with one of its schemes; `Err(why)`.
+pub type ParseUrl = fn(&Url, &crate::net::PlainHttp) -> Result<Arc<dyn Kind>, String>;
+
+/// A location of the kind that takes paths, from an absolute path.
+pub type FromPath = fn(&Path) -> Arc<dyn Kind>;
+
+/// A registry kind, as `registry::KINDS` lists it.
+pub struct Registration {
+    /// The URL schemes it takes (`oci`, `pypi+https`, …).
+    pub schemes: &'static [&'static str],
+    /// Its syntax, for the hint of a location no kind takes (`oci://HOST/REPO`).
+    pub syntax: &'static str,
+    /// Parses a location written with one of its schemes; `Err(why)`.
+    pub parse: ParseUrl,
+    /// The `--format` value of `a2c pack` only this kind takes (`conan`: a recipe).
+    pub pack_format: Option<&'static str>,
+    /// The kind of a location that is no URL but a path (absolute), if this is it.
+    pub path: Option<FromPath>,
+    /// Its answer to a `401` the standard challenges do not answer, when its API has one.
+    pub exchange: Option<fn() -> Arc<dyn crate::net::TokenExchange>>,
+}
