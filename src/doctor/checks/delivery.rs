@@ -157,3 +157,65 @@ pub(super) fn git_delivery(
     }
     failed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The findings of `git_delivery` for a member at `dir` whose `tools/ai-rules` holds
+    /// `tree` (a manifest of that version), pinning `version` with `delivery`.
+    fn codes(dir: &Path, tree: Option<&str>, delivery: Delivery, ws: Option<&Path>) -> (Vec<Code>, bool) {
+        let _ = std::fs::remove_dir_all(dir.join(LEGACY_AI_RULES));
+        if let Some(v) = tree {
+            let t = dir.join(LEGACY_AI_RULES);
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(
+                t.join(crate::method::MANIFEST_FILE),
+                format!("name = \"esys/a2c\"\nversion = \"{v}\"\n"),
+            )
+            .unwrap();
+        }
+        let m = Member::read(dir.to_path_buf(), ".".into());
+        let mut out = Vec::new();
+        let failed = git_delivery(&m, &"1.0.0".parse().unwrap(), delivery, ws, &mut out);
+        (out.into_iter().map(|f| f.code).collect(), failed)
+    }
+
+    /// Each finding of docs/doctor.md's "Delivery" section that needs no git: the tree
+    /// missing (or served by the superbuild's store), another version in it, a submodule or a
+    /// clone that is not one.
+    #[test]
+    fn delivery_findings_follow_the_tree_a_member_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        assert_eq!(
+            codes(dir, None, Delivery::Copy, None),
+            (vec![Code::DeliveryTreeMissing], true)
+        );
+        assert_eq!(codes(dir, Some("1.0.0"), Delivery::Copy, None), (vec![], false));
+        assert_eq!(
+            codes(dir, Some("0.9.0"), Delivery::Copy, None),
+            (vec![Code::ManifestVersionMismatch], true)
+        );
+        assert_eq!(
+            codes(dir, Some("1.0.0"), Delivery::Submodule, None),
+            (vec![Code::DeliveryNotSubmodule], true)
+        );
+        assert_eq!(
+            codes(dir, Some("1.0.0"), Delivery::Clone, None),
+            (vec![Code::DeliveryNotCheckedOut], true)
+        );
+        // In a superbuild whose store serves 1.0.0, a missing tree is information only.
+        let ws = tempfile::tempdir().unwrap();
+        let served = crate::store::Store::of(ws.path()).version_dir(&"1.0.0".parse().unwrap());
+        assert_eq!(
+            codes(dir, None, Delivery::Copy, Some(ws.path())),
+            (vec![Code::DeliveryTreeMissing], true)
+        );
+        std::fs::create_dir_all(served).unwrap();
+        assert_eq!(
+            codes(dir, None, Delivery::Copy, Some(ws.path())),
+            (vec![Code::DeliveryServedByWorkspace], false)
+        );
+    }
+}

@@ -185,4 +185,95 @@ mod tests {
             Some("1.2.0")
         );
     }
+
+    /// A member read from `dir` after `files` (path, text) were written below it.
+    fn member(dir: &Path, files: &[(&str, &str)]) -> Member {
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Member::read(dir.to_path_buf(), ".".into())
+    }
+
+    fn codes(m: &Member) -> Vec<Code> {
+        let mut out = Vec::new();
+        tool_state(m, &mut out);
+        out.into_iter().map(|f| f.code).collect()
+    }
+
+    const CANONICAL: &str = ".tools/esys/a2c/adoption.yaml";
+    const LEGACY: &str = ".a2c/adoption.yaml";
+
+    /// Each finding of docs/doctor.md's "Tool state" section, from the files a member holds.
+    #[test]
+    fn tool_state_findings_follow_the_files_a_member_holds() {
+        type Files<'a> = &'a [(&'a str, &'a str)];
+        let cases: &[(Files<'_>, &[Code])] = &[
+            (&[], &[Code::AdoptionMissing]),
+            (
+                &[(CANONICAL, "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n")],
+                &[],
+            ),
+            (
+                &[(LEGACY, "tool_version: v1.0.0\ndelivery: submodule\n")],
+                &[Code::ToolStateLegacy],
+            ),
+            (
+                &[
+                    (CANONICAL, "schema_version: 2\ntool_version: 1.1.0\ndelivery: package\n"),
+                    (LEGACY, "tool_version: v1.0.0\ndelivery: submodule\n"),
+                ],
+                &[Code::ToolStateRootsDisagree],
+            ),
+            (
+                &[
+                    (CANONICAL, "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n"),
+                    (LEGACY, "tool_version: v1.0.0\ndelivery: package\n"),
+                ],
+                &[Code::ToolStateBothRoots],
+            ),
+            (
+                &[(CANONICAL, "schema_version: 2\ntool_version: not-a-version\n")],
+                &[Code::AdoptionInvalid],
+            ),
+        ];
+        for (files, want) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let m = member(dir.path(), files);
+            assert_eq!(codes(&m), *want, "{files:?}");
+        }
+    }
+
+    /// The local pointer: none, or one naming this workspace, is fine; one naming another
+    /// workspace, or one that cannot be read, is stale.
+    #[test]
+    fn a_pointer_to_another_workspace_is_stale() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path().canonicalize().unwrap();
+        let repo = ws.join("r");
+        let pointer_codes = |text: Option<&str>| {
+            if let Some(text) = text {
+                let path = repo.join(POINTER_PATH);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+            let mut out = Vec::new();
+            pointer(&Member::read(repo.clone(), "r".into()), &ws, &mut out);
+            out.into_iter().map(|f| f.code).collect::<Vec<_>>()
+        };
+        std::fs::create_dir_all(&repo).unwrap();
+        assert_eq!(pointer_codes(None), []);
+        assert_eq!(pointer_codes(Some(&format!("workspace_root: {}\n", ws.display()))), []);
+        assert_eq!(pointer_codes(Some("workspace_root: ..\n")), []);
+        assert_eq!(
+            pointer_codes(Some("workspace_root: /elsewhere\n")),
+            [Code::PointerStale]
+        );
+        assert_eq!(pointer_codes(Some("color: blue\n")), [Code::PointerStale]);
+        // W itself has no pointer to check.
+        let mut out = Vec::new();
+        pointer(&Member::read(ws.clone(), ".".into()), &ws, &mut out);
+        assert!(out.is_empty());
+    }
 }

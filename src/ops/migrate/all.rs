@@ -164,26 +164,18 @@ pub fn migrate_all(
     settings: &MigrateSettings,
     reporter: &dyn Reporter,
 ) -> Result<MigrateAllOutcome, OpsError> {
-    let to = settings
-        .to
-        .clone()
-        .ok_or_else(|| OpsError::Config("--to V is required".into()))?;
-    let from_dir = crate::ops::from_dir(settings.from.as_deref())?;
+    let (to, from_dir) = target(settings)?;
     let w_root = ctx.require_workspace()?.root.clone();
     let lock_path = lock_path(ctx)?;
     // V's lock entry and manifest, once for every member. The real run installs V first (the
     // store only: W's lock is written after every member's preconditions hold).
-    let (entry, added) = lock_entry(session, ctx, &to, settings, from_dir.as_deref())?;
-    let (installed, manifest) = if settings.dry_run {
-        (None, peek_manifest(session, ctx, &entry, from_dir.as_deref())?)
-    } else {
-        let tree = install_entry(session, ctx, &entry, from_dir.as_deref(), reporter)?;
-        let manifest = MethodManifest::read_tree(&tree)
-            .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
-        (Some(tree), Some(manifest))
-    };
-    runs_here(manifest.as_ref(), &to)?;
-    let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
+    let install = (!settings.dry_run).then_some(reporter);
+    let Resolved {
+        entry,
+        added,
+        installed,
+        requires,
+    } = resolve(session, ctx, &to, settings, from_dir.as_deref(), install)?;
     // Plan every member before anything is written: a member that cannot be migrated stops
     // the whole run here, named.
     let mut members = Vec::new();

@@ -49,12 +49,7 @@ pub fn migrate(
     settings: &MigrateSettings,
     reporter: &dyn Reporter,
 ) -> Result<MigrateOutcome, OpsError> {
-    let to = settings
-        .to
-        .clone()
-        .ok_or_else(|| OpsError::Config("--to V is required".into()))?;
-    // `--from` is checked before anything is read or written.
-    let from_dir = super::from_dir(settings.from.as_deref())?;
+    let (to, from_dir) = target(settings)?;
     let repo = ctx.require_repo()?.to_path_buf();
     let Prepared {
         before,
@@ -68,10 +63,9 @@ pub fn migrate(
     if settings.dry_run {
         // V is resolved exactly as the real run would (lock, `--from`, registry) and fails
         // the same way; only the download of a bundle that is nowhere local is left out.
-        let (entry, added) = lock_entry(session, ctx, &to, settings, from_dir.as_deref())?;
-        let manifest = peek_manifest(session, ctx, &entry, from_dir.as_deref())?;
-        runs_here(manifest.as_ref(), &to)?;
-        let requires = manifest.as_ref().map(MethodManifest::requires_canonical_root);
+        let Resolved {
+            entry, added, requires, ..
+        } = resolve(session, ctx, &to, settings, from_dir.as_deref(), None)?;
         let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
         let digest = migrate::digest::digest(&repo, &plan, &entry);
@@ -271,6 +265,57 @@ fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings, within: 
         from,
         resumed,
         warnings,
+    })
+}
+
+/// `--to V` (required) and `--from DIR` (checked before anything is read or written).
+fn target(settings: &MigrateSettings) -> Result<(MethodVersion, Option<PathBuf>), OpsError> {
+    let to = settings
+        .to
+        .clone()
+        .ok_or_else(|| OpsError::Config("--to V is required".into()))?;
+    Ok((to, super::from_dir(settings.from.as_deref())?))
+}
+
+/// V as a migration needs it before planning: its lock entry, and its manifest.
+struct Resolved {
+    entry: LockEntry,
+    /// Whether V was (or, dry, would be) added to the lock.
+    added: bool,
+    /// The installed tree (a real run).
+    installed: Option<PathBuf>,
+    /// Whether V's manifest requires the canonical tool state root; `None` when a dry run
+    /// could not read it without downloading V.
+    requires: Option<bool>,
+}
+
+/// Resolves V exactly as the real run would (lock, `--from`, registry; a V this a2c cannot
+/// run refused), and with `install` installs it (the store only: the lock is the caller's);
+/// without, a dry run reads its manifest only when V is local.
+fn resolve(
+    session: &super::Session,
+    ctx: &Context,
+    to: &MethodVersion,
+    settings: &MigrateSettings,
+    from_dir: Option<&Path>,
+    install: Option<&dyn Reporter>,
+) -> Result<Resolved, OpsError> {
+    let (entry, added) = lock_entry(session, ctx, to, settings, from_dir)?;
+    let (installed, manifest) = match install {
+        None => (None, peek_manifest(session, ctx, &entry, from_dir)?),
+        Some(reporter) => {
+            let tree = install_entry(session, ctx, &entry, from_dir, reporter)?;
+            let manifest = MethodManifest::read_tree(&tree)
+                .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
+            (Some(tree), Some(manifest))
+        }
+    };
+    runs_here(manifest.as_ref(), to)?;
+    Ok(Resolved {
+        entry,
+        added,
+        installed,
+        requires: manifest.as_ref().map(MethodManifest::requires_canonical_root),
     })
 }
 
