@@ -71,8 +71,9 @@ fn read(path: &Path) -> Result<File, HttpError> {
     let meta = std::fs::symlink_metadata(path).map_err(HttpError::Io)?;
     if meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0 {
         return Err(HttpError::Config(format!(
-            "`{}` holds tokens but is readable or writable by others (or owned by another user): run `chmod 600` on it",
-            path.display()
+            "`{}` holds tokens but is readable or writable by others (or owned by another user): run `chmod 600 {}` (as its owner)",
+            path.display(),
+            crate::util::text::shell_quoted(path)
         )));
     }
     // toml's messages may quote the file: never show them (tokens).
@@ -172,3 +173,32 @@ fn write(path: &Path, file: &File) -> Result<(), HttpError> {
 }
 
 use std::os::unix::fs::DirBuilderExt;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A credentials file others can read is refused with a `chmod 600` that works as
+    /// printed (the path has a space and a quote in it).
+    #[test]
+    fn a_credentials_file_others_can_read_is_refused_with_a_command_that_fixes_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my a2c").join("it's credentials.toml");
+        let url = Url::parse("https://reg.example.org/").unwrap();
+        store(Some(&path), &url, "t0ken", None).unwrap();
+        assert_eq!(load(Some(&path)).unwrap().len(), 1);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let message = load(Some(&path)).unwrap_err().to_string();
+        assert!(!message.contains("t0ken"), "{message}");
+        let command = message.split("run `").nth(1).and_then(|r| r.split('`').next()).unwrap();
+        assert!(
+            std::process::Command::new("sh")
+                .args(["-c", command])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(load(Some(&path)).unwrap().len(), 1, "{command}");
+    }
+}

@@ -152,7 +152,7 @@ impl KeyError {
             )),
             Self::WrongPassword { .. } => Some("nothing was signed; try again".into()),
             Self::TooCostly { .. } => Some("re-create the key with `a2c key generate` or `minisign -G`".into()),
-            Self::Exposed { path } => Some(format!("run `chmod 600 {}`", path.display())),
+            Self::Exposed { path } => Some(format!("run `chmod 600 {}`", crate::util::text::shell_quoted(path))),
         }
     }
 }
@@ -522,14 +522,20 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let (_, _, secret, _) = generate(None, LIGHT).unwrap();
-        let key = dir.path().join("a2c.key");
+        let key = dir.path().join("my keys").join("a2c's.key");
+        std::fs::create_dir(key.parent().unwrap()).unwrap();
         write_key(&key, &secret);
         assert!(SecretKey::load(&key, || None).is_ok());
         for mode in [0o644, 0o640, 0o604, 0o620] {
             std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
             let err = SecretKey::load(&key, || None).err().unwrap();
             assert!(matches!(err, KeyError::Exposed { .. }), "{mode:o}");
-            assert_eq!(err.hint().unwrap(), format!("run `chmod 600 {}`", key.display()));
+            // The hint is a command that works as printed (the path has a space and a quote).
+            let hint = err.hint().unwrap();
+            let command = hint.strip_prefix("run `").and_then(|h| h.strip_suffix('`')).unwrap();
+            let ran = std::process::Command::new("sh").args(["-c", command]).status().unwrap();
+            assert!(ran.success(), "{command}");
+            assert!(SecretKey::load(&key, || None).is_ok(), "{command}");
         }
     }
 

@@ -62,10 +62,7 @@ pub fn ensure(store: &Store) -> Result<(), StoreError> {
 /// not know, a damaged file, a FIFO or directory in its place): remove it and let git rebuild
 /// it from the last commit. `git read-tree HEAD` alone reads the old index first, and fails.
 pub fn rebuild_index(repo: &Path) -> String {
-    let quote = |p: &Path| {
-        let text = p.to_string_lossy();
-        shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
-    };
+    let quote = crate::util::text::shell_quoted;
     format!(
         "remove the index git cannot read and rebuild it from the last commit: `rm -rf {} && git -C {} read-tree HEAD` (changes staged but not committed are staged again with `git add`)",
         quote(&repo.join(".git/index")),

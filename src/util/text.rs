@@ -43,6 +43,13 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A path as a POSIX shell reads it back, for a command a hint prints (quoted only when it
+/// needs to be; a path shlex cannot quote, one holding a NUL, as it is).
+pub fn shell_quoted(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy();
+    shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
+}
+
 /// The most characters of outside text (a name or a header from a bundle, a line git printed)
 /// a message quotes.
 pub const MAX_QUOTE: usize = 120;
