@@ -117,6 +117,9 @@ pub fn run(
             "{version} is yanked in the registry: it stays locked and installs, but no new lock takes it; `a2c outdated` names the members on it"
         ));
     }
+    for version in &out.revised {
+        printer.note(super::lock::revised_note(version));
+    }
     let base = out.workspace.clone().or_else(|| ctx.repo.clone()).unwrap_or_default();
     if printer.json {
         printer.json_doc(&*out);

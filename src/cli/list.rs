@@ -5,6 +5,7 @@ use clap::Args;
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::display_under;
 use crate::ops::list::{Published, list};
+use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  a2c list\n  a2c list --offline --json")]
@@ -23,8 +24,10 @@ pub fn run(
     let ctx = discover_members(global, printer)?;
     let _ = args;
     let listing = list(session, &ctx)?;
-    if let Some(note) = &listing.registry_note {
-        printer.detail(format!("registry not read: {note}"));
+    match (&listing.registry_note, listing.read) {
+        (Some(note), true) => printer.note(note),
+        (Some(note), false) => printer.note(format!("the registry was not read ({note}): its column shows `?`")),
+        (None, _) => {}
     }
     if printer.json {
         printer.json_doc(&listing);
@@ -41,6 +44,7 @@ pub fn run(
             Some(Published::Published) => "published",
             Some(Published::Yanked) => "yanked",
             Some(Published::Absent) => "absent",
+            Some(Published::Unusable) => "unusable",
             None => "?",
         };
         let members: Vec<String> = r.members.iter().map(|m| display_under(&base, m)).collect();
@@ -85,18 +89,30 @@ pub fn outdated(
     let base = super::display_base(&ctx);
     // A yanked contract is never current, whatever its number: said first, and never hidden
     // behind "every member is on …".
+    // Where a member on a yanked or removed version can go: forward to the newest, or nowhere
+    // (moving to an older version is a downgrade `migrate --all` refuses).
+    let forward = |version: &MethodVersion, what: &str| match &newest {
+        Some(n) if n > version => (format!("move to {n}"), true),
+        Some(n) => (
+            format!(
+                "no newer version is published (moving to {n} would be a downgrade: `a2c migrate version --to {n} --allow-downgrade` in the member); {what}"
+            ),
+            false,
+        ),
+        None => (format!("the registry publishes no version; {what}"), false),
+    };
+    let mut movable = behind.len();
     for (path, version) in &yanked {
-        let to = match &newest {
-            Some(n) if n > version => format!("move to {n}"),
-            _ => "no newer version is published".into(),
-        };
+        let (to, moves) = forward(version, "it stays locked and installs");
+        movable += usize::from(moves);
         printer.data(format!("{}: {version} is yanked → {to}", display_under(&base, path)));
     }
     for (path, version) in &gone {
-        let to = match &newest {
-            Some(n) => format!("move to {n}"),
-            None => "the registry publishes no version".into(),
-        };
+        let (to, moves) = forward(
+            version,
+            "it stays locked and installs from the cache, a mirror or a vendored copy",
+        );
+        movable += usize::from(moves);
         printer.data(format!(
             "{}: {version} is no longer in the registry (removed) → {to}",
             display_under(&base, path)
@@ -111,12 +127,15 @@ pub fn outdated(
     for (path, version) in &behind {
         printer.data(format!("{}: {version} → {newest}", display_under(&base, path)));
     }
-    match (behind.len() + yanked.len() + gone.len(), ctx.workspace.is_some()) {
-        (0, _) => printer.status(format!("every member is on {newest}, the newest published version")),
-        (n, true) => printer.status(format!(
+    match (movable, yanked.len() + gone.len(), ctx.workspace.is_some()) {
+        (0, 0, _) => printer.status(format!("every member is on {newest}, the newest published version")),
+        (0, _, _) => printer.status(format!(
+            "no member can move forward: {newest}, the newest published version, is older than their contract"
+        )),
+        (n, _, true) => printer.status(format!(
             "{n} member(s) to move to {newest}: `a2c migrate version --to {newest} --all` in the superbuild"
         )),
-        (_, false) => printer.status(format!("move it with `a2c migrate version --to {newest}`")),
+        (_, _, false) => printer.status(format!("move it with `a2c migrate version --to {newest}`")),
     }
     Ok(Outcome::Success)
 }

@@ -60,6 +60,9 @@ pub fn run(
             "{version} is locked but the registry no longer lists it (removed): it installs only from the cache, a mirror or a vendored copy; move its members to another version (`a2c outdated` names them)"
         ));
     }
+    for version in &out.revised {
+        printer.note(revised_note(version));
+    }
     for (version, why) in &out.unfetchable {
         printer.warn(format!(
             "the lock records a source for {version} that cannot be fetched now: {why}; `a2c install` will fail until the registry serves it"
@@ -102,6 +105,7 @@ pub fn run(
         ("added", &out.plan.added),
         ("updated", &out.plan.updated),
         ("removed", &out.plan.removed),
+        ("pinned the tree digest of", &out.plan.completed),
     ] {
         if !versions.is_empty() {
             printer.status(format!("{what} {}", join_versions(versions)));
@@ -121,4 +125,11 @@ pub fn run(
         ));
     }
     Ok(Outcome::Success)
+}
+
+/// The note for a locked version the registry serves a newer revision of.
+pub(super) fn revised_note(version: &crate::util::version::MethodVersion) -> String {
+    format!(
+        "the registry has a newer revision of {version}: the lock keeps the revision it pins (still served); `a2c lock --update {version}` takes the newest"
+    )
 }

@@ -98,6 +98,12 @@ impl Printer {
         }
     }
 
+    /// A note on stderr: something the user should know that needs nothing done now (not with
+    /// `-q` or `--json`, whose document says it).
+    pub fn note(&self, line: impl AsRef<str>) {
+        self.status(format!("note: {}", line.as_ref()));
+    }
+
     /// A detail on stderr, only with `-v`.
     pub fn detail(&self, line: impl AsRef<str>) {
         if self.verbose {

@@ -72,13 +72,18 @@ impl LockEntry {
     }
 
     /// The bundle's file name: the source's last segment when it is one plain, portable file
-    /// name (never `..`, `.`, a control character or the vendor manifest's name), else
-    /// `a2c-<V>.<format>`. `--from DIR` looks for it first; `a2c vendor` writes it.
+    /// name (never `..`, `.`, a control character or the vendor manifest's name) that names
+    /// the version — so that the bundles of two versions never share one name (a Conan
+    /// remote serves every version as `conan_package.tgz`) — else `a2c-<V>.<format>`.
+    /// `--from DIR` looks for it first; `a2c vendor` writes it (and refuses two entries that
+    /// would still share one).
     pub fn file_name(&self) -> String {
+        let version = self.version.to_string();
         self.source
             .rsplit('/')
             .next()
             .filter(|n| *n != vendored::VENDOR_MANIFEST)
+            .filter(|n| n.contains(&version))
             .filter(|n| crate::archive::entry_segments(n.as_bytes()).is_ok_and(|s| s.len() == 1))
             .map(str::to_string)
             .unwrap_or_else(|| bundle_name(&self.version, self.format))
@@ -280,6 +285,32 @@ impl crate::util::hint::Hint for LockError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bundle's vendored name names its version: a source's last segment that does not
+    /// (a Conan remote's `conan_package.tgz` for every version) gives way to `a2c-V.FORMAT`.
+    #[test]
+    fn a_bundles_file_name_names_its_version() {
+        let entry = |version: &str, source: &str| LockEntry {
+            name: crate::method::METHOD_NAME.into(),
+            version: version.parse().unwrap(),
+            source: source.into(),
+            sha256: crate::util::digest::Sha256::of(b"x"),
+            size: 1,
+            format: crate::archive::Format::TarGz,
+            tree: None,
+        };
+        let conan = "https://c.example/v2/conans/esys-a2c/1.0.0/_/_/revisions/ab/packages/cd/revisions/ef/files/conan_package.tgz";
+        assert_eq!(entry("1.0.0", conan).file_name(), "a2c-1.0.0.tar.gz");
+        let plain = "https://r.example/bundles/a2c-1.0.0.tar.gz";
+        assert_eq!(entry("1.0.0", plain).file_name(), "a2c-1.0.0.tar.gz");
+        let wheel = "https://p.example/files/esys_a2c-1.2.0-py3-none-any.whl";
+        assert_eq!(entry("1.2.0", wheel).file_name(), "esys_a2c-1.2.0-py3-none-any.whl");
+        assert_eq!(entry("2.0.0", plain).file_name(), "a2c-2.0.0.tar.gz");
+        assert_eq!(
+            entry("1.0.0", "oci://h/esys/a2c@sha256:00").file_name(),
+            "a2c-1.0.0.tar.gz"
+        );
+    }
 
     fn entry(v: &str) -> LockEntry {
         LockEntry {

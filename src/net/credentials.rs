@@ -70,11 +70,9 @@ fn read(path: &Path) -> Result<File, HttpError> {
     };
     let meta = std::fs::symlink_metadata(path).map_err(HttpError::Io)?;
     if meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0 {
-        return Err(HttpError::Config(format!(
-            "`{}` holds tokens but is readable or writable by others (or owned by another user): run `chmod 600 {}` (as its owner)",
-            path.display(),
-            crate::util::text::shell_quoted(path)
-        )));
+        return Err(HttpError::ExposedCredentials {
+            path: path.to_path_buf(),
+        });
     }
     // toml's messages may quote the file: never show them (tokens).
     toml::from_str(&text).map_err(|_| {
@@ -189,9 +187,10 @@ mod tests {
         store(Some(&path), &url, "t0ken", None).unwrap();
         assert_eq!(load(Some(&path)).unwrap().len(), 1);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let message = load(Some(&path)).unwrap_err().to_string();
-        assert!(!message.contains("t0ken"), "{message}");
-        let command = message.split("run `").nth(1).and_then(|r| r.split('`').next()).unwrap();
+        let err = load(Some(&path)).unwrap_err();
+        assert!(matches!(err, HttpError::ExposedCredentials { .. }), "{err}");
+        let hint = err.hint().unwrap();
+        let command = hint.split("run `").nth(1).and_then(|r| r.split('`').next()).unwrap();
         assert!(
             std::process::Command::new("sh")
                 .args(["-c", command])

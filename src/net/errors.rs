@@ -8,6 +8,9 @@ use url::Url;
 pub enum HttpError {
     #[error("invalid HTTP configuration: {0}")]
     Config(String),
+    /// `a2c login`'s credentials file is readable or writable by others.
+    #[error("`{}` holds tokens but is readable or writable by others (or owned by another user)", path.display())]
+    ExposedCredentials { path: std::path::PathBuf },
     #[error("cannot resolve the host `{host}` of `{url}`")]
     Dns { url: String, host: String },
     #[error("{}", match proxy {
@@ -42,13 +45,15 @@ pub enum HttpError {
         /// Whether a credential was sent with the request.
         authorized: bool,
     },
-    #[error("`{url}` has fewer bytes than the lock says: the server holds {actual}, the lock pins {expected}")]
+    #[error(
+        "`{url}` has fewer bytes than recorded for it (by the registry's index, or the lock): the server holds {actual}, {expected} are recorded"
+    )]
     Short { url: String, actual: u64, expected: u64 },
     #[error("the proxy {proxy} refused the request for `{url}`: HTTP 407 Proxy Authentication Required")]
     ProxyAuth { url: String, proxy: String },
     #[error("the download of `{url}` broke off: {reason}")]
     Body { url: String, reason: String },
-    #[error("`{url}` sent more than the {expected} bytes the lock pins")]
+    #[error("`{url}` sent more than the {expected} bytes recorded for it (by the registry's index, or the lock)")]
     TooLong { url: String, expected: u64 },
     #[error("sha256 mismatch for `{url}`: expected {expected}, got {actual}")]
     Mismatch {
@@ -99,6 +104,10 @@ impl HttpError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             Self::Config(_) => "check the A2C_* and SSL_CERT_FILE variables (see docs/registries.md)".into(),
+            Self::ExposedCredentials { path } => format!(
+                "run `chmod 600 {}` as its owner (a2c reads no credentials file others can read)",
+                crate::util::text::shell_quoted(path)
+            ),
             Self::Dns { .. } => {
                 "check the registry URL and your network or DNS; offline, use `a2c install --offline --from DIR`".into()
             }
@@ -159,7 +168,7 @@ impl HttpError {
             ),
             Self::Status { .. } | Self::Body { .. } => "the server failed repeatedly; try again later".into(),
             Self::TooLong { .. } | Self::Mismatch { .. } => {
-                "the registry changed a published bundle, or the download was tampered with; this version was not installed"
+                "the registry changed a published bundle, its index gives a wrong size or digest, or the download was tampered with; this version was not installed or locked"
                     .into()
             }
             Self::Token { .. } => {

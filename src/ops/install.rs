@@ -62,6 +62,10 @@ pub struct InstallOutcome<'a> {
     /// user is told).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub yanked: Vec<MethodVersion>,
+    /// Locked versions the registry serves a newer revision of (Conan), when this run read it:
+    /// they stay locked at their revision until `a2c lock --update V`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub revised: Vec<MethodVersion>,
     /// With `--version`: those of the versions that no member pins (`gc` would remove them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unpinned: Vec<MethodVersion>,
@@ -123,6 +127,7 @@ pub fn install<'a>(
     let missing: Vec<MethodVersion> = needed.iter().filter(|v| lock.get(v).is_none()).cloned().collect();
     let mut locked_now = Vec::new();
     let mut yanked = Vec::new();
+    let mut revised = Vec::new();
     // The registry is only read when something must be resolved or downloaded; offline, never.
     let flag = settings.registry.as_deref();
     let client = std::sync::Arc::new(network(session, ctx, flag)?);
@@ -139,10 +144,12 @@ pub fn install<'a>(
                 flag,
             });
         }
-        let planned = super::resolve_missing(session, ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
-        planned.lock.write(&lock_path)?;
+        let mut planned = super::resolve_missing(session, ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
+        // The entries exactly as `a2c lock` writes them (a wheel's tree digest pinned).
+        super::lock::pin_trees(session, ctx, flag, &mut planned)?;
         locked_now = planned.added;
         yanked = planned.yanked;
+        revised = planned.revised;
         lock = planned.lock;
     }
     // `--locked` means the lock as it is, exactly: an entry no member needs is a change too
@@ -177,6 +184,11 @@ pub fn install<'a>(
         };
     }
     let report = store::install::install(&entries, &options, reporter)?;
+    // The lock gains what this run resolved only once it is installed: a failed install (a
+    // bundle that is not what the registry said, a full disk) leaves the lock as it was.
+    if !locked_now.is_empty() {
+        lock.write(&lock_path)?;
+    }
     // A version installed earlier (by a newer a2c sharing the store) is held to the same rule
     // as one installed now: this a2c must meet its `min_a2c`.
     for r in &report.reused {
@@ -224,6 +236,7 @@ pub fn install<'a>(
     Ok(InstallOutcome {
         snapshot,
         yanked,
+        revised,
         unpinned: Vec::new(),
         workspace: ctx.workspace.as_ref().map(|w| w.root.clone()),
         store: options.store.root().to_path_buf(),
@@ -349,6 +362,7 @@ fn install_versions<'a>(
         git_delivery: None,
         snapshot: None,
         yanked: Vec::new(),
+        revised: Vec::new(),
         unpinned: wanted.into_iter().filter(|v| !pinned.contains(v)).collect(),
     })
 }

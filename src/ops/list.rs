@@ -16,6 +16,9 @@ pub enum Published {
     Published,
     Yanked,
     Absent,
+    /// The registry holds something under the version that a2c cannot lock (a Conan recipe
+    /// revision with several package ids, an OCI tag of another artifact): the note says why.
+    Unusable,
 }
 
 /// One version in any of the four places.
@@ -36,7 +39,8 @@ pub struct Listing {
     #[serde(rename = "versions")]
     pub rows: Vec<Row>,
     pub registry: Option<String>,
-    /// Why the registry was not read, when it was not (or what a capped listing left out).
+    /// Why the registry was not read, when it was not; else what reading it passed over (a
+    /// version it cannot lock, a capped listing's rest).
     pub registry_note: Option<String>,
     /// Whether the registry's index was read.
     #[serde(skip)]
@@ -80,8 +84,13 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
         (Some(_), true) => (None, Some("offline".to_string())),
         (Some(loc), false) => match super::read_index(ctx, loc, &network(session, ctx, None)?, false) {
             Ok(index) => {
-                let note = index.truncated.clone();
-                (Some(index), note)
+                let notes: Vec<String> = index
+                    .foreign
+                    .iter()
+                    .map(|f| format!("{} passed over: {} ({})", f.version, f.what, f.hint))
+                    .chain(index.truncated.clone())
+                    .collect();
+                (Some(index), (!notes.is_empty()).then(|| notes.join("; ")))
             }
             Err(e) => (None, Some(e.to_string())),
         },
@@ -92,6 +101,7 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
     if let Some(index) = &index {
         versions.extend(index.versions.iter().map(|e| e.version.clone()));
         versions.extend(index.listed.iter().cloned());
+        versions.extend(index.foreign.iter().map(|f| f.version.clone()));
     }
     let rows = versions
         .into_iter()
@@ -104,6 +114,7 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
                 Some(_) => Published::Published,
                 // Listed, its entry not read (past a listing's cap): published, as far as known.
                 None if i.listed.contains(&v) => Published::Published,
+                None if i.foreign.iter().any(|f| f.version == v) => Published::Unusable,
                 None => Published::Absent,
             }),
             version: v,

@@ -46,6 +46,9 @@ pub struct LockOutcome {
     /// install from a cache, mirror or vendored copy. Known only when this run read the
     /// registry.
     pub gone: Vec<MethodVersion>,
+    /// Locked versions the registry serves a newer revision of (a Conan remote): they stay
+    /// locked at their revision; `a2c lock --update V` takes the newest.
+    pub revised: Vec<MethodVersion>,
     /// What reading the registry passed over (OCI tags holding other artifacts, a capped
     /// listing), for `-v`.
     #[serde(skip)]
@@ -91,6 +94,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
             unfetchable: Vec::new(),
             yanked: Vec::new(),
             gone: Vec::new(),
+            revised: Vec::new(),
             notes: Vec::new(),
         });
     }
@@ -207,7 +211,9 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     };
     let yanked = plan.yanked.clone();
     let gone = plan.gone.clone();
+    let revised = plan.revised.clone();
     Ok(LockOutcome {
+        revised,
         path,
         needed,
         missing: Vec::new(),
@@ -221,19 +227,25 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     })
 }
 
-/// The tree digest of every new or updated wheel entry that has none: its bundle fetched
-/// into the cache (verified against the entry) and extracted into a scratch directory with the
-/// archive policy of any install — a wheel that would not install fails the lock, naming it.
-/// `flag`: the `--registry` the user named, whose host the credentials go to (as for the
-/// index read that found these entries).
-fn pin_trees(session: &super::Session, ctx: &Context, flag: Option<&str>, plan: &mut LockPlan) -> Result<(), OpsError> {
-    let versions: Vec<MethodVersion> = plan.added.iter().chain(&plan.updated).cloned().collect();
+/// The tree digest of every wheel entry that has none (a package index gives no tree digest):
+/// its bundle fetched into the cache (verified against the entry) and extracted into a scratch
+/// directory with the archive policy of any install — a wheel that would not install fails,
+/// naming it. So the lock pins the tree whichever command locked the wheel (`lock`, or an
+/// `install` that locked it), and an entry an older a2c wrote without one is completed
+/// (`completed`). `flag`: the `--registry` the user named, whose host the credentials go to
+/// (as for the index read that found these entries).
+pub(super) fn pin_trees(
+    session: &super::Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    plan: &mut LockPlan,
+) -> Result<(), OpsError> {
     let wanting: Vec<usize> = plan
         .lock
         .methods
         .iter()
         .enumerate()
-        .filter(|(_, m)| m.tree.is_none() && m.format == crate::archive::Format::Wheel && versions.contains(&m.version))
+        .filter(|(_, m)| m.tree.is_none() && m.format == crate::archive::Format::Wheel)
         .map(|(i, _)| i)
         .collect();
     if wanting.is_empty() {
@@ -259,6 +271,10 @@ fn pin_trees(session: &super::Session, ctx: &Context, flag: Option<&str>, plan: 
         )
         .map_err(|e| OpsError::Config(format!("version {}: its wheel does not install: {e}", entry.version)))?;
         plan.lock.methods[i].tree = Some(extracted.tree);
+        let version = &plan.lock.methods[i].version;
+        if !plan.added.contains(version) && !plan.updated.contains(version) {
+            plan.completed.push(version.clone());
+        }
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `a2c vendor DIR`: every locked bundle, verified, copied into DIR with a manifest, for a
 //! later `a2c install --offline --from DIR` on a machine with no network.
 
+use crate::util::version::MethodVersion;
 use std::path::{Path, PathBuf};
 
 use super::{OpsError, lock_path, network};
@@ -50,6 +51,19 @@ pub fn vendor(
     fs_err::create_dir_all(dir)?;
     // `cache clean` and `cache prune` wait until the bundles are copied out.
     let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();
+    // Two entries never share one file: the second would overwrite the first, and the
+    // vendored directory would not install offline.
+    let mut names: std::collections::BTreeMap<String, &MethodVersion> = std::collections::BTreeMap::new();
+    for entry in &lock.methods {
+        if let Some(first) = names.insert(entry.file_name(), &entry.version) {
+            return Err(OpsError::Config(format!(
+                "`{}`: versions {first} and {} would both be vendored as `{}` (their `source`s end in the same file name): nothing was vendored; the registry must serve each version under a file name of its own",
+                lock_path.display(),
+                entry.version,
+                entry.file_name(),
+            )));
+        }
+    }
     let mut bundles = Vec::new();
     let mut placed = Vec::new();
     for entry in &lock.methods {

@@ -46,6 +46,13 @@ pub trait Kind: Send + Sync + std::fmt::Debug {
         bundle_plan(format, Format::TarGz)
     }
 
+    /// Whether a version may gain new revisions (a Conan recipe or package revision): another
+    /// bundle under a locked version is then a newer revision, the locked one still served at
+    /// its own URL — kept locked and noted until `a2c lock --update V` — not a changed bundle.
+    fn revises_versions(&self) -> bool {
+        false
+    }
+
     /// Its own words for an HTTP error it met (`net` names no kind: a `401` is "run `docker
     /// login`" to an OCI registry, "bind the user `conan remote login` takes" to a Conan
     /// remote); `None`: the network's words.

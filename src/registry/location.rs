@@ -86,6 +86,11 @@ impl RegistryLocation {
         self.0.indexes_digests()
     }
 
+    /// Whether a version may gain new revisions (see [`Kind::revises_versions`]).
+    pub fn revises_versions(&self) -> bool {
+        self.0.revises_versions()
+    }
+
     /// The base URL of an HTTP registry (whose host gets the token).
     pub fn http_base(&self) -> Option<Url> {
         self.0.http_base()

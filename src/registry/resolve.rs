@@ -23,11 +23,18 @@ pub struct LockPlan {
     /// remote or a package index): they install from a cache, mirror or vendored copy only.
     #[serde(skip)]
     pub gone: Vec<MethodVersion>,
+    /// Versions the lock keeps at their locked revision while the registry serves a newer one
+    /// (a Conan recipe's new revision): noted; `a2c lock --update V` takes it.
+    #[serde(skip)]
+    pub revised: Vec<MethodVersion>,
+    /// Locked entries completed with what they lacked (the tree digest of a wheel an older
+    /// a2c locked without one): the same bundle, recorded whole.
+    pub completed: Vec<MethodVersion>,
 }
 
 impl LockPlan {
     pub fn changed(&self) -> bool {
-        !(self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty())
+        !(self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty() && self.completed.is_empty())
     }
 }
 
@@ -67,8 +74,9 @@ fn lock_entry(
 }
 
 /// Resolves `needed` against `current` and, when given, the registry's index. Existing entries
-/// are kept untouched; an index whose digest for a locked version differs is an error; yanked
-/// versions are refused unless already locked.
+/// are kept untouched; an index whose digest for a locked version differs is an error — but
+/// for a registry whose versions gain revisions (Conan), where it is a newer revision, kept
+/// locked and noted until `--update`; yanked versions are refused unless already locked.
 pub fn plan(
     needed: &BTreeSet<MethodVersion>,
     current: &Lockfile,
@@ -105,8 +113,10 @@ pub fn plan(
                 }
             }
             (Some(l), Some(p)) => {
-                if l.sha256 != p.sha256 {
-                    let (_, location) = registry.expect("published implies a registry");
+                let (_, location) = registry.expect("published implies a registry");
+                if l.sha256 != p.sha256 && location.revises_versions() {
+                    out.revised.push(version.clone());
+                } else if l.sha256 != p.sha256 {
                     return Err(RegistryError::ChangedLockedBundle {
                         version: version.clone(),
                         locked: l.sha256.to_hex(),
@@ -175,7 +185,11 @@ pub fn plan(
                 .lock
                 .methods
                 .iter()
-                .filter(|m| index.get(&m.version).is_none() && !index.listed.contains(&m.version))
+                .filter(|m| {
+                    index.get(&m.version).is_none()
+                        && !index.listed.contains(&m.version)
+                        && !index.foreign.iter().any(|f| f.version == m.version)
+                })
                 .map(|m| m.version.clone())
                 .collect();
         }

@@ -607,6 +607,17 @@ fn list_and_outdated() {
         human.stdout
     );
     assert!(!human.stderr.contains("every member is on"), "{}", human.stderr);
+    // Issue 40: 1.0.0 is the newest left: moving there is a downgrade, never proposed as a move.
+    assert!(
+        human.stdout.contains("(moving to 1.0.0 would be a downgrade") && !human.stdout.contains("move to 1.0.0"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stderr.contains("no member can move forward") && !human.stderr.contains("--all"),
+        "{}",
+        human.stderr
+    );
     // lock, reading the registry, warns of every locked version yanked since.
     let run = t.run("w", &["lock", "--registry", "../reg", "--json"]);
     let doc = run.json();

@@ -189,6 +189,32 @@ fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
         fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
         lock
     );
+    // `lock` keeps the locked revision, with a note (never an error), and so does an install
+    // that locks another version (issue 40: each refused "the registry changed a locked
+    // bundle" before).
+    let run = t.run("w", &["lock"]);
+    run.success();
+    assert!(
+        run.stderr.contains("note: the registry has a newer revision of 1.0.0")
+            && run.stderr.contains("`a2c lock --update 1.0.0`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        lock
+    );
+    assert_eq!(t.run("w", &["lock", "--json"]).json()["revised"][0], "1.0.0");
+    let v120 = publish(&t, &server, "1.2.0", "one-two\n");
+    t.canonical_repo("w/p/m2", "1.2.0");
+    let run = t.run("w", &["install"]);
+    run.success();
+    assert!(run.stderr.contains("newer revision of 1.0.0"), "{}", run.stderr);
+    assert_eq!(installed(&t, "1.0.0"), files(&second));
+    assert_eq!(installed(&t, "1.2.0"), files(&v120));
+    fs_err::remove_dir_all(t.path("w/p/m2")).unwrap();
+    t.run("w", &["lock"]).success();
+    // `lock --update 1.0.0` takes the newest.
     t.run("w", &["lock", "--update", "1.0.0"]).success();
     t.run("w", &["install"]).success();
     assert_eq!(installed(&t, "1.0.0"), files(&third));
@@ -201,7 +227,21 @@ fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
     assert_eq!(installed(&t, "1.0.0"), files(&third));
     assert_eq!(installed(&t, "1.1.0"), files(&v110));
     let doc = t.run("w", &["vendor", "../vend", "--offline", "--json"]).json();
-    assert_eq!(doc["bundles"].as_array().unwrap().len(), 2);
+    let vendored: Vec<&str> = doc["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["file"].as_str().unwrap())
+        .collect();
+    // Issue 40: every version was vendored as `conan_package.tgz`, the last overwriting the
+    // rest; now each is a file of its own, and the directory installs offline with nothing
+    // cached.
+    assert_eq!(vendored, ["a2c-1.0.0.tar.gz", "a2c-1.1.0.tar.gz"], "{doc}");
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run("w", &["install", "--offline", "--from", "../vend"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&third));
+    assert_eq!(installed(&t, "1.1.0"), files(&v110));
 }
 
 /// A version removed from the remote (`conan remove`) is reported as gone by `lock` and
@@ -237,6 +277,21 @@ fn a_version_removed_from_the_remote_is_reported() {
     // Still locked, it reinstalls from the cache.
     fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
     t.run("w", &["install"]).success();
+    // Issue 40: with only an older version left, nothing proposes a move that `migrate --all`
+    // would then skip as a downgrade.
+    publish(&t, &server, "0.9.0", "nine\n");
+    conan(&t, &["remove", "esys-a2c/1.1.0", "-r", "local", "-c"]);
+    let run = t.run("w", &["outdated"]);
+    run.success();
+    assert!(
+        run.stdout.contains(
+            "1.1.0 is no longer in the registry (removed) → no newer version is published (moving to 0.9.0 would be a downgrade"
+        ) && !run.stdout.contains("move to 0.9.0")
+            && run.stderr.contains("no member can move forward")
+            && !run.stderr.contains("--all"),
+        "{}",
+        run.transcript()
+    );
 }
 
 #[test]
@@ -352,4 +407,60 @@ fn members_migrate_to_a_version_on_the_remote() {
     assert_eq!(installed(&t, "1.1.0"), files(&next));
     let run = t.run("w", &["outdated"]);
     assert!(run.stderr.contains("every member is on 1.1.0"), "{}", run.transcript());
+}
+
+/// Issue 40: a version another team uploaded with two package ids (a recipe with settings) on
+/// a shared remote: passed over with why when unpinned — `outdated`, `list`, `lock` and
+/// `install` work for everyone else — and an error, naming the ids, only for a member that
+/// pins it.
+#[test]
+fn an_unpinned_version_with_two_package_ids_is_passed_over_with_a_note() {
+    let Some((t, server)) = started(true) else { return };
+    publish(&t, &server, "1.0.0", "one\n");
+    t.write(
+        "odd/conanfile.py",
+        "from conan import ConanFile\n\nclass Odd(ConanFile):\n    name = \"esys-a2c\"\n    settings = \"os\"\n",
+    );
+    for os in ["Linux", "Windows"] {
+        conan(&t, &["create", "odd", "--version", "2.0.0", "-s", &format!("os={os}")]);
+    }
+    conan(&t, &["upload", "esys-a2c/2.0.0", "-r", "local", "-c"]);
+    superbuild(&t, &server.location(), &["1.0.0"]);
+    let run = t.run("w", &["outdated"]);
+    run.success();
+    assert!(
+        run.stderr.contains("2.0.0 passed over") && run.stderr.contains("has 2 packages"),
+        "{}",
+        run.transcript()
+    );
+    assert!(run.stderr.contains("every member is on 1.0.0"), "{}", run.transcript());
+    let doc = t.run("w", &["list", "--json"]).json();
+    crate::cli_surface::validate("list", &doc);
+    let row = |v: &str| {
+        doc["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["version"] == v)
+            .cloned()
+    };
+    assert_eq!(row("2.0.0").unwrap()["registry"], "unusable", "{doc}");
+    assert_eq!(row("1.0.0").unwrap()["registry"], "published", "{doc}");
+    let human = t.run("w", &["list"]);
+    assert!(
+        human.stderr.contains("note: 2.0.0 passed over"),
+        "{}",
+        human.transcript()
+    );
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    // Pinned, it is an error that names the package ids.
+    t.canonical_repo("w/p/m1", "2.0.0");
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("esys-a2c/2.0.0#") && run.stderr.contains("has 2 packages"),
+        "{}",
+        run.stderr
+    );
 }

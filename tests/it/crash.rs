@@ -228,6 +228,8 @@ fn a_full_disk_fails_cleanly() {
         "small/w/p/b/.tools/esys/a2c/adoption.yaml",
         "schema_version: 2\ntool_version: 2.0.0\n",
     );
+    // Locked first: a failed install leaves the lock as it was (issue 40).
+    t.run("small/w", &["lock"]).success();
     let run = t.run("small/w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     assert!(

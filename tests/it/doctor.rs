@@ -188,7 +188,9 @@ fn a_method_needing_a_newer_a2c() {
     t.write("trees/6.0.0/rules/x.md", "x\n");
     t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
     t.canonical_repo("w/p/future", "6.0.0");
-    // Install refuses it before publishing anything (ADR-0024 §4 drift: the running CLI).
+    // Locked (`lock` reads no manifest); install refuses it before publishing anything
+    // (ADR-0024 §4 drift: the running CLI), and leaves the lock as it was.
+    t.run("w", &["lock"]).success();
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path(&store("6.0.0")).exists(), "nothing published");

@@ -398,14 +398,15 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     assert_nothing_installed(&t, "1.0.0");
+    // The failed install left no lock behind (issue 40).
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
     // No manifest at all.
     let bytes = bundles::tar_gz(&[file("a2c-1.0.0/rules/x.md", "x"), file("a2c-1.0.0/README.md", "r")]);
     t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
     // A correct bundle whose lock pins another tree digest.
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     t.publish("reg2", "1.0.0", "zip");
     t.edit_index("reg2", "1.0.0", |e| {
         e["tree"] = serde_json::json!(format!("sha256:{}", "a".repeat(64)))
@@ -879,4 +880,31 @@ fn members_are_listed_in_path_order_not_byte_order() {
     run.success();
     let listed = crate::common::strings_of(&run.json(), "members", "path");
     assert_eq!(listed, [t.shown("w/p/0"), t.shown("w/p/a/c"), t.shown("w/p/a-b")]);
+}
+
+/// Issue 40: two locked bundles whose sources end in one file name are never vendored over
+/// each other: `vendor` refuses, naming both versions and the file, and writes nothing.
+#[test]
+fn vendor_refuses_two_bundles_under_one_file_name() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    // Both sources end in a name that names both versions (a registry's odd naming).
+    let odd = lock
+        .replace("a2c-1.0.0.tar.gz", "a2c-1.0.0-2.0.0.tar.gz")
+        .replace("a2c-2.0.0.tar.gz", "a2c-1.0.0-2.0.0.tar.gz");
+    assert_ne!(odd, lock);
+    fs_err::write(&lock_path, odd).unwrap();
+    let run = t.run("w", &["vendor", "../vend"]);
+    run.fails_with(&[
+        "versions 1.0.0 and 2.0.0 would both be vendored as `a2c-1.0.0-2.0.0.tar.gz`",
+        "nothing was vendored",
+    ]);
+    let written: Vec<_> = fs_err::read_dir(t.path("vend"))
+        .map(|d| d.count())
+        .into_iter()
+        .collect();
+    assert!(written.is_empty() || written == [0], "{written:?}");
 }

@@ -884,3 +884,121 @@ fn an_upload_streams_the_wheel_in_bounded_memory() {
         doc["sha256"].as_str().unwrap()
     );
 }
+
+/// Issue 40: one lock entry whichever command writes it. `install` that locks a wheel itself
+/// pins its tree as `lock` does (the same file either way); an install that fails (the page's
+/// `#sha256` wrong) leaves the lock as it was; `lock` completes an entry an older a2c wrote
+/// without its tree.
+#[test]
+fn the_lock_entry_is_the_same_whichever_command_writes_it() {
+    let t = TestContext::new();
+    let sha = hosted(&t, "site", "1.0.0");
+    let other_sha = hosted(&t, "site", "1.1.0");
+    let page = |second: &str| {
+        format!(
+            "<a href=\"../../files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">a</a>\n<a href=\"../../files/esys_a2c-1.1.0-py3-none-any.whl#sha256={second}\">b</a>\n"
+        )
+    };
+    t.write("site/simple/esys-a2c/index.html", &page(&other_sha));
+    let server = Server::start(t.path("site"));
+    let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0"]);
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    t.run("w", &["install"]).success();
+    let by_install = fs_err::read_to_string(&lock_path).unwrap();
+    assert!(by_install.contains("tree = \"sha256:"), "{by_install}");
+    fs_err::remove_file(&lock_path).unwrap();
+    t.run("w", &["lock"]).success();
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
+    let run = t.run("w", &["lock"]);
+    assert!(run.stderr.contains("is up to date"), "{}", run.stderr);
+    // A member on 1.1.0, whose page hash is wrong: the install fails, the lock is unchanged.
+    t.write("site/simple/esys-a2c/index.html", &page(&sha));
+    t.canonical_repo("w/p/m1", "1.1.0");
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("sha256"), "{}", run.stderr);
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
+    fs_err::remove_dir_all(t.path("w/p/m1")).unwrap();
+    // An entry locked without its tree (an older a2c's install): `lock` completes it.
+    let legacy: String = by_install
+        .lines()
+        .filter(|l| !l.starts_with("tree = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs_err::write(&lock_path, &legacy).unwrap();
+    let run = t.run("w", &["lock"]);
+    run.success();
+    assert!(
+        run.stderr.contains("pinned the tree digest of version 1.0.0"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
+}
+
+/// Issue 40: a static registry whose index gives a wrong sha256: the install that locks the
+/// version fails and the lock stays as it was (it used to keep the unverified entry).
+#[test]
+fn a_failed_install_leaves_the_lock_as_it_was() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let before = fs_err::read_to_string(&lock_path).unwrap();
+    t.method_tree("trees/3.0.0", "3.0.0");
+    t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
+        .success();
+    t.edit_index("reg", "3.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
+    t.canonical_repo("w/p/new", "3.0.0");
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("sha256"), "{}", run.stderr);
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), before);
+}
+
+/// Issue 40: a package index's own words. A project the index lacks is said to be missing
+/// there (not "a registry serves `index/esys/a2c.json`"); a PEP 700 size that is wrong is
+/// the index's, never "the bytes the lock pins" (nothing is locked yet).
+#[test]
+fn a_package_index_errors_speak_of_the_index() {
+    let t = TestContext::new();
+    let sha = hosted(&t, "site", "1.0.0");
+    let size = fs_err::metadata(t.path("site/files/esys_a2c-1.0.0-py3-none-any.whl"))
+        .unwrap()
+        .len();
+    let server = Server::start(t.path("site"));
+    let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
+    superbuild(&t, &location, &["1.0.0"]);
+    let run = t.run("w", &["lock"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("the index has no project `esys-a2c`")
+            && run.stderr.contains(&format!("--registry {location}#esys-a2c"))
+            && !run.stderr.contains("index/esys/a2c.json"),
+        "{}",
+        run.stderr
+    );
+    // A PEP 691 page whose PEP 700 size is short by one byte.
+    let page = serde_json::json!({
+        "meta": {"api-version": "1.1"},
+        "name": "esys-a2c",
+        "files": [{
+            "filename": "esys_a2c-1.0.0-py3-none-any.whl",
+            "url": "../../files/esys_a2c-1.0.0-py3-none-any.whl",
+            "hashes": {"sha256": sha},
+            "size": size - 1,
+        }],
+    });
+    t.write("site/simple/esys-a2c/index.json", &page.to_string());
+    let run = t.run_env("w", &["lock"], &[("A2C_HTTP_RETRIES", "0")]);
+    run.failure();
+    assert!(
+        run.stderr
+            .contains(&format!("{} bytes recorded for it (by the registry's index", size - 1))
+            && !run.stderr.contains("the lock pins"),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+}

@@ -293,10 +293,13 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
     let file = state
         .root
         .join(path.split('?').next().unwrap_or_default().trim_start_matches('/'));
-    // A directory is its `index.html` (a package index's project page, `…/simple/NAME/`).
-    let file = match file.is_dir() {
-        true => file.join("index.html"),
-        false => file,
+    // A directory is its `index.html` (a package index's project page, `…/simple/NAME/`), or
+    // its `index.json` (a PEP 691 page, served as one).
+    let json = file.is_dir() && file.join("index.json").is_file();
+    let file = match (file.is_dir(), json) {
+        (true, true) => file.join("index.json"),
+        (true, false) => file.join("index.html"),
+        (false, _) => file,
     };
     let body = std::fs::read(&file).ok();
     let respond = |stream: &mut S, status: &str, extra: &str, body: &[u8]| {
@@ -402,6 +405,12 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
                         let cr = format!("Content-Range: bytes {from}-{}/{}\r\n", body.len() - 1, body.len());
                         respond(stream, "206 Partial Content", &cr, &body[from..])
                     }
+                    None if json => respond(
+                        stream,
+                        "200 OK",
+                        "Content-Type: application/vnd.pypi.simple.v1+json\r\n",
+                        &body,
+                    ),
                     None => respond(stream, "200 OK", "", &body),
                 }
             }

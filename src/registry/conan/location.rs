@@ -141,6 +141,11 @@ impl Kind for ConanRemote {
         Box::new(super::ConanRegistry::new(self.clone()))
     }
 
+    /// A newer recipe or package revision is routine in Conan: the locked one stays locked.
+    fn revises_versions(&self) -> bool {
+        true
+    }
+
     /// A `401` no credential answered, with what a Conan user does about it: Conan's API wants
     /// the user and password `conan remote login` takes, exchanged for a token.
     fn hint(&self, e: &crate::net::HttpError) -> Option<String> {

@@ -137,8 +137,10 @@ impl ConanRegistry {
     }
 
     /// The entry of `version`: its latest recipe revision's one package, that package's latest
-    /// revision, its `conan_package.tgz` downloaded, hashed and checked against its manifest.
-    fn entry(&self, client: &LazyClient, version: &MethodVersion) -> Result<IndexEntry, RegistryError> {
+    /// revision, its `conan_package.tgz` downloaded, hashed and checked against its manifest;
+    /// `Err(Unusable)` when that revision has no package or several (why, for the caller: an
+    /// error for a pinned version, a note for another).
+    fn entry(&self, client: &LazyClient, version: &MethodVersion) -> Result<Result<IndexEntry, String>, RegistryError> {
         let v = version.to_string();
         let reference = self.remote.reference(&v);
         let rrev = self.latest(client, &self.remote.recipe_url(&v, "latest"))?;
@@ -147,13 +149,13 @@ impl ConanRegistry {
         let id = match ids.as_slice() {
             [one] if one.chars().all(|c| c.is_ascii_alphanumeric()) => one.to_string(),
             [] => {
-                return Err(self.invalid(format!(
+                return Ok(Err(format!(
                     "{reference}#{rrev} has no package: upload one (`conan upload {reference} -r REMOTE`)"
                 )));
             }
             many => {
                 let shown: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
-                return Err(self.invalid(format!(
+                return Ok(Err(format!(
                     "{reference}#{rrev} has {} packages ({}): a method package has no settings or options, so one package id",
                     many.len(),
                     shown.join(", ")
@@ -182,7 +184,7 @@ impl ConanRegistry {
         let tgz = client.fetch(&tgz_url)?.body;
         let tree = self.check_manifest(&reference, &String::from_utf8_lossy(&manifest), &tgz)?;
         let (sha256, size) = crate::util::digest::sha256_reader(&tgz[..]).map_err(|e| self.invalid(e.to_string()))?;
-        Ok(IndexEntry {
+        Ok(Ok(IndexEntry {
             version: version.clone(),
             url: tgz_url.to_string(),
             sha256,
@@ -190,7 +192,7 @@ impl ConanRegistry {
             format: Format::TarGz,
             tree: Some(tree),
             yanked: false,
-        })
+        }))
     }
 
     /// Every file of the package is in its `conanmanifest.txt` with its MD5, and every file
@@ -256,7 +258,20 @@ impl Registry for ConanRegistry {
                 continue;
             }
             resolved += 1;
-            index.versions.push(self.entry(client, &version)?);
+            match self.entry(client, &version)? {
+                Ok(entry) => index.versions.push(entry),
+                // A version a lock pins (or asks for) must be usable; another one is passed
+                // over with why, so that one odd upload on a shared remote fails nobody else.
+                Err(why) if wanted.is_some_and(|w| w.contains(&version)) => return Err(self.invalid(why)),
+                Err(why) => index.foreign.push(super::index::Foreign {
+                    hint: format!(
+                        "a Conan method package has one package id: remove the others (`conan remove {}:PACKAGE_ID -r REMOTE`), or pin another version",
+                        self.remote.reference(&version.to_string())
+                    ),
+                    what: why,
+                    version,
+                }),
+            }
         }
         index.versions.reverse();
         if wanted.is_none() && !index.listed.is_empty() {

@@ -95,6 +95,17 @@ impl Kind for PypiIndex {
         Box::new(super::PypiRegistry::new(self.clone(), network.clone()))
     }
 
+    /// A project the index does not have answers 404 on its page.
+    fn hint(&self, e: &crate::net::HttpError) -> Option<String> {
+        match e {
+            crate::net::HttpError::Status { status: 404, url, .. } if *url == self.page().as_str() => Some(format!(
+                "the index has no project `{}`: publish a version there (`a2c pack DIR --version V --registry {self}`), or name the project the index holds after `#` in the registry location",
+                self.project
+            )),
+            _ => None,
+        }
+    }
+
     /// A package index takes wheels.
     fn pack_plan(&self, format: Option<&str>) -> Result<PackPlan, String> {
         bundle_plan(format, crate::archive::Format::Wheel)
