@@ -82,6 +82,7 @@ pub fn outdated(
         yanked,
         gone,
         note,
+        several,
     } = out;
     if let Some(note) = &note {
         printer.status(format!("note: {note}"));
@@ -114,8 +115,13 @@ pub fn outdated(
         );
         movable += usize::from(moves);
         printer.data(format!(
-            "{}: {version} is no longer in the registry (removed) → {to}",
-            display_under(&base, path)
+            "{}: {version} is no longer in {} (removed) → {to}",
+            display_under(&base, path),
+            if several {
+                "any of the registries"
+            } else {
+                "the registry"
+            }
         ));
     }
     let Some(newest) = newest else {

@@ -33,6 +33,11 @@ pub struct LockEntry {
     pub format: Format,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// The registry the version was taken from, as the workspace marker names it, when the
+    /// marker lists several (lockfile version 3): later runs hold the entry to that registry
+    /// alone ("not in this registry", never "removed" for another's version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
 }
 
 /// Where a locked bundle is fetched from: the lock's `source`, parsed in this one place.
@@ -298,6 +303,7 @@ mod tests {
             size: 1,
             format: crate::archive::Format::TarGz,
             tree: None,
+            registry: None,
         };
         let conan = "https://c.example/v2/conans/esys-a2c/1.0.0/_/_/revisions/ab/packages/cd/revisions/ef/files/conan_package.tgz";
         assert_eq!(entry("1.0.0", conan).file_name(), "a2c-1.0.0.tar.gz");
@@ -321,6 +327,7 @@ mod tests {
             size: 10,
             format: Format::TarGz,
             tree: Some(format!("sha256:{}", Sha256::of(b"t"))),
+            registry: None,
         }
     }
 
@@ -356,7 +363,7 @@ mod tests {
         }
         .to_toml();
         for (text, why) in [
-            ("version = 3\n".to_string(), "found v3, this a2c supports up to v2"),
+            ("version = 4\n".to_string(), "found v4, this a2c supports up to v3"),
             ("[[method]]\n".to_string(), "missing or invalid `version`"),
             (good.replace("sha256 = \"", "sha256 = \"x"), "not a sha256"),
             (good.replace("tar.gz\"\n", "rar\"\n"), "unknown variant"),

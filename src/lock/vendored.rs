@@ -98,6 +98,8 @@ impl VendorManifest {
             size: b.size,
             format: b.format,
             tree: b.tree.clone(),
+            // The manifest does not say which registry (a later lock finds it again).
+            registry: None,
         })
     }
 }

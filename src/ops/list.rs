@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::{OpsError, lock_path, needs, network, registry_location};
+use super::{OpsError, lock_path, needs, network};
 use crate::lock::Lockfile;
 use crate::util::version::MethodVersion;
 use crate::workspace::Context;
@@ -45,6 +45,9 @@ pub struct Listing {
     /// Whether the registry's index was read.
     #[serde(skip)]
     pub read: bool,
+    /// Whether the marker lists several registries (`registry` then names them all).
+    #[serde(skip)]
+    pub several: bool,
     /// Whether it was read whole (a capped listing cannot say a version is gone).
     #[serde(skip)]
     pub truncated: bool,
@@ -72,25 +75,29 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
         .filter(|(v, _)| lock.get(v).is_some_and(|e| store.is_installed(e)))
         .map(|(v, _)| v)
         .collect();
-    let location = registry_location(session, ctx, None)?;
-    let (index, note) = match (&location, offline) {
-        (None, _) => (
+    let registries = super::registries(session, ctx, None)?;
+    let (indexes, note) = match (registries.is_empty(), offline) {
+        (true, _) => (
             None,
             Some(match super::registry_config(ctx) {
                 Some(file) => format!("no registry configured: add `registry: URL` to `{}`", file.display()),
                 None => "no registry configured".to_string(),
             }),
         ),
-        (Some(_), true) => (None, Some("offline".to_string())),
-        (Some(loc), false) => match super::read_index(ctx, loc, &network(session, ctx, None)?, false) {
-            Ok(index) => {
-                let notes: Vec<String> = index
-                    .foreign
+        (false, true) => (None, Some("offline".to_string())),
+        (false, false) => match super::read_indexes(ctx, &registries, &network(session, ctx, None)?, false, None) {
+            Ok(indexes) => {
+                let notes: Vec<String> = indexes
                     .iter()
-                    .map(|f| format!("{} passed over: {} ({})", f.version, f.what, f.hint))
-                    .chain(index.truncated.clone())
+                    .flat_map(|index| {
+                        index
+                            .foreign
+                            .iter()
+                            .map(|f| format!("{} passed over: {} ({})", f.version, f.what, f.hint))
+                            .chain(index.truncated.clone())
+                    })
                     .collect();
-                (Some(index), (!notes.is_empty()).then(|| notes.join("; ")))
+                (Some(indexes), (!notes.is_empty()).then(|| notes.join("; ")))
             }
             Err(e) => (None, Some(e.to_string())),
         },
@@ -98,34 +105,49 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
     let mut versions: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
     versions.extend(lock.methods.iter().map(|m| m.version.clone()));
     versions.extend(installed.iter().cloned());
-    if let Some(index) = &index {
+    for index in indexes.iter().flatten() {
         versions.extend(index.versions.iter().map(|e| e.version.clone()));
         versions.extend(index.listed.iter().cloned());
         versions.extend(index.foreign.iter().map(|f| f.version.clone()));
     }
+    // What the registries say of a version: the first that has it, in the marker's order (the
+    // one a lock takes it from).
+    let state = |indexes: &[crate::registry::Index], v: &MethodVersion| {
+        indexes
+            .iter()
+            .find_map(|i| match i.get(v) {
+                Some(e) if e.yanked => Some(Published::Yanked),
+                Some(_) => Some(Published::Published),
+                // Listed, its entry not read (past a listing's cap): published, as far as known.
+                None if i.listed.contains(v) => Some(Published::Published),
+                None if i.foreign.iter().any(|f| &f.version == v) => Some(Published::Unusable),
+                None => None,
+            })
+            .unwrap_or(Published::Absent)
+    };
     let rows = versions
         .into_iter()
         .map(|v| Row {
             members: needs.get(&v).cloned().unwrap_or_default(),
             locked: lock.get(&v).is_some(),
             installed: installed.contains(&v),
-            registry: index.as_ref().map(|i| match i.get(&v) {
-                Some(e) if e.yanked => Published::Yanked,
-                Some(_) => Published::Published,
-                // Listed, its entry not read (past a listing's cap): published, as far as known.
-                None if i.listed.contains(&v) => Published::Published,
-                None if i.foreign.iter().any(|f| f.version == v) => Published::Unusable,
-                None => Published::Absent,
-            }),
+            registry: indexes.as_deref().map(|i| state(i, &v)),
             version: v,
         })
         .collect();
     Ok(Listing {
         rows,
-        registry: location.map(|l| l.to_string()),
+        registry: (!registries.is_empty()).then(|| {
+            registries
+                .iter()
+                .map(|r| r.location.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+        several: registries.len() > 1,
         registry_note: note,
-        read: index.is_some(),
-        truncated: index.as_ref().is_some_and(|i| i.truncated.is_some()),
+        read: indexes.is_some(),
+        truncated: indexes.iter().flatten().any(|i| i.truncated.is_some()),
     })
 }
 
@@ -148,6 +170,9 @@ pub struct Outdated {
     /// What a capped listing left out (said, not part of the document).
     #[serde(skip)]
     pub note: Option<String>,
+    /// Whether the marker lists several registries (a removed version is then in none).
+    #[serde(skip)]
+    pub several: bool,
 }
 
 fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Result<S::Ok, S::Error> {
@@ -183,6 +208,7 @@ pub fn outdated(session: &super::Session, ctx: &Context) -> Result<Outdated, Ops
         yanked,
         gone,
         note,
+        several: listing.several,
     })
 }
 
@@ -204,17 +230,35 @@ fn yanked_findings(
     if session.offline() {
         return Ok((Vec::new(), Some("the registry was not read: --offline".into())));
     }
-    let Some(location) = registry_location(session, ctx, None)? else {
+    let registries = super::registries(session, ctx, None)?;
+    if registries.is_empty() {
         return Ok((Vec::new(), None));
-    };
-    let index = match super::read_index(ctx, &location, &network(session, ctx, None)?, true) {
-        Ok(index) => index,
-        Err(e) => return Ok((Vec::new(), Some(format!("the registry `{location}` was not read: {e}")))),
-    };
-    let newest = crate::registry::available(&index).into_iter().max();
+    }
+    let client = network(session, ctx, None)?;
+    let mut indexes = Vec::new();
+    for r in &registries {
+        match super::read_index(ctx, &r.location, &client, true) {
+            Ok(index) => indexes.push((index, &r.location)),
+            Err(e) => {
+                return Ok((
+                    Vec::new(),
+                    Some(format!("the registry `{}` was not read: {e}", r.location)),
+                ));
+            }
+        }
+    }
+    let newest = indexes.iter().flat_map(|(i, _)| crate::registry::available(i)).max();
     let mut findings = Vec::new();
     for (version, members) in needs(ctx)? {
-        if !index.get(&version).is_some_and(|e| e.yanked) {
+        // The registry a lock takes the version from: the first that has it.
+        let Some((_, location)) = indexes.iter().find(|(i, _)| i.get(&version).is_some()) else {
+            continue;
+        };
+        if !indexes
+            .iter()
+            .find_map(|(i, _)| i.get(&version))
+            .is_some_and(|e| e.yanked)
+        {
             continue;
         }
         for member in members {

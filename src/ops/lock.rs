@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::{OpsError, lock_path, needs, network, registry_location};
+use super::{OpsError, lock_path, needs, network};
 use crate::lock::Lockfile;
 use crate::registry::resolve::{LockPlan, ResolveOptions, plan};
 use crate::util::version::MethodVersion;
@@ -115,12 +115,14 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         }
     }
     let missing: Vec<MethodVersion> = missing.into_iter().filter(|v| !vendored.contains(v)).collect();
-    // Offline, a registry is read only when it is a directory on this machine (no network).
-    let location = registry_location(session, ctx, options.registry.as_deref())?;
-    let local = location.as_ref().is_some_and(|l| l.local_dir().is_some());
+    // Offline, the registries are read only when each is a directory on this machine (no
+    // network).
+    let registries = super::registries(session, ctx, options.registry.as_deref())?;
+    let remote = registries.iter().find(|r| r.location.local_dir().is_none());
+    let local = !registries.is_empty() && remote.is_none();
     if session.offline() && !local && (options.update || !missing.is_empty()) {
-        let registry = match &location {
-            Some(loc) => format!("the registry `{loc}` needs the network"),
+        let registry = match remote {
+            Some(r) => format!("the registry `{}` needs the network", r.location),
             None => "no registry is configured".into(),
         };
         let vendor = match (&from, options.update) {
@@ -138,21 +140,22 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
             },
         });
     }
-    // The registry is read only when something must be resolved, or to check the locked
-    // entries against it when one is configured.
-    let location = match session.offline() && !local {
-        true => None,
-        false => location,
+    // The registries are read when something must be resolved, or to check the locked entries
+    // against them when any is configured.
+    let registries = match session.offline() && !local {
+        true => Vec::new(),
+        false => registries,
     };
     let client = network(session, ctx, options.registry.as_deref())?;
-    let index = match &location {
-        Some(loc) if options.update || !missing.is_empty() || options.registry.is_some() => Some(
-            super::read_index_for(ctx, loc, &client, options.allow_expired, Some(&needed))?,
-        ),
-        // Only checking locked entries: an unreachable registry is no error, but a signature
-        // that fails is (fail closed).
-        Some(loc) => match super::read_index_for(ctx, loc, &client, options.allow_expired, Some(&needed)) {
-            Ok(index) => Some(index),
+    let must = options.update || !missing.is_empty() || options.registry.is_some();
+    let mut indexes = Vec::new();
+    for r in &registries {
+        match super::read_index_for(ctx, &r.location, &client, options.allow_expired, Some(&needed)) {
+            Ok(index) => indexes.push(index),
+            Err(e) if must => return Err(e),
+            // Only checking locked entries: an unreachable registry is no error (and with one
+            // unread, none is checked: a version would seem gone from the others), but a
+            // signature that fails is (fail closed).
             Err(
                 e @ OpsError::Registry(
                     crate::registry::RegistryError::Signature(_)
@@ -160,11 +163,13 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
                     | crate::registry::RegistryError::Rollback { .. },
                 ),
             ) => return Err(e),
-            Err(_) => None,
-        },
-        None => None,
-    };
-    let notes: Vec<String> = index
+            Err(_) => {
+                indexes.clear();
+                break;
+            }
+        }
+    }
+    let notes: Vec<String> = indexes
         .iter()
         .flat_map(|i| {
             i.foreign
@@ -173,11 +178,14 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
                 .chain(i.truncated.clone())
         })
         .collect();
-    let registry = index.as_ref().zip(location.as_ref());
+    let sources = match indexes.len() == registries.len() {
+        true => super::sources(&registries, &indexes),
+        false => Vec::new(),
+    };
     let plan = plan(
         &needed,
         &current,
-        registry,
+        &sources,
         ResolveOptions {
             update: options.update,
             only: (!options.update_only.is_empty()).then(|| options.update_only.iter().cloned().collect()),
@@ -198,7 +206,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     plan.added.sort();
     plan.added.dedup();
     let recorded = plan.lock.index_serial;
-    if let Some(index) = &index {
+    for index in &indexes {
         super::record_serial(ctx, &mut plan.lock, index);
     }
     let wrote = plan.changed() || !path.exists() || plan.lock.index_serial != recorded;

@@ -236,34 +236,85 @@ pub fn lock_path(ctx: &Context) -> Result<PathBuf, OpsError> {
     Ok(ctx.lock_path()?)
 }
 
-/// The registry: `--registry`, else `A2C_REGISTRY` (both relative to the start directory),
-/// else the marker's `registry:` (relative to W).
-pub fn registry_location(
-    session: &Session,
-    ctx: &Context,
-    flag: Option<&str>,
-) -> Result<Option<RegistryLocation>, OpsError> {
+/// A registry a resolution reads, and — when the marker lists several — the name its lock
+/// entries record (the marker's text for it).
+#[derive(Debug, Clone)]
+pub struct Configured {
+    pub location: RegistryLocation,
+    pub name: Option<String>,
+}
+
+/// The registries, in the order a version is looked for: `--registry`, else `A2C_REGISTRY`
+/// (one, relative to the start directory), else the marker's `registry:` (one, or a list —
+/// a version is taken from the first that publishes it —, relative to W), else a single
+/// repository's `config.yaml` (relative to R).
+pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<Vec<Configured>, OpsError> {
     let plain = session.plain_http();
+    let one = |text: &str, base: &Path| -> Result<Vec<Configured>, OpsError> {
+        Ok(vec![Configured {
+            location: RegistryLocation::parse(text, base, plain)?,
+            name: None,
+        }])
+    };
     if let Some(flag) = flag {
-        return Ok(Some(RegistryLocation::parse(flag, &ctx.start, plain)?));
+        return one(flag, &ctx.start);
     }
     if let Some(env) = &session.registry {
-        return Ok(Some(RegistryLocation::parse(env, &ctx.start, plain)?));
+        return one(env, &ctx.start);
     }
     match &ctx.workspace {
-        Some(ws) => match &ws.marker.registry {
-            Some(r) => Ok(Some(RegistryLocation::parse(r, &ws.root, plain)?)),
-            None => Ok(None),
-        },
+        Some(ws) => {
+            let several = ws.marker.registries.len() > 1;
+            ws.marker
+                .registries
+                .iter()
+                .map(|r| {
+                    Ok(Configured {
+                        location: RegistryLocation::parse(r, &ws.root, plain)?,
+                        name: several.then(|| r.clone()),
+                    })
+                })
+                .collect()
+        }
         // A single repository keeps it in its tool state `config.yaml` (relative to R).
         None => match (ctx.repo.as_deref(), registry_config(ctx)) {
             (Some(repo), Some(config)) => match repo_config_value(&config, "registry") {
-                Some(r) => Ok(Some(RegistryLocation::parse(&r, repo, plain)?)),
-                None => Ok(None),
+                Some(r) => one(&r, repo),
+                None => Ok(Vec::new()),
             },
-            _ => Ok(None),
+            _ => Ok(Vec::new()),
         },
     }
+}
+
+/// The indexes of `registries`, read (as [`read_index_for`] does), in their order.
+pub fn read_indexes(
+    ctx: &Context,
+    registries: &[Configured],
+    client: &crate::net::LazyClient,
+    allow_expired: bool,
+    wanted: crate::registry::Wanted<'_>,
+) -> Result<Vec<crate::registry::Index>, OpsError> {
+    registries
+        .iter()
+        .map(|r| read_index_for(ctx, &r.location, client, allow_expired, wanted))
+        .collect()
+}
+
+/// The sources a resolution reads: each registry with its index.
+pub fn sources<'a>(
+    registries: &'a [Configured],
+    indexes: &'a [crate::registry::Index],
+) -> Vec<crate::registry::resolve::Source<'a>> {
+    registries
+        .iter()
+        .zip(indexes)
+        .map(|(r, index)| crate::registry::resolve::Source {
+            index,
+            location: &r.location,
+            name: r.name.as_deref(),
+        })
+        .collect()
 }
 
 /// The store of this context, checked (see [`crate::store::guard`]).
@@ -273,10 +324,10 @@ pub fn store(ctx: &Context) -> Result<crate::store::Store, OpsError> {
 
 /// The configured file registry's directory, if the registry is a directory.
 pub fn registry_dir(session: &Session, ctx: &Context) -> Option<PathBuf> {
-    registry_location(session, ctx, None)
-        .ok()
-        .flatten()
-        .and_then(|l| l.local_dir().map(Path::to_path_buf))
+    registries(session, ctx, None)
+        .ok()?
+        .into_iter()
+        .find_map(|r| r.location.local_dir().map(Path::to_path_buf))
 }
 
 /// The bundle cache: `A2C_CACHE_DIR`, the XDG cache, `~/.cache/a2c`, else `<store>/.cache`.
@@ -420,20 +471,27 @@ pub fn check_published(session: &Session, ctx: &Context, version: &MethodVersion
     {
         return None;
     }
-    let location = registry_location(session, ctx, None).ok().flatten()?;
+    let registries = registries(session, ctx, None).ok()?;
+    let first = registries.first()?;
     let client = network(session, ctx, None).ok()?;
-    match read_index(ctx, &location, &client, true) {
-        Ok(index) if index.get(version).is_some_and(|e| !e.yanked) => None,
-        Ok(index) => Some(format!(
-            "version {version} is not in the registry `{location}` (it has {}): `a2c lock` and `a2c install` fail until it is published",
-            crate::registry::available(&index)
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        Err(e) => Some(format!("could not check that version {version} is published: {e}")),
+    let mut available = Vec::new();
+    for r in &registries {
+        match read_index(ctx, &r.location, &client, true) {
+            Ok(index) if index.get(version).is_some_and(|e| !e.yanked) => return None,
+            Ok(index) => available.extend(crate::registry::available(&index)),
+            Err(e) => return Some(format!("could not check that version {version} is published: {e}")),
+        }
     }
+    available.sort();
+    available.dedup();
+    let (location, have) = match registries.len() {
+        1 => (format!("the registry `{}`", first.location), "it has"),
+        _ => ("any of the registries".to_string(), "they have"),
+    };
+    Some(format!(
+        "version {version} is not in {location} ({have} {}): `a2c lock` and `a2c install` fail until it is published",
+        available.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+    ))
 }
 
 /// A version the registry lacks is named with the members that pin it.
@@ -475,17 +533,27 @@ pub fn relative_sources(
     let text = match (flag, &session.registry, &ctx.workspace) {
         (Some(f), _, _) => Some(f.to_string()),
         (None, Some(env), _) => Some(env.clone()),
-        (None, None, Some(ws)) => ws.marker.registry.clone(),
+        (None, None, Some(ws)) => ws.marker.registries.first().cloned(),
         (None, None, None) => registry_config(ctx).and_then(|c| repo_config_value(&c, "registry")),
     };
-    let relative = text.is_some_and(|t| crate::lock::is_relative_source(&t));
     let Some(dir) = lock_path(ctx).ok().and_then(|p| p.parent().map(Path::to_path_buf)) else {
         return;
     };
-    if relative {
-        let changed: Vec<MethodVersion> = plan.added.iter().chain(&plan.updated).cloned().collect();
-        plan.lock.relativize_sources(&changed, &dir);
-    }
+    // Each entry by the registry it came from: the one it records (several in the marker), else
+    // the one registry.
+    let changed: Vec<MethodVersion> = plan
+        .added
+        .iter()
+        .chain(&plan.updated)
+        .filter(|v| {
+            let recorded = plan.lock.get(v).and_then(|e| e.registry.clone());
+            recorded
+                .or_else(|| text.clone())
+                .is_some_and(|t| crate::lock::is_relative_source(&t))
+        })
+        .cloned()
+        .collect();
+    plan.lock.relativize_sources(&changed, &dir);
 }
 
 /// The file this context keeps its registry in: the workspace marker in a superbuild, else the
@@ -523,16 +591,21 @@ pub fn resolve_missing(
     client: &crate::net::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::resolve::LockPlan, OpsError> {
-    let location = registry_location(session, ctx, flag)?.ok_or_else(|| no_registry(ctx))?;
-    let index = read_index_for(ctx, &location, client, allow_expired, Some(needed))?;
+    let registries = registries(session, ctx, flag)?;
+    if registries.is_empty() {
+        return Err(no_registry(ctx));
+    }
+    let indexes = read_indexes(ctx, &registries, client, allow_expired, Some(needed))?;
     let mut plan = crate::registry::resolve::plan(
         needed,
         lock,
-        Some((&index, &location)),
+        &sources(&registries, &indexes),
         crate::registry::resolve::ResolveOptions::default(),
     )
     .map_err(|e| with_members(ctx, e))?;
-    record_serial(ctx, &mut plan.lock, &index);
+    for index in &indexes {
+        record_serial(ctx, &mut plan.lock, index);
+    }
     relative_sources(session, ctx, flag, &mut plan);
     Ok(plan)
 }

@@ -23,7 +23,7 @@ pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str
         texts.push((env.clone(), ctx.start.clone()));
     }
     if let Some(ws) = &ctx.workspace {
-        if let Some(r) = &ws.marker.registry {
+        for r in &ws.marker.registries {
             texts.push((r.clone(), ws.root.clone()));
         }
         for m in &ws.marker.mirrors {

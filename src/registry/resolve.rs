@@ -49,38 +49,103 @@ pub struct ResolveOptions {
     pub prune: bool,
 }
 
-fn lock_entry(
-    index: &super::Index,
-    index_entry: &super::IndexEntry,
-    location: &RegistryLocation,
-) -> Result<LockEntry, RegistryError> {
-    let source = match &index.fetched_from {
+/// One registry a resolution reads: its index, its location, and — when the marker lists
+/// several — the name the lock records for it (the marker's own text for it).
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub index: &'a Index,
+    pub location: &'a RegistryLocation,
+    pub name: Option<&'a str>,
+}
+
+impl Source<'_> {
+    /// Whether it lists `version` at all (an entry, a listing past its cap, something it cannot
+    /// lock).
+    fn lists(&self, version: &MethodVersion) -> bool {
+        self.index.get(version).is_some()
+            || self.index.listed.contains(version)
+            || self.index.foreign.iter().any(|f| &f.version == version)
+    }
+
+    /// Whether its listing was read whole (only then can it say a version is gone).
+    fn whole(&self) -> bool {
+        self.index.truncated.is_none()
+    }
+}
+
+fn lock_entry(source: &Source<'_>, index_entry: &super::IndexEntry) -> Result<LockEntry, RegistryError> {
+    let url = match &source.index.fetched_from {
         // After a redirect, relative URLs resolve against the final URL (RFC 3986 §5.1.3).
         Some(base) => base.join(&index_entry.url).map_err(|e| RegistryError::InvalidIndex {
             location: base.to_string(),
             reason: format!("entry url `{}` does not resolve: {e}", index_entry.url),
         })?,
-        None => location.resolve_url(&index_entry.url)?,
+        None => source.location.resolve_url(&index_entry.url)?,
     };
     Ok(LockEntry {
         name: METHOD_NAME.into(),
         version: index_entry.version.clone(),
-        source: source.to_string(),
+        source: url.to_string(),
         sha256: index_entry.sha256,
         size: index_entry.size,
         format: index_entry.format,
         tree: index_entry.tree.clone(),
+        registry: source.name.map(str::to_string),
     })
 }
 
-/// Resolves `needed` against `current` and, when given, the registry's index. Existing entries
-/// are kept untouched; an index whose digest for a locked version differs is an error — but
-/// for a registry whose versions gain revisions (Conan), where it is a newer revision, kept
-/// locked and noted until `--update`; yanked versions are refused unless already locked.
+/// The registry a locked entry is held to: the one it records, else (a lock written with one
+/// registry) the first that publishes its version, else the first. `None` when it records a
+/// registry no longer configured (the entry is kept as it is).
+fn origin<'s, 'a>(sources: &'s [Source<'a>], entry: &LockEntry) -> Option<&'s Source<'a>> {
+    match &entry.registry {
+        Some(name) => sources.iter().find(|s| s.name == Some(name.as_str())),
+        None => sources
+            .iter()
+            .find(|s| s.index.get(&entry.version).is_some())
+            .or(sources.first()),
+    }
+}
+
+/// The first registry, in the marker's order, that publishes `version`, with its entry.
+fn first_having<'s, 'a>(
+    sources: &'s [Source<'a>],
+    version: &MethodVersion,
+) -> Option<(&'s Source<'a>, &'a super::IndexEntry)> {
+    sources.iter().find_map(|s| s.index.get(version).map(|p| (s, p)))
+}
+
+/// `version` is in none of `sources`: what each has instead, for the error.
+fn not_published(sources: &[Source<'_>], version: &MethodVersion) -> RegistryError {
+    if sources.is_empty() {
+        return RegistryError::NoRegistry;
+    }
+    let mut available: Vec<MethodVersion> = sources.iter().flat_map(|s| super::available(s.index)).collect();
+    available.sort();
+    available.dedup();
+    RegistryError::NotPublished {
+        version: version.clone(),
+        location: sources
+            .iter()
+            .map(|s| s.location.to_string())
+            .collect::<Vec<_>>()
+            .join("`, `"),
+        available: available.into(),
+        pinned_by: Vec::new(),
+        other: sources.iter().find_map(|s| s.index.foreign_at(version)),
+    }
+}
+
+/// Resolves `needed` against `current` and the registries read (`sources`, in the marker's
+/// order; none: only what the lock holds). A version the lock lacks is taken from the first
+/// registry that publishes it (yanked there: refused). A locked entry is kept untouched and held
+/// to its own registry (the one it records, else the first that has its version): a digest there that differs is an error — but for a
+/// registry whose versions gain revisions (Conan), a newer revision, kept locked and noted
+/// until `--update` —, and it is gone only when its registry no longer lists it.
 pub fn plan(
     needed: &BTreeSet<MethodVersion>,
     current: &Lockfile,
-    registry: Option<(&Index, &RegistryLocation)>,
+    sources: &[Source<'_>],
     options: ResolveOptions,
 ) -> Result<LockPlan, RegistryError> {
     let mut out = LockPlan {
@@ -89,76 +154,60 @@ pub fn plan(
     };
     for version in needed {
         let updating = options.update && options.only.as_ref().is_none_or(|o| o.contains(version));
-        let locked = current.get(version);
-        let published = registry.and_then(|(index, _)| index.get(version));
-        match (locked, published) {
-            (Some(l), Some(p)) if updating => {
-                let (index, location) = registry.expect("published implies a registry");
-                if p.yanked && l.sha256 != p.sha256 {
-                    return Err(RegistryError::Yanked {
-                        version: version.clone(),
-                        location: location.to_string(),
-                    });
-                }
-                let entry = lock_entry(index, p, location)?;
-                // A source the lock keeps relative to itself is the same bundle when all else is.
-                let same_bundle = crate::lock::is_relative_source(&l.source)
-                    && crate::lock::LockEntry {
-                        source: l.source.clone(),
-                        ..entry.clone()
-                    } == *l;
-                if &entry != l && !same_bundle {
-                    out.updated.push(version.clone());
-                    out.lock.upsert(entry);
+        match current.get(version) {
+            Some(l) => {
+                let own = origin(sources, l);
+                let published = own.and_then(|s| s.index.get(version).map(|p| (s, p)));
+                if updating {
+                    // Re-resolved from its own registry while that has it, else the first that does.
+                    let Some((source, p)) = published.or_else(|| first_having(sources, version)) else {
+                        return Err(not_published(sources, version));
+                    };
+                    if p.yanked && l.sha256 != p.sha256 {
+                        return Err(RegistryError::Yanked {
+                            version: version.clone(),
+                            location: source.location.to_string(),
+                        });
+                    }
+                    let entry = lock_entry(source, p)?;
+                    // A source the lock keeps relative to itself is the same bundle when all else is.
+                    let same_bundle = crate::lock::is_relative_source(&l.source)
+                        && crate::lock::LockEntry {
+                            source: l.source.clone(),
+                            ..entry.clone()
+                        } == *l;
+                    if &entry != l && !same_bundle {
+                        out.updated.push(version.clone());
+                        out.lock.upsert(entry);
+                    }
+                } else if let Some((source, p)) = published
+                    && l.sha256 != p.sha256
+                {
+                    if source.location.revises_versions() {
+                        out.revised.push(version.clone());
+                    } else {
+                        return Err(RegistryError::ChangedLockedBundle {
+                            version: version.clone(),
+                            locked: l.sha256.to_hex(),
+                            published: p.sha256.to_hex(),
+                            location: source.location.to_string(),
+                        });
+                    }
                 }
             }
-            (Some(l), Some(p)) => {
-                let (_, location) = registry.expect("published implies a registry");
-                if l.sha256 != p.sha256 && location.revises_versions() {
-                    out.revised.push(version.clone());
-                } else if l.sha256 != p.sha256 {
-                    return Err(RegistryError::ChangedLockedBundle {
-                        version: version.clone(),
-                        locked: l.sha256.to_hex(),
-                        published: p.sha256.to_hex(),
-                        location: location.to_string(),
-                    });
-                }
-            }
-            (Some(_), None) if updating => {
-                let (index, location) = registry.ok_or(RegistryError::NoRegistry)?;
-                return Err(RegistryError::NotPublished {
-                    version: version.clone(),
-                    location: location.to_string(),
-                    available: super::available(index).into(),
-                    pinned_by: Vec::new(),
-                    other: index.foreign_at(version),
-                });
-            }
-            (Some(_), None) => {}
-            (None, Some(p)) => {
-                let (index, location) = registry.expect("published implies a registry");
+            None => {
+                let Some((source, p)) = first_having(sources, version) else {
+                    return Err(not_published(sources, version));
+                };
                 if p.yanked {
                     return Err(RegistryError::Yanked {
                         version: version.clone(),
-                        location: location.to_string(),
+                        location: source.location.to_string(),
                     });
                 }
-                out.lock.upsert(lock_entry(index, p, location)?);
+                out.lock.upsert(lock_entry(source, p)?);
                 out.added.push(version.clone());
             }
-            (None, None) => match registry {
-                None => return Err(RegistryError::NoRegistry),
-                Some((index, location)) => {
-                    return Err(RegistryError::NotPublished {
-                        version: version.clone(),
-                        location: location.to_string(),
-                        available: super::available(index).into(),
-                        pinned_by: Vec::new(),
-                        other: index.foreign_at(version),
-                    });
-                }
-            },
         }
     }
     if options.prune {
@@ -171,28 +220,30 @@ pub fn plan(
         out.lock.methods.retain(|m| needed.contains(&m.version));
         out.removed = unused;
     }
-    if let Some((index, _)) = registry {
+    if !sources.is_empty() {
         out.yanked = out
             .lock
             .methods
             .iter()
-            .filter(|m| index.get(&m.version).is_some_and(|e| e.yanked))
+            .filter(|m| {
+                origin(sources, m)
+                    .and_then(|s| s.index.get(&m.version))
+                    .is_some_and(|e| e.yanked)
+            })
             .map(|m| m.version.clone())
             .collect();
-        // Only a listing read whole can say a version is gone.
-        if index.truncated.is_none() {
-            out.gone = out
-                .lock
-                .methods
-                .iter()
-                .filter(|m| {
-                    index.get(&m.version).is_none()
-                        && !index.listed.contains(&m.version)
-                        && !index.foreign.iter().any(|f| f.version == m.version)
-                })
-                .map(|m| m.version.clone())
-                .collect();
-        }
+        // Gone from its own registry (one that records none: from every registry); only a
+        // listing read whole can say so.
+        out.gone = out
+            .lock
+            .methods
+            .iter()
+            .filter(|m| match &m.registry {
+                Some(_) => origin(sources, m).is_some_and(|s| s.whole() && !s.lists(&m.version)),
+                None => sources.iter().all(|s| s.whole() && !s.lists(&m.version)),
+            })
+            .map(|m| m.version.clone())
+            .collect();
     }
     Ok(out)
 }
@@ -258,7 +309,17 @@ mod tests {
         options: ResolveOptions,
     ) -> Result<LockPlan, RegistryError> {
         let needed: BTreeSet<MethodVersion> = versions.iter().map(|s| v(s)).collect();
-        plan(&needed, lock, Some((index, &reg())), options)
+        let reg = reg();
+        plan(
+            &needed,
+            lock,
+            &[Source {
+                index,
+                location: &reg,
+                name: None,
+            }],
+            options,
+        )
     }
 
     #[test]
@@ -274,7 +335,7 @@ mod tests {
         assert_eq!(keep.lock.methods.len(), 2, "install does not prune");
         // Nothing to resolve: no registry needed.
         let needed: BTreeSet<_> = [v("1.0.0")].into();
-        let offline = plan(&needed, &first.lock, None, KEEP).unwrap();
+        let offline = plan(&needed, &first.lock, &[], KEEP).unwrap();
         assert!(!offline.changed());
     }
 
@@ -292,7 +353,7 @@ mod tests {
         let e = run(&["9.0.0"], &Lockfile::default(), &index, KEEP).unwrap_err();
         assert!(e.to_string().contains("not in the registry"), "{e}");
         let missing: BTreeSet<_> = [v("9.0.0")].into();
-        let e = plan(&missing, &Lockfile::default(), None, KEEP).unwrap_err();
+        let e = plan(&missing, &Lockfile::default(), &[], KEEP).unwrap_err();
         assert!(matches!(e, RegistryError::NoRegistry));
     }
 

@@ -49,8 +49,10 @@ pub struct WorkspaceMarker {
     /// Member globs; `None` means every repository below W holding a tool state root.
     pub members: Option<Vec<String>>,
     pub exclude: Vec<String>,
-    pub registry: Option<String>,
-    /// Mirrors of the registry, tried after it for a locked bundle (by digest).
+    /// The registries, in the order a version is looked for (`registry: URL`, or a list:
+    /// a version is taken from the first that publishes it).
+    pub registries: Vec<String>,
+    /// Mirrors of the registries, tried after them for a locked bundle (by digest).
     pub mirrors: Vec<String>,
     /// Public keys (minisign, one line of base64 each) one of which must have signed every
     /// index `lock`, `install` and `migrate` trust. Empty: indexes are trusted unsigned.
@@ -94,7 +96,7 @@ impl WorkspaceMarker {
             reason,
         };
         let entries = yaml::parse_flat_mapping(text).map_err(|e| fail(e.line, e.reason))?;
-        let (mut members, mut exclude, mut registry) = (None, Vec::new(), None);
+        let (mut members, mut exclude, mut registries) = (None, Vec::new(), Vec::new());
         let mut mirrors = Vec::new();
         let mut trusted_keys = Vec::new();
         let mut schema_seen = false;
@@ -133,8 +135,18 @@ impl WorkspaceMarker {
                 "exclude" => exclude = strings(entry, &fail)?,
                 "registry" => match &entry.value {
                     Value::Scalar(s) if s.is_null() => {}
-                    Value::Scalar(s) => registry = Some(s.text.clone()),
-                    Value::List(_) => return Err(fail(entry.line, "`registry` must be a single URL or path".into())),
+                    Value::Scalar(s) => registries = vec![s.text.clone()],
+                    Value::List(list) => {
+                        for s in list {
+                            if s.is_null() || s.text.trim().is_empty() {
+                                return Err(fail(s.line, "`registry`: an empty entry in the list".into()));
+                            }
+                            if registries.contains(&s.text) {
+                                return Err(fail(s.line, format!("`registry`: `{}` is listed twice", s.text)));
+                            }
+                            registries.push(s.text.clone());
+                        }
+                    }
                 },
                 other => {
                     return Err(fail(
@@ -161,7 +173,7 @@ impl WorkspaceMarker {
         Ok(Self {
             members: members.map(texts),
             exclude: texts(exclude),
-            registry,
+            registries,
             mirrors,
             trusted_keys,
             member_set,
@@ -310,7 +322,7 @@ impl WorkspaceMarker {
         Ok(Created {
             workspace: dir.to_path_buf(),
             marker: path,
-            registry: marker.registry,
+            registry: marker.registries.into_iter().next(),
             members: marker.members,
         })
     }
@@ -373,5 +385,27 @@ mod tests {
                 .line,
             4
         );
+    }
+
+    /// `registry:` is one location or a list of them, in order (issue 40); an empty or
+    /// repeated entry is refused with its line.
+    #[test]
+    fn registry_is_one_location_or_a_list_in_order() {
+        assert_eq!(
+            parse("schema_version: 1\nregistry: ../reg\n").unwrap().registries,
+            ["../reg"]
+        );
+        assert!(parse("schema_version: 1\nregistry:\n").unwrap().registries.is_empty());
+        let block = "schema_version: 1\nregistry:\n  - conan+https://c.example/r\n  - pypi+https://p.example/simple/\n  - ../reg\n";
+        assert_eq!(
+            parse(block).unwrap().registries,
+            ["conan+https://c.example/r", "pypi+https://p.example/simple/", "../reg"]
+        );
+        let flow = parse("schema_version: 1\nregistry: [\"https://a.example/\", ../reg]\n").unwrap();
+        assert_eq!(flow.registries, ["https://a.example/", "../reg"]);
+        let twice = parse("schema_version: 1\nregistry:\n  - ../reg\n  - ../reg\n").unwrap_err();
+        assert!(twice.reason.contains("listed twice") && twice.line == 4, "{twice}");
+        let empty = parse("schema_version: 1\nregistry: [../reg, \"\"]\n").unwrap_err();
+        assert!(empty.reason.contains("empty entry"), "{empty}");
     }
 }

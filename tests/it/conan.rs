@@ -355,34 +355,143 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     assert!(run.stderr.contains("conanmanifest.txt"), "{}", run.stderr);
 }
 
-/// One superbuild, two kinds of registry: members on a version from the Conan remote and on
-/// one from a2c's own registry (its mirror). Each locked bundle keeps its source; install
-/// takes each from where it is, and vendoring gathers both.
+/// Issue 40: one superbuild over three registries — a Conan remote, a Python package index
+/// (the real pypi-server) and a2c's own registry — listed in its marker in that order. It locks
+/// once (each version from the first registry that has it, recorded in the lock), installs,
+/// vendors, installs the vendored copy offline and migrates exactly as with one registry;
+/// every later `lock` speaks of each entry's own registry (no version of another registry is
+/// "removed"), and a new Conan revision changes nothing until `lock --update`.
 #[test]
-fn a_conan_remote_and_an_a2c_registry_serve_one_superbuild() {
+fn one_superbuild_locks_once_over_a_conan_remote_a_package_index_and_an_a2c_registry() {
     let Some((t, server)) = started(true) else { return };
+    if !crate::pypi::programs(&["pypi-server"]) {
+        return;
+    }
+    let index = crate::pypi::PypiServer::start(&t, None);
     let conan_tree = publish(&t, &server, "1.0.0", "from conan\n");
-    t.publish("reg", "2.0.0", "tar.gz");
+    // The index has 1.0.0 too (another bundle): the Conan remote, listed first, serves it.
+    for v in ["1.0.0", "1.1.0"] {
+        t.method_tree(&format!("trees/{v}"), v);
+        t.write(&format!("trees/{v}/rules/r.md"), &format!("{v} from the index\n"));
+        let tree = format!("trees/{v}");
+        t.run(".", &["pack", &tree, "--version", v, "--registry", &index.location()])
+            .success();
+    }
+    for v in ["2.0.0", "3.0.0"] {
+        t.publish("reg", v, "tar.gz");
+    }
+    let registries = [server.location(), index.location(), "../reg".to_string()];
     t.superbuild(
         "w",
         &format!(
-            "members: [\"p/*\"]\nregistry: {}\nmirrors: [\"../reg\"]\n",
-            server.location()
+            "members: [\"p/*\"]\nregistry: [{}]\n",
+            registries
+                .iter()
+                .map(|r| format!("\"{r}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     );
-    t.canonical_repo("w/p/m0", "1.0.0");
-    t.run("w", &["lock"]).success();
-    // A member moves to 2.0.0, which only a2c's registry has: locked from there.
-    t.canonical_repo("w/p/m1", "2.0.0");
-    t.run("w", &["lock", "--registry", "../reg"]).success();
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
-    assert!(lock.contains("/v2/conans/esys-a2c/1.0.0/"), "{lock}");
-    assert!(lock.contains("a2c-2.0.0.tar.gz"), "{lock}");
+    for (m, v) in [("m0", "1.0.0"), ("m1", "1.1.0"), ("m2", "2.0.0")] {
+        t.canonical_repo(&format!("w/p/{m}"), v);
+        t.write(&format!("w/p/{m}/.gitignore"), ".tools_local/\n");
+        t.commit_all(&format!("w/p/{m}"));
+    }
+    // Locked once, each entry naming its registry.
+    let doc = t.run("w", &["lock", "--json"]).json();
+    assert_eq!(doc["added"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]), "{doc}");
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    let entry = |v: &str| {
+        let at = lock.find(&format!("version = \"{v}\"")).unwrap();
+        lock[at..].split("[[method]]").next().unwrap().to_string()
+    };
+    assert!(
+        entry("1.0.0").contains(&format!("registry = \"{}\"", registries[0])),
+        "{lock}"
+    );
+    assert!(entry("1.0.0").contains("/v2/conans/esys-a2c/1.0.0/"), "{lock}");
+    assert!(
+        entry("1.1.0").contains(&format!("registry = \"{}\"", registries[1])),
+        "{lock}"
+    );
+    assert!(entry("1.1.0").contains("tree = \"sha256:"), "{lock}");
+    assert!(entry("2.0.0").contains("registry = \"../reg\""), "{lock}");
+    assert!(
+        entry("2.0.0").contains("source = \"../../../../reg/bundles/a2c-2.0.0.tar.gz\""),
+        "{lock}"
+    );
+    // A later lock: up to date, and nothing "removed" (each is in its own registry only).
+    let run = t.run("w", &["lock"]);
+    run.success();
+    assert!(run.stderr.contains("is up to date"), "{}", run.stderr);
+    assert!(!run.stderr.contains("no longer lists"), "{}", run.stderr);
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), lock);
     t.run("w", &["install"]).success();
     assert_eq!(installed(&t, "1.0.0"), files(&conan_tree));
+    assert_eq!(installed(&t, "1.1.0"), files(&t.path("trees/1.1.0")));
     assert!(t.path("w/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    // list and outdated read every registry.
+    let doc = t.run("w", &["list", "--json"]).json();
+    crate::cli_surface::validate("list", &doc);
+    let states: Vec<(String, String)> = doc["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["version"].as_str().unwrap().into(),
+                r["registry"].as_str().unwrap_or("?").into(),
+            )
+        })
+        .collect();
+    let published = |v: &str| (v.to_string(), "published".to_string());
+    assert_eq!(
+        states,
+        [
+            published("1.0.0"),
+            published("1.1.0"),
+            published("2.0.0"),
+            published("3.0.0")
+        ]
+    );
+    let run = t.run("w", &["outdated"]);
+    run.success();
+    assert!(
+        run.stdout.contains("p/m2: 2.0.0 → 3.0.0") && !run.stdout.contains("removed"),
+        "{}",
+        run.transcript()
+    );
+    // A new Conan revision of 1.0.0 changes nothing until `lock --update 1.0.0`.
+    publish(&t, &server, "1.0.0", "from conan, revised\n");
+    let run = t.run("w", &["lock"]);
+    run.success();
+    assert!(run.stderr.contains("newer revision of 1.0.0"), "{}", run.stderr);
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), lock);
+    // Vendored, and installed from the vendored copy offline with nothing cached.
     let doc = t.run("w", &["vendor", "../vend", "--json"]).json();
-    assert_eq!(doc["bundles"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["bundles"].as_array().unwrap().len(), 3, "{doc}");
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run("w", &["install", "--offline", "--from", "../vend"]).success();
+    assert_eq!(installed(&t, "1.0.0"), files(&conan_tree));
+    assert_eq!(installed(&t, "1.1.0"), files(&t.path("trees/1.1.0")));
+    // Migrated as with one registry: every member to 3.0.0, from a2c's registry.
+    t.run("w", &["migrate", "version", "--to", "3.0.0", "--all"]).success();
+    for m in ["m0", "m1", "m2"] {
+        let record = fs_err::read_to_string(t.path(&format!("w/p/{m}/.tools/esys/a2c/adoption.yaml"))).unwrap();
+        assert!(record.contains("tool_version: 3.0.0"), "{m}: {record}");
+    }
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    assert!(entry_of(&lock, "3.0.0").contains("registry = \"../reg\""), "{lock}");
+    let run = t.run("w", &["outdated"]);
+    assert!(run.stderr.contains("every member is on 3.0.0"), "{}", run.transcript());
+}
+
+/// The `[[method]]` table of `version` in a lock's text.
+fn entry_of(lock: &str, version: &str) -> String {
+    let at = lock.find(&format!("version = \"{version}\"")).unwrap();
+    lock[at..].split("[[method]]").next().unwrap().to_string()
 }
 
 /// `migrate version --all` moves a superbuild's members to a version on the Conan remote, as

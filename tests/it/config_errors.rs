@@ -82,15 +82,15 @@ fn malformed_lockfiles() {
     let cases: Vec<(String, Vec<&str>)> = vec![
         ("version = 1\n[[method]\n".into(), vec![file, "line 2"]),
         (
-            good.replace("version = 2\n", "version = 4\n"),
+            good.replace("version = 3\n", "version = 4\n"),
             vec![
                 "unsupported lockfile",
-                "found v4, this a2c supports up to v2",
+                "found v4, this a2c supports up to v3",
                 "upgrade a2c",
             ],
         ),
         (
-            good.replace("version = 2\n", ""),
+            good.replace("version = 3\n", ""),
             vec![file, "missing or invalid `version`"],
         ),
         (
@@ -145,8 +145,8 @@ fn malformed_workspace_markers() {
             vec![file, "line 2", "backslash"],
         ),
         (
-            "schema_version: 1\nregistry: [a, b]\n",
-            vec![file, "line 2", "`registry` must be a single URL"],
+            "schema_version: 1\nregistry: [a, a]\n",
+            vec![file, "line 2", "`registry`: `a` is listed twice"],
         ),
         (
             "schema_version: 1\nmembers: &m [p/*]\nexclude: *m\n",

@@ -24,7 +24,7 @@ fn superbuild_lock_then_install_side_by_side() {
     assert_eq!(doc["added"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]));
     let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     assert!(
-        lock.contains("version = 2\n") && lock.contains("format = \"zip\""),
+        lock.contains("version = 3\n") && lock.contains("format = \"zip\""),
         "{lock}"
     );
     assert!(

@@ -24,7 +24,7 @@ fn found(program: &str) -> bool {
 }
 
 /// The Python programs these tests drive, or `false` after the SKIPPED line.
-fn programs(names: &[&str]) -> bool {
+pub(crate) fn programs(names: &[&str]) -> bool {
     for name in names {
         if !found(name) {
             require_program(&format!(
@@ -37,7 +37,7 @@ fn programs(names: &[&str]) -> bool {
 }
 
 /// A `pypi-server` on a free loopback port serving `dir`, stopped when dropped.
-struct PypiServer {
+pub(crate) struct PypiServer {
     _process: Spawned,
     port: u16,
 }
@@ -45,7 +45,7 @@ struct PypiServer {
 impl PypiServer {
     /// Started with uploads open to all (`-a . -P .`), or, with `users` (an htpasswd file),
     /// every action (upload, download, list) authenticated.
-    fn start(t: &TestContext, users: Option<&Path>) -> Self {
+    pub(crate) fn start(t: &TestContext, users: Option<&Path>) -> Self {
         let dir = t.path("pypi-packages");
         fs_err::create_dir_all(&dir).unwrap();
         for _ in 0..5 {
@@ -81,7 +81,7 @@ impl PypiServer {
         format!("http://127.0.0.1:{}/simple/", self.port)
     }
 
-    fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         format!("pypi+{}", self.simple())
     }
 

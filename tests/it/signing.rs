@@ -338,7 +338,7 @@ fn rollbacks_and_expired_indexes_are_refused() {
     workspace(&t, "../reg", &[&public]);
     t.run("w", &["lock"]).success();
     let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
-    assert!(lock.contains("version = 2\nindex_serial = 1\n"), "{lock}");
+    assert!(lock.contains("version = 3\nindex_serial = 1\n"), "{lock}");
     // Keep the serial-1 index and signature, as a hostile mirror would.
     let old_index = fs_err::read(t.path("reg/index/esys/a2c.json")).unwrap();
     let old_sig = fs_err::read(t.path("reg/index/esys/a2c.json.minisig")).unwrap();

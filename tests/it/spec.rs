@@ -72,7 +72,7 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     );
     t.run("w", &["lock", "--update"]).success();
     let v2 = lock_as_json(&fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap());
-    assert_eq!(v2["version"], 2);
+    assert_eq!(v2["version"], 3);
     assert!(v2["index_serial"].is_u64(), "{v2}");
     assert!(lock.is_valid(&v2), "{v2}");
     let mut bad = signed.clone();
