@@ -20,6 +20,7 @@ mod producers;
 mod proxy;
 mod publishing;
 mod pypi;
+mod recipes;
 mod repository_model;
 mod server;
 mod servers;

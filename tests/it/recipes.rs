@@ -1,0 +1,348 @@
+//! Issue 40: docs/hosting.md's recipes run exactly as printed. Each step is read from the page
+//! (the ```sh block after `<!-- recipe: NAME STEP -->`) and run by bash — set up and configure
+//! to completion, serve in the background until the test ends — with the page's variables set
+//! to free loopback ports and the test's directories, and a2c, the venv's programs and
+//! /usr/sbin on PATH. Then a2c locks and installs through the server the recipe made.
+
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{TestContext, free_port, installed_tree as installed, require_program, tree_files as files};
+
+const PAGE: &str = include_str!("../../docs/hosting.md");
+
+/// The shell text of `recipe`'s `step` on the page.
+fn block(recipe: &str, step: &str) -> String {
+    let marker = format!("<!-- recipe: {recipe} {step} -->");
+    let at = PAGE
+        .find(&marker)
+        .unwrap_or_else(|| panic!("docs/hosting.md has no `{marker}`"))
+        + marker.len();
+    let rest = &PAGE[at..];
+    let start = rest.find("```sh\n").expect("a sh block follows the marker") + "```sh\n".len();
+    let end = rest[start..].find("```").expect("the block ends");
+    rest[start..start + end].to_string()
+}
+
+/// Whether `program` is installed (on PATH, or in /usr/sbin for nginx run by another user).
+fn have(program: &str) -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':')
+        .chain(["/usr/sbin"])
+        .any(|dir| Path::new(dir).join(program).is_file())
+}
+
+/// The programs a recipe needs, or `false` after the SKIPPED line.
+fn programs(names: &[&str]) -> bool {
+    for name in names {
+        if !have(name) {
+            require_program(&format!(
+                "{name} (apt-get install nginx docker-registry apache2-utils; pip install -r .ci/requirements.txt; .ci/run does both)"
+            ));
+            return false;
+        }
+    }
+    true
+}
+
+/// A server a recipe's `serve` step started: its whole process group is stopped on drop.
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // `--`: without it, kill reads `-PID` as an option (and may signal every process).
+        let _ = Command::new("kill")
+            .args(["-s", "TERM", "--", &format!("-{}", self.0.id())])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the page's recipes in a test's directories with these variables.
+struct Recipes<'t> {
+    t: &'t TestContext,
+    vars: Vec<(String, String)>,
+}
+
+impl<'t> Recipes<'t> {
+    fn new(t: &'t TestContext, vars: &[(&str, String)]) -> Self {
+        Self {
+            t,
+            vars: vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        }
+    }
+
+    /// bash running `text` in `dir` with the test's environment (its home, its a2c cache) and
+    /// the recipe's variables.
+    fn bash(&self, dir: &str, text: &str) -> Command {
+        fs_err::create_dir_all(self.t.path(dir)).unwrap();
+        let a2c = self.t.cmd(dir);
+        let mut cmd = Command::new("bash");
+        cmd.args(["-euo", "pipefail", "-c", text]).current_dir(self.t.path(dir));
+        for (k, v) in a2c.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let bin = Path::new(env!("CARGO_BIN_EXE_a2c"))
+            .parent()
+            .unwrap()
+            .display()
+            .to_string();
+        let path = format!("{bin}:{}:/usr/sbin", std::env::var("PATH").unwrap_or_default());
+        cmd.env("PATH", path).envs(self.vars.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    /// Runs `recipe`'s `step` in `dir` to completion: its output.
+    fn run(&self, dir: &str, recipe: &str, step: &str) -> String {
+        let out = self.bash(dir, &block(recipe, step)).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "recipe {recipe} {step} failed:\n{text}");
+        text
+    }
+
+    /// Starts `recipe`'s `serve` step in `dir` and waits until `port` answers.
+    fn serve(&self, dir: &str, recipe: &str, port: u16) -> Served {
+        use std::os::unix::process::CommandExt;
+        let log = fs_err::File::create(self.t.path(&format!("{recipe}-serve.log"))).unwrap();
+        let child = self
+            .bash(dir, &block(recipe, "serve"))
+            .process_group(0)
+            .stdout(Stdio::from(log.try_clone().unwrap().into_parts().0))
+            .stderr(Stdio::from(log.into_parts().0))
+            .spawn()
+            .unwrap();
+        let served = Served(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "recipe {recipe} serve did not listen on {port}: {}",
+                fs_err::read_to_string(self.t.path(&format!("{recipe}-serve.log"))).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        served
+    }
+}
+
+/// The superbuild `w` a recipe's `use` step runs in: one member on 1.0.0 and the method tree
+/// `./method` it publishes.
+fn superbuild(t: &TestContext) {
+    t.superbuild("w", "members: [\"p/*\"]\n");
+    t.canonical_repo("w/p/m0", "1.0.0");
+    t.method_tree("w/method", "1.0.0");
+    t.write("w/method/rules/hosted.md", "served by the recipe\n");
+}
+
+/// Set up, serve (and configure), then use: 1.0.0 is installed, the tree that was published.
+fn runs(t: &TestContext, recipes: &Recipes<'_>, recipe: &str, port: u16, configure: bool) -> Served {
+    recipes.run("server", recipe, "setup");
+    let served = recipes.serve("server", recipe, port);
+    if configure {
+        recipes.run("server", recipe, "configure");
+    }
+    superbuild(t);
+    recipes.run("w", recipe, "use");
+    assert_eq!(installed(t, "1.0.0"), files(&t.path("w/method")), "recipe {recipe}");
+    served
+}
+
+/// A directory behind nginx (`recipe`), opened by the credential `secret` names: without the
+/// login the recipe's `use` step made, nginx answers 401.
+fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: &[&str]) {
+    if !programs(needed) {
+        return;
+    }
+    let t = TestContext::new();
+    let port = free_port();
+    let r = Recipes::new(
+        &t,
+        &[
+            ("PORT", port.to_string()),
+            ("REGISTRY_DIR", t.path("srv/a2c").display().to_string()),
+            (secret.0, secret.1.to_string()),
+        ],
+    );
+    let _served = runs(&t, &r, recipe, port, false);
+    fs_err::remove_dir_all(t.path("home/.config/a2c")).unwrap();
+    let run = t.run(
+        "w",
+        &["lock", "--update", "--registry", &format!("http://127.0.0.1:{port}/")],
+    );
+    run.failure();
+    assert!(run.stderr.contains("401"), "{}", run.stderr);
+}
+
+#[test]
+fn nginx_with_a_token() {
+    nginx_serves_with_its_credential("nginx-token", ("TOKEN", "t0ken-of-the-test"), &["nginx"]);
+}
+
+#[test]
+fn nginx_with_basic_auth() {
+    nginx_serves_with_its_credential(
+        "nginx-basic",
+        ("PASSWORD", "s3cret-of-the-test"),
+        &["nginx", "htpasswd"],
+    );
+}
+
+/// `recipe` set up, served on a free port with `vars` (and configured), then used.
+fn recipe_runs(recipe: &str, needed: &[&str], vars: &[(&str, &str)], configure: bool) {
+    if !programs(needed) {
+        return;
+    }
+    let t = TestContext::new();
+    let port = free_port();
+    let mut all = vec![("PORT", port.to_string())];
+    all.extend(vars.iter().map(|(k, v)| (*k, v.to_string())));
+    let r = Recipes::new(&t, &all);
+    let _served = runs(&t, &r, recipe, port, configure);
+}
+
+#[test]
+fn pypiserver() {
+    recipe_runs(
+        "pypiserver",
+        &["pypi-server", "htpasswd"],
+        &[("PASSWORD", "s3cret")],
+        false,
+    );
+}
+
+#[test]
+fn devpi_with_its_user_an_index_and_bases() {
+    recipe_runs(
+        "devpi",
+        &["devpi-server", "devpi-init", "devpi"],
+        &[("PASSWORD", "alic3-pw"), ("ROOT_PASSWORD", "r00t-pw")],
+        true,
+    );
+}
+
+#[test]
+fn a_conan_remote_with_the_conan_client() {
+    recipe_runs("conan", &["conan", "conan_server"], &[("PASSWORD", "s3cret")], true);
+}
+
+#[test]
+fn an_oci_registry() {
+    recipe_runs("oci", &["docker-registry"], &[], false);
+}
+
+/// The origin goes down; another CI machine (nothing cached, nothing installed) installs the
+/// committed lock through the cache alone.
+fn installs_with_the_origin_down(t: &TestContext, origin: Served, origin_port: u16) {
+    drop(origin);
+    assert!(TcpStream::connect(("127.0.0.1", origin_port)).is_err());
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run("w", &["install", "--locked"]).success();
+    assert_eq!(installed(t, "1.0.0"), files(&t.path("w/method")));
+}
+
+/// The farm of CI machines: a pull-through cache (`recipe`, in the named directory) between
+/// a2c and the OCI origin; after the first install the origin is stopped, and a machine with
+/// nothing cached installs the committed lock through the cache alone.
+fn a_pull_through_cache_keeps_installing_with_the_origin_down(recipe: &str, programs_needed: &[&str]) {
+    if !programs(programs_needed) {
+        return;
+    }
+    let t = TestContext::new();
+    let (origin_port, cache_port) = (free_port(), free_port());
+    let origin = Recipes::new(&t, &[("PORT", origin_port.to_string())]);
+    origin.run("origin", "oci", "setup");
+    let origin_served = origin.serve("origin", "oci", origin_port);
+    let cache = Recipes::new(
+        &t,
+        &[
+            ("PORT", cache_port.to_string()),
+            ("ORIGIN_PORT", origin_port.to_string()),
+        ],
+    );
+    // Not `cache/`: that is the a2c cache of the test, removed below.
+    cache.run("pull-through", recipe, "setup");
+    let _cache_served = cache.serve("pull-through", recipe, cache_port);
+    superbuild(&t);
+    let oci = format!("oci://127.0.0.1:{origin_port}/team/a2c");
+    t.run("w", &["pack", "method", "--version", "1.0.0", "--registry", &oci])
+        .success();
+    cache.run("w", recipe, "use");
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("w/method")));
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains(&format!("oci://127.0.0.1:{cache_port}/team/a2c@sha256:")),
+        "{lock}"
+    );
+    installs_with_the_origin_down(&t, origin_served, origin_port);
+}
+
+#[test]
+fn the_distribution_registrys_proxy_mode_keeps_a_ci_farm_installing_with_the_origin_down() {
+    a_pull_through_cache_keeps_installing_with_the_origin_down("oci-proxy", &["docker-registry"]);
+}
+
+#[test]
+fn nginx_as_a_pull_through_cache_keeps_a_ci_farm_installing_with_the_origin_down() {
+    a_pull_through_cache_keeps_installing_with_the_origin_down("oci-cache", &["docker-registry", "nginx"]);
+}
+
+/// The package-index farm: a devpi mirror index in front of the pypiserver of its recipe;
+/// after the first install the origin is stopped, and a machine with nothing cached installs
+/// the committed lock through devpi alone.
+#[test]
+fn a_devpi_mirror_keeps_a_ci_farm_installing_with_the_origin_down() {
+    if !programs(&["pypi-server", "htpasswd", "devpi-server", "devpi-init", "devpi"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let (origin_port, devpi_port) = (free_port(), free_port());
+    let origin = Recipes::new(&t, &[("PORT", origin_port.to_string()), ("PASSWORD", "s3cret".into())]);
+    origin.run("origin", "pypiserver", "setup");
+    let origin_served = origin.serve("origin", "pypiserver", origin_port);
+    superbuild(&t);
+    // Published to the origin as its recipe's `use` step does.
+    origin.run("w", "pypiserver", "use");
+    let devpi = Recipes::new(
+        &t,
+        &[
+            ("PORT", devpi_port.to_string()),
+            ("ORIGIN_PORT", origin_port.to_string()),
+            ("ROOT_PASSWORD", "r00t-pw".into()),
+        ],
+    );
+    devpi.run("mirror", "devpi", "setup");
+    let _devpi_served = devpi.serve("mirror", "devpi", devpi_port);
+    devpi.run("mirror", "devpi-mirror", "configure");
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    // Nothing cached: the wheel crosses devpi (which keeps it) on its way to a2c.
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    devpi.run("w", "devpi-mirror", "use");
+    assert_eq!(installed(&t, "1.0.0"), files(&t.path("w/method")));
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(
+        lock.contains(&format!("http://127.0.0.1:{devpi_port}/root/team-mirror/")),
+        "{lock}"
+    );
+    installs_with_the_origin_down(&t, origin_served, origin_port);
+}
