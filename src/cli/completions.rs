@@ -26,7 +26,14 @@ pub struct ManArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn completions(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
+pub fn completions(args: &CompletionsArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    // `--json` promises a document on stdout: a script is none.
+    if printer.json {
+        anyhow::bail!(
+            "`a2c completions` writes a shell script, not a JSON document: run it without --json (`a2c completions {} > FILE`)",
+            args.shell
+        );
+    }
     let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "a2c", &mut script);
@@ -38,6 +45,11 @@ pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     pages(&Cli::command(), "a2c", "a2c", &mut all);
     let Some(dir) = &args.out else {
+        if printer.json {
+            anyhow::bail!(
+                "`a2c man` without --out writes a page to stdout, not a JSON document: pass `--out DIR` with --json (it lists the pages it wrote)"
+            );
+        }
         let mut page = Vec::new();
         clap_mangen::Man::new(all.swap_remove(0).1).render(&mut page)?;
         super::printer::write_stdout(&page)?;
@@ -69,7 +81,12 @@ pub fn man(args: &ManArgs, printer: &Printer) -> anyhow::Result<Outcome> {
 /// NAME and the SEE ALSO entries of its parent), `a2c migrate version` its SYNOPSIS. The top
 /// page carries every environment variable with its full description.
 fn pages(cmd: &clap::Command, page: &str, bin: &str, out: &mut Vec<(String, clap::Command)>) {
-    let mut this = cmd.clone().display_name(page.to_string()).bin_name(bin.to_string());
+    // No `help` subcommand on a page: its SEE ALSO would name `a2c-help(1)`, which is not one.
+    let mut this = cmd
+        .clone()
+        .disable_help_subcommand(true)
+        .display_name(page.to_string())
+        .bin_name(bin.to_string());
     if page == "a2c" {
         let mut text = String::from("Environment:\n");
         for (name, what) in crate::env::VARIABLES {

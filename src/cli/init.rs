@@ -29,19 +29,42 @@ pub fn run(
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
-    if let Some(r) = &args.registry {
-        // Refused now, not at the first `lock`: the location must parse (relative to W).
-        crate::registry::RegistryLocation::parse(r, &dir, session.plain_http())?;
-    }
+    // Refused now, not at the first `lock`: the location must parse (relative to W).
+    let location = match &args.registry {
+        Some(r) => Some(crate::registry::RegistryLocation::parse(r, &dir, session.plain_http())?),
+        None => None,
+    };
     let created = crate::workspace::WorkspaceMarker::create(&dir, args.registry.as_deref(), &args.members)?;
     if printer.json {
         printer.json_doc(&created);
         return Ok(Outcome::Success);
     }
+    // W that adopted already needs no `adopt` of its own.
+    let adopted = crate::workspace::ToolStateRoot::detect(&dir)
+        .ok()
+        .flatten()
+        .is_some_and(|s| s.has_adoption());
     printer.status(format!(
-        "created the superbuild marker `{}`: commit it; then `a2c adopt --version V` in each repository, `a2c lock` and `a2c install` here",
-        created.marker.display()
+        "created the superbuild marker `{}`: commit it; then {}`a2c lock` and `a2c install` here",
+        created.marker.display(),
+        match adopted {
+            true => "`a2c adopt --version V` in each other repository that has not adopted, ",
+            false => "`a2c adopt --version V` in each repository, ",
+        }
     ));
+    // A file registry that is not there yet: `pack` creates it (a word now, not at `lock`).
+    if let Some(dir) = location
+        .as_ref()
+        .and_then(|l| l.local_dir())
+        .map(crate::util::paths::normalize)
+        && !dir.exists()
+    {
+        printer.warn(format!(
+            "the registry `{}` does not exist yet: publishing into it creates it (`a2c pack TREE --version V --registry {}`)",
+            dir.display(),
+            crate::util::text::shell_quoted(&dir)
+        ));
+    }
     if created.registry.is_none() {
         printer.status("no registry recorded: add `registry:` to the marker, or pass `--registry` to `a2c lock`");
     }

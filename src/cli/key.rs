@@ -34,8 +34,10 @@ pub struct GenerateArgs {
 )]
 pub struct SignArgs {
     /// The registry whose index to sign: a file registry (a path or file:// URL) or an OCI
-    /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact)
-    #[arg(long, value_name = "DIR|oci://…")]
+    /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact);
+    /// a package index (pypi+https://…) or a Conan remote (conan+https://…) carries no a2c
+    /// signature and refuses
+    #[arg(long, value_name = "LOCATION")]
     pub registry: String,
     /// The secret key (from `a2c key generate`)
     #[arg(long, value_name = "KEYFILE")]

@@ -198,7 +198,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     });
     let global = &cli.global;
     match &cli.command {
-        Command::Completions(args) => completions::completions(args),
+        Command::Completions(args) => completions::completions(args, printer),
         Command::Cache(cmd) => cache::run(cmd, session, global, printer),
         Command::List(args) => list::run(args, session, global, printer),
         Command::Outdated(args) => list::outdated(args, session, global, printer),

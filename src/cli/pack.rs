@@ -21,8 +21,10 @@ pub struct PackArgs {
     #[arg(long, value_name = "V")]
     pub version: MethodVersion,
     /// The registry: a file registry to add the bundle to (a path or file:// URL; created if
-    /// missing), or an OCI registry to push it to (oci://HOST/NAMESPACE/REPO)
-    #[arg(long, value_name = "DIR|oci://…")]
+    /// missing), an OCI registry to push it to (oci://HOST/NAMESPACE/REPO), a Python package
+    /// index to upload a wheel to (pypi+https://HOST/simple/[#PROJECT]), or a Conan remote to
+    /// write a recipe for (conan+https://HOST/PATH[#NAME])
+    #[arg(long, value_name = "LOCATION")]
     pub registry: String,
     /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for
     /// pip and package indexes; `conan`: a Conan recipe beside the tree, for a Conan remote)

@@ -15,8 +15,10 @@ pub struct YankArgs {
     #[arg(value_name = "V")]
     pub version: MethodVersion,
     /// The registry: a file registry (a path or file:// URL) or an OCI registry
-    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact)
-    #[arg(long, value_name = "DIR|oci://…")]
+    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact); a
+    /// package index (pypi+https://…) or a Conan remote (conan+https://…) refuses, naming the
+    /// command of its own tool
+    #[arg(long, value_name = "LOCATION")]
     pub registry: String,
     /// Bring a yanked version back
     #[arg(long)]

@@ -171,6 +171,9 @@ pub fn install<'a>(
     }
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
     let (mut options, notes) = prepared_options(session, ctx, settings, &entries, &client)?;
+    if settings.frozen {
+        options.offline_flag = "--frozen";
+    }
     if let Some(list) = &settings.reinstall {
         if let Some(v) = list.iter().find(|v| !needed.contains(*v)) {
             return Err(OpsError::Config(format!(

@@ -61,7 +61,11 @@ pub enum OpsError {
     /// No registry is configured; `config` is the file this context keeps it in (the marker of
     /// a superbuild, else the repository's tool state `config.yaml`).
     #[error("no registry configured")]
-    NoRegistry { config: Option<PathBuf> },
+    NoRegistry {
+        config: Option<PathBuf>,
+        /// Whether the command takes `--registry` (`migrate version` does not).
+        flag: bool,
+    },
     /// A migration failed, and putting the tool state back failed too: the original error
     /// first, then the restore's.
     #[error("{original}; putting the tool state back also failed: {restore}")]
@@ -96,22 +100,26 @@ impl OpsError {
     pub fn hint(&self) -> Option<String> {
         match self {
             Self::Workspace(e) => e.hint(),
-            Self::NoRegistry { config } => Some(match config {
-                Some(file) if file.ends_with(crate::workspace::marker::MARKER_PATH) => format!(
-                    "pass `--registry URL`, set {}, or add `registry: URL` to the workspace marker `{}` (relative paths are relative to the superbuild)",
-                    crate::env::A2C_REGISTRY,
-                    file.display()
-                ),
-                Some(file) => format!(
-                    "pass `--registry URL`, set {}, or add `registry: URL` to `{}` (this repository's own settings; a relative path is relative to the repository)",
-                    crate::env::A2C_REGISTRY,
-                    file.display()
-                ),
-                None => format!(
-                    "pass `--registry URL` or set {}; `a2c init --registry URL` makes a superbuild that keeps it",
-                    crate::env::A2C_REGISTRY
-                ),
-            }),
+            Self::NoRegistry { config, flag } => {
+                // Only a command that takes `--registry` is told to pass it.
+                let pass = if *flag { "pass `--registry URL`, " } else { "" };
+                Some(match config {
+                    Some(file) if file.ends_with(crate::workspace::marker::MARKER_PATH) => format!(
+                        "{pass}set {}, or add `registry: URL` to the workspace marker `{}` (relative paths are relative to the superbuild)",
+                        crate::env::A2C_REGISTRY,
+                        file.display()
+                    ),
+                    Some(file) => format!(
+                        "{pass}set {}, or add `registry: URL` to `{}` (this repository's own settings; a relative path is relative to the repository)",
+                        crate::env::A2C_REGISTRY,
+                        file.display()
+                    ),
+                    None => format!(
+                        "{pass}set {}; `a2c init --registry URL` makes a superbuild that keeps it",
+                        crate::env::A2C_REGISTRY
+                    ),
+                })
+            }
             Self::Registry(e) => e.hint(),
             Self::Lock(e) => e.hint(),
             Self::Store(e) => e.hint(),
@@ -577,6 +585,7 @@ pub const REPO_CONFIG: &str = "config.yaml";
 pub fn no_registry(ctx: &Context) -> OpsError {
     OpsError::NoRegistry {
         config: registry_config(ctx),
+        flag: true,
     }
 }
 
@@ -630,6 +639,7 @@ pub fn install_options(
         plain_http: session.plain_http().clone(),
         lock_dir: ctx.lock_path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
         offline,
+        offline_flag: "--offline",
         from: from_dir(from)?,
         jobs,
         limits: session.limits()?,

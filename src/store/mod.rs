@@ -112,7 +112,8 @@ pub enum StoreError {
         version: MethodVersion,
         sha256: String,
         looked: Vec<String>,
-        offline: bool,
+        /// The flag that made the run offline (`--offline`, `--frozen`), when it was.
+        offline: Option<&'static str>,
     },
     #[error("`{}` is tracked by git, but a2c's store is machine-local: a repository that commits it could pass off any files as an installed version", path.display())]
     Tracked { path: PathBuf },
@@ -221,8 +222,8 @@ impl StoreError {
                 "the bundle is not the one the lock pins: the registry changed a published bundle, or the file was tampered with; this version was not installed".into()
             }
             Self::BadManifest { .. } => "the bundle does not hold the method version it claims; tell the registry's owner".into(),
-            Self::Missing { offline: true, .. } => {
-                "pass `--from DIR` with the bundles (see `a2c vendor`), or run without `--offline`".into()
+            Self::Missing { offline: Some(flag), .. } => {
+                format!("pass `--from DIR` with the bundles (see `a2c vendor`), or run without `{flag}`")
             }
             Self::Missing { .. } => "check the lock's `source`, or pass `--from DIR`".into(),
             Self::Tracked { path } => format!(

@@ -105,6 +105,8 @@ pub struct InstallOptions {
     /// The HTTP client, built on first use; `None` reads no registry at all.
     pub network: Option<std::sync::Arc<crate::net::LazyClient>>,
     pub offline: bool,
+    /// The flag that made the run offline, for hints (`--offline`, or `--frozen`).
+    pub offline_flag: &'static str,
     pub from: Option<PathBuf>,
     pub jobs: usize,
     pub limits: Limits,

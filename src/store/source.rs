@@ -168,7 +168,7 @@ pub fn fetch_to_cache(
             version: entry.version.clone(),
             sha256: entry.sha256.to_hex(),
             looked: vec![format!("the cache `{}`", options.cache.dir.display())],
-            offline: true,
+            offline: Some(options.offline_flag),
         });
     }
     match entry.location(&options.plain_http, options.lock_dir.as_deref()) {

@@ -83,8 +83,11 @@ fn man_pages_cover_every_subcommand_and_render_cleanly() {
     assert!(top.contains("A2C_HTTP_LOW_SPEED_TIME"), "every variable");
     let man = std::process::Command::new("man").arg("--version").output();
     for page in &pages {
-        let roff = fs_err::read_to_string(t.path(&format!("man1/{page}"))).unwrap();
-        // Every reference resolves to a page that was written.
+        // roff writes a hyphen as `\-`: read the names as a reader sees them.
+        let roff = fs_err::read_to_string(t.path(&format!("man1/{page}")))
+            .unwrap()
+            .replace("\\-", "-");
+        // Every reference resolves to a page that was written (issue 41: `a2c-help(1)` was not).
         for (i, _) in roff.match_indices("a2c-") {
             let name: String = roff[i..]
                 .chars()
@@ -1380,4 +1383,41 @@ fn messages_that_lead_somewhere() {
     t.git_repo("new");
     let run = t.run_env("new", &["adopt", "--version", "9.9.9"], &[("A2C_REGISTRY", "../reg")]);
     insta::assert_snapshot!("adopt-unpublished", run.error_transcript());
+}
+
+/// Issue 41: the `--help` of every command that takes a registry names every kind a registry
+/// may be (it said "file registry" and listed no `pypi+`/`conan+` form).
+#[test]
+fn help_names_every_registry_kind() {
+    let t = TestContext::new();
+    for command in ["pack", "yank", "sign", "lock"] {
+        let run = t.run(".", &[command, "--help"]);
+        run.success();
+        for kind in ["oci://", "pypi+https://", "conan+https://"] {
+            assert!(
+                run.stdout.contains(kind),
+                "`a2c {command} --help` lacks {kind}:\n{}",
+                run.stdout
+            );
+        }
+        assert!(!run.stdout.contains("DIR|oci"), "{}", run.stdout);
+    }
+}
+
+/// Issue 41: `--json` always prints a JSON document: `completions` and `man` without `--out`
+/// (a script, a page) refuse it with what to run instead, and that command works.
+#[test]
+fn json_is_a_document_or_an_error_document() {
+    let t = TestContext::new();
+    for args in [&["completions", "bash", "--json"][..], &["man", "--json"][..]] {
+        let run = t.run(".", args);
+        run.failure();
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON error document");
+        validate("error", &doc);
+    }
+    let run = t.run(".", &["completions", "bash", "--json"]);
+    assert!(run.stdout.contains("a2c completions bash > FILE"), "{}", run.stdout);
+    t.run(".", &["completions", "bash"]).success();
+    let doc = t.run(".", &["man", "--out", "man1", "--json"]).json();
+    assert!(doc["pages"].as_array().is_some_and(|p| !p.is_empty()), "{doc}");
 }

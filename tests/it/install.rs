@@ -908,3 +908,16 @@ fn vendor_refuses_two_bundles_under_one_file_name() {
         .collect();
     assert!(written.is_empty() || written == [0], "{written:?}");
 }
+
+/// Issue 41: `install --frozen` that lacks a bundle names the flag the user gave (it said
+/// "run without `--offline`"), and the hint, followed, installs.
+#[test]
+fn a_frozen_install_names_frozen_in_its_hint() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["install", "--frozen"]);
+    run.fails_with(&["no bundle for version", "run without `--frozen`"]);
+    assert!(!run.stderr.contains("--offline"), "{}", run.stderr);
+    t.run("w", &["install"]).success();
+}

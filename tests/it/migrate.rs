@@ -1040,3 +1040,28 @@ fn a_failed_rollback_keeps_the_journal_and_says_so() {
         .success();
     assert!(!t.path("r/.git/a2c-migrate.json").exists());
 }
+
+/// Issue 41: a superbuild whose marker names no registry, migrating to a version its lock
+/// lacks: the hint names only what `migrate version` takes (it has no `--registry`), and
+/// following it works.
+#[test]
+fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
+    let t = TestContext::new();
+    superbuild_to_migrate(&t);
+    t.write(
+        "w/.tools/esys/a2c/workspace.yaml",
+        "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\n",
+    );
+    let run = t.run("w/p/app", &["migrate", "version", "--to", "2.1.0"]);
+    run.fails_with(&["no registry configured"]);
+    assert!(!run.stderr.contains("--registry"), "{}", run.stderr);
+    assert!(run.stderr.contains("set A2C_REGISTRY"), "{}", run.stderr);
+    // The hint, followed: the variable set, relative to where the user stands.
+    let reg = t.path("reg").display().to_string();
+    t.run_env(
+        "w/p/app",
+        &["migrate", "version", "--to", "2.1.0"],
+        &[("A2C_REGISTRY", reg.as_str())],
+    )
+    .success();
+}

@@ -345,7 +345,13 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     superbuild(&t, &server.location(), &["1.0.0"]);
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(run.stderr.contains("401"), "{}", run.stderr);
+    // Issue 41: the index's own words — a login with a user name, not a bearer token.
+    let host = format!("127.0.0.1:{}", server.port);
+    assert!(
+        run.stderr.contains("401") && run.stderr.contains(&format!("`a2c login {host} --username NAME`")),
+        "{}",
+        run.stderr
+    );
     // The marker names the index: a committed file chooses no host for the credentials.
     let auth = ("A2C_REGISTRY_AUTH", "alice:s3cret");
     let run = t.run_env("w", &["lock"], &[auth]);
@@ -357,7 +363,6 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     // Bound with A2C_TOKEN_HOSTS, likewise.
-    let host = format!("127.0.0.1:{}", server.port);
     let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
     t.run_env("w", &["lock"], &bound).success();
     t.run_env("w", &["install"], &bound).success();

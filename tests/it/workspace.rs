@@ -592,3 +592,44 @@ fn init_makes_a_superbuild_and_a_single_repository_keeps_its_registry() {
     let list = t.run("solo", &["list", "--json"]).json();
     assert!(list["registry"].as_str().unwrap_or_default().ends_with("reg"), "{list}");
 }
+
+/// Issue 41: `init --registry DIR` with a directory that is not there yet says so, with the
+/// `pack` that creates it (run here, then `lock` works); `init` in a repository that adopted
+/// already does not tell it to adopt.
+#[test]
+fn init_says_what_its_registry_and_its_repository_still_need() {
+    let t = TestContext::new();
+    t.git_repo("w");
+    let run = t.run("w", &["init", "--registry", "../reg"]);
+    run.success();
+    assert!(
+        run.stderr.contains("the registry `[TMP]/reg` does not exist yet"),
+        "{}",
+        run.stderr
+    );
+    let command = run
+        .stderr
+        .split("(`")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        .unwrap()
+        .to_string();
+    assert_eq!(command, "a2c pack TREE --version V --registry [TMP]/reg");
+    let command = command.replace("[TMP]", &t.root.display().to_string());
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let tree = t.path("trees/1.0.0").display().to_string();
+    let ran = command.replace("TREE", &tree).replace(" V ", " 1.0.0 ");
+    let args: Vec<&str> = ran.split(' ').skip(1).collect();
+    t.run(".", &args).success();
+    t.canonical_repo("w/p/a", "1.0.0");
+    t.run("w", &["lock"]).success();
+    // A repository that adopted already, made a superbuild.
+    t.canonical_repo("solo", "1.0.0");
+    let run = t.run("solo", &["init"]);
+    run.success();
+    assert!(
+        run.stderr.contains("in each other repository that has not adopted"),
+        "{}",
+        run.stderr
+    );
+}

@@ -366,7 +366,12 @@ fn lock_entry(
         &needed,
         &network(session, ctx, None)?,
         settings.allow_expired,
-    )?;
+    )
+    .map_err(|e| match e {
+        // `migrate version` takes no `--registry`: its hint does not name one.
+        OpsError::NoRegistry { config, .. } => OpsError::NoRegistry { config, flag: false },
+        other => other,
+    })?;
     let entry = planned.lock.get(version).cloned().expect("resolved above");
     Ok((entry, true))
 }

@@ -95,9 +95,21 @@ impl Kind for PypiIndex {
         Box::new(super::PypiRegistry::new(self.clone(), network.clone()))
     }
 
-    /// A project the index does not have answers 404 on its page.
+    /// A project the index does not have answers 404 on its page; an index behind a login
+    /// takes a user and a password (or `__token__` and an API token), never a bearer token.
     fn hint(&self, e: &crate::net::HttpError) -> Option<String> {
         match e {
+            crate::net::HttpError::Status {
+                status: 401,
+                authorized: false,
+                ..
+            } => Some(format!(
+                "the index wants credentials: run `a2c login {} --username NAME` (the password, or an API token with NAME `__token__`, on stdin), or set {}=user:password and bind its host with --registry, {} or {}",
+                crate::net::credentials::host_entry(&self.simple),
+                crate::env::A2C_REGISTRY_AUTH,
+                crate::env::A2C_REGISTRY,
+                crate::env::A2C_TOKEN_HOSTS
+            )),
             crate::net::HttpError::Status { status: 404, url, .. } if *url == self.page().as_str() => Some(format!(
                 "the index has no project `{}`: publish a version there (`a2c pack DIR --version V --registry {self}`), or name the project the index holds after `#` in the registry location",
                 self.project
