@@ -42,9 +42,13 @@ pub struct SignArgs {
     /// The secret key (from `a2c key generate`)
     #[arg(long, value_name = "KEYFILE")]
     pub key: PathBuf,
-    /// Give the index an expiry this many days from now (a frozen index is then refused)
-    #[arg(long, value_name = "DAYS")]
+    /// Give the index an expiry this many days from now, at least one (a frozen index is then
+    /// refused); without it, a file registry's index keeps the expiry it has
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u64).range(1..))]
     pub expires_in: Option<u64>,
+    /// Drop the index's expiry: it never expires
+    #[arg(long, conflicts_with = "expires_in")]
+    pub no_expiry: bool,
 }
 
 fn cwd(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
@@ -155,7 +159,15 @@ pub fn sign(
     let cwd = cwd(global)?;
     let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
     let key = unlock(&cwd.join(&args.key), printer)?;
-    let signed = registry.sign(&key, args.expires_in)?;
+    let expiry = match (args.expires_in, args.no_expiry) {
+        (Some(days), _) => crate::registry::handle::Expiry::InDays(days),
+        (None, true) => crate::registry::handle::Expiry::Never,
+        (None, false) => crate::registry::handle::Expiry::Keep,
+    };
+    let signed = registry.sign(&key, expiry)?;
+    for w in &signed.warnings {
+        printer.warn(w);
+    }
     match (signed.rebuilt, printer.json) {
         (_, true) => printer.json_doc(&signed),
         (None, false) => printer.status(format!("signed the index: `{}`", signed.signature)),

@@ -224,9 +224,13 @@ impl HttpClient {
                     sent: authorized,
                 }));
             }
+            // A token service names its endpoint as the realm; a realm that is no URL (RFC
+            // 6750's `Bearer realm="a2c"`) only says a bearer token is wanted: the 401 stands,
+            // and says which credential would answer it.
             if response.status() == StatusCode::UNAUTHORIZED
                 && !challenged
                 && let Some(challenge) = bearer_challenge(response.headers())
+                    .filter(|c| Url::parse(&c.realm).is_ok_and(|r| matches!(r.scheme(), "http" | "https")))
             {
                 challenged = true;
                 self.fetch_token(url, &challenge).await?;

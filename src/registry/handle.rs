@@ -78,6 +78,20 @@ pub struct Signed {
     pub signature: String,
     #[serde(flatten, serialize_with = "rebuilt")]
     pub rebuilt: Option<(u64, usize)>,
+    /// What the signer should know (an expiry already past, kept): said on stderr.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+/// What `a2c sign` does with the index's `expires`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// Leave it as it is (a file registry's; an OCI index artifact is rebuilt without one).
+    Keep,
+    /// A new one, this many days from now (at least one).
+    InDays(u64),
+    /// None: the index never expires (`--no-expiry`).
+    Never,
 }
 
 fn rebuilt<S: serde::Serializer>(r: &Option<(u64, usize)>, s: S) -> Result<S::Ok, S::Error> {
@@ -132,8 +146,8 @@ pub trait Registry {
         sign: Option<&super::signing::SecretKey>,
     ) -> Result<Yanked, PublishError>;
 
-    /// Signs the index with the secret key `key` (an expiry `expires_in_days` from now).
-    fn sign(&self, key: &super::signing::SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError>;
+    /// Signs the index with the secret key `key`, its expiry as `expiry` says.
+    fn sign(&self, key: &super::signing::SecretKey, expiry: Expiry) -> Result<Signed, PublishError>;
 }
 
 /// What a publishing command asks of a registry.

@@ -106,8 +106,8 @@ impl Registry for Worded {
         self.handle.yank(version, undo, sign).map_err(|e| self.word_publish(e))
     }
 
-    fn sign(&self, key: &SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError> {
-        self.handle.sign(key, expires_in_days).map_err(|e| self.word_publish(e))
+    fn sign(&self, key: &SecretKey, expiry: super::handle::Expiry) -> Result<Signed, PublishError> {
+        self.handle.sign(key, expiry).map_err(|e| self.word_publish(e))
     }
 }
 

@@ -459,3 +459,33 @@ fn endless_token_answers_are_cut_and_memory_stays_bounded() {
     );
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+/// Issue 41: a static registry answering `WWW-Authenticate: Bearer realm="a2c"` (RFC 6750: a
+/// realm that names no token service) with the token held back from the host a committed
+/// marker names: the 401 says so and how to bind the host (it said the token service
+/// misbehaves); following the hint locks.
+#[test]
+fn a_bearer_realm_that_is_no_url_gets_the_held_back_hint() {
+    let t = TestContext::new();
+    let server = single(&t);
+    server.require_token_from("s3cret", "a2c");
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {}\n", server.url()));
+    t.canonical_repo("w/p/a", "1.0.0");
+    let token = ("A2C_REGISTRY_TOKEN", "s3cret");
+    let run = t.run_env("w", &["lock"], &[token]);
+    run.failure();
+    assert!(
+        run.stderr.contains("held back") && !run.stderr.contains("misbehaves"),
+        "{}",
+        run.stderr
+    );
+    let host = url::Url::parse(&server.url()).unwrap();
+    let bound = format!("{}:{}", host.host_str().unwrap(), host.port().unwrap());
+    assert!(
+        run.stderr.contains(&format!("A2C_TOKEN_HOSTS={bound}")),
+        "{}",
+        run.stderr
+    );
+    t.run_env("w", &["lock"], &[token, ("A2C_TOKEN_HOSTS", bound.as_str())])
+        .success();
+}

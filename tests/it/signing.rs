@@ -365,6 +365,39 @@ fn rollbacks_and_expired_indexes_are_refused() {
     );
     assert_ne!(expired, newest);
     t.write("reg/index/esys/a2c.json", &expired);
+    // Issue 41: signing keeps the past expiry, and says so with what to run.
+    let run = t.run(".", &["sign", "--registry", "reg", "--key", "keys/a2c.key"]);
+    run.success();
+    assert!(
+        run.stderr
+            .contains("the index expired at 2020-01-01T00:00:00Z and keeps that expiry")
+            && run.stderr.contains("`--no-expiry` drops it"),
+        "{}",
+        run.stderr
+    );
+    // Its command, run with a key file and a number of days, renews the expiry.
+    let command = run
+        .stderr
+        .split("; `")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        .unwrap();
+    let command = command
+        .replace("[TMP]", &t.root.display().to_string())
+        .replace("KEYFILE", "keys/a2c.key")
+        .replace("DAYS", "30");
+    let args: Vec<&str> = command.split(' ').skip(1).collect();
+    t.run(".", &args).success();
+    assert!(
+        fs_err::read_to_string(t.path("reg/index/esys/a2c.json"))
+            .unwrap()
+            .contains("\"expires\": \"20")
+    );
+    // Expired again for what follows.
+    let renewed = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    let at = renewed.find("\"expires\": \"").unwrap() + "\"expires\": \"".len();
+    let expired = format!("{}2020-01-01T00:00:00Z{}", &renewed[..at], &renewed[at + 20..]);
+    t.write("reg/index/esys/a2c.json", &expired);
     t.run(".", &["sign", "--registry", "reg", "--key", "keys/a2c.key"])
         .success();
     let run = t.run("w", &["lock", "--update"]);
@@ -387,9 +420,18 @@ fn rollbacks_and_expired_indexes_are_refused() {
     .success();
     let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
     assert!(
-        index.contains("\"serial\": 10") && index.contains("\"expires\": \"20"),
+        index.contains("\"serial\": 11") && index.contains("\"expires\": \"20"),
         "{index}"
     );
+    t.run("w", &["lock", "--update"]).success();
+    // Issue 41: zero days is refused; `--no-expiry` drops the expiry.
+    let sign = ["sign", "--registry", "reg", "--key", "keys/a2c.key"];
+    let run = t.run(".", &[&sign[..], &["--expires-in", "0"]].concat());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = t.run(".", &[&sign[..], &["--no-expiry"]].concat());
+    run.success();
+    let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
+    assert!(!index.contains("expires"), "{index}");
     t.run("w", &["lock", "--update"]).success();
 }
 

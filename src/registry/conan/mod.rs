@@ -292,7 +292,7 @@ impl Registry for ConanRegistry {
         Err(self.not_here(Action::Yank))
     }
 
-    fn sign(&self, _: &signing::SecretKey, _: Option<u64>) -> Result<Signed, PublishError> {
+    fn sign(&self, _: &signing::SecretKey, _: super::handle::Expiry) -> Result<Signed, PublishError> {
         Err(self.not_here(Action::Sign))
     }
 }

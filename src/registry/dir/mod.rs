@@ -131,7 +131,7 @@ impl Registry for DirRegistry {
         let mut warnings = Vec::new();
         match sign {
             Some(key) if changed => {
-                publish::sign_index(&self.dir, key, None)?;
+                publish::sign_index(&self.dir, key, super::handle::Expiry::Keep)?;
             }
             None if changed && publish::is_signed(&self.dir) => warnings.push(self.stale_signature()),
             _ => {}
@@ -144,11 +144,20 @@ impl Registry for DirRegistry {
         })
     }
 
-    fn sign(&self, key: &signing::SecretKey, expires_in_days: Option<u64>) -> Result<Signed, PublishError> {
-        let path = publish::sign_index(&self.dir, key, expires_in_days)?;
+    fn sign(&self, key: &signing::SecretKey, expiry: super::handle::Expiry) -> Result<Signed, PublishError> {
+        let (path, expired) = publish::sign_index(&self.dir, key, expiry)?;
         Ok(Signed {
             signature: path.display().to_string(),
             rebuilt: None,
+            warnings: expired
+                .map(|at| {
+                    format!(
+                        "the index expired at {at} and keeps that expiry: installs that pin its key refuse it; `a2c sign --registry {} --key KEYFILE --expires-in DAYS` sets a new one, `--no-expiry` drops it",
+                        crate::util::text::shell_quoted(&self.dir)
+                    )
+                })
+                .into_iter()
+                .collect(),
         })
     }
 }

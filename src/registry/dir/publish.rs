@@ -99,17 +99,32 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
 
 /// Signs the index of the file registry `registry` with the secret key `key`, under its
 /// publish lock: writes `index/esys/a2c.json.minisig` atomically. Returns its path.
-/// With `expires_in_days`, the index first gets an `expires` that many days from now (and a
-/// new serial).
-pub fn sign_index(registry: &Path, key: &SecretKey, expires_in_days: Option<u64>) -> Result<PathBuf, PublishError> {
+/// With `Expiry::InDays`, the index first gets an `expires` that many days from now (and a
+/// new serial); with `Never`, loses it. Also returns, with `Keep`, an `expires` already past
+/// that the index keeps (for a warning).
+pub fn sign_index(
+    registry: &Path,
+    key: &SecretKey,
+    expiry: crate::registry::handle::Expiry,
+) -> Result<(PathBuf, Option<String>), PublishError> {
+    use crate::registry::handle::Expiry;
     let _lock = PublishLock::acquire(registry)?;
-    if let Some(days) = expires_in_days {
-        let index_path = registry.join(INDEX_PATH);
-        let mut index = read_index_file(&index_path)?;
-        index.expires = Some(crate::util::time::rfc3339_after(days as i64 * 86_400));
+    let index_path = registry.join(INDEX_PATH);
+    let mut index = read_index_file(&index_path)?;
+    let past = match (expiry, &index.expires) {
+        (Expiry::Keep, Some(at)) if *at < crate::util::time::now_rfc3339() => Some(at.clone()),
+        _ => None,
+    };
+    let expires = match expiry {
+        Expiry::Keep => index.expires.clone(),
+        Expiry::InDays(days) => Some(crate::util::time::rfc3339_after(days as i64 * 86_400)),
+        Expiry::Never => None,
+    };
+    if expires != index.expires {
+        index.expires = expires;
         write_index(&index_path, &mut index)?;
     }
-    write_signature(registry, key)
+    Ok((write_signature(registry, key)?, past))
 }
 
 fn write_signature(registry: &Path, key: &SecretKey) -> Result<PathBuf, PublishError> {

@@ -89,7 +89,7 @@ impl Registry for HttpRegistry {
         Err(read_only(Action::Yank, &self.shown()))
     }
 
-    fn sign(&self, _: &signing::SecretKey, _: Option<u64>) -> Result<Signed, PublishError> {
+    fn sign(&self, _: &signing::SecretKey, _: super::handle::Expiry) -> Result<Signed, PublishError> {
         Err(read_only(Action::Sign, &self.shown()))
     }
 }

@@ -363,10 +363,14 @@ pub fn sign(
     http: &HttpClient,
     oci: &OciRef,
     key: &super::signing::SecretKey,
-    expires_in_days: Option<u64>,
+    expiry: super::handle::Expiry,
 ) -> Result<Index, RegistryError> {
     let mut index = next_index(http, oci)?;
-    index.expires = expires_in_days.map(|days| crate::util::time::rfc3339_after(days as i64 * 86_400));
+    index.expires = match expiry {
+        super::handle::Expiry::InDays(days) => Some(crate::util::time::rfc3339_after(days as i64 * 86_400)),
+        // The index artifact is rebuilt from the tags: it keeps no earlier expiry.
+        super::handle::Expiry::Keep | super::handle::Expiry::Never => None,
+    };
     write_index(http, oci, &index, Some(key))?;
     Ok(index)
 }
@@ -564,7 +568,7 @@ impl super::handle::Registry for OciRegistry {
         let mut warnings = Vec::new();
         match r.sign {
             Some(key) => {
-                sign(&http, &self.oci, key, None)?;
+                sign(&http, &self.oci, key, super::handle::Expiry::Keep)?;
             }
             None if pushed && is_signed(&http, &self.oci)? => warnings.push(format!(
                 "the index of `{}` is signed and does not list {} yet: sign it (`a2c sign --registry {} --key KEYFILE`), or installs that pin its key do not see it",
@@ -619,12 +623,13 @@ impl super::handle::Registry for OciRegistry {
     fn sign(
         &self,
         key: &super::signing::SecretKey,
-        expires_in_days: Option<u64>,
+        expiry: super::handle::Expiry,
     ) -> Result<super::handle::Signed, super::handle::PublishError> {
-        let index = sign(&*self.client()?, &self.oci, key, expires_in_days)?;
+        let index = sign(&*self.client()?, &self.oci, key, expiry)?;
         Ok(super::handle::Signed {
             signature: format!("{}:{INDEX_TAG}", self.oci.display()),
             rebuilt: Some((index.serial.unwrap_or(0), index.versions.len())),
+            warnings: Vec::new(),
         })
     }
 }
