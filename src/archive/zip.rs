@@ -90,7 +90,7 @@ pub(super) fn entry(
     archive: &mut ::zip::ZipArchive<Cursor<&[u8]>>,
     i: usize,
 ) -> Result<EntryInfo, ArchiveError> {
-    let (raw, is_dir, mode, encrypted, method, declared, header) = {
+    let (raw, is_dir, mode, encrypted, method, declared, header, central) = {
         let f = archive.by_index_raw(i).map_err(corrupt)?;
         (
             f.name_raw().to_vec(),
@@ -100,9 +100,10 @@ pub(super) fn entry(
             f.compression(),
             f.size(),
             f.header_start(),
+            f.central_header_start(),
         )
     };
-    check_local_header(bytes, header, &raw)?;
+    check_local_header(bytes, header, central, &raw)?;
     let name = String::from_utf8_lossy(&raw).into_owned();
     let refuse = |reason: String| ArchiveError::Entry {
         entry: crate::util::text::quoted_short(&name),
@@ -132,8 +133,11 @@ pub(super) fn entry(
 }
 
 /// The local header of an entry must name the same file as the central directory: a reader
-/// that trusts one and an extractor that trusts the other must never disagree on a path.
-fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<(), ArchiveError> {
+/// that trusts one and an extractor that trusts the other must never disagree on a path. Each
+/// header's name is read with its own Unicode Path field (0x7075) applied; a local header
+/// without one names the file as the central directory does when their legacy names are the
+/// same bytes (the field only in the central directory, as some archivers write it).
+fn check_local_header(bytes: &[u8], offset: u64, central: u64, central_name: &[u8]) -> Result<(), ArchiveError> {
     let shown = crate::util::text::quoted_bytes(central_name);
     let refuse = |reason: String| ArchiveError::Entry {
         entry: shown.clone(),
@@ -156,8 +160,18 @@ fn check_local_header(bytes: &[u8], offset: u64, central_name: &[u8]) -> Result<
         .ok_or_else(|| refuse("its local header is truncated".into()))?;
     // The central name comes with its Info-ZIP Unicode Path field (0x7075) applied, as WinZip
     // and 7-Zip write it beside a legacy (CP437) name: the local one is read the same way.
-    let local_name = unicode_path(extra, raw_name).unwrap_or(raw_name);
-    if local_name != central_name {
+    let local_field = unicode_path(extra, raw_name);
+    let local_name = local_field.unwrap_or(raw_name);
+    let central_legacy = usize::try_from(central)
+        .ok()
+        .and_then(|at| {
+            let header = bytes.get(at..at + 46).filter(|h| &h[..4] == b"PK\x01\x02")?;
+            let len = usize::from(u16::from_le_bytes([header[28], header[29]]));
+            bytes.get(at + 46..at + 46 + len)
+        })
+        .ok_or_else(|| refuse("its central directory header is out of range".into()))?;
+    let same_legacy = local_field.is_none() && raw_name == central_legacy;
+    if local_name != central_name && !same_legacy {
         return Err(refuse(format!(
             "the local header names `{}` but the central directory names it differently",
             crate::util::text::quoted_bytes(local_name)

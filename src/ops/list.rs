@@ -69,10 +69,15 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
     let needs = needs(ctx)?;
     let lock = Lockfile::read(&lock_path(ctx)?)?.unwrap_or_default();
     let store = super::store(ctx)?;
+    // A locked version is installed when the store holds what the lock pins; one the lock does
+    // not pin (`install --version V`, a member gone) when the store holds it, receipt and all.
     let installed: BTreeSet<MethodVersion> = store
         .installed_versions()
         .into_iter()
-        .filter(|(v, _)| lock.get(v).is_some_and(|e| store.is_installed(e)))
+        .filter(|(v, path)| match lock.get(v) {
+            Some(e) => store.is_installed(e),
+            None => path.join(crate::archive::RECEIPT_FILE).is_file(),
+        })
         .map(|(v, _)| v)
         .collect();
     let registries = super::registries(session, ctx, None)?;

@@ -1421,3 +1421,33 @@ fn json_is_a_document_or_an_error_document() {
     let doc = t.run(".", &["man", "--out", "man1", "--json"]).json();
     assert!(doc["pages"].as_array().is_some_and(|p| !p.is_empty()), "{doc}");
 }
+
+/// Issue 41: a version installed that no member pins (`install --version V`) is listed as
+/// installed, online and with `--offline` (it was shown as not installed, and offline left
+/// out).
+#[test]
+fn list_shows_installed_versions_no_member_pins() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["install"]).success();
+    t.method_tree("trees/3.0.0", "3.0.0");
+    t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
+        .success();
+    t.run("w", &["install", "--version", "3.0.0"]).success();
+    for offline in [false, true] {
+        let mut args = vec!["list", "--json"];
+        if offline {
+            args.push("--offline");
+        }
+        let doc = t.run("w", &args).json();
+        let row = doc["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["version"] == "3.0.0")
+            .cloned()
+            .unwrap_or_else(|| panic!("offline {offline}: 3.0.0 not listed: {doc}"));
+        assert_eq!(row["installed"], true, "offline {offline}: {doc}");
+        assert_eq!(row["locked"], false, "{doc}");
+    }
+}

@@ -178,16 +178,43 @@ fn info_zip_and_a_winzip_unicode_path() {
         (b"a2c-method.toml", "a2c-method.toml", manifest.as_bytes()),
         (b"rules/r\x82gles.md", "rules/règles.md", b"# r\xc3\xa8gles\n"),
     ];
-    let bytes = winzip(&files);
+    let bytes = winzip(&files, Local::Same);
     let (run, _) = install(&t, version, &bytes, "zip");
     run.success();
     let installed = t.path(&format!("r-{version}/.tools_local/esys/a2c/{version}/rules/règles.md"));
     assert_eq!(fs_err::read(installed).unwrap(), b"# r\xc3\xa8gles\n");
+    // Issue 41: the two shapes real archivers write that were refused. Local and central
+    // legacy names that differ, each header with its own 0x7075 (WinZip); and the field in
+    // the central directory only.
+    for (version, local) in [("4.3.0", Local::OtherLegacy), ("4.4.0", Local::Bare)] {
+        let manifest = format!("name = \"esys/a2c\"\nversion = \"{version}\"\ntool_state_root = \".tools/esys/a2c\"\n");
+        let files: [(&[u8], &str, &[u8]); 2] = [
+            (b"a2c-method.toml", "a2c-method.toml", manifest.as_bytes()),
+            (b"rules/r\x82gles.md", "rules/règles.md", b"# r\xc3\xa8gles\n"),
+        ];
+        let (run, _) = install(&t, version, &winzip(&files, local), "zip");
+        run.success();
+        let installed = t.path(&format!("r-{version}/.tools_local/esys/a2c/{version}/rules/règles.md"));
+        assert_eq!(fs_err::read(installed).unwrap(), b"# r\xc3\xa8gles\n", "{version}");
+    }
+}
+
+/// What a [`winzip`] local header holds beside the central directory's legacy name and
+/// Unicode Path field.
+#[derive(Clone, Copy)]
+enum Local {
+    /// The same legacy name and field.
+    Same,
+    /// Another legacy name (its last byte changed), with a field of its own for the same UTF-8
+    /// name.
+    OtherLegacy,
+    /// The same legacy name, and no field.
+    Bare,
 }
 
 /// A stored (uncompressed) zip whose entries carry a legacy name and a 0x7075 Unicode Path
-/// field in both the local header and the central directory.
-fn winzip(files: &[(&[u8], &str, &[u8])]) -> Vec<u8> {
+/// field in the central directory, and in the local header as `local` says.
+fn winzip(files: &[(&[u8], &str, &[u8])], local: Local) -> Vec<u8> {
     let crc = |b: &[u8]| {
         let mut c = flate2::Crc::new();
         c.update(b);
@@ -196,13 +223,25 @@ fn winzip(files: &[(&[u8], &str, &[u8])]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut central = Vec::new();
     for (legacy, utf8, content) in files {
-        let mut extra = vec![0x75, 0x70];
-        extra.extend(((5 + utf8.len()) as u16).to_le_bytes());
-        extra.push(1);
-        extra.extend(crc(legacy).to_le_bytes());
-        extra.extend(utf8.as_bytes());
+        let field = |name: &[u8]| {
+            let mut extra = vec![0x75, 0x70];
+            extra.extend(((5 + utf8.len()) as u16).to_le_bytes());
+            extra.push(1);
+            extra.extend(crc(name).to_le_bytes());
+            extra.extend(utf8.as_bytes());
+            extra
+        };
+        let extra = field(legacy);
+        let mut local_legacy = legacy.to_vec();
+        if matches!(local, Local::OtherLegacy) && !legacy.is_ascii() {
+            *local_legacy.last_mut().unwrap() ^= 0x20;
+        }
+        let local_extra = match local {
+            Local::Bare => Vec::new(),
+            _ => field(&local_legacy),
+        };
         let offset = out.len() as u32;
-        let common = |v: &mut Vec<u8>| {
+        let common = |v: &mut Vec<u8>, extra_len: usize| {
             v.extend(20u16.to_le_bytes()); // version needed
             v.extend(0u16.to_le_bytes()); // flags: no UTF-8 bit (legacy names)
             v.extend(0u16.to_le_bytes()); // stored
@@ -211,16 +250,16 @@ fn winzip(files: &[(&[u8], &str, &[u8])]) -> Vec<u8> {
             v.extend((content.len() as u32).to_le_bytes());
             v.extend((content.len() as u32).to_le_bytes());
             v.extend((legacy.len() as u16).to_le_bytes());
-            v.extend((extra.len() as u16).to_le_bytes());
+            v.extend((extra_len as u16).to_le_bytes());
         };
         out.extend(b"PK\x03\x04");
-        common(&mut out);
-        out.extend(*legacy);
-        out.extend(&extra);
+        common(&mut out, local_extra.len());
+        out.extend(&local_legacy);
+        out.extend(&local_extra);
         out.extend(*content);
         central.extend(b"PK\x01\x02");
         central.extend(20u16.to_le_bytes()); // made by: MS-DOS
-        common(&mut central);
+        common(&mut central, extra.len());
         central.extend(0u16.to_le_bytes()); // comment
         central.extend(0u16.to_le_bytes()); // disk
         central.extend(0u16.to_le_bytes()); // internal attributes
