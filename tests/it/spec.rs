@@ -157,3 +157,38 @@ fn the_formats_page_is_the_typed_list() {
         assert!(rows.contains(&row.as_str()), "docs/formats.md lacks {row}");
     }
 }
+
+/// Issue 41: the user's pages hold no dangling reference — the design documents the project
+/// does not contain (`DESIGN.md`, the ADR by number) and tracker numbers ("issue 38") mean
+/// nothing to a reader. performance.md's measurement history keeps its issue numbers below
+/// its tables.
+#[test]
+fn the_docs_name_nothing_a_reader_cannot_open() {
+    let mut pages = vec![format!("{ROOT}/README.md")];
+    for dir in ["docs", "registry-spec"] {
+        for entry in fs_err::read_dir(format!("{ROOT}/{dir}")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") && !path.ends_with("performance.md") {
+                pages.push(path.display().to_string());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for page in &pages {
+        let text = fs_err::read_to_string(page).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_ascii_lowercase();
+            let issue_number = lower
+                .match_indices("issue ")
+                .any(|(i, _)| lower[i + 6..].starts_with(|c: char| c.is_ascii_digit()));
+            if line.contains("DESIGN.md") || line.contains("ADR-0024") || issue_number {
+                found.push(format!("{page}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "references a reader cannot open:\n{}",
+        found.join("\n")
+    );
+}
