@@ -47,13 +47,13 @@ impl Bars {
 /// written past them would leave a stale frame behind).
 static ACTIVE: Mutex<Option<std::sync::Arc<Bars>>> = Mutex::new(None);
 
-/// One line on stderr, above the progress bars when they are drawn.
+/// One line on stderr, above the progress bars when they are drawn, whole however long.
 pub fn eprint_line(line: &str) {
     let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
     match active {
-        Some(bars) => {
-            let _ = bars.multi.println(line);
-        }
+        // Printed with the bars lifted, not through `println` (which cuts a line to the
+        // terminal's width): a long warning wraps whole and ends with its newline.
+        Some(bars) => bars.multi.suspend(|| eprintln!("{line}")),
         None => eprintln!("{line}"),
     }
 }
@@ -209,9 +209,10 @@ fn overall_template(width: u16) -> &'static str {
 /// A download bar's template for a terminal `width` columns wide.
 fn download_template(width: u16) -> &'static str {
     match width {
-        0..58 => "  {msg:<16!} [{wide_bar}] {percent:>3}%",
-        58..98 => "  {msg:<18!} [{wide_bar}] {bytes:>10}/{total_bytes:<10}",
-        _ => "  {msg:<22!} [{wide_bar}] {bytes:>10}/{total_bytes:<10} {bytes_per_sec:>12}",
+        // The message (`downloading V`) is never cut: a cut version reads as another one.
+        0..58 => "  {msg:<16} [{wide_bar}] {percent:>3}%",
+        58..98 => "  {msg:<18} [{wide_bar}] {bytes:>10}/{total_bytes:<10}",
+        _ => "  {msg:<22} [{wide_bar}] {bytes:>10}/{total_bytes:<10} {bytes_per_sec:>12}",
     }
 }
 

@@ -793,7 +793,8 @@ fn progress_bars_in_a_real_terminal() {
 /// overall bar and the download bar both drawn, and nothing left behind at the end.
 #[test]
 fn progress_bars_fit_every_width_during_a_slow_download() {
-    for columns in [60u16, 100, 140] {
+    // Issue 41: 40 columns too, where the version was cut (`downloading 1.0.`).
+    for columns in [40u16, 60, 100, 140] {
         let t = TestContext::new();
         let server = t.standard_http_superbuild();
         t.run("w", &["lock"]).success();
@@ -820,7 +821,7 @@ fn progress_bars_fit_every_width_during_a_slow_download() {
                 "{columns} columns: a row wider than the terminal wraps:\n{screen}"
             );
         }
-        let download = rows.iter().filter(|r| r.contains("downloading 1.0.0")).count();
+        let download = rows.iter().filter(|r| r.contains("downloading 1.0.0 ")).count();
         let overall = rows.iter().filter(|r| r.contains("/3")).count();
         assert_eq!(
             (download, overall),
@@ -1450,4 +1451,43 @@ fn list_shows_installed_versions_no_member_pins() {
         assert_eq!(row["installed"], true, "offline {offline}: {doc}");
         assert_eq!(row["locked"], false, "{doc}");
     }
+}
+
+/// Issue 41: at 40 columns, retry warnings printed while the bars are drawn keep every line
+/// whole — each warning its own logical line with its cause, the error after them on its own
+/// (they were cut to the width, run into each other and into the error).
+#[test]
+fn retry_warnings_keep_every_line_at_forty_columns() {
+    let t = TestContext::new();
+    let server = t.standard_http_superbuild();
+    t.run("w", &["lock"]).success();
+    server.fault(
+        "/bundles/a2c-1.0.0.tar.gz",
+        &[
+            crate::server::Fault::Status(500),
+            crate::server::Fault::Status(500),
+            crate::server::Fault::Status(500),
+        ],
+    );
+    let exports = [("A2C_HTTP_RETRIES", "2".to_string())];
+    let Some(term) = Terminal::start_sized(&t, "w", &exports, "install --jobs 1", 40) else {
+        return;
+    };
+    let done = term.wait_for("EXIT=");
+    let screen = term.capture_joined();
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    for n in 1..=2 {
+        let warning = lines
+            .iter()
+            .find(|l| l.contains(&format!("warning: retry {n} of 2")))
+            .unwrap_or_else(|| panic!("retry {n} not on a line of its own:\n{screen}\n{done}"));
+        assert!(
+            warning.contains("a2c-1.0.0.tar.gz") && warning.trim_end().ends_with("answered HTTP 500"),
+            "warning {n} cut or run on:\n{screen}"
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l.starts_with("error: ")),
+        "the error starts a line of its own:\n{screen}"
+    );
 }
