@@ -29,6 +29,18 @@ pub fn run(
         Some(d) => crate::util::paths::absolute(d),
         None => std::env::current_dir()?,
     };
+    // A member of a superbuild is not made a second one, nested in it, without a word: its
+    // commands would then use its own empty superbuild (`resolve` fails there).
+    if let Ok(ctx) = crate::workspace::Context::discover(&dir, None)
+        && let Some(ws) = ctx.workspace.as_ref().filter(|ws| ws.root != dir)
+    {
+        anyhow::bail!(
+            "`{}` is a member of the superbuild `{}`: a marker here would nest a second superbuild in it, which its commands would then use instead. Run a2c in the superbuild (`a2c -C {} install`); to make this a superbuild of its own, take it out of that marker's `members:` first",
+            dir.display(),
+            ws.root.display(),
+            crate::util::text::shell_quoted(&ws.root)
+        );
+    }
     // Refused now, not at the first `lock`: the location must parse (relative to W).
     let location = match &args.registry {
         Some(r) => Some(crate::registry::RegistryLocation::parse(r, &dir, session.plain_http())?),

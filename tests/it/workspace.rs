@@ -633,3 +633,19 @@ fn init_says_what_its_registry_and_its_repository_still_need() {
         run.stderr
     );
 }
+
+/// Issue 41: `init` in a member of a superbuild refuses to nest a second superbuild in it
+/// (it did so silently, and the member's `resolve` then failed); what it says to run works.
+#[test]
+fn init_in_a_member_refuses_to_nest_a_superbuild() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let run = t.run("w/p/app", &["init"]);
+    run.fails_with(&["is a member of the superbuild", "would nest a second superbuild"]);
+    assert!(!t.path("w/p/app/.tools/esys/a2c/workspace.yaml").exists());
+    let command = run.stderr.split("(`").nth(1).and_then(|r| r.split('`').next()).unwrap();
+    let command = command.replace("[TMP]", &t.root.display().to_string());
+    let args: Vec<&str> = command.split(' ').skip(1).collect();
+    t.run("w/p/app", &args).success();
+    t.run("w/p/app", &["resolve"]).success();
+}
