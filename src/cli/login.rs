@@ -76,6 +76,14 @@ pub fn login(
             "token stored for {host} in `{}`: a2c sends it to {host} only (over HTTPS, or plain HTTP to loopback)",
             path.display()
         ));
+        // A bare host is its default port only (netrc and A2C_TOKEN_HOSTS name every port of
+        // a bare host): say so, with the form for another port.
+        if url.port().is_none() {
+            printer.status(format!(
+                "it is bound to port {} of {host} only; for a registry on another port: `a2c login {host}:PORT`",
+                url.port_or_known_default().unwrap_or(443)
+            ));
+        }
     }
     Ok(Outcome::Success)
 }

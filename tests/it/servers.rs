@@ -489,3 +489,24 @@ fn a_bearer_realm_that_is_no_url_gets_the_held_back_hint() {
     t.run_env("w", &["lock"], &[token, ("A2C_TOKEN_HOSTS", bound.as_str())])
         .success();
 }
+
+/// Issue 41: `a2c login HOST` without a port binds the default port only, and says so with
+/// the form for another; that form, run with the registry's port, lets the lock through.
+#[test]
+fn login_without_a_port_says_which_port_it_binds() {
+    let t = TestContext::new();
+    let server = single(&t);
+    server.require_token("s3cret");
+    let run = run_umask(&t, "r", "022", &["login", "127.0.0.1"], "s3cret\n");
+    run.success();
+    assert!(
+        run.stderr.contains("bound to port 443 of 127.0.0.1 only") && run.stderr.contains("`a2c login 127.0.0.1:PORT`"),
+        "{}",
+        run.stderr
+    );
+    let url = server.url();
+    t.run("r", &["lock", "--registry", &url]).failure();
+    let port = url::Url::parse(&url).unwrap().port().unwrap();
+    run_umask(&t, "r", "022", &["login", &format!("127.0.0.1:{port}")], "s3cret\n").success();
+    t.run("r", &["lock", "--registry", &url]).success();
+}
