@@ -267,15 +267,17 @@ fn yanked_findings(
             continue;
         }
         for member in members {
+            let quoted = crate::util::text::shell_quoted(&member);
             findings.push(crate::doctor::finding(
                 crate::doctor::Code::VersionYanked,
                 Some(member),
                 Some(version.clone()),
                 format!("{version} is yanked in the registry `{location}`: it still installs from the lock, but no new lock takes it"),
                 match &newest {
-                    Some(n) if *n > version => {
-                        format!("move the member to a published version: `a2c migrate version --to {n}`")
-                    }
+                    // Run from wherever doctor was: the member named by `-C`.
+                    Some(n) if *n > version => format!(
+                        "move the member to a published version: `a2c -C {quoted} migrate version --to {n}`"
+                    ),
                     _ => format!(
                         "the registry publishes no version newer than {version} (a write contract never goes back): ask its owner to publish one"
                     ),
