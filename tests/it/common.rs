@@ -187,6 +187,17 @@ impl TestContext {
         Run::from(cmd.output().unwrap(), &self.root)
     }
 
+    /// Runs in `cwd` an `a2c …` command as a message printed it (its `[TMP]` the test's
+    /// root; words split at spaces, so its placeholders filled first): a hint followed where
+    /// the user stands.
+    pub fn run_printed(&self, cwd: &str, printed: &str) -> Run {
+        let command = printed.replace("[TMP]", &self.root.display().to_string());
+        let mut words = command.split(' ');
+        assert_eq!(words.next(), Some("a2c"), "not an a2c command: {printed}");
+        let args: Vec<&str> = words.collect();
+        self.run(cwd, &args)
+    }
+
     pub fn write(&self, rel: &str, contents: &str) -> PathBuf {
         let path = self.path(rel);
         fs_err::create_dir_all(path.parent().unwrap()).unwrap();

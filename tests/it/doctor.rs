@@ -631,13 +631,8 @@ fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
     assert!(hint.contains("migrate version --to 3.0.0"), "{f}");
     // Issue 41: the hint works from W, where doctor ran (it named no member before).
     t.commit_members();
-    let command = hint
-        .split('`')
-        .nth(1)
-        .unwrap()
-        .replace("[TMP]", &t.root.display().to_string());
-    let args: Vec<&str> = command.split(' ').skip(1).collect();
-    t.run("w", &args).success();
+    let command = hint.split('`').nth(1).unwrap();
+    t.run_printed("w", command).success();
     let record = fs_err::read_to_string(t.path("w/p/web/.tools/esys/a2c/adoption.yaml")).unwrap();
     assert!(record.contains("tool_version: 3.0.0"), "{record}");
     let offline = t.run("w", &["--offline", "doctor", "--json"]).verdict_json();

@@ -615,12 +615,10 @@ fn init_says_what_its_registry_and_its_repository_still_need() {
         .unwrap()
         .to_string();
     assert_eq!(command, "a2c pack TREE --version V --registry [TMP]/reg");
-    let command = command.replace("[TMP]", &t.root.display().to_string());
     t.method_tree("trees/1.0.0", "1.0.0");
     let tree = t.path("trees/1.0.0").display().to_string();
-    let ran = command.replace("TREE", &tree).replace(" V ", " 1.0.0 ");
-    let args: Vec<&str> = ran.split(' ').skip(1).collect();
-    t.run(".", &args).success();
+    t.run_printed(".", &command.replace("TREE", &tree).replace(" V ", " 1.0.0 "))
+        .success();
     t.canonical_repo("w/p/a", "1.0.0");
     t.run("w", &["lock"]).success();
     // A repository that adopted already, made a superbuild.
@@ -644,8 +642,6 @@ fn init_in_a_member_refuses_to_nest_a_superbuild() {
     run.fails_with(&["is a member of the superbuild", "would nest a second superbuild"]);
     assert!(!t.path("w/p/app/.tools/esys/a2c/workspace.yaml").exists());
     let command = run.stderr.split("(`").nth(1).and_then(|r| r.split('`').next()).unwrap();
-    let command = command.replace("[TMP]", &t.root.display().to_string());
-    let args: Vec<&str> = command.split(' ').skip(1).collect();
-    t.run("w/p/app", &args).success();
+    t.run_printed("w/p/app", command).success();
     t.run("w/p/app", &["resolve"]).success();
 }
