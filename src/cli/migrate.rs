@@ -212,6 +212,10 @@ fn print_steps(printer: &Printer, p: &crate::migrate::Plan, verb: &str, indent: 
     } else {
         line(format!("the write contract stays {}", p.to));
     }
+    // A delivery or method ref the record changes is said too (it was hidden).
+    for change in p.record_changes() {
+        line(format!("{verb} set {change}"));
+    }
 }
 
 /// `--all`: the combined plan (dry run) or what was done, member by member, and the digest.

@@ -142,15 +142,44 @@ impl Plan {
             && !self.write_record
     }
 
+    /// What the record says of delivery and method ref, before and after, when that changes
+    /// (`delivery package -> copy`, `method_ref v1 -> v2`).
+    pub fn record_changes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let shown = |d: Option<crate::workspace::Delivery>| d.map_or("(none)".to_string(), |d| d.to_string());
+        if self.before.delivery != self.after.delivery {
+            out.push(format!(
+                "delivery {} -> {}",
+                shown(self.before.delivery),
+                shown(self.after.delivery)
+            ));
+        }
+        if self.before.method_ref != self.after.method_ref {
+            let shown = |r: &Option<String>| r.clone().unwrap_or_else(|| "(none)".into());
+            out.push(format!(
+                "method_ref {} -> {}",
+                shown(&self.before.method_ref),
+                shown(&self.after.method_ref)
+            ));
+        }
+        out
+    }
+
     pub fn commit_message(&self) -> String {
-        let mut msg = if self.from == self.to {
-            format!(
+        let moved = !self.moves.is_empty() || self.remove_legacy;
+        let changes = self.record_changes();
+        let mut msg = match (self.from == self.to, moved) {
+            (false, _) => format!("a2c: migrate write contract {} -> {}", self.from, self.to),
+            (true, true) => format!(
                 "a2c: move the tool state root {LEGACY_ROOT}/ -> {CANONICAL_ROOT}/ (write contract {} unchanged)",
                 self.to
-            )
-        } else {
-            format!("a2c: migrate write contract {} -> {}", self.from, self.to)
+            ),
+            // Nothing moved: say what the record changes (a delivery, a method ref).
+            (true, false) => format!("a2c: {} (write contract {} unchanged)", changes.join(", "), self.to),
         };
+        if !changes.is_empty() && (self.from != self.to || moved) {
+            msg.push_str(&format!("\n\nThe adoption record changes: {}.", changes.join(", ")));
+        }
         if !self.moves.is_empty() && self.from != self.to {
             let why = match self.move_reason {
                 Some(MoveReason::Required) => format!("required by {}", self.to),

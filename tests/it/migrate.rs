@@ -1065,3 +1065,25 @@ fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
     )
     .success();
 }
+
+/// Issue 41: a migration that changes only the delivery says so — in its output and in its
+/// commit — instead of "move the tool state root", which did not move.
+#[test]
+fn a_delivery_only_migration_says_what_it_changed() {
+    let t = TestContext::new();
+    superbuild_to_migrate(&t);
+    let run = t.run(
+        "w/p/app",
+        &["migrate", "version", "--to", "1.0.0", "--delivery", "none"],
+    );
+    run.success();
+    assert!(run.stderr.contains("set delivery package -> none"), "{}", run.stderr);
+    let message = git(&t.path("w/p/app"), &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("a2c: delivery package -> none (write contract 1.0.0 unchanged)"),
+        "{message}"
+    );
+    assert!(!message.contains("move the tool state root"), "{message}");
+    let record = fs_err::read_to_string(t.path("w/p/app/.tools/esys/a2c/adoption.yaml")).unwrap();
+    assert!(record.contains("delivery: none"), "{record}");
+}
