@@ -1491,3 +1491,39 @@ fn retry_warnings_keep_every_line_at_forty_columns() {
         "the error starts a line of its own:\n{screen}"
     );
 }
+
+/// Issue 39: what `a2c pack` makes is the kind's to say — `--format conan` with another kind
+/// names the Conan location to pass, a bundle format with a Conan remote is refused — and
+/// `--format` lists every kind's own value.
+#[test]
+fn pack_formats_are_each_kinds_own() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = |format: &str, registry: &str| {
+        t.run(
+            ".",
+            &[
+                "pack",
+                "trees/1.0.0",
+                "--version",
+                "1.0.0",
+                "--format",
+                format,
+                "--registry",
+                registry,
+            ],
+        )
+    };
+    pack("conan", "reg").fails_with(&["--format conan is for a conan+https://HOST/PATH registry"]);
+    assert!(!t.path("reg").exists(), "nothing written");
+    pack("zip", "conan+http://127.0.0.1:9/").fails_with(&["a Conan remote takes a Conan package, not a zip bundle"]);
+    let help = t.run(".", &["pack", "--help"]);
+    assert!(
+        help.stdout.contains("conan") && help.stdout.contains("wheel"),
+        "{}",
+        help.stdout
+    );
+    // Followed: the Conan location writes the recipe.
+    pack("conan", "conan+http://127.0.0.1:9/").success();
+    assert!(t.path("trees/conanfile.py").is_file());
+}
