@@ -102,6 +102,9 @@ pub struct Lockfile {
     /// The highest `serial` of a signed index this lock was resolved against: an index with a
     /// lower serial is a rollback.
     pub index_serial: Option<u64>,
+    /// The same, for each registry of a marker that lists several (each keeps its own
+    /// serial), by the registry as the marker names it.
+    pub index_serials: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -110,6 +113,8 @@ struct LockDoc {
     version: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     index_serial: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    index_serials: std::collections::BTreeMap<String, u64>,
     #[serde(default, rename = "method")]
     methods: Vec<LockEntry>,
 }
@@ -153,6 +158,15 @@ pub fn is_relative_source(source: &str) -> bool {
 }
 
 impl Lockfile {
+    /// The serial recorded for a registry: `name` as a marker listing several names it, or
+    /// `None` for the one registry of a run.
+    pub fn serial_of(&self, name: Option<&str>) -> Option<u64> {
+        match name {
+            Some(name) => self.index_serials.get(name).copied(),
+            None => self.index_serial,
+        }
+    }
+
     /// Writes the `file://` sources of `versions` as paths relative to `lock_dir` (the lock
     /// file's directory): for a file registry named by a relative path, so that the lock is the
     /// same on every machine that checks the superbuild out.
@@ -219,6 +233,7 @@ impl Lockfile {
         Ok(Self {
             methods: doc.methods,
             index_serial: doc.index_serial,
+            index_serials: doc.index_serials,
         })
     }
 
@@ -237,6 +252,7 @@ impl Lockfile {
         let doc = LockDoc {
             version: LOCK_VERSION,
             index_serial: self.index_serial,
+            index_serials: self.index_serials.clone(),
             methods,
         };
         let body = toml::to_string(&doc).expect("the lockfile serializes");
@@ -359,7 +375,7 @@ mod tests {
         let p = Path::new("a2c.lock");
         let good = Lockfile {
             methods: vec![entry("1.0.0")],
-            index_serial: None,
+            ..Lockfile::default()
         }
         .to_toml();
         for (text, why) in [

@@ -150,7 +150,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     let must = options.update || !missing.is_empty() || options.registry.is_some();
     let mut indexes = Vec::new();
     for r in &registries {
-        match super::read_index_for(ctx, &r.location, &client, options.allow_expired, Some(&needed)) {
+        match super::read_index_for(ctx, r, &client, options.allow_expired, Some(&needed)) {
             Ok(index) => indexes.push(index),
             Err(e) if must => return Err(e),
             // Only checking locked entries: an unreachable registry is no error (and with one
@@ -205,11 +205,13 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
     plan.added.extend(vendored);
     plan.added.sort();
     plan.added.dedup();
-    let recorded = plan.lock.index_serial;
-    for index in &indexes {
-        super::record_serial(ctx, &mut plan.lock, index);
+    let recorded = (plan.lock.index_serial, plan.lock.index_serials.clone());
+    for (registry, index) in registries.iter().zip(&indexes) {
+        super::record_serial(ctx, &mut plan.lock, registry, index);
     }
-    let wrote = plan.changed() || !path.exists() || plan.lock.index_serial != recorded;
+    let wrote = plan.changed()
+        || !path.exists()
+        || (plan.lock.index_serial, &plan.lock.index_serials) != (recorded.0, &recorded.1);
     if wrote {
         plan.lock.write(&path)?;
     }

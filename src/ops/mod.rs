@@ -7,11 +7,13 @@ pub mod list;
 pub mod lock;
 pub mod migrate;
 pub mod places;
+pub mod registries;
 pub mod resolve;
 pub mod session;
 pub mod vendor;
 
 pub use places::{Alternatives, alternatives, configured_registries};
+pub use registries::{Configured, read_index, read_index_for, read_indexes, record_serial, registries, sources};
 pub use session::{Flags, Session};
 
 use std::collections::BTreeMap;
@@ -244,87 +246,6 @@ pub fn lock_path(ctx: &Context) -> Result<PathBuf, OpsError> {
     Ok(ctx.lock_path()?)
 }
 
-/// A registry a resolution reads, and — when the marker lists several — the name its lock
-/// entries record (the marker's text for it).
-#[derive(Debug, Clone)]
-pub struct Configured {
-    pub location: RegistryLocation,
-    pub name: Option<String>,
-}
-
-/// The registries, in the order a version is looked for: `--registry`, else `A2C_REGISTRY`
-/// (one, relative to the start directory), else the marker's `registry:` (one, or a list —
-/// a version is taken from the first that publishes it —, relative to W), else a single
-/// repository's `config.yaml` (relative to R).
-pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<Vec<Configured>, OpsError> {
-    let plain = session.plain_http();
-    let one = |text: &str, base: &Path| -> Result<Vec<Configured>, OpsError> {
-        Ok(vec![Configured {
-            location: RegistryLocation::parse(text, base, plain)?,
-            name: None,
-        }])
-    };
-    if let Some(flag) = flag {
-        return one(flag, &ctx.start);
-    }
-    if let Some(env) = &session.registry {
-        return one(env, &ctx.start);
-    }
-    match &ctx.workspace {
-        Some(ws) => {
-            let several = ws.marker.registries.len() > 1;
-            ws.marker
-                .registries
-                .iter()
-                .map(|r| {
-                    Ok(Configured {
-                        location: RegistryLocation::parse(r, &ws.root, plain)?,
-                        name: several.then(|| r.clone()),
-                    })
-                })
-                .collect()
-        }
-        // A single repository keeps it in its tool state `config.yaml` (relative to R).
-        None => match (ctx.repo.as_deref(), registry_config(ctx)) {
-            (Some(repo), Some(config)) => match repo_config_value(&config, "registry") {
-                Some(r) => one(&r, repo),
-                None => Ok(Vec::new()),
-            },
-            _ => Ok(Vec::new()),
-        },
-    }
-}
-
-/// The indexes of `registries`, read (as [`read_index_for`] does), in their order.
-pub fn read_indexes(
-    ctx: &Context,
-    registries: &[Configured],
-    client: &crate::net::LazyClient,
-    allow_expired: bool,
-    wanted: crate::registry::Wanted<'_>,
-) -> Result<Vec<crate::registry::Index>, OpsError> {
-    registries
-        .iter()
-        .map(|r| read_index_for(ctx, &r.location, client, allow_expired, wanted))
-        .collect()
-}
-
-/// The sources a resolution reads: each registry with its index.
-pub fn sources<'a>(
-    registries: &'a [Configured],
-    indexes: &'a [crate::registry::Index],
-) -> Vec<crate::registry::resolve::Source<'a>> {
-    registries
-        .iter()
-        .zip(indexes)
-        .map(|(r, index)| crate::registry::resolve::Source {
-            index,
-            location: &r.location,
-            name: r.name.as_deref(),
-        })
-        .collect()
-}
-
 /// The store of this context, checked (see [`crate::store::guard`]).
 pub fn store(ctx: &Context) -> Result<crate::store::Store, OpsError> {
     Ok(crate::store::guard(ctx.store_owner()?)?)
@@ -399,73 +320,6 @@ fn repo_trusted_keys(path: &Path) -> Vec<String> {
         // Unreadable pins must not silently turn verification off: a key that cannot be
         // parsed is kept, and refused by the verifier with its text.
         Err(_) => vec![snippet.join(" ")],
-    }
-}
-
-/// Reads the index of `location`, verified against the workspace's trusted keys when it pins
-/// any (fail closed: nothing in an unverified index is trusted).
-pub fn read_index(
-    ctx: &Context,
-    location: &RegistryLocation,
-    client: &crate::net::LazyClient,
-    allow_expired: bool,
-) -> Result<crate::registry::Index, OpsError> {
-    read_index_for(ctx, location, client, allow_expired, None)
-}
-
-/// [`read_index`] for a caller that needs only the versions in `wanted` (an OCI registry then
-/// reads only their manifests).
-pub fn read_index_for(
-    ctx: &Context,
-    location: &RegistryLocation,
-    client: &crate::net::LazyClient,
-    allow_expired: bool,
-    wanted: crate::registry::Wanted<'_>,
-) -> Result<crate::registry::Index, OpsError> {
-    use crate::registry::RegistryError;
-    let keys = trusted_keys(ctx);
-    let index = crate::registry::read_index_trusted(location, client, &keys, wanted)?;
-    if keys.is_empty() {
-        return Ok(index);
-    }
-    // With keys pinned, the index must also be fresh: not past its `expires` (unless
-    // `allow_expired`), and its `serial` not lower than the one the lock recorded.
-    if let Some(expires) = &index.expires
-        && *expires < crate::util::time::now_rfc3339()
-        && !allow_expired
-    {
-        return Err(RegistryError::Expired {
-            location: location.to_string(),
-            expires: expires.clone(),
-        }
-        .into());
-    }
-    // Fail closed: a lock that cannot be read cannot vouch that this index is not older.
-    let recorded = match lock_path(ctx).ok() {
-        Some(path) => crate::lock::Lockfile::read(&path)?.and_then(|l| l.index_serial),
-        None => None,
-    };
-    if let Some(recorded) = recorded
-        && index.serial.is_none_or(|s| s < recorded)
-    {
-        return Err(RegistryError::Rollback {
-            location: location.to_string(),
-            serial: index.serial.map_or("none".into(), |s| s.to_string()),
-            recorded,
-        }
-        .into());
-    }
-    Ok(index)
-}
-
-/// The serial a lock records after resolving against `index`: the higher of the two, when
-/// keys are pinned (a serial of an unsigned index proves nothing).
-pub fn record_serial(ctx: &Context, lock: &mut crate::lock::Lockfile, index: &crate::registry::Index) {
-    if trusted_keys(ctx).is_empty() {
-        return;
-    }
-    if let Some(serial) = index.serial {
-        lock.index_serial = Some(lock.index_serial.map_or(serial, |r| r.max(serial)));
     }
 }
 
@@ -612,8 +466,8 @@ pub fn resolve_missing(
         crate::registry::resolve::ResolveOptions::default(),
     )
     .map_err(|e| with_members(ctx, e))?;
-    for index in &indexes {
-        record_serial(ctx, &mut plan.lock, index);
+    for (registry, index) in registries.iter().zip(&indexes) {
+        record_serial(ctx, &mut plan.lock, registry, index);
     }
     relative_sources(session, ctx, flag, &mut plan);
     Ok(plan)

@@ -11,34 +11,56 @@ use crate::registry::RegistryLocation;
 use crate::util::version::MethodVersion;
 use crate::workspace::Context;
 
+/// One place a locked bundle may be served from.
+pub struct Place {
+    pub location: RegistryLocation,
+    /// For a registry's own mirror (`- url: R` with `mirrors:` in the marker): R as the
+    /// marker names it, and where it is. Such a mirror is asked only for the bundles locked
+    /// from R, and, when its kind's index gives no digests (a Conan remote), serves a bundle at
+    /// the path the lock's source has below R.
+    pub mirror_of: Option<(String, RegistryLocation)>,
+}
+
 /// Every registry configured now, in the order a locked bundle is looked for there:
-/// `--registry`, `A2C_REGISTRY`, the marker's `registry`, the marker's `mirrors`, then
-/// `A2C_MIRRORS` (each once).
-pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Vec<RegistryLocation> {
-    let mut texts: Vec<(String, PathBuf)> = Vec::new();
+/// `--registry`, `A2C_REGISTRY`, the marker's `registry` (each followed by its own mirrors),
+/// the marker's `mirrors`, then `A2C_MIRRORS` (each once).
+pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Vec<Place> {
+    let plain = session.plain_http();
+    let mut texts: Vec<(String, PathBuf, Option<&String>)> = Vec::new();
     if let Some(f) = flag {
-        texts.push((f.to_string(), ctx.start.clone()));
+        texts.push((f.to_string(), ctx.start.clone(), None));
     }
     if let Some(env) = &session.registry {
-        texts.push((env.clone(), ctx.start.clone()));
+        texts.push((env.clone(), ctx.start.clone(), None));
     }
     if let Some(ws) = &ctx.workspace {
         for r in &ws.marker.registries {
-            texts.push((r.clone(), ws.root.clone()));
+            texts.push((r.clone(), ws.root.clone(), None));
+            for m in ws.marker.registry_mirrors.get(r).into_iter().flatten() {
+                texts.push((m.clone(), ws.root.clone(), Some(r)));
+            }
         }
         for m in &ws.marker.mirrors {
-            texts.push((m.clone(), ws.root.clone()));
+            texts.push((m.clone(), ws.root.clone(), None));
         }
     }
     for m in &session.mirrors {
-        texts.push((m.clone(), ctx.start.clone()));
+        texts.push((m.clone(), ctx.start.clone(), None));
     }
-    let mut out: Vec<RegistryLocation> = Vec::new();
-    for (text, base) in texts {
-        if let Ok(loc) = RegistryLocation::parse(&text, &base, session.plain_http())
-            && !out.contains(&loc)
-        {
-            out.push(loc);
+    let mut out: Vec<Place> = Vec::new();
+    for (text, base, mirror_of) in texts {
+        let Ok(location) = RegistryLocation::parse(&text, &base, plain) else {
+            continue;
+        };
+        let mirror_of = match mirror_of {
+            Some(r) => match RegistryLocation::parse(r, &base, plain) {
+                Ok(primary) => Some((r.clone(), primary)),
+                Err(_) => continue,
+            },
+            None => None,
+        };
+        if !out.iter().any(|p| p.location == location) {
+            out.push(Place { location, mirror_of });
         }
     }
     out
@@ -78,8 +100,24 @@ pub fn alternatives(
     // Only the versions still to fetch are asked for (an OCI registry, a package index or a
     // Conan remote reads entries one by one).
     let wanted: std::collections::BTreeSet<MethodVersion> = pending.iter().map(|e| e.version.clone()).collect();
-    for location in configured_registries(session, ctx, flag) {
+    for place in configured_registries(session, ctx, flag) {
+        let location = &place.location;
+        // A registry's own mirror serves only the bundles locked from that registry.
+        let pending: Vec<&crate::lock::LockEntry> = match &place.mirror_of {
+            Some((name, _)) => pending
+                .iter()
+                .copied()
+                .filter(|e| e.registry.as_ref().is_none_or(|r| r == name))
+                .collect(),
+            None => pending.clone(),
+        };
+        if pending.is_empty() {
+            continue;
+        }
         if !location.indexes_digests() {
+            if let Some((_, primary)) = &place.mirror_of {
+                rebased(&mut out, session, location, primary, &pending);
+            }
             continue;
         }
         let mut pass = |version: &MethodVersion, why: String| {
@@ -88,7 +126,7 @@ pub fn alternatives(
                 .or_default()
                 .push(format!("the registry `{location}` {why}"));
         };
-        let index = match crate::registry::read_index_trusted(&location, client, &[], Some(&wanted)) {
+        let index = match crate::registry::read_index_trusted(location, client, &[], Some(&wanted)) {
             Ok(index) => index,
             Err(e) => {
                 for entry in &pending {
@@ -136,4 +174,37 @@ pub fn alternatives(
         }
     }
     out
+}
+
+/// For a mirror of `primary` whose index gives no digests (a Conan remote's replica): each
+/// entry's source at the same path below the mirror (verified against the lock, as every
+/// place is); an entry whose source is not below `primary` is passed over, said so.
+fn rebased(
+    out: &mut Alternatives,
+    session: &Session,
+    mirror: &RegistryLocation,
+    primary: &RegistryLocation,
+    pending: &[&crate::lock::LockEntry],
+) {
+    let (Some(from), Some(to)) = (primary.http_base(), mirror.http_base()) else {
+        return;
+    };
+    for entry in pending {
+        let below = entry.source.strip_prefix(from.as_str());
+        let Some(url) = below.and_then(|rest| to.join(rest).ok()) else {
+            out.passed_over.entry(entry.version.clone()).or_default().push(format!(
+                "the mirror `{mirror}` was not asked: the lock's source is not below `{primary}`"
+            ));
+            continue;
+        };
+        let candidate = crate::lock::LockEntry {
+            source: url.to_string(),
+            ..(*entry).clone()
+        }
+        .location(session.plain_http(), None);
+        let list = out.places.entry(entry.version.clone()).or_default();
+        if !list.contains(&candidate) {
+            list.push(candidate);
+        }
+    }
 }

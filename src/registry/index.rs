@@ -1,4 +1,4 @@
-//! The registry index `index/esys/a2c.json` (schema 1).
+//! The registry index `index/esys/a2c.json` (schema 2: schema 1 with `serial` and `expires`).
 
 use serde::{Deserialize, Serialize};
 
@@ -126,8 +126,13 @@ impl Index {
                     found: v,
                 });
             }
+            // Schema 1 with `serial`/`expires` is read too: a2c wrote them so before schema 2.
             Some(v) if v >= 1 => {}
-            _ => return Err(invalid("missing or invalid `schema` (expected 1)".into())),
+            _ => {
+                return Err(invalid(format!(
+                    "missing or invalid `schema` (expected 1 to {INDEX_SCHEMA})"
+                )));
+            }
         }
         let index: Index = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         if index.name != METHOD_NAME {
@@ -156,9 +161,14 @@ impl Index {
         self.versions.iter().find(|e| &e.version == version)
     }
 
-    /// Pretty JSON, versions sorted.
+    /// Pretty JSON, versions sorted, at the oldest schema that holds it: 2 with a `serial` or
+    /// `expires` (which schema 1 lacks: a schema-1 reader refuses unknown fields), else 1.
     pub fn to_json(&self) -> String {
         let mut sorted = self.clone();
+        sorted.schema = match self.serial.is_some() || self.expires.is_some() {
+            true => 2,
+            false => 1,
+        };
         sorted.versions.sort_by(|a, b| a.version.cmp(&b.version));
         let mut text = serde_json::to_string_pretty(&sorted).expect("the index serializes");
         text.push('\n');
@@ -186,7 +196,7 @@ mod tests {
         assert!(!index.versions[0].yanked);
         assert_eq!(Index::parse(&index.to_json(), "idx").unwrap(), index);
         for (text, why) in [
-            (good.replace("\"schema\": 1", "\"schema\": 2"), "found v2"),
+            (good.replace("\"schema\": 1", "\"schema\": 3"), "found v3"),
             (good.replace("\"schema\": 1,", ""), "missing or invalid `schema`"),
             (good.replace("esys/a2c", "other"), "expected `esys/a2c`"),
             (

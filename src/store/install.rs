@@ -27,6 +27,10 @@ pub struct Installed {
     pub sha256: Sha256,
     pub tree: String,
     pub source: Source,
+    /// For a bundle fetched from a registry or mirror: which (its URL, credentials redacted,
+    /// or its path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_from: Option<String>,
     #[serde(skip)]
     pub files: usize,
     /// How the version shares its files with the tree cache, if it does.
@@ -339,6 +343,11 @@ fn install_from(
         sha256: entry.sha256,
         tree: extracted.tree,
         source: candidate.source.clone(),
+        served_from: match (&candidate.download, &candidate.source) {
+            (Some(url), _) => Some(crate::util::redact::redact(url.as_str())),
+            (None, Source::Registry) => Some(candidate.path.display().to_string()),
+            (None, _) => None,
+        },
         files: extracted.files.len(),
         link_mode: None,
     })
@@ -429,6 +438,7 @@ fn place_from_tree_cache(
         sha256: entry.sha256,
         tree: cached.tree.clone(),
         source: Source::TreeCache,
+        served_from: None,
         files: cached.files(),
         link_mode: Some(mode),
     })

@@ -48,7 +48,7 @@ pub const INDEX: FileFormat = FileFormat {
     name: "registry index",
     file: "index/esys/a2c.json",
     key: "schema",
-    newest: 1,
+    newest: 2,
     on_newer: OnNewer::Refused,
 };
 
@@ -57,7 +57,7 @@ pub const MARKER: FileFormat = FileFormat {
     name: "workspace marker",
     file: ".tools/esys/a2c/workspace.yaml",
     key: "schema_version",
-    newest: 1,
+    newest: 2,
     on_newer: OnNewer::Refused,
 };
 

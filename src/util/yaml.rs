@@ -1,5 +1,6 @@
 //! A strict reader for the small YAML files `a2c` reads: one document holding one flat mapping
-//! whose values are scalars or lists of scalars.
+//! whose values are scalars or lists of scalars — and, one level down, lists whose items may be
+//! mappings of the same flat kind (a marker's `registry:` entry with its own `mirrors:`).
 //!
 //! The YAML lexing is serde-saphyr's parser (`granit_parser`); the policy is ours, enforced on
 //! its events so that every rejection carries the line: anchors, aliases, tags, nested
@@ -31,6 +32,20 @@ impl Scalar {
 pub enum Value {
     Scalar(Scalar),
     List(Vec<Scalar>),
+    /// A top-level list with at least one mapping among its items (whose values are scalars
+    /// or lists of scalars: never deeper).
+    Items(Vec<Item>),
+}
+
+/// One item of a top-level list that holds a mapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Scalar(Scalar),
+    /// `- key: value` lines (or `{key: value}`), starting on `line`.
+    Mapping {
+        line: usize,
+        entries: Vec<Entry>,
+    },
 }
 
 /// One `key: value` entry of the top-level mapping, in document order.
@@ -100,7 +115,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn value(&mut self) -> Result<Value, YamlError> {
+    /// A value at `depth` (0: a key of the document; 1: a key of a list item's mapping).
+    fn value(&mut self, depth: usize) -> Result<Value, YamlError> {
         let (event, span) = self.next()?;
         match event {
             Event::Scalar(text, style, anchor, tag) => {
@@ -109,7 +125,7 @@ impl<'a> Reader<'a> {
             }
             Event::SequenceStart(_, anchor, tag) => {
                 check_props(&span, anchor, tag.is_some())?;
-                self.list()
+                self.list(depth)
             }
             Event::MappingStart(..) => err(
                 &span,
@@ -120,19 +136,72 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn list(&mut self) -> Result<Value, YamlError> {
+    fn list(&mut self, depth: usize) -> Result<Value, YamlError> {
         let mut items = Vec::new();
         loop {
             let (event, span) = self.next()?;
             match event {
-                Event::SequenceEnd => return Ok(Value::List(items)),
+                Event::SequenceEnd => break,
                 Event::Scalar(text, style, anchor, tag) => {
                     check_props(&span, anchor, tag.is_some())?;
-                    items.push(self.scalar(&span, text, style)?);
+                    items.push(Item::Scalar(self.scalar(&span, text, style)?));
+                }
+                Event::MappingStart(_, anchor, tag) if depth == 0 => {
+                    check_props(&span, anchor, tag.is_some())?;
+                    let line = span.start.line().max(1);
+                    items.push(Item::Mapping {
+                        line,
+                        entries: self.entries(depth + 1)?,
+                    });
                 }
                 Event::Alias(_) | Event::UnresolvedAlias(_) => return err(&span, "aliases (*name) are not allowed"),
                 _ => return err(&span, "list items must be scalars"),
             }
+        }
+        if items.iter().all(|i| matches!(i, Item::Scalar(_))) {
+            return Ok(Value::List(
+                items
+                    .into_iter()
+                    .filter_map(|i| match i {
+                        Item::Scalar(s) => Some(s),
+                        Item::Mapping { .. } => None,
+                    })
+                    .collect(),
+            ));
+        }
+        Ok(Value::Items(items))
+    }
+
+    /// The `key: value` entries of a mapping whose start was read, up to its end: keys plain
+    /// or quoted scalars, never twice, never a merge key.
+    fn entries(&mut self, depth: usize) -> Result<Vec<Entry>, YamlError> {
+        let mut entries: Vec<Entry> = Vec::new();
+        loop {
+            let (event, span) = self.next()?;
+            let key = match event {
+                Event::MappingEnd => return Ok(entries),
+                Event::Scalar(text, style, anchor, tag) => {
+                    check_props(&span, anchor, tag.is_some())?;
+                    self.scalar(&span, text, style)?
+                }
+                Event::Alias(_) | Event::UnresolvedAlias(_) => return err(&span, "aliases (*name) are not allowed"),
+                _ => return err(&span, "keys must be plain scalars"),
+            };
+            if key.plain && key.text == "<<" {
+                return err(&span, "merge keys (<<) are not allowed");
+            }
+            if let Some(first) = entries.iter().find(|e| e.key == key.text) {
+                return err(
+                    &span,
+                    format!("duplicate key `{}` (first defined on line {})", key.text, first.line),
+                );
+            }
+            let value = self.value(depth)?;
+            entries.push(Entry {
+                key: key.text,
+                line: key.line,
+                value,
+            });
         }
     }
 }
@@ -142,7 +211,7 @@ pub fn parse_flat_mapping(text: &str) -> Result<Vec<Entry>, YamlError> {
     let mut r = Reader {
         parser: Parser::new_from_str(text),
     };
-    let mut entries: Vec<Entry> = Vec::new();
+    let entries: Vec<Entry> = Vec::new();
     let (_, _) = r.next()?; // StreamStart
     let (event, span) = r.next()?;
     match event {
@@ -159,33 +228,7 @@ pub fn parse_flat_mapping(text: &str) -> Result<Vec<Entry>, YamlError> {
         }
         _ => return err(&span, "the document must be a mapping of `key: value` lines"),
     }
-    loop {
-        let (event, span) = r.next()?;
-        let key = match event {
-            Event::MappingEnd => break,
-            Event::Scalar(text, style, anchor, tag) => {
-                check_props(&span, anchor, tag.is_some())?;
-                r.scalar(&span, text, style)?
-            }
-            Event::Alias(_) | Event::UnresolvedAlias(_) => return err(&span, "aliases (*name) are not allowed"),
-            _ => return err(&span, "keys must be plain scalars"),
-        };
-        if key.plain && key.text == "<<" {
-            return err(&span, "merge keys (<<) are not allowed");
-        }
-        if let Some(first) = entries.iter().find(|e| e.key == key.text) {
-            return err(
-                &span,
-                format!("duplicate key `{}` (first defined on line {})", key.text, first.line),
-            );
-        }
-        let value = r.value()?;
-        entries.push(Entry {
-            key: key.text,
-            line: key.line,
-            value,
-        });
-    }
+    let entries = r.entries(0)?;
     finish(&mut r, entries)
 }
 
@@ -253,6 +296,21 @@ mod tests {
         assert!(matches!(&e[3].value, Value::Scalar(s) if s.is_null()));
     }
 
+    /// A top-level list may hold one-level mappings (a marker's registry with its mirrors).
+    #[test]
+    fn list_items_may_be_flat_mappings() {
+        let e = parse_flat_mapping("r:\n  - x\n  - url: y\n    m: [z]\n").unwrap();
+        let Value::Items(items) = &e[0].value else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(&items[0], Item::Scalar(s) if s.text == "x"));
+        let Item::Mapping { line, entries } = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert_eq!((*line, entries.len(), entries[1].key.as_str()), (3, 2, "m"));
+        assert!(matches!(&entries[1].value, Value::List(l) if l[0].text == "z" && l[0].line == 4));
+    }
+
     #[test]
     fn empty_document_is_empty_mapping() {
         assert!(parse_flat_mapping("").unwrap().is_empty());
@@ -276,6 +334,10 @@ mod tests {
         assert!(reason("a: 1\n---\nb: 2\n").reason.contains("only one YAML document"));
         assert!(reason("<<: {a: 1}\n").reason.contains("merge keys"));
         assert!(reason("a: [1, [2]]\n").reason.contains("list items"));
+        assert!(reason("a:\n  - b: {c: 1}\n").reason.contains("nested mappings"));
+        assert!(reason("a:\n  - b: [{c: 1}]\n").reason.contains("list items"));
+        assert!(reason("a:\n  - b: 1\n    b: 2\n").reason.contains("duplicate key `b`"));
+        assert!(reason("a:\n  - &x {b: 1}\n").reason.contains("anchors"));
         assert!(reason("a: 'unterminated\n").line >= 1);
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::util::paths::check_portable_relative;
-use crate::util::yaml::{self, Entry, Scalar, Value};
+use crate::util::yaml::{self, Entry, Item, Scalar, Value};
 
 /// The marker's path relative to W.
 pub const MARKER_PATH: &str = ".tools/esys/a2c/workspace.yaml";
@@ -52,7 +52,10 @@ pub struct WorkspaceMarker {
     /// The registries, in the order a version is looked for (`registry: URL`, or a list:
     /// a version is taken from the first that publishes it).
     pub registries: Vec<String>,
-    /// Mirrors of the registries, tried after them for a locked bundle (by digest).
+    /// Each registry's own mirrors, by the registry as `registry:` names it (an entry written
+    /// `- url: R` with `mirrors: [...]`): tried right after R for the bundles locked from R.
+    pub registry_mirrors: std::collections::BTreeMap<String, Vec<String>>,
+    /// Mirrors of every registry, tried after them for a locked bundle (by digest).
     pub mirrors: Vec<String>,
     /// Public keys (minisign, one line of base64 each) one of which must have signed every
     /// index `lock`, `install` and `migrate` trust. Empty: indexes are trusted unsigned.
@@ -64,12 +67,68 @@ pub struct WorkspaceMarker {
 fn strings(entry: &Entry, fail: &dyn Fn(usize, String) -> MarkerError) -> Result<Vec<Scalar>, MarkerError> {
     match &entry.value {
         Value::List(items) => Ok(items.clone()),
+        Value::Items(_) => Err(fail(
+            entry.line,
+            format!("`{}` must be a list of strings such as [\"products/*\"]", entry.key),
+        )),
         Value::Scalar(s) if s.is_null() => Ok(Vec::new()),
         Value::Scalar(s) => Err(fail(
             s.line,
             format!("`{}` must be a list such as [\"products/*\"]", entry.key),
         )),
     }
+}
+
+/// Appends one `registry:` entry, refusing an empty or repeated one with its line.
+fn push_registry(
+    registries: &mut Vec<String>,
+    s: &Scalar,
+    fail: &dyn Fn(usize, String) -> MarkerError,
+) -> Result<(), MarkerError> {
+    if s.is_null() || s.text.trim().is_empty() {
+        return Err(fail(s.line, "`registry`: an empty entry in the list".into()));
+    }
+    if registries.contains(&s.text) {
+        return Err(fail(s.line, format!("`registry`: `{}` is listed twice", s.text)));
+    }
+    registries.push(s.text.clone());
+    Ok(())
+}
+
+/// A `registry:` entry written as a mapping: `url:` (required) and its own `mirrors:`.
+fn registry_with_mirrors(
+    line: usize,
+    entries: &[Entry],
+    fail: &dyn Fn(usize, String) -> MarkerError,
+) -> Result<(Scalar, Vec<String>), MarkerError> {
+    let (mut url, mut mirrors) = (None, Vec::new());
+    for entry in entries {
+        match (entry.key.as_str(), &entry.value) {
+            ("url", Value::Scalar(s)) => url = Some(s.clone()),
+            ("url", _) => return Err(fail(entry.line, "`registry`: `url` must be one location".into())),
+            ("mirrors", _) => {
+                for m in strings(entry, fail)? {
+                    if m.is_null() || m.text.trim().is_empty() {
+                        return Err(fail(m.line, "`mirrors`: an empty entry in the list".into()));
+                    }
+                    mirrors.push(m.text);
+                }
+            }
+            (other, _) => {
+                return Err(fail(
+                    entry.line,
+                    format!("`registry`: unknown key `{other}` in an entry (known keys: url, mirrors)"),
+                ));
+            }
+        }
+    }
+    let url = url.ok_or_else(|| {
+        fail(
+            line,
+            "`registry`: an entry written as a mapping needs `url:` (and may list its own `mirrors:`)".into(),
+        )
+    })?;
+    Ok((url, mirrors))
 }
 
 fn glob_set(globs: &[Scalar], key: &str, fail: &dyn Fn(usize, String) -> MarkerError) -> Result<GlobSet, MarkerError> {
@@ -98,8 +157,13 @@ impl WorkspaceMarker {
         let entries = yaml::parse_flat_mapping(text).map_err(|e| fail(e.line, e.reason))?;
         let (mut members, mut exclude, mut registries) = (None, Vec::new(), Vec::new());
         let mut mirrors = Vec::new();
+        let mut registry_mirrors = std::collections::BTreeMap::new();
         let mut trusted_keys = Vec::new();
         let mut schema_seen = false;
+        let mut schema = 1;
+        // The line of a `registry:` list (several registries, or one with its own mirrors):
+        // schema 2 only.
+        let mut registry_list = None;
         for entry in &entries {
             match entry.key.as_str() {
                 "schema_version" => {
@@ -108,9 +172,7 @@ impl WorkspaceMarker {
                         return Err(fail(entry.line, "`schema_version` must be a number".into()));
                     };
                     match s.text.parse::<u32>() {
-                        Ok(v @ 1..=MARKER_SCHEMA) => {
-                            let _ = v;
-                        }
+                        Ok(v @ 1..=MARKER_SCHEMA) => schema = v,
                         Ok(v) if v > MARKER_SCHEMA => {
                             return Err(fail(
                                 s.line,
@@ -120,7 +182,12 @@ impl WorkspaceMarker {
                                 ),
                             ));
                         }
-                        _ => return Err(fail(s.line, format!("`schema_version` must be 1, found `{}`", s.text))),
+                        _ => {
+                            return Err(fail(
+                                s.line,
+                                format!("`schema_version` must be 1 or 2, found `{}`", s.text),
+                            ));
+                        }
                     }
                 }
                 "members" => members = Some(strings(entry, &fail)?),
@@ -137,14 +204,22 @@ impl WorkspaceMarker {
                     Value::Scalar(s) if s.is_null() => {}
                     Value::Scalar(s) => registries = vec![s.text.clone()],
                     Value::List(list) => {
+                        registry_list = Some(entry.line);
                         for s in list {
-                            if s.is_null() || s.text.trim().is_empty() {
-                                return Err(fail(s.line, "`registry`: an empty entry in the list".into()));
+                            push_registry(&mut registries, s, &fail)?;
+                        }
+                    }
+                    Value::Items(items) => {
+                        registry_list = Some(entry.line);
+                        for item in items {
+                            match item {
+                                Item::Scalar(s) => push_registry(&mut registries, s, &fail)?,
+                                Item::Mapping { line, entries } => {
+                                    let (url, own) = registry_with_mirrors(*line, entries, &fail)?;
+                                    push_registry(&mut registries, &url, &fail)?;
+                                    registry_mirrors.insert(url.text, own);
+                                }
                             }
-                            if registries.contains(&s.text) {
-                                return Err(fail(s.line, format!("`registry`: `{}` is listed twice", s.text)));
-                            }
-                            registries.push(s.text.clone());
                         }
                     }
                 },
@@ -167,6 +242,14 @@ impl WorkspaceMarker {
         if !schema_seen {
             return Err(fail(1, "missing `schema_version: 1`".into()));
         }
+        if let Some(line) = registry_list
+            && schema < 2
+        {
+            return Err(fail(
+                line,
+                "`registry` as a list (several registries, or one with its own `mirrors`) needs `schema_version: 2` (an a2c that reads only version 1 knows one registry): write `schema_version: 2`".into(),
+            ));
+        }
         let member_set = members.as_ref().map(|m| glob_set(m, "members", &fail)).transpose()?;
         let exclude_set = glob_set(&exclude, "exclude", &fail)?;
         let texts = |v: Vec<Scalar>| v.into_iter().map(|s| s.text).collect::<Vec<_>>();
@@ -174,6 +257,7 @@ impl WorkspaceMarker {
             members: members.map(texts),
             exclude: texts(exclude),
             registries,
+            registry_mirrors,
             mirrors,
             trusted_keys,
             member_set,
@@ -371,7 +455,7 @@ mod tests {
             ("schema_version: 1\nmembers: [a/.git]\n", ".git"),
             ("schema_version: 1\nexclude: [\"//srv/share\"]\n", "absolute"),
             ("schema_version: 1\nmembers: [\"a[\"]\n", "glob"),
-            ("schema_version: 2\n", "found v2, this a2c supports up to v1"),
+            ("schema_version: 3\n", "found v3, this a2c supports up to v2"),
             ("schema_version: 1\nmember: [a]\n", "unknown key `member`"),
             ("schema_version: 1\nmembers: a\n", "must be a list"),
             ("members: [a]\n", "missing `schema_version"),
@@ -398,14 +482,51 @@ mod tests {
         assert!(parse("schema_version: 1\nregistry:\n").unwrap().registries.is_empty());
         let block = "schema_version: 1\nregistry:\n  - conan+https://c.example/r\n  - pypi+https://p.example/simple/\n  - ../reg\n";
         assert_eq!(
-            parse(block).unwrap().registries,
+            parse(&block.replace("schema_version: 1", "schema_version: 2"))
+                .unwrap()
+                .registries,
             ["conan+https://c.example/r", "pypi+https://p.example/simple/", "../reg"]
         );
-        let flow = parse("schema_version: 1\nregistry: [\"https://a.example/\", ../reg]\n").unwrap();
+        let flow = parse("schema_version: 2\nregistry: [\"https://a.example/\", ../reg]\n").unwrap();
+        let old = parse("schema_version: 1\nregistry: [\"https://a.example/\", ../reg]\n").unwrap_err();
+        assert!(
+            old.reason.contains("needs `schema_version: 2`") && old.line == 2,
+            "{old}"
+        );
         assert_eq!(flow.registries, ["https://a.example/", "../reg"]);
-        let twice = parse("schema_version: 1\nregistry:\n  - ../reg\n  - ../reg\n").unwrap_err();
+        let twice = parse("schema_version: 2\nregistry:\n  - ../reg\n  - ../reg\n").unwrap_err();
         assert!(twice.reason.contains("listed twice") && twice.line == 4, "{twice}");
-        let empty = parse("schema_version: 1\nregistry: [../reg, \"\"]\n").unwrap_err();
+        let empty = parse("schema_version: 2\nregistry: [../reg, \"\"]\n").unwrap_err();
         assert!(empty.reason.contains("empty entry"), "{empty}");
+    }
+
+    /// A `registry:` entry may carry its own mirrors (`- url: R` with `mirrors: [...]`).
+    #[test]
+    fn a_registry_entry_may_list_its_own_mirrors() {
+        let m = parse(
+            "schema_version: 2\nregistry:\n  - url: conan+https://c.example/r\n    mirrors: [\"conan+https://m.example/r\"]\n  - ../reg\nmirrors: [../all]\n",
+        )
+        .unwrap();
+        assert_eq!(m.registries, ["conan+https://c.example/r", "../reg"]);
+        assert_eq!(
+            m.registry_mirrors["conan+https://c.example/r"],
+            ["conan+https://m.example/r"]
+        );
+        assert!(!m.registry_mirrors.contains_key("../reg"));
+        assert_eq!(m.mirrors, ["../all"]);
+        for (text, why, line) in [
+            ("schema_version: 2\nregistry:\n  - mirrors: [x]\n", "needs `url:`", 3),
+            (
+                "schema_version: 2\nregistry:\n  - url: a\n    mirror: [x]\n",
+                "unknown key `mirror`",
+                4,
+            ),
+            ("schema_version: 2\nregistry:\n  - url: [a]\n", "one location", 3),
+            ("schema_version: 2\nregistry:\n  - a\n  - url: a\n", "listed twice", 4),
+            ("schema_version: 1\nmembers:\n  - {a: 1}\n", "list of strings", 2),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.reason.contains(why) && e.line == line, "{text:?}: {e}");
+        }
     }
 }

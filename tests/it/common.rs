@@ -236,10 +236,12 @@ impl TestContext {
     /// A superbuild root at `rel` with the given marker body (after `schema_version: 1`).
     pub fn superbuild(&self, rel: &str, marker_body: &str) -> PathBuf {
         let path = self.git_repo(rel);
-        self.write(
-            &format!("{rel}/.tools/esys/a2c/workspace.yaml"),
-            &format!("schema_version: 1\n{marker_body}"),
-        );
+        // A body that names its own schema_version (2: several registries) keeps it.
+        let text = match marker_body.starts_with("schema_version:") {
+            true => marker_body.to_string(),
+            false => format!("schema_version: 1\n{marker_body}"),
+        };
+        self.write(&format!("{rel}/.tools/esys/a2c/workspace.yaml"), &text);
         path
     }
 

@@ -39,7 +39,13 @@ struct ConanServer {
 
 impl ConanServer {
     fn start(t: &TestContext, open_reads: bool) -> Self {
-        let home = t.path("conan-server");
+        Self::start_in(t, "conan-server", open_reads)
+    }
+
+    /// A server whose home is `dir` (below the test's root): a replica when `dir/data` holds a
+    /// copy of another server's storage.
+    fn start_in(t: &TestContext, dir: &str, open_reads: bool) -> Self {
+        let home = t.path(dir);
         fs_err::create_dir_all(&home).unwrap();
         let port = free_port();
         let readers = if open_reads { "*" } else { "alice" };
@@ -50,7 +56,8 @@ impl ConanServer {
             ),
         )
         .unwrap();
-        let log = fs_err::File::create(t.path("conan-server.log")).unwrap();
+        let log_path = t.path(&format!("{dir}.log"));
+        let log = fs_err::File::create(&log_path).unwrap();
         let child = Command::new("conan_server")
             .env("CONAN_SERVER_HOME", &home)
             .stdout(Stdio::null())
@@ -61,7 +68,7 @@ impl ConanServer {
         assert!(
             process.listening(port, 30),
             "conan_server did not start: {}",
-            fs_err::read_to_string(t.path("conan-server.log")).unwrap_or_default()
+            fs_err::read_to_string(&log_path).unwrap_or_default()
         );
         Self {
             _process: process,
@@ -384,7 +391,7 @@ fn one_superbuild_locks_once_over_a_conan_remote_a_package_index_and_an_a2c_regi
     t.superbuild(
         "w",
         &format!(
-            "members: [\"p/*\"]\nregistry: [{}]\n",
+            "schema_version: 2\nmembers: [\"p/*\"]\nregistry: [{}]\n",
             registries
                 .iter()
                 .map(|r| format!("\"{r}\""))
@@ -486,6 +493,70 @@ fn one_superbuild_locks_once_over_a_conan_remote_a_package_index_and_an_a2c_regi
     assert!(entry_of(&lock, "3.0.0").contains("registry = \"../reg\""), "{lock}");
     let run = t.run("w", &["outdated"]);
     assert!(run.stderr.contains("every member is on 3.0.0"), "{}", run.transcript());
+}
+
+/// A registry's own mirrors (`- url: R` with `mirrors:` in the marker): with the Conan remote
+/// stopped, its replica serves the locked package at the same path; with a2c's registry's
+/// bundles gone, its copy serves them; and a registry's mirror is never asked for another
+/// registry's bundle (issue 40).
+#[test]
+fn each_registry_is_served_by_its_own_mirrors_when_it_is_down() {
+    let Some((t, server)) = started(true) else { return };
+    let conan_tree = publish(&t, &server, "1.0.0", "from conan\n");
+    // The replica: a second conan_server over a copy of the first one's storage.
+    let copy = |from: &str, to: &str| {
+        let status = Command::new("cp")
+            .args(["-a", from, to])
+            .current_dir(t.path("."))
+            .status();
+        assert!(status.unwrap().success(), "cp -a {from} {to}");
+    };
+    fs_err::create_dir_all(t.path("conan-replica")).unwrap();
+    copy("conan-server/data", "conan-replica/data");
+    let replica = ConanServer::start_in(&t, "conan-replica", true);
+    t.publish("reg", "2.0.0", "tar.gz");
+    copy("reg", "reg-copy");
+    let marker = format!(
+        "schema_version: 2\nmembers: [\"p/*\"]\nregistry:\n  - url: \"{}\"\n    mirrors: [\"{}\"]\n  - url: ../reg\n    mirrors: [../reg-copy]\n",
+        server.location(),
+        replica.location()
+    );
+    t.superbuild("w", &marker);
+    for (m, v) in [("m0", "1.0.0"), ("m2", "2.0.0")] {
+        t.canonical_repo(&format!("w/p/{m}"), v);
+        t.write(&format!("w/p/{m}/.gitignore"), ".tools_local/\n");
+        t.commit_all(&format!("w/p/{m}"));
+    }
+    t.run("w", &["lock"]).success();
+    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    assert!(entry_of(&lock, "1.0.0").contains(&server.url()), "{lock}");
+    // The remote down, a2c's registry's bundle gone: each served by its own mirror.
+    drop(server);
+    fs_err::remove_file(t.path("reg/bundles/a2c-2.0.0.tar.gz")).unwrap();
+    let doc = t.run("w", &["install", "--json"]).json();
+    crate::cli_surface::validate("install", &doc);
+    let served = |v: &str| {
+        let row = doc["installed"].as_array().unwrap().iter().find(|r| r["version"] == v);
+        row.and_then(|r| r["served_from"].as_str()).unwrap_or("?").to_string()
+    };
+    assert!(served("1.0.0").starts_with(&replica.url()), "{doc}");
+    assert!(served("2.0.0").contains("reg-copy"), "{doc}");
+    assert_eq!(installed(&t, "1.0.0"), files(&conan_tree));
+    // Neither mirror serving 1.0.0: the error names the remote and its replica, never the
+    // other registry's mirror.
+    drop(replica);
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run("w", &["install"]);
+    run.failure();
+    assert!(run.stderr.contains("no place served version 1.0.0"), "{}", run.stderr);
+    let tried = run
+        .stderr
+        .split("no place served version 1.0.0")
+        .nth(1)
+        .unwrap_or_default();
+    let tried = tried.split("no place served version").next().unwrap_or_default();
+    assert!(!tried.contains("reg-copy"), "{}", run.stderr);
 }
 
 /// The `[[method]]` table of `version` in a lock's text.

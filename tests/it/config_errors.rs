@@ -27,8 +27,8 @@ fn malformed_index_files() {
     let cases: Vec<(String, Vec<&str>)> = vec![
         ("{\n  \"schema\": 1,\n  \"name\": \n".into(), vec![file, "line 4"]),
         (
-            good.replace("\"schema\": 1", "\"schema\": 9"),
-            vec![file, "found v9, this a2c supports up to v1", "upgrade a2c"],
+            good.replace("\"schema\": 2", "\"schema\": 9"),
+            vec![file, "found v9, this a2c supports up to v2", "upgrade a2c"],
         ),
         (
             good.replace("\"yanked\"", "\"yank\""),
@@ -134,7 +134,7 @@ fn malformed_workspace_markers() {
         ),
         (
             "schema_version: 5\n",
-            vec![file, "line 1", "found v5, this a2c supports up to v1"],
+            vec![file, "line 1", "found v5, this a2c supports up to v2"],
         ),
         (
             "schema_version: 1\nmembers: [\"C:/x\"]\n",
@@ -145,8 +145,12 @@ fn malformed_workspace_markers() {
             vec![file, "line 2", "backslash"],
         ),
         (
-            "schema_version: 1\nregistry: [a, a]\n",
+            "schema_version: 2\nregistry: [a, a]\n",
             vec![file, "line 2", "`registry`: `a` is listed twice"],
+        ),
+        (
+            "schema_version: 1\nregistry: [a, b]\n",
+            vec![file, "line 2", "needs `schema_version: 2`"],
         ),
         (
             "schema_version: 1\nmembers: &m [p/*]\nexclude: *m\n",

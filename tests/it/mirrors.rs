@@ -219,3 +219,30 @@ fn a_mirror_whose_index_disagrees_is_named_when_nothing_serves() {
         &dead,
     ]);
 }
+
+/// `install --registry URL` is asked before the marker's registry (issue 41): the docs put
+/// `--registry` first, and `served_from` names it.
+#[test]
+fn install_registry_flag_is_asked_before_the_marker_registry() {
+    let t = TestContext::new();
+    t.publish("reg", "1.0.0", "tar.gz");
+    let marker = Server::start(t.path("reg"));
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {}\n", marker.url()));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.run("w", &["lock"]).success();
+    // `lock` checked that the source answers: count from here.
+    let asked = marker.count_of(B1);
+    let status = std::process::Command::new("cp")
+        .args(["-a", "reg", "flagged"])
+        .current_dir(t.path("."))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let flagged = Server::start(t.path("flagged"));
+    let doc = t.run("w", &["install", "--registry", &flagged.url(), "--json"]).json();
+    assert_eq!(doc["installed"][0]["version"], "1.0.0", "{doc}");
+    assert_eq!(flagged.count_of(B1), 1, "the bundle came from --registry");
+    assert_eq!(marker.count_of(B1), asked, "the marker's registry was not asked for it");
+    let served = doc["installed"][0]["served_from"].as_str().unwrap_or_default();
+    assert!(served.starts_with(&flagged.url()), "{doc}");
+}

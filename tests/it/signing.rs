@@ -455,3 +455,69 @@ fn a_single_repository_pins_keys_in_its_config() {
         run.stderr
     );
 }
+
+/// Several signed registries in one superbuild each keep their own serial (issue 40): a lock
+/// resolved against a registry at serial 3 does not call another one's serial 1 a rollback,
+/// and a replayed index of either is still refused.
+#[test]
+fn several_signed_registries_each_keep_their_serial() {
+    let t = TestContext::new();
+    let public = key(&t, "keys/a2c.key");
+    let publish = |registry: &str, version: &str| {
+        let tree = format!("trees/{version}");
+        t.method_tree(&tree, version);
+        let args = [
+            "pack",
+            &tree,
+            "--version",
+            version,
+            "--registry",
+            registry,
+            "--sign",
+            "keys/a2c.key",
+        ];
+        t.run(".", &args).success();
+    };
+    publish("reg-a", "1.0.0");
+    publish("reg-b", "2.0.0");
+    let old_index = fs_err::read(t.path("reg-b/index/esys/a2c.json")).unwrap();
+    let old_sig = fs_err::read(t.path("reg-b/index/esys/a2c.json.minisig")).unwrap();
+    publish("reg-b", "2.1.0");
+    publish("reg-b", "2.2.0");
+    t.superbuild(
+        "w",
+        &format!(
+            "schema_version: 2\nmembers: [\"p/*\"]\nregistry: [../reg-a, ../reg-b]\ntrusted_keys: [\"{public}\"]\n"
+        ),
+    );
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.canonical_repo("w/p/new", "2.2.0");
+    t.run("w", &["lock"]).success();
+    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock = fs_err::read_to_string(&lock_path).unwrap();
+    assert!(
+        lock.contains("[index_serials]\n\"../reg-a\" = 1\n\"../reg-b\" = 3\n"),
+        "{lock}"
+    );
+    let errors: Vec<String> = crate::spec::validators()
+        .1
+        .iter_errors(&crate::spec::lock_as_json(&lock))
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // Locked again: reg-a's serial 1 is its own, no rollback.
+    let run = t.run("w", &["lock", "--update"]);
+    run.success();
+    t.run("w", &["install"]).success();
+    // Replaying reg-b's first index (serial 1) is still a rollback, named.
+    fs_err::write(t.path("reg-b/index/esys/a2c.json"), &old_index).unwrap();
+    fs_err::write(t.path("reg-b/index/esys/a2c.json.minisig"), &old_sig).unwrap();
+    let run = t.run("w", &["lock", "--update"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("has serial 1, lower than the 3 the lock recorded") && run.stderr.contains("reg-b"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), lock);
+}

@@ -28,7 +28,7 @@ pub fn validators() -> (jsonschema::Validator, jsonschema::Validator) {
     (index, lock)
 }
 
-fn lock_as_json(text: &str) -> serde_json::Value {
+pub fn lock_as_json(text: &str) -> serde_json::Value {
     let value: toml::Value = toml::from_str(text).unwrap();
     serde_json::to_value(value).unwrap()
 }
@@ -65,7 +65,17 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     let signed: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap()).unwrap();
     assert!(signed["serial"].is_u64() && signed["expires"].is_string(), "{signed}");
+    // Carrying serial and expires, it says schema 2 (a schema-1 reader refuses unknown fields).
+    assert_eq!(signed["schema"], 2, "{signed}");
     assert!(index.is_valid(&signed), "{signed}");
+    let mut claims_one = signed.clone();
+    claims_one["schema"] = serde_json::json!(1);
+    assert!(
+        index.is_valid(&claims_one),
+        "a2c before schema 2 wrote this: still valid"
+    );
+    claims_one["schema"] = serde_json::json!(3);
+    assert!(!index.is_valid(&claims_one));
     t.superbuild(
         "w",
         &format!("members: [\"p/*\", \"l/*\"]\nregistry: ../reg\ntrusted_keys: [\"{public}\"]\n"),
@@ -87,7 +97,7 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     bad["versions"][0]["yank"] = serde_json::json!(true);
     assert!(!index.is_valid(&bad));
     let mut bad = demo_index.clone();
-    bad["schema"] = serde_json::json!(2);
+    bad["schema"] = serde_json::json!(3);
     assert!(!index.is_valid(&bad));
     let mut bad = demo_lock.clone();
     bad["method"][0]["sha256"] = serde_json::json!("ABC");
@@ -191,4 +201,25 @@ fn the_docs_name_nothing_a_reader_cannot_open() {
         "references a reader cannot open:\n{}",
         found.join("\n")
     );
+}
+
+/// §2 and §4: a file registry named by a relative path (`--registry reg`) gives a `source`
+/// relative to the lock's directory; an absolute one a `file://` URL (issue 41).
+#[test]
+fn a_relative_registry_gives_a_relative_source_and_an_absolute_one_a_file_url() {
+    let t = TestContext::new();
+    t.publish("reg", "1.4.0", "tar.gz");
+    t.canonical_repo("r", "1.4.0");
+    let source = |t: &TestContext| {
+        let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+        let line = lock.lines().find(|l| l.starts_with("source = ")).unwrap().to_string();
+        line.trim_start_matches("source = ").trim_matches('"').to_string()
+    };
+    t.run("r", &["lock", "--registry", "../reg"]).success();
+    assert_eq!(source(&t), "../../../../reg/bundles/a2c-1.4.0.tar.gz");
+    fs_err::remove_file(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    let absolute = t.path("reg").display().to_string();
+    t.run("r", &["lock", "--registry", &absolute]).success();
+    assert_eq!(source(&t), format!("file://{absolute}/bundles/a2c-1.4.0.tar.gz"));
+    t.run("r", &["install"]).success();
 }

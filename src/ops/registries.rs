@@ -1,0 +1,177 @@
+//! The registries a run reads and their indexes: `--registry`, `A2C_REGISTRY`, the marker's
+//! `registry:` (one or several, in order) or a single repository's `config.yaml`; each index
+//! verified against the pinned keys, fresh, and not older than the serial the lock recorded
+//! for that registry.
+
+use std::path::Path;
+
+use super::{OpsError, Session, lock_path, registry_config, repo_config_value, trusted_keys};
+use crate::registry::RegistryLocation;
+use crate::workspace::Context;
+
+/// A registry a resolution reads, and — when the marker lists several — the name its lock
+/// entries record (the marker's text for it).
+#[derive(Debug, Clone)]
+pub struct Configured {
+    pub location: RegistryLocation,
+    pub name: Option<String>,
+}
+
+/// The registries, in the order a version is looked for: `--registry`, else `A2C_REGISTRY`
+/// (one, relative to the start directory), else the marker's `registry:` (one, or a list —
+/// a version is taken from the first that publishes it —, relative to W), else a single
+/// repository's `config.yaml` (relative to R).
+pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<Vec<Configured>, OpsError> {
+    let plain = session.plain_http();
+    let one = |text: &str, base: &Path| -> Result<Vec<Configured>, OpsError> {
+        Ok(vec![Configured {
+            location: RegistryLocation::parse(text, base, plain)?,
+            name: None,
+        }])
+    };
+    if let Some(flag) = flag {
+        return one(flag, &ctx.start);
+    }
+    if let Some(env) = &session.registry {
+        return one(env, &ctx.start);
+    }
+    match &ctx.workspace {
+        Some(ws) => {
+            let several = ws.marker.registries.len() > 1;
+            ws.marker
+                .registries
+                .iter()
+                .map(|r| {
+                    Ok(Configured {
+                        location: RegistryLocation::parse(r, &ws.root, plain)?,
+                        name: several.then(|| r.clone()),
+                    })
+                })
+                .collect()
+        }
+        // A single repository keeps it in its tool state `config.yaml` (relative to R).
+        None => match (ctx.repo.as_deref(), registry_config(ctx)) {
+            (Some(repo), Some(config)) => match repo_config_value(&config, "registry") {
+                Some(r) => one(&r, repo),
+                None => Ok(Vec::new()),
+            },
+            _ => Ok(Vec::new()),
+        },
+    }
+}
+
+/// The indexes of `registries`, read (as [`read_index_for`] does), in their order.
+pub fn read_indexes(
+    ctx: &Context,
+    registries: &[Configured],
+    client: &crate::net::LazyClient,
+    allow_expired: bool,
+    wanted: crate::registry::Wanted<'_>,
+) -> Result<Vec<crate::registry::Index>, OpsError> {
+    registries
+        .iter()
+        .map(|r| read_index_for(ctx, r, client, allow_expired, wanted))
+        .collect()
+}
+
+/// The sources a resolution reads: each registry with its index.
+pub fn sources<'a>(
+    registries: &'a [Configured],
+    indexes: &'a [crate::registry::Index],
+) -> Vec<crate::registry::resolve::Source<'a>> {
+    registries
+        .iter()
+        .zip(indexes)
+        .map(|(r, index)| crate::registry::resolve::Source {
+            index,
+            location: &r.location,
+            name: r.name.as_deref(),
+        })
+        .collect()
+}
+
+/// Reads the index of `location`, verified against the workspace's trusted keys when it pins
+/// any (fail closed: nothing in an unverified index is trusted).
+pub fn read_index(
+    ctx: &Context,
+    location: &RegistryLocation,
+    client: &crate::net::LazyClient,
+    allow_expired: bool,
+) -> Result<crate::registry::Index, OpsError> {
+    let one = Configured {
+        location: location.clone(),
+        name: None,
+    };
+    read_index_for(ctx, &one, client, allow_expired, None)
+}
+
+/// [`read_index`] for a caller that needs only the versions in `wanted` (an OCI registry then
+/// reads only their manifests).
+pub fn read_index_for(
+    ctx: &Context,
+    registry: &Configured,
+    client: &crate::net::LazyClient,
+    allow_expired: bool,
+    wanted: crate::registry::Wanted<'_>,
+) -> Result<crate::registry::Index, OpsError> {
+    use crate::registry::RegistryError;
+    let location = &registry.location;
+    let keys = trusted_keys(ctx);
+    let index = crate::registry::read_index_trusted(location, client, &keys, wanted)?;
+    if keys.is_empty() {
+        return Ok(index);
+    }
+    // With keys pinned, the index must also be fresh: not past its `expires` (unless
+    // `allow_expired`), and its `serial` not lower than the one the lock recorded.
+    if let Some(expires) = &index.expires
+        && *expires < crate::util::time::now_rfc3339()
+        && !allow_expired
+    {
+        return Err(RegistryError::Expired {
+            location: location.to_string(),
+            expires: expires.clone(),
+        }
+        .into());
+    }
+    // Fail closed: a lock that cannot be read cannot vouch that this index is not older.
+    let recorded = match lock_path(ctx).ok() {
+        Some(path) => crate::lock::Lockfile::read(&path)?.and_then(|l| l.serial_of(registry.name.as_deref())),
+        None => None,
+    };
+    if let Some(recorded) = recorded
+        && index.serial.is_none_or(|s| s < recorded)
+    {
+        return Err(RegistryError::Rollback {
+            location: location.to_string(),
+            serial: index.serial.map_or("none".into(), |s| s.to_string()),
+            recorded,
+        }
+        .into());
+    }
+    Ok(index)
+}
+
+/// The serial a lock records after resolving against `index` of `registry`: the higher of
+/// the two, when keys are pinned (a serial of an unsigned index proves nothing) — each of
+/// several registries its own.
+pub fn record_serial(
+    ctx: &Context,
+    lock: &mut crate::lock::Lockfile,
+    registry: &Configured,
+    index: &crate::registry::Index,
+) {
+    if trusted_keys(ctx).is_empty() {
+        return;
+    }
+    if let Some(serial) = index.serial {
+        let highest = lock
+            .serial_of(registry.name.as_deref())
+            .map_or(serial, |r| r.max(serial));
+        match &registry.name {
+            Some(name) => {
+                lock.index_serials.insert(name.clone(), highest);
+            }
+            None => lock.index_serial = Some(highest),
+        }
+    }
+}
