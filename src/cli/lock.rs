@@ -50,6 +50,13 @@ pub fn run(
     for note in &out.notes {
         printer.detail(note);
     }
+    if let (false, Some(dir)) = (out.unsigned_from_manifest.is_empty(), &args.from) {
+        printer.warn(format!(
+            "took {} from the vendor manifest `{}`, which no pinned key covers (the keys sign registry indexes, never a manifest): trust it as you trust whoever made it, and review the lock's new entries before committing",
+            out.unsigned_from_manifest.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+            dir.join(crate::lock::vendored::VENDOR_MANIFEST).display()
+        ));
+    }
     for version in &out.yanked {
         printer.warn(format!(
             "{version} is yanked in the registry: it stays locked and installs, but no new lock takes it; move its members to another version (`a2c outdated` names them)"

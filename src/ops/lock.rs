@@ -53,6 +53,10 @@ pub struct LockOutcome {
     /// listing), for `-v`.
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Versions taken from a vendor manifest while keys are pinned: the keys sign registry
+    /// indexes, never a manifest, so these are trusted as whoever carried it (said so).
+    #[serde(skip)]
+    pub unsigned_from_manifest: Vec<MethodVersion>,
 }
 
 /// `[{"version", "reason"}]`.
@@ -96,6 +100,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
             gone: Vec::new(),
             revised: Vec::new(),
             notes: Vec::new(),
+            unsigned_from_manifest: Vec::new(),
         });
     }
     let from = super::from_dir(options.from.as_deref())?;
@@ -115,6 +120,10 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         }
     }
     let missing: Vec<MethodVersion> = missing.into_iter().filter(|v| !vendored.contains(v)).collect();
+    let unsigned_from_manifest = match super::trusted_keys(ctx).is_empty() {
+        true => Vec::new(),
+        false => vendored.clone(),
+    };
     // Offline, the registries are read only when each is a directory on this machine (no
     // network).
     let registries = super::registries(session, ctx, options.registry.as_deref())?;
@@ -234,6 +243,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         yanked,
         gone,
         notes,
+        unsigned_from_manifest,
     })
 }
 

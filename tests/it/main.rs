@@ -8,6 +8,7 @@ mod conan;
 mod config_errors;
 mod crash;
 mod demo;
+mod docs_flows;
 mod doctor;
 mod hostile;
 mod http;

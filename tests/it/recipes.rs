@@ -87,23 +87,8 @@ impl<'t> Recipes<'t> {
     /// bash running `text` in `dir` with the test's environment (its home, its a2c cache) and
     /// the recipe's variables.
     fn bash(&self, dir: &str, text: &str) -> Command {
-        fs_err::create_dir_all(self.t.path(dir)).unwrap();
-        let a2c = self.t.cmd(dir);
-        let mut cmd = Command::new("bash");
-        cmd.args(["-euo", "pipefail", "-c", text]).current_dir(self.t.path(dir));
-        for (k, v) in a2c.get_envs() {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        let bin = Path::new(env!("CARGO_BIN_EXE_a2c"))
-            .parent()
-            .unwrap()
-            .display()
-            .to_string();
-        let path = format!("{bin}:{}:/usr/sbin", std::env::var("PATH").unwrap_or_default());
-        cmd.env("PATH", path).envs(self.vars.iter().map(|(k, v)| (k, v)));
+        let mut cmd = self.t.bash(dir, text);
+        cmd.envs(self.vars.iter().map(|(k, v)| (k, v)));
         cmd
     }
 

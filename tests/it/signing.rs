@@ -521,3 +521,26 @@ fn several_signed_registries_each_keep_their_serial() {
     );
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), lock);
 }
+
+/// Pinned keys sign registry indexes, never a vendor manifest: `lock --offline --from DIR`
+/// taking entries from one while keys are pinned says so (issue 41).
+#[test]
+fn a_lock_taken_from_a_vendor_manifest_says_the_keys_do_not_cover_it() {
+    let t = TestContext::new();
+    let public = key(&t, "keys/a2c.key");
+    pack_signed(&t, "1.0.0");
+    workspace(&t, "../reg", &[&public]);
+    t.run("w", &["lock"]).success();
+    t.run("w", &["vendor", "../vend"]).success();
+    let run = t.run("w", &["lock"]);
+    assert!(!run.stderr.contains("no pinned key covers"), "{}", run.stderr);
+    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let run = t.run("w", &["lock", "--offline", "--from", "../vend"]);
+    run.success();
+    assert!(
+        run.stderr.contains("took 1.0.0 from the vendor manifest `")
+            && run.stderr.contains("vend/a2c-vendor.json`, which no pinned key covers"),
+        "{}",
+        run.stderr
+    );
+}

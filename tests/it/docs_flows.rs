@@ -1,0 +1,196 @@
+//! Issue 41, item 3: the pages a newcomer follows run as printed — docs/getting-started.md from
+//! nothing to a private registry, and docs/ci.md's CI recipes with their cache keyed on the
+//! lock.
+
+use crate::common::TestContext;
+
+const GETTING_STARTED: &str = include_str!("../../docs/getting-started.md");
+const CI: &str = include_str!("../../docs/ci.md");
+
+/// The fenced blocks of `lang` on `page`, in order, each with whether the line before it says
+/// `<!-- not run by the test…`.
+fn blocks(page: &str, lang: &str) -> Vec<(String, bool)> {
+    let fence = format!("```{lang}\n");
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(at) = rest.find(&fence) {
+        let before = rest[..at].trim_end().lines().last().unwrap_or_default();
+        let skipped = before.starts_with("<!-- not run by the test");
+        let start = at + fence.len();
+        let end = rest[start..].find("```").expect("the block ends") + start;
+        out.push((rest[start..end].to_string(), skipped));
+        rest = &rest[end + 3..];
+    }
+    out
+}
+
+/// Every `sh` block of docs/getting-started.md, in one shell, in order: the page's own
+/// commands take a newcomer from nothing to a superbuild on a registry of their own, with a
+/// second version and one repository moved to it.
+#[test]
+fn getting_started_runs_as_printed() {
+    let t = TestContext::new();
+    let script: String = blocks(GETTING_STARTED, "sh")
+        .into_iter()
+        .filter(|(_, skipped)| !skipped)
+        .map(|(text, _)| text)
+        .collect();
+    assert!(
+        script.contains("a2c pack") && script.contains("migrate version"),
+        "{script}"
+    );
+    let out = t.bash(".", &script).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "docs/getting-started.md failed:\n{text}");
+    let w = "home/a2c-start/superbuild";
+    for (v, rule) in [
+        ("1.0.0", "Write the test first.\n"),
+        ("1.1.0", "Write the test first.\nName the test after the behaviour.\n"),
+    ] {
+        let installed = t.path(&format!("{w}/.tools_local/esys/a2c/{v}/rules/testing.md"));
+        assert_eq!(fs_err::read_to_string(&installed).unwrap(), rule, "{text}");
+    }
+    let record =
+        |repo: &str| fs_err::read_to_string(t.path(&format!("{w}/{repo}/.tools/esys/a2c/adoption.yaml"))).unwrap();
+    assert!(record("app").contains("tool_version: 1.1.0"), "{text}");
+    assert!(record("lib").contains("tool_version: 1.0.0"), "{text}");
+    // What the page says its commands print.
+    assert!(text.contains("1.0.0 → 1.1.0"), "outdated: {text}");
+    let log = std::process::Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(t.path(&format!("{w}/app")))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.lines().count() == 2 && log.contains("1.0.0 -> 1.1.0"), "{log}");
+}
+
+/// A CI recipe's cache settings and a2c steps, as docs/ci.md prints them.
+struct Recipe {
+    cache_dir: String,
+    cache_key_file: String,
+    steps: Vec<String>,
+}
+
+fn recipes() -> Vec<(&'static str, Recipe)> {
+    let yaml = blocks(CI, "yaml");
+    assert_eq!(yaml.len(), 2, "docs/ci.md: a GitHub Actions and a GitLab CI file");
+    let parse = |text: &str| -> serde_json::Value { serde_saphyr::from_str(text).expect("the recipe is YAML") };
+    let github = parse(&yaml[0].0);
+    let job = &github["jobs"]["method"];
+    let steps: Vec<String> = job["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["run"].as_str().map(str::to_string))
+        .collect();
+    let cache = job["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/cache@")))
+        .expect("an actions/cache step");
+    let key = cache["with"]["key"].as_str().unwrap();
+    let github = Recipe {
+        cache_dir: job["env"]["A2C_CACHE_DIR"].as_str().unwrap().to_string(),
+        cache_key_file: key
+            .split("hashFiles('")
+            .nth(1)
+            .and_then(|k| k.split('\'').next())
+            .expect("the key hashes a file")
+            .to_string(),
+        steps,
+    };
+    assert_eq!(
+        cache["with"]["path"].as_str(),
+        Some(github.cache_dir.as_str()),
+        "the cached path is a2c's cache"
+    );
+    let gitlab = parse(&yaml[1].0);
+    let job = &gitlab["a2c"];
+    let gitlab = Recipe {
+        cache_dir: job["variables"]["A2C_CACHE_DIR"].as_str().unwrap().to_string(),
+        cache_key_file: job["cache"]["key"]["files"][0].as_str().unwrap().to_string(),
+        steps: job["script"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect(),
+    };
+    let cached = job["cache"]["paths"][0].as_str().unwrap().trim_end_matches('/');
+    assert!(gitlab.cache_dir.ends_with(cached), "the cached path is a2c's cache");
+    vec![("GitHub Actions", github), ("GitLab CI", gitlab)]
+}
+
+/// docs/ci.md: each recipe's a2c steps run in a superbuild with a committed lock and the
+/// recipe's cache directory — first with an empty cache, then (the store gone, as on a fresh
+/// runner) with the cache the first run left and the registry gone: nothing to download. The
+/// key hashes the lock the superbuild commits.
+#[test]
+fn ci_recipes_install_from_a_cache_keyed_on_the_lock() {
+    for (name, recipe) in recipes() {
+        let t = TestContext::new();
+        t.standard_superbuild();
+        t.run("w", &["lock"]).success();
+        t.commit_members();
+        assert!(
+            t.path("w").join(&recipe.cache_key_file).is_file(),
+            "{name}: the key's file"
+        );
+        let cache = t.path("runner-cache");
+        let a2c: Vec<&String> = recipe.steps.iter().filter(|s| s.starts_with("a2c ")).collect();
+        assert!(a2c.iter().any(|s| s.contains("install --locked")), "{name}: {a2c:?}");
+        assert!(
+            recipe.steps.iter().any(|s| s.contains("a2c==")),
+            "{name}: a2c is pinned"
+        );
+        let run = |label: &str| {
+            for step in &a2c {
+                let out = t.bash("w", step).env("A2C_CACHE_DIR", &cache).output().unwrap();
+                assert!(
+                    out.status.success(),
+                    "{name} ({label}): `{step}` failed:\n{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        };
+        run("cold");
+        fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+        fs_err::rename(t.path("reg"), t.path("reg-gone")).unwrap();
+        run("cache restored, no registry");
+        assert!(
+            t.path("w/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file(),
+            "{name}"
+        );
+        assert!(recipe.cache_dir.contains("a2c-cache"), "{name}: {}", recipe.cache_dir);
+    }
+}
+
+/// The README's shell completions and man pages block, as printed, in a fresh home: every
+/// directory it writes into exists afterwards, and each file is what the binary generates.
+#[test]
+fn readme_completions_and_man_pages_install_as_printed() {
+    let readme = include_str!("../../README.md");
+    let at = readme
+        .find("Shell completions and man pages come from the binary itself:")
+        .expect("the README's completions paragraph");
+    let (script, _) = blocks(&readme[at..], "sh").into_iter().next().expect("its sh block");
+    let t = TestContext::new();
+    let out = t.bash(".", &script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bash = fs_err::read_to_string(t.path("home/.local/share/bash-completion/completions/a2c")).unwrap();
+    assert!(bash.contains("_a2c()") || bash.contains("complete"), "{bash}");
+    let zsh = fs_err::read_to_string(t.path("home/.zfunc/_a2c")).unwrap();
+    assert!(zsh.starts_with("#compdef a2c"), "{zsh}");
+    assert!(t.path("home/.local/share/man/man1/a2c.1").is_file());
+}
