@@ -23,16 +23,23 @@ the CNCF distribution registry on 127.0.0.1 and installed from `oci://` (target:
 and, with --suite members (issue 16), the member curve alone: no-op install and doctor at
 200 / 1,000 / 5,000 members, with --baseline BIN measured in the same rounds, interleaved.
 
+and, with --suite mcp (issue 42), `resolve` through `a2c mcp` at the largest --members count
+against the CLI's `a2c resolve --json`, and the server's memory over 10,000 calls.
+
 and, with --suite pypi (issue 29), a cold install of the same wheels from a real pypiserver
 against a static HTTP registry (target: at most 1.3x), and with --suite conan (issue 30) the
 same trees as Conan packages from a real conan_server (target: at most 1.5x).
 
 Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|conan|durability|all]
-                    [--runs N] [--noop-runs N] [--baseline BIN] [--keep]
-Prints medians, ratios and a Markdown table for docs/performance.md.
+                    [--runs N] [--noop-runs N] [--baseline BIN] [--keep] [--plot DIR]
+       bench/run.py --replot DIR
+Prints medians, ratios and a Markdown table for docs/performance.md; with --plot DIR (the
+install and members suites) also writes their results as JSON in DIR and draws the plots of
+docs/performance.md there (bench/plot.py): members.svg, install.svg.
 """
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -42,6 +49,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import plot
 
 VERSIONS = [f"1.{i}.0" for i in range(10)]
 FILES_PER_VERSION = 3000
@@ -343,6 +352,13 @@ def pack_versions(work, a2c):
         sh([a2c, "-q", "pack", tree, "--version", v, "--registry", os.path.join(work, "registry")])
 
 
+def machine():
+    """The processor, cores and kernel, as the tables name them."""
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
+               platform.processor())
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
 def example(name):
     """The release build of examples/NAME.rs (a floor measured beside a2c: see its comment)."""
     sh(["cargo", "build", "--release", "--locked", "-q", "--example", name], cwd=ROOT)
@@ -373,6 +389,7 @@ def members_suite(args, a2c):
             head += " baseline no-op | baseline doctor | no-op a2c/baseline | doctor a2c/baseline |"
         print(head)
         print("|" + "---|" * (head.count("|") - 1))
+        results = []
         for n in args.members:
             w = members_superbuild(work, f"w{n}", n, "../registry")
             sh([a2c, "-q", "-C", w, "lock"], env=env)
@@ -404,12 +421,84 @@ def members_suite(args, a2c):
             f5 = med[("floor", "stat5")]
             row = (f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x "
                    f"| {f5*1000:.1f} ms | {mn/f5:.2f}x |")
+            result = {"members": n, "noop_ms": mn * 1000, "doctor_ms": md * 1000,
+                      "floor_ms": fl * 1000, "floor5_ms": f5 * 1000}
             if args.baseline:
                 bn, bd = med[("baseline", "install")], med[("baseline", "doctor")]
                 row += f" {bn*1000:.1f} ms | {bd*1000:.1f} ms | {mn/bn:.2f}x | {md/bd:.2f}x |"
+                result.update(baseline_noop_ms=bn * 1000, baseline_doctor_ms=bd * 1000)
             print(row, flush=True)
+            results.append(result)
+            if args.plot:
+                plot.save(args.plot, "members", {"runs": args.noop_runs, "machine": machine(), "rows": results})
             if not args.keep:
                 shutil.rmtree(w, ignore_errors=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def mcp_suite(args, a2c):
+    """`resolve` through `a2c mcp` at 5,000 members (issue 42): the server started once, each
+    call's round trip over its stdio pipe, against the CLI's `a2c resolve --json` for the same
+    member in the same rounds; and the server's resident memory before and after 10,000 calls."""
+    base = tmpfs()
+    work = tempfile.mkdtemp(prefix="a2c-bench-mcp-", dir=base)
+    n = max(args.members)
+    try:
+        pack_versions(work, a2c)
+        env = dict(os.environ, A2C_CACHE_DIR=os.path.join(work, "cache"))
+        w = members_superbuild(work, "w", n, "../registry")
+        sh([a2c, "-q", "-C", w, "lock"], env=env)
+        sh([a2c, "-q", "-C", w, "install"], env=env)
+        server = subprocess.Popen([a2c, "mcp"], cwd=w, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        ids = iter(range(1, 10**9))
+
+        def call(method, params=None):
+            msg = {"jsonrpc": "2.0", "id": next(ids), "method": method}
+            if params is not None:
+                msg["params"] = params
+            server.stdin.write((json.dumps(msg) + "\n").encode())
+            server.stdin.flush()
+            return json.loads(server.stdout.readline())
+
+        def rss_kib():
+            with open(f"/proc/{server.pid}/status") as f:
+                return int(next(l.split()[1] for l in f if l.startswith("VmRSS:")))
+
+        call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "bench", "version": "0"}})
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        server.stdin.flush()
+        member = "products/p%04d" % (n // 2)
+        params = {"name": "resolve", "arguments": {"path": member}}
+        assert not call("tools/call", params)["result"].get("isError"), "resolve answers"
+        mcp_times, cli_times = [], []
+        for _ in range(args.noop_runs):
+            t0 = time.perf_counter()
+            call("tools/call", params)
+            mcp_times.append(time.perf_counter() - t0)
+            cli_times.append(timed([a2c, "-q", "--json", "-C", os.path.join(w, member), "resolve"], env)[0])
+        before = rss_kib()
+        for _ in range(10000):
+            call("tools/call", params)
+        after = rss_kib()
+        server.stdin.close()
+        server.wait(timeout=30)
+        mm, mc = statistics.median(mcp_times), statistics.median(cli_times)
+        print(f"machine: {machine()}; {n} members; medians of {args.noop_runs}, sides interleaved")
+        print()
+        print("| resolve at %d members | time |" % n)
+        print("|---|---|")
+        print(f"| through `a2c mcp` (one call over the pipe) | {mm*1000:.2f} ms |")
+        print(f"| `a2c resolve --json` (a process per call) | {mc*1000:.2f} ms |")
+        print(f"| ratio | {mm/mc:.2f}x (budget: under 5 ms through the server) |")
+        print(f"| server RSS before / after 10,000 calls | {before/1024:.1f} / {after/1024:.1f} MiB |")
+        if args.plot:
+            plot.save(args.plot, "mcp", {"members": n, "runs": args.noop_runs, "machine": machine(),
+                                        "mcp_resolve_ms": mm * 1000, "cli_resolve_ms": mc * 1000,
+                                        "rss_before_mib": before / 1024, "rss_after_mib": after / 1024})
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -768,7 +857,7 @@ def conan_suite(args, a2c):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "conan", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "conan", "mcp", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -778,7 +867,12 @@ def main():
                     help="member counts of --suite members (comma-separated)")
     ap.add_argument("--baseline", metavar="BIN",
                     help="another a2c binary (an earlier build) whose cold install runs in the same rounds")
+    ap.add_argument("--plot", metavar="DIR",
+                    help="write the install and members suites' results as JSON in DIR and draw their plots there")
+    ap.add_argument("--replot", metavar="DIR", help="only draw the plots again from DIR's JSON results")
     args = ap.parse_args()
+    if args.replot:
+        return plot.draw(args.replot)
 
     sh(["cargo", "build", "--release", "--locked", "-q"], cwd=ROOT)
     a2c = os.path.join(ROOT, "target/release/a2c")
@@ -796,6 +890,8 @@ def main():
         return pypi_suite(args, a2c)
     if args.suite == "conan":
         return conan_suite(args, a2c)
+    if args.suite == "mcp":
+        return mcp_suite(args, a2c)
     base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)
@@ -935,6 +1031,16 @@ def main():
         print(f"| peak RSS, cold install | {max(rss)/2**20:.1f} MiB | - | - | <= 64 MiB |")
         print(f"| doctor, 200 members (median of {len(doctor)}) | {md*1000:.1f} ms | - | - | - |")
         print(f"| doctor --deep, 10 x 3,000 files (median of {len(deep)}) | {mdd*1000:.0f} ms | - | - | - |")
+        if args.plot:
+            result = {"runs": args.runs, "machine": machine(), "cold_ms": ma * 1000, "script_ms": ms * 1000,
+                      "floor_ms": mf * 1000, "warm_ms": mw * 1000, "cp_al_ms": mc * 1000,
+                      "first_warm_ms": first_warm * 1000, "noop_ms": mn * 1000, "peak_rss_mib": max(rss) / 2**20,
+                      "doctor_ms": md * 1000, "doctor_deep_ms": mdd * 1000}
+            if cold_base:
+                result["baseline_cold_ms"] = statistics.median(cold_base) * 1000
+            if warm_base:
+                result["baseline_warm_ms"] = statistics.median(warm_base[1:] or warm_base) * 1000
+            plot.save(args.plot, "install", result)
     finally:
         if args.keep:
             print(f"kept {work}", file=sys.stderr)

@@ -79,7 +79,7 @@ impl LockedStore<'_> {
     /// Durability: unless `A2C_FSYNC=0`, the store's filesystem is synced first, so that a
     /// power cut can never leave a published receipt over unwritten file data — the rename is
     /// then the only step that may be lost, and a lost rename is just a version not installed
-    /// yet (docs/performance.md measures the cost).
+    /// yet (docs/performance-history.md measures the cost).
     pub fn publish(&self, tree: &Path, version: &MethodVersion, staging: &StagingDir) -> std::io::Result<PathBuf> {
         let target = self.store.version_dir(version);
         let staging = staging.path();
