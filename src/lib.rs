@@ -8,6 +8,7 @@ pub mod cli;
 pub mod doctor;
 pub mod env;
 pub mod lock;
+pub mod mcp;
 pub mod method;
 pub mod migrate;
 pub mod net;

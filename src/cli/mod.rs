@@ -12,6 +12,7 @@ mod key;
 mod list;
 mod lock;
 mod login;
+mod mcp;
 mod migrate;
 mod pack;
 mod printer;
@@ -131,6 +132,8 @@ pub enum Command {
     /// Show, clean or prune the machine's cache of bundles and trees
     #[command(subcommand)]
     Cache(cache::CacheCommand),
+    /// Serve the workspace's method to agents over the Model Context Protocol (stdio)
+    Mcp(mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write every page into a directory)
@@ -199,6 +202,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     let global = &cli.global;
     match &cli.command {
         Command::Completions(args) => completions::completions(args, printer),
+        Command::Mcp(args) => mcp::run(args, global),
         Command::Cache(cmd) => cache::run(cmd, session, global, printer),
         Command::List(args) => list::run(args, session, global, printer),
         Command::Outdated(args) => list::outdated(args, session, global, printer),

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 /// Top to bottom (docs/architecture.md): a module may use the ones after it.
 const LAYERS: &[&str] = &[
     "cli",
+    "mcp",
     "ops",
     "doctor",
     "migrate",

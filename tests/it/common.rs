@@ -137,20 +137,25 @@ impl TestContext {
     }
 
     /// `a2c` with a clean environment, started in `cwd` (relative to the root).
-    /// `bash -euo pipefail -c text` in `dir` (created) with the test's environment (its home,
-    /// its a2c cache, git's identity) and a2c, then /usr/sbin, first on PATH: a documented
-    /// shell step run as a user runs it.
-    pub fn bash(&self, dir: &str, text: &str) -> Command {
-        fs_err::create_dir_all(self.path(dir)).unwrap();
-        let a2c = self.cmd(dir);
-        let mut cmd = Command::new("bash");
-        cmd.args(["-euo", "pipefail", "-c", text]).current_dir(self.path(dir));
-        for (k, v) in a2c.get_envs() {
+    /// Gives `cmd` the environment a2c runs with in this test (its home, its a2c cache, git's
+    /// identity, no outside A2C_ variable): for a program that runs a2c itself.
+    pub fn environment(&self, cmd: &mut Command) {
+        for (k, v) in self.cmd(".").get_envs() {
             match v {
                 Some(v) => cmd.env(k, v),
                 None => cmd.env_remove(k),
             };
         }
+    }
+
+    /// `bash -euo pipefail -c text` in `dir` (created) with the test's environment (its home,
+    /// its a2c cache, git's identity) and a2c, then /usr/sbin, first on PATH: a documented
+    /// shell step run as a user runs it.
+    pub fn bash(&self, dir: &str, text: &str) -> Command {
+        fs_err::create_dir_all(self.path(dir)).unwrap();
+        let mut cmd = Command::new("bash");
+        cmd.args(["-euo", "pipefail", "-c", text]).current_dir(self.path(dir));
+        self.environment(&mut cmd);
         let bin = Path::new(env!("CARGO_BIN_EXE_a2c"))
             .parent()
             .unwrap()

@@ -13,6 +13,7 @@ mod doctor;
 mod hostile;
 mod http;
 mod install;
+mod mcp;
 mod migrate;
 mod mirrors;
 mod oci;

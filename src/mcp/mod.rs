@@ -1,0 +1,349 @@
+//! `a2c mcp`: a Model Context Protocol server over stdio (the official Rust SDK, `rmcp`), so
+//! that an agent calls a2c for W and its method instead of guessing paths (ADR-0024 §3, §6.1).
+//! It serves the workspace it was started in and every repository below it: tools (the
+//! commands, as their `--json` documents), resources (the files of each repository's method
+//! tree, of the version its write contract names), prompts (the method's prompt files of that
+//! version), and a resource-list change notification when the store or a contract changes.
+//! Nothing but the protocol is written to stdout; it is read-only unless `--allow-write`.
+//! docs/agents.md is the reference an agent relies on.
+
+mod pipe;
+mod prompts;
+mod resources;
+mod scope;
+mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+pub use scope::Scope;
+
+/// How `a2c mcp` was started.
+pub struct Options {
+    /// Where discovery starts (`-C DIR` or the current directory).
+    pub start: PathBuf,
+    /// `--workspace DIR`.
+    pub workspace: Option<PathBuf>,
+    /// `--allow-write`: `install` and `migrate_apply` are tools.
+    pub allow_write: bool,
+    /// This a2c binary (the commands the tools run).
+    pub exe: PathBuf,
+}
+
+/// The server: cheap to clone (one per request handler).
+#[derive(Clone)]
+pub struct Server(Arc<Inner>);
+
+struct Inner {
+    scope: Scope,
+    allow_write: bool,
+    exe: PathBuf,
+}
+
+/// Serves MCP on stdin/stdout until the client closes it.
+pub fn serve(options: Options) -> anyhow::Result<()> {
+    let scope = Scope::discover(&options.start, options.workspace.as_deref())?;
+    let server = Server(Arc::new(Inner {
+        scope,
+        allow_write: options.allow_write,
+        exe: options.exe,
+    }));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let running = server
+            .clone()
+            .serve(pipe::start())
+            .await
+            .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
+        let watcher = tokio::spawn(watch(server.0.scope.clone(), running.peer().clone()));
+        let end = running.waiting().await;
+        watcher.abort();
+        end.map(|_| ())
+            .map_err(|e| anyhow::anyhow!("the MCP session ended: {e}"))
+    })
+}
+
+/// What changes the resources: the workspace snapshot (rewritten when a member's record or
+/// pointer changes), the store's version directories, and each record's identity — read with a
+/// few `stat`s, never a walk of the trees.
+fn fingerprint(scope: &Scope) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
+    let store = scope.root.join(crate::store::STORE_DIR);
+    let mut paths = vec![store.join(crate::store::layout::SNAPSHOT_FILE), store.clone()];
+    if let Ok(entries) = std::fs::read_dir(&store) {
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        paths.extend(dirs);
+    }
+    if let Ok(repos) = scope.repos() {
+        for r in repos {
+            paths.push(r.path.join(".tools/esys/a2c/adoption.yaml"));
+            paths.push(r.path.join(".a2c/adoption.yaml"));
+        }
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let meta = std::fs::symlink_metadata(&p).ok();
+            let modified = meta.as_ref().and_then(|m| m.modified().ok());
+            let len = meta.map_or(0, |m| m.len());
+            (p, modified, len)
+        })
+        .collect()
+}
+
+/// Notifies the client that the resource list changed whenever the fingerprint does.
+async fn watch(scope: Scope, peer: rmcp::Peer<RoleServer>) {
+    let mut last = fingerprint(&scope);
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = {
+            let scope = scope.clone();
+            tokio::task::spawn_blocking(move || fingerprint(&scope))
+                .await
+                .unwrap_or_default()
+        };
+        if now != last {
+            last = now;
+            if peer.notify_resource_list_changed().await.is_err() {
+                return;
+            }
+            let _ = peer.notify_prompt_list_changed().await;
+        }
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), None)
+}
+
+/// An MCP error carrying a2c's message (and hint, as `data.hint`).
+fn refused(message: String, hint: &str) -> ErrorData {
+    ErrorData::invalid_params(message, Some(serde_json::json!({ "hint": hint })))
+}
+
+fn offset(request: Option<&PaginatedRequestParams>) -> Result<usize, ErrorData> {
+    match request.and_then(|r| r.cursor.as_deref()) {
+        None => Ok(0),
+        Some(c) => c
+            .parse()
+            .map_err(|_| ErrorData::invalid_params(format!("`{c}` is not a cursor this server gave"), None)),
+    }
+}
+
+impl Server {
+    /// Runs blocking work (the file system, child processes) off the protocol's threads.
+    async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Inner) -> T + Send + 'static) -> Result<T, ErrorData> {
+        let inner = self.0.clone();
+        tokio::task::spawn_blocking(move || f(&inner)).await.map_err(internal)
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("a2c", crate::A2C_VERSION))
+        .with_instructions(
+            "a2c serves the A2C method of this workspace. Call `resolve` with a path to learn its repository's write contract and method asset root; read the method's files as resources a2c://method/{repo}/-/{path} (the version that repository is bound to, never another); never take W/tools/ai-rules for the method; author only under the write contract's rules.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list(self.0.allow_write)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !tools::list(true).iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!("no tool {}", crate::util::text::quoted_short(&name)),
+                None,
+            ));
+        }
+        let args = request.arguments.unwrap_or_default();
+        let result = self
+            .blocking(move |inner| {
+                let env = tools::Env {
+                    scope: &inner.scope,
+                    exe: &inner.exe,
+                    allow_write: inner.allow_write,
+                };
+                tools::call(&env, &name, &args)
+            })
+            .await?;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let start = offset(request.as_ref())?;
+        let all = self
+            .blocking(|inner| {
+                let repos = inner.scope.repos()?;
+                Ok::<_, anyhow::Error>(
+                    repos
+                        .iter()
+                        .flat_map(|r| {
+                            resources::files(r).into_iter().map(move |(uri, path, size)| {
+                                let version = r.contract.as_ref().map(ToString::to_string).unwrap_or_default();
+                                Resource::new(uri, format!("{}: {path}", r.relative))
+                                    .with_description(format!(
+                                        "{path} of method {version}, the write contract of `{}`",
+                                        r.relative
+                                    ))
+                                    .with_mime_type(resources::mime(&path))
+                                    .with_size(size)
+                            })
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .await?
+            .map_err(internal)?;
+        let end = (start + resources::PAGE).min(all.len());
+        let mut page = ListResourcesResult::with_all_items(all.get(start..end).map(<[_]>::to_vec).unwrap_or_default());
+        if end < all.len() {
+            page.next_cursor = Some(end.to_string());
+        }
+        Ok(page)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(resources::TEMPLATE, "method file")
+                .with_description("A file below the method asset root of {repo}'s write contract; {repo} is the repository's path relative to W (`.` for W itself)"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let asked = uri.clone();
+        let read = self
+            .blocking(move |inner| resources::read(&inner.scope, &asked))
+            .await?;
+        match read {
+            Ok((_, text)) => {
+                let path = resources::parse(&uri).map(|(_, p)| p).unwrap_or_default();
+                let contents = ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type: Some(resources::mime(&path).into()),
+                    text,
+                    meta: None,
+                };
+                Ok(ReadResourceResult::new(vec![contents]).into())
+            }
+            Err(why) => Err(ErrorData::resource_not_found(
+                why,
+                Some(
+                    serde_json::json!({ "uri": uri, "hint": "list the resources (`resources/list`), or call `resolve` for the repository's method asset root" }),
+                ),
+            )),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let listed = self
+            .blocking(|inner| prompts::prompts(&inner.scope))
+            .await?
+            .map_err(internal)?;
+        Ok(ListPromptsResult::with_all_items(
+            listed
+                .found
+                .into_iter()
+                .map(|p| {
+                    let arguments = p
+                        .arguments
+                        .iter()
+                        .map(|a| {
+                            let arg = PromptArgument::new(&a.name).with_required(a.required);
+                            match &a.description {
+                                Some(d) => arg.with_description(d),
+                                None => arg,
+                            }
+                        })
+                        .collect::<Vec<_>>();
+                    Prompt::new(
+                        p.name,
+                        p.description.or(Some(p.path)),
+                        (!arguments.is_empty()).then_some(arguments),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let listed = self
+            .blocking(|inner| prompts::prompts(&inner.scope))
+            .await?
+            .map_err(internal)?;
+        let Some(prompt) = listed.found.into_iter().find(|p| p.name == request.name) else {
+            let skipped: Vec<String> = listed.skipped.iter().map(|(f, why)| format!("{f}: {why}")).collect();
+            let mut message = format!(
+                "no prompt {} in the method this repository is bound to",
+                crate::util::text::quoted_short(&request.name)
+            );
+            if !skipped.is_empty() {
+                message.push_str(&format!(
+                    " (files below prompts/ that are not prompts: {})",
+                    skipped.join("; ")
+                ));
+            }
+            return Err(refused(message, "list the prompts (`prompts/list`)"));
+        };
+        let text = prompts::render(&prompt, &request.arguments.unwrap_or_default())
+            .map_err(|why| refused(why, "pass the arguments `prompts/list` declares for it"))?;
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+        if let Some(d) = prompt.description {
+            result = result.with_description(d);
+        }
+        Ok(result.into())
+    }
+}

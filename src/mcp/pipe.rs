@@ -1,0 +1,152 @@
+//! The stdio pipe between the client and the protocol engine: every line the client sends is
+//! bounded ([`MAX_LINE`]) and checked to be JSON before the engine sees it, so that a line too
+//! long or not JSON gets its JSON-RPC error (-32600, -32700) instead of silence, and the
+//! server keeps serving. Only protocol messages ever reach stdout.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::Mutex;
+
+/// The longest request line read (1 MiB): a request past it is refused without being held.
+pub const MAX_LINE: usize = 1 << 20;
+
+type Out = Arc<Mutex<tokio::io::Stdout>>;
+
+async fn write_line(out: &Out, line: &[u8]) -> std::io::Result<()> {
+    let mut out = out.lock().await;
+    out.write_all(line).await?;
+    if !line.ends_with(b"\n") {
+        out.write_all(b"\n").await?;
+    }
+    out.flush().await
+}
+
+fn error_line(code: i64, message: &str) -> Vec<u8> {
+    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
+        .to_string()
+        .into_bytes()
+}
+
+/// The engine's end of the pipe; the tasks that feed it from stdin and copy its answers to
+/// stdout run until stdin closes.
+pub fn start() -> DuplexStream {
+    let (engine, ours) = tokio::io::duplex(MAX_LINE * 2);
+    let (from_engine, mut to_engine) = tokio::io::split(ours);
+    let out: Out = Arc::new(Mutex::new(tokio::io::stdout()));
+    let answers = out.clone();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(from_engine);
+        let mut line = Vec::new();
+        while lines.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+            if write_line(&answers, &line).await.is_err() {
+                return;
+            }
+            line.clear();
+        }
+    });
+    tokio::spawn(async move {
+        let mut input = BufReader::new(tokio::io::stdin());
+        loop {
+            match read_bounded(&mut input).await {
+                Ok(Line::End) => break,
+                Ok(Line::TooLong(n)) => {
+                    let msg = format!("the request is longer than {MAX_LINE} bytes ({n} read): refused");
+                    if write_line(&out, &error_line(-32600, &msg)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Line::Text(text)) => {
+                    if text.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match serde_json::from_slice::<serde_json::Value>(&text) {
+                        Ok(v) if v.is_object() || v.is_array() => {
+                            let mut text = text;
+                            if !text.ends_with(b"\n") {
+                                text.push(b'\n');
+                            }
+                            if to_engine.write_all(&text).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(_) => {
+                            let line = error_line(-32600, "a JSON-RPC message is an object (or a batch of them)");
+                            if write_line(&out, &line).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            let line = error_line(-32700, &format!("not JSON: {e}"));
+                            if write_line(&out, &line).await.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        let _ = to_engine.shutdown().await;
+    });
+    engine
+}
+
+enum Line {
+    Text(Vec<u8>),
+    /// A line past [`MAX_LINE`], read to its end and dropped (its length).
+    TooLong(usize),
+    End,
+}
+
+/// One line of at most [`MAX_LINE`] bytes; a longer one is read to its end without being kept.
+async fn read_bounded<R: tokio::io::AsyncBufRead + Unpin>(input: &mut R) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    let mut seen = 0usize;
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(match (seen, line.is_empty()) {
+                (0, _) => Line::End,
+                (n, _) if n > MAX_LINE => Line::TooLong(n),
+                _ => Line::Text(line),
+            });
+        }
+        let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let n = chunk.len();
+        seen += n;
+        if seen <= MAX_LINE + 1 {
+            line.extend_from_slice(chunk);
+        } else {
+            line = Vec::new();
+        }
+        input.consume(n);
+        if done {
+            return Ok(match seen > MAX_LINE + 1 {
+                true => Line::TooLong(seen),
+                false => Line::Text(line),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn lines_are_bounded() {
+        let long = vec![b'x'; MAX_LINE + 10];
+        let mut text = b"{\"a\":1}\n".to_vec();
+        text.extend_from_slice(&long);
+        text.extend_from_slice(b"\nlast");
+        let mut input = BufReader::new(&text[..]);
+        assert!(matches!(read_bounded(&mut input).await.unwrap(), Line::Text(t) if t == b"{\"a\":1}\n"));
+        assert!(matches!(read_bounded(&mut input).await.unwrap(), Line::TooLong(n) if n == MAX_LINE + 11));
+        assert!(matches!(read_bounded(&mut input).await.unwrap(), Line::Text(t) if t == b"last"));
+        assert!(matches!(read_bounded(&mut input).await.unwrap(), Line::End));
+    }
+}

@@ -1,0 +1,333 @@
+//! The tools: `workspace` and `resolve` answered in this process (discovery as the CLI does
+//! it, for each call), and `list`, `outdated`, `doctor`, `install`, `migrate_plan` and
+//! `migrate_apply` answered by this same a2c binary run with `--json` in the workspace — the
+//! very documents of docs/json.md. `install` and `migrate_apply` exist only under
+//! `a2c mcp --allow-write`; `migrate_apply` takes the digest of the plan the user approved, as
+//! `--confirm` does.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::scope::Scope;
+
+/// What a tool call needs from the server.
+pub struct Env<'a> {
+    pub scope: &'a Scope,
+    /// This a2c binary, run for the tools that are commands.
+    pub exe: &'a Path,
+    pub allow_write: bool,
+}
+
+fn schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
+    let mut doc = json!({"type": "object", "properties": properties, "additionalProperties": false});
+    if !required.is_empty() {
+        doc["required"] = json!(required);
+    }
+    match doc {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("an object"),
+    }
+}
+
+fn read_only(tool: Tool) -> Tool {
+    tool.annotate(ToolAnnotations::new().read_only(true))
+}
+
+/// Every tool this server offers (the writing ones only with `--allow-write`).
+pub fn list(allow_write: bool) -> Vec<Tool> {
+    let repo = json!({"type": "string", "description": "a path relative to the workspace root (`.` or absent: the root itself; or the repository the server was started in)"});
+    let to = json!({"type": "string", "description": "the exact target version, such as 1.4.0"});
+    let all = json!({"type": "boolean", "description": "every member of the superbuild behind the version (`--all`)"});
+    let mut tools = vec![
+        read_only(Tool::new(
+            "workspace",
+            "The superbuild root W, and each member: its path, tool state root, layout, write contract and delivery (`a2c workspace members --json`)",
+            schema(json!({}), &[]),
+        )),
+        read_only(Tool::new(
+            "resolve",
+            "For a path: its repository, write contract, the method asset root the resolution order (docs/concepts.md) gives that version and the rule that chose it — or, when none resolves, why (`a2c resolve --json`). Agents call this instead of guessing paths; W/tools/ai-rules is never the method.",
+            schema(
+                json!({"path": {"type": "string", "description": "a file or directory, relative to the workspace root or absolute below it"}, "version": {"type": "string", "description": "another version to mount for reading (default: the write contract)"}}),
+                &["path"],
+            ),
+        )),
+        read_only(Tool::new(
+            "list",
+            "Every version the members need, the lock pins, the store holds and the registry has (`a2c list --json`)",
+            schema(
+                json!({"offline": {"type": "boolean", "description": "do not read the registry"}}),
+                &[],
+            ),
+        )),
+        read_only(Tool::new(
+            "outdated",
+            "The members behind the newest version the registry publishes (`a2c outdated --json`)",
+            schema(json!({}), &[]),
+        )),
+        read_only(Tool::new(
+            "doctor",
+            "Findings for every member and version, each with its code, severity and hint (`a2c doctor --json`)",
+            schema(
+                json!({"deep": {"type": "boolean", "description": "re-hash installed trees"}}),
+                &[],
+            ),
+        )),
+        read_only(Tool::new(
+            "migrate_plan",
+            "The dry run of moving a repository's (or with `all`, every member's) write contract to `to`: what would change, and the plan digest to approve (`a2c migrate version --dry-run --json`)",
+            schema(json!({"to": to, "repo": repo, "all": all}), &["to"]),
+        )),
+    ];
+    if allow_write {
+        tools.push(Tool::new(
+            "install",
+            "Install every locked version the members need, verified, side by side (`a2c install --json`)",
+            schema(json!({}), &[]),
+        ));
+        tools.push(Tool::new(
+            "migrate_apply",
+            "Apply exactly the plan whose digest the user approved (`a2c migrate version --confirm sha256:…`): refused when anything the plan depends on changed",
+            schema(
+                json!({"to": to, "repo": repo, "all": all, "confirm": {"type": "string", "description": "the full `sha256:<64 hex>` plan digest migrate_plan printed and the user approved"}}),
+                &["to", "confirm"],
+            ),
+        ));
+    }
+    tools
+}
+
+/// A tool's failure as the caller sees it: a2c's error document (`code`, `message`, `hint`).
+fn failure(code: &str, message: impl Into<String>, hint: impl Into<String>) -> CallToolResult {
+    let doc = json!({"schema": 1, "code": code, "message": message.into(), "hint": hint.into(), "exit": 1});
+    let mut result = CallToolResult::error(vec![ContentBlock::text(doc.to_string())]);
+    result.structured_content = Some(doc);
+    result
+}
+
+fn success(doc: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(doc.to_string())]);
+    result.structured_content = Some(doc);
+    result
+}
+
+fn string<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+fn flag(args: &JsonObject, key: &str) -> bool {
+    args.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// A path an argument names, below the served root (relative to it, or absolute below it):
+/// anything else is refused.
+fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, String> {
+    let full = match Path::new(path).is_absolute() {
+        true => PathBuf::from(path),
+        false if path == "." || path.is_empty() => scope.root.clone(),
+        false => {
+            crate::util::paths::check_portable_relative(path).map_err(|why| format!("`{path}`: {why}"))?;
+            scope.root.join(path)
+        }
+    };
+    let normal = crate::util::paths::normalize(&full);
+    if !normal.starts_with(&scope.root) {
+        return Err(format!(
+            "`{path}` is outside `{}`, the workspace this server serves",
+            scope.root.display()
+        ));
+    }
+    Ok(normal)
+}
+
+/// Calls `name` with `args`.
+pub fn call(env: &Env<'_>, name: &str, args: &JsonObject) -> CallToolResult {
+    let writing = matches!(name, "install" | "migrate_apply");
+    if writing && !env.allow_write {
+        return failure(
+            "read-only",
+            format!("`{name}` changes the workspace, and this server is read-only"),
+            "start the server with `a2c mcp --allow-write` to let an agent install or apply a plan the user approved",
+        );
+    }
+    match name {
+        "workspace" => workspace(env.scope),
+        "resolve" => resolve(env.scope, args),
+        "list" => {
+            let mut argv = vec!["list"];
+            if flag(args, "offline") {
+                argv.push("--offline");
+            }
+            command(env, &env.scope.root, &argv)
+        }
+        "outdated" => command(env, &env.scope.root, &["outdated"]),
+        "doctor" => {
+            let mut argv = vec!["doctor"];
+            if flag(args, "deep") {
+                argv.push("--deep");
+            }
+            command(env, &env.scope.root, &argv)
+        }
+        "install" => command(env, &env.scope.root, &["install"]),
+        "migrate_plan" | "migrate_apply" => migrate(env, name, args),
+        other => failure(
+            "unknown-tool",
+            format!("no tool `{other}`"),
+            "list the tools (`tools/list`): workspace, resolve, list, outdated, doctor, migrate_plan, and with --allow-write install and migrate_apply",
+        ),
+    }
+}
+
+fn workspace(scope: &Scope) -> CallToolResult {
+    let ctx = match crate::workspace::Context::discover(&scope.root, scope.superbuild.then_some(scope.root.as_path())) {
+        Ok(ctx) => ctx,
+        Err(e) => return failure("workspace", e.to_string(), "run `a2c doctor` in the workspace"),
+    };
+    let members: Vec<crate::workspace::Member> = match scope.superbuild {
+        true => match ctx.members() {
+            Ok(m) => m.to_vec(),
+            Err(e) => return failure("workspace", e.to_string(), "run `a2c doctor` in the workspace"),
+        },
+        false => vec![crate::workspace::Member::read(scope.root.clone(), ".".into())],
+    };
+    let listing = crate::workspace::discovery::MemberListing::new(&scope.root, &members);
+    match serde_json::to_value(&listing) {
+        Ok(mut doc) => {
+            doc["superbuild"] = json!(scope.superbuild);
+            doc["found_by"] = json!(match scope.superbuild {
+                true => "the workspace marker .tools/esys/a2c/workspace.yaml at this root (`a2c workspace path`)",
+                false => "no superbuild: the one repository the server was started in",
+            });
+            success(doc)
+        }
+        Err(e) => failure("internal", e.to_string(), "report this as a bug"),
+    }
+}
+
+fn resolve(scope: &Scope, args: &JsonObject) -> CallToolResult {
+    let Some(path) = string(args, "path") else {
+        return failure(
+            "usage",
+            "`resolve` needs `path`",
+            "pass the path of a file or directory in a repository",
+        );
+    };
+    let full = match below_root(scope, path) {
+        Ok(p) => p,
+        Err(why) => return failure("outside", why, "pass a path in a repository of this workspace"),
+    };
+    let version = match string(args, "version").map(str::parse::<crate::util::version::MethodVersion>) {
+        None => None,
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            return failure(
+                "usage",
+                format!("`version`: {e}"),
+                "write one exact version such as 1.4.0",
+            );
+        }
+    };
+    // The directory the path is in (a file's parent), as `a2c -C DIR resolve` starts there.
+    let mut start = full.clone();
+    while !start.is_dir() {
+        match start.parent() {
+            Some(p) => start = p.to_path_buf(),
+            None => break,
+        }
+    }
+    let ctx = match crate::workspace::Context::discover(&start, scope.superbuild.then_some(scope.root.as_path())) {
+        Ok(ctx) => ctx,
+        Err(e) => return failure("workspace", e.to_string(), "run `a2c doctor` in the workspace"),
+    };
+    match crate::ops::resolve::resolve(&ctx, version.as_ref()) {
+        Ok(mut resolution) => {
+            let failure_text = resolution.failure.take().map(|e| e.to_string());
+            let Ok(mut doc) = serde_json::to_value(&resolution) else {
+                return failure("internal", "the resolution does not serialize", "report this as a bug");
+            };
+            doc["warnings"] = json!(resolution.warnings);
+            match failure_text {
+                None => success(doc),
+                Some(why) => {
+                    doc["error"] = json!(why);
+                    let mut result = CallToolResult::error(vec![ContentBlock::text(doc.to_string())]);
+                    result.structured_content = Some(doc);
+                    result
+                }
+            }
+        }
+        Err(e) => failure(
+            "resolve",
+            e.to_string(),
+            crate::util::hint::Hint::hint(&e).unwrap_or_default(),
+        ),
+    }
+}
+
+fn migrate(env: &Env<'_>, name: &str, args: &JsonObject) -> CallToolResult {
+    let Some(to) = string(args, "to") else {
+        return failure(
+            "usage",
+            format!("`{name}` needs `to`"),
+            "pass the exact target version, such as 1.4.0",
+        );
+    };
+    let dir = match below_root(env.scope, string(args, "repo").unwrap_or(".")) {
+        Ok(p) => p,
+        Err(why) => return failure("outside", why, "pass a repository of this workspace"),
+    };
+    let mut argv = vec!["migrate", "version", "--to", to];
+    if flag(args, "all") {
+        argv.push("--all");
+    }
+    match (name, string(args, "confirm")) {
+        ("migrate_plan", _) => argv.push("--dry-run"),
+        (_, Some(digest)) => argv.extend(["--confirm", digest]),
+        (_, None) => {
+            return failure(
+                "usage",
+                "`migrate_apply` needs `confirm`: the digest of the plan the user approved",
+                "call migrate_plan, show the plan to the user, then pass its `sha256:…` digest",
+            );
+        }
+    }
+    command(env, &dir, &argv)
+}
+
+/// Runs this a2c with `--json -C dir args`: its JSON document, or its error document.
+fn command(env: &Env<'_>, dir: &Path, args: &[&str]) -> CallToolResult {
+    let out = std::process::Command::new(env.exe)
+        .arg("--json")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .env("A2C_PROGRESS", "none")
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => {
+            return failure(
+                "internal",
+                format!("cannot run `{}`: {e}", env.exe.display()),
+                "reinstall a2c",
+            );
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| json!({"output": stdout.trim()}));
+    let mut content = vec![ContentBlock::text(doc.to_string())];
+    if !stderr.is_empty() {
+        content.push(ContentBlock::text(stderr));
+    }
+    let mut result = match out.status.success() {
+        true => CallToolResult::success(content),
+        false => CallToolResult::error(content),
+    };
+    result.structured_content = Some(doc);
+    result
+}

@@ -1,0 +1,296 @@
+//! Issue 42: `a2c mcp`, driven by the official MCP Python SDK as a real client over stdio
+//! (tests/it/mcp_client.py), and by raw JSON-RPC lines for the protocol's edge cases.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{TestContext, require_program};
+
+const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
+
+/// Whether `python3` on PATH has the MCP SDK, or `false` after the SKIPPED line.
+fn sdk() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import mcp.client.stdio"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        require_program("the MCP Python SDK `mcp` (pip install -r .ci/requirements.txt; .ci/run does it)");
+    }
+    ok
+}
+
+/// A superbuild `w` on registry `reg` whose members pin 1.0.0 (`p/app`) and 2.0.0 (`p/web`),
+/// and, with `with_new`, 3.0.0 (`p/new`); committed and locked.
+fn superbuild(t: &TestContext, with_new: bool) {
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    let mut pins = vec![("app", "1.0.0"), ("web", "2.0.0")];
+    if with_new {
+        pins.push(("new", "3.0.0"));
+    }
+    for (_, v) in &pins {
+        t.publish("reg", v, "tar.gz");
+    }
+    for (m, v) in &pins {
+        t.canonical_repo(&format!("w/p/{m}"), v);
+        t.write(&format!("w/p/{m}/.gitignore"), ".tools_local/\n");
+        t.commit_all(&format!("w/p/{m}"));
+    }
+    t.run("w", &["lock"]).success();
+}
+
+/// Runs the Python client's `scenario` against `a2c mcp` started in `w`: its report.
+fn client(t: &TestContext, scenario: &str) -> Value {
+    let a2c = env!("CARGO_BIN_EXE_a2c");
+    let mut cmd = Command::new("python3");
+    t.environment(&mut cmd);
+    let out = cmd
+        .args([CLIENT, a2c, &t.path("w").display().to_string(), scenario])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the MCP client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn text(read: &Value) -> &str {
+    read["ok"]["contents"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// Everything a read-only server offers, through the real SDK: each repository gets its own
+/// version's files and prompts, hostile URIs and the writing tools are refused, a repository
+/// whose contract has no installed tree gets the finding (never another version's files), and
+/// a migrate made with the CLI is noticed.
+#[test]
+fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
+    if !sdk() {
+        return;
+    }
+    let t = TestContext::new();
+    superbuild(&t, true);
+    t.run("w", &["install"]).success();
+    let store = t.path("w/.tools_local/esys/a2c");
+    fs_err::remove_dir_all(store.join("3.0.0")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", store.join("1.0.0/rules/link.md")).unwrap();
+    let r = client(&t, "read");
+    assert_eq!(r["server"]["name"], "a2c", "{r}");
+    assert_eq!(
+        r["tools"],
+        json!(["doctor", "list", "migrate_plan", "outdated", "resolve", "workspace"])
+    );
+    let resources: Vec<&str> = r["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    for uri in [
+        "a2c://method/p/app/-/rules/core.md",
+        "a2c://method/p/web/-/prompts/review.md",
+    ] {
+        assert!(resources.contains(&uri), "{uri}: {resources:?}");
+    }
+    assert!(
+        !resources.iter().any(|u| u.contains("/p/new/") || u.contains(".a2c-")),
+        "{resources:?}"
+    );
+    assert_eq!(r["templates"], json!(["a2c://method/{repo}/-/{path}"]));
+    let prompts: Vec<&str> = r["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(prompts, ["p/app/review", "p/web/review"], "{r}");
+    assert_eq!(
+        r["prompt"]["ok"]["messages"][0]["content"]["text"], "Review under method 1.0.0.\n",
+        "{r}"
+    );
+    // Tools.
+    assert_eq!(
+        r["workspace"]["structured"]["members"].as_array().unwrap().len(),
+        3,
+        "{r}"
+    );
+    let resolved = &r["resolve"]["structured"];
+    assert_eq!(
+        (resolved["version"].as_str(), resolved["write_contract"].as_str()),
+        (Some("1.0.0"), Some("1.0.0"))
+    );
+    assert!(
+        resolved["root"]
+            .as_str()
+            .unwrap()
+            .ends_with(".tools_local/esys/a2c/1.0.0"),
+        "{r}"
+    );
+    let new = &r["resolve:{\"path\": \"p/new\"}"];
+    assert!(new["is_error"].as_bool().unwrap(), "{r}");
+    assert!(
+        new["structured"]["root"].is_null() && new["structured"]["error"].as_str().unwrap().contains("3.0.0"),
+        "{r}"
+    );
+    let outside = &r["resolve:{\"path\": \"../outside\"}"];
+    assert!(outside["is_error"].as_bool().unwrap(), "{r}");
+    assert!(
+        outside["structured"]["message"].as_str().unwrap().contains("`..`"),
+        "{r}"
+    );
+    assert!(!r["list"]["is_error"].as_bool().unwrap(), "{r}");
+    assert!(r["list"]["structured"]["versions"].is_array(), "{r}");
+    assert!(r["doctor"]["structured"]["findings"].is_array(), "{r}");
+    assert!(
+        r["migrate_plan"]["structured"]["plan"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:"),
+        "{r}"
+    );
+    for writing in ["install", "migrate_apply"] {
+        assert!(r[writing]["is_error"].as_bool().unwrap(), "{writing}: {r}");
+        assert_eq!(r[writing]["structured"]["code"], "read-only", "{writing}: {r}");
+        assert!(
+            r[writing]["structured"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("a2c mcp --allow-write")
+        );
+    }
+    // Resources: each repository its own version; every hostile one refused.
+    let reads = &r["reads"];
+    assert_eq!(
+        text(&reads["a2c://method/p/app/-/rules/core.md"]),
+        "# Core rules of 1.0.0\n"
+    );
+    assert_eq!(
+        text(&reads["a2c://method/p/web/-/rules/core.md"]),
+        "# Core rules of 2.0.0\n"
+    );
+    for (uri, why) in [
+        ("a2c://method/p/app/-/../../../../etc/passwd", "`..`"),
+        ("a2c://method/p/app/-/.a2c-receipt.json", "bookkeeping"),
+        ("a2c://method/p/app/-/rules/link.md", "link"),
+        ("a2c://method/p/new/-/rules/core.md", "no method tree"),
+        ("file:///etc/passwd", "not an a2c resource"),
+    ] {
+        let e = reads[uri]["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{uri}: {}", reads[uri]));
+        assert!(e.contains(why), "{uri}: {e}");
+        assert!(!e.contains("root:x:0"), "{uri}: {e}");
+    }
+    // The CLI migrates p/app: the server notices, and p/app now reads 2.0.0's files.
+    assert_eq!(r["cli_migrate"], 0, "{r}");
+    let notes = r["notifications"].to_string();
+    assert!(notes.contains("list_changed"), "{r}");
+    assert_eq!(text(&r["after_migrate"]), "# Core rules of 2.0.0\n", "{r}");
+}
+
+/// With `--allow-write`: `install`, and `migrate_apply` of exactly the digest `migrate_plan`
+/// gave (another digest refused, nothing written).
+#[test]
+fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
+    if !sdk() {
+        return;
+    }
+    let t = TestContext::new();
+    superbuild(&t, false);
+    let r = client(&t, "write");
+    let tools: Vec<&str> = r["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"install") && tools.contains(&"migrate_apply"), "{r}");
+    assert!(!r["install"]["is_error"].as_bool().unwrap(), "{r}");
+    assert!(t.path("w/.tools_local/esys/a2c/1.0.0/rules/core.md").is_file());
+    assert!(r["apply_wrong"]["is_error"].as_bool().unwrap(), "{r}");
+    assert!(!r["apply"]["is_error"].as_bool().unwrap(), "{r}");
+    let record = fs_err::read_to_string(t.path("w/p/app/.tools/esys/a2c/adoption.yaml")).unwrap();
+    assert!(record.contains("tool_version: 2.0.0"), "{record}");
+}
+
+/// Raw JSON-RPC lines: bad JSON, a JSON value that is no message, an unknown method, a call
+/// before `initialize` and a request past the line bound each get a protocol error, and the
+/// server keeps serving; nothing but protocol lines reaches stdout.
+#[test]
+fn protocol_edge_cases_get_errors_and_the_server_keeps_serving() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    let mut child = t
+        .cmd("w")
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    let recv = || -> Value {
+        let line = rx.recv_timeout(Duration::from_secs(20)).expect("an answer");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout holds a non-protocol line ({e}): {line}"))
+    };
+    send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let early = recv();
+    assert_eq!(early["id"], 1, "{early}");
+    assert!(early["error"]["code"].is_i64(), "a call before initialize: {early}");
+    send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
+    assert_eq!(recv()["result"]["serverInfo"]["name"], "a2c");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send("{not json");
+    assert_eq!(recv()["error"]["code"], -32700);
+    send("42");
+    assert_eq!(recv()["error"]["code"], -32600);
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#);
+    let unknown = recv();
+    assert_eq!(
+        (unknown["id"].clone(), unknown["error"]["code"].clone()),
+        (json!(3), json!(-32601))
+    );
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"{}"}}}}"#,
+        "x".repeat(3 << 20)
+    );
+    send(&huge);
+    let refused = recv();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused.to_string().len() < 1000,
+        "the refusal does not echo the request"
+    );
+    send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
+    assert!(recv()["error"]["message"].as_str().unwrap().contains("no tool"));
+    send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    let tools = recv();
+    assert_eq!(tools["id"], 6, "{tools}");
+    assert!(tools["result"]["tools"].as_array().unwrap().len() >= 6, "{tools}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the server ends when its stdin closes: {status}");
+}

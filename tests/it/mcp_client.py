@@ -1,0 +1,116 @@
+"""A real MCP client (the official Python SDK, `mcp`) driving `a2c mcp` over stdio, for
+tests/it/mcp.rs. Usage: mcp_client.py A2C WORKDIR SCENARIO; prints one JSON report on stdout.
+
+Scenarios:
+  read     a read-only server: every list, every tool, resources of two repositories, hostile
+           URIs, the writing tools refused, a change notification after a migrate (the CLI's).
+  write    a server with --allow-write: install, then migrate_plan and migrate_apply of its
+           digest.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+A2C, WORKDIR, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def dump(model):
+    return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+
+
+def tool_result(result):
+    doc = dump(result)
+    return {"is_error": bool(doc.get("isError")), "structured": doc.get("structuredContent"),
+            "text": [c.get("text") for c in doc.get("content", [])]}
+
+
+async def attempt(coroutine):
+    try:
+        return {"ok": dump(await coroutine)}
+    except Exception as e:  # an MCP error: its message and data
+        error = getattr(e, "error", None)
+        return {"error": str(e), "data": getattr(error, "data", None) if error else None}
+
+
+async def read_scenario(session, notes):
+    report = {}
+    report["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
+    resources, cursor = [], None
+    while True:
+        from mcp.types import PaginatedRequestParams
+        page = await session.list_resources(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        resources += [str(r.uri) for r in page.resources]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    report["resources"] = resources
+    report["templates"] = [t.uri_template for t in (await session.list_resource_templates()).resource_templates]
+    prompts = (await session.list_prompts()).prompts
+    report["prompts"] = [dump(p) for p in prompts]
+    report["prompt"] = await attempt(session.get_prompt("p/app/review", {}))
+    for name, args in [("workspace", {}), ("resolve", {"path": "p/app/rules"}), ("resolve", {"path": "p/new"}),
+                       ("resolve", {"path": "../outside"}), ("list", {"offline": True}), ("outdated", {}),
+                       ("doctor", {}), ("migrate_plan", {"to": "2.0.0", "repo": "p/app"}),
+                       ("install", {}), ("migrate_apply", {"to": "2.0.0", "confirm": "sha256:" + "0" * 64})]:
+        key = name if name not in report else f"{name}:{json.dumps(args, sort_keys=True)}"
+        report[key] = tool_result(await session.call_tool(name, args))
+    reads = {}
+    for uri in ["a2c://method/p/app/-/rules/core.md", "a2c://method/p/web/-/rules/core.md",
+                "a2c://method/p/app/-/../../../../etc/passwd", "a2c://method/p/app/-/.a2c-receipt.json",
+                "a2c://method/p/app/-/rules/link.md", "a2c://method/p/new/-/rules/core.md",
+                "file:///etc/passwd"]:
+        reads[uri] = await attempt(session.read_resource(uri))
+    report["reads"] = reads
+    # The CLI migrates p/app (as a person would, beside the agent): the server notices.
+    before = len(notes)
+    migrate = subprocess.run([A2C, "-C", f"{WORKDIR}/p/app", "migrate", "version", "--to", "2.0.0"],
+                             capture_output=True, text=True)
+    report["cli_migrate"] = migrate.returncode
+    for _ in range(100):
+        if any("list_changed" in n for n in notes[before:]):
+            break
+        await asyncio.sleep(0.1)
+    report["notifications"] = notes[before:]
+    report["after_migrate"] = await attempt(session.read_resource("a2c://method/p/app/-/rules/core.md"))
+    return report
+
+
+async def write_scenario(session, notes):
+    report = {"tools": sorted(t.name for t in (await session.list_tools()).tools)}
+    report["install"] = tool_result(await session.call_tool("install", {}))
+    plan = tool_result(await session.call_tool("migrate_plan", {"to": "2.0.0", "all": True}))
+    report["plan"] = plan
+    digest = (plan["structured"] or {}).get("plan")
+    report["apply_wrong"] = tool_result(await session.call_tool(
+        "migrate_apply", {"to": "2.0.0", "all": True, "confirm": "sha256:" + "1" * 64}))
+    report["apply"] = tool_result(await session.call_tool(
+        "migrate_apply", {"to": "2.0.0", "all": True, "confirm": digest or ""}))
+    return report
+
+
+async def main():
+    args = ["mcp"] + (["--allow-write"] if SCENARIO == "write" else [])
+    # The SDK passes the server only a default environment unless told: the test's own (its
+    # home, its a2c cache, git's identity) is what a runtime's configured `env` would be.
+    server = StdioServerParameters(command=A2C, args=args, cwd=WORKDIR, env=dict(os.environ))
+    notes = []
+
+    async def on_message(message):
+        notes.append(repr(message))
+
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write, message_handler=on_message) as session:
+            init = await session.initialize()
+            report = {"server": dump(init).get("serverInfo")}
+            scenario = read_scenario if SCENARIO == "read" else write_scenario
+            report.update(await scenario(session, notes))
+    print(json.dumps(report))
+
+
+asyncio.run(asyncio.wait_for(main(), 120))
