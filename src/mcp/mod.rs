@@ -76,23 +76,10 @@ pub fn serve(options: Options) -> anyhow::Result<()> {
     })
 }
 
-/// What changes the resources: the workspace snapshot (rewritten when a member's record or
-/// pointer changes), the store's version directories, and each record's identity — read with a
-/// few `stat`s, never a walk of the trees.
-fn fingerprint(scope: &Scope) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
-    let store = scope.root.join(crate::store::STORE_DIR);
-    let mut paths = vec![store.join(crate::store::layout::SNAPSHOT_FILE), store.clone()];
-    if let Ok(entries) = std::fs::read_dir(&store) {
-        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        dirs.sort();
-        paths.extend(dirs);
-    }
-    if let Ok(repos) = scope.repos() {
-        for r in repos {
-            paths.push(r.path.join(".tools/esys/a2c/adoption.yaml"));
-            paths.push(r.path.join(".a2c/adoption.yaml"));
-        }
-    }
+type Stamp = Vec<(PathBuf, Option<SystemTime>, u64)>;
+
+/// The identity (modified time, size) of each path, without following links.
+fn stamp(paths: impl IntoIterator<Item = PathBuf>) -> Stamp {
     paths
         .into_iter()
         .map(|p| {
@@ -104,19 +91,74 @@ fn fingerprint(scope: &Scope) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
         .collect()
 }
 
-/// Notifies the client that the resource list changed whenever the fingerprint does.
+/// What changes the set of members or of installed versions: the workspace marker, the
+/// workspace snapshot (rewritten when a member's record or pointer changes) and the store's
+/// version directories.
+fn outline(scope: &Scope) -> Stamp {
+    let store = scope.root.join(crate::store::STORE_DIR);
+    let mut paths = vec![
+        scope.root.join(crate::workspace::marker::MARKER_PATH),
+        store.join(crate::store::layout::SNAPSHOT_FILE),
+        store.clone(),
+    ];
+    if let Ok(entries) = std::fs::read_dir(&store) {
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        paths.extend(dirs);
+    }
+    stamp(paths)
+}
+
+/// Each served repository's adoption records (both roots): a contract changed by any means.
+fn records(scope: &Scope) -> Vec<PathBuf> {
+    scope
+        .repos()
+        .map(|repos| {
+            repos
+                .iter()
+                .flat_map(|r| {
+                    [
+                        r.path.join(".tools/esys/a2c/adoption.yaml"),
+                        r.path.join(".a2c/adoption.yaml"),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Notifies the client that the resource (and prompt) list changed whenever the outline or a
+/// record does: a few `stat`s per member every half second; the members are enumerated again
+/// only when the outline changes, never the trees walked.
 async fn watch(scope: Scope, peer: rmcp::Peer<RoleServer>) {
-    let mut last = fingerprint(&scope);
+    let look = move |known: Option<(Stamp, Vec<PathBuf>)>| {
+        let outline_now = outline(&scope);
+        let paths = match known {
+            Some((old, paths)) if old == outline_now => paths,
+            _ => records(&scope),
+        };
+        let records_now = stamp(paths.iter().cloned());
+        (outline_now, paths, records_now)
+    };
+    let look = std::sync::Arc::new(look);
+    let first = {
+        let look = look.clone();
+        tokio::task::spawn_blocking(move || look(None)).await
+    };
+    let Ok((mut outline_last, mut paths, mut records_last)) = first else {
+        return;
+    };
     loop {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let now = {
-            let scope = scope.clone();
-            tokio::task::spawn_blocking(move || fingerprint(&scope))
-                .await
-                .unwrap_or_default()
+        let known = (outline_last.clone(), paths.clone());
+        let look = look.clone();
+        let Ok((outline_now, paths_now, records_now)) = tokio::task::spawn_blocking(move || look(Some(known))).await
+        else {
+            return;
         };
-        if now != last {
-            last = now;
+        let changed = outline_now != outline_last || records_now != records_last;
+        (outline_last, paths, records_last) = (outline_now, paths_now, records_now);
+        if changed {
             if peer.notify_resource_list_changed().await.is_err() {
                 return;
             }
@@ -345,5 +387,26 @@ impl ServerHandler for Server {
             result = result.with_description(d);
         }
         Ok(result.into())
+    }
+}
+
+/// Resource URIs and prompt files on arbitrary bytes (feature `fuzzing`): an accepted URI
+/// names a portable path below its tree (no `..`, not absolute, never bookkeeping), and a
+/// prompt's arguments all have names.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_uri_and_prompt(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok((repo, path)) = resources::parse(text) {
+        assert!(crate::util::paths::check_portable_relative(&path).is_ok(), "{path}");
+        assert!(
+            repo == "." || crate::util::paths::check_portable_relative(&repo).is_ok(),
+            "{repo}"
+        );
+        assert!(!path.split('/').any(|s| s.starts_with(".a2c-")), "{path}");
+        assert_eq!(resources::parse(&resources::uri(&repo, &path)), Ok((repo, path)));
+    }
+    if let Ok(p) = prompts::parse(text, "default") {
+        assert!(p.arguments.iter().all(|a| !a.name.is_empty()));
+        let _ = prompts::render(&p, &serde_json::Map::new());
     }
 }

@@ -134,11 +134,15 @@ fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, String> {
         }
     };
     let normal = crate::util::paths::normalize(&full);
-    if !normal.starts_with(&scope.root) {
+    let Ok(rel) = normal.strip_prefix(&scope.root) else {
         return Err(format!(
             "`{path}` is outside `{}`, the workspace this server serves",
             scope.root.display()
         ));
+    };
+    // A link on the way could lead out of the workspace: refused, as every a2c path is.
+    if let Err(e) = crate::util::contain::check(&scope.root, rel) {
+        return Err(format!("`{path}` is refused: {e}"));
     }
     Ok(normal)
 }

@@ -80,6 +80,9 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     let store = t.path("w/.tools_local/esys/a2c");
     fs_err::remove_dir_all(store.join("3.0.0")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", store.join("1.0.0/rules/link.md")).unwrap();
+    // A link in the workspace to a repository outside it.
+    t.canonical_repo("outside-repo", "2.0.0");
+    std::os::unix::fs::symlink(t.path("outside-repo"), t.path("w/p/escape")).unwrap();
     let r = client(&t, "read");
     assert_eq!(r["server"]["name"], "a2c", "{r}");
     assert_eq!(
@@ -142,6 +145,12 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     assert!(outside["is_error"].as_bool().unwrap(), "{r}");
     assert!(
         outside["structured"]["message"].as_str().unwrap().contains("`..`"),
+        "{r}"
+    );
+    let escape = &r["resolve:{\"path\": \"p/escape\"}"];
+    assert!(escape["is_error"].as_bool().unwrap(), "{r}");
+    assert!(
+        escape["structured"]["message"].as_str().unwrap().contains("link"),
         "{r}"
     );
     assert!(!r["list"]["is_error"].as_bool().unwrap(), "{r}");

@@ -55,7 +55,7 @@ async def read_scenario(session, notes):
     report["prompts"] = [dump(p) for p in prompts]
     report["prompt"] = await attempt(session.get_prompt("p/app/review", {}))
     for name, args in [("workspace", {}), ("resolve", {"path": "p/app/rules"}), ("resolve", {"path": "p/new"}),
-                       ("resolve", {"path": "../outside"}), ("list", {"offline": True}), ("outdated", {}),
+                       ("resolve", {"path": "../outside"}), ("resolve", {"path": "p/escape"}), ("list", {"offline": True}), ("outdated", {}),
                        ("doctor", {}), ("migrate_plan", {"to": "2.0.0", "repo": "p/app"}),
                        ("install", {}), ("migrate_apply", {"to": "2.0.0", "confirm": "sha256:" + "0" * 64})]:
         key = name if name not in report else f"{name}:{json.dumps(args, sort_keys=True)}"
