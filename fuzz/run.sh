@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(archive_tar_gz archive_zip adoption_yaml workspace_marker index_json lock_toml)
+[ ${#targets[@]} -gt 0 ] || targets=(archive_tar_gz archive_zip adoption_yaml workspace_marker index_json lock_toml yaml_flat pypi_page mcp_uri_prompt)
 command -v cargo-fuzz >/dev/null || { echo "error: cargo-fuzz is not installed" >&2; echo "hint: cargo install cargo-fuzz" >&2; exit 1; }
 export RUSTC_BOOTSTRAP=1
 for t in "${targets[@]}"; do

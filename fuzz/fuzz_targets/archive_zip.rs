@@ -1,7 +1,4 @@
-//! Extraction of arbitrary bytes as a zip bundle (see common/archive.rs).
+//! Extraction of arbitrary bytes as a zip bundle. The body and its properties: src/fuzzing.rs (or the hook it names).
 #![no_main]
 
-#[path = "common/archive.rs"]
-mod common;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| common::check(data, a2c::archive::Format::Zip));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::archive(data, a2c::archive::Format::Zip));

@@ -10,6 +10,7 @@ mod crash;
 mod demo;
 mod docs_flows;
 mod doctor;
+mod fuzz_corpus;
 mod hostile;
 mod http;
 mod install;

@@ -329,3 +329,18 @@ fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name): (&str,
     );
     (head, format!("\r\n--{boundary}--\r\n").into_bytes())
 }
+
+/// The project page readers on arbitrary bytes (feature `fuzzing`): never panic; every file the
+/// HTML reader keeps has a name and a URL, and a digest, when kept, is 64 hex digits.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_page(data: &[u8]) {
+    let base = url::Url::parse("https://pkgs.example.org/simple/esys-a2c/").expect("a URL");
+    let html = page::parse_html(data, &base);
+    let json = page::parse_json(data).unwrap_or_default();
+    for f in html.iter().chain(&json) {
+        assert!(!f.filename.is_empty() && !f.url.is_empty(), "{f:?}");
+        if let Some(d) = &f.sha256 {
+            assert!(d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()), "{d}");
+        }
+    }
+}
