@@ -53,5 +53,9 @@ pub mod workspace;
 
 /// The version of this `a2c` build.
 pub const A2C_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The version of every `--json` document's shape (its `schema` key; docs/json.md), the same
+/// in the documents `a2c mcp` answers with.
+pub const JSON_SCHEMA: u64 = 1;
 /// `--version`: the version, and the commit and its date when built from git.
 pub const LONG_VERSION: &str = env!("A2C_LONG_VERSION");

@@ -17,8 +17,7 @@ pub struct Printer {
     printed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// The version of every `--json` document's shape (its `schema` key; docs/json.md).
-pub const JSON_SCHEMA: u64 = 1;
+pub use crate::JSON_SCHEMA;
 
 impl Printer {
     pub fn new(global: &GlobalArgs) -> Self {

@@ -12,6 +12,7 @@ mod prompts;
 mod resources;
 mod scope;
 mod tools;
+mod worker;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -48,6 +49,8 @@ struct Inner {
     scope: Scope,
     allow_write: bool,
     exe: PathBuf,
+    /// Where the server's own reads of the workspace run.
+    reads: worker::Worker,
 }
 
 /// Serves MCP on stdin/stdout until the client closes it.
@@ -57,18 +60,18 @@ pub fn serve(options: Options) -> anyhow::Result<()> {
         scope,
         allow_write: options.allow_write,
         exe: options.exe,
+        reads: worker::Worker::start()?,
     }));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    // The protocol on this thread, the reads on the worker's, stdin, stdout and the child
+    // commands on the runtime's blocking threads.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         let running = server
             .clone()
             .serve(pipe::start())
             .await
             .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
-        let watcher = tokio::spawn(watch(server.0.scope.clone(), running.peer().clone()));
+        let watcher = tokio::spawn(watch(server.clone(), running.peer().clone()));
         let end = running.waiting().await;
         watcher.abort();
         end.map(|_| ())
@@ -127,37 +130,59 @@ fn records(scope: &Scope) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// What the watcher saw last.
+struct Look {
+    outline: Stamp,
+    /// The records' paths, enumerated again only when the outline changes.
+    paths: Vec<PathBuf>,
+    records: Stamp,
+}
+
+/// Looks again; with what was seen `last`, whether anything changed since.
+fn look(scope: &Scope, last: Option<Look>) -> (Look, bool) {
+    let outline = outline(scope);
+    let (paths, before) = match last {
+        Some(l) if l.outline == outline => (l.paths, Some(l.records)),
+        Some(_) => (records(scope), None),
+        None => {
+            return (
+                {
+                    let paths = records(scope);
+                    Look {
+                        records: stamp(paths.iter().cloned()),
+                        outline,
+                        paths,
+                    }
+                },
+                false,
+            );
+        }
+    };
+    let records = stamp(paths.iter().cloned());
+    let changed = before.as_ref() != Some(&records);
+    (
+        Look {
+            outline,
+            paths,
+            records,
+        },
+        changed,
+    )
+}
+
 /// Notifies the client that the resource (and prompt) list changed whenever the outline or a
-/// record does: a few `stat`s per member every half second; the members are enumerated again
-/// only when the outline changes, never the trees walked.
-async fn watch(scope: Scope, peer: rmcp::Peer<RoleServer>) {
-    let look = move |known: Option<(Stamp, Vec<PathBuf>)>| {
-        let outline_now = outline(&scope);
-        let paths = match known {
-            Some((old, paths)) if old == outline_now => paths,
-            _ => records(&scope),
-        };
-        let records_now = stamp(paths.iter().cloned());
-        (outline_now, paths, records_now)
-    };
-    let look = std::sync::Arc::new(look);
-    let first = {
-        let look = look.clone();
-        tokio::task::spawn_blocking(move || look(None)).await
-    };
-    let Ok((mut outline_last, mut paths, mut records_last)) = first else {
+/// record does: a few `stat`s per member every half second, on the reads' thread; the members
+/// are enumerated again only when the outline changes, never the trees walked.
+async fn watch(server: Server, peer: rmcp::Peer<RoleServer>) {
+    let Ok((mut last, _)) = server.blocking(|inner| look(&inner.scope, None)).await else {
         return;
     };
     loop {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let known = (outline_last.clone(), paths.clone());
-        let look = look.clone();
-        let Ok((outline_now, paths_now, records_now)) = tokio::task::spawn_blocking(move || look(Some(known))).await
-        else {
+        let Ok((now, changed)) = server.blocking(move |inner| look(&inner.scope, Some(last))).await else {
             return;
         };
-        let changed = outline_now != outline_last || records_now != records_last;
-        (outline_last, paths, records_last) = (outline_now, paths_now, records_now);
+        last = now;
         if changed {
             if peer.notify_resource_list_changed().await.is_err() {
                 return;
@@ -186,8 +211,19 @@ fn offset(request: Option<&PaginatedRequestParams>) -> Result<usize, ErrorData> 
 }
 
 impl Server {
-    /// Runs blocking work (the file system, child processes) off the protocol's threads.
+    /// Runs a read of the workspace on the reads' thread ([`worker`]), off the protocol's.
     async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Inner) -> T + Send + 'static) -> Result<T, ErrorData> {
+        let inner = self.0.clone();
+        self.0
+            .reads
+            .run(move || f(&inner))
+            .await
+            .ok_or_else(|| internal("the read failed (a bug: report it)"))
+    }
+
+    /// Runs a tool that waits on a child command on the runtime's blocking threads, so that
+    /// a long install never holds a read back.
+    async fn waiting<T: Send + 'static>(&self, f: impl FnOnce(&Inner) -> T + Send + 'static) -> Result<T, ErrorData> {
         let inner = self.0.clone();
         tokio::task::spawn_blocking(move || f(&inner)).await.map_err(internal)
     }
@@ -231,16 +267,19 @@ impl ServerHandler for Server {
             ));
         }
         let args = request.arguments.unwrap_or_default();
-        let result = self
-            .blocking(move |inner| {
-                let env = tools::Env {
-                    scope: &inner.scope,
-                    exe: &inner.exe,
-                    allow_write: inner.allow_write,
-                };
-                tools::call(&env, &name, &args)
-            })
-            .await?;
+        let in_process = tools::in_process(&name);
+        let call = move |inner: &Inner| {
+            let env = tools::Env {
+                scope: &inner.scope,
+                exe: &inner.exe,
+                allow_write: inner.allow_write,
+            };
+            tools::call(&env, &name, &args)
+        };
+        let result = match in_process {
+            true => self.blocking(call).await?,
+            false => self.waiting(call).await?,
+        };
         Ok(result.into())
     }
 

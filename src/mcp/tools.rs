@@ -32,6 +32,80 @@ fn schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
     }
 }
 
+/// The command schemas of docs/json/, the very documents the tests validate real output
+/// against.
+mod command_schema {
+    pub const WORKSPACE: &str = include_str!("../../docs/json/workspace-members.schema.json");
+    pub const RESOLVE: &str = include_str!("../../docs/json/resolve.schema.json");
+    pub const LIST: &str = include_str!("../../docs/json/list.schema.json");
+    pub const OUTDATED: &str = include_str!("../../docs/json/outdated.schema.json");
+    pub const DOCTOR: &str = include_str!("../../docs/json/doctor.schema.json");
+    pub const INSTALL: &str = include_str!("../../docs/json/install.schema.json");
+    pub const MIGRATE: &str = include_str!("../../docs/json/migrate.schema.json");
+    pub const MIGRATE_ALL: &str = include_str!("../../docs/json/migrate-all.schema.json");
+}
+
+/// A command's schema with the fields a tool adds to its document: no longer that document,
+/// so without its `$id`.
+fn extended(mut schema: Value, title: &str, added: Value) -> Value {
+    if let (Some(doc), Value::Object(added)) = (schema.as_object_mut(), added) {
+        doc.remove("$id");
+        doc.insert("title".into(), json!(title));
+        let names: Vec<Value> = added.keys().map(|k| json!(k)).collect();
+        if let Some(Value::Object(properties)) = doc.get_mut("properties") {
+            properties.extend(added);
+        }
+        if let Some(Value::Array(required)) = doc.get_mut("required") {
+            required.extend(names);
+        }
+    }
+    schema
+}
+
+/// The JSON Schema of what tool `name` answers when it succeeds (its `outputSchema`): its
+/// command's. A failure is an error result carrying a2c's error document instead.
+pub fn output_schema(name: &str) -> Option<Arc<JsonObject>> {
+    use command_schema::*;
+    let doc = |text: &str| serde_json::from_str::<Value>(text).ok();
+    let schema = match name {
+        "workspace" => extended(
+            doc(WORKSPACE)?,
+            "the `workspace` tool: `a2c workspace members --json`, with `superbuild` and `found_by`",
+            json!({
+                "superbuild": {"type": "boolean", "description": "whether the root is a superbuild (else the one repository the server was started in)"},
+                "found_by": {"type": "string", "description": "how the root was found"},
+            }),
+        ),
+        "resolve" => extended(
+            doc(RESOLVE)?,
+            "the `resolve` tool: `a2c resolve --json`, with `warnings`",
+            json!({"warnings": {"type": "array", "items": {"type": "string"}, "description": "what the CLI prints as warnings: a read-only mount, an unfinished migration, a method that needs a newer a2c"}}),
+        ),
+        "list" => doc(LIST)?,
+        "outdated" => doc(OUTDATED)?,
+        "doctor" => doc(DOCTOR)?,
+        "install" => doc(INSTALL)?,
+        "migrate_plan" | "migrate_apply" => json!({
+            "type": "object",
+            "title": "`a2c migrate version --json`: one repository's document, or with `all` every member's",
+            "anyOf": [doc(MIGRATE)?, doc(MIGRATE_ALL)?],
+        }),
+        _ => return None,
+    };
+    match schema {
+        Value::Object(map) => Some(Arc::new(map)),
+        _ => None,
+    }
+}
+
+/// Every tool with its output schema.
+fn with_output(tool: Tool) -> Tool {
+    match output_schema(&tool.name) {
+        Some(schema) => tool.with_raw_output_schema(schema),
+        None => tool,
+    }
+}
+
 fn read_only(tool: Tool) -> Tool {
     tool.annotate(ToolAnnotations::new().read_only(true))
 }
@@ -97,18 +171,27 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
             ),
         ));
     }
-    tools
+    tools.into_iter().map(with_output).collect()
 }
 
-/// A tool's failure as the caller sees it: a2c's error document (`code`, `message`, `hint`).
+/// A tool's failure as the caller sees it: a2c's error document, as `--json` prints it
+/// (docs/json/error.schema.json).
 fn failure(code: &str, message: impl Into<String>, hint: impl Into<String>) -> CallToolResult {
-    let doc = json!({"schema": 1, "code": code, "message": message.into(), "hint": hint.into(), "exit": 1});
+    let doc = json!({
+        "schema": crate::JSON_SCHEMA,
+        "error": {"code": code, "message": message.into(), "causes": [], "hint": hint.into()},
+        "exit": 1,
+    });
     let mut result = CallToolResult::error(vec![ContentBlock::text(doc.to_string())]);
     result.structured_content = Some(doc);
     result
 }
 
-fn success(doc: Value) -> CallToolResult {
+/// A document as `--json` prints it: with its `schema`.
+fn success(mut doc: Value) -> CallToolResult {
+    if let Some(map) = doc.as_object_mut() {
+        map.insert("schema".into(), crate::JSON_SCHEMA.into());
+    }
     let mut result = CallToolResult::success(vec![ContentBlock::text(doc.to_string())]);
     result.structured_content = Some(doc);
     result
@@ -145,6 +228,12 @@ fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, String> {
         return Err(format!("`{path}` is refused: {e}"));
     }
     Ok(normal)
+}
+
+/// Whether tool `name` answers from this process (a read of the workspace) rather than by
+/// running an a2c command.
+pub fn in_process(name: &str) -> bool {
+    matches!(name, "workspace" | "resolve")
 }
 
 /// Calls `name` with `args`.
@@ -248,15 +337,22 @@ fn resolve(scope: &Scope, args: &JsonObject) -> CallToolResult {
     };
     match crate::ops::resolve::resolve(&ctx, version.as_ref()) {
         Ok(mut resolution) => {
-            let failure_text = resolution.failure.take().map(|e| e.to_string());
+            let unresolved = resolution.failure.take();
             let Ok(mut doc) = serde_json::to_value(&resolution) else {
                 return failure("internal", "the resolution does not serialize", "report this as a bug");
             };
             doc["warnings"] = json!(resolution.warnings);
-            match failure_text {
+            match unresolved {
                 None => success(doc),
-                Some(why) => {
-                    doc["error"] = json!(why);
+                Some(e) => {
+                    // The resolution (`root` null) with why, as an error document says it.
+                    doc["schema"] = json!(crate::JSON_SCHEMA);
+                    doc["error"] = json!({
+                        "code": "unresolved",
+                        "message": e.to_string(),
+                        "causes": [],
+                        "hint": crate::util::hint::Hint::hint(&e),
+                    });
                     let mut result = CallToolResult::error(vec![ContentBlock::text(doc.to_string())]);
                     result.structured_content = Some(doc);
                     result
@@ -334,4 +430,30 @@ fn command(env: &Env<'_>, dir: &Path, args: &[&str]) -> CallToolResult {
     };
     result.structured_content = Some(doc);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_declares_the_schema_of_its_command() {
+        for tool in list(true) {
+            let schema = tool
+                .output_schema
+                .unwrap_or_else(|| panic!("{} has no output schema", tool.name));
+            assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        }
+        let workspace = output_schema("workspace").unwrap();
+        assert!(workspace.get("$id").is_none());
+        assert!(workspace["properties"].get("found_by").is_some() && workspace["properties"].get("members").is_some());
+        assert!(workspace["required"].as_array().unwrap().contains(&json!("superbuild")));
+        assert_eq!(
+            output_schema("migrate_plan").unwrap()["anyOf"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
 }

@@ -89,6 +89,15 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
         r["tools"],
         json!(["doctor", "list", "migrate_plan", "outdated", "resolve", "workspace"])
     );
+    // Each tool declares its command's schema, and the SDK checked every successful result.
+    assert_eq!(r["output_schemas"]["list"], "`a2c list --json`", "{r}");
+    assert!(
+        r["output_schemas"]["workspace"].as_str().unwrap().contains("found_by"),
+        "{r}"
+    );
+    for tool in ["workspace", "resolve", "list", "outdated", "migrate_plan"] {
+        assert!(!r[tool]["is_error"].as_bool().unwrap(), "{tool} succeeds here: {r}");
+    }
     let resources: Vec<&str> = r["resources"]
         .as_array()
         .unwrap()
@@ -138,19 +147,29 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     let new = &r["resolve:{\"path\": \"p/new\"}"];
     assert!(new["is_error"].as_bool().unwrap(), "{r}");
     assert!(
-        new["structured"]["root"].is_null() && new["structured"]["error"].as_str().unwrap().contains("3.0.0"),
+        new["structured"]["root"].is_null()
+            && new["structured"]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("3.0.0"),
         "{r}"
     );
     let outside = &r["resolve:{\"path\": \"../outside\"}"];
     assert!(outside["is_error"].as_bool().unwrap(), "{r}");
     assert!(
-        outside["structured"]["message"].as_str().unwrap().contains("`..`"),
+        outside["structured"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`..`"),
         "{r}"
     );
     let escape = &r["resolve:{\"path\": \"p/escape\"}"];
     assert!(escape["is_error"].as_bool().unwrap(), "{r}");
     assert!(
-        escape["structured"]["message"].as_str().unwrap().contains("link"),
+        escape["structured"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("link"),
         "{r}"
     );
     assert!(!r["list"]["is_error"].as_bool().unwrap(), "{r}");
@@ -165,9 +184,10 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     );
     for writing in ["install", "migrate_apply"] {
         assert!(r[writing]["is_error"].as_bool().unwrap(), "{writing}: {r}");
-        assert_eq!(r[writing]["structured"]["code"], "read-only", "{writing}: {r}");
+        crate::cli_surface::validate("error", &r[writing]["structured"]);
+        assert_eq!(r[writing]["structured"]["error"]["code"], "read-only", "{writing}: {r}");
         assert!(
-            r[writing]["structured"]["hint"]
+            r[writing]["structured"]["error"]["hint"]
                 .as_str()
                 .unwrap()
                 .contains("a2c mcp --allow-write")
@@ -220,6 +240,7 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(tools.contains(&"install") && tools.contains(&"migrate_apply"), "{r}");
+    assert_eq!(r["output_schemas"]["install"], "`a2c install --json`", "{r}");
     assert!(!r["install"]["is_error"].as_bool().unwrap(), "{r}");
     assert!(t.path("w/.tools_local/esys/a2c/1.0.0/rules/core.md").is_file());
     assert!(r["apply_wrong"]["is_error"].as_bool().unwrap(), "{r}");

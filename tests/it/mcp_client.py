@@ -40,7 +40,10 @@ async def attempt(coroutine):
 
 async def read_scenario(session, notes):
     report = {}
-    report["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
+    tools = (await session.list_tools()).tools
+    report["tools"] = sorted(t.name for t in tools)
+    # The SDK validates every successful result against its tool's outputSchema (and raises).
+    report["output_schemas"] = {t.name: (t.output_schema or {}).get("title") for t in tools}
     resources, cursor = [], None
     while True:
         from mcp.types import PaginatedRequestParams
@@ -82,7 +85,9 @@ async def read_scenario(session, notes):
 
 
 async def write_scenario(session, notes):
-    report = {"tools": sorted(t.name for t in (await session.list_tools()).tools)}
+    tools = (await session.list_tools()).tools
+    report = {"tools": sorted(t.name for t in tools),
+              "output_schemas": {t.name: (t.output_schema or {}).get("title") for t in tools}}
     report["install"] = tool_result(await session.call_tool("install", {}))
     plan = tool_result(await session.call_tool("migrate_plan", {"to": "2.0.0", "all": True}))
     report["plan"] = plan
