@@ -1,4 +1,4 @@
-//! Registry indexes: parse, write, read again. The body and its properties: src/fuzzing.rs (or the hook it names).
+//! Registry indexes. The body and its properties: src/fuzzing/ (or the hook it names).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::index_json(data));

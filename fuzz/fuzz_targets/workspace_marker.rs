@@ -1,4 +1,4 @@
-//! Workspace markers. The body and its properties: src/fuzzing.rs (or the hook it names).
+//! Workspace markers. The body and its properties: src/fuzzing/ (or the hook it names).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::workspace_marker(data));

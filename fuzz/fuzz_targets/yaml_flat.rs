@@ -1,4 +1,4 @@
-//! The strict YAML reader every YAML file goes through. The body and its properties: src/fuzzing.rs (or the hook it names).
+//! The strict YAML reader. The body and its properties: src/fuzzing/ (or the hook it names).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::yaml(data));

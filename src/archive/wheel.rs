@@ -154,6 +154,20 @@ fn read_record(
     Ok(record)
 }
 
+/// A `RECORD` as [`fuzz_read_record`] gives it: each path, its sha256 and size.
+#[cfg(feature = "fuzzing")]
+pub type FuzzRecord = BTreeMap<String, Option<([u8; 32], u64)>>;
+
+/// [`read_record`] of `text`, a wheel holding the files `held` (feature `fuzzing`): each
+/// listed path with its digest and size, or the error's message.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_read_record(text: &[u8], held: &[&str]) -> Result<FuzzRecord, String> {
+    let held = held.iter().copied().collect();
+    read_record(&mut &text[..], &held)
+        .map(|r| r.into_iter().map(|(p, e)| (p, e.map(|(d, s)| (d.0, s)))).collect())
+        .map_err(|e| e.to_string())
+}
+
 fn csv_fields(line: &str) -> Option<Vec<String>> {
     let mut fields = vec![String::new()];
     let mut quoted = false;

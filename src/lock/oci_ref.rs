@@ -40,16 +40,17 @@ impl OciRef {
                 "`{repo}` is not a valid OCI repository name (lower case, digits, `._-`, `/`)"
             ));
         }
-        // `oci:` is not a special scheme, so its host is opaque text: judge loopback by it.
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let loopback =
-            bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        let scheme = if loopback || plain.allows(bare, url.port()) {
-            "http"
-        } else {
-            "https"
-        };
+        // `oci:` is not a special scheme, so its host is opaque text: read it as an HTTPS URL's
+        // host (`127.0.000` is 127.0.0.0, `LOCALHOST` localhost), and judge loopback and the
+        // plain-HTTP hosts by that, the host requests go to.
         let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+        let read = Url::parse(&format!("https://{host}/")).map_err(|e| e.to_string())?;
+        let host = read.host_str().unwrap_or_default();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let scheme = match crate::net::is_loopback(&read) || plain.allows(bare, url.port()) {
+            true => "http",
+            false => "https",
+        };
         let api = Url::parse(&format!("{scheme}://{host}{port}/")).map_err(|e| e.to_string())?;
         Ok(Self { api, repo })
     }

@@ -395,7 +395,7 @@ pub(super) fn bearer_challenge(headers: &reqwest::header::HeaderMap) -> Option<C
 }
 
 /// Parses `Bearer k="v", k2=v2`: quoted values may hold commas and `\`-escapes.
-fn parse_challenge(value: &str) -> Option<Challenge> {
+pub(super) fn parse_challenge(value: &str) -> Option<Challenge> {
     let value = value.trim_start();
     let (scheme, mut rest) = value.split_at(value.find(char::is_whitespace)?);
     if !scheme.eq_ignore_ascii_case("bearer") {

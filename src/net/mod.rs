@@ -14,6 +14,8 @@ pub mod credentials;
 pub mod download;
 pub mod errors;
 pub mod exchange;
+#[cfg(feature = "fuzzing")]
+pub mod fuzz;
 pub mod lazy;
 pub mod plain_http;
 pub mod proxy;

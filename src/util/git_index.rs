@@ -159,6 +159,19 @@ fn judge(bytes: &[u8], complete: bool, prefix: &[u8]) -> Scan {
     }
 }
 
+/// The verdict of [`judge`] on the bytes of an index (all of it when `complete`), for the
+/// fuzz targets (feature `fuzzing`): `Some(true)` an entry is `rel` or lies under it,
+/// `Some(false)` none does (as far as `lacks_path` would conclude without git), `None` ask git.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_judge(bytes: &[u8], complete: bool, rel: &str) -> Option<bool> {
+    let prefix = format!("{}/", rel.trim_end_matches('/'));
+    match judge(bytes, complete, prefix.as_bytes()) {
+        Scan::Found => Some(true),
+        Scan::Lacks | Scan::LacksSoFar => Some(false),
+        Scan::More | Scan::Unsure => None,
+    }
+}
+
 /// A big-endian number of `N` bytes at `at`.
 fn be<const N: usize>(bytes: &[u8], at: usize) -> Option<u64> {
     let b: [u8; N] = bytes.get(at..at + N)?.try_into().ok()?;

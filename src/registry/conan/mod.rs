@@ -87,11 +87,7 @@ impl ConanRegistry {
     /// `revision` of a `…/latest` answer.
     fn latest(&self, client: &LazyClient, url: &Url) -> Result<String, RegistryError> {
         let doc = self.json(client, url)?;
-        let revision = doc["revision"].as_str().unwrap_or_default();
-        if revision.is_empty() || !revision.chars().all(|c| c.is_ascii_alphanumeric()) {
-            return Err(self.invalid(format!("`{url}` names no revision")));
-        }
-        Ok(revision.to_string())
+        revision_of(&doc).ok_or_else(|| self.invalid(format!("`{url}` names no revision")))
     }
 
     /// The remote keeps revisions, or a2c cannot pin one.
@@ -117,23 +113,7 @@ impl ConanRegistry {
     /// The versions of the recipe on the remote.
     fn versions(&self, client: &LazyClient) -> Result<Vec<MethodVersion>, RegistryError> {
         let url = self.remote.search_url();
-        let doc = self.json(client, &url)?;
-        let mut versions: Vec<MethodVersion> = doc["results"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>())
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|reference| {
-                let (nv, uc) = reference.split_once('@').unwrap_or((reference, "_/_"));
-                let (name, version) = nv.split_once('/')?;
-                (name == self.remote.name && uc == format!("{}/{}", self.remote.user, self.remote.channel))
-                    .then(|| version.parse().ok())
-                    .flatten()
-            })
-            .collect();
-        versions.sort();
-        versions.dedup();
-        Ok(versions)
+        Ok(versions_of(&self.json(client, &url)?, &self.remote))
     }
 
     /// The entry of `version`: its latest recipe revision's one package, that package's latest
@@ -182,7 +162,8 @@ impl ConanRegistry {
         let manifest = client.fetch(&file("conanmanifest.txt"))?.body;
         let tgz_url = file("conan_package.tgz");
         let tgz = client.fetch(&tgz_url)?.body;
-        let tree = self.check_manifest(&reference, &String::from_utf8_lossy(&manifest), &tgz)?;
+        let tree =
+            check_manifest(&reference, &String::from_utf8_lossy(&manifest), &tgz).map_err(|e| self.invalid(e))?;
         let (sha256, size) = crate::util::digest::sha256_reader(&tgz[..]).map_err(|e| self.invalid(e.to_string()))?;
         Ok(Ok(IndexEntry {
             version: version.clone(),
@@ -194,44 +175,129 @@ impl ConanRegistry {
             yanked: false,
         }))
     }
+}
 
-    /// Every file of the package is in its `conanmanifest.txt` with its MD5, and every file
-    /// the manifest lists (but `conaninfo.txt` and the manifest, uploaded beside the tgz) is in
-    /// the package.
-    /// Returns the package's tree digest.
-    fn check_manifest(&self, reference: &str, manifest: &str, tgz: &[u8]) -> Result<String, RegistryError> {
-        let listed: BTreeMap<&str, &str> = manifest
-            .lines()
-            .skip(1)
-            .filter_map(|l| l.rsplit_once(": "))
-            .map(|(path, md5)| (path.trim(), md5.trim()))
-            .collect();
-        let (present, tree) = crate::archive::tar_gz_inventory(tgz, &crate::archive::Limits::default())
-            .map_err(|e| self.invalid(format!("{reference}: its conan_package.tgz: {e}")))?;
-        for (path, md5) in &present {
-            match listed.get(path.as_str()) {
-                Some(want) if want.eq_ignore_ascii_case(md5) => {}
-                Some(_) => {
-                    return Err(self.invalid(format!(
-                        "{reference}: `{path}` in conan_package.tgz does not match its MD5 in conanmanifest.txt: the package was altered"
-                    )));
-                }
-                None => {
-                    return Err(self.invalid(format!(
-                        "{reference}: `{path}` in conan_package.tgz is not in conanmanifest.txt"
-                    )));
-                }
+/// The `revision` of a `…/latest` answer: letters and digits only, as Conan writes them (it
+/// goes into URLs and the lock).
+fn revision_of(doc: &serde_json::Value) -> Option<String> {
+    let revision = doc["revision"].as_str().unwrap_or_default();
+    (!revision.is_empty() && revision.chars().all(|c| c.is_ascii_alphanumeric())).then(|| revision.to_string())
+}
+
+/// The versions of `remote`'s recipe among a `v2/conans/search` answer's references (another
+/// name, user or channel is not this recipe), sorted, each once.
+fn versions_of(doc: &serde_json::Value, remote: &ConanRemote) -> Vec<MethodVersion> {
+    let mut versions: Vec<MethodVersion> = doc["results"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|reference| {
+            let (nv, uc) = reference.split_once('@').unwrap_or((reference, "_/_"));
+            let (name, version) = nv.split_once('/')?;
+            (name == remote.name && uc == format!("{}/{}", remote.user, remote.channel))
+                .then(|| version.parse().ok())
+                .flatten()
+        })
+        .collect();
+    versions.sort();
+    versions.dedup();
+    versions
+}
+
+/// The files `conanmanifest.txt` lists, with their MD5s: after its first line (a timestamp),
+/// one `path: md5` a line.
+fn manifest_listing(manifest: &str) -> BTreeMap<&str, &str> {
+    manifest
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.rsplit_once(": "))
+        .map(|(path, md5)| (path.trim(), md5.trim()))
+        .collect()
+}
+
+/// Every file of the package is in its `conanmanifest.txt` with its MD5, and every file the
+/// manifest lists (but `conaninfo.txt` and the manifest, uploaded beside the tgz) is in the
+/// package. Returns the package's tree digest; else why not, for `reference`.
+fn check_manifest(reference: &str, manifest: &str, tgz: &[u8]) -> Result<String, String> {
+    let listed = manifest_listing(manifest);
+    let (present, tree) = crate::archive::tar_gz_inventory(tgz, &crate::archive::Limits::default())
+        .map_err(|e| format!("{reference}: its conan_package.tgz: {e}"))?;
+    for (path, md5) in &present {
+        match listed.get(path.as_str()) {
+            Some(want) if want.eq_ignore_ascii_case(md5) => {}
+            Some(_) => {
+                return Err(format!(
+                    "{reference}: `{path}` in conan_package.tgz does not match its MD5 in conanmanifest.txt: the package was altered"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "{reference}: `{path}` in conan_package.tgz is not in conanmanifest.txt"
+                ));
             }
         }
-        if let Some(missing) = listed
-            .keys()
-            .find(|p| !matches!(**p, "conaninfo.txt" | "conanmanifest.txt") && !present.contains_key(**p))
-        {
-            return Err(self.invalid(format!(
-                "{reference}: conanmanifest.txt lists `{missing}`, which conan_package.tgz lacks"
-            )));
+    }
+    if let Some(missing) = listed
+        .keys()
+        .find(|p| !matches!(**p, "conaninfo.txt" | "conanmanifest.txt") && !present.contains_key(**p))
+    {
+        return Err(format!(
+            "{reference}: conanmanifest.txt lists `{missing}`, which conan_package.tgz lacks"
+        ));
+    }
+    Ok(tree)
+}
+
+/// What a2c reads from a Conan remote, on arbitrary bytes (feature `fuzzing`): a search answer
+/// gives sorted, distinct versions of this recipe only; a revision is letters and digits; and
+/// a package (the bytes after the first NUL, a `conan_package.tgz`) is accepted against a
+/// manifest (the bytes before) only when it lists every file with its MD5 — a manifest
+/// written from the package is accepted, one with a file's MD5 changed is refused.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_remote(data: &[u8]) {
+    if let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) {
+        let remote = ConanRemote::parse(&Url::parse("conan+https://conan.example/").expect("a URL")).expect("a remote");
+        let versions = versions_of(&doc, &remote);
+        assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+        if let Some(r) = revision_of(&doc) {
+            assert!(!r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric()), "{r}");
         }
-        Ok(tree)
+    }
+    let (manifest, tgz) = match data.iter().position(|b| *b == 0) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, &[][..]),
+    };
+    let manifest = String::from_utf8_lossy(manifest);
+    let checked = check_manifest("r/1.0", &manifest, tgz);
+    let Ok((present, tree)) = crate::archive::tar_gz_inventory(tgz, &crate::archive::Limits::default()) else {
+        assert!(checked.is_err(), "an unreadable package was accepted");
+        return;
+    };
+    if let Ok(t) = &checked {
+        assert_eq!(t, &tree);
+        let listed = manifest_listing(&manifest);
+        assert!(
+            present
+                .iter()
+                .all(|(p, m)| listed.get(p.as_str()).is_some_and(|l| l.eq_ignore_ascii_case(m)))
+        );
+    }
+    let written: String = std::iter::once("1700000000".to_string())
+        .chain(present.iter().map(|(p, m)| format!("{p}: {m}")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        check_manifest("r/1.0", &written, tgz).as_ref(),
+        Ok(&tree),
+        "{written:?}"
+    );
+    if let Some((first, _)) = present.iter().next() {
+        let altered = written.replacen(&format!("{first}: "), &format!("{first}: 0"), 1);
+        assert!(
+            check_manifest("r/1.0", &altered, tgz).is_err(),
+            "an altered MD5 was accepted"
+        );
     }
 }
 

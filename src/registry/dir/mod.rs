@@ -19,7 +19,8 @@ pub const KIND: Registration = Registration {
     syntax: "a path, a file:// URL",
     parse: |url, _| {
         let dir = url.to_file_path().map_err(|_| "not a valid file:// URL".to_string())?;
-        Ok(Arc::new(Location(dir)))
+        // As a path is taken: `file:v//srv/r` is the directory `/v/srv/r`, shown so.
+        Ok(Arc::new(Location(crate::util::paths::absolute(&dir))))
     },
     pack_format: None,
     path: Some(|dir| Arc::new(Location(dir.to_path_buf()))),

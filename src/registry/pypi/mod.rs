@@ -330,17 +330,38 @@ fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name): (&str,
     (head, format!("\r\n--{boundary}--\r\n").into_bytes())
 }
 
-/// The project page readers on arbitrary bytes (feature `fuzzing`): never panic; every file the
-/// HTML reader keeps has a name and a URL, and a digest, when kept, is 64 hex digits.
+/// The project page readers on arbitrary bytes (feature `fuzzing`): never panic, in linear
+/// time (libFuzzer's `-timeout`); every file the HTML reader keeps has an absolute URL without
+/// its fragment (the `#sha256=` digest is taken out of it) and is named by that URL's last path
+/// segment, never by the anchor's text. `tests/it/fuzz_corpus.rs` compares the HTML reader
+/// with Python's `html.parser`.
 #[cfg(feature = "fuzzing")]
 pub fn fuzz_page(data: &[u8]) {
-    let base = url::Url::parse("https://pkgs.example.org/simple/esys-a2c/").expect("a URL");
-    let html = page::parse_html(data, &base);
-    let json = page::parse_json(data).unwrap_or_default();
-    for f in html.iter().chain(&json) {
-        assert!(!f.filename.is_empty() && !f.url.is_empty(), "{f:?}");
-        if let Some(d) = &f.sha256 {
-            assert!(d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()), "{d}");
-        }
+    for f in page::parse_html(data, &fuzz_base()) {
+        let url = url::Url::parse(&f.url).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        assert!(url.fragment().is_none(), "{f:?}");
+        let last = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or_default();
+        assert_eq!(
+            percent_encoding::percent_decode_str(last).decode_utf8_lossy(),
+            f.filename
+        );
     }
+    let _ = page::parse_json(data);
+}
+
+/// The page URL the fuzz targets read pages at.
+#[cfg(feature = "fuzzing")]
+fn fuzz_base() -> url::Url {
+    url::Url::parse("https://pkgs.example.org/simple/esys-a2c/").expect("a URL")
+}
+
+/// What the PEP 503 reader keeps of `data` read at `https://pkgs.example.org/simple/esys-a2c/`
+/// (feature `fuzzing`): each file's name, URL and sha256, for the test that compares it with a
+/// reference reading (Python's `html.parser`, as pip reads pages).
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_html_files(data: &[u8]) -> Vec<(String, String, Option<String>)> {
+    page::parse_html(data, &fuzz_base())
+        .into_iter()
+        .map(|f| (f.filename, f.url, f.sha256))
+        .collect()
 }

@@ -342,7 +342,7 @@ pub(super) struct Recorded {
 }
 
 impl Recorded {
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(super) fn of(block: &Block<'_>) -> Self {
         Self {
             relative: block.relative.to_string(),

@@ -157,6 +157,8 @@ impl Digits<'_> {
         }
         match (len, rest.get(len)) {
             (0, _) => None,
+            // As written: no leading zero (so that one text means one number).
+            (2.., _) if rest[0] == b'0' => None,
             (_, Some(_)) => {
                 self.at += len + 1;
                 Some(n)
@@ -175,8 +177,27 @@ impl Digits<'_> {
         let negative = self.text.get(self.at) == Some(&b'-');
         self.at += usize::from(negative);
         let seconds = i64::try_from(self.number(Some(b'.'))?).ok()?;
-        let seconds = if negative { seconds.checked_neg()? } else { seconds };
-        Some((seconds, u32::try_from(self.number(stop)?).ok()?))
+        let seconds = match negative {
+            true if seconds == 0 => return None, // `-0` is never written
+            true => seconds.checked_neg()?,
+            false => seconds,
+        };
+        // Nine digits of nanoseconds, as `{:09}` writes them.
+        let at = self.at;
+        let digits = self.text[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits != 9 {
+            return None;
+        }
+        self.at += 9;
+        let nanos = self.text[at..at + 9]
+            .iter()
+            .fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
+        match (stop, self.text.get(self.at)) {
+            (None, None) => {}
+            (Some(s), Some(b)) if *b == s => self.at += 1,
+            _ => return None,
+        }
+        Some((seconds, nanos))
     }
 }
 

@@ -279,7 +279,7 @@ impl Snapshot {
     }
 
     /// Parses a snapshot's text; `None` for another format, another a2c, anything malformed.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     fn parse(text: &str) -> Option<Self> {
         let (root, body) = Self::parse_header(text)?;
         let (mut members, mut nested, mut entries) = (Vec::new(), Vec::new(), Vec::new());
@@ -294,6 +294,16 @@ impl Snapshot {
             nested,
             entries,
         })
+    }
+
+    /// A snapshot's text, parsed and rendered again, gives the same bytes (feature `fuzzing`):
+    /// what a2c reads is exactly what it writes, so no two texts vouch for the same thing.
+    #[cfg(feature = "fuzzing")]
+    pub fn fuzz_round_trip(data: &[u8]) {
+        let Ok(text) = std::str::from_utf8(data) else { return };
+        if let Some(snapshot) = Self::parse(text) {
+            assert_eq!(snapshot.render(), text, "a snapshot read back differently");
+        }
     }
 
     /// The header's W and the rest of the text; `None` for another format or another a2c.

@@ -1,0 +1,4 @@
+//! A tar stream built from typed headers (pax records, GNU long names, sizes, links). The body and its properties: src/fuzzing/ (or the hook it names).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::tar::typed(data));

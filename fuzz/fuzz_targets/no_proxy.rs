@@ -1,0 +1,4 @@
+//! NO_PROXY lists. The body and its properties: src/fuzzing/ (or the hook it names).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::net::fuzz::no_proxy(data));

@@ -1,0 +1,4 @@
+//! Vendor manifests (a2c-vendor.json). The body and its properties: src/fuzzing/ (or the hook it names).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::vendor_manifest(data));

@@ -1,0 +1,4 @@
+//! A wheel's RECORD from arbitrary bytes. The body and its properties: src/fuzzing/ (or the hook it names).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::fuzzing::record::raw(data));

@@ -1,0 +1,4 @@
+//! The workspace snapshot's text. The body and its properties: src/fuzzing/ (or the hook it names).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::workspace::snapshot::Snapshot::fuzz_round_trip(data));

@@ -1,0 +1,4 @@
+//! WWW-Authenticate challenges. The body and its properties: src/fuzzing/ (or the hook it names).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| a2c::net::fuzz::challenge(data));
