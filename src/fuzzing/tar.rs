@@ -64,11 +64,12 @@ impl Name {
         }
     }
 
-    /// The name, when it is plain words a2c must accept as they are.
+    /// The name, when it is plain words a2c must accept as they are, within the 100 bytes of a
+    /// header's name field (a longer one is cut there).
     fn plain(&self) -> Option<String> {
         match self {
             Name::Path(s) if !s.is_empty() && s.iter().all(|s| matches!(s, Segment::Word(_))) => {
-                String::from_utf8(self.bytes()).ok()
+                String::from_utf8(self.bytes()).ok().filter(|n| n.len() <= 100)
             }
             _ => None,
         }

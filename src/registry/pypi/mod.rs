@@ -333,8 +333,9 @@ fn multipart(boundary: &str, fields: &[(&str, &str)], (field, file_name): (&str,
 /// The project page readers on arbitrary bytes (feature `fuzzing`): never panic, in linear
 /// time (libFuzzer's `-timeout`); every file the HTML reader keeps has an absolute URL without
 /// its fragment (the `#sha256=` digest is taken out of it) and is named by that URL's last path
-/// segment, never by the anchor's text. `tests/it/fuzz_corpus.rs` compares the HTML reader
-/// with Python's `html.parser`.
+/// segment, never by the anchor's text; a JSON page read as plain JSON lists the same files,
+/// URLs and digests. `tests/it/fuzz_corpus.rs` compares the HTML reader with Python's
+/// `html.parser`.
 #[cfg(feature = "fuzzing")]
 pub fn fuzz_page(data: &[u8]) {
     for f in page::parse_html(data, &fuzz_base()) {
@@ -346,7 +347,19 @@ pub fn fuzz_page(data: &[u8]) {
             f.filename
         );
     }
-    let _ = page::parse_json(data);
+    // PEP 691 JSON: a second reading, as plain JSON, gives the same files in the same order.
+    if let Ok(files) = page::parse_json(data) {
+        let doc: serde_json::Value = serde_json::from_slice(data).expect("a page read is JSON");
+        let listed = doc["files"].as_array().expect("a page read lists files");
+        assert_eq!(files.len(), listed.len());
+        for (f, raw) in files.iter().zip(listed) {
+            assert_eq!(
+                (Some(f.filename.as_str()), Some(f.url.as_str())),
+                (raw["filename"].as_str(), raw["url"].as_str())
+            );
+            assert_eq!(f.sha256.as_deref(), raw["hashes"]["sha256"].as_str());
+        }
+    }
 }
 
 /// The page URL the fuzz targets read pages at.
