@@ -188,6 +188,11 @@ pub(super) fn parse_body<'a>(
     mut member: impl FnMut(Block<'a>) -> Result<(), String>,
 ) -> Result<(), String> {
     let malformed = || String::from("written by another a2c or malformed");
+    // Every line a2c writes ends in a newline: a last line without one was cut short (a path
+    // cut short may name another member).
+    if !body.is_empty() && !body.ends_with('\n') {
+        return Err(malformed());
+    }
     // The few versions a superbuild pins, each parsed once (a bound keeps a snapshot pinning
     // thousands from costing a scan each).
     let mut versions: Vec<(&str, MethodVersion)> = Vec::new();
