@@ -250,6 +250,8 @@ fn a_forged_snapshot_vouches_for_nothing() {
         format!("{header}member 2 9.9.9 package -\tp/ghost\n"),
         real.replace("\tp\n", "\t../p\n"),
         real.replacen(&format!("{ids}\n"), "", 1),
+        // Cut short: its last line without the newline a2c always writes.
+        real.trim_end_matches('\n').to_string(),
     ] {
         fs_err::write(t.path(SNAPSHOT), &forged).unwrap();
         let run = t.run("w", &["-v", "workspace", "members", "--json"]);
