@@ -40,7 +40,16 @@ impl RegistryLocation {
             let Some(kind) = super::KINDS.iter().find(|k| k.schemes.contains(&url.scheme())) else {
                 return Err(bad(&format!("unsupported scheme `{}`", url.scheme())));
             };
-            return (kind.parse)(&url, plain).map(Self).map_err(|why| bad(&why));
+            let parsed = (kind.parse)(&url, plain).map(Self).map_err(|why| bad(&why))?;
+            // A kind reads a URL of its own inside this one (`pypi+http:///u@h/` is
+            // `http://u@h/`): what it will reach carries no credentials either.
+            let reached = parsed.index_url();
+            if !reached.username().is_empty() || reached.password().is_some() {
+                return Err(RegistryError::CredentialsInUrl {
+                    location: redact(location),
+                });
+            }
+            return Ok(parsed);
         }
         let path = crate::util::paths::absolute(&base.join(location));
         let from_path = super::KINDS

@@ -777,3 +777,32 @@ fn run_hint(t: &TestContext, finding: &serde_json::Value) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A committed marker's registry whose inner URL reads differently once its kind's prefix is
+/// taken off (`pypi+http:///alice@HOST/…` is `http://alice@HOST/…`) hides a user name that
+/// would go to that host: refused as credentials in a URL, before any request. Found by the
+/// `registry_location` fuzz target.
+#[test]
+fn a_kind_prefixed_location_cannot_smuggle_credentials() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    let server = crate::server::Server::start(t.path("reg"));
+    let host = server
+        .url()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    for location in [
+        format!("pypi+http:///alice@{host}/simple/"),
+        format!("conan+http:alice@{host}/"),
+    ] {
+        t.write(
+            "w/.tools/esys/a2c/workspace.yaml",
+            &format!("schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\nregistry: {location}\n"),
+        );
+        let run = t.run("w", &["lock"]);
+        run.fails_with(&["credentials"]);
+        assert!(!run.stderr.contains("alice"), "{}", run.stderr);
+    }
+    assert!(server.requests().is_empty(), "{:?}", server.requests().len());
+}
