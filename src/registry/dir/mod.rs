@@ -19,6 +19,10 @@ pub const KIND: Registration = Registration {
     syntax: "a path, a file:// URL",
     parse: |url, _| {
         let dir = url.to_file_path().map_err(|_| "not a valid file:// URL".to_string())?;
+        // Its bytes decode to a path a2c can show and write back (a lock, a message) as it is.
+        if dir.to_str().is_none() {
+            return Err("its path is not UTF-8 once decoded (a `%` escape of a byte that is no character)".into());
+        }
         // As a path is taken: `file:v//srv/r` is the directory `/v/srv/r`, shown so.
         Ok(Arc::new(Location(crate::util::paths::absolute(&dir))))
     },

@@ -197,9 +197,20 @@ pub(super) fn parse_body<'a>(
     // thousands from costing a scan each).
     let mut versions: Vec<(&str, MethodVersion)> = Vec::new();
     let mut lines = body.lines();
+    // Members, then nested repositories, then entries, as `Snapshot::render` writes them: one
+    // text for one snapshot (checked within each piece a worker parses).
+    let mut stage = 0;
+    let mut at_stage = |s: u8| match s >= stage {
+        true => {
+            stage = s;
+            Ok(())
+        }
+        false => Err(malformed()),
+    };
     while let Some(line) = lines.next() {
         let (head, path) = line.split_once('\t').ok_or_else(malformed)?;
         if let Some(rest) = head.strip_prefix("member ") {
+            at_stage(0)?;
             // A ref may hold spaces: it is the rest of the line before the tab.
             let mut it = rest.splitn(4, ' ');
             let mut field = || it.next().ok_or_else(malformed);
@@ -248,8 +259,10 @@ pub(super) fn parse_body<'a>(
             }
             member(block)?;
         } else if head == "nested" {
+            at_stage(1)?;
             nested.push(path.to_string());
         } else {
+            at_stage(2)?;
             entries.push((
                 path.to_string(),
                 Identity::parse(head.as_bytes()).ok_or_else(malformed)?,
