@@ -31,10 +31,13 @@ impl OciRef {
         if repo.is_empty() {
             return Err("it names no repository (oci://HOST/NAMESPACE/REPO)".into());
         }
+        // Each component as the distribution spec names them: letters and digits, joined by
+        // `.`, `_` or `-` (never `.` or `..` alone, which a URL would resolve away).
+        let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
         if !repo.split('/').all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+            p.bytes().next().as_ref().is_some_and(alnum)
+                && p.bytes().last().as_ref().is_some_and(alnum)
+                && p.bytes().all(|b| alnum(&b) || b"._-".contains(&b))
         }) {
             return Err(format!(
                 "`{repo}` is not a valid OCI repository name (lower case, digits, `._-`, `/`)"

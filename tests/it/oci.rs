@@ -762,13 +762,29 @@ fn signed_index_artifact_over_oci() {
     assert!(run.stderr.contains("is yanked"), "{}", run.stderr);
 }
 
-/// A push streams the bundle from the packed file: the peak memory of pushing a 32 MiB
-/// (incompressible) bundle stays well under the bundle's size (measured with /usr/bin/time).
+/// A push streams the bundle from the packed file: pushing a 32 MiB (incompressible) bundle
+/// peaks at less than half the bundle's size above a push of a tiny one, measured in the
+/// same test with /usr/bin/time (a fixed cap broke as the binary grew: 27.5-29 MiB at 28).
 #[test]
 fn a_push_streams_the_bundle_in_bounded_memory() {
     let t = TestContext::new();
     let Some(reg) = registry(&t) else { return };
     let oci = reg.url("esys/a2c");
+    t.method_tree("trees/0.9.0", "0.9.0");
+    let push = |version: &str| {
+        let tree = format!("trees/{version}");
+        t.run_measured(
+            ".",
+            &["pack", &tree, "--version", version, "--registry", &oci, "--json"],
+        )
+    };
+    let Some((small, base)) = push("0.9.0") else { return };
+    assert_eq!(
+        small.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&small.stderr)
+    );
     t.method_tree("trees/1.0.0", "1.0.0");
     let mut noise = vec![0u8; 32 << 20];
     let mut state = 0x9e3779b97f4a7c15u64;
@@ -780,25 +796,15 @@ fn a_push_streams_the_bundle_in_bounded_memory() {
     }
     fs_err::write(t.path("trees/1.0.0/rules/noise.bin"), &noise).unwrap();
     drop(noise);
-    let Some((out, kib)) = t.run_measured(
-        ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            &oci,
-            "--json",
-        ],
-    ) else {
-        return;
-    };
+    let Some((out, kib)) = push("1.0.0") else { return };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let pushed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(pushed["size"].as_u64().unwrap() > 32 << 20, "{pushed}");
-    assert!(kib < 28 * 1024, "peak RSS {kib} KiB for a 32 MiB bundle");
+    assert!(
+        kib < base + 16 * 1024,
+        "peak RSS {kib} KiB for a 32 MiB bundle, {base} KiB for a tiny one"
+    );
 }
 
 /// Three members pinning three versions: one install pulls the three blobs (in parallel, the

@@ -221,6 +221,10 @@ pub(super) fn parse_body<'a>(
                 Some((_, v)) => v.clone(),
                 None => {
                     let v: MethodVersion = text.parse().map_err(|_| malformed())?;
+                    // Exactly as written (the version parser forgives surrounding spaces).
+                    if v.to_string() != text {
+                        return Err(malformed());
+                    }
                     if versions.len() < 16 {
                         versions.push((text, v.clone()));
                     }
