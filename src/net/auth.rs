@@ -394,49 +394,22 @@ pub(super) fn bearer_challenge(headers: &reqwest::header::HeaderMap) -> Option<C
         .find_map(parse_challenge)
 }
 
-/// Parses `Bearer k="v", k2=v2`: quoted values may hold commas and `\`-escapes.
+/// The Bearer challenge in one `WWW-Authenticate` value, which may list several challenges
+/// (`Basic realm="x", Bearer realm="y"`, as a proxy joins headers): read by `http-auth` to
+/// RFC 9110 §11.6.1 (quoted values may hold commas and `\`-escapes), up to the first syntax
+/// error. Parameter names compare in any case; a Bearer challenge without `realm` is none.
 pub(super) fn parse_challenge(value: &str) -> Option<Challenge> {
-    let value = value.trim_start();
-    let (scheme, mut rest) = value.split_at(value.find(char::is_whitespace)?);
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let mut params = HashMap::new();
-    loop {
-        rest = rest.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
-        let Some(eq) = rest.find('=') else { break };
-        let key = rest[..eq].trim().to_ascii_lowercase();
-        rest = &rest[eq + 1..];
-        let mut val = String::new();
-        if let Some(quoted) = rest.strip_prefix('"') {
-            let mut chars = quoted.char_indices();
-            let mut end = quoted.len();
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => {
-                        if let Some((_, n)) = chars.next() {
-                            val.push(n);
-                        }
-                    }
-                    '"' => {
-                        end = i + 1;
-                        break;
-                    }
-                    c => val.push(c),
-                }
-            }
-            rest = &quoted[end.min(quoted.len())..];
-        } else {
-            let end = rest.find(',').unwrap_or(rest.len());
-            val = rest[..end].trim().to_string();
-            rest = &rest[end..];
-        }
-        params.insert(key, val);
-    }
+    let bearer = http_auth::parser::ChallengeParser::new(value)
+        .map_while(Result::ok)
+        .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))?;
+    let param = |name: &str| {
+        let (_, v) = bearer.params.iter().find(|(k, _)| k.eq_ignore_ascii_case(name))?;
+        Some(v.to_unescaped())
+    };
     Some(Challenge {
-        realm: params.remove("realm")?,
-        service: params.remove("service"),
-        scope: params.remove("scope"),
+        realm: param("realm")?,
+        service: param("service"),
+        scope: param("scope"),
     })
 }
 
@@ -494,11 +467,17 @@ mod tests {
         assert_eq!(c.realm, "https://auth.example.org/token");
         assert_eq!(c.service.as_deref(), Some("registry.example.org"));
         assert_eq!(c.scope.as_deref(), Some("repository:esys/a2c:pull,push"));
-        let c = parse_challenge(r#"bearer  realm=https://r/t , error="insufficient_scope", service="a\"b""#).unwrap();
+        let c = parse_challenge(r#"bearer REALM="https://r/t" , error=insufficient_scope, service="a\"b""#).unwrap();
         assert_eq!(c.realm, "https://r/t");
         assert_eq!(c.service.as_deref(), Some("a\"b"));
         assert_eq!(c.scope, None);
         assert_eq!(parse_challenge(r#"Basic realm="registry""#), None);
+        let c = parse_challenge(r#"Basic realm="registry", Bearer realm="https://r/t",scope=x"#).unwrap();
+        assert_eq!(
+            (c.realm.as_str(), c.scope.as_deref()),
+            ("https://r/t", Some("x")),
+            "the second of two challenges"
+        );
         assert_eq!(parse_challenge("Bearer service=x"), None, "no realm");
     }
 
