@@ -344,3 +344,49 @@ fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
         assert_eq!(tracked, [&serde_json::json!(t.shown("w/p/b"))], "portable={portable}");
     }
 }
+
+/// A line of the snapshot is one line: a member whose adoption record gives a `method_ref`
+/// holding a line break or a tab (a committed record may say anything) is not recorded at all
+/// — written as is, it would add lines that vouch for members and paths no walk read — and
+/// the reader takes no carriage return a2c never writes.
+#[test]
+fn a_ref_that_would_break_a_line_is_never_recorded() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    t.canonical_repo("w/p/b", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    std::thread::sleep(SETTLE);
+    t.run("w", &["install"]).success();
+    assert_trusted(&t);
+    let real = fs_err::read_to_string(t.path(SNAPSHOT)).unwrap();
+    // A line ended by CR LF: not a text a2c writes (read as a line break, the path before it
+    // would be checked and the text trusted).
+    let crlf = format!("{}\r\n", real.strip_suffix('\n').unwrap());
+    fs_err::write(t.path(SNAPSHOT), crlf).unwrap();
+    let run = t.run("w", &["-v", "workspace", "members"]);
+    run.success();
+    assert!(
+        run.transcript().contains("workspace snapshot not used"),
+        "{}",
+        run.transcript()
+    );
+    fs_err::write(t.path(SNAPSHOT), &real).unwrap();
+    assert_trusted(&t);
+    let record = "w/p/b/.tools/esys/a2c/adoption.yaml";
+    let text = fs_err::read_to_string(t.path(record)).unwrap();
+    for r in ["v1\\nnested\\tp/a", "v1\\tp/z", "v1\\r"] {
+        t.write(record, &format!("{text}method_ref: \"{r}\"\n"));
+        std::thread::sleep(SETTLE);
+        let run = t.run("w", &["-v", "install"]);
+        run.success();
+        assert!(
+            run.transcript().contains("cannot be recorded"),
+            "{r}: {}",
+            run.transcript()
+        );
+        assert!(!t.path(SNAPSHOT).exists(), "{r}");
+    }
+}

@@ -190,13 +190,15 @@ pub(super) fn parse_body<'a>(
     let malformed = || String::from("written by another a2c or malformed");
     // Every line a2c writes ends in a newline: a last line without one was cut short (a path
     // cut short may name another member).
-    if !body.is_empty() && !body.ends_with('\n') {
+    // Nor a carriage return: a2c writes none (`str::lines` would take one before a newline
+    // for part of the line break).
+    if !body.is_empty() && !body.ends_with('\n') || body.contains('\r') {
         return Err(malformed());
     }
     // The few versions a superbuild pins, each parsed once (a bound keeps a snapshot pinning
     // thousands from costing a scan each).
     let mut versions: Vec<(&str, MethodVersion)> = Vec::new();
-    let mut lines = body.lines();
+    let mut lines = body.split_terminator('\n');
     // Members, then nested repositories, then entries, as `Snapshot::render` writes them: one
     // text for one snapshot (checked within each piece a worker parses).
     let mut stage = 0;

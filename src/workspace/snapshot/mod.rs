@@ -167,6 +167,11 @@ impl Snapshot {
                     ));
                 }
             };
+            // The ref is written on the member's line: one holding a line break or a tab would
+            // add lines (members, paths) that no walk read.
+            if let Some(r) = record.method_ref.as_deref().filter(|r| r.contains(['\n', '\t', '\r'])) {
+                return Err(format!("the `method_ref` {r:?} of `{}` cannot be recorded", m.relative));
+            }
             if !std::fs::symlink_metadata(m.path.join(".git")).is_ok_and(|md| md.is_dir()) {
                 return Err(format!("the member `{r}` has no `.git` directory"));
             }
