@@ -34,7 +34,10 @@ pub fn parse_json(body: &[u8]) -> Result<Vec<PageFile>, String> {
         #[serde(default)]
         yanked: serde_json::Value,
     }
-    let page: Page = serde_json::from_slice(body).map_err(|e| format!("not a PEP 691 page: {e}"))?;
+    // JSON is UTF-8 throughout: read from bytes, serde_json would not look at a key or value
+    // it skips, and take a page no JSON reader takes.
+    let text = std::str::from_utf8(body).map_err(|e| format!("not a PEP 691 page: not UTF-8 ({e})"))?;
+    let page: Page = serde_json::from_str(text).map_err(|e| format!("not a PEP 691 page: {e}"))?;
     Ok(page
         .files
         .into_iter()
@@ -193,5 +196,9 @@ mod tests {
         assert_eq!(files[0].sha256.as_deref(), Some("ab"));
         assert!(files[1].yanked && files[1].sha256.is_none());
         assert!(parse_json(b"<html>").is_err());
+        // Bytes that are not UTF-8 where the reader skips (found by the fuzzer).
+        let skipped = b"{\"meta\":{\"api\xd9-version\":\"1.1\"},\"files\":[]}";
+        let e = parse_json(skipped).unwrap_err();
+        assert!(e.contains("not UTF-8"), "{e}");
     }
 }
