@@ -21,7 +21,7 @@ pub struct PageFile {
 pub fn parse_json(body: &[u8]) -> Result<Vec<PageFile>, String> {
     #[derive(serde::Deserialize)]
     struct Page {
-        files: Vec<File>,
+        files: Vec<Object<File>>,
     }
     #[derive(serde::Deserialize)]
     struct File {
@@ -37,11 +37,11 @@ pub fn parse_json(body: &[u8]) -> Result<Vec<PageFile>, String> {
     // JSON is UTF-8 throughout: read from bytes, serde_json would not look at a key or value
     // it skips, and take a page no JSON reader takes.
     let text = std::str::from_utf8(body).map_err(|e| format!("not a PEP 691 page: not UTF-8 ({e})"))?;
-    let page: Page = serde_json::from_str(text).map_err(|e| format!("not a PEP 691 page: {e}"))?;
+    let Object(page): Object<Page> = serde_json::from_str(text).map_err(|e| format!("not a PEP 691 page: {e}"))?;
     Ok(page
         .files
         .into_iter()
-        .map(|f| PageFile {
+        .map(|Object(f)| PageFile {
             sha256: f.hashes.get("sha256").cloned(),
             yanked: match &f.yanked {
                 serde_json::Value::Bool(b) => *b,
@@ -53,6 +53,26 @@ pub fn parse_json(body: &[u8]) -> Result<Vec<PageFile>, String> {
             size: f.size,
         })
         .collect())
+}
+
+/// A JSON object read as `T`. A derived struct also takes an array of its fields in order
+/// (`[[]]` would read as a page listing nothing), which no PEP 691 page or file is.
+struct Object<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData)).map(Object)
+    }
 }
 
 /// The anchors of a PEP 503 HTML page, as pip reads them: each `<a href="URL#sha256=…"
@@ -200,5 +220,10 @@ mod tests {
         let skipped = b"{\"meta\":{\"api\xd9-version\":\"1.1\"},\"files\":[]}";
         let e = parse_json(skipped).unwrap_err();
         assert!(e.contains("not UTF-8"), "{e}");
+        // Arrays of the fields in order, as a derived struct would take them (found too).
+        for array in [&b"[[]]"[..], br#"{"files":[["x.whl","https://f/x.whl"]]}"#] {
+            let e = parse_json(array).unwrap_err();
+            assert!(e.contains("expected a JSON object"), "{e}");
+        }
     }
 }
