@@ -4,7 +4,10 @@
 //! and `arguments` (a list of `- name:` entries with `description` and `required`); other
 //! keys are left to other tools. Without front matter a prompt is named by its path below
 //! `prompts/` without the extension (`review`, `git/commit`), and has no arguments. In the
-//! text, `{{argument}}` is replaced by the argument's value.
+//! text, `{{argument}}` is replaced by the argument's value, in one pass over the text: a
+//! value is never read again (a value holding `{{other}}` stays as it is), `{{name}}` for a
+//! name the prompt does not declare stays as written, and a rendered prompt longer than
+//! [`MAX_RENDERED_BYTES`] is refused.
 //!
 //! A server started in a repository lists that repository's prompts under their own names; one
 //! started at W (in no member) lists every member's, named `{repo}/{name}`.
@@ -36,6 +39,10 @@ pub struct Argument {
 
 /// The largest prompt file read.
 const MAX_BYTES: u64 = 1 << 20;
+
+/// The largest prompt rendered: its text with every argument's value in place (a 1 MiB file
+/// with 4 MiB of arguments at most; more is refused before it is built).
+pub const MAX_RENDERED_BYTES: usize = 4 << 20;
 
 /// The repositories whose prompts are listed, with the prefix their names take.
 fn listed(scope: &Scope) -> anyhow::Result<Vec<(Repo, String)>> {
@@ -167,6 +174,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<PromptFile, String> {
             }
             ("arguments", Value::List(list)) => {
                 for s in list {
+                    check_argument_name(s.line, &s.text)?;
                     prompt.arguments.push(Argument {
                         name: s.text.clone(),
                         description: None,
@@ -183,7 +191,21 @@ pub fn parse(text: &str, default_name: &str) -> Result<PromptFile, String> {
             _ => {} // another tool's key
         }
     }
+    let mut declared = std::collections::HashSet::new();
+    if let Some(twice) = prompt.arguments.iter().find(|a| !declared.insert(a.name.as_str())) {
+        return Err(format!("front matter: the argument `{}` is declared twice", twice.name));
+    }
     Ok(prompt)
+}
+
+/// An argument's name is letters, digits, `_` or `-`: what `{{name}}` can stand for.
+fn check_argument_name(line: usize, name: &str) -> Result<(), String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err(format!(
+            "front matter line {line}: an argument needs a `name` of letters, digits, `_` or `-`, not `{name}`"
+        ));
+    }
+    Ok(())
 }
 
 fn argument(line: usize, entries: &[yaml::Entry]) -> Result<Argument, String> {
@@ -205,26 +227,18 @@ fn argument(line: usize, entries: &[yaml::Entry]) -> Result<Argument, String> {
             }
         }
     }
-    if arg.name.is_empty()
-        || !arg
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(format!(
-            "front matter line {line}: an argument needs a `name` of letters, digits, `_` or `-`"
-        ));
-    }
+    check_argument_name(line, &arg.name)?;
     Ok(arg)
 }
 
-/// The body with every `{{argument}}` replaced; a required argument missing or an argument the
-/// prompt does not declare is refused.
+/// The body with every `{{argument}}` replaced, in one pass; a required argument missing, an
+/// argument the prompt does not declare, or a rendered text over [`MAX_RENDERED_BYTES`] is
+/// refused.
 pub fn render(prompt: &PromptFile, given: &serde_json::Map<String, serde_json::Value>) -> Result<String, String> {
     if let Some(unknown) = given.keys().find(|k| !prompt.arguments.iter().any(|a| &a.name == *k)) {
         return Err(format!("the prompt `{}` takes no argument `{unknown}`", prompt.name));
     }
-    let mut body = prompt.body.clone();
+    let mut values = std::collections::HashMap::new();
     for arg in &prompt.arguments {
         let value = match given.get(&arg.name) {
             Some(serde_json::Value::String(s)) => s.clone(),
@@ -237,9 +251,41 @@ pub fn render(prompt: &PromptFile, given: &serde_json::Map<String, serde_json::V
             }
             None => String::new(),
         };
-        body = body.replace(&format!("{{{{{}}}}}", arg.name), &value);
+        values.insert(arg.name.as_str(), value);
     }
-    Ok(body)
+    let too_long = |len: usize| {
+        format!(
+            "the prompt `{}` would render to {len} bytes or more, more than {MAX_RENDERED_BYTES}: pass shorter arguments",
+            prompt.name
+        )
+    };
+    let mut out = String::new();
+    let mut rest = prompt.body.as_str();
+    while let Some(open) = rest.find("{{") {
+        let (before, after) = rest.split_at(open);
+        out.push_str(before);
+        let value = after[2..]
+            .find("}}")
+            .and_then(|close| values.get(&after[2..2 + close]).map(|v| (v, close)));
+        match value {
+            Some((value, close)) => {
+                if out.len() + value.len() > MAX_RENDERED_BYTES {
+                    return Err(too_long(out.len() + value.len()));
+                }
+                out.push_str(value);
+                rest = &after[close + 4..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = &after[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    if out.len() > MAX_RENDERED_BYTES {
+        return Err(too_long(out.len()));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -275,9 +321,42 @@ mod tests {
             ("---\narguments:\n  - required: maybe\n---\n", "argument key `required`"),
             ("---\narguments:\n  - description: d\n---\n", "needs a `name`"),
             ("---\nname: [a]\n---\n", "wrong shape"),
+            ("---\narguments: [a, '']\n---\n", "not ``"),
+            ("---\narguments: [a, 'b c']\n---\n", "not `b c`"),
+            ("---\narguments: [a, '{{b}}']\n---\n", "not `{{b}}`"),
+            ("---\narguments: [a, b, a]\n---\n", "`a` is declared twice"),
+            (
+                "---\narguments:\n  - name: a\n  - name: a\n---\n",
+                "`a` is declared twice",
+            ),
         ] {
             let e = parse(bad, "d").unwrap_err();
             assert!(e.contains(why), "{bad:?}: {e}");
         }
+    }
+
+    fn args(pairs: &[(&str, &str)]) -> serde_json::Map<String, serde_json::Value> {
+        pairs.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect()
+    }
+
+    /// One pass: a value is never rewritten by a later argument, an undeclared `{{x}}` and an
+    /// unclosed `{{` stay as written.
+    #[test]
+    fn rendering_never_reads_a_value_again() {
+        let p = parse("---\narguments: [a, b]\n---\nA={{a}} B={{b}} C={{c}} {{a", "d").unwrap();
+        let out = render(&p, &args(&[("a", "{{b}}"), ("b", "X")])).unwrap();
+        assert_eq!(out, "A={{b}} B=X C={{c}} {{a");
+    }
+
+    /// A prompt whose arguments would render past the cap is refused before it is built: 1 MiB
+    /// of `{{a}}` with a 10 KB value once needed gigabytes.
+    #[test]
+    fn a_rendered_prompt_is_capped() {
+        let body = "{{a}}".repeat((1 << 20) / 5);
+        let p = parse(&format!("---\narguments: [a]\n---\n{body}"), "d").unwrap();
+        let e = render(&p, &args(&[("a", &"x".repeat(10_000))])).unwrap_err();
+        assert!(e.contains("more than 4194304"), "{e}");
+        let ok = render(&p, &args(&[("a", "xyz")])).unwrap();
+        assert_eq!(ok.len(), 3 * ((1 << 20) / 5));
     }
 }

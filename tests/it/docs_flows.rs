@@ -194,3 +194,41 @@ fn readme_completions_and_man_pages_install_as_printed() {
     assert!(zsh.starts_with("#compdef a2c"), "{zsh}");
     assert!(t.path("home/.local/share/man/man1/a2c.1").is_file());
 }
+
+/// Every `A2C_…` variable the README, docs/ and registry-spec/ name is one a2c reads (listed in
+/// `env::VARIABLES`, or one of the test builds' switches): a page that tells CI to set a
+/// variable a2c never reads sends the user wrong without a word.
+#[test]
+fn every_variable_the_docs_name_is_one_a2c_reads() {
+    let read: Vec<&str> = a2c::env::VARIABLES
+        .iter()
+        .flat_map(|(names, _)| names.split(", "))
+        .chain([a2c::env::A2C_TEST_HOOK, a2c::env::A2C_TEST_PORTABLE])
+        .collect();
+    let mut pages = vec![std::path::PathBuf::from("README.md")];
+    for dir in ["docs", "registry-spec"] {
+        for entry in walkdir::WalkDir::new(dir) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_some_and(|e| e == "md") {
+                pages.push(entry.into_path());
+            }
+        }
+    }
+    let mut wrong = Vec::new();
+    for page in &pages {
+        let text = fs_err::read_to_string(page).unwrap();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("A2C_") {
+            let name: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            if !read.contains(&name.as_str()) {
+                wrong.push(format!("{}: {name}", page.display()));
+            }
+            rest = &rest[at + name.len()..];
+        }
+    }
+    assert!(pages.len() > 10, "{pages:?}");
+    assert!(wrong.is_empty(), "named by the docs, read by no a2c: {wrong:?}");
+}

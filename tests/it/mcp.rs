@@ -249,6 +249,65 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
     assert!(record.contains("tool_version: 2.0.0"), "{record}");
 }
 
+/// `a2c mcp` driven by raw JSON-RPC lines: each answer is read with a timeout.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(cmd: &mut Command) -> Self {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { child, stdin, lines }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&self) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("an answer");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout holds a non-protocol line ({e}): {line}"))
+    }
+
+    /// `initialize` and `notifications/initialized`.
+    fn initialize(&mut self) {
+        self.send(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        );
+        assert_eq!(self.recv()["result"]["serverInfo"]["name"], "a2c");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    /// Closes stdin and waits for the server to end; its status and stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
+        (self.child.wait().unwrap(), stderr)
+    }
+}
+
 /// Raw JSON-RPC lines: bad JSON, a JSON value that is no message, an unknown method, a call
 /// before `initialize` and a request past the line bound each get a protocol error, and the
 /// server keeps serving; nothing but protocol lines reaches stdout.
@@ -256,49 +315,22 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
 fn protocol_edge_cases_get_errors_and_the_server_keeps_serving() {
     let t = TestContext::new();
     superbuild(&t, false);
-    let mut child = t
-        .cmd("w")
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut send = |line: &str| {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    let recv = || -> Value {
-        let line = rx.recv_timeout(Duration::from_secs(20)).expect("an answer");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout holds a non-protocol line ({e}): {line}"))
-    };
-    send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
-    let early = recv();
+    let mut raw = Raw::start(t.cmd("w").arg("mcp"));
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let early = raw.recv();
     assert_eq!(early["id"], 1, "{early}");
     assert!(early["error"]["code"].is_i64(), "a call before initialize: {early}");
-    send(
+    raw.send(
         r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
     );
-    assert_eq!(recv()["result"]["serverInfo"]["name"], "a2c");
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    send("{not json");
-    assert_eq!(recv()["error"]["code"], -32700);
-    send("42");
-    assert_eq!(recv()["error"]["code"], -32600);
-    send(r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#);
-    let unknown = recv();
+    assert_eq!(raw.recv()["result"]["serverInfo"]["name"], "a2c");
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    raw.send("{not json");
+    assert_eq!(raw.recv()["error"]["code"], -32700);
+    raw.send("42");
+    assert_eq!(raw.recv()["error"]["code"], -32600);
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#);
+    let unknown = raw.recv();
     assert_eq!(
         (unknown["id"].clone(), unknown["error"]["code"].clone()),
         (json!(3), json!(-32601))
@@ -307,20 +339,83 @@ fn protocol_edge_cases_get_errors_and_the_server_keeps_serving() {
         r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"{}"}}}}"#,
         "x".repeat(3 << 20)
     );
-    send(&huge);
-    let refused = recv();
+    raw.send(&huge);
+    let refused = raw.recv();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert!(
         refused.to_string().len() < 1000,
         "the refusal does not echo the request"
     );
-    send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
-    assert!(recv()["error"]["message"].as_str().unwrap().contains("no tool"));
-    send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
-    let tools = recv();
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
+    assert!(raw.recv()["error"]["message"].as_str().unwrap().contains("no tool"));
+    raw.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    let tools = raw.recv();
     assert_eq!(tools["id"], 6, "{tools}");
     assert!(tools["result"]["tools"].as_array().unwrap().len() >= 6, "{tools}");
-    drop(stdin);
-    let status = child.wait().unwrap();
+    let (status, _) = raw.finish();
     assert!(status.success(), "the server ends when its stdin closes: {status}");
+}
+
+/// A prompt of 20,000 `{{a}}` asked for with a 100 KB value would render 2 GB: the request is
+/// answered with an error naming the cap, the server keeps serving, and its peak RSS stays
+/// small (GNU time; `prlimit --as` keeps a regression from taking the machine down).
+#[test]
+fn a_prompt_request_cannot_amplify_the_answer() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let body = "{{a}}".repeat(20_000);
+    t.write(
+        "trees/1.0.0/prompts/amp.md",
+        &format!("---\narguments: [a, b]\n---\n{body}"),
+    );
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.run("w", &["install"]).success();
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        return require_program("time (GNU time at /usr/bin/time)");
+    }
+    let a2c = t.cmd("w/p/app");
+    let mut cmd = Command::new("prlimit");
+    cmd.args(["--as=4294967296", "--", "/usr/bin/time", "-f", "peak-rss-kib=%M"])
+        .arg(a2c.get_program())
+        .arg("mcp")
+        .current_dir(t.path("w/p/app"));
+    for (k, v) in a2c.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let mut raw = Raw::start(&mut cmd);
+    raw.initialize();
+    let ask = |id: u32, a: &str, b: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get",
+               "params": {"name": "amp", "arguments": {"a": a, "b": b}}})
+        .to_string()
+    };
+    raw.send(&ask(1, &"x".repeat(100_000), ""));
+    let refused = raw.recv();
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than 4194304"),
+        "{}",
+        &refused.to_string()[..refused.to_string().len().min(2000)]
+    );
+    raw.send(&ask(2, "{{b}}", "X"));
+    let fine = raw.recv();
+    let text = fine["result"]["messages"][0]["content"]["text"].as_str().unwrap();
+    assert_eq!(text, "{{b}}".repeat(20_000), "a value is never read again");
+    let (status, stderr) = raw.finish();
+    assert!(status.success(), "{stderr}");
+    let kib: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kib="))
+        .expect("GNU time reports the peak RSS")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(kib < 120 << 10, "peak RSS {kib} KiB");
 }

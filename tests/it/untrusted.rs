@@ -806,3 +806,44 @@ fn a_kind_prefixed_location_cannot_smuggle_credentials() {
     }
     assert!(server.requests().is_empty(), "{:?}", server.requests().len());
 }
+
+/// A committed file registry whose index is a link to `/dev/zero`, or a file far over the
+/// document cap (sparse, so the test writes nothing), is refused by every command that reads
+/// it, before it is read: the reader's memory stays small (it once grew until out of memory).
+#[test]
+fn a_file_registrys_index_is_capped_and_never_read_through_a_link() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: reg\n");
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.publish("w/reg", "1.0.0", "tar.gz");
+    let index = t.path("w/reg/index/esys/a2c.json");
+    fs_err::remove_file(&index).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &index).unwrap();
+    // `list` shows what it could not read as `?` and says why; the others fail.
+    for (args, fails) in [(&["lock"][..], true), (&["outdated"], true), (&["list"], false)] {
+        let Some((out, kib)) = t.run_measured("w", args) else {
+            return;
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(!out.status.success(), fails, "{args:?}: {stderr}");
+        assert!(stderr.contains("symbolic link"), "{args:?}: {stderr}");
+        assert!(kib < 100 << 10, "{args:?}: peak RSS {kib} KiB");
+    }
+    fs_err::remove_file(&index).unwrap();
+    fs_err::File::create(&index).unwrap().set_len(400 << 20).unwrap();
+    let Some((out, kib)) = t.run_measured("w", &["lock"]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("more than the 67108864 an index may have (`A2C_MAX_DOCUMENT_BYTES`)"),
+        "{stderr}"
+    );
+    assert!(kib < 100 << 10, "peak RSS {kib} KiB");
+    let raised = t.run_env("w", &["lock"], &[("A2C_MAX_DOCUMENT_BYTES", "1000")]);
+    assert!(
+        raised.stderr.contains("more than the 1000 an index may have"),
+        "{}",
+        raised.stderr
+    );
+}

@@ -80,12 +80,17 @@ impl Registry for DirRegistry {
         self.dir.display().to_string()
     }
 
-    fn read_index(&self, _: &LazyClient, trusted: &[String], _: Wanted<'_>) -> Result<Index, RegistryError> {
+    /// The index is read as an HTTP registry's is, at most `A2C_MAX_DOCUMENT_BYTES`, and only
+    /// from a regular file that is no link (a committed index linked to `/dev/zero` or to a
+    /// file elsewhere is refused before it is read); the registry's directory itself is the
+    /// path the user or the marker names.
+    fn read_index(&self, client: &LazyClient, trusted: &[String], _: Wanted<'_>) -> Result<Index, RegistryError> {
         let path = self.dir.join(location::INDEX_PATH);
-        let bytes = match fs_err::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(RegistryError::NoIndex { path }),
-            Err(e) => return Err(e.into()),
+        let cap = client.network().settings()?.max_document;
+        let what = format!("an index may have (`{}`)", crate::env::A2C_MAX_DOCUMENT_BYTES);
+        let bytes = match crate::util::contain::read_capped(&path, cap, &what)? {
+            Some(b) => b,
+            None => return Err(RegistryError::NoIndex { path }),
         };
         let signature = || {
             let path = self

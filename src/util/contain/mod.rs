@@ -255,41 +255,74 @@ pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 /// Reads a configuration file without following a link; `Ok(None)` when it does not exist.
 /// A link is refused before anything is read, so no message can echo what it points to.
 pub fn read_config(path: &Path) -> io::Result<Option<String>> {
+    let Some(bytes) = read_capped(path, MAX_CONFIG_BYTES, CONFIG)? else {
+        return Ok(None);
+    };
+    config_text(bytes, path).map(Some)
+}
+
+/// How a configuration file over [`MAX_CONFIG_BYTES`] is refused.
+const CONFIG: &str = "a configuration file may have";
+
+fn config_text(bytes: Vec<u8>, path: &Path) -> io::Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "failed to read `{}`: stream did not contain valid UTF-8",
+                path.display()
+            ),
+        )
+    })
+}
+
+/// The rest of [`read_config`] once `file` (at `path`) is open.
+fn read_opened_config(file: File, path: &Path) -> io::Result<String> {
+    config_text(read_opened(file, path, MAX_CONFIG_BYTES, CONFIG)?, path)
+}
+
+/// Reads the regular file `path` whole, without following a link as its last component and
+/// never more than `cap` bytes (a device such as `/dev/zero`, a FIFO or a file over the cap is
+/// refused before its content is read; `what` ends the message: "more than the CAP WHAT");
+/// `Ok(None)` when it does not exist.
+pub fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<Option<Vec<u8>>> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32 | OFlags::NONBLOCK.bits() as i32)
         .open(path);
-    match file {
-        Ok(f) => read_opened_config(f, path).map(Some),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => Err(link_error(path)),
-        Err(e) => Err(with_path(e, "read", path)),
-    }
+    let file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(link_error(path)),
+        Err(e) => return Err(with_path(e, "read", path)),
+    };
+    read_opened(file, path, cap, what).map(Some)
 }
 
-/// The rest of [`read_config`] once `file` (at `path`) is open: a regular file of at most
-/// [`MAX_CONFIG_BYTES`], read whole.
-fn read_opened_config(file: File, path: &Path) -> io::Result<String> {
+/// The rest of [`read_capped`] once `file` (at `path`) is open.
+fn read_opened(file: File, path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     let meta = file.metadata().map_err(|e| with_path(e, "inspect", path))?;
     if !meta.is_file() {
         return Err(refused(path, Why::NotFile));
     }
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(io::Error::new(
+    let too_big = |len: u64| {
+        io::Error::new(
             io::ErrorKind::InvalidData,
-            format!(
-                "`{}` is {} bytes, more than the {MAX_CONFIG_BYTES} a configuration file may have",
-                path.display(),
-                meta.len()
-            ),
-        ));
+            format!("`{}` is {len} bytes, more than the {cap} {what}", path.display()),
+        )
+    };
+    if meta.len() > cap {
+        return Err(too_big(meta.len()));
     }
-    // Sized from the `fstat` above: one read for the content and one for the end, no probe.
-    let mut text = String::with_capacity(meta.len() as usize + 1);
-    file.take(MAX_CONFIG_BYTES)
-        .read_to_string(&mut text)
+    // Sized from the `fstat` above; a file that grows while read stops one byte past the cap.
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| with_path(e, "read", path))?;
-    Ok(text)
+    if bytes.len() as u64 > cap {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 /// [`read_config`] of a file that must be this user's (in a cache other users may write to, a
