@@ -36,6 +36,13 @@ pub struct VersionArgs {
     /// anything it depends on changed since, name it and change nothing
     #[arg(long, value_name = "sha256:HEX", value_parser = plan_digest)]
     pub confirm: Option<String>,
+    /// Approve the reviewed plan with this digest for an agent (`migrate_apply` of `a2c mcp`
+    /// applies only plans so approved, once); only at a terminal, and changes nothing else
+    #[arg(long, value_name = "sha256:HEX", value_parser = plan_digest, conflicts_with_all = ["confirm", "dry_run"])]
+    pub approve: Option<String>,
+    /// Apply only a plan the user approved with --approve (what `a2c mcp`'s migrate_apply runs)
+    #[arg(long, hide = true, requires = "confirm")]
+    pub approved_only: bool,
     /// Every member of the superbuild whose write contract is older than V: one plan, one
     /// digest, one commit per member, W's lock updated once (a newer contract is skipped)
     #[arg(long)]
@@ -68,11 +75,16 @@ pub fn run(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let MigrateCommand::Version(args) = cmd;
+    if args.approve.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Err(crate::migrate::MigrateError::ApproveNeedsTerminal.into());
+    }
     let ctx = discover(global, printer)?;
     let settings = MigrateSettings {
         allow_expired: args.allow_expired,
         to: Some(args.to.clone()),
-        dry_run: args.dry_run,
+        dry_run: args.dry_run || args.approve.is_some(),
+        approve: args.approve.clone(),
+        approved_only: args.approved_only,
         no_commit: args.no_commit,
         allow_downgrade: args.allow_downgrade,
         confirm: args.confirm.clone(),
@@ -93,7 +105,13 @@ pub fn run(
     if args.all {
         let result = migrate_all(session, &ctx, &settings, &reporter);
         reporter.done();
-        return print_all(result?, args, printer, ctx.workspace.as_ref().map(|w| w.root.as_path()));
+        return print_all(
+            result?,
+            args,
+            global,
+            printer,
+            ctx.workspace.as_ref().map(|w| w.root.as_path()),
+        );
     }
     let result = migrate(session, &ctx, &settings, &reporter);
     reporter.done();
@@ -110,11 +128,12 @@ pub fn run(
         printer.status(format!("already at {}: nothing to do", p.to));
         return Ok(Outcome::Success);
     }
-    let verb = if args.dry_run { "would" } else { "did" };
+    let dry = args.dry_run || args.approve.is_some();
+    let verb = if dry { "would" } else { "did" };
     if out.resumed {
         printer.status(format!("resuming the interrupted migration {} -> {}", p.from, p.to));
     }
-    match (&out.installed, args.dry_run) {
+    match (&out.installed, dry) {
         (Some(path), _) => printer.status(format!("assets of {} installed at `{}`", p.to, path.display())),
         (None, true) => printer.status(format!("would lock and install {} first", p.to)),
         _ => {}
@@ -125,7 +144,7 @@ pub fn run(
         out.workspace_lock.as_deref(),
         &out.lock_dropped,
         &p.to,
-        args.dry_run,
+        dry,
     );
     if out.requires_canonical.is_none() {
         printer.status(format!(
@@ -134,7 +153,7 @@ pub fn run(
         ));
     }
     print_steps(printer, p, verb, "");
-    match (&out.commit, args.dry_run, args.no_commit) {
+    match (&out.commit, dry, args.no_commit) {
         (Some(sha), _, _) => printer.status(format!(
             "committed {sha}: {}",
             p.commit_message().lines().next().unwrap_or_default()
@@ -147,15 +166,73 @@ pub fn run(
         _ => {}
     }
     if let Some(digest) = &out.digest {
-        match args.dry_run {
-            true => printer.status(format!(
-                "plan {digest}\napply exactly this plan with: a2c migrate version --to {} --confirm {digest}",
-                p.to
-            )),
-            false => printer.status(format!("applied plan {digest}")),
-        }
+        printer.status(done_with_plan(args, global, digest));
     }
     Ok(Outcome::Success)
+}
+
+/// The plan's last line: its digest and the command that applies exactly it (with every flag
+/// that shaped it: `--offline`, `--from DIR`, …), or that it was approved or applied.
+fn done_with_plan(args: &VersionArgs, global: &GlobalArgs, digest: &str) -> String {
+    match (args.dry_run, &args.approve) {
+        (_, Some(_)) => format!(
+            "approved plan {digest}: an agent's `migrate_apply` may now apply it, once\nor apply it yourself with: {}",
+            again(args, global, digest)
+        ),
+        (true, None) => format!(
+            "plan {digest}\napply exactly this plan with: {}",
+            again(args, global, digest)
+        ),
+        (false, None) => format!("applied plan {digest}"),
+    }
+}
+
+/// This command again, applying exactly the plan `digest`: the flags that shaped the plan, as
+/// they were given, so that it runs where the user stands.
+fn again(args: &VersionArgs, global: &GlobalArgs, digest: &str) -> String {
+    let quoted = |p: &std::path::Path| crate::util::text::shell_quoted(p);
+    let mut words = vec!["a2c".to_string()];
+    for (on, flag) in [
+        (global.offline, "--offline"),
+        (global.frozen, "--frozen"),
+        (global.plain_http, "--plain-http"),
+    ] {
+        if on {
+            words.push(flag.into());
+        }
+    }
+    if let Some(dir) = &global.directory {
+        words.push(format!("-C {}", quoted(dir)));
+    }
+    if let Some(w) = &global.workspace {
+        words.push(format!("--workspace {}", quoted(w)));
+    }
+    words.push(format!("migrate version --to {}", args.to));
+    for (on, flag) in [
+        (args.all, "--all"),
+        (args.allow_downgrade, "--allow-downgrade"),
+        (args.allow_expired, "--allow-expired"),
+        (args.no_commit, "--no-commit"),
+    ] {
+        if on {
+            words.push(flag.into());
+        }
+    }
+    if let Some(from) = &args.from {
+        words.push(format!("--from {}", quoted(from)));
+    }
+    let text = |s: &str| crate::util::text::shell_quoted(std::path::Path::new(s));
+    for (value, flag) in [
+        (args.method_ref.as_deref(), "--method-ref"),
+        (args.delivery.as_deref(), "--delivery"),
+        (args.keep.as_deref(), "--keep"),
+    ] {
+        if let Some(v) = value {
+            words.push(format!("{flag} {}", text(v)));
+        }
+    }
+    words.push(format!("--confirm {digest}"));
+    words.join(" ")
 }
 
 /// The steps of one repository's plan, each line prefixed with `indent`; `verb` is "would"
@@ -224,6 +301,7 @@ fn print_steps(printer: &Printer, p: &crate::migrate::Plan, verb: &str, indent: 
 fn print_all(
     mut out: MigrateAllOutcome,
     args: &VersionArgs,
+    global: &GlobalArgs,
     printer: &Printer,
     w: Option<&std::path::Path>,
 ) -> anyhow::Result<Outcome> {
@@ -231,7 +309,7 @@ fn print_all(
         printer.warn(w);
     }
     let to = &out.to;
-    let dry = args.dry_run;
+    let dry = args.dry_run || args.approve.is_some();
     let stopped = out.failure.take().map(|(at, e)| {
         let names = |pred: fn(&MemberStatus) -> bool| {
             out.members
@@ -308,13 +386,8 @@ fn print_all(
                 "note: {to}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known until its bundle is fetched"
             ));
         }
-        match (dry, &stopped) {
-            (true, _) => printer.status(format!(
-                "plan {}\napply exactly this plan with: a2c migrate version --to {to} --all --confirm {}",
-                out.digest, out.digest
-            )),
-            (false, None) => printer.status(format!("applied plan {}", out.digest)),
-            (false, Some(_)) => {}
+        if dry || stopped.is_none() {
+            printer.status(done_with_plan(args, global, &out.digest));
         }
     }
     match stopped {

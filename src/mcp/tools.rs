@@ -164,9 +164,9 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
         ));
         tools.push(Tool::new(
             "migrate_apply",
-            "Apply exactly the plan whose digest the user approved (`a2c migrate version --confirm sha256:…`): refused when anything the plan depends on changed",
+            "Apply exactly the plan the user approved at a terminal (`a2c migrate version --approve sha256:…`, which an agent cannot run): refused when the user has not approved it, or when anything the plan depends on changed; the error's hint is the command to show the user",
             schema(
-                json!({"to": to, "repo": repo, "all": all, "confirm": {"type": "string", "description": "the full `sha256:<64 hex>` plan digest migrate_plan printed and the user approved"}}),
+                json!({"to": to, "repo": repo, "all": all, "confirm": {"type": "string", "description": "the full `sha256:<64 hex>` plan digest migrate_plan gave, which the user approved with `a2c migrate version --approve`"}}),
                 &["to", "confirm"],
             ),
         ));
@@ -385,12 +385,14 @@ fn migrate(env: &Env<'_>, name: &str, args: &JsonObject) -> CallToolResult {
     }
     match (name, string(args, "confirm")) {
         ("migrate_plan", _) => argv.push("--dry-run"),
-        (_, Some(digest)) => argv.extend(["--confirm", digest]),
+        // Only a plan the user approved in a terminal (`--approve`), never one the agent
+        // passes on from migrate_plan by itself.
+        (_, Some(digest)) => argv.extend(["--confirm", digest, "--approved-only"]),
         (_, None) => {
             return failure(
                 "usage",
                 "`migrate_apply` needs `confirm`: the digest of the plan the user approved",
-                "call migrate_plan, show the plan to the user, then pass its `sha256:…` digest",
+                "call migrate_plan, show the plan to the user, ask them to approve it in a terminal (`a2c migrate version --to V --approve sha256:…`), then pass its digest",
             );
         }
     }

@@ -7,7 +7,7 @@
 //! that a confirmation that no longer matches can name what changed since the review.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{MigrateError, Plan};
 use crate::lock::LockEntry;
@@ -122,6 +122,39 @@ pub fn remember(repo: &Path, d: &PlanDigest) -> Result<(), MigrateError> {
     }
     crate::util::fs::write_atomic(&dir.join(&d.hex), text.as_bytes())?;
     Ok(())
+}
+
+/// The file that says the user approved the plan `hex` in a terminal: beside the kept
+/// review, a name no dry run writes.
+fn approval(repo: &Path, hex: &str) -> Result<PathBuf, MigrateError> {
+    Ok(super::git::git_dir_file(repo, "a2c-plans")?.join(format!("{hex}.approved")))
+}
+
+/// Records that the user approved the plan `d` (`a2c migrate version --approve`, which only a
+/// terminal may run): `migrate_apply` may then apply it, once.
+pub fn approve(repo: &Path, d: &PlanDigest) -> Result<(), MigrateError> {
+    remember(repo, d)?;
+    crate::util::fs::write_atomic(&approval(repo, &d.hex)?, d.id().as_bytes())?;
+    Ok(())
+}
+
+/// Whether the user approved the plan `d` for `repo`.
+pub fn is_approved(repo: &Path, d: &PlanDigest) -> bool {
+    approval(repo, &d.hex)
+        .ok()
+        .and_then(|p| crate::util::contain::read_config(&p).ok().flatten())
+        .is_some_and(|text| text == d.id())
+}
+
+/// Removes the approval of the plan `id` (`sha256:<hex>`) once it is applied: an approval
+/// is good for one run.
+pub fn consume_id(repo: &Path, id: &str) {
+    let hex = id.strip_prefix("sha256:").unwrap_or(id);
+    if Sha256::parse(hex).is_ok()
+        && let Ok(p) = approval(repo, hex)
+    {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 /// What differs between the reviewed plan `reviewed` (`sha256:<hex>`) and `now`: each input

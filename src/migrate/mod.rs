@@ -49,6 +49,20 @@ pub enum MigrateError {
         git_dir: PathBuf,
         within: PathBuf,
     },
+    /// `migrate_apply` (MCP) of a plan the user never approved in a terminal.
+    #[error(
+        "the user has not approved the plan {digest} in a terminal: an agent may apply only a plan the user approved"
+    )]
+    NotApproved {
+        digest: String,
+        /// The command that approves it, runnable anywhere (`a2c -C DIR migrate version …`).
+        approve: String,
+    },
+    /// `--approve` where standard input is not a terminal (an agent's tool, a pipe).
+    #[error(
+        "`--approve` approves a plan for an agent, so only a person at a terminal may run it: standard input is not a terminal"
+    )]
+    ApproveNeedsTerminal,
     #[error("{0}")]
     Injected(String),
 }
@@ -76,6 +90,12 @@ impl MigrateError {
             ),
             Self::Git { .. } => "fix the git problem above (e.g. set user.name and user.email), then rerun".into(),
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
+            Self::NotApproved { approve, .. } => format!(
+                "ask the user to read the plan and approve it in a terminal (an agent's tools cannot): {approve}"
+            ),
+            Self::ApproveNeedsTerminal => {
+                "run it yourself in a terminal, after reading the plan (`--dry-run`); to apply the plan yourself, use `--confirm` instead".into()
+            }
             Self::Injected(_) => return None,
         })
     }

@@ -94,19 +94,87 @@ pub fn vendor(
 }
 
 /// Places `src` at `dst` atomically: a reflink when the filesystem offers one, else a hard
-/// link, else a copy (a cached bundle is never modified in place, so sharing it is safe).
+/// link, else a copy (a cached bundle is never modified in place, so sharing it is safe). The
+/// file is made beside `dst` under a random name that must not exist (each way creates it
+/// exclusively: reflink and `link` fail on anything there, the copy opens it
+/// `O_EXCL | O_NOFOLLOW`), so a link someone planted in DIR is never written through, and it
+/// is removed on every failure.
 fn place(src: &Path, dst: &Path) -> std::io::Result<&'static str> {
     let parent = dst.parent().unwrap_or(Path::new("."));
-    let tmp = parent.join(format!(".a2c-vendor-{}.tmp", std::process::id()));
-    let _ = fs_err::remove_file(&tmp);
-    let how = if reflink_copy::reflink(src, &tmp).is_ok() {
+    let tmp = Temporary(parent.join(format!(".a2c-vendor-{:016x}.tmp", fastrand::u64(..))));
+    let how = if reflink_copy::reflink(src, &tmp.0).is_ok() {
         "reflink"
-    } else if std::fs::hard_link(src, &tmp).is_ok() {
+    } else if std::fs::hard_link(src, &tmp.0).is_ok() {
         "hardlink"
     } else {
-        fs_err::copy(src, &tmp)?;
+        copy_new(src, &tmp.0)?;
         "copy"
     };
-    fs_err::rename(&tmp, dst)?;
+    fs_err::rename(&tmp.0, dst)?;
+    std::mem::forget(tmp);
     Ok(how)
+}
+
+/// A file this run made, removed when dropped (on every failure before it is renamed).
+struct Temporary(PathBuf);
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Copies `src` into the new file `tmp`, created exclusively without following a link.
+fn copy_new(src: &Path, tmp: &Path) -> std::io::Result<()> {
+    let mut from = fs_err::File::open(src)?;
+    let mut to = crate::util::contain::open_write(tmp, crate::util::contain::Open::New, 0o644)?;
+    std::io::copy(&mut from, &mut to).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("failed to copy `{}` to `{}`: {e}", src.display(), tmp.display()),
+        )
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copy never writes through a link planted at its name (another user's, in a shared
+    /// DIR): it is refused and what the link points to is unchanged.
+    #[test]
+    fn the_copy_never_writes_through_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, victim, tmp) = (
+            dir.path().join("bundle"),
+            dir.path().join("victim"),
+            dir.path().join("t.tmp"),
+        );
+        fs_err::write(&src, b"bundle").unwrap();
+        fs_err::write(&victim, b"precious").unwrap();
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        let e = copy_new(&src, &tmp).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+        assert_eq!(fs_err::read(&victim).unwrap(), b"precious");
+    }
+
+    /// A failed placement leaves no temporary file behind.
+    #[test]
+    fn a_failed_placement_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("bundle");
+        fs_err::write(&src, b"bundle").unwrap();
+        let out = dir.path().join("out");
+        fs_err::create_dir_all(out.join("taken/inside")).unwrap();
+        assert!(
+            place(&src, &out.join("taken")).is_err(),
+            "a non-empty directory cannot be replaced"
+        );
+        let names: Vec<_> = fs_err::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["taken"]);
+    }
 }

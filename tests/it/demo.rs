@@ -57,13 +57,26 @@ fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
         .find_map(|l| l.strip_prefix("plan "))
         .unwrap()
         .to_string();
-    let run = t.run(
-        "demo/superbuild",
-        &args(&["--confirm", &plan])
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+    // The command the dry run prints applies it, with the flags that shaped it, as the README
+    // shows it (but for the digest's tail).
+    let apply = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("apply exactly this plan with: "))
+        .unwrap()
+        .to_string();
+    let readme_apply = section
+        .lines()
+        .find_map(|l| l.strip_prefix("apply exactly this plan with: "))
+        .unwrap();
+    let cut = readme_apply.find("sha256:").unwrap() + "sha256:".len();
+    assert_eq!(
+        &apply[..cut],
+        &readme_apply[..cut],
+        "the README shows the command a2c prints"
     );
+    assert!(section.contains(&format!("$ {}", &readme_apply)), "the README runs it");
+    let run = t.run_printed("demo/superbuild", &apply);
     run.success();
     assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
     assert!(

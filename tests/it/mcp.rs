@@ -48,6 +48,9 @@ fn client(t: &TestContext, scenario: &str) -> Value {
     let a2c = env!("CARGO_BIN_EXE_a2c");
     let mut cmd = Command::new("python3");
     t.environment(&mut cmd);
+    // a2c on PATH, as an installed one is: the client runs the commands hints print.
+    let bin = std::path::Path::new(a2c).parent().unwrap().display().to_string();
+    cmd.env("PATH", format!("{bin}:{}", std::env::var("PATH").unwrap_or_default()));
     let out = cmd
         .args([CLIENT, a2c, &t.path("w").display().to_string(), scenario])
         .output()
@@ -244,6 +247,46 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
     assert!(!r["install"]["is_error"].as_bool().unwrap(), "{r}");
     assert!(t.path("w/.tools_local/esys/a2c/1.0.0/rules/core.md").is_file());
     assert!(r["apply_wrong"]["is_error"].as_bool().unwrap(), "{r}");
+    // The agent cannot approve its own plan: the right digest is refused until the user
+    // approves it in a terminal, with the command the hint gives; the agent's own run of that
+    // command (no terminal) is refused.
+    assert!(r["apply_unapproved"]["is_error"].as_bool().unwrap(), "{r}");
+    assert_eq!(
+        r["apply_unapproved"]["structured"]["error"]["code"], "not-approved",
+        "{r}"
+    );
+    let unapproved = r["apply_unapproved"]["structured"]["error"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(unapproved.contains("has not approved the plan"), "{r}");
+    assert!(
+        r["record_after_unapproved"]
+            .as_str()
+            .unwrap()
+            .contains("tool_version: 1.0.0"),
+        "nothing applied before the approval: {r}"
+    );
+    let command = r["approve_command"].as_str().unwrap();
+    assert!(
+        command.starts_with("a2c -C ") && command.contains("--approve sha256:"),
+        "{r}"
+    );
+    assert_eq!(r["approve_by_agent"]["code"], 1, "{r}");
+    assert!(
+        r["approve_by_agent"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("standard input is not a terminal"),
+        "{r}"
+    );
+    assert_eq!(r["approve_by_user"]["code"], 0, "{r}");
+    assert!(
+        r["approve_by_user"]["out"]
+            .as_str()
+            .unwrap()
+            .contains("approved plan sha256:"),
+        "{r}"
+    );
     assert!(!r["apply"]["is_error"].as_bool().unwrap(), "{r}");
     let record = fs_err::read_to_string(t.path("w/p/app/.tools/esys/a2c/adoption.yaml")).unwrap();
     assert!(record.contains("tool_version: 2.0.0"), "{record}");

@@ -4,8 +4,9 @@ tests/it/mcp.rs. Usage: mcp_client.py A2C WORKDIR SCENARIO; prints one JSON repo
 Scenarios:
   read     a read-only server: every list, every tool, resources of two repositories, hostile
            URIs, the writing tools refused, a change notification after a migrate (the CLI's).
-  write    a server with --allow-write: install, then migrate_plan and migrate_apply of its
-           digest.
+  write    a server with --allow-write: install, then migrate_plan, migrate_apply of its
+           digest refused until the user approves it in a terminal (the command the refusal's
+           hint gives, run under `script`, a pseudo-terminal), then applied.
 """
 
 import asyncio
@@ -94,6 +95,21 @@ async def write_scenario(session, notes):
     digest = (plan["structured"] or {}).get("plan")
     report["apply_wrong"] = tool_result(await session.call_tool(
         "migrate_apply", {"to": "2.0.0", "all": True, "confirm": "sha256:" + "1" * 64}))
+    unapproved = tool_result(await session.call_tool(
+        "migrate_apply", {"to": "2.0.0", "all": True, "confirm": digest or ""}))
+    report["apply_unapproved"] = unapproved
+    with open(os.path.join(WORKDIR, "p/app/.tools/esys/a2c/adoption.yaml")) as f:
+        report["record_after_unapproved"] = f.read()
+    hint = ((unapproved["structured"] or {}).get("error") or {}).get("hint", "")
+    command = hint.split("(an agent's tools cannot): ", 1)[-1]
+    report["approve_command"] = command
+    # The agent's own attempt, without a terminal, is refused.
+    agent = subprocess.run(["bash", "-c", command], cwd=WORKDIR, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+    report["approve_by_agent"] = {"code": agent.returncode, "stderr": agent.stderr}
+    user = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=WORKDIR, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+    report["approve_by_user"] = {"code": user.returncode, "out": user.stdout}
     report["apply"] = tool_result(await session.call_tool(
         "migrate_apply", {"to": "2.0.0", "all": True, "confirm": digest or ""}))
     return report

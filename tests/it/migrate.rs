@@ -343,12 +343,83 @@ fn offline_migration_from_a_vendored_directory() {
     assert!(run.json()["commit"].is_string());
     assert!(t.path("r/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
     // Without the bundles, offline fails and r is unchanged.
+    offline_dry_run_hint_applies_the_plan_as_printed();
     let t2 = TestContext::new();
     legacy_repo(&t2);
     let before = state(&t2, "r");
     let run = t2.run("r", &["migrate", "version", "--to", "2.0.0", "--offline"]);
     run.failure();
     assert_eq!(state(&t2, "r"), before);
+}
+
+/// A dry run with `--offline --from DIR` prints the command that applies its plan with the
+/// same flags (it once left them out, and the printed command then failed): run as printed, it
+/// applies the plan.
+fn offline_dry_run_hint_applies_the_plan_as_printed() {
+    let t = TestContext::new();
+    legacy_repo(&t);
+    t.git_repo("src");
+    t.write(
+        "src/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 2.0.0\n",
+    );
+    let reg = t.path("reg").display().to_string();
+    t.run_env("src", &["lock"], &[("A2C_REGISTRY", &reg)]).success();
+    t.run("src", &["vendor", "../vendor"]).success();
+    fs_err::remove_dir_all(t.path("reg")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let dry = t.run(
+        "r",
+        &[
+            "--offline",
+            "migrate",
+            "version",
+            "--to",
+            "2.0.0",
+            "--from",
+            "../vendor",
+            "--dry-run",
+        ],
+    );
+    dry.success();
+    let printed = dry
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("apply exactly this plan with: "))
+        .unwrap_or_else(|| panic!("{}", dry.stderr));
+    assert!(
+        printed.contains("--offline") && printed.contains("--from ../vendor"),
+        "{printed}"
+    );
+    let applied = t.run_printed("r", printed);
+    applied.success();
+    assert!(applied.stderr.contains("applied plan sha256:"), "{}", applied.stderr);
+    assert!(t.path("r/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+}
+
+/// `--approve` records the user's approval for an agent, so it runs only at a terminal: from a
+/// pipe it is refused with the hint, and nothing is recorded.
+#[test]
+fn approving_a_plan_needs_a_terminal() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    let dry = t.run_env(
+        "r",
+        &["migrate", "version", "--to", "2.0.0", "--dry-run", "--json"],
+        &env,
+    );
+    let plan = dry.json()["plan"].as_str().unwrap().to_string();
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--approve", &plan], &env);
+    run.fails_with(&[
+        "only a person at a terminal may run it",
+        "hint: run it yourself in a terminal",
+    ]);
+    let approvals = walkdir::WalkDir::new(t.path("r/.git"))
+        .into_iter()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".approved"))
+        .count();
+    assert_eq!(approvals, 0);
 }
 
 /// Inside a git hook or some IDE terminals, GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE point at

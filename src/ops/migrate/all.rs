@@ -280,18 +280,26 @@ pub fn migrate_all(
         for repo in &planned {
             let _ = migrate::digest::remember(repo, &digest);
         }
+        if let Some(approved) = &settings.approve {
+            let repos: Vec<&Path> = members.iter().map(|m| m.repo.as_path()).collect();
+            super::reviewed_is(approved, &digest, &repos)?;
+            for repo in &planned {
+                migrate::digest::approve(repo, &digest)?;
+            }
+        }
         out.lock_dropped = would_drop(ctx, &planned, &to)?;
         out.members = members;
         return Ok(out);
     }
-    if let Some(reviewed) = &settings.confirm
-        && *reviewed != digest.id()
-    {
+    if let Some(reviewed) = &settings.confirm {
         let repos: Vec<&Path> = members.iter().map(|m| m.repo.as_path()).collect();
-        return Err(MigrateError::PlanChanged {
-            reviewed: reviewed.clone(),
-            now: digest.id(),
-            changes: migrate::digest::changes(&repos, reviewed, &digest),
+        super::reviewed_is(reviewed, &digest, &repos)?;
+    }
+    // An agent's apply needs the user's approval in every member the plan changes.
+    if settings.approved_only && !planned.iter().all(|repo| migrate::digest::is_approved(repo, &digest)) {
+        return Err(MigrateError::NotApproved {
+            digest: digest.id(),
+            approve: settings.approve_command(&w_root, true, &digest.id()),
         }
         .into());
     }
@@ -318,6 +326,7 @@ pub fn migrate_all(
         match migrate_member(mm, &to, &entry, reviewed.as_ref(), requires.unwrap_or(false), settings) {
             Ok(commit) => {
                 mm.status = MemberStatus::Done(commit);
+                migrate::digest::consume_id(&mm.repo, &out.digest);
                 any_done = true;
                 crate::testhook::point(crate::testhook::MIGRATE_BETWEEN_MEMBERS);
             }

@@ -35,6 +35,36 @@ pub struct MigrateSettings {
     pub allow_expired: bool,
     /// `--confirm sha256:<hex>`: apply only the plan with this digest (from a dry run).
     pub confirm: Option<String>,
+    /// `--approve sha256:<hex>` (with `dry_run`): change nothing, but record that the user
+    /// approved the plan with this digest (the CLI allows it only in a terminal), for
+    /// `migrate_apply`.
+    pub approve: Option<String>,
+    /// Apply only a plan the user approved (`migrate_apply` of `a2c mcp`).
+    pub approved_only: bool,
+}
+
+impl MigrateSettings {
+    /// The command that approves `digest` for `dir` (in a terminal, where the user stands).
+    pub fn approve_command(&self, dir: &Path, all: bool, digest: &str) -> String {
+        let to = self.to.as_ref().map(|v| v.to_string()).unwrap_or_default();
+        format!(
+            "a2c -C {} migrate version --to {to}{} --approve {digest}",
+            crate::util::text::shell_quoted(dir),
+            if all { " --all" } else { "" },
+        )
+    }
+}
+
+/// Refuses a reviewed (or approved) digest that is not the plan's now, naming what changed.
+fn reviewed_is(reviewed: &str, now: &migrate::digest::PlanDigest, repos: &[&Path]) -> Result<(), MigrateError> {
+    if reviewed == now.id() {
+        return Ok(());
+    }
+    Err(MigrateError::PlanChanged {
+        reviewed: reviewed.to_string(),
+        now: now.id(),
+        changes: migrate::digest::changes(repos, reviewed, now),
+    })
 }
 
 impl From<MigrateError> for OpsError {
@@ -71,6 +101,10 @@ pub fn migrate(
         let digest = migrate::digest::digest(&repo, &plan, &entry);
         // Kept under .git/ so that a confirmation that no longer matches can say what changed.
         let _ = migrate::digest::remember(&repo, &digest);
+        if let Some(approved) = &settings.approve {
+            reviewed_is(approved, &digest, &[repo.as_path()])?;
+            migrate::digest::approve(&repo, &digest)?;
+        }
         return Ok(MigrateOutcome {
             digest: Some(digest.id()),
             plan,
@@ -116,13 +150,13 @@ pub fn migrate(
             .ok_or_else(|| OpsError::Config(format!("{to} is not in the lock after installing it")))?;
         let digest = migrate::digest::digest(&repo, &plan, &entry);
         // A reviewed plan is applied only if nothing it depends on changed since the review.
-        if let Some(reviewed) = &settings.confirm
-            && *reviewed != digest.id()
-        {
-            return Err(MigrateError::PlanChanged {
-                reviewed: reviewed.clone(),
-                now: digest.id(),
-                changes: migrate::digest::changes(&[repo.as_path()], reviewed, &digest),
+        if let Some(reviewed) = &settings.confirm {
+            reviewed_is(reviewed, &digest, &[repo.as_path()])?;
+        }
+        if settings.approved_only && !migrate::digest::is_approved(&repo, &digest) {
+            return Err(MigrateError::NotApproved {
+                digest: digest.id(),
+                approve: settings.approve_command(&repo, false, &digest.id()),
             }
             .into());
         }
@@ -168,6 +202,9 @@ pub fn migrate(
         }
         Ok(out) => {
             tx.commit();
+            if let Some(digest) = &out.digest {
+                migrate::digest::consume_id(&repo, digest);
+            }
             Ok(out)
         }
         // The original error stays first; a failure to restore is added to it.
