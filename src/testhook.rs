@@ -16,6 +16,8 @@ pub const MIGRATE_BEFORE_COMMIT: &str = "migrate-before-commit";
 pub const MIGRATE_BETWEEN_MEMBERS: &str = "migrate-between-members";
 /// Restoring a migration's snapshot (a failure here leaves the journal in place).
 pub const MIGRATE_RESTORE: &str = "migrate-restore";
+/// `a2c mcp`: before a tool's child command starts (requests held in flight).
+pub const MCP_COMMAND: &str = "mcp-command";
 
 /// An injected failure at `name` when `A2C_TEST_HOOK` is `fail:<name>` (test builds only): the
 /// caller treats it as any other error, so its rollback runs.

@@ -2,7 +2,14 @@
 //! bounded ([`MAX_LINE`]) and checked to be JSON before the engine sees it, so that a line too
 //! long or not JSON gets its JSON-RPC error (-32600, -32700) instead of silence, and the
 //! server keeps serving. Only protocol messages ever reach stdout.
+//!
+//! The pipe also bounds what is in flight: at most [`MAX_IN_FLIGHT`] requests the engine has
+//! not answered yet (a request past it is answered at once with an error, so that a client
+//! cannot start hundreds of child commands, each answer held in memory), and never two with
+//! the same id (the second is answered with an error: its answer could not be told apart). A
+//! batch (a JSON array, which MCP 2025-06-18 removed) is refused.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -22,10 +29,82 @@ async fn write_line(out: &Out, line: &[u8]) -> std::io::Result<()> {
     out.flush().await
 }
 
+/// The most requests the engine may be answering at once.
+pub const MAX_IN_FLIGHT: usize = 16;
+
 fn error_line(code: i64, message: &str) -> Vec<u8> {
-    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
+    error_for(&serde_json::Value::Null, code, message)
+}
+
+fn error_for(id: &serde_json::Value, code: i64, message: &str) -> Vec<u8> {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
         .to_string()
         .into_bytes()
+}
+
+/// The ids of the requests sent to the engine and not answered yet (as JSON text: `1` and
+/// `"1"` are two ids).
+type InFlight = Arc<std::sync::Mutex<HashSet<String>>>;
+
+/// What a message from the client is, for the in-flight count.
+#[derive(serde::Deserialize)]
+struct Message {
+    id: Option<serde_json::Value>,
+    method: Option<serde_json::Value>,
+    params: Option<serde_json::Value>,
+}
+
+/// Admits the request `m` to the engine, or the error line that answers it instead.
+fn admit(in_flight: &InFlight, m: &Message) -> Result<(), Vec<u8>> {
+    let mut ids = in_flight.lock().unwrap_or_else(|p| p.into_inner());
+    match (&m.id, &m.method) {
+        // A request.
+        (Some(id), Some(_)) => {
+            let key = id.to_string();
+            if ids.contains(&key) {
+                return Err(error_for(
+                    id,
+                    -32600,
+                    &format!("a request with the id {key} is already in flight: give each request an id of its own"),
+                ));
+            }
+            if ids.len() >= MAX_IN_FLIGHT {
+                return Err(error_for(
+                    id,
+                    -32000,
+                    &format!("{MAX_IN_FLIGHT} requests are already in flight: wait for an answer, then send it again"),
+                ));
+            }
+            ids.insert(key);
+        }
+        // A cancelled request is answered by nobody: it no longer counts.
+        (None, Some(method)) if method == "notifications/cancelled" => {
+            if let Some(id) = m.params.as_ref().and_then(|p| p.get("requestId")) {
+                ids.remove(&id.to_string());
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Counts the engine's answer `line` out of the requests in flight.
+fn answered(in_flight: &InFlight, line: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        id: Option<serde_json::Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    if let Ok(Answer {
+        id: Some(id),
+        method: None,
+    }) = serde_json::from_slice::<Answer>(line)
+    {
+        in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id.to_string());
+    }
 }
 
 /// The engine's end of the pipe; the tasks that feed it from stdin and copy its answers to
@@ -35,10 +114,13 @@ pub fn start() -> DuplexStream {
     let (from_engine, mut to_engine) = tokio::io::split(ours);
     let out: Out = Arc::new(Mutex::new(tokio::io::stdout()));
     let answers = out.clone();
+    let in_flight: InFlight = Default::default();
+    let engine_in_flight = in_flight.clone();
     tokio::spawn(async move {
         let mut lines = BufReader::new(from_engine);
         let mut line = Vec::new();
         while lines.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+            answered(&engine_in_flight, &line);
             if write_line(&answers, &line).await.is_err() {
                 return;
             }
@@ -61,7 +143,21 @@ pub fn start() -> DuplexStream {
                         continue;
                     }
                     match serde_json::from_slice::<serde_json::Value>(&text) {
-                        Ok(v) if v.is_object() || v.is_array() => {
+                        Ok(v) if v.is_array() => {
+                            let msg = "batches are not supported (MCP 2025-06-18 removed them): send each message on its own line";
+                            if write_line(&out, &error_line(-32600, msg)).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(v) if v.is_object() => {
+                            if let Ok(m) = serde_json::from_value::<Message>(v)
+                                && let Err(refusal) = admit(&in_flight, &m)
+                            {
+                                if write_line(&out, &refusal).await.is_err() {
+                                    break;
+                                }
+                                continue;
+                            }
                             let mut text = text;
                             if !text.ends_with(b"\n") {
                                 text.push(b'\n');
@@ -71,7 +167,7 @@ pub fn start() -> DuplexStream {
                             }
                         }
                         Ok(_) => {
-                            let line = error_line(-32600, "a JSON-RPC message is an object (or a batch of them)");
+                            let line = error_line(-32600, "a JSON-RPC message is an object");
                             if write_line(&out, &line).await.is_err() {
                                 break;
                             }

@@ -98,19 +98,16 @@ pub fn prompts(scope: &Scope) -> anyhow::Result<Prompts> {
                 Some((parent, _)) => format!("{parent}/{stem}"),
                 None => stem.to_string(),
             };
-            let text = match entry.metadata() {
-                Ok(m) if m.len() > MAX_BYTES => {
-                    skipped.push((path, format!("{} bytes, more than {MAX_BYTES}", m.len())));
+            // Read beneath the tree, never through a link (the walk's listing is only a list).
+            let read = super::resources::read_file_below(tree, &path, MAX_BYTES, "a prompt may have").and_then(|b| {
+                String::from_utf8(b).map_err(|_| format!("`{path}`: stream did not contain valid UTF-8"))
+            });
+            let text = match read {
+                Ok(text) => text,
+                Err(why) => {
+                    skipped.push((path, why));
                     continue;
                 }
-                _ => match crate::util::contain::read_config(entry.path()) {
-                    Ok(Some(text)) => text,
-                    Ok(None) => continue,
-                    Err(e) => {
-                        skipped.push((path, e.to_string()));
-                        continue;
-                    }
-                },
             };
             match parse(&text, &default) {
                 Ok(mut p) => {

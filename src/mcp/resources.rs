@@ -81,28 +81,26 @@ pub fn read(scope: &Scope, uri: &str) -> Result<(PathBuf, String), String> {
 }
 
 /// The text of `path` below `tree`: no link on the way or at the end, a regular file of at
-/// most [`MAX_BYTES`], UTF-8.
+/// most [`MAX_BYTES`], UTF-8 — opened beneath the tree without following a link (not checked
+/// and then opened by path: a directory swapped for a link in between serves nothing).
 fn read_below(tree: &Path, path: &str) -> Result<String, String> {
-    match crate::util::contain::check(tree, path) {
-        Ok(true) => {}
-        Ok(false) => return Err(format!("`{path}` is not in the method tree")),
-        Err(e) => return Err(format!("`{path}` is refused: {e}")),
-    }
-    let full = tree.join(path);
-    let meta = std::fs::symlink_metadata(&full).map_err(|e| format!("`{path}`: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("`{path}` is not a regular file"));
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "`{path}` is {} bytes, more than the {MAX_BYTES} a resource may have",
-            meta.len()
-        ));
-    }
-    let text = crate::util::contain::read_config(&full)
-        .map_err(|e| format!("`{path}`: {e}"))?
-        .ok_or_else(|| format!("`{path}` is not in the method tree"))?;
-    Ok(text)
+    let bytes = read_file_below(tree, path, MAX_BYTES, "a resource may have")?;
+    String::from_utf8(bytes).map_err(|_| format!("`{path}`: stream did not contain valid UTF-8"))
+}
+
+/// The bytes of the regular file `path` below `tree`, at most `cap`, read beneath the tree
+/// (`contain::Beneath`); every refusal a sentence naming `path`.
+pub fn read_file_below(tree: &Path, path: &str, cap: u64, what: &str) -> Result<Vec<u8>, String> {
+    let refused = |e: std::io::Error| match crate::util::contain::refusal(&e) {
+        Some(r) if matches!(r.why, crate::util::contain::Why::NotFile) => format!("`{path}` is not a regular file"),
+        Some(_) => format!("`{path}` is refused: {e}"),
+        None => format!("`{path}`: {e}"),
+    };
+    let beneath = crate::util::contain::Beneath::open(tree).map_err(refused)?;
+    beneath
+        .read_capped(Path::new(path), cap, what)
+        .map_err(refused)?
+        .ok_or_else(|| format!("`{path}` is not in the method tree"))
 }
 
 /// The MIME type a client is told for `path`.

@@ -401,6 +401,7 @@ fn migrate(env: &Env<'_>, name: &str, args: &JsonObject) -> CallToolResult {
 
 /// Runs this a2c with `--json -C dir args`: its JSON document, or its error document.
 fn command(env: &Env<'_>, dir: &Path, args: &[&str]) -> CallToolResult {
+    crate::testhook::point(crate::testhook::MCP_COMMAND);
     let out = std::process::Command::new(env.exe)
         .arg("--json")
         .arg("-C")

@@ -331,11 +331,16 @@ impl HttpClient {
                     reason,
                 })
             };
-            let next = location
+            let mut next = location
                 .to_str()
                 .ok()
                 .and_then(|l| hop.join(l).ok())
                 .ok_or_else(|| redirect(format!("`{hop}` redirected to a location that is not a URL")))?;
+            // A `Location` naming `user:password@` is a credential a server put there: the
+            // HTTP library would send it as Basic to that host, and every message would print
+            // it. It is dropped before the next hop is used, shown or sent anywhere.
+            let _ = next.set_username("");
+            let _ = next.set_password(None);
             if !matches!(next.scheme(), "http" | "https") {
                 return Err(redirect(format!(
                     "`{hop}` redirected to `{next}`, which is not HTTP(S)"

@@ -462,3 +462,104 @@ fn a_prompt_request_cannot_amplify_the_answer() {
         .unwrap();
     assert!(kib < 120 << 10, "peak RSS {kib} KiB");
 }
+
+/// Requests in flight are bounded: with 16 held (a test pause before each tool's command), a
+/// 17th is answered at once with an error, as is a request reusing an id in flight; once the
+/// held ones are answered, the server takes requests again. A batch is refused.
+#[test]
+fn requests_in_flight_are_bounded_and_ids_unique() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    let release = t.path("release");
+    let hook = format!("pause-until:mcp-command:{}", release.display());
+    let mut raw = Raw::start(t.cmd("w").arg("mcp").env("A2C_TEST_HOOK", &hook));
+    raw.initialize();
+    let call = |id: u32| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "outdated", "arguments": {}}})
+            .to_string()
+    };
+    for id in 1..=20 {
+        raw.send(&call(id));
+    }
+    raw.send(&call(3));
+    raw.send(r#"[{"jsonrpc":"2.0","id":99,"method":"tools/list"}]"#);
+    let mut refused: Vec<(Value, i64)> = (0..6)
+        .map(|_| {
+            let a = raw.recv();
+            (
+                a["id"].clone(),
+                a["error"]["code"].as_i64().unwrap_or_else(|| panic!("{a}")),
+            )
+        })
+        .collect();
+    refused.sort_by_key(|(id, _)| id.to_string());
+    let ids: Vec<String> = refused.iter().map(|(id, code)| format!("{id}:{code}")).collect();
+    assert_eq!(
+        ids,
+        [
+            "17:-32000",
+            "18:-32000",
+            "19:-32000",
+            "20:-32000",
+            "3:-32600",
+            "null:-32600"
+        ]
+    );
+    fs_err::write(&release, "").unwrap();
+    let mut answered: Vec<u64> = (0..16).map(|_| raw.recv()["id"].as_u64().unwrap()).collect();
+    answered.sort();
+    assert_eq!(answered, (1..=16).collect::<Vec<u64>>());
+    raw.send(&call(21));
+    let again = raw.recv();
+    assert_eq!(
+        (again["id"].as_u64(), again["error"].is_null()),
+        (Some(21), true),
+        "{again}"
+    );
+}
+
+/// A directory of the tree swapped for a link to an outside directory while the server reads
+/// a file below it: the outside file is never served (reads are opened beneath the tree, not
+/// checked and then opened by path, where a swap in between once served it hundreds of times
+/// in 20 s).
+#[test]
+fn a_directory_swapped_for_a_link_mid_read_serves_nothing_outside() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    t.run("w", &["install"]).success();
+    t.write("outside/core.md", "OUTSIDE\n");
+    let rules = t.path("w/.tools_local/esys/a2c/1.0.0/rules");
+    let real = rules.with_file_name("rules.real");
+    let outside = t.path("outside");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (rules, real, stop) = (rules.clone(), real.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::rename(&rules, &real);
+                let _ = std::os::unix::fs::symlink(&outside, &rules);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&rules);
+                let _ = std::fs::rename(&real, &rules);
+            }
+        })
+    };
+    let mut raw = Raw::start(t.cmd("w").arg("mcp"));
+    raw.initialize();
+    let (mut served, mut outside_served) = (0, 0);
+    for id in 1..=400 {
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+                    "params": {"uri": "a2c://method/p/app/-/rules/core.md"}})
+            .to_string(),
+        );
+        let answer = raw.recv();
+        let text = answer["result"]["contents"][0]["text"].as_str().unwrap_or_default();
+        served += usize::from(!text.is_empty());
+        outside_served += usize::from(text.contains("OUTSIDE"));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(outside_served, 0, "the outside file was served ({served} reads served)");
+    assert!(served > 0, "some reads found the real file");
+}

@@ -815,3 +815,26 @@ fn an_oci_redirect_chain_carries_no_credential_past_the_bound_origin() {
     );
     saw_no_credential(&y);
 }
+
+/// A redirect whose `Location` carries `user:password@` (a server's credential for another
+/// host): the next hop is sent without it — no Basic credential reaches that host — and no
+/// message, `-v` included, prints the password.
+#[test]
+fn a_redirect_location_never_carries_its_userinfo_on() {
+    let t = TestContext::new();
+    let (x, y) = x_and_y(&t);
+    let to_y = format!("{}index/esys/a2c.json", y.url()).replacen("http://", "http://mallory:hunter2@", 1);
+    x.fault(INDEX, &[Fault::Redirect(to_y)]);
+    let run = t.run("r", &["-v", "lock", "--registry", &x.url()]);
+    assert!(
+        !run.stderr.contains("hunter2") && !run.stderr.contains("mallory"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("following it to `http://127.0.0.2:"),
+        "{}",
+        run.stderr
+    );
+    saw_no_credential(&y);
+}

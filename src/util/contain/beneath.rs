@@ -140,6 +140,20 @@ impl Beneath {
         }
     }
 
+    /// Reads the regular file `rel` below this directory whole, at most `cap` bytes (see
+    /// [`read_capped`]): opened relative to its directory's handle, reached without leaving this
+    /// directory or following a link, so a component swapped for a link after a check
+    /// redirects nothing. `Ok(None)` when it does not exist.
+    pub fn read_capped(&self, rel: &Path, cap: u64, what: &str) -> io::Result<Option<Vec<u8>>> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let (parent, name) = split(rel).ok_or_else(|| refused(&self.path.join(rel), Why::NotFile))?;
+        match self.with_dir(parent, |dir| rustix::fs::openat(dir, name, flags, Mode::empty())) {
+            Ok(fd) => read_opened(File::from(fd), &self.path.join(rel), cap, what).map(Some),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(self.fail(e, "read", rel)),
+        }
+    }
+
     /// Creates the new file `rel` (`O_EXCL`: nothing is followed or replaced) with `mode`,
     /// relative to its directory's kept handle.
     pub fn create_file(&self, rel: &Path, mode: u32) -> io::Result<File> {
