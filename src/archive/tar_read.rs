@@ -74,6 +74,9 @@ impl<R: Read> TarReader<R> {
         let mut pax = Pax::default();
         // An extended header (GNU `L`/`K`, PAX `x`) read, whose entry has not come yet.
         let mut extended = false;
+        // A PAX `x` header read for this entry: a second one is read three ways (GNU tar,
+        // bsdtar and Python), so it is refused.
+        let mut pax_seen = false;
         loop {
             let at = self.offset;
             let mut block = [0u8; BLOCK];
@@ -117,6 +120,12 @@ impl<R: Read> TarReader<R> {
                         // A GNU long link name: the next entry is a link, refused there.
                         b'K' => {}
                         b'x' => {
+                            if std::mem::replace(&mut pax_seen, true) {
+                                return Err(refuse(
+                                    &header_name,
+                                    "two PAX extended headers in a row for one entry: GNU tar, bsdtar and Python read them three ways, so a2c refuses the archive rather than read it one of them".into(),
+                                ));
+                            }
                             for (key, value) in records(&data)? {
                                 match key {
                                     b"path" => pax.path = Some(value.to_vec()),
@@ -449,6 +458,49 @@ mod tests {
         assert_eq!(parsed[1], (&b"path"[..], &b"real.txt"[..]));
         assert!(records(b"99 path=x\n").is_err());
         assert!(records(b"5 a=b").is_err());
+    }
+
+    /// Two PAX `x` headers before one entry are refused, naming them; one is read.
+    #[test]
+    fn two_pax_headers_in_a_row_are_refused() {
+        let block = |kind: tar::EntryType, name: &str, data: &[u8]| {
+            let mut h = tar::Header::new_ustar();
+            h.set_path(name).unwrap();
+            h.set_size(data.len() as u64);
+            h.set_entry_type(kind);
+            h.set_mode(0o644);
+            h.set_cksum();
+            let mut out = h.as_bytes().to_vec();
+            out.extend_from_slice(data);
+            out.resize(out.len().div_ceil(512) * 512, 0);
+            out
+        };
+        // `13 path=a.md\n`: the length counts the whole record.
+        let pax = |path: &str| {
+            let body = format!(" path={path}\n");
+            let len = body.len() + 2;
+            block(
+                tar::EntryType::XHeader,
+                "PaxHeaders/x",
+                format!("{len}{body}").as_bytes(),
+            )
+        };
+        let file = block(tar::EntryType::Regular, "x.md", b"hello");
+        let end = vec![0u8; 1024];
+        let read = |bytes: Vec<u8>| -> Result<Vec<Vec<u8>>, ArchiveError> {
+            let mut r = TarReader::new(std::io::Cursor::new(bytes), &[]);
+            let mut names = Vec::new();
+            while let Some(item) = r.next()? {
+                if let Item::File { name, .. } = item {
+                    names.push(name);
+                }
+            }
+            Ok(names)
+        };
+        let one = read([pax("a.md"), file.clone(), end.clone()].concat()).unwrap();
+        assert_eq!(one, [b"a.md".to_vec()]);
+        let e = read([pax("a.md"), pax("b.md"), file, end].concat()).unwrap_err();
+        assert!(e.to_string().contains("two PAX extended headers in a row"), "{e}");
     }
 
     #[test]

@@ -52,6 +52,21 @@ pub enum BundleLocation {
 }
 
 impl LockEntry {
+    /// Whether the file at `path` is this entry's bundle: its size, then its sha256 (read at
+    /// most the locked size plus one byte). What is read before this says yes is never
+    /// extracted.
+    pub fn is_bundle_at(&self, path: &Path) -> bool {
+        use std::io::Read;
+        let Ok(file) = fs_err::File::open(path) else {
+            return false;
+        };
+        if file.metadata().map(|m| m.len()).ok() != Some(self.size) {
+            return false;
+        }
+        crate::util::digest::sha256_reader(file.take(self.size + 1))
+            .is_ok_and(|(sha, size)| sha == self.sha256 && size == self.size)
+    }
+
     /// The entry's `source`, parsed (an `oci://` one over plain HTTP on loopback and on the
     /// hosts of `plain`; a relative path against `lock_dir`, the lock file's directory).
     pub fn location(&self, plain: &crate::net::PlainHttp, lock_dir: Option<&Path>) -> BundleLocation {

@@ -191,6 +191,15 @@ fn a_method_needing_a_newer_a2c() {
     // Locked (`lock` reads no manifest); install refuses it before publishing anything
     // (ADR-0024 §4 drift: the running CLI), and leaves the lock as it was.
     t.run("w", &["lock"]).success();
+    // Before any install (nothing cached), doctor reads the manifest from the locked file
+    // registry's bundle: the hint names the a2c needed, never an install that refuses.
+    let (_, before, doc) = codes(&t, &[]);
+    assert!(!before.contains("unresolved"), "{before:?}");
+    let f = crate::common::finding(&doc, "a2c-too-old");
+    assert!(
+        f["hint"].as_str().unwrap().contains("upgrade a2c to 99.0.0 or newer"),
+        "{f}"
+    );
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path(&store("6.0.0")).exists(), "nothing published");

@@ -1158,3 +1158,48 @@ fn a_delivery_only_migration_says_what_it_changed() {
     let record = fs_err::read_to_string(t.path("w/p/app/.tools/esys/a2c/adoption.yaml")).unwrap();
     assert!(record.contains("delivery: none"), "{record}");
 }
+
+/// A dry run looks at V's manifest in a local bundle only once that bundle's sha256 is the
+/// locked one: a file there of other content (a bomb that inflates to 100 MiB) is never
+/// extracted. Run with every file it writes capped at 64 MiB (`prlimit --fsize`): an
+/// extraction of the bomb is killed by SIGXFSZ (it once wrote 880 MiB into `$TMPDIR`).
+#[test]
+fn a_dry_run_never_extracts_a_bundle_whose_digest_is_not_the_locked_one() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    let bundle = t.path("reg/bundles/a2c-2.0.0.zip");
+    let bomb = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n    with z.open('a2c-method.toml', 'w') as f:\n        for _ in range(100):\n            f.write(bytes(1 << 20))\n",
+        ])
+        .arg(&bundle)
+        .status()
+        .unwrap();
+    assert!(bomb.success());
+    assert!(fs_err::metadata(&bundle).unwrap().len() < 1 << 20, "a small bomb");
+    let tmp = t.path("tmp");
+    fs_err::create_dir_all(&tmp).unwrap();
+    let a2c = t.cmd("r");
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.args(["--fsize=67108864", "--"])
+        .arg(a2c.get_program())
+        .args(["migrate", "version", "--to", "2.0.0", "--dry-run"])
+        .current_dir(t.path("r"));
+    for (k, v) in a2c.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.envs(env).env("TMPDIR", &tmp).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code().is_some(),
+        "killed by a signal (the bomb was extracted): {stderr}"
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("is not known until its bundle is fetched"), "{stderr}");
+    assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0, "nothing left in TMPDIR");
+}

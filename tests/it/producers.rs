@@ -186,7 +186,13 @@ fn info_zip_and_a_winzip_unicode_path() {
     // Issue 41: the two shapes real archivers write that were refused. Local and central
     // legacy names that differ, each header with its own 0x7075 (WinZip); and the field in
     // the central directory only.
-    for (version, local) in [("4.3.0", Local::OtherLegacy), ("4.4.0", Local::Bare)] {
+    // Issue 51: WinZip's NTFS times field (0x000a) before the Unicode Path field, in both
+    // headers.
+    for (version, local) in [
+        ("4.3.0", Local::OtherLegacy),
+        ("4.4.0", Local::Bare),
+        ("4.5.0", Local::SameAfterNtfs),
+    ] {
         let manifest = format!("name = \"esys/a2c\"\nversion = \"{version}\"\ntool_state_root = \".tools/esys/a2c\"\n");
         let files: [(&[u8], &str, &[u8]); 2] = [
             (b"a2c-method.toml", "a2c-method.toml", manifest.as_bytes()),
@@ -210,6 +216,9 @@ enum Local {
     OtherLegacy,
     /// The same legacy name, and no field.
     Bare,
+    /// The same legacy name and field, each header's field after an NTFS extra field (0x000a),
+    /// as WinZip writes them.
+    SameAfterNtfs,
 }
 
 /// A stored (uncompressed) zip whose entries carry a legacy name and a 0x7075 Unicode Path
@@ -231,14 +240,19 @@ fn winzip(files: &[(&[u8], &str, &[u8])], local: Local) -> Vec<u8> {
             extra.extend(utf8.as_bytes());
             extra
         };
-        let extra = field(legacy);
+        // NTFS: reserved, tag 1 of 24 bytes, three file times.
+        let ntfs: Vec<u8> = match local {
+            Local::SameAfterNtfs => [&[0x0a, 0x00, 32, 0][..], &[0; 4], &[1, 0, 24, 0], &[0x11; 24]].concat(),
+            _ => Vec::new(),
+        };
+        let extra = [ntfs.clone(), field(legacy)].concat();
         let mut local_legacy = legacy.to_vec();
         if matches!(local, Local::OtherLegacy) && !legacy.is_ascii() {
             *local_legacy.last_mut().unwrap() ^= 0x20;
         }
         let local_extra = match local {
             Local::Bare => Vec::new(),
-            _ => field(&local_legacy),
+            _ => [ntfs, field(&local_legacy)].concat(),
         };
         let offset = out.len() as u32;
         let common = |v: &mut Vec<u8>, extra_len: usize| {

@@ -123,7 +123,8 @@ pub fn run(
         Ok(store) => {
             // The bundle cache the store installs from (unreadable: its checks are skipped).
             let cache = crate::store::Cache::for_store(&store, settings).ok();
-            too_old_for_unresolved(cache.as_ref(), lock.as_ref(), &mut out);
+            let lock_dir = ctx.lock_path().ok().and_then(|p| p.parent().map(Path::to_path_buf));
+            too_old_for_unresolved(cache.as_ref(), lock.as_ref(), lock_dir.as_deref(), &mut out);
             store_findings(&store, cache.as_ref(), &pinned, lock.as_ref(), options, &mut out)
         }
         Err(crate::store::StoreError::Tracked { path }) => out.push(finding(

@@ -133,18 +133,27 @@ pub(super) fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>,
 /// cached bundle's manifest (cached once verified, whatever its `min_a2c`) says so, and the
 /// finding becomes `a2c-too-old`, naming both versions, instead of pointing at an install that
 /// would refuse.
+///
+/// Before any install (nothing cached), a bundle the lock names on this machine — a file
+/// registry's, a relative source — is read for its manifest once its digest is the locked one:
+/// no download, nothing extracted.
 pub(super) fn too_old_for_unresolved(
     cache: Option<&crate::store::Cache>,
     lock: Option<&crate::lock::Lockfile>,
+    lock_dir: Option<&Path>,
     out: &mut [Finding],
 ) {
-    let (Some(lock), Some(cache)) = (lock, cache) else {
+    let Some(lock) = lock else {
         return;
     };
     for f in out.iter_mut().filter(|f| f.code == Code::Unresolved) {
         let Some(version) = &f.version else { continue };
         let Some(entry) = lock.get(version) else { continue };
-        let Some(bundle) = cache.get(&entry.sha256) else {
+        let local = || match entry.location(&Default::default(), lock_dir) {
+            crate::lock::BundleLocation::File(path) if entry.is_bundle_at(&path) => Some(path),
+            _ => None,
+        };
+        let Some(bundle) = cache.and_then(|c| c.get(&entry.sha256)).or_else(local) else {
             continue;
         };
         let Some(text) = crate::archive::manifest_text(&bundle, entry.format) else {

@@ -481,10 +481,15 @@ fn peek_manifest(
         bundles.push(path);
     }
     for path in bundles.into_iter().filter(|p| p.is_file()) {
+        // The digest first: only the locked bundle itself is ever extracted (a file of
+        // another content — a committed lock's relative source may name anything — is passed
+        // over unread past its size), then under the limits any install has, into a temporary
+        // directory outside R, because a dry run writes nothing there (not even a store).
+        if !entry.is_bundle_at(&path) {
+            continue;
+        }
         let tmp = tempfile::tempdir()?;
         let file = fs_err::File::open(&path)?;
-        // The limits any install has; a temporary directory outside R, because a dry run
-        // writes nothing there (not even a store).
         let limits = session.limits()?;
         if let Ok(x) = crate::archive::extract(file, entry.format, tmp.path(), &limits)
             && x.bundle_sha256 == entry.sha256

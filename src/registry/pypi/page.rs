@@ -80,9 +80,12 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
 /// any anchor), its file name the last segment of the URL's path (percent-decoded), never the
 /// anchor's text. `tl` tokenizes the page in linear time; a comment is no anchor, an attribute
 /// value in quotes may hold `>`, and of two `href`s the first counts. Entities in attribute
-/// values are decoded (`html-escape`).
+/// values are decoded (`html-escape`). What Python's HTML parser (pip's) reads as text is no
+/// anchor: the content of `<script>` and `<style>`, and `<![CDATA[ … ]]>` sections
+/// ([`without_raw_text`]).
 pub fn parse_html(body: &[u8], page: &Url) -> Vec<PageFile> {
     let text = String::from_utf8_lossy(body);
+    let text = without_raw_text(&text);
     let Ok(dom) = tl::parse(&text, tl::ParserOptions::default()) else {
         return Vec::new();
     };
@@ -124,9 +127,106 @@ pub fn parse_html(body: &[u8], page: &Url) -> Vec<PageFile> {
         .collect()
 }
 
+/// `text` without what Python's `html.parser` never reads a tag in: the content of each
+/// `<script>` and `<style>` element (up to `</script` or `</style` followed by white space, `/`
+/// or `>`, else to the end) and each `<![ … ]]>` marked section (CDATA). Comments are kept as
+/// they are (`tl` skips them), and a `<script>` inside one starts nothing. One pass, linear.
+fn without_raw_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let lower = text.to_ascii_lowercase();
+    let (bytes, low) = (text.as_bytes(), lower.as_bytes());
+    let delimits = |at: usize| low.get(at).is_none_or(|b| b" \t\n\r\x0c/>".contains(b));
+    let mut out = String::new();
+    let (mut copied, mut i) = (0, 0);
+    while let Some(found) = lower[i..].find('<') {
+        let at = i + found;
+        let rest = &low[at..];
+        if rest.starts_with(b"<!--") {
+            i = lower[at + 4..].find("-->").map_or(low.len(), |e| at + 4 + e + 3);
+            continue;
+        }
+        let (skip_from, skip_to) = if rest.starts_with(b"<![") {
+            let end = lower[at..].find("]]>").map_or(low.len(), |e| at + e + 3);
+            (at, end)
+        } else if let Some(tag) = ["script", "style"]
+            .into_iter()
+            .find(|t| rest[1..].starts_with(t.as_bytes()) && delimits(at + 1 + t.len()))
+        {
+            // The start tag itself stays (a quoted `>` does not end it).
+            let mut quote = None;
+            let mut open_end = low.len();
+            for (k, b) in low[at..].iter().enumerate() {
+                match (quote, *b) {
+                    (None, b'"' | b'\'') => quote = Some(*b),
+                    (Some(q), b) if b == q => quote = None,
+                    (None, b'>') => {
+                        open_end = at + k + 1;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let close = format!("</{tag}");
+            let mut end = low.len();
+            let mut from = open_end;
+            while let Some(e) = lower.get(from..).and_then(|r| r.find(&close)) {
+                if delimits(from + e + close.len()) {
+                    end = from + e;
+                    break;
+                }
+                from += e + close.len();
+            }
+            (open_end, end)
+        } else {
+            i = at + 1;
+            continue;
+        };
+        out.push_str(&text[copied..skip_from]);
+        copied = skip_to;
+        i = skip_to;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied.min(text.len())..]);
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What pip's reader (Python's `html.parser`) finds on a page hiding anchors in scripts,
+    /// styles and CDATA — checked against Python itself when this test was written: only the
+    /// three real anchors.
+    #[test]
+    fn scripts_styles_and_cdata_hold_no_anchor() {
+        let page_bytes = br#"<html><head><script type="text/javascript">
+var s = '<a href="evil-9.0.0-py3-none-any.whl#sha256=ff">x</a>';
+</script><style>a::after{content:'<a href="evil-9.1.0-py3-none-any.whl">'}</style></head><body>
+<![CDATA[ <a href="evil-9.2.0-py3-none-any.whl">y</a> ]]>
+<a href="esys_a2c-1.0.0-py3-none-any.whl#sha256=ab">ok</a>
+<!-- <script> -->
+<a href="esys_a2c-1.1.0-py3-none-any.whl#sha256=cd">ok</a>
+<SCRIPT>document.write('<a href="evil-9.3.0-py3-none-any.whl">')</SCRIPT >
+<scripts><a href="esys_a2c-1.2.0-py3-none-any.whl">ok</a></scripts>
+<script>unterminated <a href="evil-9.4.0-py3-none-any.whl">
+"#;
+        let names: Vec<String> = parse_html(page_bytes, &page())
+            .into_iter()
+            .map(|f| f.filename)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "esys_a2c-1.0.0-py3-none-any.whl",
+                "esys_a2c-1.1.0-py3-none-any.whl",
+                "esys_a2c-1.2.0-py3-none-any.whl"
+            ]
+        );
+    }
 
     fn page() -> Url {
         Url::parse("https://pypi.example.org/simple/esys-a2c/").unwrap()
