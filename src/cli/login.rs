@@ -72,8 +72,12 @@ pub fn login(
             path: &path,
         });
     } else {
+        let what = match &args.username {
+            Some(user) => format!("password of {user}"),
+            None => "token".into(),
+        };
         printer.status(format!(
-            "token stored for {host} in `{}`: a2c sends it to {host} only (over HTTPS, or plain HTTP to loopback)",
+            "{what} stored for {host} in `{}`: a2c sends it to {host} only (over HTTPS, or plain HTTP to loopback); the registry checks it at the next request",
             path.display()
         ));
         // A bare host is its default port only (netrc and A2C_TOKEN_HOSTS name every port of

@@ -262,6 +262,13 @@ impl Auth {
         }
     }
 
+    /// The `a2c login` stored for `url`'s host, when one is (it is what `apply_and_tell` sends
+    /// first).
+    pub(super) fn stored_login(&self, url: &Url) -> Option<&super::credentials::Login> {
+        let entry = super::credentials::host_entry(url);
+        self.logins.iter().find(|l| l.host == entry)
+    }
+
     /// The user name and password bound to `url`'s host: `a2c login --username`'s, docker's
     /// `auth`, `A2C_REGISTRY_AUTH`
     /// (bound hosts), a netrc `machine`, the netrc `default` (bound hosts).

@@ -120,6 +120,7 @@ impl HttpClient {
                 url: realm.to_string(),
                 status: response.status().as_u16(),
                 authorized: with_credentials,
+                challenge: None,
             }));
         }
         let body = self.read_capped(response, &realm, self.max_document).await?;
@@ -161,6 +162,7 @@ impl HttpClient {
                 url: endpoint.to_string(),
                 status: response.status().as_u16(),
                 authorized: true,
+                challenge: None,
             }));
         }
         // A token is a line; an answer longer than any token is refused unread.

@@ -77,6 +77,7 @@ impl Reply {
             url: url.to_string(),
             status: self.status,
             authorized: self.authorized,
+            challenge: None,
         }
     }
 }

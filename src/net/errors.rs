@@ -44,6 +44,8 @@ pub enum HttpError {
         status: u16,
         /// Whether a credential was sent with the request.
         authorized: bool,
+        /// For a 401: what the server asked for and what was sent, for the hint.
+        challenge: Option<Box<Unauthorized>>,
     },
     #[error(
         "`{url}` has fewer bytes than recorded for it (by the registry's index, or the lock): the server holds {actual}, {expected} are recorded"
@@ -135,13 +137,42 @@ impl HttpError {
             Self::Status {
                 status: 401,
                 authorized: false,
+                challenge,
+                url,
+            } if challenge.as_ref().is_some_and(|c| c.basic) => format!(
+                "the registry asks for a user name and password: run `a2c login {} --username USER` (the password on standard input), or set {}=user:password and name the host with --registry, {} or {}, or add it to ~/.netrc",
+                host_of(url),
+                crate::env::A2C_REGISTRY_AUTH,
+                crate::env::A2C_REGISTRY,
+                crate::env::A2C_TOKEN_HOSTS
+            ),
+            Self::Status {
+                status: 401,
+                authorized: false,
+                url,
                 ..
             } => format!(
-                "the registry wants credentials: run `a2c login` for its host (or set {} and name the host with --registry, {} or {}), or add it to ~/.netrc",
+                "the registry wants credentials: run `a2c login {}` (or set {} and name the host with --registry, {} or {}), or add it to ~/.netrc",
+                host_of(url),
                 crate::env::A2C_REGISTRY_TOKEN,
                 crate::env::A2C_REGISTRY,
                 crate::env::A2C_TOKEN_HOSTS
             ),
+            Self::Status {
+                status: 401, challenge, ..
+            } if let Some((host, user)) = challenge.as_ref().and_then(|c| c.login.as_ref()) => match user {
+                Some(user) => format!(
+                    "the registry refused the password stored for `{host}` (as {user}) by `a2c login`: store the right one with `a2c login {host} --username {user}`, or remove it with `a2c logout {host}`"
+                ),
+                None => format!(
+                    "the registry refused the token stored for `{host}` by `a2c login`: store a valid one with `a2c login {host}`, or remove it with `a2c logout {host}`"
+                ),
+            },
+            Self::Status {
+                status: 401, challenge, ..
+            } if challenge.as_ref().is_some_and(|c| c.basic) => {
+                "the registry refused the user name and password a2c sent: check them (A2C_REGISTRY_AUTH, netrc or docker's config)".into()
+            }
             Self::Status { status: 401, .. } => {
                 "the registry refused the credentials a2c sent: check that the token is valid and not expired".into()
             }
@@ -206,6 +237,17 @@ impl HttpError {
 }
 
 /// `host[:port]` of a URL string, for messages.
+/// What a 401 says beside its status: the scheme the server asked for and the stored login
+/// that was sent, so that the hint names the command that fixes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unauthorized {
+    /// The server's challenge is `Basic` (a user name and password), not a token.
+    pub basic: bool,
+    /// The `a2c login` stored for the host that was sent: its host and user name (`None` for
+    /// a token).
+    pub login: Option<(String, Option<String>)>,
+}
+
 pub(super) fn host_of(url: &str) -> String {
     Url::parse(url).map_or_else(|_| url.to_string(), |u| super::credentials::host_entry(&u))
 }

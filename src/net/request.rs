@@ -206,6 +206,7 @@ impl HttpClient {
                     url: url.to_string(),
                     status: 400,
                     authorized,
+                    challenge: None,
                 }));
             }
             // A challenge is answered only by the origin the request was sent to: after a
@@ -451,6 +452,19 @@ impl HttpClient {
                 url: url.to_string(),
                 status: status.as_u16(),
                 authorized,
+                challenge: (status == StatusCode::UNAUTHORIZED).then(|| {
+                    let basic = response
+                        .headers()
+                        .get_all(reqwest::header::WWW_AUTHENTICATE)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok())
+                        .any(|v| v.trim_start().get(..5).is_some_and(|s| s.eq_ignore_ascii_case("basic")));
+                    let login = authorized
+                        .then(|| self.auth.stored_login(url))
+                        .flatten()
+                        .map(|l| (l.host.clone(), l.username.clone()));
+                    Box::new(super::errors::Unauthorized { basic, login })
+                }),
             },
         };
         let total = response

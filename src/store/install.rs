@@ -207,6 +207,7 @@ fn install_one(
         sha256: entry.sha256.to_hex(),
         looked,
         offline: options.offline.then_some(options.offline_flag),
+        takes_from: true,
     })
 }
 

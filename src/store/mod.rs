@@ -114,6 +114,9 @@ pub enum StoreError {
         looked: Vec<String>,
         /// The flag that made the run offline (`--offline`, `--frozen`), when it was.
         offline: Option<&'static str>,
+        /// Whether the command takes `--from DIR` (`install` does; `vendor`, which copies from
+        /// the cache, does not).
+        takes_from: bool,
     },
     #[error("`{}` is tracked by git, but a2c's store is machine-local: a repository that commits it could pass off any files as an installed version", path.display())]
     Tracked { path: PathBuf },
@@ -222,10 +225,22 @@ impl StoreError {
                 "the bundle is not the one the lock pins: the registry changed a published bundle, or the file was tampered with; this version was not installed".into()
             }
             Self::BadManifest { .. } => "the bundle does not hold the method version it claims; tell the registry's owner".into(),
-            Self::Missing { offline: Some(flag), .. } => {
+            Self::Missing {
+                offline: Some(flag),
+                takes_from: true,
+                ..
+            } => {
                 format!("pass `--from DIR` with the bundles (see `a2c vendor`), or run without `{flag}`")
             }
-            Self::Missing { .. } => "check the lock's `source`, or pass `--from DIR`".into(),
+            Self::Missing {
+                offline: Some(flag),
+                takes_from: false,
+                ..
+            } => format!(
+                "run it without `{flag}` to download them, or fill the cache first with `a2c install {flag} --from DIR` from bundles `a2c vendor` wrote elsewhere"
+            ),
+            Self::Missing { takes_from: true, .. } => "check the lock's `source`, or pass `--from DIR`".into(),
+            Self::Missing { .. } => "check the lock's `source` and that its registry serves it".into(),
             Self::Tracked { path } => format!(
                 "remove it from git (`git rm -r --cached {}`) and commit; a2c reinstalls what the lock pins",
                 path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())

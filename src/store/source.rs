@@ -169,6 +169,7 @@ pub fn fetch_to_cache(
             sha256: entry.sha256.to_hex(),
             looked: vec![format!("the cache `{}`", options.cache.dir.display())],
             offline: Some(options.offline_flag),
+            takes_from: false,
         });
     }
     match entry.location(&options.plain_http, options.lock_dir.as_deref()) {

@@ -495,6 +495,30 @@ fn vendor_prints_a_shell_quoted_command() {
     assert_eq!(parsed.last().unwrap(), "../my vendor");
 }
 
+/// `--offline vendor` with nothing cached: the hint never names an option `vendor` lacks, and
+/// each way it gives works as printed — without `--offline`, and by filling the cache with
+/// `install --offline --from DIR` from bundles vendored elsewhere.
+#[test]
+fn an_offline_vendor_with_nothing_cached_hints_what_works() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    t.run("w", &["vendor", "../elsewhere"]).success();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run("w", &["--offline", "vendor", "../v"]);
+    let error = run.error_transcript();
+    assert!(!error.contains("pass `--from DIR`"), "{error}");
+    assert!(
+        error.contains("hint: run it without `--offline` to download them, or fill the cache first with `a2c install --offline --from DIR`"),
+        "{error}"
+    );
+    t.run("w", &["install", "--offline", "--from", "../elsewhere"])
+        .success();
+    t.run("w", &["--offline", "vendor", "../v"]).success();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.run("w", &["vendor", "../v2"]).success();
+}
+
 /// A version the registry lacks is named with the member that pins it, and the hint lists the
 /// versions the registry has.
 #[test]

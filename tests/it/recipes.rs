@@ -169,12 +169,65 @@ fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: 
     );
     let _served = runs(&t, &r, recipe, port, false);
     fs_err::remove_dir_all(t.path("home/.config/a2c")).unwrap();
-    let run = t.run(
-        "w",
-        &["lock", "--update", "--registry", &format!("http://127.0.0.1:{port}/")],
-    );
+    let registry = format!("http://127.0.0.1:{port}/");
+    let lock = || t.run("w", &["lock", "--update", "--registry", &registry]);
+    let run = lock();
     run.failure();
     assert!(run.stderr.contains("401"), "{}", run.stderr);
+    // The hint is the login that fits the server's challenge (Basic: a user name), for its
+    // host; a wrong secret stored with it is refused naming the stored login and how to redo
+    // it; the right one, stored as that hint says, opens the registry.
+    let hint = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("hint: "))
+        .unwrap()
+        .to_string();
+    let login = match recipe {
+        "nginx-basic" => format!("a2c login 127.0.0.1:{port} --username USER"),
+        _ => format!("a2c login 127.0.0.1:{port}"),
+    };
+    assert!(hint.contains(&format!("run `{login}`")), "{hint}");
+    let store = |printed: &str, secret: &str| {
+        let printed = printed.replace("USER", "alice");
+        let args: Vec<&str> = printed.split(' ').skip(1).collect();
+        let out = t
+            .cmd("w")
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(format!("{secret}\n").as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let said = store(&login, "wrong");
+    if recipe == "nginx-basic" {
+        assert!(said.contains("password of alice stored for 127.0.0.1:"), "{said}");
+    }
+    let run = lock();
+    run.failure();
+    let hint = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("hint: "))
+        .unwrap()
+        .to_string();
+    assert!(hint.contains("stored for `127.0.0.1:"), "{hint}");
+    let again = ["store the right one with `", "store a valid one with `"]
+        .into_iter()
+        .find_map(|phrase| hint.split_once(phrase))
+        .and_then(|(_, h)| h.split('`').next())
+        .unwrap_or_else(|| panic!("{hint}"))
+        .to_string();
+    store(&again, secret.1);
+    lock().success();
 }
 
 #[test]
@@ -202,6 +255,37 @@ fn recipe_runs(recipe: &str, needed: &[&str], vars: &[(&str, &str)], configure: 
     all.extend(vars.iter().map(|(k, v)| (*k, v.to_string())));
     let r = Recipes::new(&t, &all);
     let _served = runs(&t, &r, recipe, port, configure);
+    // Every recipe's server listens on loopback only, as docs/hosting.md says.
+    assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe {recipe}");
+}
+
+/// The addresses something listens on at `port` (`/proc/net/tcp` and `tcp6`: 0.0.0.0 and :: are
+/// every interface).
+fn listening_addresses(port: u16) -> Vec<String> {
+    let mut out = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = fs_err::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // `local_address` is HEX_IP:HEX_PORT; state 0A is LISTEN.
+            let (Some(local), Some("0A")) = (fields.get(1), fields.get(3).copied()) else {
+                continue;
+            };
+            let Some((ip, p)) = local.split_once(':') else { continue };
+            if u16::from_str_radix(p, 16).ok() != Some(port) {
+                continue;
+            }
+            out.push(match ip {
+                "0100007F" => "127.0.0.1".to_string(),
+                "00000000" => "0.0.0.0".to_string(),
+                other if other.len() == 32 && other.chars().all(|c| c == '0') => "::".to_string(),
+                other => other.to_string(),
+            });
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[test]
