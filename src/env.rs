@@ -131,9 +131,38 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The variables, one line each, for `a2c --help` (kept in step with the table above by a
-/// test).
-pub const HELP: &str = "Environment (docs/concepts.md has the full list):\n  NO_COLOR                   any non-empty value disables colour\n  A2C_REGISTRY               registry URL used by a2c lock when --registry is not given\n  A2C_CACHE_DIR              the content-addressed bundle cache (default: $XDG_CACHE_HOME/a2c,…\n  A2C_MAX_UNPACKED_BYTES     extraction limit on total unpacked bytes (default 1 GiB)\n  A2C_MAX_ENTRIES            extraction limit on archive entries (default 100,000)\n  A2C_LOCK_TIMEOUT           seconds to wait for the store lock (default 300)\n  A2C_HTTP_TIMEOUT           seconds for connecting and for each read of an HTTP response…\n  A2C_HTTP_RETRIES           retries of a failed HTTP request (default 4)\n  A2C_HTTP_LOW_SPEED         bytes per second a transfer must average over the window below…\n  A2C_HTTP_LOW_SPEED_TIME    seconds of that window (default 60)\n  A2C_OCI_PLAIN_HTTP         comma-separated hosts (or *) that oci:// reaches over plain HTTP…\n  DOCKER_CONFIG              the directory of docker's config.json, whose auths credentials OCI…\n  A2C_MIRRORS                comma-separated registries tried for a locked bundle after the…\n  A2C_MAX_DOCUMENT_BYTES     the largest index or other document read into memory over HTTP…\n  A2C_CA_BUNDLE              a PEM file of extra CA certificates to trust (as is SSL_CERT_FILE)\n  SSL_CERT_FILE              a PEM file of extra CA certificates to trust\n  A2C_REGISTRY_TOKEN         a bearer token, sent only to hosts the user chose: --registry,…\n  A2C_REGISTRY_AUTH          user:password (or user:token), sent as basic credentials — and,…\n  A2C_TOKEN_HOSTS            comma-separated host or host:port entries that may receive…\n  A2C_KEY_PASSWORD           the password of an encrypted secret key, for key generate, sign,…\n  A2C_FSYNC                  0 skips the sync of the store's filesystem before a version is…\n  A2C_LINK_MODE              how store versions are placed from the shared tree cache: clone,…\n  A2C_MAX_BUNDLE_BYTES       the largest bundle a lock may pin (default 4 GiB)\n  A2C_PROGRESS               auto (bars on a terminal, else plain lines), lines or none\n  NETRC                      the netrc file (default ~/.netrc) for credentials by host\n  HTTPS_PROXY, HTTP_PROXY, NO_PROXY proxies, read by the HTTP client (lower case too)";
+/// The variables for `a2c --help`: each name with its whole description from [`VARIABLES`]
+/// (backticks dropped), wrapped at 80 columns, never cut short.
+pub fn help() -> String {
+    const NAME: usize = 27;
+    const WIDTH: usize = 80;
+    let mut out = String::from("Environment (docs/concepts.md has the full list):");
+    for (name, text) in VARIABLES {
+        let text = text.replace('`', "");
+        let mut line = format!("\n  {name:<w$}", w = NAME - 2);
+        if line.len() > NAME + 1 {
+            out.push_str(&line);
+            line = format!("\n{:NAME$}", "");
+        }
+        let mut len = line.len() - 1;
+        for word in text.split(' ') {
+            if len + word.len() + 1 > WIDTH && len > NAME {
+                out.push_str(&line);
+                line = format!("\n{:NAME$}", "");
+                len = NAME;
+            }
+            if len > NAME {
+                line.push(' ');
+                len += 1;
+            }
+            line.push_str(word);
+            len += word.chars().count();
+        }
+        out.push_str(&line);
+    }
+    out
+}
+
 use std::path::PathBuf;
 
 /// Names of the variables, so that messages can name them.

@@ -33,7 +33,7 @@ use crate::workspace::Context;
 
 /// Installs pinned versions of A2C method assets side by side, verified, online or offline.
 #[derive(Debug, Parser)]
-#[command(name = "a2c", version = crate::LONG_VERSION, about, after_long_help = crate::env::HELP)]
+#[command(name = "a2c", version = crate::LONG_VERSION, about, after_long_help = crate::env::help())]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -99,14 +99,14 @@ pub enum Command {
     Lock(lock::LockArgs),
     /// Install every locked version the members need, verified, side by side
     Install(install::InstallArgs),
-    /// Pack a method tree into a deterministic bundle and add it to a file registry
+    /// Pack a method tree into a deterministic bundle and publish it to a registry
     Pack(pack::PackArgs),
-    /// Withdraw a published version from a file registry (`--undo` brings it back)
+    /// Withdraw a published version from a registry (`--undo` brings it back)
     Yank(yank::YankArgs),
     /// Manage signing keys (minisign-compatible)
     #[command(subcommand)]
     Key(key::KeyCommand),
-    /// Sign a file registry's index with a secret key
+    /// Sign a registry's index with a secret key
     Sign(key::SignArgs),
     /// Copy every locked bundle into DIR, for `a2c install --offline --from DIR`
     Vendor(vendor::VendorArgs),

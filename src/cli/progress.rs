@@ -104,7 +104,9 @@ fn clear_bars_on_interrupt() {
                 if let Some(bars) = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
                     bars.clear();
                 }
-                eprintln!("interrupted");
+                crate::store::flock::release_for_exit();
+                // Nothing half-done is kept: an install's leftovers are cleaned, a migration resumes.
+                eprintln!("interrupted: run the command again to finish");
                 std::process::exit(130);
             }
         });

@@ -36,9 +36,11 @@ pub fn run(
         printer.status(format!("vendored {} → {} ({how})", b.version, b.file));
     }
     printer.status(format!(
-        "{} bundles in `{}`; install them anywhere with `a2c install --offline --from {}`",
+        "{} {} in `{}`; install {} anywhere with `a2c install --offline --from {}`",
         out.bundles.len(),
+        if out.bundles.len() == 1 { "bundle" } else { "bundles" },
         out.dir.display(),
+        if out.bundles.len() == 1 { "it" } else { "them" },
         // Pasted into a shell as is: quoted when the path has spaces or quotes.
         shlex::try_quote(&args.dir.to_string_lossy())
             .map_or_else(|_| args.dir.display().to_string(), |q| q.into_owned())

@@ -78,6 +78,7 @@ pub enum Code {
     DeliveryNotSubmodule,
     DeliveryNotCheckedOut,
     DeliveryRefMismatch,
+    MemberMissing,
     NestedMarkerInvalid,
     /// A member pins a version the registry has yanked (checked when the registry is read).
     VersionYanked,
@@ -118,6 +119,7 @@ impl Code {
         Code::DeliveryNotSubmodule,
         Code::DeliveryNotCheckedOut,
         Code::DeliveryRefMismatch,
+        Code::MemberMissing,
         Code::NestedMarkerInvalid,
         Code::VersionYanked,
     ];
@@ -157,6 +159,7 @@ impl Code {
             Code::DeliveryNotSubmodule => "delivery-not-submodule",
             Code::DeliveryNotCheckedOut => "delivery-not-checked-out",
             Code::DeliveryRefMismatch => "delivery-ref-mismatch",
+            Code::MemberMissing => "member-missing",
             Code::VersionYanked => "version-yanked",
         }
     }
@@ -196,6 +199,7 @@ impl Code {
             Code::DeliveryNotSubmodule => Severity::Fail,
             Code::DeliveryNotCheckedOut => Severity::Fail,
             Code::DeliveryRefMismatch => Severity::Fail,
+            Code::MemberMissing => Severity::Fail,
             Code::VersionYanked => Severity::Warn,
         }
     }

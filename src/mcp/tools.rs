@@ -205,15 +205,20 @@ fn flag(args: &JsonObject, key: &str) -> bool {
     args.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// A path an argument names, below the served root (relative to it, or absolute below it):
-/// anything else is refused.
+/// A path an argument names, below the served root: absolute, or relative to the repository
+/// the server was started in (as a shell's working directory is), else to the root; anything
+/// outside the root is refused.
 fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, String> {
+    let base = match &scope.home {
+        Some(home) => scope.root.join(home),
+        None => scope.root.clone(),
+    };
     let full = match Path::new(path).is_absolute() {
         true => PathBuf::from(path),
-        false if path == "." || path.is_empty() => scope.root.clone(),
+        false if path == "." || path.is_empty() => base,
         false => {
             crate::util::paths::check_portable_relative(path).map_err(|why| format!("`{path}`: {why}"))?;
-            scope.root.join(path)
+            base.join(path)
         }
     };
     let normal = crate::util::paths::normalize(&full);

@@ -124,7 +124,10 @@ impl HttpError {
                 "if the registry uses a private CA, point {} (or SSL_CERT_FILE) at a PEM file holding it",
                 crate::env::A2C_CA_BUNDLE
             ),
-            Self::Timeout { .. } => format!("raise {} (seconds) on a slow network", crate::env::A2C_HTTP_TIMEOUT),
+            Self::Timeout { .. } => format!(
+                "the server took the request but sent nothing: check that it is up and answering (a stall is tried again once at most: a server that stalls twice is hung, not slow); only on a slow network raise {} (seconds)",
+                crate::env::A2C_HTTP_TIMEOUT
+            ),
             Self::TooSlow { .. } => format!(
                 "the server or the network is too slow: lower {} (bytes/s, 0 turns the check off) or raise {} (seconds)",
                 crate::env::A2C_HTTP_LOW_SPEED,

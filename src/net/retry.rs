@@ -91,11 +91,18 @@ where
     Fut: std::future::Future<Output = Result<T, Failure>>,
 {
     let mut tries = 0;
+    // A stall (nothing arrived for the whole timeout) is tried again once: a server that
+    // stalls twice in a row is hung, and waiting out every retry on it took minutes.
+    let mut stalled = false;
     loop {
         let failure = match attempt().await {
             Ok(value) => return Ok(value),
             Err(f) => f,
         };
+        let stall = matches!(failure.error, HttpError::Timeout { .. });
+        if stall && std::mem::replace(&mut stalled, true) {
+            return Err(failure.error);
+        }
         match judge(&failure, tries) {
             Next::Stop(error) => return Err(error),
             Next::Now { counted } => tries += u64::from(counted),

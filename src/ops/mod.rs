@@ -132,7 +132,7 @@ impl OpsError {
                 Some("run `a2c lock` (online) and commit the lock, then install again".into())
             }
             Self::LockHasUnused { .. } => Some(
-                "run `a2c lock` to drop them and commit the lock (as `a2c lock --check` asks), then install again"
+                "if members are missing on this machine (a clone without them: `a2c doctor` names them; bring them first, e.g. `git submodule update --init --recursive`), install again once they are here; otherwise run `a2c lock` to drop them and commit the lock (as `a2c lock --check` asks)"
                     .into(),
             ),
             Self::Offline { .. } => Some(

@@ -47,6 +47,9 @@ pub fn resolve(ctx: &Context, version: Option<&MethodVersion>) -> Result<Resolut
         None => match (&member.record, &member.state) {
             (Ok(r), _) => r.tool_version.clone(),
             (Err(_), Some(s)) if s.has_adoption() => s.read_adoption().map_err(WorkspaceError::from)?.tool_version,
+            _ if ctx.workspace.as_ref().is_some_and(|w| w.root == repo) => {
+                return Err(WorkspaceError::SuperbuildRoot { root: repo.clone() }.into());
+            }
             _ => return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into()),
         },
     };

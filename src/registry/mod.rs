@@ -71,6 +71,16 @@ pub enum RegistryError {
         published: String,
         location: String,
     },
+    /// The lock's bundle of `version` came from another place than the registry configured
+    /// now, which publishes another bundle under that version.
+    #[error(
+        "version {version} is locked from `{locked_source}`, and the registry configured now, `{location}`, publishes another bundle under it"
+    )]
+    LockedFromElsewhere {
+        version: MethodVersion,
+        locked_source: String,
+        location: String,
+    },
     #[error("version {version} is already published in `{}` with different content (sha256 {existing}, the new bundle is {new})", index.display())]
     AlreadyPublished {
         version: MethodVersion,
@@ -121,6 +131,9 @@ impl RegistryError {
                 available.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
             ),
             Self::Yanked { .. } => "yanked versions are refused unless already locked; pin another version".into(),
+            Self::LockedFromElsewhere { .. } => {
+                "the lock was made against another registry: to take this one's bundles, run `a2c lock --update` and commit the lock; to keep the locked ones, configure the registry they came from again (or list it under `mirrors:`)".into()
+            }
             Self::ChangedLockedBundle { .. } => {
                 "a published bundle must never change: ask the registry's owner; to accept the new bundle deliberately, run `a2c lock --update`".into()
             }

@@ -107,6 +107,24 @@ fn origin<'s, 'a>(sources: &'s [Source<'a>], entry: &LockEntry) -> Option<&'s So
     }
 }
 
+/// Where a bundle's `source` URL is, for telling a registry switched from a bundle changed in
+/// place (a relative source is not compared): a file registry's directory; else the scheme,
+/// host and port
+/// (paths may be content-addressed — an OCI digest, devpi's hashed directories — and change
+/// with the bundle on one server).
+fn place(source: &str) -> Option<String> {
+    let u = url::Url::parse(source).ok()?;
+    Some(match u.scheme() {
+        "file" => u.path().rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string()),
+        _ => format!(
+            "{}://{}:{}",
+            u.scheme(),
+            u.host_str().unwrap_or_default(),
+            u.port_or_known_default().unwrap_or(0)
+        ),
+    })
+}
+
 /// The first registry, in the marker's order, that publishes `version`, with its entry.
 fn first_having<'s, 'a>(
     sources: &'s [Source<'a>],
@@ -185,6 +203,16 @@ pub fn plan(
                 {
                     if source.location.revises_versions() {
                         out.revised.push(version.clone());
+                    } else if !crate::lock::is_relative_source(&l.source)
+                        && lock_entry(source, p).is_ok_and(|e| place(&e.source) != place(&l.source))
+                    {
+                        // Another bundle URL: the lock was made against another registry (the
+                        // marker's `registry:` changed), not a bundle changed in place.
+                        return Err(RegistryError::LockedFromElsewhere {
+                            version: version.clone(),
+                            locked_source: crate::util::redact::redact(&l.source),
+                            location: source.location.to_string(),
+                        });
                     } else {
                         return Err(RegistryError::ChangedLockedBundle {
                             version: version.clone(),

@@ -15,6 +15,19 @@ fn write_holder(file: &File, text: &str) {
     let _ = file.write_all_at(format!("{text}\n").as_bytes(), 0);
 }
 
+/// The lock files this process holds now (a handle on each), so that an exit that skips the
+/// destructors — Ctrl-C's — still leaves no pid behind (a fact of the process, like its
+/// umask: the locks it holds).
+static HELD: std::sync::Mutex<Vec<(PathBuf, File)>> = std::sync::Mutex::new(Vec::new());
+
+/// Clears the holder's pid from every lock this process holds, for an exit that runs no
+/// destructor (`cli`'s Ctrl-C handler): a clean interrupt is then no "died while holding".
+pub fn release_for_exit() {
+    for (_, file) in HELD.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        write_holder(file, &" ".repeat(PID_WIDTH));
+    }
+}
+
 /// An exclusive lock on a store, released on drop.
 #[derive(Debug)]
 pub struct StoreLock {
@@ -88,6 +101,11 @@ impl StoreLock {
         // Record the holder, for doctor and for humans; the lock itself is the flock. The pid
         // is written padded over the start of the file: a lock file is never truncated.
         write_holder(&file, &format!("{:<PID_WIDTH$}", std::process::id()));
+        if let Ok(handle) = file.try_clone() {
+            HELD.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((path.to_path_buf(), handle));
+        }
         Self {
             _file: file,
             path: path.to_path_buf(),
@@ -99,5 +117,9 @@ impl Drop for StoreLock {
     fn drop(&mut self) {
         // A clean release leaves no pid: a pid in an unheld lock means its holder died.
         write_holder(&self._file, &" ".repeat(PID_WIDTH));
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = held.iter().position(|(p, _)| *p == self.path) {
+            held.remove(i);
+        }
     }
 }

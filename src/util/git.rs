@@ -219,6 +219,34 @@ pub fn git_path(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
     query(dir, &["rev-parse", "--git-path", name]).map(|p| dir.join(p))
 }
 
+/// The paths the repository at `dir` records as submodules (gitlinks in its index, `/`
+/// separated, relative to `dir`); empty when `dir` is no git repository of its own.
+pub fn gitlinks(dir: &Path) -> Vec<String> {
+    if !is_own_work_tree(dir) {
+        return Vec::new();
+    }
+    let filters = no_filters(dir);
+    let mut args: Vec<&str> = filters.iter().map(String::as_str).collect();
+    args.extend(["ls-files", "--stage", "-z"]);
+    let Ok(out) = command(dir)
+        .arg("--no-optional-locks")
+        .args(&args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    out.stdout
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let entry = std::str::from_utf8(entry).ok()?;
+            let (meta, path) = entry.split_once('\t')?;
+            meta.starts_with("160000 ").then(|| path.to_string())
+        })
+        .collect()
+}
+
 /// `true` when `dir` is the top of a git work tree of its own (a clone or a checked-out
 /// submodule), not merely a directory inside the enclosing repository.
 pub fn is_own_work_tree(dir: &Path) -> bool {

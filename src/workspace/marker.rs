@@ -163,6 +163,17 @@ fn glob_set(globs: &[Scalar], key: &str, fail: &dyn Fn(usize, String) -> MarkerE
 }
 
 impl WorkspaceMarker {
+    /// The `members:` entries that name one path (no glob characters): each must be a
+    /// repository of the superbuild, so one that is not there is missing.
+    pub fn named_members(&self) -> Vec<&str> {
+        self.members
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|m| !m.contains(['*', '?', '[', ']', '{', '}']))
+            .collect()
+    }
+
     /// Parses the marker text of `path` (used in messages only).
     pub fn parse(text: &str, path: &Path) -> Result<Self, MarkerError> {
         let fail = |line: usize, reason: String| MarkerError {

@@ -37,6 +37,10 @@ pub enum WorkspaceError {
     NoMarker { path: PathBuf },
     #[error("`{}` has not adopted A2C: no adoption record in `{}` or `{}`", repo.display(), state_root::CANONICAL_ROOT, state_root::LEGACY_ROOT)]
     NotAdopted { repo: PathBuf },
+    /// `resolve` at W itself: the superbuild's root is no member (adopting there would make it
+    /// one).
+    #[error("`{}` is the superbuild's root, not one of its members: each member resolves its own method assets", root.display())]
+    SuperbuildRoot { root: PathBuf },
     #[error("no method asset root for version {version} of `{}` (looked in {})", repo.display(), looked.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", "))]
     NotResolved {
         repo: PathBuf,
@@ -75,6 +79,10 @@ impl WorkspaceError {
             ),
             Self::NoMarker { .. } => format!("create `{}` with `schema_version: 1`", marker::MARKER_PATH),
             Self::NotAdopted { .. } => "run `a2c adopt --version X.Y.Z` to adopt A2C in this repository".into(),
+            Self::SuperbuildRoot { root } => format!(
+                "run it inside a member, or name one: `a2c -C MEMBER resolve` (`a2c -C {} workspace members` lists them)",
+                crate::util::text::shell_quoted(root)
+            ),
             Self::NotResolved { version, notes, .. } => {
                 let mut hint = format!(
                     "run `a2c install` when a member pins {version}; else `a2c install --version {version}` installs it into the store"

@@ -201,6 +201,10 @@ const GLOBALS_ALLOWED: &[(&str, &str)] = &[
     ),
     ("util/platform.rs", "whether the kernel has openat2, probed once"),
     (
+        "store/flock.rs",
+        "the lock files this process holds, which Ctrl-C's exit (no destructors) must clear",
+    ),
+    (
         "cli/progress.rs",
         "the one terminal's bars, which the panic hook and eprint_line reach",
     ),

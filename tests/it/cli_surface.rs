@@ -268,7 +268,11 @@ fn locked_fails_on_removals_and_on_a_missing_lock_file() {
     check.failure();
     let run = t.run("w", &["install", "--locked"]);
     run.fails_with(&["pins version 2.0.0 that no member needs, and --locked forbids changing it"]);
-    assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("otherwise run `a2c lock` to drop them"),
+        "{}",
+        run.stderr
+    );
     t.run("w", &["install"]).success();
 }
 
@@ -493,6 +497,19 @@ fn vendor_prints_a_shell_quoted_command() {
     insta::assert_snapshot!(line, @"3 bundles in `[TMP]/w/../my vendor`; install them anywhere with `a2c install --offline --from '../my vendor'`");
     let parsed = shlex::split(line.split("with `").nth(1).unwrap().trim_end_matches('`')).unwrap();
     assert_eq!(parsed.last().unwrap(), "../my vendor");
+}
+
+/// One bundle is "1 bundle", and "it".
+#[test]
+fn vendor_counts_one_bundle_in_the_singular() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.run("w", &["lock"]).success();
+    let run = t.run("w", &["vendor", "../v"]);
+    let line = run.stderr.lines().last().unwrap().to_string();
+    insta::assert_snapshot!(line, @"1 bundle in `[TMP]/w/../v`; install it anywhere with `a2c install --offline --from ../v`");
 }
 
 /// `--offline vendor` with nothing cached: the hint never names an option `vendor` lacks, and
@@ -1053,6 +1070,16 @@ fn help_lists_every_environment_variable() {
     for name in names {
         assert!(help.contains(name), "`a2c --help` lacks {name}");
     }
+    // Each description whole (never cut at "…"), within 80 columns.
+    let section = &help[help.find("Environment").unwrap()..];
+    for line in section.lines() {
+        assert!(!line.ends_with('…') && line.chars().count() <= 80, "{line:?}");
+    }
+    let joined = section.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("(default: $XDG_CACHE_HOME/a2c, else ~/.cache/a2c)"),
+        "{joined}"
+    );
 }
 
 /// `pack --level N`: the level is part of the bytes — deterministic per level — and any
@@ -1269,7 +1296,11 @@ fn ctrl_c_clears_the_bars() {
     let done = term.wait_for("EXIT=");
     assert!(done.contains("EXIT=130"), "{done}");
     assert!(done.contains("interrupted"), "{done}");
+    assert!(done.contains("interrupted: run the command again to finish"), "{done}");
     assert!(!done.contains("versions"), "the bars are cleared:\n{done}");
+    // A clean interrupt leaves no pid in the store's lock: doctor sees no holder that died.
+    let doctor = t.run("w", &["doctor", "--json"]).verdict_json();
+    assert!(!doctor.to_string().contains("store-stale-lock"), "{doctor}");
     let run = t.run("w", &["install", "--json"]);
     run.success();
     assert_eq!(run.json()["installed"].as_array().unwrap().len(), 3);
@@ -1550,4 +1581,29 @@ fn pack_formats_are_each_kinds_own() {
     // Followed: the Conan location writes the recipe.
     pack("conan", "conan+http://127.0.0.1:9/").success();
     assert!(t.path("trees/conanfile.py").is_file());
+}
+
+/// A lock made against another registry than the one configured now is said so — not "the
+/// registry changed a locked bundle" — and its hint, run as printed, takes the new registry's
+/// bundles.
+#[test]
+fn a_lock_from_another_registry_is_named_as_such() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg-a", "1.0.0", "tar.gz");
+    t.method_tree("trees-b/1.0.0", "1.0.0");
+    t.write("trees-b/1.0.0/rules/other.md", "another bundle\n");
+    t.pack("trees-b/1.0.0", "1.0.0", "reg-b", "tar.gz");
+    let (a, b) = (
+        t.path("reg-a").display().to_string(),
+        t.path("reg-b").display().to_string(),
+    );
+    t.run_env("r", &["lock"], &[("A2C_REGISTRY", &a)]).success();
+    let run = t.run_env("r", &["lock"], &[("A2C_REGISTRY", &b)]);
+    run.fails_with(&["is locked from `file://", "publishes another bundle under it"]);
+    assert!(!run.stderr.contains("changed a locked bundle"), "{}", run.stderr);
+    assert!(run.stderr.contains("run `a2c lock --update`"), "{}", run.stderr);
+    t.run_env("r", &["lock", "--update"], &[("A2C_REGISTRY", &b)]).success();
+    t.run_env("r", &["install"], &[("A2C_REGISTRY", &b)]).success();
+    assert!(t.path("r/.tools_local/esys/a2c/1.0.0/rules/other.md").is_file());
 }

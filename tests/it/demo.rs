@@ -95,3 +95,36 @@ fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
     t.run("demo/superbuild", &locked).success();
     t.run("demo/superbuild", &["doctor"]).success();
 }
+
+/// The README's quick-start transcript is what `fixtures/demo.sh` prints (its progress lines,
+/// which a terminal shows as bars and clears, and the time aside).
+#[test]
+fn the_readme_shows_what_the_demo_prints() {
+    let readme = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme.find("## Quick start").unwrap();
+    let block = &readme[at..];
+    let start = block.find("```text\n").unwrap() + "```text\n".len();
+    let shown: Vec<&str> = block[start..start + block[start..].find("```").unwrap()]
+        .lines()
+        .collect();
+    let t = TestContext::new();
+    let mut demo = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.sh"));
+    // A fresh home and cache, as on a new machine.
+    t.environment(&mut demo);
+    let out = demo
+        .args(["--bin", env!("CARGO_BIN_EXE_a2c")])
+        .env("TMPDIR", t.path("."))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let untimed = |l: &str| l.split(" (0.").next().unwrap_or(l).to_string();
+    let printed: Vec<String> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("installing ") && !l.starts_with("done "))
+        .take(shown.len())
+        .map(untimed)
+        .collect();
+    let shown: Vec<String> = shown.into_iter().map(untimed).collect();
+    assert_eq!(printed, shown, "the README shows what the demo prints:\n{stderr}");
+}

@@ -172,8 +172,11 @@ fn ci_recipes_install_from_a_cache_keyed_on_the_lock() {
     }
 }
 
-/// The README's shell completions and man pages block, as printed, in a fresh home: every
-/// directory it writes into exists afterwards, and each file is what the binary generates.
+/// The README's shell completions and man pages block, as printed, in a fresh home with a2c
+/// where `./install.sh` puts it (`~/.cargo/bin`, on PATH): every directory it writes into
+/// exists afterwards, each file is what the binary generates, and `man` finds the page (man
+/// looks beside each PATH directory: `~/.local/share/man` is found only with `~/.local/bin` on
+/// PATH).
 #[test]
 fn readme_completions_and_man_pages_install_as_printed() {
     let readme = include_str!("../../README.md");
@@ -182,7 +185,11 @@ fn readme_completions_and_man_pages_install_as_printed() {
         .expect("the README's completions paragraph");
     let (script, _) = blocks(&readme[at..], "sh").into_iter().next().expect("its sh block");
     let t = TestContext::new();
-    let out = t.bash(".", &script).output().unwrap();
+    let bin = t.path("home/.cargo/bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    fs_err::copy(env!("CARGO_BIN_EXE_a2c"), bin.join("a2c")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let out = t.bash(".", &script).env("PATH", &path).output().unwrap();
     assert!(
         out.status.success(),
         "{script}\n{}",
@@ -192,7 +199,23 @@ fn readme_completions_and_man_pages_install_as_printed() {
     assert!(bash.contains("_a2c()") || bash.contains("complete"), "{bash}");
     let zsh = fs_err::read_to_string(t.path("home/.zfunc/_a2c")).unwrap();
     assert!(zsh.starts_with("#compdef a2c"), "{zsh}");
-    assert!(t.path("home/.local/share/man/man1/a2c.1").is_file());
+    assert!(t.path("home/.cargo/share/man/man1/a2c.1").is_file());
+    if !std::path::Path::new("/usr/bin/man").exists() {
+        return crate::common::require_program("man (man-db)");
+    }
+    let found = std::process::Command::new("man")
+        .args(["-w", "a2c"])
+        .env("PATH", &path)
+        .env("HOME", t.path("home"))
+        .env_remove("MANPATH")
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&found.stdout);
+    assert!(
+        found.trim().ends_with("home/.cargo/bin/../share/man/man1/a2c.1")
+            || found.contains(".cargo/share/man/man1/a2c.1"),
+        "man -w a2c: {found}"
+    );
 }
 
 /// Every `A2C_…` variable the README, docs/ and registry-spec/ name is one a2c reads (listed in

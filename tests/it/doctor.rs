@@ -672,3 +672,68 @@ fn deep_finds_a_directory_the_tree_digest_does_not_cover() {
     follow_hint(&t, "store-tree-modified", &["--deep"]);
     assert!(!dir.join("planted").exists());
 }
+
+/// A clone of a superbuild made without its submodules has no members: doctor fails with
+/// `member-missing` for each (never "healthy"), `install --locked` says members may be missing
+/// before it says to re-lock, and the hint, run as printed, brings them; a member the marker
+/// names by its path that is not there is missing too.
+#[test]
+fn a_clone_without_its_members_is_not_healthy() {
+    let t = TestContext::new();
+    t.superbuild("origin", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.publish("reg", "1.0.0", "tar.gz");
+    for m in ["app", "lib"] {
+        t.canonical_repo(&format!("origin/p/{m}"), "1.0.0");
+        t.commit_all(&format!("origin/p/{m}"));
+        let url = t.path(&format!("origin/p/{m}")).display().to_string();
+        crate::common::git(&t.path("origin"), &["submodule", "add", "-q", &url, &format!("p/{m}")]);
+    }
+    t.run("origin", &["lock"]).success();
+    t.commit_all("origin");
+    // Local paths as submodule URLs need this (a team's remotes do not).
+    let allow = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "protocol.file.allow"),
+        ("GIT_CONFIG_VALUE_0", "always"),
+    ];
+    let origin = t.path("origin").display().to_string();
+    let clone = std::process::Command::new("git")
+        .args(["clone", "-q", &origin])
+        .arg(t.path("w"))
+        .status()
+        .unwrap();
+    assert!(clone.success());
+    let (code, found, doc) = codes(&t, &[]);
+    assert_eq!(code, 1, "{doc}");
+    assert!(found.contains("member-missing"), "{found:?}");
+    let missing: Vec<_> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "member-missing")
+        .collect();
+    assert_eq!(missing.len(), 2, "{doc}");
+    let run = t.run("w", &["install", "--locked"]);
+    run.fails_with(&["no member needs", "if members are missing on this machine"]);
+    let hint = missing[0]["hint"].as_str().unwrap();
+    let command = hint
+        .strip_prefix("run `")
+        .and_then(|h| h.split('`').next())
+        .unwrap_or_else(|| panic!("{hint}"))
+        .replace("[TMP]", &t.root.display().to_string());
+    let mut bash = t.bash("w", &command);
+    let out = bash.envs(allow).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    t.run("w", &["install", "--locked"]).success();
+    let (code, found, doc) = codes(&t, &[]);
+    assert!(!found.contains("member-missing"), "{doc}");
+    assert_eq!(code, 0, "{doc}");
+    // A member named by its path in the marker, absent.
+    t.write(
+        "w/.tools/esys/a2c/workspace.yaml",
+        "schema_version: 1\nmembers: [p/app, p/lib, p/gone]\nregistry: ../reg\n",
+    );
+    let (_, found, doc) = codes(&t, &[]);
+    assert!(found.contains("member-missing"), "{found:?}");
+    assert!(doc.to_string().contains("names the member `p/gone`"), "{doc}");
+}

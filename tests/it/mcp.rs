@@ -563,3 +563,35 @@ fn a_directory_swapped_for_a_link_mid_read_serves_nothing_outside() {
     assert_eq!(outside_served, 0, "the outside file was served ({served} reads served)");
     assert!(served > 0, "some reads found the real file");
 }
+
+/// A server started in a member answers `resolve {"path": "."}` for that member (a relative
+/// path is taken from where the server was started, as a shell's is), never for W with an
+/// `adopt` hint; at W, "." is W, which is no member, and says so.
+#[test]
+fn resolve_dot_is_the_repository_the_server_started_in() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    t.run("w", &["install"]).success();
+    let call = |raw: &mut Raw| {
+        raw.send(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"resolve","arguments":{"path":"."}}}"#,
+        );
+        raw.recv()
+    };
+    let mut raw = Raw::start(t.cmd("w/p/app").arg("mcp"));
+    raw.initialize();
+    let answer = call(&mut raw);
+    let doc = &answer["result"]["structuredContent"];
+    assert_eq!(doc["write_contract"], "1.0.0", "{answer}");
+    assert!(doc["repo"].as_str().unwrap().ends_with("w/p/app"), "{answer}");
+    assert!(doc["root"].as_str().unwrap().ends_with("1.0.0"), "{answer}");
+    let mut raw = Raw::start(t.cmd("w").arg("mcp"));
+    raw.initialize();
+    let answer = call(&mut raw);
+    let text = answer.to_string();
+    assert!(
+        text.contains("is the superbuild's root, not one of its members"),
+        "{text}"
+    );
+    assert!(!text.contains("a2c adopt"), "{text}");
+}

@@ -395,6 +395,12 @@ fn offline_dry_run_hint_applies_the_plan_as_printed() {
     applied.success();
     assert!(applied.stderr.contains("applied plan sha256:"), "{}", applied.stderr);
     assert!(t.path("r/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    // docs/migration.md's review: each move shows as R100 in `git show --name-status`.
+    let shown = git(&t.path("r"), &["show", "--name-status", "--format=", "HEAD"]);
+    assert!(
+        shown.contains("R100\t.a2c/config.yaml\t.tools/esys/a2c/config.yaml"),
+        "{shown}"
+    );
 }
 
 /// `--approve` records the user's approval for an agent, so it runs only at a terminal: from a
@@ -1202,4 +1208,25 @@ fn a_dry_run_never_extracts_a_bundle_whose_digest_is_not_the_locked_one() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("is not known until its bundle is fetched"), "{stderr}");
     assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0, "nothing left in TMPDIR");
+}
+
+/// A target the registry lacks (a typo): the hint offers only versions a migration from the
+/// contract may take — never an older one, which would be refused next as a downgrade — and
+/// the one it offers works.
+#[test]
+fn a_typo_in_the_target_hints_only_versions_it_may_take() {
+    let t = TestContext::new();
+    let reg = legacy_repo(&t);
+    let env = [("A2C_REGISTRY", reg.as_str())];
+    t.write(
+        "r/.a2c/adoption.yaml",
+        "tool_version: v1.1.0\nmethod_ref: v1.1.0\ndelivery: submodule\n",
+    );
+    git(&t.path("r"), &["commit", "-qam", "1.1.0"]);
+    let run = t.run_env("r", &["migrate", "version", "--to", "2.1.0", "--dry-run"], &env);
+    run.fails_with(&["version 2.1.0 is not in the registry"]);
+    let hint = run.stderr.lines().find_map(|l| l.strip_prefix("hint: ")).unwrap();
+    assert!(hint.starts_with("the registry has 2.0.0:"), "{hint}");
+    t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--dry-run"], &env)
+        .success();
 }

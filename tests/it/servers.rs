@@ -106,6 +106,17 @@ fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_tim
         "no empty .partial is left: {:?}",
         t.listing("cache/bundles")
     );
+    // A hung server (it stalls every time): tried twice, not six times, and the hint says the
+    // server does not answer before it says to raise the timeout.
+    let since = server.count_of(B1);
+    server.fault(B1, &[Fault::Stall(10), Fault::Stall(10), Fault::Stall(10)]);
+    let run = t.run_env(
+        "r",
+        &["install"],
+        &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "5")],
+    );
+    run.fails_with(&["stalled", "check that it is up and answering"]);
+    assert_eq!(server.count_of(B1) - since, 2, "{}", run.stderr);
 }
 
 #[test]

@@ -25,6 +25,40 @@ use resolution::*;
 use store::*;
 use tool_state::*;
 
+/// Members the superbuild expects that are not on this machine: a submodule W records (a
+/// gitlink) that the marker selects and that is not checked out, and a member the marker names
+/// by its path that is no repository here. A clone without its members otherwise looks healthy,
+/// and the lock's pins look unused.
+fn missing_members(ws: &crate::workspace::Workspace, members: &[Member], out: &mut Vec<Finding>) {
+    let found = |rel: &str| members.iter().any(|m| m.path == ws.root.join(rel));
+    for rel in crate::util::git::gitlinks(&ws.root) {
+        if ws.marker.selects(&rel) && !found(&rel) && !ws.root.join(&rel).join(".git").exists() {
+            out.push(finding(
+                Code::MemberMissing,
+                Some(ws.root.join(&rel)),
+                None,
+                format!("the superbuild records `{rel}` as a submodule, but it is not checked out here"),
+                format!(
+                    "run `git -C {} submodule update --init --recursive`, then `a2c install`",
+                    crate::util::text::shell_quoted(&ws.root)
+                ),
+            ));
+        }
+    }
+    for rel in ws.marker.named_members() {
+        let path = ws.root.join(rel);
+        if !found(rel) && !path.join(".git").exists() {
+            out.push(finding(
+                Code::MemberMissing,
+                Some(path.clone()),
+                None,
+                format!("the workspace marker names the member `{rel}`, but `{}` is no repository here", path.display()),
+                "clone that repository there (or check it out as the superbuild's submodule), or drop it from the marker's `members:`",
+            ));
+        }
+    }
+}
+
 /// What one doctor run learns once and every member shares: each store version's check, and
 /// the newest a2c each resolved root's manifest asks for.
 #[derive(Default)]
@@ -99,8 +133,9 @@ pub fn run(
                 .push(m.path.clone());
         }
     }
-    if let Some(ws) = &ws_root {
-        workspace_ai_rules(ws, &mut out);
+    if let Some(ws) = &ctx.workspace {
+        workspace_ai_rules(&ws.root, &mut out);
+        missing_members(ws, members, &mut out);
     }
     // A nested superbuild whose marker cannot be read: every command inside it fails closed,
     // so the outer doctor says so (the walk does not enter it).

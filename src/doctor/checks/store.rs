@@ -43,8 +43,8 @@ pub(super) fn lock_findings(
                 Code::LockUnusedEntry,
                 None,
                 Some(entry.version.clone()),
-                format!("`{}` locks {} but no member pins it", path.display(), entry.version),
-                "run `a2c lock` to drop it",
+                format!("`{}` locks {} but no member here pins it", path.display(), entry.version),
+                "if members are missing on this machine (a clone without them: bring them first, e.g. `git submodule update --init --recursive`), the lock is right; otherwise run `a2c lock` to drop it",
             ));
         }
     }

@@ -55,6 +55,31 @@ impl MigrateSettings {
     }
 }
 
+/// A target the registry lacks (a typo): the versions its hint offers are only those a
+/// migration from `from` may take — newer ones, unless `--allow-downgrade` — so that the
+/// version picked from it is not refused next as a downgrade.
+fn newer_only(e: OpsError, from: &MethodVersion, settings: &MigrateSettings) -> OpsError {
+    match e {
+        OpsError::Registry(crate::registry::RegistryError::NotPublished {
+            version,
+            location,
+            available,
+            pinned_by,
+            other,
+        }) if !settings.allow_downgrade && available.iter().any(|v| v > from) => {
+            crate::registry::RegistryError::NotPublished {
+                available: available.iter().filter(|v| *v > from).cloned().collect(),
+                version,
+                location,
+                pinned_by,
+                other,
+            }
+            .into()
+        }
+        other => other,
+    }
+}
+
 /// Refuses a reviewed (or approved) digest that is not the plan's now, naming what changed.
 fn reviewed_is(reviewed: &str, now: &migrate::digest::PlanDigest, repos: &[&Path]) -> Result<(), MigrateError> {
     if reviewed == now.id() {
@@ -95,7 +120,8 @@ pub fn migrate(
         // the same way; only the download of a bundle that is nowhere local is left out.
         let Resolved {
             entry, added, requires, ..
-        } = resolve(session, ctx, &to, settings, from_dir.as_deref(), None)?;
+        } = resolve(session, ctx, &to, settings, from_dir.as_deref(), None)
+            .map_err(|e| newer_only(e, &from, settings))?;
         let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
         let digest = migrate::digest::digest(&repo, &plan, &entry);
@@ -138,7 +164,8 @@ pub fn migrate(
         &others,
     )?;
     let result = (|| -> Result<MigrateOutcome, OpsError> {
-        let (installed, added) = ensure_installed(session, ctx, &to, settings, from_dir.as_deref(), reporter)?;
+        let (installed, added) = ensure_installed(session, ctx, &to, settings, from_dir.as_deref(), reporter)
+            .map_err(|e| newer_only(e, &from, settings))?;
         crate::testhook::fail_point(crate::testhook::MIGRATE_AFTER_INSTALL).map_err(MigrateError::Injected)?;
         let manifest = MethodManifest::read_tree(&installed)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
