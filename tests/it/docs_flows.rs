@@ -15,7 +15,7 @@ fn blocks(page: &str, lang: &str) -> Vec<(String, bool)> {
     let mut rest = page;
     while let Some(at) = rest.find(&fence) {
         let before = rest[..at].trim_end().lines().last().unwrap_or_default();
-        let skipped = before.starts_with("<!-- not run by the test");
+        let skipped = before.trim_start().starts_with("<!-- not run by the test");
         let start = at + fence.len();
         let end = rest[start..].find("```").expect("the block ends") + start;
         out.push((rest[start..end].to_string(), skipped));
@@ -254,4 +254,72 @@ fn every_variable_the_docs_name_is_one_a2c_reads() {
     }
     assert!(pages.len() > 10, "{pages:?}");
     assert!(wrong.is_empty(), "named by the docs, read by no a2c: {wrong:?}");
+}
+
+/// docs/offline.md's blocks, as printed, in a superbuild: offline from the cache; then vendor;
+/// then, with the registry, the cache and the store gone (the air-gapped machine), the install
+/// from the vendored directory.
+#[test]
+fn offline_page_runs_as_printed() {
+    let page = include_str!("../../docs/offline.md");
+    let sh = blocks(page, "sh");
+    assert_eq!(sh.len(), 3, "docs/offline.md: from the cache, vendor, install from DIR");
+    let t = TestContext::new();
+    t.standard_superbuild();
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    let step = |text: &str| {
+        let out = t.bash("w", text).output().unwrap();
+        assert!(
+            out.status.success(),
+            "docs/offline.md `{text}` failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    step(&sh[0].0);
+    step(&sh[1].0);
+    for gone in ["reg", "w/.tools_local"] {
+        fs_err::remove_dir_all(t.path(gone)).unwrap();
+    }
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    step(&sh[2].0);
+    for v in ["1.0.0", "1.1.0", "2.0.0"] {
+        assert!(
+            t.path(&format!("w/.tools_local/esys/a2c/{v}/a2c-method.toml"))
+                .is_file(),
+            "{v}"
+        );
+    }
+}
+
+/// Every `sh` block of docs/registries.md runs here unless it names your own hosts (each such
+/// block says so, and docs/hosting.md's recipes run those flows on loopback): the signing
+/// block, as printed — a key, a signed publish, a re-sign — and the key it prints is one a
+/// workspace can pin.
+#[test]
+fn registries_page_local_blocks_run_as_printed() {
+    let page = include_str!("../../docs/registries.md");
+    let local: Vec<String> = blocks(page, "sh")
+        .into_iter()
+        .filter(|(_, skipped)| !skipped)
+        .map(|(text, _)| text)
+        .collect();
+    assert_eq!(local.len(), 1, "{local:?}");
+    let t = TestContext::new();
+    t.method_tree("home/work/method-1.4.0", "1.4.0");
+    let out = t
+        .bash("home/work", &local[0])
+        .env("A2C_KEY_PASSWORD", "the test's password")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = stdout.lines().next().unwrap_or_default().trim().to_string();
+    assert!(t.path("home/work/registry/index/esys/a2c.json.minisig").is_file());
+    t.superbuild(
+        "w",
+        &format!("members: [\"p/*\"]\nregistry: ../home/work/registry\ntrusted_keys: [\"{key}\"]\n"),
+    );
+    t.canonical_repo("w/p/app", "1.4.0");
+    t.run("w", &["lock"]).success();
 }
