@@ -22,7 +22,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+    ReadResourceResult, Resource, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -239,7 +239,7 @@ impl ServerHandler for Server {
         )
         .with_server_info(Implementation::new("a2c", crate::A2C_VERSION))
         .with_instructions(
-            "a2c serves the A2C method of this workspace. Call `resolve` with a path to learn its repository's write contract and method asset root; read the method's files as resources a2c://method/{repo}/-/{path} (the version that repository is bound to, never another); never take W/tools/ai-rules for the method; author only under the write contract's rules.",
+            "a2c serves the A2C method of this workspace. Call `resolve` with a path to learn its repository's write contract and method asset root; read the method's files as resources a2c://method/{+repo}/-/{+path} (percent-encoded; the version that repository is bound to, never another); never take W/tools/ai-rules for the method; author only under the write contract's rules.",
         )
     }
 
@@ -295,13 +295,16 @@ impl ServerHandler for Server {
                         .flat_map(|r| {
                             resources::files(r).into_iter().map(move |(uri, path, size)| {
                                 let version = r.contract.as_ref().map(ToString::to_string).unwrap_or_default();
-                                Resource::new(uri, format!("{}: {path}", r.relative))
+                                let resource = Resource::new(uri, format!("{}: {path}", r.relative))
                                     .with_description(format!(
                                         "{path} of method {version}, the write contract of `{}`",
                                         r.relative
                                     ))
-                                    .with_mime_type(resources::mime(&path))
-                                    .with_size(size)
+                                    .with_size(size);
+                                match resources::mime(&path) {
+                                    Some(mime) => resource.with_mime_type(mime),
+                                    None => resource,
+                                }
                             })
                         })
                         .collect::<Vec<_>>(),
@@ -324,7 +327,7 @@ impl ServerHandler for Server {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new(resources::TEMPLATE, "method file")
-                .with_description("A file below the method asset root of {repo}'s write contract; {repo} is the repository's path relative to W (`.` for W itself)"),
+                .with_description("A file below the method asset root of {repo}'s write contract; {repo} is the repository's path relative to W (`.` for W itself), {path} the file's below the tree; both percent-encoded as RFC 6570 reserved expansion writes them, decoded once"),
         ]))
     }
 
@@ -339,16 +342,7 @@ impl ServerHandler for Server {
             .blocking(move |inner| resources::read(&inner.scope, &asked))
             .await?;
         match read {
-            Ok((_, text)) => {
-                let path = resources::parse(&uri).map(|(_, p)| p).unwrap_or_default();
-                let contents = ResourceContents::TextResourceContents {
-                    uri,
-                    mime_type: Some(resources::mime(&path).into()),
-                    text,
-                    meta: None,
-                };
-                Ok(ReadResourceResult::new(vec![contents]).into())
-            }
+            Ok((path, bytes)) => Ok(ReadResourceResult::new(vec![resources::contents(uri, &path, bytes)]).into()),
             Err(why) => Err(ErrorData::resource_not_found(
                 why,
                 Some(

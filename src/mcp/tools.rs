@@ -176,15 +176,17 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
 
 /// A tool's failure as the caller sees it: a2c's error document, as `--json` prints it
 /// (docs/json/error.schema.json).
+/// An error result, as the specification has a tool report a failure: `isError` with a2c's
+/// error document (docs/json/error.schema.json) as its text content. It carries no
+/// `structuredContent`: that must conform to the tool's `outputSchema`, the command's document,
+/// and a strict client (the TypeScript SDK) rejects one that does not, hiding the message.
 fn failure(code: &str, message: impl Into<String>, hint: impl Into<String>) -> CallToolResult {
     let doc = json!({
         "schema": crate::JSON_SCHEMA,
         "error": {"code": code, "message": message.into(), "causes": [], "hint": hint.into()},
         "exit": 1,
     });
-    let mut result = CallToolResult::error(vec![ContentBlock::text(doc.to_string())]);
-    result.structured_content = Some(doc);
-    result
+    CallToolResult::error(vec![ContentBlock::text(doc.to_string())])
 }
 
 /// A document as `--json` prints it: with its `schema`.
@@ -358,9 +360,8 @@ fn resolve(scope: &Scope, args: &JsonObject) -> CallToolResult {
                         "causes": [],
                         "hint": crate::util::hint::Hint::hint(&e),
                     });
-                    let mut result = CallToolResult::error(vec![ContentBlock::text(doc.to_string())]);
-                    result.structured_content = Some(doc);
-                    result
+                    // Text only: with `error` added it is no longer the declared document.
+                    CallToolResult::error(vec![ContentBlock::text(doc.to_string())])
                 }
             }
         }
@@ -436,7 +437,11 @@ fn command(env: &Env<'_>, dir: &Path, args: &[&str]) -> CallToolResult {
         true => CallToolResult::success(content),
         false => CallToolResult::error(content),
     };
-    result.structured_content = Some(doc);
+    // The command's own document (a doctor report whose findings fail, too) conforms to the
+    // tool's output schema; an error document does not, and stays text only (see `failure`).
+    if doc.get("error").is_none() && doc.get("output").is_none() {
+        result.structured_content = Some(doc);
+    }
     result
 }
 

@@ -117,7 +117,7 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
         !resources.iter().any(|u| u.contains("/p/new/") || u.contains(".a2c-")),
         "{resources:?}"
     );
-    assert_eq!(r["templates"], json!(["a2c://method/{repo}/-/{path}"]));
+    assert_eq!(r["templates"], json!(["a2c://method/{+repo}/-/{+path}"]));
     let prompts: Vec<&str> = r["prompts"]
         .as_array()
         .unwrap()
@@ -149,32 +149,21 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     );
     let new = &r["resolve:{\"path\": \"p/new\"}"];
     assert!(new["is_error"].as_bool().unwrap(), "{r}");
+    // The resolution (`root` null) with why, as text: no longer the declared document, so
+    // no structured content.
+    let said: Value = serde_json::from_str(new["text"][0].as_str().unwrap()).unwrap();
     assert!(
-        new["structured"]["root"].is_null()
-            && new["structured"]["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("3.0.0"),
+        new["structured"].is_null()
+            && said["root"].is_null()
+            && new["error"]["message"].as_str().unwrap().contains("3.0.0"),
         "{r}"
     );
     let outside = &r["resolve:{\"path\": \"../outside\"}"];
     assert!(outside["is_error"].as_bool().unwrap(), "{r}");
-    assert!(
-        outside["structured"]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("`..`"),
-        "{r}"
-    );
+    assert!(outside["error"]["message"].as_str().unwrap().contains("`..`"), "{r}");
     let escape = &r["resolve:{\"path\": \"p/escape\"}"];
     assert!(escape["is_error"].as_bool().unwrap(), "{r}");
-    assert!(
-        escape["structured"]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("link"),
-        "{r}"
-    );
+    assert!(escape["error"]["message"].as_str().unwrap().contains("link"), "{r}");
     assert!(!r["list"]["is_error"].as_bool().unwrap(), "{r}");
     assert!(r["list"]["structured"]["versions"].is_array(), "{r}");
     assert!(r["doctor"]["structured"]["findings"].is_array(), "{r}");
@@ -187,10 +176,12 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     );
     for writing in ["install", "migrate_apply"] {
         assert!(r[writing]["is_error"].as_bool().unwrap(), "{writing}: {r}");
-        crate::cli_surface::validate("error", &r[writing]["structured"]);
-        assert_eq!(r[writing]["structured"]["error"]["code"], "read-only", "{writing}: {r}");
+        assert!(r[writing]["structured"].is_null(), "{writing}: {r}");
+        let doc: Value = serde_json::from_str(r[writing]["text"][0].as_str().unwrap()).unwrap();
+        crate::cli_surface::validate("error", &doc);
+        assert_eq!(r[writing]["error"]["code"], "read-only", "{writing}: {r}");
         assert!(
-            r[writing]["structured"]["error"]["hint"]
+            r[writing]["error"]["hint"]
                 .as_str()
                 .unwrap()
                 .contains("a2c mcp --allow-write")
@@ -251,13 +242,8 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
     // approves it in a terminal, with the command the hint gives; the agent's own run of that
     // command (no terminal) is refused.
     assert!(r["apply_unapproved"]["is_error"].as_bool().unwrap(), "{r}");
-    assert_eq!(
-        r["apply_unapproved"]["structured"]["error"]["code"], "not-approved",
-        "{r}"
-    );
-    let unapproved = r["apply_unapproved"]["structured"]["error"]["message"]
-        .as_str()
-        .unwrap();
+    assert_eq!(r["apply_unapproved"]["error"]["code"], "not-approved", "{r}");
+    let unapproved = r["apply_unapproved"]["error"]["message"].as_str().unwrap();
     assert!(unapproved.contains("has not approved the plan"), "{r}");
     assert!(
         r["record_after_unapproved"]
@@ -561,7 +547,15 @@ fn a_directory_swapped_for_a_link_mid_read_serves_nothing_outside() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
     assert_eq!(outside_served, 0, "the outside file was served ({served} reads served)");
-    assert!(served > 0, "some reads found the real file");
+    // The swapping over, the real file reads.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 401, "method": "resources/read",
+                "params": {"uri": "a2c://method/p/app/-/rules/core.md"}})
+        .to_string(),
+    );
+    let answer = raw.recv();
+    let text = answer["result"]["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(!text.is_empty() && !text.contains("OUTSIDE"), "{answer}");
 }
 
 /// A server started in a member answers `resolve {"path": "."}` for that member (a relative
@@ -594,4 +588,153 @@ fn resolve_dot_is_the_repository_the_server_started_in() {
         "{text}"
     );
     assert!(!text.contains("a2c adopt"), "{text}");
+}
+
+/// The TypeScript SDK's `node_modules` (installed by `.ci/run`), or `None` after the SKIPPED
+/// line.
+fn typescript_sdk() -> Option<std::path::PathBuf> {
+    let modules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-node/node_modules");
+    let ok = modules.join("@modelcontextprotocol/sdk/package.json").is_file()
+        && Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !ok {
+        require_program(
+            "node and the TypeScript MCP SDK in target/ci-node (npm install @modelcontextprotocol/sdk; .ci/run does it)",
+        );
+        return None;
+    }
+    Some(modules)
+}
+
+/// A superbuild whose `p/app` pins 1.0.0, installed, its tree holding a binary file and names
+/// with a space, `%`, non-ASCII and one that only looks encoded; `p/web` pins 2.0.0, which is
+/// not installed.
+fn rich_superbuild(t: &TestContext) {
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    fs_err::create_dir_all(t.path("trees/1.0.0/templates")).unwrap();
+    fs_err::write(t.path("trees/1.0.0/templates/logo.png"), PNG).unwrap();
+    for (name, text) in [
+        ("with space.md", "spaced\n"),
+        ("100%.md", "a hundred\n"),
+        ("café.md", "coffee\n"),
+        ("with%20space.md", "literally percent-two-zero\n"),
+    ] {
+        t.write(&format!("trees/1.0.0/rules/{name}"), text);
+    }
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
+    for (m, v) in [("app", "1.0.0"), ("web", "2.0.0")] {
+        t.canonical_repo(&format!("w/p/{m}"), v);
+        t.write(&format!("w/p/{m}/.gitignore"), ".tools_local/\n");
+        t.commit_all(&format!("w/p/{m}"));
+    }
+    t.run("w", &["lock"]).success();
+    t.run("w", &["install"]).success();
+    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/2.0.0")).unwrap();
+}
+
+/// The first bytes of a PNG: not UTF-8.
+const PNG: &[u8] =
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89";
+
+/// Through the official TypeScript SDK, which is stricter than the Python SDK: every tool,
+/// the failing ones included, answers a result the SDK accepts and can show (a2c's error
+/// document with its hint, never "Structured content does not match"); a binary file reads as
+/// a base64 blob with its MIME type; the template, expanded by the SDK itself, reaches every
+/// file; listed URIs are RFC 3986 URIs that read as they are; and a name that only looks
+/// encoded is another file than the one it looks like.
+#[test]
+fn the_typescript_sdk_gets_every_tool_resource_and_prompt() {
+    let Some(modules) = typescript_sdk() else { return };
+    let t = TestContext::new();
+    rich_superbuild(&t);
+    let mut cmd = Command::new("node");
+    t.environment(&mut cmd);
+    let out = cmd
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.mjs"))
+        .arg(&modules)
+        .arg(env!("CARGO_BIN_EXE_a2c"))
+        .arg(t.path("w"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(r["server"]["name"], "a2c", "{r}");
+    // Every call is a result the SDK took: successes structured, failures a2c's own words.
+    for (name, call) in r["calls"].as_object().unwrap() {
+        assert!(call.get("threw").is_none(), "{name}: the SDK threw: {call}");
+    }
+    for name in ["workspace", "resolve", "list", "outdated", "migrate_plan"] {
+        let call = &r["calls"][name];
+        assert!(
+            !call["is_error"].as_bool().unwrap() && call["structured"].is_object(),
+            "{name}: {call}"
+        );
+    }
+    for (name, words) in [
+        ("resolve_not_installed", "no method asset root for version 2.0.0"),
+        ("resolve_no_such_version", "9.9.9"),
+        ("migrate_plan_unpublished", "version 9.9.9 is not in the registry"),
+        ("install_read_only", "this server is read-only"),
+    ] {
+        let call = &r["calls"][name];
+        assert!(call["is_error"].as_bool().unwrap(), "{name}: {call}");
+        assert!(
+            call["error"]["message"].as_str().unwrap().contains(words),
+            "{name}: {call}"
+        );
+        assert!(call["error"]["hint"].is_string(), "{name}: {call}");
+    }
+    assert_eq!(r["templates"], json!(["a2c://method/{+repo}/-/{+path}"]));
+    let by_path = |path: &str| {
+        r["through_template"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["path"] == path)
+            .unwrap_or_else(|| panic!("{path}: {r}"))
+            .clone()
+    };
+    let core = by_path("rules/core.md");
+    assert_eq!(
+        (core["mime"].as_str(), core["text"].is_string()),
+        (Some("text/markdown"), true),
+        "{core}"
+    );
+    let logo = by_path("templates/logo.png");
+    assert_eq!(logo["mime"], "image/png", "{logo}");
+    use base64::Engine;
+    let blob = base64::engine::general_purpose::STANDARD
+        .decode(logo["blob"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(blob, PNG);
+    for (path, text) in [
+        ("rules/with space.md", "spaced\n"),
+        ("rules/100%.md", "a hundred\n"),
+        ("rules/café.md", "coffee\n"),
+        ("rules/with%20space.md", "literally percent-two-zero\n"),
+    ] {
+        assert_eq!(by_path(path)["text"], text, "{path}: {r}");
+    }
+    let listed = r["listed"].as_array().unwrap();
+    assert!(listed.len() >= 8, "{r}");
+    for item in listed {
+        assert_eq!(item["href_same"], true, "{item}");
+        assert!(item["uri"].as_str().unwrap().is_ascii(), "{item}");
+        assert!(item["error"].is_null(), "a listed URI reads: {item}");
+        assert_eq!(item["match"]["repo"], "p/app", "the SDK's own match: {item}");
+    }
+    let spaced = listed.iter().find(|i| i["text"] == "spaced\n").unwrap();
+    assert_eq!(spaced["uri"], "a2c://method/p/app/-/rules/with%20space.md");
+    assert!(r["prompts"].as_array().unwrap().contains(&json!("p/app/review")), "{r}");
+    assert_eq!(r["prompt"], "Review under method 1.0.0.\n", "{r}");
 }

@@ -27,8 +27,15 @@ def dump(model):
 
 def tool_result(result):
     doc = dump(result)
+    text = [c.get("text") for c in doc.get("content", [])]
+    # An error result carries a2c's error document as its first text (never as structured
+    # content, which must conform to the tool's output schema).
+    try:
+        error = json.loads(text[0]).get("error") if text else None
+    except (ValueError, AttributeError):
+        error = None
     return {"is_error": bool(doc.get("isError")), "structured": doc.get("structuredContent"),
-            "text": [c.get("text") for c in doc.get("content", [])]}
+            "text": text, "error": error}
 
 
 async def attempt(coroutine):
@@ -100,7 +107,7 @@ async def write_scenario(session, notes):
     report["apply_unapproved"] = unapproved
     with open(os.path.join(WORKDIR, "p/app/.tools/esys/a2c/adoption.yaml")) as f:
         report["record_after_unapproved"] = f.read()
-    hint = ((unapproved["structured"] or {}).get("error") or {}).get("hint", "")
+    hint = (unapproved["error"] or {}).get("hint", "")
     command = hint.split("(an agent's tools cannot): ", 1)[-1]
     report["approve_command"] = command
     # The agent's own attempt, without a terminal, is refused.
