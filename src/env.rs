@@ -25,7 +25,7 @@
 //! | `A2C_FSYNC` | `0` skips the sync of the store's filesystem before a version is published (scratch machines); default on |
 //! | `A2C_LINK_MODE` | how store versions are placed from the shared tree cache: `clone`, `hardlink` or `copy` (default: the fastest that works) |
 //! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
-//! | `A2C_PROGRESS` | `auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` or `none` |
+//! | `A2C_PROGRESS` | `auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none` |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
 //! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>` |
@@ -122,7 +122,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         "A2C_PROGRESS",
-        "`auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` or `none`",
+        "`auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none`",
     ),
     ("NETRC", "the netrc file (default `~/.netrc`) for credentials by host"),
     (

@@ -18,6 +18,8 @@ pub const MIGRATE_BETWEEN_MEMBERS: &str = "migrate-between-members";
 pub const MIGRATE_RESTORE: &str = "migrate-restore";
 /// `a2c mcp`: before a tool's child command starts (requests held in flight).
 pub const MCP_COMMAND: &str = "mcp-command";
+/// `doctor --deep`: before the installed trees are hashed (a long doctor to cancel).
+pub const DOCTOR_DEEP: &str = "doctor-deep";
 
 /// An injected failure at `name` when `A2C_TEST_HOOK` is `fail:<name>` (test builds only): the
 /// caller treats it as any other error, so its rollback runs.

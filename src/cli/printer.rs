@@ -97,6 +97,14 @@ impl Printer {
         }
     }
 
+    /// A progress line on stderr (not with `-q`; with `--json` only when `A2C_PROGRESS=lines`
+    /// asked for it, which the progress mode decides): stdout keeps the one document.
+    pub fn progress(&self, line: impl AsRef<str>) {
+        if !self.quiet {
+            super::progress::eprint_line(&visible(line.as_ref()));
+        }
+    }
+
     /// A note on stderr: something the user should know that needs nothing done now (not with
     /// `-q` or `--json`, whose document says it).
     pub fn note(&self, line: impl AsRef<str>) {

@@ -69,10 +69,19 @@ enum Mode {
 /// Bars only where someone watches them: a terminal that can draw them, outside CI; plain
 /// lines elsewhere (a log, a pipe, CI), so that long work is never silent until the end.
 fn mode(printer: &Printer) -> Mode {
-    if printer.quiet || printer.json {
+    if printer.quiet {
         return Mode::None;
     }
-    match crate::env::progress().as_deref() {
+    let asked = crate::env::progress();
+    // `--json` keeps stderr quiet too, unless lines are asked for by name (`a2c mcp` does, for
+    // a client's progress): they go to stderr, the document alone to stdout.
+    if printer.json {
+        return match asked.as_deref() {
+            Some("lines") => Mode::Lines,
+            _ => Mode::None,
+        };
+    }
+    match asked.as_deref() {
         Some("none") => return Mode::None,
         Some("lines") => return Mode::Lines,
         Some("auto") | None => {}
@@ -230,7 +239,7 @@ impl Lines {
         let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
         if !started.contains_key(version) {
             started.insert(version.clone(), (std::time::Instant::now(), bytes));
-            printer.status(line);
+            printer.progress(line);
         }
     }
 }
@@ -339,7 +348,7 @@ impl Reporter for ProgressReporter {
         if let Some(l) = &self.lines
             && let Some((at, bytes)) = l.started.lock().unwrap_or_else(|p| p.into_inner()).get(version)
         {
-            self.printer.status(format!(
+            self.printer.progress(format!(
                 "done {version} ({}, {:.2} s)",
                 HumanBytes(*bytes),
                 at.elapsed().as_secs_f64()

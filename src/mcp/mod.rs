@@ -254,7 +254,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !tools::list(true).iter().any(|t| t.name == name) {
@@ -265,11 +265,38 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.unwrap_or_default();
         let in_process = tools::in_process(&name);
+        // Progress the client asked for (a `progressToken`) goes to it from the command's
+        // thread through a channel; a cancellation stops the command.
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<(u64, String)>();
+        let forward = match context.meta.get_progress_token() {
+            Some(token) => {
+                let peer = context.peer.clone();
+                Some(tokio::spawn(async move {
+                    while let Some((done, line)) = progress_rx.recv().await {
+                        let mut note = rmcp::model::ProgressNotificationParam::new(token.clone(), done as f64);
+                        note.message = Some(line);
+                        let _ = peer.notify_progress(note).await;
+                    }
+                }))
+            }
+            None => {
+                progress_rx.close();
+                None
+            }
+        };
+        let wants_progress = forward.is_some();
+        let ct = context.ct.clone();
         let call = move |inner: &Inner| {
+            let cancelled = move || ct.is_cancelled();
+            let progress = move |done: u64, line: &str| {
+                let _ = progress_tx.send((done, line.to_string()));
+            };
             let env = tools::Env {
                 scope: &inner.scope,
                 exe: &inner.exe,
                 allow_write: inner.allow_write,
+                cancelled: &cancelled,
+                progress: wants_progress.then_some(&progress as tools::Progress<'_>),
             };
             tools::call(&env, &name, &args)
         };
@@ -277,6 +304,10 @@ impl ServerHandler for Server {
             true => self.blocking(call).await?,
             false => self.waiting(call).await?,
         };
+        // Every progress notification goes out before the result (the sender is gone now).
+        if let Some(forward) = forward {
+            let _ = forward.await;
+        }
         Ok(result.into())
     }
 

@@ -13,12 +13,21 @@ use serde_json::{Value, json};
 
 use super::scope::Scope;
 
+/// Where a command's progress goes: each version it finished, counted, with its line.
+pub type Progress<'a> = &'a (dyn Fn(u64, &str) + Sync);
+
 /// What a tool call needs from the server.
 pub struct Env<'a> {
     pub scope: &'a Scope,
     /// This a2c binary, run for the tools that are commands.
     pub exe: &'a Path,
     pub allow_write: bool,
+    /// Whether the client cancelled the request (`notifications/cancelled`): a running command
+    /// is then stopped.
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+    /// Where a command's progress goes when the client asked for it (a `progressToken`): each
+    /// version a command finished, counted, with its line.
+    pub progress: Option<Progress<'a>>,
 }
 
 fn schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
@@ -171,11 +180,25 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
             ),
         ));
     }
-    tools.into_iter().map(with_output).collect()
+    tools.into_iter().map(with_output).map(with_title).collect()
 }
 
-/// A tool's failure as the caller sees it: a2c's error document, as `--json` prints it
-/// (docs/json/error.schema.json).
+/// The name a client shows a person for each tool (MCP 2025-06-18 `title`).
+fn with_title(tool: Tool) -> Tool {
+    let title = match tool.name.as_ref() {
+        "workspace" => "Workspace members",
+        "resolve" => "Resolve a repository's method assets",
+        "list" => "Method versions",
+        "outdated" => "Outdated members",
+        "doctor" => "Check the superbuild",
+        "migrate_plan" => "Plan a migration",
+        "install" => "Install the locked versions",
+        "migrate_apply" => "Apply an approved migration",
+        _ => return tool,
+    };
+    tool.with_title(title)
+}
+
 /// An error result, as the specification has a tool report a failure: `isError` with a2c's
 /// error document (docs/json/error.schema.json) as its text content. It carries no
 /// `structuredContent`: that must conform to the tool's `outputSchema`, the command's document,
@@ -405,19 +428,25 @@ fn migrate(env: &Env<'_>, name: &str, args: &JsonObject) -> CallToolResult {
     command(env, &dir, &argv)
 }
 
-/// Runs this a2c with `--json -C dir args`: its JSON document, or its error document.
+/// Runs this a2c with `--json -C dir args`: its JSON document, or its error document. The
+/// command is watched while it runs: stopped (killed) as soon as the client cancels the
+/// request, and, when the client asked for progress, each line it prints as a version is done
+/// (`A2C_PROGRESS=lines`) is passed on as it comes.
 fn command(env: &Env<'_>, dir: &Path, args: &[&str]) -> CallToolResult {
+    use std::io::{BufRead, Read};
     crate::testhook::point(crate::testhook::MCP_COMMAND);
-    let out = std::process::Command::new(env.exe)
+    let spawned = std::process::Command::new(env.exe)
         .arg("--json")
         .arg("-C")
         .arg(dir)
         .args(args)
         .stdin(std::process::Stdio::null())
-        .env("A2C_PROGRESS", "none")
-        .output();
-    let out = match out {
-        Ok(out) => out,
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .env("A2C_PROGRESS", if env.progress.is_some() { "lines" } else { "none" })
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
         Err(e) => {
             return failure(
                 "internal",
@@ -426,14 +455,57 @@ fn command(env: &Env<'_>, dir: &Path, args: &[&str]) -> CallToolResult {
             );
         }
     };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let (mut stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let (status, stdout, stderr) = std::thread::scope(|s| {
+        let out = s.spawn(move || {
+            let mut text = String::new();
+            let _ = stdout.read_to_string(&mut text);
+            text
+        });
+        let err = s.spawn(move || {
+            let (mut kept, mut done) = (Vec::new(), 0);
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.starts_with("installing ") || line.starts_with("done ") {
+                    if line.starts_with("done ")
+                        && let Some(progress) = env.progress
+                    {
+                        done += 1;
+                        progress(done, &line);
+                    }
+                    continue;
+                }
+                kept.push(line);
+            }
+            kept.join("\n")
+        });
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if (env.cancelled)() => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(_) => break None,
+            }
+        };
+        (status, out.join().unwrap_or_default(), err.join().unwrap_or_default())
+    });
+    let Some(status) = status else {
+        return failure(
+            "cancelled",
+            format!("`a2c {}` was stopped: the client cancelled the request", args.join(" ")),
+            "call the tool again when you want its answer",
+        );
+    };
+    let stderr = stderr.trim().to_string();
     let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| json!({"output": stdout.trim()}));
     let mut content = vec![ContentBlock::text(doc.to_string())];
     if !stderr.is_empty() {
         content.push(ContentBlock::text(stderr));
     }
-    let mut result = match out.status.success() {
+    let mut result = match status.success() {
         true => CallToolResult::success(content),
         false => CallToolResult::error(content),
     };
@@ -456,6 +528,7 @@ mod tests {
                 .output_schema
                 .unwrap_or_else(|| panic!("{} has no output schema", tool.name));
             assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+            assert!(tool.title.is_some(), "{} has a title", tool.name);
         }
         let workspace = output_schema("workspace").unwrap();
         assert!(workspace.get("$id").is_none());

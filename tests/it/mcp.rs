@@ -738,3 +738,271 @@ fn the_typescript_sdk_gets_every_tool_resource_and_prompt() {
     assert!(r["prompts"].as_array().unwrap().contains(&json!("p/app/review")), "{r}");
     assert_eq!(r["prompt"], "Review under method 1.0.0.\n", "{r}");
 }
+
+/// Protocol version negotiation: asked for a version a2c supports (each the TypeScript SDK
+/// 1.32 offers: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05), the server answers with that
+/// one; asked for one it does not know, with the newest it supports that has `initialize`.
+#[test]
+fn the_server_answers_the_protocol_version_the_client_asked_for() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    let initialize = |version: &str| {
+        let mut raw = Raw::start(t.cmd("w").arg("mcp"));
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string(),
+        );
+        raw.recv()["result"]["protocolVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        assert_eq!(initialize(version), version);
+    }
+    assert_eq!(initialize("1999-01-01"), "2025-11-25", "the newest with `initialize`");
+}
+
+/// Through the MCP Inspector CLI (`@modelcontextprotocol/inspector-cli`, pinned in .ci/node):
+/// tools/list, tools/call — the failing `resolve` of a repository whose version is not
+/// installed included, the issue's repro, which once ended in "Structured content does not
+/// match" — resources/list and prompts/list each answer what the other clients get.
+#[test]
+fn the_inspector_cli_lists_and_calls_as_the_sdks_do() {
+    let Some(modules) = typescript_sdk() else { return };
+    let cli = modules.join("@modelcontextprotocol/inspector-cli/build/index.js");
+    if !cli.is_file() {
+        return require_program("the MCP Inspector CLI in target/ci-node (.ci/run installs it)");
+    }
+    let t = TestContext::new();
+    rich_superbuild(&t);
+    let w = t.path("w").display().to_string();
+    let inspect = |args: &[&str]| -> Value {
+        let mut cmd = Command::new("node");
+        t.environment(&mut cmd);
+        // It reads `../package.json` relative to its working directory: its own build directory.
+        let out = cmd
+            .current_dir(cli.parent().unwrap())
+            .arg(&cli)
+            .args([env!("CARGO_BIN_EXE_a2c"), "-C", &w, "mcp"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"))
+    };
+    let tools = inspect(&["--method", "tools/list"]);
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["workspace", "resolve", "list", "outdated", "doctor", "migrate_plan"]
+    );
+    assert!(tools["tools"][1]["title"].is_string(), "{tools}");
+    let ok = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "resolve",
+        "--tool-arg",
+        "path=p/app",
+    ]);
+    assert_eq!(ok["structuredContent"]["write_contract"], "1.0.0", "{ok}");
+    let failed = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "resolve",
+        "--tool-arg",
+        "path=p/web",
+    ]);
+    assert_eq!(failed["isError"], true, "{failed}");
+    let doc: Value = serde_json::from_str(failed["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no method asset root for version 2.0.0"),
+        "{doc}"
+    );
+    assert!(doc["error"]["hint"].as_str().unwrap().contains("a2c install"), "{doc}");
+    let resources = inspect(&["--method", "resources/list"]);
+    let uris: Vec<&str> = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&"a2c://method/p/app/-/rules/caf%C3%A9.md"), "{uris:?}");
+    assert!(uris.contains(&"a2c://method/p/app/-/templates/logo.png"), "{uris:?}");
+    let read = inspect(&[
+        "--method",
+        "resources/read",
+        "--uri",
+        "a2c://method/p/app/-/templates/logo.png",
+    ]);
+    assert_eq!(read["contents"][0]["mimeType"], "image/png", "{read}");
+    assert!(read["contents"][0]["blob"].is_string(), "{read}");
+    let prompts = inspect(&["--method", "prompts/list"]);
+    assert_eq!(prompts["prompts"][0]["name"], "p/app/review", "{prompts}");
+}
+
+/// Through the official Rust SDK's own client (`rmcp`, a dev-dependency): the same answers the
+/// TypeScript and Python SDKs get — a failing tool an error result with a2c's error document
+/// and no structured content, a structured success, a binary file as a blob with its MIME type,
+/// a listed percent-encoded name read as it is, and the prompts.
+#[test]
+fn the_rust_sdk_client_agrees() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, ResourceContents};
+    let t = TestContext::new();
+    rich_superbuild(&t);
+    let std_cmd = t.cmd("w");
+    let mut cmd = tokio::process::Command::new(std_cmd.get_program());
+    for (k, v) in std_cmd.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.arg("mcp").current_dir(t.path("w"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+        let client = ().serve(transport).await.expect("initialize");
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(
+            tools.iter().all(|t| t.output_schema.is_some() && t.title.is_some()),
+            "{tools:?}"
+        );
+        let args = |path: &str| serde_json::json!({"path": path}).as_object().unwrap().clone();
+        let ok = client
+            .call_tool(CallToolRequestParams::new("resolve").with_arguments(args("p/app")))
+            .await
+            .unwrap();
+        assert_eq!(ok.is_error, Some(false));
+        assert_eq!(ok.structured_content.as_ref().unwrap()["write_contract"], "1.0.0");
+        let failed = client
+            .call_tool(CallToolRequestParams::new("resolve").with_arguments(args("p/web")))
+            .await
+            .unwrap();
+        assert_eq!(failed.is_error, Some(true));
+        assert!(failed.structured_content.is_none(), "{failed:?}");
+        let text = failed.content[0].as_text().unwrap().text.clone();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert!(doc["error"]["hint"].as_str().unwrap().contains("a2c install"), "{doc}");
+        let resources = client.list_all_resources().await.unwrap();
+        let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+        assert!(
+            uris.contains(&"a2c://method/p/app/-/rules/with%2520space.md"),
+            "{uris:?}"
+        );
+        let read = |uri: &str| {
+            let client = &client;
+            let uri = uri.to_string();
+            async move {
+                client
+                    .read_resource(ReadResourceRequestParams::new(uri))
+                    .await
+                    .unwrap()
+                    .contents
+            }
+        };
+        match &read("a2c://method/p/app/-/templates/logo.png").await[0] {
+            ResourceContents::BlobResourceContents { mime_type, blob, .. } => {
+                use base64::Engine;
+                assert_eq!(mime_type.as_deref(), Some("image/png"));
+                assert_eq!(base64::engine::general_purpose::STANDARD.decode(blob).unwrap(), PNG);
+            }
+            other => panic!("a blob: {other:?}"),
+        }
+        match &read("a2c://method/p/app/-/rules/with%2520space.md").await[0] {
+            ResourceContents::TextResourceContents { text, .. } => assert_eq!(text, "literally percent-two-zero\n"),
+            other => panic!("text: {other:?}"),
+        }
+        let prompts = client.list_all_prompts().await.unwrap();
+        assert_eq!(prompts[0].name, "p/app/review");
+        client.cancel().await.unwrap();
+    });
+}
+
+/// `install` with a `progressToken`: a progress notification for each version as it is done,
+/// counting up, every one before the result.
+#[test]
+fn install_with_a_progress_token_reports_each_version() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    let mut raw = Raw::start(t.cmd("w").args(["mcp", "--allow-write"]));
+    raw.initialize();
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"install","arguments":{},"_meta":{"progressToken":"p1"}}}"#);
+    let mut notes = Vec::new();
+    let result = loop {
+        let message = raw.recv();
+        match message["method"].as_str() {
+            Some("notifications/progress") => notes.push(message["params"].clone()),
+            _ if message["id"] == 7 => break message,
+            _ => {}
+        }
+    };
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    assert_eq!(notes.len(), 2, "one per version: {notes:?}");
+    for (i, note) in notes.iter().enumerate() {
+        assert_eq!(note["progressToken"], "p1", "{note}");
+        assert_eq!(note["progress"].as_f64(), Some((i + 1) as f64), "{note}");
+        assert!(note["message"].as_str().unwrap().starts_with("done "), "{note}");
+    }
+}
+
+/// `notifications/cancelled` for a long `doctor --deep` (held by a test pause in the child)
+/// stops its command: the child process is gone within seconds, and the server keeps serving.
+#[test]
+fn a_cancelled_doctor_stops_its_command() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    t.run("w", &["install"]).success();
+    let w = t.path("w").display().to_string();
+    let mut raw = Raw::start(t.cmd("w").arg("mcp").env("A2C_TEST_HOOK", "pause:doctor-deep"));
+    raw.initialize();
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"doctor","arguments":{"deep":true}}}"#);
+    // The child of this server doing `doctor --deep` in W, by its command line.
+    let children = || {
+        fs_err::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| fs_err::read(e.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&w) && c.contains(" doctor --deep"))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while children() == 0 {
+        assert!(std::time::Instant::now() < deadline, "the doctor never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"the user stopped it"}}"#);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while children() > 0 {
+        assert!(std::time::Instant::now() < deadline, "the cancelled doctor still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#);
+    let answer = loop {
+        let message = raw.recv();
+        if message["id"] == 10 {
+            break message;
+        }
+    };
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+}

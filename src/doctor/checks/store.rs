@@ -130,6 +130,9 @@ pub(super) fn store_findings(
             ));
         }
     }
+    if options.deep {
+        crate::testhook::point(crate::testhook::DOCTOR_DEEP);
+    }
     out.extend(crate::doctor::deep::check(&deep_targets, options.jobs));
     match options.deep {
         true => tree_cache(cache, out),
