@@ -74,7 +74,40 @@ pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveE
     }
     dirs.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
     files.sort_by(|a, b| a.relative.as_bytes().cmp(b.relative.as_bytes()));
+    refuse_folded_collisions(root, dirs.iter().chain(files.iter().map(|f| &f.relative)))?;
     Ok((dirs, files))
+}
+
+/// Refuses two paths of the tree that one case-insensitive or normalizing filesystem (APFS and
+/// HFS+ by default, NTFS) would make one — `Rules/a.md` and `rules/a.md`, an NFC and an NFD
+/// `café.md`, or `Rules/x.md` beside `rules/y.md` (one directory there): such a bundle would
+/// install two trees on two machines from one lock. Install refuses it the same way; every
+/// prefix of each path is compared, as stored (the tree digest is defined on names as stored).
+fn refuse_folded_collisions<'a>(root: &Path, paths: impl Iterator<Item = &'a String>) -> Result<(), ArchiveError> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for path in paths {
+        let mut end = 0;
+        for seg in path.split('/') {
+            end += seg.len();
+            let prefix = &path[..end];
+            match seen.get(&super::policy::fold(prefix)) {
+                Some(other) if *other != prefix => {
+                    return Err(ArchiveError::NotPackable {
+                        path: root.join(prefix),
+                        reason: format!(
+                            "it and `{other}` are one name on a case-insensitive or normalizing filesystem (macOS, Windows): rename one, so that the tree installs the same everywhere"
+                        ),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(super::policy::fold(prefix), prefix);
+                }
+            }
+            end += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Packs `root` into `out` as `format`, every entry under the top-level directory `top`.

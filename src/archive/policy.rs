@@ -66,8 +66,10 @@ pub fn is_root_entry(raw: &[u8]) -> bool {
 
 /// Checks an entry name and returns its normalized segments (`./` prefixes and a trailing `/`
 /// dropped). Refuses absolute paths, `..`, drive letters, UNC prefixes, backslashes, NUL and
-/// control characters, Windows device names, trailing dots or spaces, empty segments, `.git`,
-/// and the receipt's name.
+/// control characters, Windows device names, the characters Windows allows in no name
+/// (`*?"<>|`, and `:`), trailing dots or spaces, segments longer than 255 UTF-16 units (NTFS's
+/// and APFS's limit), empty segments, `.git`, and the receipt's name: a bundle installs the
+/// same tree on every platform, or nowhere.
 pub fn entry_segments(raw: &[u8]) -> Result<Vec<String>, ArchiveError> {
     let Ok(name) = std::str::from_utf8(raw) else {
         return refuse(&String::from_utf8_lossy(raw), "the name is not valid UTF-8");
@@ -97,6 +99,21 @@ pub fn entry_segments(raw: &[u8]) -> Result<Vec<String>, ArchiveError> {
         }
         if seg.contains(':') {
             return refuse(name, format!("segment `{seg}` contains `:`"));
+        }
+        if let Some(c) = seg.chars().find(|c| WINDOWS_FORBIDDEN.contains(*c)) {
+            return refuse(
+                name,
+                format!("segment `{seg}` contains `{c}`, which Windows allows in no file name"),
+            );
+        }
+        if seg.encode_utf16().count() > 255 {
+            return refuse(
+                name,
+                format!(
+                    "a segment of {} UTF-16 units, more than the 255 a name may have on Windows and macOS",
+                    seg.encode_utf16().count()
+                ),
+            );
         }
         if seg.ends_with('.') || seg.ends_with(' ') {
             return refuse(name, format!("segment `{seg}` ends with a dot or space"));
@@ -576,9 +593,12 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// The characters besides `:`, `\\` and `/` that Windows allows in no file name.
+const WINDOWS_FORBIDDEN: &str = "*?\"<>|";
+
 /// The key under which two names collide on a case-insensitive or normalizing filesystem
 /// (macOS, Windows): lower case, Unicode NFC.
-fn fold(name: &str) -> String {
+pub(super) fn fold(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     // ASCII is its own NFC form, and its lower case is ASCII's.
     if name.is_ascii() {
@@ -618,6 +638,11 @@ mod tests {
             (b"a\\b", "backslash"),
             (b"a\0b", "NUL"),
             (b"a\x07b", "control"),
+            (b"a*b.md", "Windows allows in no file name"),
+            (b"dir/what?.md", "Windows allows in no file name"),
+            (b"\"quoted\".md", "Windows allows in no file name"),
+            (b"a<b>.md", "Windows allows in no file name"),
+            (b"pipe|d.md", "Windows allows in no file name"),
             (b"CON", "device"),
             (b"dir/nul.txt", "device"),
             (b"COM1", "device"),
@@ -635,5 +660,9 @@ mod tests {
             let e = entry_segments(raw).unwrap_err().to_string();
             assert!(e.contains(why), "{raw:?}: {e}");
         }
+        // 255 UTF-16 units is the most a name holds (`é` is one unit, two UTF-8 bytes).
+        assert!(entry_segments("é".repeat(255).as_bytes()).is_ok());
+        let e = entry_segments("é".repeat(256).as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("256 UTF-16 units"), "{e}");
     }
 }

@@ -152,6 +152,16 @@ fn common_cases() -> Vec<(&'static str, Vec<Item>, &'static str)> {
             "differ only in case",
         ),
         (
+            "a name Windows refuses (`?`)",
+            vec![m(), f("a2c-1.0.0/what?.md")],
+            "Windows allows in no file name",
+        ),
+        (
+            "a name Windows refuses (`|`, `<`, `>`, `*`, `\"`)",
+            vec![m(), f("a2c-1.0.0/a|b<c>d*e\".md")],
+            "Windows allows in no file name",
+        ),
+        (
             "names equal up to Unicode normalization",
             vec![m(), f("a2c-1.0.0/caf\u{e9}.md"), f("a2c-1.0.0/cafe\u{301}.md")],
             "Unicode normalization",

@@ -1006,3 +1006,46 @@ fn a_cancelled_doctor_stops_its_command() {
     };
     assert!(answer["result"]["tools"].is_array(), "{answer}");
 }
+
+/// The Python SDK on the fixture the TypeScript SDK, the Inspector and rmcp read: the same
+/// answers — error results as a2c's error document without structured content, a binary file
+/// as a blob with its MIME type, every name through the template.
+#[test]
+fn the_python_sdk_agrees_on_the_strict_fixture() {
+    if !sdk() {
+        return;
+    }
+    let t = TestContext::new();
+    rich_superbuild(&t);
+    let r = client(&t, "strict");
+    let ok = &r["calls"]["resolve"];
+    assert!(
+        !ok["is_error"].as_bool().unwrap() && ok["structured"]["write_contract"] == "1.0.0",
+        "{r}"
+    );
+    for name in ["resolve_not_installed", "migrate_plan_unpublished"] {
+        let call = &r["calls"][name];
+        assert!(
+            call["is_error"].as_bool().unwrap() && call["structured"].is_null(),
+            "{name}: {r}"
+        );
+        assert!(call["error"]["hint"].is_string(), "{name}: {r}");
+    }
+    assert_eq!(r["template"], "a2c://method/{+repo}/-/{+path}");
+    let reads = &r["reads"];
+    assert_eq!(reads["templates/logo.png"]["mime"], "image/png", "{r}");
+    use base64::Engine;
+    let blob = base64::engine::general_purpose::STANDARD
+        .decode(reads["templates/logo.png"]["blob"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(blob, PNG);
+    for (path, text) in [
+        ("rules/with space.md", "spaced\n"),
+        ("rules/100%.md", "a hundred\n"),
+        ("rules/café.md", "coffee\n"),
+        ("rules/with%20space.md", "literally percent-two-zero\n"),
+    ] {
+        assert_eq!(reads[path]["text"], text, "{path}: {r}");
+    }
+    assert_eq!(reads["rules/core.md"]["mime"], "text/markdown", "{r}");
+}

@@ -4,6 +4,10 @@ tests/it/mcp.rs. Usage: mcp_client.py A2C WORKDIR SCENARIO; prints one JSON repo
 Scenarios:
   read     a read-only server: every list, every tool, resources of two repositories, hostile
            URIs, the writing tools refused, a change notification after a migrate (the CLI's).
+  strict   the fixture the TypeScript SDK, the Inspector and rmcp read (tests/it/mcp.rs,
+           rich_superbuild): the failing tools as error results, a binary file, names with a
+           space, `%` and non-ASCII through the template (expanded as RFC 6570 reserved
+           expansion does it) and as listed.
   write    a server with --allow-write: install, then migrate_plan, migrate_apply of its
            digest refused until the user approves it in a terminal (the command the refusal's
            hint gives, run under `script`, a pseudo-terminal), then applied.
@@ -122,6 +126,29 @@ async def write_scenario(session, notes):
     return report
 
 
+async def strict_scenario(session, notes):
+    from urllib.parse import quote
+    report = {"calls": {}}
+    for key, name, args in [("resolve", "resolve", {"path": "p/app"}),
+                            ("resolve_not_installed", "resolve", {"path": "p/web"}),
+                            ("migrate_plan_unpublished", "migrate_plan", {"to": "9.9.9", "repo": "p/app"})]:
+        report["calls"][key] = tool_result(await session.call_tool(name, args))
+    template = (await session.list_resource_templates()).resource_templates[0].uri_template
+    report["template"] = template
+    reads = {}
+    for path in ["rules/core.md", "templates/logo.png", "rules/with space.md", "rules/100%.md",
+                 "rules/café.md", "rules/with%20space.md"]:
+        # RFC 6570 reserved expansion, as encodeURI does it.
+        expand = lambda v: quote(v, safe="/;,?:@&=+$-_.!~*'()#")
+        uri = template.replace("{+repo}", expand("p/app")).replace("{+path}", expand(path))
+        got = await attempt(session.read_resource(uri))
+        content = (got.get("ok") or {}).get("contents", [{}])[0]
+        reads[path] = {"uri": uri, "mime": content.get("mimeType"), "text": content.get("text"),
+                       "blob": content.get("blob"), "error": got.get("error")}
+    report["reads"] = reads
+    return report
+
+
 async def main():
     args = ["mcp"] + (["--allow-write"] if SCENARIO == "write" else [])
     # The SDK passes the server only a default environment unless told: the test's own (its
@@ -136,7 +163,7 @@ async def main():
         async with ClientSession(read, write, message_handler=on_message) as session:
             init = await session.initialize()
             report = {"server": dump(init).get("serverInfo")}
-            scenario = read_scenario if SCENARIO == "read" else write_scenario
+            scenario = {"read": read_scenario, "write": write_scenario, "strict": strict_scenario}[SCENARIO]
             report.update(await scenario(session, notes))
     print(json.dumps(report))
 

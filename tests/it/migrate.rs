@@ -310,11 +310,9 @@ fn no_commit_leaves_the_change_staged() {
     );
 }
 
-#[test]
-fn offline_migration_from_a_vendored_directory() {
-    let t = TestContext::new();
-    legacy_repo(&t);
-    // Elsewhere, with network: vendor 2.0.0.
+/// 2.0.0 vendored into `vendor` elsewhere (a repository `src` with network locks it), then,
+/// here, no registry and no cache.
+fn vendored_elsewhere(t: &TestContext) {
     t.git_repo("src");
     t.write(
         "src/.tools/esys/a2c/adoption.yaml",
@@ -323,9 +321,15 @@ fn offline_migration_from_a_vendored_directory() {
     let reg = t.path("reg").display().to_string();
     t.run_env("src", &["lock"], &[("A2C_REGISTRY", &reg)]).success();
     t.run("src", &["vendor", "../vendor"]).success();
-    // Here: no registry, no cache.
     fs_err::remove_dir_all(t.path("reg")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
+}
+
+#[test]
+fn offline_migration_from_a_vendored_directory() {
+    let t = TestContext::new();
+    legacy_repo(&t);
+    vendored_elsewhere(&t);
     let run = t.run(
         "r",
         &[
@@ -358,16 +362,7 @@ fn offline_migration_from_a_vendored_directory() {
 fn offline_dry_run_hint_applies_the_plan_as_printed() {
     let t = TestContext::new();
     legacy_repo(&t);
-    t.git_repo("src");
-    t.write(
-        "src/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 2.0.0\n",
-    );
-    let reg = t.path("reg").display().to_string();
-    t.run_env("src", &["lock"], &[("A2C_REGISTRY", &reg)]).success();
-    t.run("src", &["vendor", "../vendor"]).success();
-    fs_err::remove_dir_all(t.path("reg")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    vendored_elsewhere(&t);
     let dry = t.run(
         "r",
         &[

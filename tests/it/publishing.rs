@@ -83,3 +83,32 @@ fn published_versions_are_immutable_and_yanks_are_reversible() {
     let run = t.run(".", &["yank", "9.9.9", "--registry", "reg"]);
     insta::assert_snapshot!(run.error_transcript());
 }
+
+/// `a2c pack` refuses a tree that would install two ways: two paths one case-insensitive or
+/// normalizing filesystem makes one (macOS, Windows) — naming both — and a name Windows allows
+/// nowhere; nothing is published. Install refuses the same bundles (tests/it/hostile.rs).
+#[test]
+fn pack_refuses_names_that_install_differently_elsewhere() {
+    let t = TestContext::new();
+    for (i, (files, words)) in [
+        (&["rules/Case.md", "rules/case.md"][..], "`rules/Case.md` are one name"),
+        (
+            &["rules/caf\u{e9}.md", "rules/cafe\u{301}.md"],
+            "are one name on a case-insensitive or normalizing filesystem",
+        ),
+        (&["Rules/x.md", "rules/y.md"], "`Rules` are one name"),
+        (&["rules/what?.md"], "Windows allows in no file name"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tree = format!("trees/{i}");
+        t.method_tree(&tree, "1.0.0");
+        for f in files {
+            t.write(&format!("{tree}/{f}"), "x\n");
+        }
+        let run = t.run(".", &["pack", &tree, "--version", "1.0.0", "--registry", "reg"]);
+        run.fails_with(&[words]);
+        assert!(!t.path("reg/index/esys/a2c.json").exists(), "{i}: nothing published");
+    }
+}
