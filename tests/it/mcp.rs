@@ -809,6 +809,23 @@ fn the_inspector_cli_lists_and_calls_as_the_sdks_do() {
         ["workspace", "resolve", "list", "outdated", "doctor", "migrate_plan"]
     );
     assert!(tools["tools"][1]["title"].is_string(), "{tools}");
+    // Every tool, through the Inspector: none ends in a client-side error.
+    for (tool, args, fails) in [
+        ("workspace", &[][..], false),
+        ("list", &[], false),
+        ("outdated", &[], false),
+        ("doctor", &[], true),
+        ("migrate_plan", &["to=2.0.0", "repo=p/app"], false),
+        ("migrate_plan", &["to=9.9.9", "repo=p/app"], true),
+    ] {
+        let mut argv = vec!["--method", "tools/call", "--tool-name", tool];
+        for a in args {
+            argv.extend(["--tool-arg", a]);
+        }
+        let r = inspect(&argv);
+        assert_eq!(r["isError"].as_bool().unwrap_or(false), fails, "{tool} {args:?}: {r}");
+        assert!(r["content"][0]["text"].is_string(), "{tool}: {r}");
+    }
     let ok = inspect(&[
         "--method",
         "tools/call",
@@ -904,6 +921,34 @@ fn the_rust_sdk_client_agrees() {
         let text = failed.content[0].as_text().unwrap().text.clone();
         let doc: Value = serde_json::from_str(&text).unwrap();
         assert!(doc["error"]["hint"].as_str().unwrap().contains("a2c install"), "{doc}");
+        // Every tool: the successes structured, the failures a2c's error document as text.
+        let obj = |v: Value| v.as_object().unwrap().clone();
+        for (name, arguments, fails) in [
+            ("workspace", json!({}), false),
+            ("list", json!({}), false),
+            ("outdated", json!({}), false),
+            ("doctor", json!({}), true),
+            ("migrate_plan", json!({"to": "2.0.0", "repo": "p/app"}), false),
+            ("migrate_plan", json!({"to": "9.9.9", "repo": "p/app"}), true),
+            ("resolve", json!({"path": "p/app", "version": "9.9.9"}), true),
+            ("install", json!({}), true),
+        ] {
+            let r = client
+                .call_tool(CallToolRequestParams::new(name).with_arguments(obj(arguments.clone())))
+                .await
+                .unwrap();
+            assert_eq!(r.is_error, Some(fails), "{name} {arguments}: {r:?}");
+            let text: Value = serde_json::from_str(&r.content[0].as_text().unwrap().text).unwrap();
+            match (fails, name) {
+                // doctor's failing report is its own document: structured, and it conforms.
+                (true, "doctor") => assert!(r.structured_content.is_some(), "{r:?}"),
+                (true, _) => assert!(
+                    r.structured_content.is_none() && text["error"]["hint"].is_string(),
+                    "{name}: {r:?}"
+                ),
+                (false, _) => assert!(r.structured_content.is_some(), "{name}: {r:?}"),
+            }
+        }
         let resources = client.list_all_resources().await.unwrap();
         let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
         assert!(
@@ -929,9 +974,25 @@ fn the_rust_sdk_client_agrees() {
             }
             other => panic!("a blob: {other:?}"),
         }
-        match &read("a2c://method/p/app/-/rules/with%2520space.md").await[0] {
-            ResourceContents::TextResourceContents { text, .. } => assert_eq!(text, "literally percent-two-zero\n"),
-            other => panic!("text: {other:?}"),
+        for (uri, expected) in [
+            (
+                "a2c://method/p/app/-/rules/with%2520space.md",
+                "literally percent-two-zero\n",
+            ),
+            ("a2c://method/p/app/-/rules/with%20space.md", "spaced\n"),
+            ("a2c://method/p/app/-/rules/100%25.md", "a hundred\n"),
+            ("a2c://method/p/app/-/rules/caf%C3%A9.md", "coffee\n"),
+        ] {
+            match &read(uri).await[0] {
+                ResourceContents::TextResourceContents { text, mime_type, .. } => {
+                    assert_eq!(
+                        (text.as_str(), mime_type.as_deref()),
+                        (expected, Some("text/markdown")),
+                        "{uri}"
+                    )
+                }
+                other => panic!("text: {other:?}"),
+            }
         }
         let prompts = client.list_all_prompts().await.unwrap();
         assert_eq!(prompts[0].name, "p/app/review");
