@@ -20,6 +20,9 @@ pub fn run(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let ctx = discover_members(global, printer)?;
+    // How a2c opens beneath its own directories here: `openat2` (Linux), or the no-follow walk
+    // of one component at a time (macOS, other Unixes, old kernels).
+    printer.detail(format!("containment: {}", crate::util::contain::beneath_mechanism()));
     let options = DoctorOptions {
         deep: args.deep,
         jobs: global.jobs.map_or_else(crate::ops::install::default_jobs, usize::from),

@@ -186,6 +186,11 @@ impl TestContext {
                 cmd.env_remove(k);
             }
         }
+        // A run of the suite with the portable containment path forced (`.ci/run` reruns the
+        // containment tests so: macOS's path) forces it in every a2c it starts.
+        if let Some(v) = std::env::var_os("A2C_TEST_PORTABLE") {
+            cmd.env("A2C_TEST_PORTABLE", v);
+        }
         cmd.env("HOME", self.path("home"))
             .env("A2C_CACHE_DIR", self.cache_dir())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")

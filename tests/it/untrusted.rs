@@ -847,3 +847,26 @@ fn a_file_registrys_index_is_capped_and_never_read_through_a_link() {
         raised.stderr
     );
 }
+
+/// The containment mechanism a2c uses is the one the run asks for: with `A2C_TEST_PORTABLE=1`
+/// in the test's environment (`.ci/run`'s second run of these tests), every a2c the tests start
+/// walks one component at a time with `O_NOFOLLOW`, as on macOS — so that rerun tests the code
+/// macOS runs, not `openat2` again.
+#[test]
+fn the_containment_mechanism_is_the_one_the_run_asks_for() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
+    let run = t.run("w", &["-v", "doctor"]);
+    let forced = std::env::var("A2C_TEST_PORTABLE").is_ok_and(|v| v == "1");
+    let portable = t.run_env("w", &["-v", "doctor"], &[("A2C_TEST_PORTABLE", "1")]);
+    assert!(
+        portable.stderr.contains("containment: component walk"),
+        "{}",
+        portable.stderr
+    );
+    if forced {
+        assert!(run.stderr.contains("containment: component walk"), "{}", run.stderr);
+    } else {
+        assert!(run.stderr.contains("containment: "), "{}", run.stderr);
+    }
+}

@@ -98,7 +98,17 @@ impl Beneath {
             return opened;
         }
         let mut fd = rustix::io::dup(&self.fd)?;
-        for seg in normal_components(rel) {
+        // Plain names only, as `openat2` allows them beneath: a `..` (or a root) fails closed
+        // instead of being dropped, which would open another directory than the one named.
+        let mut segments = Vec::new();
+        for c in rel.components() {
+            match c {
+                std::path::Component::Normal(seg) => segments.push(seg),
+                std::path::Component::CurDir => {}
+                _ => return Err(rustix::io::Errno::INVAL),
+            }
+        }
+        for seg in segments {
             fd = match rustix::fs::openat(&fd, seg, flags | OFlags::NOFOLLOW, Mode::empty()) {
                 Ok(next) => next,
                 // `O_NOFOLLOW | O_DIRECTORY` on a link answers ENOTDIR on some systems: a link
