@@ -535,14 +535,12 @@ mod tests {
         let d = dir.path();
         repo(d, 3, &[]);
         std::fs::remove_file(d.join(".git/index")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            d.join(".git/index"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        // The real `mkfifo` (rustix has no `mknodat` on macOS).
+        let made = std::process::Command::new("mkfifo")
+            .arg(d.join(".git/index"))
+            .status()
+            .unwrap();
+        assert!(made.success());
         assert!(matches!(lacks_path(d, ".tools_local", false), Answer::NotAFile(w) if w.contains("FIFO")));
         std::fs::remove_file(d.join(".git/index")).unwrap();
         std::fs::create_dir(d.join(".git/index")).unwrap();

@@ -8,7 +8,45 @@ use std::path::Path;
 
 use rustix::fs::{Mode, OFlags};
 
-/// `true` when the portable fallbacks are forced (test builds only).
+/// A mode as `rustix` takes it: `mode_t`, which is `u32` on Linux and `u16` on macOS (the bits a
+/// mode has fit either).
+#[cfg(target_os = "linux")]
+pub fn raw_mode(mode: u32) -> rustix::fs::RawMode {
+    mode
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn raw_mode(mode: u32) -> rustix::fs::RawMode {
+    (mode & 0o177_777) as rustix::fs::RawMode
+}
+
+/// A `stat`'s mode as a2c reads it everywhere (`u32`).
+#[cfg(target_os = "linux")]
+pub fn stat_mode(st: &rustix::fs::Stat) -> u32 {
+    st.st_mode
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn stat_mode(st: &rustix::fs::Stat) -> u32 {
+    u32::from(st.st_mode)
+}
+
+/// Clones `from`'s content into the new, empty `to` without copying it (Linux's `FICLONE`, on
+/// Btrfs, XFS, …). Elsewhere — and on Linux when forced — it answers "not supported", and the
+/// caller copies, exactly as on a Linux filesystem without `FICLONE`. (macOS clones with
+/// `clonefile`, which makes the destination itself: the tree cache does not use it yet.)
+pub fn clone_into(to: &std::fs::File, from: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if !forced_portable() {
+        return rustix::fs::ioctl_ficlone(to, from).map_err(Into::into);
+    }
+    let _ = (to, from);
+    Err(rustix::io::Errno::OPNOTSUPP.into())
+}
+
+/// `true` when the portable fallbacks are forced (test builds only). Only Linux has anything to
+/// force: elsewhere the fallbacks are the only path.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn forced_portable() -> bool {
     cfg!(feature = "test-hooks") && crate::env::test_portable()
 }

@@ -161,10 +161,10 @@ pub(super) fn clone_file(src: &Path, dst: &Path) -> io::Result<()> {
     let mode = meta.mode() & 0o7777;
     let to = crate::util::contain::open_write(dst, crate::util::contain::Open::New, 0o600)?;
     // Left as the raw errno: `unsupported` tells "cannot clone here" from it.
-    if let Err(e) = rustix::fs::ioctl_ficlone(&to, from.file()) {
+    if let Err(e) = crate::util::platform::clone_into(&to, from.file()) {
         drop(to);
         let _ = std::fs::remove_file(dst);
-        return Err(e.into());
+        return Err(e);
     }
     to.set_modified(meta.modified()?)
         .map_err(|e| at(e, "set the time of", dst))?;

@@ -36,7 +36,7 @@ pub enum Kind {
 
 impl Kind {
     fn of_mode(mode: u32) -> Self {
-        match rustix::fs::FileType::from_raw_mode(mode) {
+        match rustix::fs::FileType::from_raw_mode(crate::util::platform::raw_mode(mode)) {
             rustix::fs::FileType::Directory => Kind::Dir,
             rustix::fs::FileType::RegularFile => Kind::File,
             rustix::fs::FileType::Symlink => Kind::Link,
@@ -73,7 +73,7 @@ impl<'a> At<'a> {
         match self {
             At::Path(base) => Ok(lstat(&base.join(rel))?.map(|m| Kind::of_mode(m.mode()))),
             At::Handle(h) => match rustix::fs::statat(&h.fd, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => Ok(Some(Kind::of_mode(st.st_mode))),
+                Ok(st) => Ok(Some(Kind::of_mode(crate::util::platform::stat_mode(&st)))),
                 Err(rustix::io::Errno::NOENT) => Ok(None),
                 Err(e) => Err(with_path(e.into(), "inspect", &h.path.join(rel))),
             },
@@ -88,7 +88,7 @@ impl<'a> At<'a> {
             At::Path(base) => std::fs::metadata(base.join(rel)).ok().map(|m| Kind::of_mode(m.mode())),
             At::Handle(h) => rustix::fs::statat(&h.fd, rel, rustix::fs::AtFlags::empty())
                 .ok()
-                .map(|st| Kind::of_mode(st.st_mode)),
+                .map(|st| Kind::of_mode(crate::util::platform::stat_mode(&st))),
         }
     }
 

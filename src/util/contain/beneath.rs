@@ -168,7 +168,7 @@ impl Beneath {
     /// relative to its directory's kept handle.
     pub fn create_file(&self, rel: &Path, mode: u32) -> io::Result<File> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let mode = Mode::from_raw_mode(mode);
+        let mode = Mode::from_raw_mode(crate::util::platform::raw_mode(mode));
         let (parent, name) = split(rel).ok_or_else(|| refused(&self.path.join(rel), Why::NotFile))?;
         self.with_dir(parent, |dir| rustix::fs::openat(dir, name, flags, mode))
             .map(File::from)
