@@ -151,6 +151,15 @@ fn runs(t: &TestContext, recipes: &Recipes<'_>, recipe: &str, port: u16, configu
     served
 }
 
+/// The `hint: ` line of a failed run.
+fn hint_of(run: &crate::common::Run) -> String {
+    run.stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("hint: "))
+        .unwrap_or_else(|| panic!("no hint: {}", run.stderr))
+        .to_string()
+}
+
 /// A directory behind nginx (`recipe`), opened by the credential `secret` names: without the
 /// login the recipe's `use` step made, nginx answers 401.
 fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: &[&str]) {
@@ -177,12 +186,7 @@ fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: 
     // The hint is the login that fits the server's challenge (Basic: a user name), for its
     // host; a wrong secret stored with it is refused naming the stored login and how to redo
     // it; the right one, stored as that hint says, opens the registry.
-    let hint = run
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("hint: "))
-        .unwrap()
-        .to_string();
+    let hint = hint_of(&run);
     let login = match recipe {
         "nginx-basic" => format!("a2c login 127.0.0.1:{port} --username USER"),
         _ => format!("a2c login 127.0.0.1:{port}"),
@@ -213,12 +217,7 @@ fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: 
     }
     let run = lock();
     run.failure();
-    let hint = run
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("hint: "))
-        .unwrap()
-        .to_string();
+    let hint = hint_of(&run);
     assert!(hint.contains("stored for `127.0.0.1:"), "{hint}");
     let again = ["store the right one with `", "store a valid one with `"]
         .into_iter()
