@@ -52,9 +52,8 @@ pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveE
         if ft.is_dir() {
             dirs.push(relative);
         } else if ft.is_file() {
-            use std::os::unix::fs::PermissionsExt;
             let meta = fs_err::metadata(entry.path())?;
-            let executable = meta.permissions().mode() & 0o111 != 0;
+            let executable = crate::util::platform::is_executable(&meta);
             files.push(SourceFile {
                 relative,
                 path: entry.path().to_path_buf(),

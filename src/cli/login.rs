@@ -1,7 +1,5 @@
 //! `a2c login HOST` and `a2c logout HOST`: bind a token to a host, as `cargo login` does.
 
-use std::io::{BufRead, IsTerminal};
-
 use clap::Args;
 
 use super::{GlobalArgs, Outcome, Printer};
@@ -117,30 +115,4 @@ pub fn logout(
     Ok(Outcome::Success)
 }
 
-/// One line of standard input; on a terminal it is read with echo off (as `docker login`, `gh`
-/// and uv read secrets): what is typed or pasted never appears on the screen, nor in a
-/// terminal's scrollback. The terminal's settings are put back afterwards, whatever happens.
-pub(super) fn read_secret_line() -> std::io::Result<String> {
-    use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
-    let stdin = std::io::stdin();
-    let mut line = String::new();
-    if !stdin.is_terminal() {
-        stdin.lock().read_line(&mut line)?;
-        return Ok(line);
-    }
-    struct Restore(Termios);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &self.0);
-        }
-    }
-    let saved = tcgetattr(&stdin)?;
-    let mut silent = saved.clone();
-    silent.local_modes.remove(LocalModes::ECHO);
-    // Enter still moves to the next line, so that the next output does not follow the prompt.
-    silent.local_modes.insert(LocalModes::ECHONL);
-    let _restore = Restore(saved);
-    tcsetattr(&stdin, OptionalActions::Now, &silent)?;
-    stdin.lock().read_line(&mut line)?;
-    Ok(line)
-}
+pub(super) use crate::util::platform::read_secret_line;

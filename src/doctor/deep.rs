@@ -31,7 +31,6 @@ pub fn check(targets: &[Target], jobs: usize) -> Vec<Finding> {
 
 /// The files below `dir` (each with its digest) and the directories that hold no file.
 fn scan(dir: &Path) -> (BTreeMap<String, TreeFile>, Vec<String>) {
-    use std::os::unix::fs::PermissionsExt;
     let mut files = BTreeMap::new();
     let mut dirs = Vec::new();
     for entry in walkdir::WalkDir::new(dir)
@@ -51,7 +50,7 @@ fn scan(dir: &Path) -> (BTreeMap<String, TreeFile>, Vec<String>) {
         // Anything that is not a regular file is an "extra" with an impossible digest.
         let (sha256, size, executable) = match (entry.file_type().is_file(), fs_err::File::open(entry.path())) {
             (true, Ok(f)) => {
-                let x = entry.metadata().is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+                let x = entry.metadata().is_ok_and(|m| crate::util::platform::is_executable(&m));
                 sha256_reader(f)
                     .map(|(s, n)| (s, n, x))
                     .unwrap_or((Sha256([0; 32]), 0, false))

@@ -6,7 +6,7 @@
 //! A dry run also keeps the list of its inputs in `.git/a2c-plans/<hex>` (never committed), so
 //! that a confirmation that no longer matches can name what changed since the review.
 
-use std::os::unix::fs::PermissionsExt;
+use crate::util::platform::MetaExt;
 use std::path::{Path, PathBuf};
 
 use super::{MigrateError, Plan};
@@ -31,7 +31,7 @@ impl PlanDigest {
 fn file_input(repo: &Path, rel: &str) -> (String, String) {
     let path = repo.join(rel);
     let value = match (std::fs::symlink_metadata(&path), std::fs::read(&path)) {
-        (Ok(m), Ok(bytes)) => format!("{:o} {}", m.permissions().mode() & 0o7777, Sha256::of(&bytes).to_hex()),
+        (Ok(m), Ok(bytes)) => format!("{:o} {}", m.mode() & 0o7777, Sha256::of(&bytes).to_hex()),
         _ => "absent".into(),
     };
     (format!("file {rel}"), value)

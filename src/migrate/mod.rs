@@ -390,7 +390,7 @@ pub struct Rollback {
 impl Rollback {
     /// Saves `repo`'s tool state files and git index.
     pub fn save(repo: &Path) -> Result<Self, MigrateError> {
-        use std::os::unix::fs::PermissionsExt;
+        use crate::util::platform::MetaExt;
         let mut files = Vec::new();
         let mut roots_existed = [false; 2];
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
@@ -398,7 +398,7 @@ impl Rollback {
             roots_existed[i] = crate::util::contain::is_real_dir(&dir);
             for rel in files_under(repo, root)? {
                 let path = dir.join(&rel);
-                let mode = fs_err::symlink_metadata(&path)?.permissions().mode();
+                let mode = fs_err::symlink_metadata(&path)?.mode();
                 files.push((path.clone(), fs_err::read(&path)?, mode));
             }
         }
@@ -414,7 +414,6 @@ impl Rollback {
 
     /// Puts every file and the index back as they were.
     pub fn restore(&self) -> Result<(), MigrateError> {
-        use std::os::unix::fs::PermissionsExt;
         crate::testhook::fail_point(crate::testhook::MIGRATE_RESTORE).map_err(MigrateError::Injected)?;
         for (i, root) in [LEGACY_ROOT, CANONICAL_ROOT].iter().enumerate() {
             let dir = self.repo.join(root);
@@ -433,7 +432,7 @@ impl Rollback {
                 fs_err::create_dir_all(parent)?;
             }
             fs_err::write(path, bytes)?;
-            fs_err::set_permissions(path, std::fs::Permissions::from_mode(*mode))?;
+            crate::util::platform::set_mode(path, *mode)?;
         }
         if let Some((path, bytes)) = &self.index {
             fs_err::write(path, bytes)?;

@@ -5,7 +5,6 @@
 //! committed file's.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -69,7 +68,7 @@ fn read(path: &Path) -> Result<File, HttpError> {
         return Ok(File::default());
     };
     let meta = std::fs::symlink_metadata(path).map_err(HttpError::Io)?;
-    if meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0 {
+    if crate::util::platform::exposed_to_others(&meta) {
         return Err(HttpError::ExposedCredentials {
             path: path.to_path_buf(),
         });
@@ -149,9 +148,8 @@ pub fn remove(path: Option<&Path>, url: &Url) -> Result<bool, HttpError> {
 fn write(path: &Path, file: &File) -> Result<(), HttpError> {
     let dir = path.parent().expect("a file in a directory");
     if !dir.is_dir() {
-        std::fs::DirBuilder::new()
+        crate::util::platform::private_dir_builder()
             .recursive(true)
-            .mode(0o700)
             .create(dir)
             .map_err(|e| {
                 HttpError::Io(std::io::Error::new(
@@ -170,8 +168,6 @@ fn write(path: &Path, file: &File) -> Result<(), HttpError> {
     Ok(())
 }
 
-use std::os::unix::fs::DirBuilderExt;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,13 +176,12 @@ mod tests {
     /// printed (the path has a space and a quote in it).
     #[test]
     fn a_credentials_file_others_can_read_is_refused_with_a_command_that_fixes_it() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("my a2c").join("it's credentials.toml");
         let url = Url::parse("https://reg.example.org/").unwrap();
         store(Some(&path), &url, "t0ken", None).unwrap();
         assert_eq!(load(Some(&path)).unwrap().len(), 1);
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        crate::util::platform::set_mode(&path, 0o644).unwrap();
         let err = load(Some(&path)).unwrap_err();
         assert!(matches!(err, HttpError::ExposedCredentials { .. }), "{err}");
         let hint = err.hint().unwrap();

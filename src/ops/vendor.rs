@@ -142,9 +142,7 @@ mod tests {
     use super::*;
 
     /// The copy never writes through a link planted at its name (another user's, in a shared
-    /// DIR): it is refused and what the link points to is unchanged. (A symbolic link is made
-    /// with Unix's call: on Windows the planted link would be a reparse point.)
-    #[cfg(unix)]
+    /// DIR): it is refused and what the link points to is unchanged.
     #[test]
     fn the_copy_never_writes_through_a_planted_link() {
         let dir = tempfile::tempdir().unwrap();
@@ -155,7 +153,7 @@ mod tests {
         );
         fs_err::write(&src, b"bundle").unwrap();
         fs_err::write(&victim, b"precious").unwrap();
-        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        crate::util::platform::symlink(&victim, &tmp).unwrap();
         let e = copy_new(&src, &tmp).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
         assert_eq!(fs_err::read(&victim).unwrap(), b"precious");

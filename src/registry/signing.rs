@@ -259,9 +259,8 @@ impl SecretKey {
             })?;
         // A secret key others can read is refused, as `credentials.toml` is.
         {
-            use std::os::unix::fs::MetadataExt;
             let meta = std::fs::symlink_metadata(path).map_err(SignError::from)?;
-            if meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0 {
+            if crate::util::platform::exposed_to_others(&meta) {
                 return Err(KeyError::Exposed {
                     path: path.to_path_buf(),
                 });
@@ -519,7 +518,6 @@ mod tests {
     /// Issue 38: a secret key others can read is refused, with the `chmod 600` hint.
     #[test]
     fn a_secret_key_others_can_read_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let (_, _, secret, _) = generate(None, LIGHT).unwrap();
         let key = dir.path().join("my keys").join("a2c's.key");
@@ -527,7 +525,7 @@ mod tests {
         write_key(&key, &secret);
         assert!(SecretKey::load(&key, || None).is_ok());
         for mode in [0o644, 0o640, 0o604, 0o620] {
-            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+            crate::util::platform::set_mode(&key, mode).unwrap();
             let err = SecretKey::load(&key, || None).err().unwrap();
             assert!(matches!(err, KeyError::Exposed { .. }), "{mode:o}");
             // The hint is a command that works as printed (the path has a space and a quote).
@@ -541,9 +539,8 @@ mod tests {
 
     /// A secret key file as `a2c key generate` writes it: readable by its owner only.
     fn write_key(path: &Path, text: &str) {
-        use std::os::unix::fs::PermissionsExt;
         std::fs::write(path, text).unwrap();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        crate::util::platform::set_mode(path, 0o600).unwrap();
     }
 
     #[test]

@@ -57,11 +57,10 @@ impl Cache {
 
     /// Creates the cache (0700) and its subdirectory `sub` (0700), checked.
     fn ensure(&self, sub: &str) -> std::io::Result<PathBuf> {
-        use std::os::unix::fs::DirBuilderExt;
         if let Some(parent) = self.dir.parent() {
             fs_err::create_dir_all(parent)?;
         }
-        match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
+        match crate::util::platform::private_dir_builder().create(&self.dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
@@ -192,9 +191,7 @@ impl Cache {
             .tempfile_in(&dir)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", dir.display())))?;
         // Cache files are 0644 (less the umask) whatever their source.
-        use std::os::unix::fs::PermissionsExt;
-        file.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(crate::util::fs::default_mode()))?;
+        crate::util::platform::set_file_mode(file.as_file(), crate::util::fs::default_mode())?;
         Ok(Partial {
             file,
             target: self.path(sha256),
@@ -280,24 +277,7 @@ pub struct CacheLock {
 const CACHEDIR_TAG: &str = "CACHEDIR.TAG";
 const STORES: &str = "stores";
 
-/// Sets `path`'s modification time to now, without following a link (best effort: a missing
-/// file or another owner's is left as it is).
-pub fn touch(path: &Path) {
-    use rustix::fs::{AtFlags, CWD, Timestamps, UTIME_NOW};
-    let now = rustix::fs::Timespec {
-        tv_sec: 0,
-        tv_nsec: UTIME_NOW,
-    };
-    let _ = rustix::fs::utimensat(
-        CWD,
-        path,
-        &Timestamps {
-            last_access: now,
-            last_modification: now,
-        },
-        AtFlags::SYMLINK_NOFOLLOW,
-    );
-}
+pub use crate::util::platform::touch;
 const CACHEDIR_TAG_TEXT: &str = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by a2c.\n# For information about cache directory tags see https://bford.info/cachedir/\n";
 const LOCKS: &str = "locks";
 /// The suffix of a bundle being written into the cache.

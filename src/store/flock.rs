@@ -11,8 +11,7 @@ use super::StoreError;
 const PID_WIDTH: usize = 10;
 
 fn write_holder(file: &File, text: &str) {
-    use std::os::unix::fs::FileExt;
-    let _ = file.write_all_at(format!("{text}\n").as_bytes(), 0);
+    let _ = crate::util::platform::write_all_at(file, format!("{text}\n").as_bytes(), 0);
 }
 
 /// The lock files this process holds now (a handle on each), so that an exit that skips the

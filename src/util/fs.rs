@@ -34,7 +34,6 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// [`write_atomic`] with an explicit mode, set before any byte is written (0600 for secrets).
 pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -46,7 +45,7 @@ pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> std::io::Re
         .prefix(".a2c-write-")
         .tempfile_in(dir)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{e} in `{}`", dir.display())))?;
-    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
+    crate::util::platform::set_file_mode(tmp.as_file(), mode)?;
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path)

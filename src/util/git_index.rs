@@ -70,13 +70,12 @@ pub fn lacks_path(dir: &Path, rel: &str, git_dir_checked: bool) -> Answer {
     }
     let index = git_dir.join("index");
     // Never through a link, and never blocking on a FIFO: what is there must be a regular file.
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let mut file = match rustix::fs::open(&index, flags, Mode::empty()) {
-        Ok(fd) => std::fs::File::from(fd),
-        Err(rustix::io::Errno::NOENT) => return Answer::Lacks,
-        Err(rustix::io::Errno::LOOP) => return not_a_file(&index, "a symbolic link"),
-        Err(_) => return Answer::AskGit,
+    use crate::util::platform::{Opened, open_read_nofollow};
+    let mut file = match open_read_nofollow(&index) {
+        Opened::File(file) => file,
+        Opened::Missing => return Answer::Lacks,
+        Opened::Link => return not_a_file(&index, "a symbolic link"),
+        Opened::Failed(_) => return Answer::AskGit,
     };
     let prefix = format!("{}/", rel.trim_end_matches('/'));
     let prefix = prefix.as_bytes();
@@ -481,7 +480,7 @@ mod tests {
         // An index that is a link is not followed.
         std::fs::write(d.join("elsewhere"), &small).unwrap();
         std::fs::remove_file(d.join(".git/index")).unwrap();
-        std::os::unix::fs::symlink(d.join("elsewhere"), d.join(".git/index")).unwrap();
+        crate::util::platform::symlink(d.join("elsewhere"), d.join(".git/index")).unwrap();
         assert!(matches!(lacks_path(d, ".tools_local", false), Answer::NotAFile(w) if w.contains("symbolic link")));
         let work = tempfile::tempdir().unwrap();
         std::fs::write(

@@ -145,7 +145,7 @@ const READS_ENVIRONMENT: &[&str] = &[
     "archive/policy.rs",
     "cli/",
     "testhook.rs",
-    "util/platform.rs",
+    "util/platform/",
 ];
 
 /// Issue 26, item 1: no process global, and the environment read in one place — every
@@ -199,7 +199,7 @@ const GLOBALS_ALLOWED: &[(&str, &str)] = &[
         "util/fs.rs",
         "the process umask, read once (reading it means setting it)",
     ),
-    ("util/platform.rs", "whether the kernel has openat2, probed once"),
+    ("util/platform/mod.rs", "whether the kernel has openat2, probed once"),
     (
         "store/flock.rs",
         "the lock files this process holds, which Ctrl-C's exit (no destructors) must clear",
@@ -399,4 +399,51 @@ fn no_source_file_is_over_700_lines() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The files that may name an operating system's own interfaces: the platform seam and the
+/// containment built on it.
+const PLATFORM_SEAM: &[&str] = &["util/platform/", "util/contain/"];
+
+/// One platform seam: everything that differs between operating systems (opening beneath a
+/// directory, file identity, modes, links, clones, special files, the terminal) is behind
+/// `util::platform` (and `util::contain`, which is built on it): no other file of `src/`,
+/// tests included, imports `std::os::unix`, `std::os::fd`, `rustix` or `libc`, or asks which
+/// operating system it is built for.
+#[test]
+fn operating_system_interfaces_are_named_behind_the_platform_seam_alone() {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut strays = Vec::new();
+    for entry in walkdir::WalkDir::new(src) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy().into_owned();
+        if PLATFORM_SEAM.iter().any(|seam| rel.starts_with(seam)) {
+            continue;
+        }
+        let text = fs_err::read_to_string(entry.path()).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let names = [
+                "std::os::",
+                "rustix::",
+                "libc::",
+                "target_os",
+                "cfg(unix",
+                "cfg(windows",
+                "cfg(not(unix",
+            ]
+            .iter()
+            .any(|word| line.contains(word));
+            if names && !line.trim_start().starts_with("//") {
+                strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "name the platform seam (util::platform) instead of the operating system here:\n{}",
+        strays.join("\n")
+    );
 }

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use crate::bundles::{self, Kind, file, item, manifest};
-use crate::common::TestContext;
+use crate::common::{Run, TestContext};
 
 fn versions_in(doc: &serde_json::Value, key: &str) -> Vec<String> {
     doc[key]
@@ -920,4 +920,54 @@ fn a_frozen_install_names_frozen_in_its_hint() {
     run.fails_with(&["no bundle for version", "run without `--frozen`"]);
     assert!(!run.stderr.contains("--offline"), "{}", run.stderr);
     t.run("w", &["install"]).success();
+}
+
+/// A workspace below a symbolic link the user did not make for a2c — macOS's `/tmp` →
+/// `/private/tmp`, `/var` → `/private/var` — works as anywhere else: links are refused only in
+/// a2c's own paths (below W, the store, the cache). What a2c prints and records names the
+/// resolved path, as git and cargo do (one spelling for every path it compares and writes
+/// into a member's pointer).
+#[test]
+fn a_workspace_below_a_symlinked_ancestor_works() {
+    let t = TestContext::new();
+    t.standard_superbuild();
+    // `alias` plays `/tmp`: every path the user types goes through it.
+    std::os::unix::fs::symlink(t.path(""), t.path("alias")).unwrap();
+    let typed = |rel: &str| t.shown(rel);
+    let cache = t.path("alias/cache");
+    let run_at = |dir: &str, args: &[&str]| {
+        let mut cmd = t.cmd(".");
+        cmd.arg("-C")
+            .arg(t.path(&format!("alias/{dir}")))
+            .args(args)
+            .env("A2C_CACHE_DIR", &cache);
+        Run::from_output(cmd.output().unwrap(), &t.root)
+    };
+    let run_in = |args: &[&str]| run_at("w", args);
+    let run = run_in(&["install", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["workspace"], typed("w"), "{doc}");
+    assert_eq!(doc["store"], typed("w/.tools_local/esys/a2c"), "{doc}");
+    assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
+    assert!(t.path("w/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    // A second install is a no-op; doctor finds nothing wrong; a member resolves.
+    let run = run_in(&["install", "--locked", "--json"]);
+    run.success();
+    assert!(run.json()["installed"].as_array().unwrap().is_empty(), "{}", run.stdout);
+    run_in(&["doctor"]).success();
+    let run = run_at("w/p/app", &["resolve", "--json"]);
+    run.success();
+    assert_eq!(
+        run.json()["root"],
+        typed("w/.tools_local/esys/a2c/1.0.0"),
+        "{}",
+        run.stdout
+    );
+    // A link in a2c's own path is still refused, and named.
+    fs_err::rename(t.path("w/.tools_local"), t.path("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(t.path("elsewhere"), t.path("w/.tools_local")).unwrap();
+    let run = run_in(&["install"]);
+    run.failure();
+    assert!(run.stderr.contains(&typed("w/.tools_local")), "{}", run.stderr);
 }

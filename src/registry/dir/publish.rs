@@ -213,15 +213,9 @@ pub fn publish(
             changed: false,
         });
     }
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Registries are served as static files: bundles get the default mode (0644 under umask
-        // 022), like the index, so that a web server running as another user can read them.
-        fs_err::set_permissions(
-            tmp.path(),
-            std::fs::Permissions::from_mode(crate::util::fs::default_mode()),
-        )?;
-    }
+    // Registries are served as static files: bundles get the default mode (0644 under umask
+    // 022), like the index, so that a web server running as another user can read them.
+    crate::util::platform::set_mode(tmp.path(), crate::util::fs::default_mode())?;
     tmp.persist(&bundle_path).map_err(|e| e.error)?;
     index.versions.push(entry.clone());
     write_index(&index_path, &mut index)?;

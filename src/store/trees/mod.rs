@@ -21,9 +21,9 @@
 //! used again, and the version is installed from its bundle. Plain `doctor` makes the same
 //! check; `doctor --deep` re-hashes cached trees. Only the files listed in the record are placed: anything added is ignored.
 
+use crate::util::platform::MetaExt;
 use std::collections::HashMap;
 use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::lock::LockEntry;
@@ -122,11 +122,11 @@ fn at(e: io::Error, what: &str, path: &Path) -> io::Error {
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i128 {
-    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
+    m.modified_ns()
 }
 
 fn ctime_ns(m: &std::fs::Metadata) -> i128 {
-    m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128
+    m.changed_ns()
 }
 
 impl TreeCache {

@@ -133,7 +133,7 @@ pub(super) fn share(src: &Path, dst: &Path, mode: Option<LinkMode>, allow_copy: 
     if matches!(mode, None | Some(LinkMode::Hardlink)) {
         match std::fs::hard_link(src, dst) {
             Ok(()) => return Ok(Some(LinkMode::Hardlink)),
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {}
+            Err(e) if crate::util::platform::is_cross_device(&e) => {}
             Err(e) => return Err(at(e, &format!("link `{}` to", dst.display()), src)),
         }
     }
@@ -147,10 +147,7 @@ pub(super) fn share(src: &Path, dst: &Path, mode: Option<LinkMode>, allow_copy: 
 
 /// Errors that mean "this filesystem cannot clone".
 pub(super) fn unsupported(e: &io::Error) -> bool {
-    use rustix::io::Errno;
-    [Errno::OPNOTSUPP, Errno::XDEV, Errno::INVAL, Errno::NOTTY, Errno::PERM]
-        .iter()
-        .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+    crate::util::platform::cannot_clone(e)
 }
 
 /// Clones and copies keep the source's modification time (as `cp -p` does), so that a copy
@@ -159,17 +156,11 @@ pub(super) fn clone_file(src: &Path, dst: &Path) -> io::Result<()> {
     let from = fs_err::File::open(src)?;
     let meta = from.metadata()?;
     let mode = meta.mode() & 0o7777;
-    let to = crate::util::contain::open_write(dst, crate::util::contain::Open::New, 0o600)?;
     // Left as the raw errno: `unsupported` tells "cannot clone here" from it.
-    if let Err(e) = crate::util::platform::clone_into(&to, from.file()) {
-        drop(to);
-        let _ = std::fs::remove_file(dst);
-        return Err(e);
-    }
+    let to = crate::util::platform::clone_file(from.file(), dst)?;
     to.set_modified(meta.modified()?)
         .map_err(|e| at(e, "set the time of", dst))?;
-    to.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| at(e, "set the mode of", dst))?;
+    crate::util::platform::set_file_mode(&to, mode).map_err(|e| at(e, "set the mode of", dst))?;
     Ok(())
 }
 
@@ -179,7 +170,6 @@ pub(super) fn copy_file(src: &Path, dst: &Path, mode: u32) -> io::Result<()> {
     io::copy(&mut from, &mut to).map_err(|e| at(e, &format!("copy `{}` to", src.display()), dst))?;
     let modified = from.metadata()?.modified()?;
     to.set_modified(modified).map_err(|e| at(e, "set the time of", dst))?;
-    to.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| at(e, "set the mode of", dst))?;
+    crate::util::platform::set_file_mode(&to, mode).map_err(|e| at(e, "set the mode of", dst))?;
     Ok(())
 }

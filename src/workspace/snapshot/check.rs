@@ -11,9 +11,9 @@ pub(super) const OPEN_BELOW: usize = 5;
 /// entries below it is opened (no-follow) and they are checked relative to it: each path walk
 /// starts at the nearest checked directory, not at W.
 pub(super) fn first_changed(w: &std::fs::File, entries: &[(String, Identity)]) -> Option<String> {
-    use std::os::fd::AsFd;
+    use crate::util::platform::dir_of;
     // Open directories: the prefix (with its `/`) and the handle; W at the bottom.
-    let mut open: Vec<(String, std::os::fd::OwnedFd)> = Vec::new();
+    let mut open: Vec<(String, crate::util::platform::DirFd)> = Vec::new();
     for (i, (path, id)) in entries.iter().enumerate() {
         while open
             .last()
@@ -22,8 +22,8 @@ pub(super) fn first_changed(w: &std::fs::File, entries: &[(String, Identity)]) -
             open.pop();
         }
         let (base, rest) = match open.last() {
-            Some((prefix, fd)) => (fd.as_fd(), &path[prefix.len()..]),
-            None => (w.as_fd(), path.as_str()),
+            Some((prefix, fd)) => (dir_of(fd), &path[prefix.len()..]),
+            None => (dir_of(w), path.as_str()),
         };
         let below = format!("{path}/");
         // Opening costs two calls (and a close): worth it for a directory with several below.
@@ -76,7 +76,7 @@ pub(super) fn body_chunks(body: &str, n: usize) -> Vec<&str> {
 /// itself a recorded path), not from W.
 pub(super) struct MemberCheck<'w, 'a> {
     pub(super) w: &'w std::fs::File,
-    pub(super) parent: Option<(&'a str, std::os::fd::OwnedFd)>,
+    pub(super) parent: Option<(&'a str, crate::util::platform::DirFd)>,
     pub(super) path: String,
 }
 
@@ -92,7 +92,7 @@ impl<'w, 'a> MemberCheck<'w, 'a> {
     /// The first path recorded of the member `relative` (`ids`: those of [`member_paths`])
     /// whose identity no longer holds.
     pub(super) fn first_changed(&mut self, relative: &'a str, ids: &[Identity]) -> Option<String> {
-        use std::os::fd::AsFd;
+        use crate::util::platform::dir_of;
         let (up, name) = match relative.rsplit_once('/') {
             Some((up, name)) => (Some(up), name),
             None if relative == "." => (None, ""),
@@ -101,14 +101,14 @@ impl<'w, 'a> MemberCheck<'w, 'a> {
         if let Some(up) = up
             && self.parent.as_ref().is_none_or(|(open, _)| *open != up)
         {
-            match Identity::open_dir(self.w, up) {
+            match Identity::open_dir(dir_of(self.w), up) {
                 Ok(Some((fd, _))) => self.parent = Some((up, fd)),
                 _ => return Some(up.to_string()),
             }
         }
         let base = match (up, &self.parent) {
-            (Some(_), Some((_, fd))) => fd.as_fd(),
-            _ => self.w.as_fd(),
+            (Some(_), Some((_, fd))) => dir_of(fd),
+            _ => dir_of(self.w),
         };
         for (p, id) in member_paths(relative).iter().zip(ids) {
             let path = &mut self.path;
@@ -381,7 +381,7 @@ impl Recorded {
 
 /// The identity of `rel` under W (`dir`) to record, unless it changed at or after `since`.
 pub(super) fn recorded_identity(dir: &std::fs::File, rel: &str, since: (i64, u32)) -> Result<Identity, String> {
-    let id = Identity::at(dir, rel).map_err(|e| format!("cannot check `{rel}`: {e}"))?;
+    let id = Identity::at(crate::util::platform::dir_of(dir), rel).map_err(|e| format!("cannot check `{rel}`: {e}"))?;
     if id.changed_since(since) {
         return Err(format!("`{rel}` changed too recently to be trusted (racy)"));
     }

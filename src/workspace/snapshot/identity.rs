@@ -3,6 +3,7 @@
 //! the snapshot's text strictly.
 
 use super::*;
+use crate::util::platform::{DirFd, DirRef};
 
 /// What a path was: absent, or an object of a kind with its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,49 +28,32 @@ impl Identity {
     };
 
     /// The identity of `rel` under the directory handle `dir`, its last component not followed.
-    pub(super) fn at(dir: impl std::os::fd::AsFd, rel: &str) -> io::Result<Self> {
-        use rustix::fs::{AtFlags, statat};
-        match statat(dir, rel, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Ok(Self::of(&st)),
-            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(Self::ABSENT),
-            Err(e) => Err(e.into()),
-        }
+    pub(super) fn at(dir: DirRef<'_>, rel: &str) -> io::Result<Self> {
+        Ok(crate::util::platform::stat_at(dir, rel)?.map_or(Self::ABSENT, Self::of))
     }
 
     /// The directory `rel` under `dir`, opened without following a link, and its identity;
     /// `None` when it is no directory (or a link) now.
-    pub(super) fn open_dir(dir: impl std::os::fd::AsFd, rel: &str) -> io::Result<Option<(std::os::fd::OwnedFd, Self)>> {
-        use rustix::fs::{Mode, OFlags, fstat, openat};
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match openat(dir, rel, flags, Mode::empty()) {
-            Ok(fd) => {
-                let id = Self::of(&fstat(&fd)?);
-                Ok(Some((fd, id)))
-            }
-            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+    pub(super) fn open_dir(dir: DirRef<'_>, rel: &str) -> io::Result<Option<(DirFd, Self)>> {
+        Ok(crate::util::platform::open_dir_at(dir, rel)?.map(|(fd, st)| (fd, Self::of(st))))
     }
 
-    #[allow(
-        clippy::unnecessary_cast,
-        reason = "the field types of `stat` differ between Unix platforms"
-    )]
-    pub(super) fn of(st: &rustix::fs::Stat) -> Self {
-        use rustix::fs::FileType;
-        let kind = match FileType::from_raw_mode(st.st_mode as _) {
-            FileType::RegularFile => 'f',
-            FileType::Directory => 'd',
-            FileType::Symlink => 'l',
-            _ => 'o',
-        };
+    pub(super) fn of(st: crate::util::platform::Stat) -> Self {
+        let crate::util::platform::Stat {
+            kind,
+            dev,
+            ino,
+            size,
+            mtime,
+            ctime,
+        } = st;
         Self {
             kind,
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-            size: st.st_size as u64,
-            mtime: (st.st_mtime as i64, st.st_mtime_nsec as u32),
-            ctime: (st.st_ctime as i64, st.st_ctime_nsec as u32),
+            dev,
+            ino,
+            size,
+            mtime,
+            ctime,
         }
     }
 

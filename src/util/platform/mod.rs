@@ -3,6 +3,14 @@
 //! so that the suite runs the fallback path on every Linux CI run. A macOS build compiles the
 //! fallbacks only; what a Windows port would need is in docs/architecture.md.
 
+mod at;
+mod files;
+mod terminal;
+
+pub use at::{DirFd, DirRef, Stat, dir_of, open_dir_at, stat_at};
+pub use files::*;
+pub use terminal::read_secret_line;
+
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
@@ -31,22 +39,50 @@ pub fn stat_mode(st: &rustix::fs::Stat) -> u32 {
     u32::from(st.st_mode)
 }
 
-/// Clones `from`'s content into the new, empty `to` without copying it (Linux's `FICLONE`, on
-/// Btrfs, XFS, …). Elsewhere — and on Linux when forced — it answers "not supported", and the
-/// caller copies, exactly as on a Linux filesystem without `FICLONE`. (macOS clones with
-/// `clonefile`, which makes the destination itself: the tree cache does not use it yet.)
-pub fn clone_into(to: &std::fs::File, from: &std::fs::File) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    if !forced_portable() {
-        return rustix::fs::ioctl_ficlone(to, from).map_err(Into::into);
+/// Makes `to` (which must not exist) a clone of the open file `from`, sharing its blocks
+/// without copying them: `FICLONE` on Linux (Btrfs, XFS, …) into a file created exclusively
+/// without following a link, `fclonefileat` on macOS (APFS; it creates `to` itself and fails on
+/// anything there, a link included). `to` is then open (to set its time and mode).
+/// "Not supported" — another filesystem, another Unix, or forced — is an error for which
+/// [`cannot_clone`] is true, and nothing is left at `to`: the caller copies, exactly as on a
+/// Linux filesystem without `FICLONE`.
+pub fn clone_file(from: &std::fs::File, to: &Path) -> std::io::Result<std::fs::File> {
+    use crate::util::contain::{Open, open_write};
+    if forced_portable() {
+        return Err(rustix::io::Errno::OPNOTSUPP.into());
     }
-    let _ = (to, from);
-    Err(rustix::io::Errno::OPNOTSUPP.into())
+    #[cfg(target_os = "linux")]
+    {
+        let file = open_write(to, Open::New, 0o600)?;
+        if let Err(e) = rustix::fs::ioctl_ficlone(&file, from) {
+            drop(file);
+            let _ = std::fs::remove_file(to);
+            return Err(e.into());
+        }
+        Ok(file)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        crate::util::contain::refuse_link(to.parent().unwrap_or(Path::new(".")))?;
+        reflink_copy::reflink_file_to_path(from, to)?;
+        // The clone has `from`'s mode (perhaps read-only): opened for reading, which is
+        // enough to set its time and mode.
+        let _ = (open_write, Open::New);
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32)
+            .open(to)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = (from, to, open_write, Open::New);
+        Err(rustix::io::Errno::OPNOTSUPP.into())
+    }
 }
 
 /// `true` when the portable fallbacks are forced (test builds only). Only Linux has anything to
 /// force: elsewhere the fallbacks are the only path.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn forced_portable() -> bool {
     cfg!(feature = "test-hooks") && crate::env::test_portable()
 }

@@ -1,0 +1,154 @@
+//! What a2c reads and sets of a file that differs between operating systems: its mode (the
+//! permission bits), identity, link count, owner and change time; a directory private to its
+//! owner; a positioned write; a no-follow `touch`; symbolic links; and the errors that mean
+//! "not across filesystems" or "this filesystem cannot clone". Callers name these, never
+//! `std::os::unix` or `rustix` (the architecture test checks it).
+
+use std::fs::{File, Metadata};
+use std::io;
+use std::path::Path;
+
+/// The facts a2c reads of a file's metadata, under one name on every platform. On Unix each is
+/// the `stat` field of that name; `changed_ns` and `modified_ns` are the change and
+/// modification times in nanoseconds since the epoch.
+pub trait MetaExt {
+    /// `st_mode`: the file type and permission bits.
+    fn mode(&self) -> u32;
+    fn nlink(&self) -> u64;
+    fn dev(&self) -> u64;
+    fn ino(&self) -> u64;
+    fn uid(&self) -> u32;
+    fn modified_ns(&self) -> i128;
+    fn changed_ns(&self) -> i128;
+}
+
+#[cfg(unix)]
+impl MetaExt for Metadata {
+    fn mode(&self) -> u32 {
+        std::os::unix::fs::MetadataExt::mode(self)
+    }
+    fn nlink(&self) -> u64 {
+        std::os::unix::fs::MetadataExt::nlink(self)
+    }
+    fn dev(&self) -> u64 {
+        std::os::unix::fs::MetadataExt::dev(self)
+    }
+    fn ino(&self) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(self)
+    }
+    fn uid(&self) -> u32 {
+        std::os::unix::fs::MetadataExt::uid(self)
+    }
+    fn modified_ns(&self) -> i128 {
+        use std::os::unix::fs::MetadataExt;
+        i128::from(self.mtime()) * 1_000_000_000 + i128::from(self.mtime_nsec())
+    }
+    fn changed_ns(&self) -> i128 {
+        use std::os::unix::fs::MetadataExt;
+        i128::from(self.ctime()) * 1_000_000_000 + i128::from(self.ctime_nsec())
+    }
+}
+
+/// Whether the file `meta` describes is executable by anyone (`x` in a tree record).
+pub fn is_executable(meta: &Metadata) -> bool {
+    meta.mode() & 0o111 != 0
+}
+
+/// Whether a file holding secrets is readable by others: owned by another user, or with any
+/// group or other permission bit (credentials, secret keys).
+pub fn exposed_to_others(meta: &Metadata) -> bool {
+    meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0
+}
+
+/// Sets the permission bits of the open `file` to `mode`.
+pub fn set_file_mode(file: &File, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
+/// Sets the permission bits of `path` (followed if a link: callers name their own files).
+pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// A `DirBuilder` whose directories are private to their owner (0700).
+pub fn private_dir_builder() -> std::fs::DirBuilder {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut builder = std::fs::DirBuilder::new();
+    builder.mode(0o700);
+    builder
+}
+
+/// Writes all of `bytes` at `offset` of `file` without moving its position.
+pub fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+}
+
+/// Sets `path`'s modification time to now, without following a link (best effort: a missing
+/// file or another owner's is left as it is).
+pub fn touch(path: &Path) {
+    use rustix::fs::{AtFlags, CWD, Timestamps, UTIME_NOW};
+    let now = rustix::fs::Timespec {
+        tv_sec: 0,
+        tv_nsec: UTIME_NOW,
+    };
+    let _ = rustix::fs::utimensat(
+        CWD,
+        path,
+        &Timestamps {
+            last_access: now,
+            last_modification: now,
+        },
+        AtFlags::SYMLINK_NOFOLLOW,
+    );
+}
+
+/// Makes `link` a symbolic link to `target` (tests plant links; a2c itself never makes one).
+pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+/// Opens `path` for reading without following a link in its last component and without
+/// blocking on a FIFO (what is there must then be checked to be a regular file). A link there
+/// is [`Opened::Link`], nothing there [`Opened::Missing`].
+pub fn open_read_nofollow(path: &Path) -> Opened {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => Opened::File(File::from(fd)),
+        Err(rustix::io::Errno::NOENT) => Opened::Missing,
+        Err(rustix::io::Errno::LOOP) => Opened::Link,
+        Err(e) => Opened::Failed(e.into()),
+    }
+}
+
+/// What [`open_read_nofollow`] found.
+#[derive(Debug)]
+pub enum Opened {
+    File(File),
+    Missing,
+    Link,
+    Failed(io::Error),
+}
+
+/// Whether `e` says a hard link or a rename cannot cross filesystems.
+pub fn is_cross_device(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error())
+}
+
+/// Whether `e`, from a clone, means "this filesystem (or these two files) cannot clone": the
+/// caller then links or copies.
+pub fn cannot_clone(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    [
+        Errno::OPNOTSUPP,
+        Errno::NOTSUP,
+        Errno::XDEV,
+        Errno::INVAL,
+        Errno::NOTTY,
+        Errno::PERM,
+    ]
+    .iter()
+    .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+}
