@@ -14,9 +14,6 @@ pub mod vendored;
 
 /// The lockfile's name inside a tool state root.
 pub const LOCK_FILE: &str = "a2c.lock";
-/// The newest lockfile `version` this `a2c` reads (`util::formats::LOCK`), and the one it
-/// writes, always (an older a2c that reads only an older version says "upgrade").
-pub const LOCK_VERSION: u32 = crate::util::formats::LOCK.newest;
 
 /// One locked method version: the exact bundle identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,8 +150,11 @@ pub enum LockError {
     Io(#[from] std::io::Error),
     #[error("invalid lockfile `{}`: {reason}", path.display())]
     Invalid { path: PathBuf, reason: String },
-    #[error("unsupported lockfile `{}`: {}", path.display(), crate::util::formats::LOCK.too_new(u64::from(*found)))]
-    TooNew { path: PathBuf, found: u32 },
+    #[error("unsupported lockfile `{}`: {why}", path.display())]
+    TooNew {
+        path: PathBuf,
+        why: crate::util::formats::FormatError,
+    },
 }
 
 impl LockError {
@@ -209,19 +209,16 @@ impl Lockfile {
         };
         // Read the version first, so that a newer file fails with the version, not a field.
         let probe: toml::Table = toml::from_str(text).map_err(|e| invalid(one_line(&e)))?;
-        match probe.get("version").and_then(toml::Value::as_integer) {
-            Some(v) if v > LOCK_VERSION as i64 => {
+        let found = probe.get("version").map(toml::Value::to_string);
+        match crate::util::formats::LOCK.check(found.as_deref()) {
+            Ok(_) => {}
+            Err(why @ crate::util::formats::FormatError::TooNew { .. }) => {
                 return Err(LockError::TooNew {
                     path: path.to_path_buf(),
-                    found: v as u32,
+                    why,
                 });
             }
-            Some(v) if v >= 1 => {}
-            _ => {
-                return Err(invalid(format!(
-                    "missing or invalid `version` (expected `version = {LOCK_VERSION}`)"
-                )));
-            }
+            Err(why) => return Err(invalid(why.to_string())),
         }
         let doc: LockDoc = toml::from_str(text).map_err(|e| invalid(one_line(&e)))?;
         let mut seen = std::collections::BTreeSet::new();
@@ -265,7 +262,7 @@ impl Lockfile {
         let mut methods = self.methods.clone();
         methods.sort_by(|a, b| a.version.cmp(&b.version));
         let doc = LockDoc {
-            version: LOCK_VERSION,
+            version: crate::util::formats::LOCK.newest,
             index_serial: self.index_serial,
             index_serials: self.index_serials.clone(),
             methods,
@@ -395,7 +392,12 @@ mod tests {
         .to_toml();
         for (text, why) in [
             ("version = 4\n".to_string(), "found v4, this a2c supports up to v3"),
-            ("[[method]]\n".to_string(), "missing or invalid `version`"),
+            ("[[method]]\n".to_string(), "missing `version` (this a2c reads 1 to 3)"),
+            (
+                "version = 4294967299\n".to_string(),
+                "found v4294967299, this a2c supports up to v3",
+            ),
+            ("version = 0\n".to_string(), "`version` must be 1 to 3, found `0`"),
             (good.replace("sha256 = \"", "sha256 = \"x"), "not a sha256"),
             (good.replace("tar.gz\"\n", "rar\"\n"), "unknown variant"),
             (

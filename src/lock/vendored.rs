@@ -13,10 +13,6 @@ use crate::util::version::MethodVersion;
 
 /// The manifest written beside the bundles.
 pub const VENDOR_MANIFEST: &str = "a2c-vendor.json";
-/// The newest vendor manifest `schema` this a2c reads, and the one it writes. Schema 2 adds
-/// each bundle's `tree` digest, so that `a2c lock --from DIR` gives back the entry as it was
-/// locked; schema 1 (no `tree`) is still read.
-pub const VENDOR_SCHEMA: u32 = crate::util::formats::VENDOR.newest;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,7 +38,7 @@ pub struct VendorManifest {
 impl VendorManifest {
     pub fn new(bundles: Vec<VendoredBundle>) -> Self {
         Self {
-            schema: VENDOR_SCHEMA,
+            schema: crate::util::formats::VENDOR.newest,
             bundles,
         }
     }
@@ -69,18 +65,16 @@ impl VendorManifest {
         };
         #[derive(Deserialize)]
         struct Probe {
-            schema: Option<u32>,
+            schema: Option<serde_json::Value>,
         }
         let probe: Probe = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-        match probe.schema {
-            Some(v) if v > VENDOR_SCHEMA => {
-                return Err(invalid(format!(
-                    "{}; upgrade a2c",
-                    crate::util::formats::VENDOR.too_new(u64::from(v))
-                )));
+        let found = probe.schema.as_ref().map(serde_json::Value::to_string);
+        match crate::util::formats::VENDOR.check(found.as_deref()) {
+            Ok(_) => {}
+            Err(why @ crate::util::formats::FormatError::TooNew { .. }) => {
+                return Err(invalid(format!("{why}; upgrade a2c")));
             }
-            Some(1..) => {}
-            _ => return Err(invalid("missing or invalid `schema`".into())),
+            Err(why) => return Err(invalid(why.to_string())),
         }
         serde_json::from_str(&text)
             .map(Some)

@@ -22,9 +22,6 @@ pub fn is_utc_timestamp(s: &str) -> bool {
         })
 }
 
-/// The newest index schema this `a2c` reads and the one it writes.
-pub const INDEX_SCHEMA: u64 = crate::util::formats::INDEX.newest as u64;
-
 /// One published version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,7 +90,7 @@ impl Index {
 
     pub fn new() -> Self {
         Self {
-            schema: INDEX_SCHEMA,
+            schema: u64::from(crate::util::formats::INDEX.newest),
             name: METHOD_NAME.into(),
             serial: None,
             expires: None,
@@ -119,20 +116,17 @@ impl Index {
             schema: Option<serde_json::Value>,
         }
         let probe: Probe = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        match probe.schema.as_ref().and_then(serde_json::Value::as_u64) {
-            Some(v) if v > INDEX_SCHEMA => {
+        // Schema 1 with `serial`/`expires` is read too: a2c wrote them so before schema 2.
+        let found = probe.schema.as_ref().map(serde_json::Value::to_string);
+        match crate::util::formats::INDEX.check(found.as_deref()) {
+            Ok(_) => {}
+            Err(why @ crate::util::formats::FormatError::TooNew { .. }) => {
                 return Err(RegistryError::IndexTooNew {
                     location: location.to_string(),
-                    found: v,
+                    why,
                 });
             }
-            // Schema 1 with `serial`/`expires` is read too: a2c wrote them so before schema 2.
-            Some(v) if v >= 1 => {}
-            _ => {
-                return Err(invalid(format!(
-                    "missing or invalid `schema` (expected 1 to {INDEX_SCHEMA})"
-                )));
-            }
+            Err(why) => return Err(invalid(why.to_string())),
         }
         let index: Index = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         if index.name != METHOD_NAME {
@@ -197,7 +191,18 @@ mod tests {
         assert_eq!(Index::parse(&index.to_json(), "idx").unwrap(), index);
         for (text, why) in [
             (good.replace("\"schema\": 1", "\"schema\": 3"), "found v3"),
-            (good.replace("\"schema\": 1,", ""), "missing or invalid `schema`"),
+            (
+                good.replace("\"schema\": 1,", ""),
+                "missing `schema` (this a2c reads 1 to 2)",
+            ),
+            (
+                good.replace("\"schema\": 1", "\"schema\": 4294967297"),
+                "found v4294967297",
+            ),
+            (
+                good.replace("\"schema\": 1", "\"schema\": 1.0"),
+                "`schema` must be 1 to 2, found `1.0`",
+            ),
             (good.replace("esys/a2c", "other"), "expected `esys/a2c`"),
             (
                 good.replace("\"size\"", "\"yank\": true, \"size\""),

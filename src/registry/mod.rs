@@ -39,8 +39,11 @@ pub enum RegistryError {
     NoIndex { path: PathBuf },
     #[error("invalid registry index `{location}`: {reason}")]
     InvalidIndex { location: String, reason: String },
-    #[error("unsupported registry index `{location}`: {}", crate::util::formats::INDEX.too_new(*found))]
-    IndexTooNew { location: String, found: u64 },
+    #[error("unsupported registry index `{location}`: {why}")]
+    IndexTooNew {
+        location: String,
+        why: crate::util::formats::FormatError,
+    },
     /// `yank` (or `yank --undo`) of a version the registry never published.
     #[error("version {version} is not in the registry `{location}`: there is nothing to yank")]
     NothingToYank {

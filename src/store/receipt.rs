@@ -9,9 +9,6 @@ use crate::archive::{Format, RECEIPT_FILE};
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
 
-/// The receipt schema this `a2c` writes and reads.
-pub const RECEIPT_SCHEMA: u32 = crate::util::formats::RECEIPT.newest;
-
 /// What was installed, from where, by whom, when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Receipt {
@@ -44,7 +41,7 @@ impl Receipt {
         link_mode: Option<super::trees::LinkMode>,
     ) -> Self {
         Self {
-            schema: RECEIPT_SCHEMA,
+            schema: crate::util::formats::RECEIPT.newest,
             name: crate::method::METHOD_NAME.into(),
             version: entry.version.clone(),
             sha256: entry.sha256,
@@ -68,7 +65,7 @@ impl Receipt {
         let text = crate::util::contain::read_config(&Self::path(tree)).ok()??;
         serde_json::from_str::<Receipt>(&text)
             .ok()
-            .filter(|r| r.schema <= RECEIPT_SCHEMA)
+            .filter(|r| crate::util::formats::RECEIPT.check(Some(&r.schema.to_string())).is_ok())
     }
 
     /// Writes the receipt read-only into `tree`.

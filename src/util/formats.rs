@@ -26,10 +26,69 @@ pub struct FileFormat {
     pub on_newer: OnNewer,
 }
 
+/// Why a file's version is not one this a2c reads; its `Display` is the reason a reader puts in
+/// its own error (which names the file and the line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatError {
+    /// The key is not there.
+    Missing { key: &'static str, newest: u32 },
+    /// The key holds something else than a whole number from 1 (as written).
+    NotANumber {
+        key: &'static str,
+        newest: u32,
+        found: String,
+    },
+    /// A whole number above the newest, as written (never truncated: `4294967299` is not 3).
+    TooNew { found: String, newest: u32 },
+}
+
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing { key, newest } => write!(f, "missing `{key}` (this a2c reads {})", range(*newest)),
+            Self::NotANumber { key, newest, found } => {
+                write!(f, "`{key}` must be {}, found `{found}`", range(*newest))
+            }
+            Self::TooNew { found, newest } => write!(f, "found v{found}, this a2c supports up to v{newest}"),
+        }
+    }
+}
+
+/// "1" or "1 to N".
+fn range(newest: u32) -> String {
+    match newest {
+        1 => "1".into(),
+        n => format!("1 to {n}"),
+    }
+}
+
 impl FileFormat {
-    /// The words of a version this a2c does not read: "found vN, this a2c supports up to vM".
-    pub fn too_new(&self, found: u64) -> String {
-        format!("found v{found}, this a2c supports up to v{}", self.newest)
+    /// The one version check every reader makes: `found` is what the version key holds, as its
+    /// text (a TOML or JSON value as written, a YAML scalar), `None` when the key is missing.
+    /// The version, from 1 to [`FileFormat::newest`], or why not.
+    pub fn check(&self, found: Option<&str>) -> Result<u32, FormatError> {
+        let Some(text) = found else {
+            return Err(FormatError::Missing {
+                key: self.key,
+                newest: self.newest,
+            });
+        };
+        // A whole number as any a2c writes one: digits, no sign, no leading zero (so `0` is no
+        // version either). A longer run of digits is a number too, compared as written, never
+        // cut to 32 bits.
+        let number = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
+        match text.parse::<u32>() {
+            Ok(v) if number && v <= self.newest => Ok(v),
+            _ if number => Err(FormatError::TooNew {
+                found: text.to_string(),
+                newest: self.newest,
+            }),
+            _ => Err(FormatError::NotANumber {
+                key: self.key,
+                newest: self.newest,
+                found: text.to_string(),
+            }),
+        }
     }
 }
 
@@ -115,11 +174,40 @@ mod tests {
 
     #[test]
     fn one_wording_and_distinct_names() {
-        assert_eq!(LOCK.too_new(4), "found v4, this a2c supports up to v3");
+        assert_eq!(
+            LOCK.check(Some("4")).unwrap_err().to_string(),
+            "found v4, this a2c supports up to v3"
+        );
         let mut names: Vec<&str> = ALL.iter().map(|f| f.name).collect();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), ALL.len());
+    }
+
+    /// Every answer of the one check: a version in range, and each refusal worded once.
+    #[test]
+    fn the_check_reads_the_version_as_written() {
+        assert_eq!(LOCK.check(Some("1")), Ok(1));
+        assert_eq!(LOCK.check(Some("3")), Ok(3));
+        let no = |text: Option<&str>| LOCK.check(text).unwrap_err().to_string();
+        // Above u32: never cut to 32 bits (4294967299 as u32 is 3).
+        assert_eq!(no(Some("4294967299")), "found v4294967299, this a2c supports up to v3");
+        assert_eq!(
+            no(Some("99999999999999999999999")),
+            "found v99999999999999999999999, this a2c supports up to v3"
+        );
+        assert_eq!(no(None), "missing `version` (this a2c reads 1 to 3)");
+        for bad in ["0", "-1", "03", "3.0", "\"3\"", "", "three", "+3"] {
+            assert_eq!(
+                no(Some(bad)),
+                format!("`version` must be 1 to 3, found `{bad}`"),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            RECEIPT.check(Some("2")).unwrap_err().to_string(),
+            "found v2, this a2c supports up to v1"
+        );
     }
 
     /// The formats whose version is a first line name it as listed.

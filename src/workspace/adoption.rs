@@ -10,8 +10,6 @@ use crate::util::yaml::{self, Value};
 
 /// The file name of an adoption record inside a tool state root.
 pub const ADOPTION_FILE: &str = "adoption.yaml";
-/// The newest `schema_version` of an adoption record this `a2c` reads and the one it writes.
-pub const ADOPTION_SCHEMA: u32 = crate::util::formats::ADOPTION.newest;
 
 /// How a repository receives its method assets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,7 +85,7 @@ impl AdoptionRecord {
     /// A record in the current shape.
     pub fn new(tool_version: MethodVersion, method_ref: Option<String>, delivery: Option<Delivery>) -> Self {
         Self {
-            schema_version: ADOPTION_SCHEMA,
+            schema_version: crate::util::formats::ADOPTION.newest,
             tool_version,
             method_ref,
             delivery,
@@ -121,23 +119,15 @@ impl AdoptionRecord {
                 ));
             }
             if entry.key == "schema_version" && !value.is_null() {
-                schema_version = match value.text.parse::<u32>() {
-                    Ok(v @ 1..=ADOPTION_SCHEMA) => v,
-                    Ok(v) if v > ADOPTION_SCHEMA => {
+                schema_version = match crate::util::formats::ADOPTION.check(Some(&value.text)) {
+                    Ok(v) => v,
+                    Err(why @ crate::util::formats::FormatError::TooNew { .. }) => {
                         return Err(fail(
                             value.line,
-                            format!(
-                                "unsupported schema_version: {}; upgrade a2c",
-                                crate::util::formats::ADOPTION.too_new(u64::from(v))
-                            ),
+                            format!("unsupported schema_version: {why}; upgrade a2c"),
                         ));
                     }
-                    _ => {
-                        return Err(fail(
-                            value.line,
-                            format!("`schema_version` must be 1 or 2, found `{}`", value.text),
-                        ));
-                    }
+                    Err(why) => return Err(fail(value.line, why.to_string())),
                 };
             }
         }
@@ -217,7 +207,8 @@ impl AdoptionRecord {
     /// The current-shape YAML text of this record.
     pub fn to_yaml(&self) -> String {
         let mut out = format!(
-            "schema_version: {ADOPTION_SCHEMA}\ntool_version: {}\n",
+            "schema_version: {}\ntool_version: {}\n",
+            crate::util::formats::ADOPTION.newest,
             yaml::quote(&self.tool_version.to_string())
         );
         if let Some(r) = &self.method_ref {
@@ -341,7 +332,16 @@ mod tests {
                 1,
                 "found v3, this a2c supports up to v2",
             ),
-            ("schema_version: two\ntool_version: 1.4.0\n", 1, "must be 1 or 2"),
+            (
+                "schema_version: two\ntool_version: 1.4.0\n",
+                1,
+                "`schema_version` must be 1 to 2, found `two`",
+            ),
+            (
+                "schema_version: 4294967298\ntool_version: 1.4.0\n",
+                1,
+                "found v4294967298, this a2c supports up to v2",
+            ),
             (
                 "tool_version: 1.4.0\ndelivery: package\n",
                 2,

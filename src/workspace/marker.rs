@@ -12,8 +12,6 @@ use crate::util::yaml::{self, Entry, Item, Scalar, Value};
 pub const MARKER_PATH: &str = ".tools/esys/a2c/workspace.yaml";
 /// The local pointer's path relative to R.
 pub const POINTER_PATH: &str = ".tools_local/esys/a2c/workspace.yaml";
-/// The newest marker `schema_version` this `a2c` reads.
-pub const MARKER_SCHEMA: u32 = crate::util::formats::MARKER.newest;
 
 /// Which of the two files a [`MarkerError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,24 +197,13 @@ impl WorkspaceMarker {
                     let Value::Scalar(s) = &entry.value else {
                         return Err(fail(entry.line, "`schema_version` must be a number".into()));
                     };
-                    match s.text.parse::<u32>() {
-                        Ok(v @ 1..=MARKER_SCHEMA) => schema = v,
-                        Ok(v) if v > MARKER_SCHEMA => {
-                            return Err(fail(
-                                s.line,
-                                format!(
-                                    "unsupported schema_version: {}; upgrade a2c",
-                                    crate::util::formats::MARKER.too_new(u64::from(v))
-                                ),
-                            ));
+                    schema = match crate::util::formats::MARKER.check(Some(&s.text)) {
+                        Ok(v) => v,
+                        Err(why @ crate::util::formats::FormatError::TooNew { .. }) => {
+                            return Err(fail(s.line, format!("unsupported schema_version: {why}; upgrade a2c")));
                         }
-                        _ => {
-                            return Err(fail(
-                                s.line,
-                                format!("`schema_version` must be 1 or 2, found `{}`", s.text),
-                            ));
-                        }
-                    }
+                        Err(why) => return Err(fail(s.line, why.to_string())),
+                    };
                 }
                 "members" => members = Some(strings(entry, &fail)?),
                 "mirrors" => mirrors = strings(entry, &fail)?.into_iter().map(|s| s.text).collect(),

@@ -89,9 +89,22 @@ fn malformed_lockfiles() {
                 "upgrade a2c",
             ],
         ),
+        // Above 32 bits: read as written, never cut (4294967299 as a u32 is 3).
+        (
+            good.replace("version = 3\n", "version = 4294967299\n"),
+            vec![
+                "unsupported lockfile",
+                "found v4294967299, this a2c supports up to v3",
+                "upgrade a2c",
+            ],
+        ),
+        (
+            good.replace("version = 3\n", "version = \"3\"\n"),
+            vec![file, "`version` must be 1 to 3, found `\"3\"`"],
+        ),
         (
             good.replace("version = 3\n", ""),
-            vec![file, "missing or invalid `version`"],
+            vec![file, "missing `version` (this a2c reads 1 to 3)"],
         ),
         (
             good.replace("size = ", "bytes = 1\nsize = "),
