@@ -126,7 +126,8 @@ pub trait RecipeWriter: std::fmt::Debug {
     fn write_recipe(&self, tree: &Path, version: &MethodVersion) -> Result<Recipe, PublishError>;
 }
 
-/// A registry location, opened: what a2c can do with it.
+/// A registry location, opened: what a2c can do with it. A kind that takes no write of its
+/// own words why in [`Registry::refuse`]; `publish`, `yank` and `sign` refuse by default.
 pub trait Registry {
     /// The location as the user named it, for messages.
     fn shown(&self) -> String;
@@ -135,8 +136,17 @@ pub trait Registry {
     /// With `wanted`, a registry that reads entries one by one (OCI) reads only those.
     fn read_index(&self, client: &LazyClient, trusted: &[String], wanted: Wanted<'_>) -> Result<Index, RegistryError>;
 
+    /// The refusal of a write this kind does not take, in its words (default: a registry that
+    /// is only read, [`read_only`]).
+    fn refuse(&self, action: Action) -> PublishError {
+        read_only(action, &self.shown())
+    }
+
     /// Packs and publishes a version (refusing other bytes under a published version).
-    fn publish(&self, request: &PublishRequest<'_>) -> Result<Published, PublishError>;
+    fn publish(&self, request: &PublishRequest<'_>) -> Result<Published, PublishError> {
+        let _ = request;
+        Err(self.refuse(Action::Pack))
+    }
 
     /// Marks `version` yanked (or, with `undo`, available again); re-signs with `sign`.
     fn yank(
@@ -144,10 +154,16 @@ pub trait Registry {
         version: &MethodVersion,
         undo: bool,
         sign: Option<&super::signing::SecretKey>,
-    ) -> Result<Yanked, PublishError>;
+    ) -> Result<Yanked, PublishError> {
+        let _ = (version, undo, sign);
+        Err(self.refuse(Action::Yank))
+    }
 
     /// Signs the index with the secret key `key`, its expiry as `expiry` says.
-    fn sign(&self, key: &super::signing::SecretKey, expiry: Expiry) -> Result<Signed, PublishError>;
+    fn sign(&self, key: &super::signing::SecretKey, expiry: Expiry) -> Result<Signed, PublishError> {
+        let _ = (key, expiry);
+        Err(self.refuse(Action::Sign))
+    }
 }
 
 /// What a publishing command asks of a registry.

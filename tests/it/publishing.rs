@@ -112,3 +112,58 @@ fn pack_refuses_names_that_install_differently_elsewhere() {
         assert!(!t.path("reg/index/esys/a2c.json").exists(), "{i}: nothing published");
     }
 }
+
+/// A kind that takes no write of a2c's refuses it in its own words, before any request (the
+/// port is closed: a request would fail otherwise), and says what to do instead: every
+/// refusal of the `Registry` trait's defaults and of each kind's own wording.
+#[test]
+fn each_kind_refuses_the_writes_it_does_not_take_in_its_own_words() {
+    let t = TestContext::new();
+    t.run(".", &["key", "generate", "--out", "keys/k", "--no-password"])
+        .success();
+    let closed = format!("127.0.0.1:{}", crate::common::free_port());
+    t.method_tree("tree", "1.0.0");
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "http",
+            &["pack", "tree", "--version", "1.0.0"],
+            "`a2c pack` publishes into a file registry, not",
+        ),
+        ("http", &["yank", "1.0.0"], "`a2c yank` edits a file registry, not"),
+        (
+            "http",
+            &["sign", "--key", "keys/k"],
+            "`a2c sign` signs a file registry, not",
+        ),
+        (
+            "pypi+http",
+            &["yank", "1.0.0"],
+            "`a2c yank` does not edit the package index",
+        ),
+        ("pypi+http", &["sign", "--key", "keys/k"], "a package index ("),
+        (
+            "conan+http",
+            &["yank", "1.0.0"],
+            "`a2c yank` does not edit the Conan remote",
+        ),
+        ("conan+http", &["sign", "--key", "keys/k"], "a Conan remote ("),
+    ];
+    for (scheme, args, words) in cases {
+        let registry = format!("{scheme}://{closed}/r/");
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--registry", &registry]);
+        let run = t.run(".", &all);
+        run.failure();
+        assert!(run.stderr.contains(words), "{scheme} {args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("hint:") || *scheme == "http",
+            "{scheme} {args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("connect"),
+            "refused before any request: {}",
+            run.stderr
+        );
+    }
+}

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use url::Url;
 
-use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked};
+use super::handle::{Action, Registry};
 use super::index::IndexEntry;
 mod location;
 
@@ -350,16 +350,8 @@ impl Registry for ConanRegistry {
         Ok(index)
     }
 
-    fn publish(&self, _: &PublishRequest<'_>) -> Result<Published, PublishError> {
-        Err(self.not_here(Action::Pack))
-    }
-
-    fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
-        Err(self.not_here(Action::Yank))
-    }
-
-    fn sign(&self, _: &signing::SecretKey, _: super::handle::Expiry) -> Result<Signed, PublishError> {
-        Err(self.not_here(Action::Sign))
+    fn refuse(&self, action: Action) -> PublishError {
+        self.not_here(action)
     }
 }
 

@@ -1,12 +1,10 @@
 //! A static HTTP(S) registry: the same layout as a file registry, served by any web server.
 //! a2c only reads it; publishing happens in the directory it is served from.
 
-use super::handle::PublishError;
-use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked, read_only};
+use super::handle::Registry;
 use super::kind::{Kind, Registration};
 use super::{Index, RegistryError, Wanted, signing};
 use crate::net::{HttpError, LazyClient};
-use crate::util::version::MethodVersion;
 
 /// The static HTTP(S) registry kind, as `registry::KINDS` registers it.
 pub const KIND: Registration = Registration {
@@ -79,17 +77,5 @@ impl Registry for HttpRegistry {
         };
         let shown = self.location.index_url().to_string();
         super::trusted_index(&self.shown(), &shown, bytes, signature, trusted, Some(final_url))
-    }
-
-    fn publish(&self, _: &PublishRequest<'_>) -> Result<Published, PublishError> {
-        Err(read_only(Action::Pack, &self.shown()))
-    }
-
-    fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
-        Err(read_only(Action::Yank, &self.shown()))
-    }
-
-    fn sign(&self, _: &signing::SecretKey, _: super::handle::Expiry) -> Result<Signed, PublishError> {
-        Err(read_only(Action::Sign, &self.shown()))
     }
 }

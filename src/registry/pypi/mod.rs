@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use super::handle::{Action, PublishRequest, Published, Registry, Signed, Yanked};
+use super::handle::{Action, PublishRequest, Published, Registry};
 use super::index::IndexEntry;
 mod location;
 mod page;
@@ -303,12 +303,8 @@ impl Registry for PypiRegistry {
         }
     }
 
-    fn yank(&self, _: &MethodVersion, _: bool, _: Option<&signing::SecretKey>) -> Result<Yanked, PublishError> {
-        Err(self.not_here(Action::Yank))
-    }
-
-    fn sign(&self, _: &signing::SecretKey, _: super::handle::Expiry) -> Result<Signed, PublishError> {
-        Err(self.not_here(Action::Sign))
+    fn refuse(&self, action: Action) -> PublishError {
+        self.not_here(action)
     }
 }
 
