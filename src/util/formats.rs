@@ -6,7 +6,7 @@
 /// What a2c does with a file of a newer version than it knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnNewer {
-    /// Refused with [`FileFormat::too_new`]: upgrade a2c.
+    /// Refused with [`FormatError::TooNew`]: upgrade a2c.
     Refused,
     /// Not trusted, written anew (a2c's own bookkeeping).
     Rebuilt,
