@@ -25,10 +25,7 @@ pub fn run(
     global: &GlobalArgs,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
-    let dir = match &global.directory {
-        Some(d) => crate::util::paths::absolute(d),
-        None => std::env::current_dir()?,
-    };
+    let dir = global.start_dir()?;
     // A member of a superbuild is not made a second one, nested in it, without a word: its
     // commands would then use its own empty superbuild (`resolve` fails there).
     if let Ok(ctx) = crate::workspace::Context::discover(&dir, None)

@@ -51,16 +51,9 @@ pub struct SignArgs {
     pub no_expiry: bool,
 }
 
-fn cwd(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
-    Ok(match &global.directory {
-        Some(d) => crate::util::paths::absolute(d),
-        None => std::env::current_dir()?,
-    })
-}
-
 pub fn key(cmd: &KeyCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let KeyCommand::Generate(args) = cmd;
-    let secret_path = cwd(global)?.join(&args.out);
+    let secret_path = global.start_dir()?.join(&args.out);
     let public_path = PathBuf::from(format!("{}.pub", secret_path.display()));
     for p in [&secret_path, &public_path] {
         if std::fs::symlink_metadata(p).is_ok() {
@@ -156,7 +149,7 @@ pub fn sign(
     global: &GlobalArgs,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
-    let cwd = cwd(global)?;
+    let cwd = global.start_dir()?;
     let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
     let key = unlock(&cwd.join(&args.key), printer)?;
     let expiry = match (args.expires_in, args.no_expiry) {

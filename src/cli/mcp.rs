@@ -16,10 +16,7 @@ pub struct McpArgs {
 }
 
 pub fn run(args: &McpArgs, global: &GlobalArgs) -> anyhow::Result<Outcome> {
-    let start = match &global.directory {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?,
-    };
+    let start = global.start_dir()?;
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this a2c binary: {e}"))?;
     crate::mcp::serve(crate::mcp::Options {
         start,

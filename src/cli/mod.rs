@@ -81,6 +81,17 @@ pub struct GlobalArgs {
     pub plain_http: bool,
 }
 
+impl GlobalArgs {
+    /// Where this run starts: `-C DIR` made absolute (resolved when it exists), else the current
+    /// directory. Every command that needs a start directory takes it from here.
+    pub fn start_dir(&self) -> anyhow::Result<PathBuf> {
+        match &self.directory {
+            Some(dir) => Ok(crate::util::paths::absolute(dir)),
+            None => std::env::current_dir().map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
     Auto,
@@ -228,10 +239,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
 
 /// Discovers R and W from the global options and prints discovery warnings.
 pub(crate) fn discover(global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Context> {
-    let start = match &global.directory {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?,
-    };
+    let start = global.start_dir()?;
     let ctx = Context::discover(&start, global.workspace.as_deref())?;
     for w in &ctx.warnings {
         printer.warn(w);

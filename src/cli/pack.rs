@@ -59,10 +59,7 @@ pub fn run(
     global: &GlobalArgs,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
-    let cwd = match &global.directory {
-        Some(d) => crate::util::paths::absolute(d),
-        None => std::env::current_dir()?,
-    };
+    let cwd = global.start_dir()?;
     let location = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?;
     let format = match location.pack_plan(args.format.as_deref()).map_err(anyhow::Error::msg)? {
         crate::registry::PackPlan::Recipe(writer) => return write_recipe(args, &cwd, writer.as_ref(), printer),

@@ -34,10 +34,7 @@ pub fn run(
     global: &GlobalArgs,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
-    let cwd = match &global.directory {
-        Some(d) => crate::util::paths::absolute(d),
-        None => std::env::current_dir()?,
-    };
+    let cwd = global.start_dir()?;
     let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
