@@ -112,13 +112,13 @@ fn new_password(printer: &Printer) -> anyhow::Result<String> {
         );
     }
     printer.status("password for the new key (not shown):");
-    let first = super::login::read_secret_line()?;
+    let first = crate::util::platform::read_secret_line()?;
     let first = first.trim_end_matches(['\r', '\n']);
     if first.is_empty() {
         anyhow::bail!("an empty password: type one, or pass --no-password for an unencrypted key");
     }
     printer.status("the same password again:");
-    let again = super::login::read_secret_line()?;
+    let again = crate::util::platform::read_secret_line()?;
     if again.trim_end_matches(['\r', '\n']) != first {
         anyhow::bail!("the two passwords differ: nothing was written; run `a2c key generate` again");
     }
@@ -137,7 +137,7 @@ pub fn unlock(path: &std::path::Path, printer: &Printer) -> anyhow::Result<crate
             return None;
         }
         printer.status(format!("password for the secret key `{}` (not shown):", path.display()));
-        let line = super::login::read_secret_line().ok()?;
+        let line = crate::util::platform::read_secret_line().ok()?;
         Some(line.trim_end_matches(['\r', '\n']).to_string())
     };
     Ok(crate::registry::signing::SecretKey::load(path, ask)?)

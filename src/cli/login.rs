@@ -43,7 +43,7 @@ pub fn login(
             credentials::host_entry(&url)
         ));
     }
-    let line = read_secret_line()?;
+    let line = crate::util::platform::read_secret_line()?;
     let token = line.trim();
     if token.is_empty() {
         anyhow::bail!(
@@ -114,5 +114,3 @@ pub fn logout(
     }
     Ok(Outcome::Success)
 }
-
-pub(super) use crate::util::platform::read_secret_line;

@@ -485,6 +485,12 @@ mod tests {
             ("schema_version: 1\nexclude: [\"//srv/share\"]\n", "absolute"),
             ("schema_version: 1\nmembers: [\"a[\"]\n", "glob"),
             ("schema_version: 3\n", "found v3, this a2c supports up to v2"),
+            // Above 32 bits: read as written, not "must be 1 or 2".
+            (
+                "schema_version: 4294967298\n",
+                "found v4294967298, this a2c supports up to v2",
+            ),
+            ("schema_version: 02\n", "`schema_version` must be 1 to 2, found `02`"),
             ("schema_version: 1\nmember: [a]\n", "unknown key `member`"),
             ("schema_version: 1\nmembers: a\n", "must be a list"),
             ("members: [a]\n", "missing `schema_version"),

@@ -214,8 +214,8 @@ const GLOBALS_ALLOWED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Every `.rs` file under `src/`, with its path relative to `src/` and its non-test code.
-fn sources() -> Vec<(String, String, usize)> {
+/// Every `.rs` file under `src/`, with its path relative to `src/` and its whole text, sorted.
+fn source_texts() -> Vec<(String, String)> {
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(src) {
@@ -224,12 +224,21 @@ fn sources() -> Vec<(String, String, usize)> {
             continue;
         }
         let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy().into_owned();
-        let text = fs_err::read_to_string(entry.path()).unwrap();
+        out.push((rel, fs_err::read_to_string(entry.path()).unwrap()));
+    }
+    out.sort();
+    out
+}
+
+/// Every `.rs` file under `src/`, with its path relative to `src/`, its non-test code and its
+/// length in lines.
+fn sources() -> Vec<(String, String, usize)> {
+    let mut out = Vec::new();
+    for (rel, text) in source_texts() {
         let lines = text.lines().count();
         let code = text.split("#[cfg(test)]\nmod ").next().unwrap().to_string();
         out.push((rel, code, lines));
     }
-    out.sort();
     out
 }
 
@@ -412,18 +421,11 @@ const PLATFORM_SEAM: &[&str] = &["util/platform/", "util/contain/"];
 /// operating system it is built for.
 #[test]
 fn operating_system_interfaces_are_named_behind_the_platform_seam_alone() {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut strays = Vec::new();
-    for entry in walkdir::WalkDir::new(src) {
-        let entry = entry.unwrap();
-        if entry.path().extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy().into_owned();
+    for (rel, text) in source_texts() {
         if PLATFORM_SEAM.iter().any(|seam| rel.starts_with(seam)) {
             continue;
         }
-        let text = fs_err::read_to_string(entry.path()).unwrap();
         for (n, line) in text.lines().enumerate() {
             let names = [
                 "std::os::",

@@ -191,10 +191,7 @@ pub fn create_dirs(base: &Path, rel: impl AsRef<Path>, mode: u32) -> io::Result<
     Ok(path)
 }
 
-/// The effective user id of this process.
-pub fn euid() -> u32 {
-    rustix::process::geteuid().as_raw()
-}
+pub use crate::util::platform::euid;
 
 /// How [`open_write`] opens a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

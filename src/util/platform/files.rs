@@ -54,10 +54,15 @@ pub fn is_executable(meta: &Metadata) -> bool {
     meta.mode() & 0o111 != 0
 }
 
+/// The effective user id of this process (the owner a2c's own files must have).
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
 /// Whether a file holding secrets is readable by others: owned by another user, or with any
 /// group or other permission bit (credentials, secret keys).
 pub fn exposed_to_others(meta: &Metadata) -> bool {
-    meta.uid() != crate::util::contain::euid() || meta.mode() & 0o077 != 0
+    meta.uid() != euid() || meta.mode() & 0o077 != 0
 }
 
 /// Sets the permission bits of the open `file` to `mode`.
@@ -104,7 +109,8 @@ pub fn touch(path: &Path) {
     );
 }
 
-/// Makes `link` a symbolic link to `target` (tests plant links; a2c itself never makes one).
+/// Makes `link` a symbolic link to `target`: tests plant links (a2c itself never makes one).
+#[cfg(test)]
 pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
     std::os::unix::fs::symlink(target, link)
 }

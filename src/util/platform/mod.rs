@@ -47,12 +47,12 @@ pub fn stat_mode(st: &rustix::fs::Stat) -> u32 {
 /// [`cannot_clone`] is true, and nothing is left at `to`: the caller copies, exactly as on a
 /// Linux filesystem without `FICLONE`.
 pub fn clone_file(from: &std::fs::File, to: &Path) -> std::io::Result<std::fs::File> {
-    use crate::util::contain::{Open, open_write};
     if forced_portable() {
         return Err(rustix::io::Errno::OPNOTSUPP.into());
     }
     #[cfg(target_os = "linux")]
     {
+        use crate::util::contain::{Open, open_write};
         let file = open_write(to, Open::New, 0o600)?;
         if let Err(e) = rustix::fs::ioctl_ficlone(&file, from) {
             drop(file);
@@ -67,16 +67,18 @@ pub fn clone_file(from: &std::fs::File, to: &Path) -> std::io::Result<std::fs::F
         crate::util::contain::refuse_link(to.parent().unwrap_or(Path::new(".")))?;
         reflink_copy::reflink_file_to_path(from, to)?;
         // The clone has `from`'s mode (perhaps read-only): opened for reading, which is
-        // enough to set its time and mode.
-        let _ = (open_write, Open::New);
+        // enough to set its time and mode; removed if even that fails.
         std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32)
             .open(to)
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(to);
+            })
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
-        let _ = (from, to, open_write, Open::New);
+        let _ = (from, to);
         Err(rustix::io::Errno::OPNOTSUPP.into())
     }
 }
