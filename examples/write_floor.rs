@@ -59,7 +59,8 @@ fn write(tree: &Tree, dest: &Path) {
     }
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     for (dir, name, mode, bytes) in &tree.files {
-        let mode = Mode::from_raw_mode(a2c::util::platform::raw_mode(*mode));
+        // `mode_t` is `u32` on Linux, `u16` on macOS: the permission bits fit either.
+        let mode = Mode::from_raw_mode((*mode & 0o7777) as _);
         let fd = openat(&handles[*dir], name.as_str(), flags, mode).expect("file");
         std::fs::File::from(fd).write_all(bytes).expect("write");
     }

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `NO_COLOR` | any non-empty value disables colour (<https://no-color.org>) |
 //! | `A2C_REGISTRY` | registry URL used by `a2c lock` when `--registry` is not given |
-//! | `A2C_CACHE_DIR` | the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`) |
+//! | `A2C_CACHE_DIR` | the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\a2c\cache`) |
 //! | `A2C_MAX_UNPACKED_BYTES` | extraction limit on total unpacked bytes (default 1 GiB) |
 //! | `A2C_MAX_ENTRIES` | extraction limit on archive entries (default 100,000) |
 //! | `A2C_LOCK_TIMEOUT` | seconds to wait for the store lock (default 300) |
@@ -50,7 +50,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         "A2C_CACHE_DIR",
-        "the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`)",
+        "the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\\a2c\\cache`)",
     ),
     (
         "A2C_MAX_UNPACKED_BYTES",
@@ -254,15 +254,19 @@ pub fn registry() -> Option<String> {
     string(A2C_REGISTRY)
 }
 
-/// The bundle cache directory: `A2C_CACHE_DIR`, else `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`.
+/// The bundle cache directory: `A2C_CACHE_DIR`, else the platform's own
+/// ([`user_dir`]: `$XDG_CACHE_HOME/a2c`, else
+/// `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\a2c\cache`).
 pub fn cache_dir() -> Option<PathBuf> {
     if let Some(dir) = var(A2C_CACHE_DIR) {
         return Some(PathBuf::from(dir));
     }
-    if let Some(xdg) = var("XDG_CACHE_HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
-        return Some(xdg.join("a2c"));
-    }
-    var("HOME").map(|home| PathBuf::from(home).join(".cache").join("a2c"))
+    user_dir(UserDir::Cache, var)
+}
+
+/// The user's home directory (`HOME`; on Windows `USERPROFILE`, else `HOME`).
+fn home() -> Option<PathBuf> {
+    user_dir(UserDir::Home, var)
 }
 
 /// `A2C_OCI_PLAIN_HTTP`: comma-separated `host` or `host:port` entries (or `*`) that `oci://`
@@ -276,17 +280,14 @@ pub fn oci_plain_http() -> Vec<String> {
 pub fn docker_config() -> Option<PathBuf> {
     var("DOCKER_CONFIG")
         .map(|d| PathBuf::from(d).join("config.json"))
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".docker").join("config.json")))
+        .or_else(|| home().map(|h| h.join(".docker").join("config.json")))
 }
 
 /// The file of `a2c login`'s credentials: `$XDG_CONFIG_HOME/a2c/credentials.toml`, else
-/// `~/.config/a2c/credentials.toml`.
+/// `~/.config/a2c/credentials.toml`; on Windows `%APPDATA%\a2c\credentials.toml`.
 pub fn credentials_path() -> Option<PathBuf> {
-    let dir = var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(dir.join("a2c").join("credentials.toml"))
+    let dir = user_dir(UserDir::Config, var)?;
+    Some(dir.join("credentials.toml"))
 }
 
 /// A numeric variable: `Ok(None)` when unset, `Err((name, value))` when not a number.
@@ -358,7 +359,7 @@ pub fn cache_dir_from_variable() -> bool {
 pub fn netrc_path() -> Option<PathBuf> {
     var(NETRC)
         .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".netrc")))
+        .or_else(|| home().map(|h| h.join(".netrc")))
 }
 
 /// `true` when a proxy variable is set (to word connection errors).
@@ -373,4 +374,98 @@ pub fn proxy_configured() -> Option<String> {
     ]
     .into_iter()
     .find_map(|name| string(name).map(|_| name.to_string()))
+}
+
+/// The directories a2c keeps per user, where each platform's tools keep theirs (the one
+/// platform question outside `util::platform`: env is below it, and these are the
+/// environment's own conventions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserDir {
+    /// The user's home: `HOME`; on Windows `USERPROFILE` (as `std::env::home_dir` and cargo
+    /// read it), else `HOME`.
+    Home,
+    /// a2c's bundle cache: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows
+    /// `%LOCALAPPDATA%\a2c\cache` (machine-local, not roamed: where uv and pip keep theirs).
+    Cache,
+    /// a2c's configuration (`a2c login`'s credentials): `$XDG_CONFIG_HOME/a2c`, else
+    /// `~/.config/a2c`; on Windows `%APPDATA%\a2c` (roamed with the profile).
+    Config,
+}
+
+/// Where `dir` is, from the variables `var` reads (a relative `XDG_*` is ignored, as the XDG
+/// specification says); `None` when none of them is set.
+pub fn user_dir(dir: UserDir, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = || {
+        if cfg!(windows) {
+            var("USERPROFILE").or_else(|| var("HOME")).map(PathBuf::from)
+        } else {
+            var("HOME").map(PathBuf::from)
+        }
+    };
+    match dir {
+        UserDir::Home => home(),
+        UserDir::Cache if cfg!(windows) => absolute("LOCALAPPDATA").map(|d| d.join("a2c").join("cache")),
+        UserDir::Config if cfg!(windows) => absolute("APPDATA").map(|d| d.join("a2c")),
+        UserDir::Cache => absolute("XDG_CACHE_HOME")
+            .map(|d| d.join("a2c"))
+            .or_else(|| home().map(|h| h.join(".cache").join("a2c"))),
+        UserDir::Config => absolute("XDG_CONFIG_HOME")
+            .map(|d| d.join("a2c"))
+            .or_else(|| home().map(|h| h.join(".config").join("a2c"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_directory_is_where_the_platform_keeps_it() {
+        use super::{UserDir, user_dir};
+        use std::path::PathBuf;
+        let vars = |set: &'static [(&'static str, &'static str)]| {
+            move |name: &str| set.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into())
+        };
+        let home = if cfg!(windows) { "C:\\Users\\u" } else { "/home/u" };
+        let set: &[(&str, &str)] = &[("HOME", "/home/u")];
+        if cfg!(windows) {
+            let set: &'static [(&str, &str)] = &[
+                ("USERPROFILE", "C:\\Users\\u"),
+                ("LOCALAPPDATA", "C:\\Users\\u\\AppData\\Local"),
+                ("APPDATA", "C:\\Users\\u\\AppData\\Roaming"),
+            ];
+            assert_eq!(user_dir(UserDir::Home, vars(set)), Some(PathBuf::from(home)));
+            let cache = user_dir(UserDir::Cache, vars(set)).unwrap();
+            assert!(cache.ends_with("AppData\\Local\\a2c\\cache"), "{cache:?}");
+            let config = user_dir(UserDir::Config, vars(set)).unwrap();
+            assert!(config.ends_with("AppData\\Roaming\\a2c"), "{config:?}");
+        } else {
+            assert_eq!(user_dir(UserDir::Home, vars(set)), Some(PathBuf::from(home)));
+            assert_eq!(
+                user_dir(UserDir::Cache, vars(set)),
+                Some(PathBuf::from("/home/u/.cache/a2c"))
+            );
+            assert_eq!(
+                user_dir(UserDir::Config, vars(set)),
+                Some(PathBuf::from("/home/u/.config/a2c"))
+            );
+            let xdg: &[(&str, &str)] = &[
+                ("HOME", "/home/u"),
+                ("XDG_CACHE_HOME", "/c"),
+                ("XDG_CONFIG_HOME", "rel"),
+            ];
+            assert_eq!(user_dir(UserDir::Cache, vars(xdg)), Some(PathBuf::from("/c/a2c")));
+            assert_eq!(
+                user_dir(UserDir::Config, vars(xdg)),
+                Some(PathBuf::from("/home/u/.config/a2c")),
+                "a relative XDG_CONFIG_HOME is ignored"
+            );
+            let profile_only: &[(&str, &str)] = &[("USERPROFILE", "/p")];
+            assert_eq!(
+                user_dir(UserDir::Home, vars(profile_only)),
+                None,
+                "USERPROFILE is Windows's"
+            );
+        }
+    }
 }

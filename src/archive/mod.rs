@@ -88,6 +88,10 @@ pub enum ArchiveError {
     Entry { entry: String, reason: String },
     #[error("`{}` cannot be packed: {reason}", path.display())]
     NotPackable { path: std::path::PathBuf, reason: String },
+    /// `a2c pack`: a name some platform's filesystem cannot hold as stored, or would make one
+    /// with another name of the tree.
+    #[error("`{}` cannot be packed: {reason}", path.display())]
+    Unportable { path: std::path::PathBuf, reason: String },
     #[error("the archive has more than {limit} entries")]
     TooManyEntries { limit: u64 },
     #[error("the archive unpacks to more than {limit} bytes")]
@@ -116,6 +120,9 @@ impl ArchiveError {
             ArchiveError::ExceedsInstallLimit { variable, .. } => Some(format!(
                 "split or trim the method tree; or, if every consumer raises {variable} too, raise it here for `a2c pack` as well"
             )),
+            ArchiveError::Unportable { .. } => Some(
+                "a bundle installs the same tree on Linux, macOS and Windows or nowhere: rename the file or directory, then pack again".into(),
+            ),
             ArchiveError::NotPackable { .. } => Some(
                 "a bundle holds only regular files and directories: replace the link with a copy of what it points to (or remove it), then pack again".into(),
             ),

@@ -47,7 +47,13 @@ pub fn scan_tree(root: &Path) -> Result<(Vec<String>, Vec<SourceFile>), ArchiveE
             }
             continue;
         }
-        entry_segments(relative.as_bytes())?;
+        entry_segments(relative.as_bytes()).map_err(|e| match e {
+            ArchiveError::Entry { reason, .. } => ArchiveError::Unportable {
+                path: entry.path().to_path_buf(),
+                reason,
+            },
+            e => e,
+        })?;
         let ft = entry.file_type();
         if ft.is_dir() {
             dirs.push(relative);
@@ -91,10 +97,10 @@ fn refuse_folded_collisions<'a>(root: &Path, paths: impl Iterator<Item = &'a Str
             let prefix = &path[..end];
             match seen.get(&super::policy::fold(prefix)) {
                 Some(other) if *other != prefix => {
-                    return Err(ArchiveError::NotPackable {
+                    return Err(ArchiveError::Unportable {
                         path: root.join(prefix),
                         reason: format!(
-                            "it and `{other}` are one name on a case-insensitive or normalizing filesystem (macOS, Windows): rename one, so that the tree installs the same everywhere"
+                            "it and `{other}` are one name on a case-insensitive or normalizing filesystem (macOS, Windows)"
                         ),
                     });
                 }

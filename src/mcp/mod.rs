@@ -14,6 +14,7 @@ mod scope;
 mod tools;
 mod worker;
 
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -101,9 +102,9 @@ fn stamp(paths: impl IntoIterator<Item = PathBuf>) -> Stamp {
 /// Three `stat`s, whatever the store holds (a store of 100,000 entries once cost 4.5 s of CPU
 /// per 10 s idle).
 fn outline(root: &Path) -> Stamp {
-    let store = root.join(crate::store::STORE_DIR);
+    let store = root.join_rel(crate::store::STORE_DIR);
     stamp([
-        root.join(crate::workspace::marker::MARKER_PATH),
+        root.join_rel(crate::workspace::marker::MARKER_PATH),
         store.join(crate::store::layout::SNAPSHOT_FILE),
         store,
     ])
@@ -481,7 +482,7 @@ mod tests {
     #[test]
     fn the_outline_is_bounded_and_sees_versions_come_and_go() {
         let w = tempfile::tempdir().unwrap();
-        let store = w.path().join(crate::store::STORE_DIR);
+        let store = w.path().join_rel(crate::store::STORE_DIR);
         fs_err::create_dir_all(&store).unwrap();
         for i in 0..2_000 {
             fs_err::create_dir(store.join(format!("junk-{i}"))).unwrap();

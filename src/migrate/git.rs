@@ -97,18 +97,18 @@ pub fn is_tracked(repo: &Path, path: &str) -> bool {
 pub fn check_git_dir_within(repo: &Path, within: &Path) -> Result<(), MigrateError> {
     let out = git(repo, &["rev-parse", "--absolute-git-dir", "--git-common-dir"])?;
     let mut lines = out.lines();
-    let canonical = |p: &str| std::fs::canonicalize(repo.join(p)).unwrap_or_else(|_| repo.join(p));
+    let canonical = |p: &str| dunce::canonicalize(repo.join(p)).unwrap_or_else(|_| repo.join(p));
     let (Some(dir), Some(common)) = (lines.next().map(canonical), lines.next().map(canonical)) else {
         return Err(MigrateError::NotGit { repo: repo.into() });
     };
-    let within = std::fs::canonicalize(within).unwrap_or_else(|_| within.into());
-    let real_repo = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.into());
+    let within = dunce::canonicalize(within).unwrap_or_else(|_| within.into());
+    let real_repo = dunce::canonicalize(repo).unwrap_or_else(|_| repo.into());
     if dir.starts_with(&within) && common.starts_with(&within) {
         return Ok(());
     }
     let names_repo = |text: &str, base: &Path| {
         let named = base.join(text.trim());
-        std::fs::canonicalize(&named).is_ok_and(|p| p == real_repo || p == real_repo.join(".git"))
+        dunce::canonicalize(&named).is_ok_and(|p| p == real_repo || p == real_repo.join(".git"))
     };
     let worktree = dir.parent() == Some(common.join("worktrees").as_path())
         && std::fs::read_to_string(dir.join("gitdir")).is_ok_and(|t| names_repo(&t, &dir));

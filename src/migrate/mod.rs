@@ -6,6 +6,7 @@
 pub mod digest;
 pub mod git;
 
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -259,7 +260,7 @@ pub struct Request {
 /// commit; the root also moves when V's manifest requires it or both roots hold state.
 pub fn plan(repo: &Path, before: &AdoptionRecord, to: &MethodVersion, req: &Request) -> Result<Plan, MigrateError> {
     let legacy = repo.join(LEGACY_ROOT);
-    let canonical = repo.join(CANONICAL_ROOT);
+    let canonical = repo.join_rel(CANONICAL_ROOT);
     let state = crate::workspace::ToolStateRoot::detect(repo)?;
     let both = state.as_ref().is_some_and(|s| s.both_present);
     let record_in_legacy = state
@@ -612,7 +613,7 @@ pub fn apply(plan: &Plan, commit: bool) -> Result<Option<String>, MigrateError> 
 /// Files present in both tool state roots of `repo` whose contents differ (relative to the
 /// roots), sorted: what stops a migration until a side is picked with `--keep`.
 pub fn differing_files(repo: &Path) -> Result<Vec<String>, MigrateError> {
-    let (legacy, canonical) = (repo.join(LEGACY_ROOT), repo.join(CANONICAL_ROOT));
+    let (legacy, canonical) = (repo.join(LEGACY_ROOT), repo.join_rel(CANONICAL_ROOT));
     let mut out = Vec::new();
     for rel in files_under(repo, LEGACY_ROOT)? {
         let dst = canonical.join(&rel);

@@ -16,6 +16,7 @@ pub use places::{Alternatives, alternatives, configured_registries};
 pub use registries::{Configured, read_index, read_index_for, read_indexes, record_serial, registries, sources};
 pub use session::{Flags, Session};
 
+use crate::util::paths::JoinRel as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -422,7 +423,7 @@ pub fn relative_sources(
 /// repository's `config.yaml` in its tool state root (`None` outside both).
 pub fn registry_config(ctx: &Context) -> Option<PathBuf> {
     match &ctx.workspace {
-        Some(ws) => Some(ws.root.join(crate::workspace::marker::MARKER_PATH)),
+        Some(ws) => Some(ws.root.join_rel(crate::workspace::marker::MARKER_PATH)),
         None => ctx
             .repo
             .as_deref()

@@ -102,7 +102,7 @@ pub fn vendor(
 fn place(src: &Path, dst: &Path) -> std::io::Result<&'static str> {
     let parent = dst.parent().unwrap_or(Path::new("."));
     let tmp = Temporary(parent.join(format!(".a2c-vendor-{:016x}.tmp", fastrand::u64(..))));
-    let how = if reflink_copy::reflink(src, &tmp.0).is_ok() {
+    let how = if crate::util::platform::reflink(src, &tmp.0).is_ok() {
         "reflink"
     } else if std::fs::hard_link(src, &tmp.0).is_ok() {
         "hardlink"

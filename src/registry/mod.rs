@@ -84,10 +84,13 @@ pub enum RegistryError {
         locked_source: String,
         location: String,
     },
-    #[error("version {version} is already published in `{}` with different content (sha256 {existing}, the new bundle is {new})", index.display())]
+    #[error(
+        "version {version} is already published in `{index}` with different content (sha256 {existing}, the new bundle is {new})"
+    )]
     AlreadyPublished {
         version: MethodVersion,
-        index: PathBuf,
+        /// Where the version is published: the index file, or the registry as shown.
+        index: String,
         existing: String,
         new: String,
         /// The files are the published version's (its tree digest matches): only the packing

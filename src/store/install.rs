@@ -255,7 +255,7 @@ fn install_from(
             return Err(StoreError::Extract {
                 version: entry.version.clone(),
                 source_name,
-                source,
+                source: Box::new(source),
             });
         }
     };

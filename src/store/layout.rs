@@ -10,6 +10,7 @@
 //! <store>/.workspace-snapshot            W's members and the identities that vouch for them
 //! ```
 
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 
 use crate::lock::LockEntry;
@@ -61,7 +62,7 @@ impl Store {
     /// The store of `owner` (W or R): `<owner>/.tools_local/esys/a2c`.
     pub fn of(owner: &Path) -> Self {
         Self {
-            root: owner.join(STORE_DIR),
+            root: owner.join_rel(STORE_DIR),
         }
     }
 

@@ -84,10 +84,9 @@ impl LockedStore<'_> {
         let target = self.store.version_dir(version);
         let staging = staging.path();
         if self.fsync {
-            let dir = fs_err::File::open(staging)?;
-            crate::util::platform::sync_filesystem(dir.file()).map_err(|e| {
+            crate::util::platform::sync_filesystem(staging).map_err(|e| {
                 std::io::Error::new(
-                    std::io::Error::from(e).kind(),
+                    e.kind(),
                     format!("failed to sync the store's filesystem at `{}`: {e}", staging.display()),
                 )
             })?;

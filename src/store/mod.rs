@@ -40,10 +40,11 @@ pub fn guard(owner: &Path) -> Result<Store, StoreError> {
                 path: owner.join(LOCAL_DIR),
             });
         }
-        crate::util::git::Tracking::Unknown(reason) => {
+        crate::util::git::Tracking::Unknown { reason, hint } => {
             return Err(StoreError::TrackingUnknown {
                 path: owner.join(LOCAL_DIR),
                 reason,
+                hint,
             });
         }
     }
@@ -56,18 +57,6 @@ pub fn ensure(store: &Store) -> Result<(), StoreError> {
     create_local(store.owner())?;
     crate::util::contain::create_dirs(store.root(), STAGING_DIR, 0o700)?;
     Ok(())
-}
-
-/// What to do when git cannot read the index of the repository at `repo` (a format it does
-/// not know, a damaged file, a FIFO or directory in its place): remove it and let git rebuild
-/// it from the last commit. `git read-tree HEAD` alone reads the old index first, and fails.
-pub fn rebuild_index(repo: &Path) -> String {
-    let quote = crate::util::text::shell_quoted;
-    format!(
-        "remove the index git cannot read and rebuild it from the last commit: `rm -rf {} && git -C {} read-tree HEAD` (changes staged but not committed are staged again with `git add`)",
-        quote(&repo.join(".git/index")),
-        quote(repo)
-    )
 }
 
 /// Errors of the install pipeline.
@@ -97,7 +86,7 @@ pub enum StoreError {
         version: MethodVersion,
         source_name: String,
         #[source]
-        source: crate::archive::ArchiveError,
+        source: Box<crate::archive::ArchiveError>,
     },
     #[error(transparent)]
     Mismatch(Box<Mismatch>),
@@ -121,7 +110,11 @@ pub enum StoreError {
     #[error("`{}` is tracked by git, but a2c's store is machine-local: a repository that commits it could pass off any files as an installed version", path.display())]
     Tracked { path: PathBuf },
     #[error("cannot tell whether git tracks `{}` ({reason}): a store git may track is not trusted", path.display())]
-    TrackingUnknown { path: PathBuf, reason: String },
+    TrackingUnknown {
+        path: PathBuf,
+        reason: String,
+        hint: String,
+    },
     #[error("the lock pins a bundle of {size} bytes for version {version}, more than the {limit} bytes allowed")]
     TooBig {
         version: MethodVersion,
@@ -245,7 +238,7 @@ impl StoreError {
                 "remove it from git (`git rm -r --cached {}`) and commit; a2c reinstalls what the lock pins",
                 path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
             ),
-            Self::TrackingUnknown { path, .. } => rebuild_index(path.parent().unwrap_or(path)),
+            Self::TrackingUnknown { hint, .. } => hint.clone(),
             Self::TooBig { .. } => format!(
                 "check the lock entry; if the bundle really is that large, raise {}",
                 crate::env::A2C_MAX_BUNDLE_BYTES

@@ -53,8 +53,10 @@ pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> std::io::Re
     Ok(())
 }
 
-/// Removes a file or a directory tree.
+/// Removes a file or a directory tree (read-only files included: on Windows their attribute
+/// is cleared first, as Windows removes no read-only file).
 pub fn remove_tree(path: &Path) -> std::io::Result<()> {
+    crate::util::platform::make_removable(path);
     match fs_err::symlink_metadata(path) {
         Ok(m) if m.is_dir() => fs_err::remove_dir_all(path),
         Ok(_) => fs_err::remove_file(path),

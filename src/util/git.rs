@@ -44,7 +44,9 @@ const NO_PROGRAMS: &[&str] = &[
 /// commit ([`committing`]).
 pub fn command(dir: &Path) -> Command {
     let mut cmd = committing(dir);
-    cmd.args(["-c", "core.hooksPath=/dev/null"]);
+    let mut hooks = std::ffi::OsString::from("core.hooksPath=");
+    hooks.push(crate::util::platform::no_hooks_dir());
+    cmd.arg("-c").arg(hooks);
     cmd
 }
 
@@ -100,8 +102,29 @@ pub enum Tracking {
     No,
     /// git tracks the path itself (a submodule's gitlink) or something under it.
     Yes,
-    /// git cannot say: its index is unreadable to it, or is no regular file. The reason.
-    Unknown(String),
+    /// git cannot say (its index is unreadable to it, or is no regular file), or cannot be
+    /// asked (it is not installed, inside a repository a2c cannot read alone): why, and what
+    /// the user does about it.
+    Unknown { reason: String, hint: String },
+}
+
+/// What to do when git cannot read the index of the repository at `repo` (a format it does
+/// not know, a damaged file, a FIFO or directory in its place): remove it and let git rebuild
+/// it from the last commit. `git read-tree HEAD` alone reads the old index first, and fails.
+pub fn rebuild_index(repo: &Path) -> String {
+    let quote = crate::util::text::shell_quoted;
+    format!(
+        "remove the index git cannot read and rebuild it from the last commit: `rm -rf {} && git -C {} read-tree HEAD` (changes staged but not committed are staged again with `git add`)",
+        quote(&repo.join(".git/index")),
+        quote(repo)
+    )
+}
+
+/// Whether `dir` or a directory above it holds a `.git` (a directory, a file or anything else):
+/// where git would find a repository, so that "not tracked" cannot be said without it.
+fn in_a_repository(dir: &Path) -> bool {
+    dir.ancestors()
+        .any(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
 }
 
 /// How long `git ls-files` may take before its answer counts as unknown (a FIFO that git opens
@@ -117,18 +140,34 @@ const LS_FILES_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60)
 /// caller trusts nothing it would have trusted had the answer been `No`.
 pub fn tracking(dir: &Path, rel: &str, git_dir_checked: bool) -> Tracking {
     let rel = rel.trim_end_matches('/');
+    let unknown = |reason: String| Tracking::Unknown {
+        reason,
+        hint: rebuild_index(dir),
+    };
     match super::git_index::lacks_path(dir, rel, git_dir_checked) {
         super::git_index::Answer::Lacks => return Tracking::No,
-        super::git_index::Answer::NotAFile(why) => return Tracking::Unknown(why),
+        super::git_index::Answer::NotAFile(why) => return unknown(why),
         super::git_index::Answer::AskGit => {}
     }
     let mut cmd = command(dir);
     cmd.args(["--no-optional-locks", "ls-files", "-z", "--cached", "--", rel]);
-    let Ok(out) = output_within(cmd, LS_FILES_TIMEOUT) else {
-        return Tracking::No; // git is not installed: nothing is tracked
+    let out = match output_within(cmd, LS_FILES_TIMEOUT) {
+        Ok(out) => out,
+        // No git outside any repository: nothing is tracked. Inside one whose index a2c could
+        // not read alone, git's answer is needed: not having it is no "not tracked".
+        Err(_) if !in_a_repository(dir) => return Tracking::No,
+        Err(e) => {
+            return Tracking::Unknown {
+                reason: format!(
+                    "`{}` is in a git repository whose index a2c cannot read alone, and git could not be started ({e})",
+                    dir.display()
+                ),
+                hint: "install git (a2c asks it what the index holds), then run the command again".into(),
+            };
+        }
     };
     let Some(out) = out else {
-        return Tracking::Unknown(format!(
+        return unknown(format!(
             "`git ls-files` in `{}` did not answer within {} s",
             dir.display(),
             LS_FILES_TIMEOUT.as_secs()
@@ -150,7 +189,7 @@ pub fn tracking(dir: &Path, rel: &str, git_dir_checked: bool) -> Tracking {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("it failed")
         .trim();
-    Tracking::Unknown(format!(
+    unknown(format!(
         "git cannot read the index of `{}`: {}",
         dir.display(),
         crate::util::text::quoted_short(said)
@@ -253,7 +292,7 @@ pub fn is_own_work_tree(dir: &Path) -> bool {
     let Some(top) = query(dir, &["rev-parse", "--show-toplevel"]) else {
         return false;
     };
-    match (std::fs::canonicalize(top), std::fs::canonicalize(dir)) {
+    match (dunce::canonicalize(top), dunce::canonicalize(dir)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
@@ -335,7 +374,10 @@ pub(crate) mod tests {
         index[7] = 9; // format 9: no git reads it
         std::fs::write(d.join(".git/index"), &index).unwrap();
         match tracking(d, ".tools_local", false) {
-            Tracking::Unknown(why) => assert!(why.contains("git cannot read the index"), "{why}"),
+            Tracking::Unknown { reason, hint } => {
+                assert!(reason.contains("git cannot read the index"), "{reason}");
+                assert!(hint.contains("read-tree HEAD"), "{hint}");
+            }
             other => panic!("{other:?}"),
         }
     }

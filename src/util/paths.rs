@@ -64,9 +64,10 @@ pub fn relative_slash(base: &Path, path: &Path) -> Option<String> {
     })
 }
 
-/// Canonicalizes `path` when it exists, else returns it made absolute against the current dir.
+/// Canonicalizes `path` when it exists (on Windows without the `\\?\` prefix where the plain
+/// form names the same file), else returns it made absolute against the current dir.
 pub fn absolute(path: &Path) -> PathBuf {
-    match fs_err::canonicalize(path) {
+    match dunce::canonicalize(path) {
         Ok(p) => p,
         Err(_) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
     }
@@ -117,8 +118,33 @@ pub fn join_exact(base: &Path, rel: &str) -> PathBuf {
     out
 }
 
+/// Joining one of a2c's own `/`-separated relative paths (`.tools_local/esys/a2c`,
+/// `index/esys/a2c.json`) segment by segment, so that the result is spelled with the platform's
+/// separator throughout (on Windows `…\.tools_local\esys\a2c`, never `…\.tools_local/esys/a2c`).
+pub trait JoinRel {
+    fn join_rel(&self, rel: &str) -> PathBuf;
+}
+
+impl JoinRel for Path {
+    fn join_rel(&self, rel: &str) -> PathBuf {
+        let mut out = self.to_path_buf();
+        out.extend(rel.split('/').filter(|s| !s.is_empty()));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_relative_path_of_a2c_is_joined_with_the_platform_separator() {
+        use super::JoinRel;
+        let base = std::path::Path::new("base");
+        let joined = base.join_rel(".tools_local/esys/a2c");
+        assert_eq!(joined, base.join(".tools_local").join("esys").join("a2c"));
+        assert!(!joined.to_str().unwrap().contains('/') || cfg!(unix), "{joined:?}");
+        assert_eq!(joined.components().count(), 4);
+    }
+
     use super::*;
 
     #[test]

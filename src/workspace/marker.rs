@@ -1,6 +1,7 @@
 //! The workspace marker `W/.tools/esys/a2c/workspace.yaml` and the local pointer
 //! `R/.tools_local/esys/a2c/workspace.yaml`.
 
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -282,7 +283,7 @@ impl WorkspaceMarker {
 
     /// Reads `W/.tools/esys/a2c/workspace.yaml`.
     pub fn read(workspace: &Path) -> Result<Self, super::WorkspaceError> {
-        let path = workspace.join(MARKER_PATH);
+        let path = workspace.join_rel(MARKER_PATH);
         crate::util::contain::check(workspace, MARKER_PATH)?;
         let text = crate::util::contain::read_config(&path)?.ok_or_else(|| super::WorkspaceError::NoMarker {
             path: workspace.to_path_buf(),
@@ -318,7 +319,7 @@ impl LocalPointer {
     /// Reads `R/.tools_local/esys/a2c/workspace.yaml`; `None` when absent. A relative
     /// `workspace_root` is relative to R.
     pub fn read(repo: &Path) -> Result<Option<Self>, super::WorkspaceError> {
-        let path = repo.join(POINTER_PATH);
+        let path = repo.join_rel(POINTER_PATH);
         if !crate::util::contain::check(repo, POINTER_PATH)? {
             return Ok(None);
         }
@@ -356,7 +357,7 @@ impl LocalPointer {
             "# written by a2c install: the superbuild workspace this repository belongs to (machine-local)\nworkspace_root: {}\n",
             yaml::quote(&workspace.to_string_lossy())
         );
-        let path = repo.join(POINTER_PATH);
+        let path = repo.join_rel(POINTER_PATH);
         // Never through a link: a member's `.tools_local/esys/a2c` must be a real directory.
         // The common case, a pointer already right, reads it without creating anything.
         let dir = Path::new(POINTER_PATH).parent().expect("a file in a directory");
@@ -386,7 +387,7 @@ impl WorkspaceMarker {
     /// is read back with [`WorkspaceMarker::read`], so that what `init` writes is what every
     /// command will read.
     pub fn create(dir: &Path, registry: Option<&str>, members: &[String]) -> Result<Created, super::WorkspaceError> {
-        let path = dir.join(MARKER_PATH);
+        let path = dir.join_rel(MARKER_PATH);
         if crate::util::contain::check(dir, MARKER_PATH)? {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,

@@ -1,6 +1,7 @@
 //! Method asset resolution (ADR-0024 §3): which tree holds the method assets of version V for
 //! repository R.
 
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -90,7 +91,7 @@ fn store_version(owner: &Path, dir: &Path) -> Result<bool, Note> {
                 owner.join(super::state_root::LOCAL_DIR).display()
             )));
         }
-        crate::util::git::Tracking::Unknown(reason) => {
+        crate::util::git::Tracking::Unknown { reason, .. } => {
             return Err(Note::Other(format!(
                 "cannot tell whether git tracks `{}` ({reason}), so it is not used",
                 owner.join(super::state_root::LOCAL_DIR).display()
@@ -118,16 +119,16 @@ fn manifest_is(tree: &Path, version: &MethodVersion) -> Result<(), Note> {
 /// mount could hand out `W/tools/ai-rules` (superbuild-workflow) or anything outside R. The
 /// note names the link and, when it leads to `W/tools/ai-rules` or out of R, says so.
 fn legacy_mount_link(repo: &Path, workspace: Option<&Path>) -> Option<Note> {
-    let legacy = repo.join(LEGACY_AI_RULES);
+    let legacy = repo.join_rel(LEGACY_AI_RULES);
     crate::util::contain::check(repo, LEGACY_AI_RULES).err()?;
-    let target = std::fs::canonicalize(&legacy).ok();
-    let ws_rules = workspace.map(|w| w.join(LEGACY_AI_RULES));
+    let target = dunce::canonicalize(&legacy).ok();
+    let ws_rules = workspace.map(|w| w.join_rel(LEGACY_AI_RULES));
     let leads = match (&target, &ws_rules) {
-        (Some(t), Some(w)) if std::fs::canonicalize(w).is_ok_and(|w| w == *t) => format!(
+        (Some(t), Some(w)) if dunce::canonicalize(w).is_ok_and(|w| w == *t) => format!(
             "it resolves to `{}`, the superbuild-workflow tree, which is never a method asset root",
             w.display()
         ),
-        (Some(t), _) if !t.starts_with(std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf())) => {
+        (Some(t), _) if !t.starts_with(dunce::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf())) => {
             format!("it resolves outside `{}`", repo.display())
         }
         _ => "a method asset root is never reached through a link".into(),
@@ -195,7 +196,7 @@ pub fn resolve_with(
         }
         looked.push(dir);
     }
-    let legacy = repo.join(LEGACY_AI_RULES);
+    let legacy = repo.join_rel(LEGACY_AI_RULES);
     let is_workspace_root = workspace == Some(repo);
     if is_workspace_root {
         if legacy.is_dir() {
@@ -222,7 +223,7 @@ pub fn resolve_with(
         }
     }
     if let Some(w) = workspace.filter(|w| *w != repo) {
-        let ws_rules = w.join(LEGACY_AI_RULES);
+        let ws_rules = w.join_rel(LEGACY_AI_RULES);
         if ws_rules.join(crate::method::MANIFEST_FILE).is_file() {
             notes.push(Note::Other(format!(
                 "`{}` is superbuild-workflow, never a method asset root",

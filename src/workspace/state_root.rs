@@ -1,5 +1,6 @@
 //! Tool state roots: canonical `.tools/esys/a2c/`, legacy `.a2c/`.
 
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -109,7 +110,7 @@ impl ToolStateRoot {
             return Ok(None);
         };
         let dir = match layout {
-            Layout::Canonical => repo.join(CANONICAL_ROOT),
+            Layout::Canonical => repo.join_rel(CANONICAL_ROOT),
             Layout::Legacy => repo.join(LEGACY_ROOT),
         };
         let other_record = (c.record && l.record).then(|| repo.join(LEGACY_ROOT).join(ADOPTION_FILE));

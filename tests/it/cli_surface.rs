@@ -1077,7 +1077,7 @@ fn help_lists_every_environment_variable() {
     }
     let joined = section.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        joined.contains("(default: $XDG_CACHE_HOME/a2c, else ~/.cache/a2c)"),
+        joined.contains("(default: $XDG_CACHE_HOME/a2c, else ~/.cache/a2c; on Windows %LOCALAPPDATA%\\a2c\\cache)"),
         "{joined}"
     );
 }

@@ -86,7 +86,8 @@ fn published_versions_are_immutable_and_yanks_are_reversible() {
 
 /// `a2c pack` refuses a tree that would install two ways: two paths one case-insensitive or
 /// normalizing filesystem makes one (macOS, Windows) — naming both — and a name Windows allows
-/// nowhere; nothing is published. Install refuses the same bundles (tests/it/hostile.rs).
+/// nowhere (a device name, `:`, `*?"<>|`); nothing is published, and the hint says what the
+/// publisher does about it. Install refuses the same bundles (tests/it/hostile.rs).
 #[test]
 fn pack_refuses_names_that_install_differently_elsewhere() {
     let t = TestContext::new();
@@ -98,6 +99,8 @@ fn pack_refuses_names_that_install_differently_elsewhere() {
         ),
         (&["Rules/x.md", "rules/y.md"], "`Rules` are one name"),
         (&["rules/what?.md"], "Windows allows in no file name"),
+        (&["rules/CON.md"], "`CON.md` is a Windows device name"),
+        (&["rules/notes:stream.md"], "contains `:`"),
     ]
     .into_iter()
     .enumerate()
@@ -108,7 +111,9 @@ fn pack_refuses_names_that_install_differently_elsewhere() {
             t.write(&format!("{tree}/{f}"), "x\n");
         }
         let run = t.run(".", &["pack", &tree, "--version", "1.0.0", "--registry", "reg"]);
-        run.fails_with(&[words]);
+        // The hint is the publisher's: rename, then pack again (not an installer's "hostile").
+        run.fails_with(&[words, "rename the file or directory, then pack again"]);
+        assert!(!run.stderr.contains("registry's owner"), "{}", run.stderr);
         assert!(!t.path("reg/index/esys/a2c.json").exists(), "{i}: nothing published");
     }
 }

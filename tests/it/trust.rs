@@ -838,3 +838,28 @@ fn a_redirect_location_never_carries_its_userinfo_on() {
     );
     saw_no_credential(&y);
 }
+
+/// Without git, "nothing is tracked" is never said of a repository whose index a2c cannot read
+/// alone: a repository whose `.git` is a file (a submodule's or a worktree's, its index
+/// elsewhere) is refused, nothing installed, with the hint to install git — which works: with
+/// git on PATH the same command installs.
+#[test]
+fn without_git_a_repository_a2c_cannot_read_alone_is_not_trusted() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    t.publish("reg", "1.0.0", "tar.gz");
+    fs_err::rename(t.path("r/.git"), t.path("r.git")).unwrap();
+    t.write("r/.git", &format!("gitdir: {}\n", t.path("r.git").display()));
+    let no_git = t.path("bin-without-git");
+    fs_err::create_dir_all(&no_git).unwrap();
+    let install = ["install", "--registry", "../reg"];
+    let run = t.run_env("r", &install, &[("PATH", no_git.to_str().unwrap())]);
+    run.fails_with(&[
+        "cannot tell whether git tracks",
+        "git could not be started",
+        "install git (a2c asks it what the index holds), then run the command again",
+    ]);
+    assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists());
+    t.run("r", &install).success();
+    assert!(t.path("r/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file());
+}

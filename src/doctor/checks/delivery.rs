@@ -1,6 +1,7 @@
 //! Delivery: a member whose record says `submodule` or `clone` has the tree it pins (docs/doctor.md, "Delivery").
 
 use super::*;
+use crate::util::paths::JoinRel as _;
 
 /// Checks of the `copy`, `submodule` and `clone` deliveries (ADR-0024 §4): the tree at
 /// `R/tools/ai-rules` exists and says it is V; a submodule is registered and checked out, a
@@ -15,7 +16,7 @@ pub(super) fn git_delivery(
     out: &mut Vec<Finding>,
 ) -> bool {
     let repo = Some(m.path.clone());
-    let tree = m.path.join(LEGACY_AI_RULES);
+    let tree = m.path.join_rel(LEGACY_AI_RULES);
     let v = Some(version.clone());
     let fail = |out: &mut Vec<Finding>, code: Code, message: String, hint: String| {
         out.push(finding(code, repo.clone(), v.clone(), message, hint));
@@ -165,9 +166,9 @@ mod tests {
     /// The findings of `git_delivery` for a member at `dir` whose `tools/ai-rules` holds
     /// `tree` (a manifest of that version), pinning `version` with `delivery`.
     fn codes(dir: &Path, tree: Option<&str>, delivery: Delivery, ws: Option<&Path>) -> (Vec<Code>, bool) {
-        let _ = std::fs::remove_dir_all(dir.join(LEGACY_AI_RULES));
+        let _ = std::fs::remove_dir_all(dir.join_rel(LEGACY_AI_RULES));
         if let Some(v) = tree {
-            let t = dir.join(LEGACY_AI_RULES);
+            let t = dir.join_rel(LEGACY_AI_RULES);
             std::fs::create_dir_all(&t).unwrap();
             std::fs::write(
                 t.join(crate::method::MANIFEST_FILE),

@@ -114,7 +114,9 @@ pub fn run(
                         m.path.display()
                     ),
                 )),
-                crate::util::git::Tracking::Unknown(reason) => out.push(tracking_unknown(&m.path, &reason)),
+                crate::util::git::Tracking::Unknown { reason, hint } => {
+                    out.push(tracking_unknown(&m.path, &reason, hint))
+                }
             }
         }
         out
@@ -172,8 +174,8 @@ pub fn run(
             ),
             "run `git rm -r --cached .tools_local` in that repository, commit, then `a2c install`",
         )),
-        Err(crate::store::StoreError::TrackingUnknown { path, reason }) => {
-            out.push(tracking_unknown(path.parent().unwrap_or(&path), &reason))
+        Err(crate::store::StoreError::TrackingUnknown { path, reason, hint }) => {
+            out.push(tracking_unknown(path.parent().unwrap_or(&path), &reason, hint))
         }
         Err(crate::store::StoreError::Io(e)) if crate::util::contain::refusal(&e).is_some() => out.push(finding(
             Code::UnsafeLink,

@@ -1,6 +1,7 @@
 //! Resolution and drift: what each member resolves to, and why a candidate was passed over (docs/doctor.md, "Resolution", "Drift").
 
 use super::*;
+use crate::util::paths::JoinRel as _;
 
 pub(super) fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>, memo: &Memo, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
@@ -178,7 +179,7 @@ pub(super) fn too_old_for_unresolved(
 }
 
 pub(super) fn drift_hint(repo: &Path, tree: &Path) -> String {
-    if tree.starts_with(repo.join(LEGACY_AI_RULES)) {
+    if tree.starts_with(repo.join_rel(LEGACY_AI_RULES)) {
         "bring `tools/ai-rules` to the adopted version (check out the matching ref), or migrate the write contract to the version it holds".into()
     } else {
         format!("reinstall it: remove `{}` and run `a2c install`", tree.display())
@@ -194,7 +195,7 @@ mod tests {
     #[test]
     fn the_drift_hint_fits_where_the_tree_is() {
         let repo = Path::new("/w/p/app");
-        assert!(drift_hint(repo, &repo.join(LEGACY_AI_RULES)).contains("check out the matching ref"));
+        assert!(drift_hint(repo, &repo.join_rel(LEGACY_AI_RULES)).contains("check out the matching ref"));
         let store = Path::new("/w/.tools_local/esys/a2c/1.0.0");
         let hint = drift_hint(repo, store);
         assert!(

@@ -237,8 +237,8 @@ pub(super) fn tree_cache(cache: Option<&crate::store::Cache>, out: &mut Vec<Find
 }
 
 /// git cannot say whether `.tools_local/` in `repo` is tracked: nothing there is trusted.
-/// The hint is `store::rebuild_index`'s.
-pub(super) fn tracking_unknown(repo: &std::path::Path, reason: &str) -> super::Finding {
+/// The hint is the one `util::git::tracking` gave with the reason.
+pub(super) fn tracking_unknown(repo: &std::path::Path, reason: &str, hint: String) -> super::Finding {
     finding(
         Code::TrackingUnknown,
         Some(repo.to_path_buf()),
@@ -247,7 +247,7 @@ pub(super) fn tracking_unknown(repo: &std::path::Path, reason: &str) -> super::F
             "cannot tell whether git tracks `{}`: {reason}; a2c trusts no store or pointer there",
             repo.join(LOCAL_DIR).display()
         ),
-        crate::store::rebuild_index(repo),
+        hint,
     )
 }
 
@@ -259,7 +259,12 @@ mod tests {
     /// and a command to run there.
     #[test]
     fn an_unknown_tracking_fails_and_says_why() {
-        let f = tracking_unknown(Path::new("/w/p/app"), "git cannot read the index of `/w/p/app`: bad");
+        let repo = Path::new("/w/p/app");
+        let f = tracking_unknown(
+            repo,
+            "git cannot read the index of `/w/p/app`: bad",
+            crate::util::git::rebuild_index(repo),
+        );
         assert_eq!(f.code, Code::TrackingUnknown);
         assert_eq!(f.severity, crate::doctor::Severity::Fail);
         assert!(

@@ -1,6 +1,7 @@
 //! Tool state: the roots a repository keeps, the local pointer, `tools/ai-rules` at W (docs/doctor.md, "Tool state").
 
 use super::*;
+use crate::util::paths::JoinRel as _;
 
 pub(super) fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     let repo = Some(m.path.clone());
@@ -132,7 +133,7 @@ pub(super) fn pointer(m: &Member, ws: &Path, out: &mut Vec<Finding>) {
             None,
             format!(
                 "the local pointer `{}` is stale: {why}",
-                m.path.join(POINTER_PATH).display()
+                m.path.join_rel(POINTER_PATH).display()
             ),
             "run `a2c install` in the workspace to rewrite it (or delete the file)",
         ));
@@ -140,7 +141,7 @@ pub(super) fn pointer(m: &Member, ws: &Path, out: &mut Vec<Finding>) {
 }
 
 pub(super) fn workspace_ai_rules(ws: &Path, out: &mut Vec<Finding>) {
-    let dir = ws.join(LEGACY_AI_RULES);
+    let dir = ws.join_rel(LEGACY_AI_RULES);
     if let Ok(m) = MethodManifest::read_tree(&dir) {
         out.push(finding(
             Code::WorkspaceAiRulesMethodTree,
@@ -167,7 +168,7 @@ mod tests {
         let mut out = Vec::new();
         workspace_ai_rules(ws.path(), &mut out);
         assert!(out.is_empty());
-        let dir = ws.path().join(LEGACY_AI_RULES);
+        let dir = ws.path().join_rel(LEGACY_AI_RULES);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("README.md"), "superbuild-workflow\n").unwrap();
         workspace_ai_rules(ws.path(), &mut out);
@@ -254,7 +255,7 @@ mod tests {
         let repo = ws.join("r");
         let pointer_codes = |text: Option<&str>| {
             if let Some(text) = text {
-                let path = repo.join(POINTER_PATH);
+                let path = repo.join_rel(POINTER_PATH);
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(path, text).unwrap();
             }

@@ -1,6 +1,7 @@
 //! Publishing into a file registry: `a2c pack`.
 
 use crate::registry::signing::SecretKey;
+use crate::util::paths::JoinRel as _;
 use std::path::{Path, PathBuf};
 
 use crate::archive::{self, PackedBundle};
@@ -76,7 +77,7 @@ fn read_index_file(path: &Path) -> Result<Index, PublishError> {
 /// its publish lock. `Ok(false)` when it already was.
 pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool, PublishError> {
     let _lock = PublishLock::acquire(registry)?;
-    let index_path = registry.join(INDEX_PATH);
+    let index_path = registry.join_rel(INDEX_PATH);
     let mut index = read_index_file(&index_path)?;
     let location = index_path.display().to_string();
     let available = crate::registry::available(&index);
@@ -109,7 +110,7 @@ pub fn sign_index(
 ) -> Result<(PathBuf, Option<String>), PublishError> {
     use crate::registry::handle::Expiry;
     let _lock = PublishLock::acquire(registry)?;
-    let index_path = registry.join(INDEX_PATH);
+    let index_path = registry.join_rel(INDEX_PATH);
     let mut index = read_index_file(&index_path)?;
     let past = match (expiry, &index.expires) {
         (Expiry::Keep, Some(at)) if *at < crate::util::time::now_rfc3339() => Some(at.clone()),
@@ -128,7 +129,7 @@ pub fn sign_index(
 }
 
 fn write_signature(registry: &Path, key: &SecretKey) -> Result<PathBuf, PublishError> {
-    let index_path = registry.join(INDEX_PATH);
+    let index_path = registry.join_rel(INDEX_PATH);
     let bytes = crate::util::contain::read_config(&index_path)?
         .ok_or_else(|| {
             std::io::Error::new(
@@ -166,7 +167,7 @@ pub fn publish(
     sign: Option<&SecretKey>,
 ) -> Result<Written, PublishError> {
     tree_of_version(tree, version)?;
-    let index_path = registry.join(INDEX_PATH);
+    let index_path = registry.join_rel(INDEX_PATH);
     check_layout(registry)?;
     let bundles = crate::util::contain::create_dirs(registry, BUNDLES_DIR, 0o755)?;
     let name = bundle_name(version, format);
@@ -198,7 +199,7 @@ pub fn publish(
         if existing.sha256 != packed.sha256 {
             return Err(RegistryError::AlreadyPublished {
                 version: version.clone(),
-                index: index_path,
+                index: index_path.display().to_string(),
                 existing: existing.sha256.to_hex(),
                 new: packed.sha256.to_hex(),
                 same_tree: existing.tree.as_deref() == Some(packed.tree.as_str()),

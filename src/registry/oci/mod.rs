@@ -476,7 +476,7 @@ pub fn push(
         }
         return Err(RegistryError::AlreadyPublished {
             version: version.clone(),
-            index: std::path::PathBuf::from(oci.display()),
+            index: oci.display().to_string(),
             existing: existing.trim_start_matches("sha256:").to_string(),
             new: sha256.to_hex(),
             same_tree: doc["annotations"][ANNOTATION_TREE].as_str() == Some(tree),

@@ -253,7 +253,7 @@ impl Registry for PypiRegistry {
             Some(existing) => {
                 return Err(RegistryError::AlreadyPublished {
                     version: r.version.clone(),
-                    index: std::path::PathBuf::from(self.shown()),
+                    index: self.shown().to_string(),
                     existing: existing.sha256.to_hex(),
                     new: packed.sha256.to_hex(),
                     same_tree: false,

@@ -268,7 +268,7 @@ impl TreeCache {
         let Some(origin) = &cached.origin else {
             return Err(PlaceError::Gone);
         };
-        let real = std::fs::canonicalize(origin).map_err(|_| PlaceError::Gone)?;
+        let real = dunce::canonicalize(origin).map_err(|_| PlaceError::Gone)?;
         let receipt = super::Receipt::read(origin);
         if real != *origin || receipt.is_none_or(|r| r.sha256 != entry.sha256 || r.tree != cached.tree) {
             return Err(PlaceError::Gone);

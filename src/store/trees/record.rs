@@ -9,7 +9,8 @@ use super::*;
 pub(super) fn mark(dir: &Path) -> Result<i128, PlaceError> {
     let path = dir.join(format!(".mark-{}", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    crate::util::contain::write_new(&path, b"", 0o444)?;
+    // Writable: Windows cannot remove a read-only file (its attribute), and the mark is removed.
+    crate::util::contain::write_new(&path, b"", 0o600)?;
     let m = std::fs::symlink_metadata(&path).map_err(|e| at(e, "read the metadata of", &path));
     let _ = std::fs::remove_file(&path);
     Ok(ctime_ns(&m?))

@@ -8,42 +8,27 @@ use super::*;
 /// `openat`), one short path walk each instead of the whole path from `/` every time.
 #[derive(Debug)]
 pub struct DirHandle {
-    fd: OwnedFd,
+    fd: DirFd,
     path: PathBuf,
 }
 
 impl DirHandle {
     /// Opens the directory `path` itself without following a link.
     pub fn open(path: &Path) -> io::Result<Self> {
-        let flags = crate::util::platform::dir_handle_flags() | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(path, flags, Mode::empty())
-            .map_err(|e| with_path(e.into(), "open the directory", path))?;
+        let fd = platform::open_dir(path, true).map_err(|e| with_path(e, "open the directory", path))?;
         Ok(Self {
             fd,
             path: path.to_path_buf(),
         })
     }
+
+    fn dir(&self) -> platform::DirRef<'_> {
+        platform::dir_of(&self.fd)
+    }
 }
 
 /// What [`At::kind`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Dir,
-    File,
-    Link,
-    Other,
-}
-
-impl Kind {
-    fn of_mode(mode: u32) -> Self {
-        match rustix::fs::FileType::from_raw_mode(crate::util::platform::raw_mode(mode)) {
-            rustix::fs::FileType::Directory => Kind::Dir,
-            rustix::fs::FileType::RegularFile => Kind::File,
-            rustix::fs::FileType::Symlink => Kind::Link,
-            _ => Kind::Other,
-        }
-    }
-}
+pub use crate::util::platform::FileKind as Kind;
 
 /// Where relative paths are resolved: below a directory named by its path, or below a
 /// [`DirHandle`] on it (the same answers, and the same messages, naming the full path).
@@ -71,11 +56,11 @@ impl<'a> At<'a> {
     pub fn kind(self, rel: impl AsRef<Path>) -> io::Result<Option<Kind>> {
         let rel = rel.as_ref();
         match self {
-            At::Path(base) => Ok(lstat(&base.join(rel))?.map(|m| Kind::of_mode(m.mode()))),
-            At::Handle(h) => match rustix::fs::statat(&h.fd, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => Ok(Some(Kind::of_mode(crate::util::platform::stat_mode(&st)))),
-                Err(rustix::io::Errno::NOENT) => Ok(None),
-                Err(e) => Err(with_path(e.into(), "inspect", &h.path.join(rel))),
+            At::Path(base) => Ok(lstat(&base.join(rel))?.map(|m| Kind::of(m.file_type()))),
+            At::Handle(h) => match platform::kind_at(h.dir(), rel, false) {
+                Ok(kind) => Ok(Some(kind)),
+                Err(e) if platform::failure(&e) == Failure::Missing => Ok(None),
+                Err(e) => Err(with_path(e, "inspect", &h.path.join(rel))),
             },
         }
     }
@@ -85,10 +70,8 @@ impl<'a> At<'a> {
     pub fn kind_followed(self, rel: impl AsRef<Path>) -> Option<Kind> {
         let rel = rel.as_ref();
         match self {
-            At::Path(base) => std::fs::metadata(base.join(rel)).ok().map(|m| Kind::of_mode(m.mode())),
-            At::Handle(h) => rustix::fs::statat(&h.fd, rel, rustix::fs::AtFlags::empty())
-                .ok()
-                .map(|st| Kind::of_mode(crate::util::platform::stat_mode(&st))),
+            At::Path(base) => std::fs::metadata(base.join(rel)).ok().map(|m| Kind::of(m.file_type())),
+            At::Handle(h) => platform::kind_at(h.dir(), rel, true).ok(),
         }
     }
 
@@ -115,34 +98,24 @@ impl<'a> At<'a> {
             At::Handle(h) => h,
         };
         let path = h.path.join(rel);
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-        match rustix::fs::openat(&h.fd, rel, flags, Mode::empty()) {
-            Ok(fd) => read_opened_config(File::from(fd), &path).map(Some),
-            Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(rustix::io::Errno::LOOP) => Err(link_error(&path)),
-            Err(e) => Err(with_path(e.into(), "read", &path)),
+        match platform::read_below(h.dir(), rel, false) {
+            Ok(file) => read_opened_config(file, &path).map(Some),
+            Err(e) => match platform::failure(&e) {
+                Failure::Missing => Ok(None),
+                Failure::Link => Err(link_error(&path)),
+                _ => Err(with_path(e, "read", &path)),
+            },
         }
     }
 
     /// The names in the directory `rel` below this one, opened without following a link.
     pub fn names(self, rel: impl AsRef<Path>) -> io::Result<Vec<std::ffi::OsString>> {
         let rel = rel.as_ref();
-        let list = || -> io::Result<Vec<std::ffi::OsString>> {
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let fd = match self {
-                At::Path(base) => rustix::fs::open(base.join(rel), flags, Mode::empty())?,
-                At::Handle(h) => rustix::fs::openat(&h.fd, rel, flags, Mode::empty())?,
-            };
-            let mut names = Vec::new();
-            for entry in rustix::fs::Dir::read_from(&fd)? {
-                let name = entry?.file_name().to_bytes().to_vec();
-                if name != b"." && name != b".." {
-                    names.push(std::os::unix::ffi::OsStringExt::from_vec(name));
-                }
-            }
-            Ok(names)
-        };
-        list().map_err(|e| with_path(e, "list", &self.join(rel)))
+        match self {
+            At::Path(base) => platform::names(&base.join(rel)),
+            At::Handle(h) => platform::names_below(h.dir(), rel),
+        }
+        .map_err(|e| with_path(e, "list", &self.join(rel)))
     }
 
     /// The text of `rel` below this directory, a link followed.
@@ -152,9 +125,8 @@ impl<'a> At<'a> {
             At::Path(base) => Ok(fs_err::read_to_string(base.join(rel))?),
             At::Handle(h) => {
                 let read = || -> io::Result<String> {
-                    let fd = rustix::fs::openat(&h.fd, rel, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
                     let mut text = String::new();
-                    File::from(fd).read_to_string(&mut text)?;
+                    platform::read_below(h.dir(), rel, true)?.read_to_string(&mut text)?;
                     Ok(text)
                 };
                 read().map_err(|e| with_path(e, "read", &h.path.join(rel)))

@@ -10,11 +10,9 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags};
+use crate::util::platform::{self, DirFd, Failure, MetaExt};
 
 mod at;
 mod beneath;
@@ -176,7 +174,7 @@ pub fn create_dirs(base: &Path, rel: impl AsRef<Path>, mode: u32) -> io::Result<
     let mut path = base.to_path_buf();
     for seg in normal_components(rel.as_ref()) {
         path.push(seg);
-        match std::fs::DirBuilder::new().mode(mode).create(&path) {
+        match platform::dir_builder(mode).create(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(with_path(e, "create the directory", &path)),
@@ -208,19 +206,15 @@ pub enum Open {
 /// owned by this user. Never truncates.
 pub fn open_write(path: &Path, how: Open, mode: u32) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
-    options
-        .write(true)
-        .read(true)
-        .mode(mode)
-        .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32);
+    options.write(true).read(true);
     match how {
         Open::New => options.create_new(true),
         Open::Existing => options.create(true).truncate(false),
         Open::Append => options.create(true).append(true),
     };
-    let file = match options.open(path) {
+    let file = match platform::open_no_follow(&mut options, path, mode, false) {
         Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(link_error(path)),
+        Err(e) if platform::failure(&e) == Failure::Link => return Err(link_error(path)),
         Err(e) => return Err(with_path(e, "open", path)),
     };
     owned_regular(&file, path)?;
@@ -283,14 +277,11 @@ fn read_opened_config(file: File, path: &Path) -> io::Result<String> {
 /// refused before its content is read; `what` ends the message: "more than the CAP WHAT");
 /// `Ok(None)` when it does not exist.
 pub fn read_capped(path: &Path, cap: u64, what: &str) -> io::Result<Option<Vec<u8>>> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32 | OFlags::NONBLOCK.bits() as i32)
-        .open(path);
+    let file = platform::open_no_follow(std::fs::OpenOptions::new().read(true), path, 0o666, true);
     let file = match file {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(link_error(path)),
+        Err(e) if platform::failure(&e) == Failure::Link => return Err(link_error(path)),
         Err(e) => return Err(with_path(e, "read", path)),
     };
     read_opened(file, path, cap, what).map(Some)
@@ -408,7 +399,7 @@ impl crate::util::hint::Hint for Refused {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use crate::util::platform::symlink;
 
     #[test]
     fn a_handle_answers_as_the_path_does() {
@@ -585,14 +576,14 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn private_dirs() {
-        use std::os::unix::fs::PermissionsExt;
         let t = tempfile::tempdir().unwrap();
         check_private_dir(t.path(), None).unwrap();
-        fs_err::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        platform::set_mode(t.path(), 0o777).unwrap();
         let e = check_private_dir(t.path(), Some("A2C_CACHE_DIR")).unwrap_err();
         assert!(e.to_string().contains("A2C_CACHE_DIR"), "{e}");
-        fs_err::set_permissions(t.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        platform::set_mode(t.path(), 0o1777).unwrap();
         check_private_dir(t.path(), None).unwrap();
     }
 }

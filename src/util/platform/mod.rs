@@ -1,191 +1,129 @@
-//! The platform seam: the Linux-only primitives a2c uses, each with the portable Unix fallback
-//! it takes elsewhere — or on Linux too when the test-only switch `A2C_TEST_PORTABLE` asks,
-//! so that the suite runs the fallback path on every Linux CI run. A macOS build compiles the
-//! fallbacks only; what a Windows port would need is in docs/architecture.md.
+//! The platform seam: everything a2c does that differs between operating systems, under one set
+//! of names. `unix/` serves Linux and macOS through rustix: `openat2` on Linux, and the walk of
+//! one no-follow handle per component that macOS takes — forced on Linux too by the test-only
+//! switch `A2C_TEST_PORTABLE`, so that the suite runs it on every CI run. `windows/` keeps the
+//! same rules on handles: each component opened relative to its parent's handle
+//! (`NtCreateFile`), a reparse point (symlink, junction, mount point) refused as a link is.
+//! Callers name what is here, never `std::os::*`, `rustix` or `windows-sys` (the architecture
+//! test checks it).
 
-mod at;
-mod files;
-mod terminal;
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;
 
-pub use at::{DirFd, DirRef, Stat, dir_of, open_dir_at, stat_at};
-pub use files::*;
-pub use terminal::read_secret_line;
+use std::fs::{File, Metadata};
+use std::io;
 
-use std::os::fd::{AsFd, OwnedFd};
-use std::path::Path;
-
-use rustix::fs::{Mode, OFlags};
-
-/// A mode as `rustix` takes it: `mode_t`, which is `u32` on Linux and `u16` on macOS (the bits a
-/// mode has fit either).
-#[cfg(target_os = "linux")]
-pub fn raw_mode(mode: u32) -> rustix::fs::RawMode {
-    mode
+/// The facts a2c reads of a file's metadata, under one name on every platform. On Unix each is
+/// the `stat` field of that name; `changed_ns` and `modified_ns` are the change and
+/// modification times in nanoseconds since the epoch. Windows has no mode, owner or change
+/// time in a `Metadata`: the mode is made from the type and the read-only attribute (0444
+/// read-only, 0600 writable: ACLs, not modes, say who else may read; no execute bit), the
+/// owner is this process's (Windows guards a profile's directories by their ACLs), the change
+/// time is the modification time, and identity and link count are unknown (0, 1).
+pub trait MetaExt {
+    /// `st_mode`: the file type and permission bits.
+    fn mode(&self) -> u32;
+    fn nlink(&self) -> u64;
+    fn dev(&self) -> u64;
+    fn ino(&self) -> u64;
+    fn uid(&self) -> u32;
+    fn modified_ns(&self) -> i128;
+    fn changed_ns(&self) -> i128;
 }
 
-#[cfg(not(target_os = "linux"))]
-pub fn raw_mode(mode: u32) -> rustix::fs::RawMode {
-    (mode & 0o177_777) as rustix::fs::RawMode
+/// Whether the file `meta` describes is executable by anyone (`x` in a tree record).
+pub fn is_executable(meta: &Metadata) -> bool {
+    meta.mode() & 0o111 != 0
 }
 
-/// A `stat`'s mode as a2c reads it everywhere (`u32`).
-#[cfg(target_os = "linux")]
-pub fn stat_mode(st: &rustix::fs::Stat) -> u32 {
-    st.st_mode
+/// Whether a file holding secrets is readable by others: owned by another user, or with any
+/// group or other permission bit (credentials, secret keys).
+pub fn exposed_to_others(meta: &Metadata) -> bool {
+    meta.uid() != euid() || meta.mode() & 0o077 != 0
 }
 
-#[cfg(not(target_os = "linux"))]
-pub fn stat_mode(st: &rustix::fs::Stat) -> u32 {
-    u32::from(st.st_mode)
+/// What [`open_read_nofollow`] found.
+#[derive(Debug)]
+pub enum Opened {
+    File(File),
+    Missing,
+    Link,
+    Failed(io::Error),
 }
 
-/// Makes `to` (which must not exist) a clone of the open file `from`, sharing its blocks
-/// without copying them: `FICLONE` on Linux (Btrfs, XFS, …) into a file created exclusively
-/// without following a link, `fclonefileat` on macOS (APFS; it creates `to` itself and fails on
-/// anything there, a link included). `to` is then open (to set its time and mode).
-/// "Not supported" — another filesystem, another Unix, or forced — is an error for which
-/// [`cannot_clone`] is true, and nothing is left at `to`: the caller copies, exactly as on a
-/// Linux filesystem without `FICLONE`.
-pub fn clone_file(from: &std::fs::File, to: &Path) -> std::io::Result<std::fs::File> {
-    if forced_portable() {
-        return Err(rustix::io::Errno::OPNOTSUPP.into());
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use crate::util::contain::{Open, open_write};
-        let file = open_write(to, Open::New, 0o600)?;
-        if let Err(e) = rustix::fs::ioctl_ficlone(&file, from) {
-            drop(file);
-            let _ = std::fs::remove_file(to);
-            return Err(e.into());
+/// What [`stat_at`] reads: the kind (`f` file, `d` directory, `l` link, `o` anything else),
+/// device, inode, size, and the modification and change times (seconds, nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub kind: char,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: (i64, u32),
+    pub ctime: (i64, u32),
+}
+
+/// What a path is, its last component followed or not ([`kind_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Dir,
+    File,
+    Link,
+    Other,
+}
+
+impl FileKind {
+    /// The kind `std` reports (a Windows junction or mount point is a link here, as in `std`).
+    pub fn of(t: std::fs::FileType) -> Self {
+        if t.is_symlink() {
+            FileKind::Link
+        } else if t.is_dir() {
+            FileKind::Dir
+        } else if t.is_file() {
+            FileKind::File
+        } else {
+            FileKind::Other
         }
-        Ok(file)
     }
-    #[cfg(target_os = "macos")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        crate::util::contain::refuse_link(to.parent().unwrap_or(Path::new(".")))?;
-        reflink_copy::reflink_file_to_path(from, to)?;
-        // The clone has `from`'s mode (perhaps read-only): opened for reading, which is
-        // enough to set its time and mode; removed if even that fails.
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(OFlags::NOFOLLOW.bits() as i32 | OFlags::CLOEXEC.bits() as i32)
-            .open(to)
-            .inspect_err(|_| {
-                let _ = std::fs::remove_file(to);
-            })
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-    {
-        let _ = (from, to);
-        Err(rustix::io::Errno::OPNOTSUPP.into())
-    }
+}
+
+/// What a failed open, stat or create below a directory met, as containment tells its cases
+/// apart ([`failure`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Nothing is there.
+    Missing,
+    /// A link (or reparse point) where none may be followed.
+    Link,
+    /// A path that would leave the directory it is resolved below.
+    Escape,
+    /// Something other than a directory where one must be.
+    NotDir,
+    /// Something is there already (an exclusive create).
+    Exists,
+    Other,
 }
 
 /// `true` when the portable fallbacks are forced (test builds only). Only Linux has anything to
 /// force: elsewhere the fallbacks are the only path.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn forced_portable() -> bool {
     cfg!(feature = "test-hooks") && crate::env::test_portable()
 }
 
-/// Opens `rel` below the directory `dir` following no link and never leaving it, in one call
-/// (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, Linux ≥ 5.6); `None` where that is not
-/// available (another Unix, an old kernel, a sandbox that forbids it, or forced): the caller
-/// walks component by component with `O_NOFOLLOW` instead, which is as strict.
-pub fn open_beneath(
-    dir: impl AsFd,
-    rel: &Path,
-    flags: OFlags,
-    mode: Mode,
-) -> Option<Result<OwnedFd, rustix::io::Errno>> {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::fs::ResolveFlags;
-        if openat2_works() {
-            let resolve = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
-            return Some(rustix::fs::openat2(dir, rel, flags, mode, resolve));
-        }
-    }
-    let _ = (dir, rel, flags, mode);
-    None
-}
-
-/// The flags of a handle kept only to resolve names below a directory: `O_PATH` on Linux
-/// (nothing can be read through it, and the directory needs no read permission), a read-only
-/// open elsewhere, or forced.
-pub fn dir_handle_flags() -> OFlags {
-    #[cfg(target_os = "linux")]
-    if !forced_portable() {
-        return OFlags::PATH;
-    }
-    OFlags::RDONLY
-}
-
-/// Whether the directory `dir` (not followed if a link) holds an entry whose name starts with
-/// `prefix`; `None` when it cannot be listed. On Linux through `getdents` into a buffer on the
-/// stack (`read_dir` also asks for the directory's `stat`: a call more for each of the
-/// thousands of members `doctor` asks this of).
-pub fn has_name_starting(dir: &Path, prefix: &[u8]) -> Option<bool> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(dir, flags, Mode::empty()).ok()?;
-    #[cfg(target_os = "linux")]
-    if !forced_portable() {
-        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
-        let mut entries = rustix::fs::RawDir::new(&fd, &mut buf);
-        while let Some(entry) = entries.next() {
-            if entry.ok()?.file_name().to_bytes().starts_with(prefix) {
-                return Some(true);
-            }
-        }
-        return Some(false);
-    }
-    for entry in rustix::fs::Dir::read_from(&fd).ok()? {
-        if entry.ok()?.file_name().to_bytes().starts_with(prefix) {
-            return Some(true);
-        }
-    }
-    Some(false)
-}
-
-/// Which mechanism [`open_beneath`] gives here: `"openat2"` or `"component walk"`.
-pub fn beneath_mechanism() -> &'static str {
-    #[cfg(target_os = "linux")]
-    if openat2_works() {
-        return "openat2";
-    }
-    "component walk"
-}
-
-#[cfg(target_os = "linux")]
-fn openat2_works() -> bool {
-    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    !forced_portable()
-        && *WORKS.get_or_init(|| {
-            !matches!(
-                rustix::fs::openat2(
-                    rustix::fs::CWD,
-                    ".",
-                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                    rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
-                ),
-                Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM)
-            )
-        })
-}
-
-/// Makes what was written to the filesystem holding `dir` durable before a rename publishes
-/// it: `syncfs` on Linux (one call for the whole filesystem); elsewhere, or forced, `sync`
-/// (every filesystem: slower, as strong).
-pub fn sync_filesystem(dir: &std::fs::File) -> Result<(), rustix::io::Errno> {
-    #[cfg(target_os = "linux")]
-    if !forced_portable() {
-        return rustix::fs::syncfs(dir);
-    }
-    let _ = dir;
-    rustix::fs::sync();
-    Ok(())
+/// `name` as one plain name to resolve relative to a directory's handle: never empty, `.` or
+/// `..`, and holding no separator (`/`, or `\` and `:` on Windows), so that it cannot leave the
+/// handle it is resolved from.
+pub fn plain_name(name: &std::ffi::OsStr) -> Option<&str> {
+    let s = name.to_str()?;
+    let bad = |c: char| c == '/' || c == '\0' || (cfg!(windows) && (c == '\\' || c == ':'));
+    (!s.is_empty() && s != "." && s != ".." && !s.contains(bad)).then_some(s)
 }
 
 #[cfg(test)]
@@ -204,8 +142,32 @@ mod tests {
         assert_eq!(super::has_name_starting(d, b"sharedindex."), Some(true));
         assert_eq!(super::has_name_starting(d, b"sharedindex.0124"), Some(false));
         let link = d.join("link");
-        std::os::unix::fs::symlink(d, &link).unwrap();
+        super::symlink(d, &link).unwrap();
         assert_eq!(super::has_name_starting(&link, b"sharedindex."), None);
         assert_eq!(super::has_name_starting(&d.join("missing"), b"x"), None);
+    }
+
+    /// git's hooks are off in every call a2c makes: the directory it names can never hold one,
+    /// not even made by someone else first (`/dev/null` on Windows would be `C:\dev\null`).
+    #[test]
+    fn the_no_hooks_directory_can_never_be_made() {
+        let dir = std::path::PathBuf::from(super::no_hooks_dir());
+        assert!(dir.is_absolute(), "{dir:?}");
+        assert!(!dir.is_dir(), "{dir:?}");
+        assert!(
+            std::fs::create_dir_all(dir.join("pre-commit")).is_err(),
+            "{dir:?} could be made"
+        );
+        assert!(!dir.join("pre-commit").exists());
+    }
+
+    #[test]
+    fn only_a_plain_name_resolves_below_a_handle() {
+        for ok in ["a", "a.md", ".tools", "é"] {
+            assert_eq!(super::plain_name(ok.as_ref()), Some(ok));
+        }
+        for bad in ["", ".", "..", "a/b", "/a", "a\0"] {
+            assert_eq!(super::plain_name(bad.as_ref()), None, "{bad:?}");
+        }
     }
 }

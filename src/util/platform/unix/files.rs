@@ -5,24 +5,11 @@
 //! `std::os::unix` or `rustix` (the architecture test checks it).
 
 use std::fs::{File, Metadata};
+
+use crate::util::platform::{MetaExt, Opened};
 use std::io;
 use std::path::Path;
 
-/// The facts a2c reads of a file's metadata, under one name on every platform. On Unix each is
-/// the `stat` field of that name; `changed_ns` and `modified_ns` are the change and
-/// modification times in nanoseconds since the epoch.
-pub trait MetaExt {
-    /// `st_mode`: the file type and permission bits.
-    fn mode(&self) -> u32;
-    fn nlink(&self) -> u64;
-    fn dev(&self) -> u64;
-    fn ino(&self) -> u64;
-    fn uid(&self) -> u32;
-    fn modified_ns(&self) -> i128;
-    fn changed_ns(&self) -> i128;
-}
-
-#[cfg(unix)]
 impl MetaExt for Metadata {
     fn mode(&self) -> u32 {
         std::os::unix::fs::MetadataExt::mode(self)
@@ -49,20 +36,9 @@ impl MetaExt for Metadata {
     }
 }
 
-/// Whether the file `meta` describes is executable by anyone (`x` in a tree record).
-pub fn is_executable(meta: &Metadata) -> bool {
-    meta.mode() & 0o111 != 0
-}
-
 /// The effective user id of this process (the owner a2c's own files must have).
 pub fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
-}
-
-/// Whether a file holding secrets is readable by others: owned by another user, or with any
-/// group or other permission bit (credentials, secret keys).
-pub fn exposed_to_others(meta: &Metadata) -> bool {
-    meta.uid() != euid() || meta.mode() & 0o077 != 0
 }
 
 /// Sets the permission bits of the open `file` to `mode`.
@@ -79,10 +55,28 @@ pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
 
 /// A `DirBuilder` whose directories are private to their owner (0700).
 pub fn private_dir_builder() -> std::fs::DirBuilder {
+    dir_builder(0o700)
+}
+
+/// A `DirBuilder` whose directories get `mode` (before the umask).
+pub fn dir_builder(mode: u32) -> std::fs::DirBuilder {
     use std::os::unix::fs::DirBuilderExt;
     let mut builder = std::fs::DirBuilder::new();
-    builder.mode(0o700);
+    builder.mode(mode);
     builder
+}
+
+/// Opens `path` with `options` without following a link as its last component (a link there
+/// fails as [`Failure::Link`](crate::util::platform::Failure)), the file getting `mode` if created, and
+/// without blocking on a FIFO when `nonblock` (what is there must then be checked).
+pub fn open_no_follow(options: &mut std::fs::OpenOptions, path: &Path, mode: u32, nonblock: bool) -> io::Result<File> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if nonblock {
+        flags |= OFlags::NONBLOCK;
+    }
+    options.mode(mode).custom_flags(flags.bits() as i32).open(path)
 }
 
 /// Writes all of `bytes` at `offset` of `file` without moving its position.
@@ -129,13 +123,10 @@ pub fn open_read_nofollow(path: &Path) -> Opened {
     }
 }
 
-/// What [`open_read_nofollow`] found.
-#[derive(Debug)]
-pub enum Opened {
-    File(File),
-    Missing,
-    Link,
-    Failed(io::Error),
+/// Makes `path` and what is below it removable: nothing to do on Unix (removal asks the
+/// directory's permission, not the file's).
+pub fn make_removable(path: &Path) {
+    let _ = path;
 }
 
 /// Whether `e` says a hard link or a rename cannot cross filesystems.
