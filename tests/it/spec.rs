@@ -224,20 +224,27 @@ fn a_relative_registry_gives_a_relative_source_and_an_absolute_one_a_file_url() 
     t.run("r", &["install"]).success();
 }
 
-/// The hosted-runner workflow a fork on a public forge would run (not run here): a macOS
-/// runner, running the README's test command.
+/// The hosted-runner workflows a fork on a public forge would run (not run here): a macOS and
+/// a Windows runner, each running the README's test command.
 #[test]
-fn the_hosted_runner_workflow_runs_the_readme_test_command() {
-    let text = include_str!("../../.github/workflows/macos.yml");
-    let doc: serde_json::Value = serde_saphyr::from_str(text).expect("the workflow is YAML");
-    let job = &doc["jobs"]["test"];
-    assert_eq!(job["runs-on"], "macos-14");
-    let runs: Vec<&str> = job["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|s| s["run"].as_str())
-        .collect();
-    assert!(runs.contains(&"cargo test --locked"), "{runs:?}");
-    assert!(text.contains("Not run here"), "the file says it is not run here");
+fn the_hosted_runner_workflows_run_the_readme_test_command() {
+    for (text, runner) in [
+        (include_str!("../../.github/workflows/macos.yml"), "macos-14"),
+        (include_str!("../../.github/workflows/windows.yml"), "windows-2022"),
+    ] {
+        let doc: serde_json::Value = serde_saphyr::from_str(text).expect("the workflow is YAML");
+        let job = &doc["jobs"]["test"];
+        assert_eq!(job["runs-on"], runner);
+        let runs: Vec<&str> = job["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .collect();
+        assert!(runs.contains(&"cargo test --locked"), "{runner}: {runs:?}");
+        assert!(
+            text.contains("Not run here"),
+            "{runner}: the file says it is not run here"
+        );
+    }
 }
