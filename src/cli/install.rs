@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover_members};
-use crate::ops::install::{InstallSettings, install};
+use crate::ops::install::{InstallOptions, install};
 use crate::ops::{display_under, join_versions};
 use crate::util::version::MethodVersion;
 
@@ -94,7 +94,7 @@ pub fn run(
     // (the members, the snapshot, the outcome's list) cost a no-op install about a millisecond
     // at 5,000 members for nothing. Nothing in them holds a lock or an unflushed file.
     let ctx = std::mem::ManuallyDrop::new(discover_members(global, printer)?);
-    let settings = InstallSettings {
+    let settings = InstallOptions {
         allow_expired: args.allow_expired,
         registry: args.registry.clone(),
         locked: args.locked || global.frozen,

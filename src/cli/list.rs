@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::{GlobalArgs, Outcome, Printer, discover_members};
 use crate::ops::display_under;
-use crate::ops::list::{Published, list};
+use crate::ops::list::{RegistryState, list};
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Args)]
@@ -41,10 +41,10 @@ pub fn run(
     ));
     for r in &listing.rows {
         let registry = match r.registry {
-            Some(Published::Published) => "published",
-            Some(Published::Yanked) => "yanked",
-            Some(Published::Absent) => "absent",
-            Some(Published::Unusable) => "unusable",
+            Some(RegistryState::Published) => "published",
+            Some(RegistryState::Yanked) => "yanked",
+            Some(RegistryState::Absent) => "absent",
+            Some(RegistryState::Unusable) => "unusable",
             None => "?",
         };
         let members: Vec<String> = r.members.iter().map(|m| display_under(&base, m)).collect();

@@ -9,7 +9,7 @@ use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover};
 use crate::migrate::{Keep, MoveReason};
 use crate::ops::OpsError;
-use crate::ops::migrate::{MemberStatus, MigrateAllOutcome, MigrateSettings, migrate, migrate_all};
+use crate::ops::migrate::{MemberStatus, MigrateAllOutcome, MigrateOptions, migrate, migrate_all};
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Subcommand)]
@@ -79,7 +79,7 @@ pub fn run(
         return Err(crate::migrate::MigrateError::ApproveNeedsTerminal.into());
     }
     let ctx = discover(global, printer)?;
-    let settings = MigrateSettings {
+    let settings = MigrateOptions {
         allow_expired: args.allow_expired,
         to: Some(args.to.clone()),
         dry_run: args.dry_run || args.approve.is_some(),

@@ -11,7 +11,7 @@ use crate::util::version::MethodVersion;
 use crate::workspace::{Context, LocalPointer};
 
 #[derive(Debug, Clone, Default)]
-pub struct InstallSettings {
+pub struct InstallOptions {
     /// `--registry`: where missing versions are locked from, and the first place a locked
     /// bundle is looked for.
     pub registry: Option<String>,
@@ -86,7 +86,7 @@ fn delivery<S: serde::Serializer>(
     serde::Serialize::serialize(&git.as_ref().map(|(_, d)| d), s)
 }
 
-impl InstallSettings {
+impl InstallOptions {
     /// The flag that asked for the lock as it is: `--frozen` or `--locked`.
     fn locked_flag(&self) -> &'static str {
         if self.frozen { "--frozen" } else { "--locked" }
@@ -101,7 +101,7 @@ pub fn default_jobs() -> usize {
 pub fn install<'a>(
     session: &super::Session,
     ctx: &'a Context,
-    settings: &InstallSettings,
+    settings: &InstallOptions,
     reporter: &dyn Reporter,
 ) -> Result<InstallOutcome<'a>, OpsError> {
     if !settings.versions.is_empty() {
@@ -296,10 +296,10 @@ fn keep_snapshot(
 fn prepared_options(
     session: &super::Session,
     ctx: &Context,
-    settings: &InstallSettings,
+    settings: &InstallOptions,
     entries: &[crate::lock::LockEntry],
     client: &std::sync::Arc<crate::net::LazyClient>,
-) -> Result<(store::InstallOptions, Vec<String>), OpsError> {
+) -> Result<(store::InstallContext, Vec<String>), OpsError> {
     let mut options = super::install_options(
         session,
         ctx,
@@ -326,7 +326,7 @@ fn prepared_options(
 fn install_versions<'a>(
     session: &super::Session,
     ctx: &'a Context,
-    settings: &InstallSettings,
+    settings: &InstallOptions,
     reporter: &dyn Reporter,
 ) -> Result<InstallOutcome<'a>, OpsError> {
     let lock_path = lock_path(ctx)?;

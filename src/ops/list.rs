@@ -12,7 +12,7 @@ use crate::workspace::Context;
 /// What the registry says of a version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Published {
+pub enum RegistryState {
     Published,
     Yanked,
     Absent,
@@ -30,7 +30,7 @@ pub struct Row {
     pub locked: bool,
     pub installed: bool,
     /// `None` when the registry was not read (offline, none configured, or unreachable).
-    pub registry: Option<Published>,
+    pub registry: Option<RegistryState>,
 }
 
 /// `a2c list`; serialized as its `--json` document.
@@ -58,7 +58,7 @@ impl Listing {
     pub fn newest(&self) -> Option<&MethodVersion> {
         self.rows
             .iter()
-            .filter(|r| r.registry == Some(Published::Published))
+            .filter(|r| r.registry == Some(RegistryState::Published))
             .map(|r| &r.version)
             .max()
     }
@@ -121,14 +121,14 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
         indexes
             .iter()
             .find_map(|i| match i.get(v) {
-                Some(e) if e.yanked => Some(Published::Yanked),
-                Some(_) => Some(Published::Published),
+                Some(e) if e.yanked => Some(RegistryState::Yanked),
+                Some(_) => Some(RegistryState::Published),
                 // Listed, its entry not read (past a listing's cap): published, as far as known.
-                None if i.listed.contains(v) => Some(Published::Published),
-                None if i.foreign.iter().any(|f| &f.version == v) => Some(Published::Unusable),
+                None if i.listed.contains(v) => Some(RegistryState::Published),
+                None if i.foreign.iter().any(|f| &f.version == v) => Some(RegistryState::Unusable),
                 None => None,
             })
-            .unwrap_or(Published::Absent)
+            .unwrap_or(RegistryState::Absent)
     };
     let rows = versions
         .into_iter()
@@ -200,11 +200,14 @@ pub fn outdated(session: &super::Session, ctx: &Context) -> Result<Outdated, Ops
             .collect()
     };
     // Only a listing read whole can say a version is gone.
-    let is_gone = |r: &Row| !listing.truncated && r.registry == Some(Published::Absent);
+    let is_gone = |r: &Row| !listing.truncated && r.registry == Some(RegistryState::Absent);
     let members = of(&mut listing.rows.iter().filter(|r| {
-        r.registry != Some(Published::Yanked) && !is_gone(r) && newest.as_ref().is_some_and(|n| r.version < *n)
+        r.registry != Some(RegistryState::Yanked) && !is_gone(r) && newest.as_ref().is_some_and(|n| r.version < *n)
     }));
-    let yanked = of(&mut listing.rows.iter().filter(|r| r.registry == Some(Published::Yanked)));
+    let yanked = of(&mut listing
+        .rows
+        .iter()
+        .filter(|r| r.registry == Some(RegistryState::Yanked)));
     let gone = of(&mut listing.rows.iter().filter(|r| is_gone(r)));
     let note = listing.registry_note.clone();
     Ok(Outdated {

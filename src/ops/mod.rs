@@ -474,7 +474,7 @@ pub fn resolve_missing(
     Ok(plan)
 }
 
-/// How an operation fetches bundles: the one builder of [`crate::store::InstallOptions`] for
+/// How an operation fetches bundles: the one builder of [`crate::store::InstallContext`] for
 /// `install`, `migrate` and `vendor` (the store's cache, the network unless offline, `--from`,
 /// the extraction limits from the environment, the configured file registry).
 pub fn install_options(
@@ -484,9 +484,9 @@ pub fn install_options(
     from: Option<&Path>,
     jobs: usize,
     client: std::sync::Arc<crate::net::LazyClient>,
-) -> Result<crate::store::InstallOptions, OpsError> {
+) -> Result<crate::store::InstallContext, OpsError> {
     let store = store(ctx)?;
-    Ok(crate::store::InstallOptions {
+    Ok(crate::store::InstallContext {
         cache: cache(session, &store)?,
         network: (!offline).then_some(client),
         store,

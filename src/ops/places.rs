@@ -86,7 +86,7 @@ pub fn alternatives(
     ctx: &Context,
     flag: Option<&str>,
     entries: &[crate::lock::LockEntry],
-    options: &crate::store::InstallOptions,
+    options: &crate::store::InstallContext,
     client: &crate::net::LazyClient,
 ) -> Alternatives {
     let mut out = Alternatives::default();

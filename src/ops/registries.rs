@@ -78,11 +78,11 @@ pub fn read_indexes(
 pub fn sources<'a>(
     registries: &'a [Configured],
     indexes: &'a [crate::registry::Index],
-) -> Vec<crate::registry::resolve::Source<'a>> {
+) -> Vec<crate::registry::resolve::RegistryIndex<'a>> {
     registries
         .iter()
         .zip(indexes)
-        .map(|(r, index)| crate::registry::resolve::Source {
+        .map(|(r, index)| crate::registry::resolve::RegistryIndex {
             index,
             location: &r.location,
             name: r.name.as_deref(),

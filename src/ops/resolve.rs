@@ -11,7 +11,7 @@ use crate::workspace::{Context, Member, WorkspaceError};
 
 /// What `resolve` found; serialized as the `--json` document (docs/json/resolve.schema.json).
 #[derive(Debug, Serialize)]
-pub struct Resolution {
+pub struct ResolveOutcome {
     pub repo: PathBuf,
     pub version: MethodVersion,
     pub workspace: Option<PathBuf>,
@@ -32,7 +32,7 @@ pub struct Resolution {
 }
 
 /// Resolves `version` (default: the repository's write contract) for the repository of `ctx`.
-pub fn resolve(ctx: &Context, version: Option<&MethodVersion>) -> Result<Resolution, OpsError> {
+pub fn resolve(ctx: &Context, version: Option<&MethodVersion>) -> Result<ResolveOutcome, OpsError> {
     let repo = ctx.require_repo()?.to_path_buf();
     let member = Member::read(repo.clone(), ".".into());
     let mut warnings: Vec<String> = member
@@ -79,7 +79,7 @@ pub fn resolve(ctx: &Context, version: Option<&MethodVersion>) -> Result<Resolut
         Ok(r) => (Some(r.root), Some(r.rule.as_str()), None),
         Err(e) => (None, None, Some(e)),
     };
-    Ok(Resolution {
+    Ok(ResolveOutcome {
         repo,
         version,
         workspace,

@@ -52,13 +52,13 @@ pub struct ResolveOptions {
 /// One registry a resolution reads: its index, its location, and — when the marker lists
 /// several — the name the lock records for it (the marker's own text for it).
 #[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+pub struct RegistryIndex<'a> {
     pub index: &'a Index,
     pub location: &'a RegistryLocation,
     pub name: Option<&'a str>,
 }
 
-impl Source<'_> {
+impl RegistryIndex<'_> {
     /// Whether it lists `version` at all (an entry, a listing past its cap, something it cannot
     /// lock).
     fn lists(&self, version: &MethodVersion) -> bool {
@@ -73,7 +73,7 @@ impl Source<'_> {
     }
 }
 
-fn lock_entry(source: &Source<'_>, index_entry: &super::IndexEntry) -> Result<LockEntry, RegistryError> {
+fn lock_entry(source: &RegistryIndex<'_>, index_entry: &super::IndexEntry) -> Result<LockEntry, RegistryError> {
     let url = match &source.index.fetched_from {
         // After a redirect, relative URLs resolve against the final URL (RFC 3986 §5.1.3).
         Some(base) => base.join(&index_entry.url).map_err(|e| RegistryError::InvalidIndex {
@@ -97,7 +97,7 @@ fn lock_entry(source: &Source<'_>, index_entry: &super::IndexEntry) -> Result<Lo
 /// The registry a locked entry is held to: the one it records, else (a lock written with one
 /// registry) the first that publishes its version, else the first. `None` when it records a
 /// registry no longer configured (the entry is kept as it is).
-fn origin<'s, 'a>(sources: &'s [Source<'a>], entry: &LockEntry) -> Option<&'s Source<'a>> {
+fn origin<'s, 'a>(sources: &'s [RegistryIndex<'a>], entry: &LockEntry) -> Option<&'s RegistryIndex<'a>> {
     match &entry.registry {
         Some(name) => sources.iter().find(|s| s.name == Some(name.as_str())),
         None => sources
@@ -127,14 +127,14 @@ fn place(source: &str) -> Option<String> {
 
 /// The first registry, in the marker's order, that publishes `version`, with its entry.
 fn first_having<'s, 'a>(
-    sources: &'s [Source<'a>],
+    sources: &'s [RegistryIndex<'a>],
     version: &MethodVersion,
-) -> Option<(&'s Source<'a>, &'a super::IndexEntry)> {
+) -> Option<(&'s RegistryIndex<'a>, &'a super::IndexEntry)> {
     sources.iter().find_map(|s| s.index.get(version).map(|p| (s, p)))
 }
 
 /// `version` is in none of `sources`: what each has instead, for the error.
-fn not_published(sources: &[Source<'_>], version: &MethodVersion) -> RegistryError {
+fn not_published(sources: &[RegistryIndex<'_>], version: &MethodVersion) -> RegistryError {
     if sources.is_empty() {
         return RegistryError::NoRegistry;
     }
@@ -163,7 +163,7 @@ fn not_published(sources: &[Source<'_>], version: &MethodVersion) -> RegistryErr
 pub fn plan(
     needed: &BTreeSet<MethodVersion>,
     current: &Lockfile,
-    sources: &[Source<'_>],
+    sources: &[RegistryIndex<'_>],
     options: ResolveOptions,
 ) -> Result<LockPlan, RegistryError> {
     let mut out = LockPlan {
@@ -341,7 +341,7 @@ mod tests {
         plan(
             &needed,
             lock,
-            &[Source {
+            &[RegistryIndex {
                 index,
                 location: &reg,
                 name: None,

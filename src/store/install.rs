@@ -18,7 +18,7 @@ use crate::method::MethodManifest;
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
 
-pub use super::options::{InstallOptions, Reporter, Silent, Source};
+pub use super::options::{InstallContext, Reporter, Silent, Source};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Installed {
@@ -54,7 +54,7 @@ pub struct InstallReport {
 /// Installs every entry of `entries` into the store.
 pub fn install(
     entries: &[LockEntry],
-    options: &InstallOptions,
+    options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<InstallReport, StoreError> {
     let mut report = InstallReport::default();
@@ -135,7 +135,7 @@ fn reused(store: &super::Store, e: &LockEntry) -> Reused {
 fn install_one(
     entry: &LockEntry,
     locked: &LockedStore<'_>,
-    options: &InstallOptions,
+    options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<Installed, StoreError> {
     if let Some(installed) = from_tree_cache(entry, locked, options, reporter)? {
@@ -215,7 +215,7 @@ fn install_from(
     entry: &LockEntry,
     candidate: &Candidate,
     locked: &LockedStore<'_>,
-    options: &InstallOptions,
+    options: &InstallContext,
 ) -> Result<Installed, StoreError> {
     let path = &candidate.path;
     let wrong =
@@ -362,7 +362,7 @@ fn install_from(
 fn from_tree_cache(
     entry: &LockEntry,
     locked: &LockedStore<'_>,
-    options: &InstallOptions,
+    options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<Option<Installed>, StoreError> {
     let trees = TreeCache::new(&options.cache.dir);
@@ -404,7 +404,7 @@ fn place_from_tree_cache(
     cached: &super::trees::CachedTree,
     trees: &TreeCache,
     locked: &LockedStore<'_>,
-    options: &InstallOptions,
+    options: &InstallContext,
 ) -> Result<Installed, Option<StoreError>> {
     let staging = locked.staging_dir(&entry.version).map_err(|e| Some(e.into()))?;
     let tree_dir = staging.path().join("tree");

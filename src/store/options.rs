@@ -92,7 +92,7 @@ impl Settings {
 
 /// How to install.
 #[derive(Debug, Clone)]
-pub struct InstallOptions {
+pub struct InstallContext {
     pub store: super::Store,
     /// The session's store settings (lock timeout, fsync, bundle size cap).
     pub settings: Settings,

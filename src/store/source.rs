@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::StoreError;
 use super::cache::{TeeReader, files_of_size};
 use super::flock::StoreLock;
-use super::options::{InstallOptions, Reporter, Source};
+use super::options::{InstallContext, Reporter, Source};
 use crate::lock::{BundleLocation, LockEntry};
 use crate::util::digest::Sha256;
 
@@ -66,7 +66,7 @@ pub fn open_bundle(path: &Path, size: u64) -> Result<(std::io::Take<fs_err::File
 
 pub(super) fn candidates(
     entry: &LockEntry,
-    options: &InstallOptions,
+    options: &InstallContext,
 ) -> Result<(Vec<Candidate>, Vec<String>), StoreError> {
     let mut out = Vec::new();
     let mut looked = vec![format!("the cache `{}`", options.cache.dir.display())];
@@ -140,7 +140,7 @@ pub(super) fn candidates(
 }
 
 /// `true` when a `file://` source lies inside the configured file registry.
-fn reveals(options: &InstallOptions, path: &Path) -> bool {
+fn reveals(options: &InstallContext, path: &Path) -> bool {
     options
         .registry_dir
         .as_ref()
@@ -151,7 +151,7 @@ fn reveals(options: &InstallOptions, path: &Path) -> bool {
 /// else copies it from a file registry or downloads it. Used by `a2c vendor`.
 pub fn fetch_to_cache(
     entry: &LockEntry,
-    options: &InstallOptions,
+    options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, StoreError> {
     check_bundle_size(entry, &options.settings)?;
@@ -196,7 +196,7 @@ pub fn fetch_to_cache(
 pub(super) fn download(
     entry: &LockEntry,
     url: &url::Url,
-    options: &InstallOptions,
+    options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<(), StoreError> {
     let network = options.network.as_ref().expect("download candidates need the network");

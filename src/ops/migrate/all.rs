@@ -161,7 +161,7 @@ impl serde::Serialize for MigrateAllOutcome {
 pub fn migrate_all(
     session: &crate::ops::Session,
     ctx: &Context,
-    settings: &MigrateSettings,
+    settings: &MigrateOptions,
     reporter: &dyn Reporter,
 ) -> Result<MigrateAllOutcome, OpsError> {
     let (to, from_dir) = target(settings)?;
@@ -360,7 +360,7 @@ pub(super) fn migrate_member(
     entry: &LockEntry,
     reviewed: Option<&migrate::digest::PlanDigest>,
     requires: bool,
-    settings: &MigrateSettings,
+    settings: &MigrateOptions,
 ) -> Result<Option<String>, OpsError> {
     let planned = mm.plan.clone().expect("a planned member has a plan");
     let from = mm.from.clone().unwrap_or_else(|| planned.from.clone());

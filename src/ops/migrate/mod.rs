@@ -22,7 +22,7 @@ pub use outcome::MigrateOutcome;
 use outcome::*;
 
 #[derive(Debug, Clone, Default)]
-pub struct MigrateSettings {
+pub struct MigrateOptions {
     pub to: Option<MethodVersion>,
     pub dry_run: bool,
     pub no_commit: bool,
@@ -43,7 +43,7 @@ pub struct MigrateSettings {
     pub approved_only: bool,
 }
 
-impl MigrateSettings {
+impl MigrateOptions {
     /// The command that approves `digest` for `dir` (in a terminal, where the user stands).
     pub fn approve_command(&self, dir: &Path, all: bool, digest: &str) -> String {
         let to = self.to.as_ref().map(|v| v.to_string()).unwrap_or_default();
@@ -58,7 +58,7 @@ impl MigrateSettings {
 /// A target the registry lacks (a typo): the versions its hint offers are only those a
 /// migration from `from` may take — newer ones, unless `--allow-downgrade` — so that the
 /// version picked from it is not refused next as a downgrade.
-fn newer_only(e: OpsError, from: &MethodVersion, settings: &MigrateSettings) -> OpsError {
+fn newer_only(e: OpsError, from: &MethodVersion, settings: &MigrateOptions) -> OpsError {
     match e {
         OpsError::Registry(crate::registry::RegistryError::NotPublished {
             version,
@@ -101,7 +101,7 @@ impl From<MigrateError> for OpsError {
 pub fn migrate(
     session: &super::Session,
     ctx: &Context,
-    settings: &MigrateSettings,
+    settings: &MigrateOptions,
     reporter: &dyn Reporter,
 ) -> Result<MigrateOutcome, OpsError> {
     let (to, from_dir) = target(settings)?;
@@ -277,7 +277,7 @@ struct Prepared {
 /// interrupted migration to another version, no downgrade unless allowed, and clean tool
 /// state unless resuming; and a git directory inside `within` (W, or the repository itself),
 /// so that nothing is written or committed into a repository a `.git` file names elsewhere.
-fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings, within: &Path) -> Result<Prepared, OpsError> {
+fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateOptions, within: &Path) -> Result<Prepared, OpsError> {
     let repo = repo.to_path_buf();
     if !git::is_work_tree(&repo) {
         return Err(MigrateError::NotGit { repo }.into());
@@ -333,7 +333,7 @@ fn prepare(repo: &Path, to: &MethodVersion, settings: &MigrateSettings, within: 
 }
 
 /// `--to V` (required) and `--from DIR` (checked before anything is read or written).
-fn target(settings: &MigrateSettings) -> Result<(MethodVersion, Option<PathBuf>), OpsError> {
+fn target(settings: &MigrateOptions) -> Result<(MethodVersion, Option<PathBuf>), OpsError> {
     let to = settings
         .to
         .clone()
@@ -360,7 +360,7 @@ fn resolve(
     session: &super::Session,
     ctx: &Context,
     to: &MethodVersion,
-    settings: &MigrateSettings,
+    settings: &MigrateOptions,
     from_dir: Option<&Path>,
     install: Option<&dyn Reporter>,
 ) -> Result<Resolved, OpsError> {
@@ -383,7 +383,7 @@ fn resolve(
     })
 }
 
-fn request(settings: &MigrateSettings, requires_canonical: bool) -> migrate::Request {
+fn request(settings: &MigrateOptions, requires_canonical: bool) -> migrate::Request {
     migrate::Request {
         requires_canonical,
         method_ref: settings.method_ref.clone(),
@@ -399,7 +399,7 @@ fn lock_entry(
     session: &super::Session,
     ctx: &Context,
     version: &MethodVersion,
-    settings: &MigrateSettings,
+    settings: &MigrateOptions,
     from: Option<&Path>,
 ) -> Result<(LockEntry, bool), OpsError> {
     let lock_path = lock_path(ctx)?;
@@ -446,7 +446,7 @@ fn ensure_installed(
     session: &super::Session,
     ctx: &Context,
     version: &MethodVersion,
-    settings: &MigrateSettings,
+    settings: &MigrateOptions,
     from: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> Result<(PathBuf, bool), OpsError> {
