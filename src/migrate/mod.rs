@@ -346,49 +346,18 @@ pub fn plan(repo: &Path, before: &AdoptionRecord, to: &MethodVersion, req: &Requ
     })
 }
 
-pub use crate::workspace::journal::{JOURNAL_FILE, Journal};
-
-/// The steps a journal names, in order.
-pub const STEP_ASSETS: &str = "installing the target version's assets";
-pub const STEP_MOVES: &str = "moving the tool state files";
-pub const STEP_RECORD: &str = "writing the adoption record";
-pub const STEP_COMMIT: &str = "staging and committing";
-
-impl Journal {
-    pub fn write(&self, repo: &Path) -> Result<(), MigrateError> {
-        let path = git::git_dir_file(repo, JOURNAL_FILE)?;
-        crate::util::fs::write_atomic(&path, serde_json::to_string(self).expect("serializes").as_bytes())?;
-        Ok(())
-    }
-
-    /// Records that the migration of `repo` reached `step` (one of the `STEP_*` names).
-    pub fn step(repo: &Path, step: &str) -> Result<(), MigrateError> {
-        match Self::read(repo) {
-            Some(mut j) => {
-                j.step = Some(step.to_string());
-                j.write(repo)
-            }
-            None => Ok(()),
-        }
-    }
-
-    pub fn remove(repo: &Path) {
-        if let Ok(path) = git::git_dir_file(repo, JOURNAL_FILE) {
-            let _ = fs_err::remove_file(path);
-        }
-    }
-}
+pub use crate::workspace::journal::{JOURNAL_FILE, Journal, STEP_ASSETS, STEP_COMMIT, STEP_MOVES, STEP_RECORD};
 
 /// Every tool state file and the git index as they were, to put back on failure (what a
 /// migration rolls back to; not the workspace snapshot of `workspace::snapshot`).
-pub struct Rollback {
+pub struct SavedState {
     repo: PathBuf,
     files: Vec<(PathBuf, Vec<u8>, u32)>,
     index: Option<(PathBuf, Vec<u8>)>,
     roots_existed: [bool; 2],
 }
 
-impl Rollback {
+impl SavedState {
     /// Saves `repo`'s tool state files and git index.
     pub fn save(repo: &Path) -> Result<Self, MigrateError> {
         use crate::util::platform::MetaExt;
@@ -449,7 +418,7 @@ impl Rollback {
 /// to restore, so that the caller keeps its original error first.
 pub struct Transaction {
     repo: PathBuf,
-    snapshot: Rollback,
+    snapshot: SavedState,
     others: Vec<(PathBuf, Option<Vec<u8>>)>,
     done: bool,
 }
@@ -457,7 +426,7 @@ pub struct Transaction {
 impl Transaction {
     /// Snapshots `repo`'s tool state and the files `others`, then writes `journal`.
     pub fn begin(repo: &Path, journal: &Journal, others: &[PathBuf]) -> Result<Self, MigrateError> {
-        let snapshot = Rollback::save(repo)?;
+        let snapshot = SavedState::save(repo)?;
         let mut saved = Vec::new();
         for path in others {
             let bytes = crate::util::contain::read_config(path)?.map(String::into_bytes);

@@ -9,7 +9,7 @@ use url::Url;
 use super::HttpError;
 use super::auth::{Challenge, DockerCredential, run_helper};
 use super::client::{HttpClient, MAX_TOKEN, Payload};
-use super::request::Sign;
+use super::request::HopCredential;
 use super::retry::Failure;
 
 impl HttpClient {
@@ -89,8 +89,14 @@ impl HttpClient {
             }
             let form = Payload::Bytes(form.finish().into_bytes());
             let headers = [("Content-Type", "application/x-www-form-urlencoded".to_string())];
-            self.follow(&reqwest::Method::POST, &realm, &headers, Some(&form), Sign::InBody)
-                .await?
+            self.follow(
+                &reqwest::Method::POST,
+                &realm,
+                &headers,
+                Some(&form),
+                HopCredential::InBody,
+            )
+            .await?
         } else {
             let mut query = realm.clone();
             {
@@ -103,8 +109,8 @@ impl HttpClient {
                 }
             }
             let sign = match &basic {
-                Some((user, password)) => Sign::Basic(user, password),
-                None => Sign::Anonymous,
+                Some((user, password)) => HopCredential::Basic(user, password),
+                None => HopCredential::Anonymous,
             };
             self.follow(&reqwest::Method::GET, &query, &[], None, sign).await?
         };
@@ -155,7 +161,13 @@ impl HttpClient {
             return Ok(());
         };
         let (response, _) = self
-            .follow(&reqwest::Method::GET, endpoint, &[], None, Sign::Basic(user, password))
+            .follow(
+                &reqwest::Method::GET,
+                endpoint,
+                &[],
+                None,
+                HopCredential::Basic(user, password),
+            )
             .await?;
         if !response.status().is_success() {
             return Err(Failure::fatal(HttpError::Status {

@@ -18,7 +18,7 @@ use super::tls::{error_chain, find_in_chain, short_reason, tls_reason};
 
 /// Which credential the hops of one request carry while they stay on its origin (see
 /// `HttpClient::follow`).
-pub(super) enum Sign<'a> {
+pub(super) enum HopCredential<'a> {
     /// What the user bound to the hop's host (and the tokens it obtained).
     Bound,
     /// These Basic credentials (a token endpoint's exchange).
@@ -179,7 +179,7 @@ impl HttpClient {
         let mut upgraded = false;
         loop {
             let url = &target;
-            let (response, authorized) = self.follow(method, url, headers, body, Sign::Bound).await?;
+            let (response, authorized) = self.follow(method, url, headers, body, HopCredential::Bound).await?;
             // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so, in
             // text (Go sends none, nginx text/html): speak HTTPS to it (its certificate is
             // checked as any other's). A JSON 400 is an API's own answer, left to the caller.
@@ -278,7 +278,7 @@ impl HttpClient {
         url: &Url,
         headers: &[(&str, String)],
         body: Option<&Payload<'_>>,
-        sign: Sign<'_>,
+        sign: HopCredential<'_>,
     ) -> Result<(reqwest::Response, bool), Failure> {
         let mut hop = url.clone();
         let mut method = method.clone();
@@ -289,8 +289,8 @@ impl HttpClient {
             let on_origin = !left && same_origin(&hop, url);
             let request = self.client.request(method.clone(), hop.clone());
             let (mut request, authorized) = match (&sign, on_origin) {
-                (Sign::Bound, true) => self.authorize(request, &hop),
-                (Sign::Basic(user, password), true) => (request.basic_auth(user, Some(password)), true),
+                (HopCredential::Bound, true) => self.authorize(request, &hop),
+                (HopCredential::Basic(user, password), true) => (request.basic_auth(user, Some(password)), true),
                 _ => (request, false),
             };
             for (k, v) in headers {
@@ -369,7 +369,7 @@ impl HttpClient {
                 body = None;
             }
             let leaves = !same_origin(&next, url);
-            if leaves && body.is_some() && matches!(sign, Sign::InBody) {
+            if leaves && body.is_some() && matches!(sign, HopCredential::InBody) {
                 return Err(redirect(format!(
                     "`{hop}` redirected a request whose body holds a credential to `{next}`, another origin: it was not sent there"
                 )));

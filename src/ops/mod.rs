@@ -13,7 +13,9 @@ pub mod session;
 pub mod vendor;
 
 pub use places::{Alternatives, alternatives, configured_registries};
-pub use registries::{Configured, read_index, read_index_for, read_indexes, record_serial, registries, sources};
+pub use registries::{
+    ConfiguredRegistry, read_index, read_index_for, read_indexes, record_serial, registries, sources,
+};
 pub use session::{Flags, Session};
 
 use crate::util::paths::JoinRel as _;

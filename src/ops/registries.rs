@@ -12,7 +12,7 @@ use crate::workspace::Context;
 /// A registry a resolution reads, and — when the marker lists several — the name its lock
 /// entries record (the marker's text for it).
 #[derive(Debug, Clone)]
-pub struct Configured {
+pub struct ConfiguredRegistry {
     pub location: RegistryLocation,
     pub name: Option<String>,
 }
@@ -21,10 +21,10 @@ pub struct Configured {
 /// (one, relative to the start directory), else the marker's `registry:` (one, or a list —
 /// a version is taken from the first that publishes it —, relative to W), else a single
 /// repository's `config.yaml` (relative to R).
-pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<Vec<Configured>, OpsError> {
+pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<Vec<ConfiguredRegistry>, OpsError> {
     let plain = session.plain_http();
-    let one = |text: &str, base: &Path| -> Result<Vec<Configured>, OpsError> {
-        Ok(vec![Configured {
+    let one = |text: &str, base: &Path| -> Result<Vec<ConfiguredRegistry>, OpsError> {
+        Ok(vec![ConfiguredRegistry {
             location: RegistryLocation::parse(text, base, plain)?,
             name: None,
         }])
@@ -42,7 +42,7 @@ pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Resul
                 .registries
                 .iter()
                 .map(|r| {
-                    Ok(Configured {
+                    Ok(ConfiguredRegistry {
                         location: RegistryLocation::parse(r, &ws.root, plain)?,
                         name: several.then(|| r.clone()),
                     })
@@ -63,7 +63,7 @@ pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Resul
 /// The indexes of `registries`, read (as [`read_index_for`] does), in their order.
 pub fn read_indexes(
     ctx: &Context,
-    registries: &[Configured],
+    registries: &[ConfiguredRegistry],
     client: &crate::net::LazyClient,
     allow_expired: bool,
     wanted: crate::registry::Wanted<'_>,
@@ -76,7 +76,7 @@ pub fn read_indexes(
 
 /// The sources a resolution reads: each registry with its index.
 pub fn sources<'a>(
-    registries: &'a [Configured],
+    registries: &'a [ConfiguredRegistry],
     indexes: &'a [crate::registry::Index],
 ) -> Vec<crate::registry::resolve::RegistryIndex<'a>> {
     registries
@@ -98,7 +98,7 @@ pub fn read_index(
     client: &crate::net::LazyClient,
     allow_expired: bool,
 ) -> Result<crate::registry::Index, OpsError> {
-    let one = Configured {
+    let one = ConfiguredRegistry {
         location: location.clone(),
         name: None,
     };
@@ -109,7 +109,7 @@ pub fn read_index(
 /// reads only their manifests).
 pub fn read_index_for(
     ctx: &Context,
-    registry: &Configured,
+    registry: &ConfiguredRegistry,
     client: &crate::net::LazyClient,
     allow_expired: bool,
     wanted: crate::registry::Wanted<'_>,
@@ -157,7 +157,7 @@ pub fn read_index_for(
 pub fn record_serial(
     ctx: &Context,
     lock: &mut crate::lock::Lockfile,
-    registry: &Configured,
+    registry: &ConfiguredRegistry,
     index: &crate::registry::Index,
 ) {
     if trusted_keys(ctx).is_empty() {

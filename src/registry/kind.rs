@@ -63,12 +63,12 @@ pub trait Kind: Send + Sync + std::fmt::Debug {
 
 /// A kind's handle whose HTTP errors carry the kind's words ([`Kind::hint`]):
 /// `RegistryLocation::open` gives every handle so.
-pub(super) struct Worded {
+pub(super) struct KindHandle {
     pub(super) kind: Arc<dyn Kind>,
     pub(super) handle: Box<dyn Registry>,
 }
 
-impl Worded {
+impl KindHandle {
     fn word(&self, e: RegistryError) -> RegistryError {
         match e {
             RegistryError::Http(error) => match self.kind.hint(&error) {
@@ -87,7 +87,7 @@ impl Worded {
     }
 }
 
-impl Registry for Worded {
+impl Registry for KindHandle {
     fn shown(&self) -> String {
         self.handle.shown()
     }

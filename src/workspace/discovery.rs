@@ -259,7 +259,7 @@ pub struct Context {
     members: std::sync::OnceLock<Vec<Member>>,
     /// The workspace snapshot the members came from, when one vouched for them; else why
     /// none did (set with the members).
-    snapshot: std::sync::OnceLock<Result<super::snapshot::Vouched, String>>,
+    snapshot: std::sync::OnceLock<Result<super::snapshot::HeldSnapshot, String>>,
 }
 
 impl Context {
@@ -388,7 +388,7 @@ impl Context {
 
     /// The snapshot the members came from (`Err`: why none was used; `None` before the members
     /// were read, or outside a superbuild).
-    pub fn snapshot(&self) -> Option<&Result<super::snapshot::Vouched, String>> {
+    pub fn snapshot(&self) -> Option<&Result<super::snapshot::HeldSnapshot, String>> {
         self.snapshot.get()
     }
 

@@ -331,13 +331,13 @@ impl Piece {
 /// What a snapshot that still holds gives besides its members: the nested superbuilds and
 /// how many paths vouched.
 #[derive(Debug)]
-pub struct Vouched {
+pub struct HeldSnapshot {
     pub(super) root: PathBuf,
     pub(super) nested: Vec<String>,
     pub(super) paths: usize,
 }
 
-impl Vouched {
+impl HeldSnapshot {
     /// The nested superbuilds the walk found below W, absolute.
     pub fn nested(&self) -> Vec<PathBuf> {
         self.nested.iter().map(|n| self.root.join(n)).collect()

@@ -51,7 +51,7 @@ use crate::util::version::MethodVersion;
 mod check;
 mod identity;
 
-pub use check::Vouched;
+pub use check::HeldSnapshot;
 use check::*;
 pub use identity::Identity;
 use identity::*;
@@ -328,7 +328,7 @@ impl Snapshot {
 
     /// The members of W (`root`) that the snapshot kept in the store at `store_root` vouches
     /// for, when every identity it records still holds (and what else it gives); else why not.
-    pub fn load_valid(root: &Path, store_root: &Path) -> Result<(Vouched, Vec<Member>), String> {
+    pub fn load_valid(root: &Path, store_root: &Path) -> Result<(HeldSnapshot, Vec<Member>), String> {
         // Never through a link: the store's components are checked below W first.
         let path = Self::path(store_root);
         match path
@@ -355,7 +355,7 @@ impl Snapshot {
         let jobs = crate::util::parallel::metadata_jobs().max(1);
         let chunks = body_chunks(body, jobs * 2);
         let parts = crate::util::parallel::run_parallel(&chunks, jobs, |chunk| Piece::check(&dir, root, chunk));
-        let mut vouched = Vouched {
+        let mut vouched = HeldSnapshot {
             root: recorded_root,
             nested: Vec::new(),
             paths: 0,
