@@ -7,9 +7,9 @@ use serde_json::json;
 
 use super::progress::ProgressReporter;
 use super::{GlobalArgs, Outcome, Printer, discover};
-use crate::migrate::{Keep, MoveReason};
 use crate::ops::OpsError;
 use crate::ops::migrate::{MemberStatus, MigrateAllOutcome, MigrateOptions, migrate, migrate_all};
+use crate::relocate::{Keep, MoveReason};
 use crate::util::version::MethodVersion;
 
 #[derive(Debug, Subcommand)]
@@ -76,7 +76,7 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let MigrateCommand::Version(args) = cmd;
     if args.approve.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        return Err(crate::migrate::MigrateError::ApproveNeedsTerminal.into());
+        return Err(crate::relocate::MigrateError::ApproveNeedsTerminal.into());
     }
     let ctx = discover(global, printer)?;
     let settings = MigrateOptions {
@@ -237,7 +237,7 @@ fn again(args: &VersionArgs, global: &GlobalArgs, digest: &str) -> String {
 
 /// The steps of one repository's plan, each line prefixed with `indent`; `verb` is "would"
 /// (dry run) or "did".
-fn print_steps(printer: &Printer, p: &crate::migrate::Plan, verb: &str, indent: &str) {
+fn print_steps(printer: &Printer, p: &crate::relocate::Plan, verb: &str, indent: &str) {
     let line = |text: String| printer.status(format!("{indent}{text}"));
     match p.move_reason {
         Some(MoveReason::Required) => line(format!("{} requires `.tools/esys/a2c/`: the tool state root moves", p.to)),

@@ -289,12 +289,12 @@ pub(crate) fn display_base(ctx: &Context) -> PathBuf {
 /// A migration of `repo` interrupted mid-way (its journal in `.git/`) is said first: what a
 /// command reads there may be half moved.
 pub(crate) fn warn_pending(repo: &std::path::Path, printer: &Printer) {
-    if let Some(j) = crate::migrate::Journal::pending(repo) {
+    if let Some(j) = crate::relocate::Journal::pending(repo) {
         printer.warn(pending_warning(repo, &j));
     }
 }
 
-fn pending_warning(repo: &std::path::Path, j: &crate::migrate::Journal) -> String {
+fn pending_warning(repo: &std::path::Path, j: &crate::relocate::Journal) -> String {
     format!(
         "a migration {} -> {} of `{}` is pending (interrupted): rerun `a2c migrate version --to {}` there to resume it; do not delete its journal in .git/",
         j.from,
@@ -336,7 +336,7 @@ hinted!(
     crate::lock::LockError,
     crate::archive::ArchiveError,
     crate::net::HttpError,
-    crate::migrate::MigrateError,
+    crate::relocate::MigrateError,
     crate::method::ManifestError,
     crate::util::yaml::YamlError,
     crate::util::version::VersionError,

@@ -60,7 +60,7 @@ pub enum OpsError {
     #[error("{0}")]
     Config(String),
     #[error(transparent)]
-    Migrate(Box<crate::migrate::MigrateError>),
+    Migrate(Box<crate::relocate::MigrateError>),
     #[error("--from: `{}` is not a directory", path.display())]
     FromNotDir { path: PathBuf },
     /// No registry is configured; `config` is the file this context keeps it in (the marker of

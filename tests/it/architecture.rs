@@ -10,7 +10,7 @@ const LAYERS: &[&str] = &[
     "mcp",
     "ops",
     "doctor",
-    "migrate",
+    "relocate",
     "workspace",
     "store",
     "registry",

@@ -50,7 +50,7 @@ pub(super) fn tool_state(m: &Member, out: &mut Vec<Finding>) {
     };
     if state.both_present {
         let contract = m.version().cloned();
-        let differing = crate::migrate::differing_files(&m.path).unwrap_or_default();
+        let differing = crate::relocate::differing_files(&m.path).unwrap_or_default();
         let command = match (&contract, differing.is_empty()) {
             (Some(v), true) => format!("a2c migrate version --to {v}"),
             (Some(v), false) => format!(

@@ -86,7 +86,7 @@ impl serde::Serialize for MemberMigration {
             #[serde(skip_serializing_if = "Option::is_none")]
             dropped: Option<Vec<FileMove<'a>>>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            move_reason: Option<Option<crate::migrate::MoveReason>>,
+            move_reason: Option<Option<crate::relocate::MoveReason>>,
             #[serde(skip_serializing_if = "Option::is_none")]
             adoption: Option<AdoptionChange<'a>>,
         }
@@ -218,7 +218,7 @@ pub fn migrate_all(
             continue;
         }
         let prepared = prepare(&m.path, &to, settings, &w_root).map_err(in_member)?;
-        let plan = migrate::plan(
+        let plan = relocate::plan(
             &m.path,
             &prepared.before,
             &to,
@@ -232,7 +232,7 @@ pub fn migrate_all(
             digests.push(None);
         } else {
             warnings.extend(prepared.warnings);
-            digests.push(Some(migrate::digest::digest(&m.path, &plan, &entry)));
+            digests.push(Some(relocate::digest::digest(&m.path, &plan, &entry)));
         }
         mm.plan = Some(plan);
         members.push(mm);
@@ -244,19 +244,19 @@ pub fn migrate_all(
             _ => String::new(),
         })
         .collect();
-    let parts: Vec<(&str, migrate::digest::Part<'_>)> = members
+    let parts: Vec<(&str, relocate::digest::Part<'_>)> = members
         .iter()
         .zip(&digests)
         .zip(&reasons)
         .map(|((m, d), why)| {
             let part = match d {
-                Some(d) => migrate::digest::Part::Planned(d),
-                None => migrate::digest::Part::Skipped(why),
+                Some(d) => relocate::digest::Part::Planned(d),
+                None => relocate::digest::Part::Skipped(why),
             };
             (m.relative.as_str(), part)
         })
         .collect();
-    let digest = migrate::digest::combine(&parts);
+    let digest = relocate::digest::combine(&parts);
     let planned: Vec<&Path> = members
         .iter()
         .filter(|m| m.status == MemberStatus::Planned)
@@ -278,13 +278,13 @@ pub fn migrate_all(
         // Kept in each planned member's `.git/`, so that a confirmation that no longer matches
         // can say what changed.
         for repo in &planned {
-            let _ = migrate::digest::remember(repo, &digest);
+            let _ = relocate::digest::remember(repo, &digest);
         }
         if let Some(approved) = &settings.approve {
             let repos: Vec<&Path> = members.iter().map(|m| m.repo.as_path()).collect();
             super::reviewed_is(approved, &digest, &repos)?;
             for repo in &planned {
-                migrate::digest::approve(repo, &digest)?;
+                relocate::digest::approve(repo, &digest)?;
             }
         }
         out.lock_dropped = would_drop(ctx, &planned, &to)?;
@@ -296,7 +296,7 @@ pub fn migrate_all(
         super::reviewed_is(reviewed, &digest, &repos)?;
     }
     // An agent's apply needs the user's approval in every member the plan changes.
-    if settings.approved_only && !planned.iter().all(|repo| migrate::digest::is_approved(repo, &digest)) {
+    if settings.approved_only && !planned.iter().all(|repo| relocate::digest::is_approved(repo, &digest)) {
         return Err(MigrateError::NotApproved {
             digest: digest.id(),
             approve: settings.approve_command(&w_root, true, &digest.id()),
@@ -326,7 +326,7 @@ pub fn migrate_all(
         match migrate_member(mm, &to, &entry, reviewed.as_ref(), requires.unwrap_or(false), settings) {
             Ok(commit) => {
                 mm.status = MemberStatus::Done(commit);
-                migrate::digest::consume_id(&mm.repo, &out.digest);
+                relocate::digest::consume_id(&mm.repo, &out.digest);
                 any_done = true;
                 crate::testhook::point(crate::testhook::MIGRATE_BETWEEN_MEMBERS);
             }
@@ -358,13 +358,13 @@ pub(super) fn migrate_member(
     mm: &mut MemberMigration,
     to: &MethodVersion,
     entry: &LockEntry,
-    reviewed: Option<&migrate::digest::PlanDigest>,
+    reviewed: Option<&relocate::digest::PlanDigest>,
     requires: bool,
     settings: &MigrateOptions,
 ) -> Result<Option<String>, OpsError> {
     let planned = mm.plan.clone().expect("a planned member has a plan");
     let from = mm.from.clone().unwrap_or_else(|| planned.from.clone());
-    let tx = migrate::Transaction::begin(
+    let tx = relocate::Transaction::begin(
         &mm.repo,
         &Journal {
             from,
@@ -374,20 +374,20 @@ pub(super) fn migrate_member(
         &[],
     )?;
     let result = (|| -> Result<Option<String>, OpsError> {
-        let plan = migrate::plan(&mm.repo, &planned.before, to, &request(settings, requires))?;
-        let now = migrate::digest::digest(&mm.repo, &plan, entry);
+        let plan = relocate::plan(&mm.repo, &planned.before, to, &request(settings, requires))?;
+        let now = relocate::digest::digest(&mm.repo, &plan, entry);
         if let Some(reviewed) = reviewed
             && reviewed.hex != now.hex
         {
             return Err(MigrateError::PlanChanged {
                 reviewed: reviewed.id(),
                 now: now.id(),
-                changes: migrate::digest::diff(&reviewed.inputs, &now.inputs),
+                changes: relocate::digest::diff(&reviewed.inputs, &now.inputs),
             }
             .into());
         }
         mm.plan = Some(plan.clone());
-        Ok(migrate::apply(&plan, !settings.no_commit)?)
+        Ok(relocate::apply(&plan, !settings.no_commit)?)
     })();
     match result {
         Ok(commit) => {

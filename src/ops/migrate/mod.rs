@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{OpsError, cache, lock_path, network};
 use crate::lock::{LockEntry, Lockfile};
 use crate::method::MethodManifest;
-use crate::migrate::{self, Journal, Keep, MigrateError, Plan, git};
+use crate::relocate::{self, Journal, Keep, MigrateError, Plan, git};
 use crate::store::Reporter;
 use crate::util::version::MethodVersion;
 use crate::workspace::state_root::{CANONICAL_ROOT, LEGACY_ROOT};
@@ -81,14 +81,14 @@ fn newer_only(e: OpsError, from: &MethodVersion, settings: &MigrateOptions) -> O
 }
 
 /// Refuses a reviewed (or approved) digest that is not the plan's now, naming what changed.
-fn reviewed_is(reviewed: &str, now: &migrate::digest::PlanDigest, repos: &[&Path]) -> Result<(), MigrateError> {
+fn reviewed_is(reviewed: &str, now: &relocate::digest::PlanDigest, repos: &[&Path]) -> Result<(), MigrateError> {
     if reviewed == now.id() {
         return Ok(());
     }
     Err(MigrateError::PlanChanged {
         reviewed: reviewed.to_string(),
         now: now.id(),
-        changes: migrate::digest::changes(repos, reviewed, now),
+        changes: relocate::digest::changes(repos, reviewed, now),
     })
 }
 
@@ -122,14 +122,14 @@ pub fn migrate(
             entry, added, requires, ..
         } = resolve(session, ctx, &to, settings, from_dir.as_deref(), None)
             .map_err(|e| newer_only(e, &from, settings))?;
-        let plan = migrate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
+        let plan = relocate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
-        let digest = migrate::digest::digest(&repo, &plan, &entry);
+        let digest = relocate::digest::digest(&repo, &plan, &entry);
         // Kept under .git/ so that a confirmation that no longer matches can say what changed.
-        let _ = migrate::digest::remember(&repo, &digest);
+        let _ = relocate::digest::remember(&repo, &digest);
         if let Some(approved) = &settings.approve {
             reviewed_is(approved, &digest, &[repo.as_path()])?;
-            migrate::digest::approve(&repo, &digest)?;
+            relocate::digest::approve(&repo, &digest)?;
         }
         return Ok(MigrateOutcome {
             digest: Some(digest.id()),
@@ -154,12 +154,12 @@ pub fn migrate(
         true => vec![lock_path.clone()],
         false => Vec::new(),
     };
-    let tx = migrate::Transaction::begin(
+    let tx = relocate::Transaction::begin(
         &repo,
         &Journal {
             from: from.clone(),
             to: to.clone(),
-            step: Some(migrate::STEP_ASSETS.into()),
+            step: Some(relocate::STEP_ASSETS.into()),
         },
         &others,
     )?;
@@ -170,17 +170,17 @@ pub fn migrate(
         let manifest = MethodManifest::read_tree(&installed)
             .map_err(|e| OpsError::Config(format!("cannot read the manifest of {to}: {e}")))?;
         runs_here(Some(&manifest), &to)?;
-        let plan = migrate::plan(&repo, &before, &to, &request(manifest.requires_canonical_root()))?;
+        let plan = relocate::plan(&repo, &before, &to, &request(manifest.requires_canonical_root()))?;
         let noop = plan.is_noop();
         let entry = Lockfile::read(&lock_path)?
             .and_then(|l| l.get(&to).cloned())
             .ok_or_else(|| OpsError::Config(format!("{to} is not in the lock after installing it")))?;
-        let digest = migrate::digest::digest(&repo, &plan, &entry);
+        let digest = relocate::digest::digest(&repo, &plan, &entry);
         // A reviewed plan is applied only if nothing it depends on changed since the review.
         if let Some(reviewed) = &settings.confirm {
             reviewed_is(reviewed, &digest, &[repo.as_path()])?;
         }
-        if settings.approved_only && !migrate::digest::is_approved(&repo, &digest) {
+        if settings.approved_only && !relocate::digest::is_approved(&repo, &digest) {
             return Err(MigrateError::NotApproved {
                 digest: digest.id(),
                 approve: settings.approve_command(&repo, false, &digest.id()),
@@ -196,7 +196,7 @@ pub fn migrate(
         let commit = if noop {
             None
         } else {
-            migrate::apply(&plan, !settings.no_commit)?
+            relocate::apply(&plan, !settings.no_commit)?
         };
         // Versions no member pins any more leave W's lock (inside the transaction: put back
         // with everything else on a failure).
@@ -230,7 +230,7 @@ pub fn migrate(
         Ok(out) => {
             tx.commit();
             if let Some(digest) = &out.digest {
-                migrate::digest::consume_id(&repo, digest);
+                relocate::digest::consume_id(&repo, digest);
             }
             Ok(out)
         }
@@ -253,7 +253,7 @@ fn runs_here(manifest: Option<&MethodManifest>, to: &MethodVersion) -> Result<()
 }
 
 /// Rolls `tx` back after `e`: the original error stays first; a failure to restore is added.
-fn rolled_back(tx: migrate::Transaction, e: OpsError) -> OpsError {
+fn rolled_back(tx: relocate::Transaction, e: OpsError) -> OpsError {
     match tx.rollback() {
         Ok(()) => e,
         Err(restore) => OpsError::RollbackFailed {
@@ -383,8 +383,8 @@ fn resolve(
     })
 }
 
-fn request(settings: &MigrateOptions, requires_canonical: bool) -> migrate::Request {
-    migrate::Request {
+fn request(settings: &MigrateOptions, requires_canonical: bool) -> relocate::Request {
+    relocate::Request {
         requires_canonical,
         method_ref: settings.method_ref.clone(),
         delivery: settings.delivery,

@@ -31,7 +31,7 @@ pub(super) struct FileMove<'a> {
     to: &'a str,
 }
 
-pub(super) fn file_moves<'a>(moves: impl IntoIterator<Item = &'a crate::migrate::Move>) -> Vec<FileMove<'a>> {
+pub(super) fn file_moves<'a>(moves: impl IntoIterator<Item = &'a crate::relocate::Move>) -> Vec<FileMove<'a>> {
     moves
         .into_iter()
         .map(|m| FileMove {
@@ -72,7 +72,7 @@ impl serde::Serialize for MigrateOutcome {
             moves: Vec<FileMove<'a>>,
             replaced: Vec<FileMove<'a>>,
             dropped: Vec<FileMove<'a>>,
-            move_reason: Option<crate::migrate::MoveReason>,
+            move_reason: Option<crate::relocate::MoveReason>,
             adoption: AdoptionChange<'a>,
             commit: &'a Option<String>,
             installed: &'a Option<PathBuf>,

@@ -1,4 +1,5 @@
-//! `a2c migrate version`: detect → plan → apply, inside a transaction that restores every
+//! The tool-state move of one repository, as `a2c migrate version` makes it (the command is
+//! `ops::migrate`): detect → plan → apply, inside a transaction that restores every
 //! tool state file byte for byte, and the git index, if anything fails before the commit.
 //! An interrupted run leaves a journal in `.git/` so that the next run resumes it forward
 //! instead of dual-writing.
