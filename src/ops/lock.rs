@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{OpsError, lock_path, needs, network};
 use crate::lock::Lockfile;
-use crate::registry::resolve::{LockPlan, ResolveOptions, plan};
+use crate::registry::lock_plan::{LockPlan, LockPlanOptions, plan};
 use crate::util::version::MethodVersion;
 use crate::workspace::Context;
 
@@ -195,7 +195,7 @@ pub fn lock(session: &super::Session, ctx: &Context, options: &LockOptions) -> R
         &needed,
         &current,
         &sources,
-        ResolveOptions {
+        LockPlanOptions {
             update: options.update,
             only: (!options.update_only.is_empty()).then(|| options.update_only.iter().cloned().collect()),
             prune: true,

@@ -393,7 +393,7 @@ pub fn relative_sources(
     session: &Session,
     ctx: &Context,
     flag: Option<&str>,
-    plan: &mut crate::registry::resolve::LockPlan,
+    plan: &mut crate::registry::lock_plan::LockPlan,
 ) {
     let text = match (flag, &session.registry, &ctx.workspace) {
         (Some(f), _, _) => Some(f.to_string()),
@@ -456,17 +456,17 @@ pub fn resolve_missing(
     needed: &std::collections::BTreeSet<MethodVersion>,
     client: &crate::net::LazyClient,
     allow_expired: bool,
-) -> Result<crate::registry::resolve::LockPlan, OpsError> {
+) -> Result<crate::registry::lock_plan::LockPlan, OpsError> {
     let registries = registries(session, ctx, flag)?;
     if registries.is_empty() {
         return Err(no_registry(ctx));
     }
     let indexes = read_indexes(ctx, &registries, client, allow_expired, Some(needed))?;
-    let mut plan = crate::registry::resolve::plan(
+    let mut plan = crate::registry::lock_plan::plan(
         needed,
         lock,
         &sources(&registries, &indexes),
-        crate::registry::resolve::ResolveOptions::default(),
+        crate::registry::lock_plan::LockPlanOptions::default(),
     )
     .map_err(|e| with_members(ctx, e))?;
     for (registry, index) in registries.iter().zip(&indexes) {

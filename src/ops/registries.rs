@@ -78,11 +78,11 @@ pub fn read_indexes(
 pub fn sources<'a>(
     registries: &'a [ConfiguredRegistry],
     indexes: &'a [crate::registry::Index],
-) -> Vec<crate::registry::resolve::RegistryIndex<'a>> {
+) -> Vec<crate::registry::lock_plan::RegistryIndex<'a>> {
     registries
         .iter()
         .zip(indexes)
-        .map(|(r, index)| crate::registry::resolve::RegistryIndex {
+        .map(|(r, index)| crate::registry::lock_plan::RegistryIndex {
             index,
             location: &r.location,
             name: r.name.as_deref(),

@@ -168,7 +168,7 @@ impl RegistryError {
     }
 }
 
-pub mod resolve;
+pub mod lock_plan;
 pub mod signing;
 
 fn pinned(by: &[PathBuf]) -> String {

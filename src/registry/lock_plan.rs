@@ -1,4 +1,4 @@
-//! Lock resolution: pure, from the needed versions, the current lock and the index.
+//! The lock plan: pure, from the needed versions, the current lock and the index.
 
 use std::collections::BTreeSet;
 
@@ -40,7 +40,7 @@ impl LockPlan {
 
 /// Options of a resolution.
 #[derive(Debug, Clone, Default)]
-pub struct ResolveOptions {
+pub struct LockPlanOptions {
     /// Re-resolve every needed version from the index (`a2c lock --update`).
     pub update: bool,
     /// With `update`: only these versions (`a2c lock --update V`, like `cargo update -p`).
@@ -164,7 +164,7 @@ pub fn plan(
     needed: &BTreeSet<MethodVersion>,
     current: &Lockfile,
     sources: &[RegistryIndex<'_>],
-    options: ResolveOptions,
+    options: LockPlanOptions,
 ) -> Result<LockPlan, RegistryError> {
     let mut out = LockPlan {
         lock: current.clone(),
@@ -313,17 +313,17 @@ mod tests {
         (index, reg())
     }
 
-    const KEEP: ResolveOptions = ResolveOptions {
+    const KEEP: LockPlanOptions = LockPlanOptions {
         update: false,
         only: None,
         prune: false,
     };
-    const LOCK: ResolveOptions = ResolveOptions {
+    const LOCK: LockPlanOptions = LockPlanOptions {
         update: false,
         only: None,
         prune: true,
     };
-    const UPDATE: ResolveOptions = ResolveOptions {
+    const UPDATE: LockPlanOptions = LockPlanOptions {
         update: true,
         only: None,
         prune: true,
@@ -334,7 +334,7 @@ mod tests {
         versions: &[&str],
         lock: &Lockfile,
         index: &Index,
-        options: ResolveOptions,
+        options: LockPlanOptions,
     ) -> Result<LockPlan, RegistryError> {
         let needed: BTreeSet<MethodVersion> = versions.iter().map(|s| v(s)).collect();
         let reg = reg();
