@@ -80,7 +80,7 @@ impl LockEntry {
             },
             Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
             // An OCI artifact: its layer is the bundle, pulled by digest (the locked sha256).
-            Ok(u) if u.scheme() == "oci" => match crate::lock::oci_ref::OciRef::parse(&u, plain) {
+            Ok(u) if u.scheme() == "oci" => match crate::lock::oci_ref::OciLocation::parse(&u, plain) {
                 Ok(oci) => BundleLocation::Http(oci.blob_url(&format!("sha256:{}", self.sha256.to_hex()))),
                 Err(_) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
             },

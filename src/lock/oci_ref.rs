@@ -9,14 +9,14 @@ use crate::net::PlainHttp;
 
 /// A repository in an OCI registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OciRef {
+pub struct OciLocation {
     /// `http(s)://host[:port]/`: where the distribution API (`/v2/…`) is.
     pub api: Url,
     /// `namespace/repo`.
     pub repo: String,
 }
 
-impl OciRef {
+impl OciLocation {
     /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored):
     /// its API is plain HTTP on loopback and on the hosts of `plain`, else HTTPS.
     pub fn parse(url: &Url, plain: &PlainHttp) -> Result<Self, String> {

@@ -1,5 +1,5 @@
-//! What a registry kind is to the rest of the program: its address, parsed ([`Kind`]), and how
-//! it is registered ([`Registration`]: the schemes it takes, how it parses them, its answer to
+//! What a registry kind is to the rest of the program: its address, parsed ([`Location`]), and how
+//! it is registered ([`Kind`]: the schemes it takes, how it parses them, its answer to
 //! a challenge). `registry::KINDS` lists the registrations, one line per kind
 //! (docs/architecture.md, "Adding a registry kind").
 
@@ -16,7 +16,7 @@ use crate::net::{HttpError, LazyClient};
 use crate::util::version::MethodVersion;
 
 /// A registry location of one kind, parsed: what a2c asks of an address before opening it.
-pub trait Kind: Send + Sync + std::fmt::Debug {
+pub trait Location: Send + Sync + std::fmt::Debug {
     /// The location as the user names it (`oci://HOST/REPO`, a path, …), for messages; two
     /// locations are the same when they show the same.
     fn shown(&self) -> String;
@@ -61,10 +61,10 @@ pub trait Kind: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// A kind's handle whose HTTP errors carry the kind's words ([`Kind::hint`]):
+/// A kind's handle whose HTTP errors carry the kind's words ([`Location::hint`]):
 /// `RegistryLocation::open` gives every handle so.
 pub(super) struct KindHandle {
-    pub(super) kind: Arc<dyn Kind>,
+    pub(super) kind: Arc<dyn Location>,
     pub(super) handle: Box<dyn Registry>,
 }
 
@@ -138,13 +138,13 @@ pub fn pack_formats() -> Vec<&'static str> {
 }
 
 /// A location of a kind, parsed from a URL with one of its schemes; `Err(why)`.
-pub type ParseUrl = fn(&Url, &crate::net::PlainHttp) -> Result<Arc<dyn Kind>, String>;
+pub type ParseUrl = fn(&Url, &crate::net::PlainHttp) -> Result<Arc<dyn Location>, String>;
 
 /// A location of the kind that takes paths, from an absolute path.
-pub type FromPath = fn(&Path) -> Arc<dyn Kind>;
+pub type FromPath = fn(&Path) -> Arc<dyn Location>;
 
 /// A registry kind, as `registry::KINDS` lists it.
-pub struct Registration {
+pub struct Kind {
     /// The URL schemes it takes (`oci`, `pypi+https`, …).
     pub schemes: &'static [&'static str],
     /// Its syntax, for the hint of a location no kind takes (`oci://HOST/REPO`).

@@ -6,16 +6,16 @@ use std::sync::Arc;
 use url::Url;
 
 use super::RegistryError;
-use super::kind::Kind;
+use super::kind::Location;
 
 /// The index path inside a registry.
 pub const INDEX_PATH: &str = "index/esys/a2c.json";
 
 /// A registry location: a directory (plain path or `file://` URL), an HTTP(S) base URL, or a
 /// location of another kind (`oci://`, `pypi+https://`, `conan+https://`). Its kind is behind
-/// [`Kind`]: nothing outside `registry/` knows which it is.
+/// [`Location`]: nothing outside `registry/` knows which it is.
 #[derive(Clone)]
-pub struct RegistryLocation(Arc<dyn Kind>);
+pub struct RegistryLocation(Arc<dyn Location>);
 
 impl RegistryLocation {
     /// Parses a registry location with the kind its scheme registers (`registry::KINDS`); a
@@ -95,7 +95,7 @@ impl RegistryLocation {
         self.0.indexes_digests()
     }
 
-    /// Whether a version may gain new revisions (see [`Kind::revises_versions`]).
+    /// Whether a version may gain new revisions (see [`Location::revises_versions`]).
     pub fn revises_versions(&self) -> bool {
         self.0.revises_versions()
     }

@@ -215,7 +215,7 @@ pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) 
 
 /// Every registry kind, in the order their syntaxes are listed: **the one line that registers a
 /// kind** (docs/architecture.md, "Adding a registry kind").
-pub const KINDS: &[&kind::Registration] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND];
+pub const KINDS: &[&kind::Kind] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND];
 
 /// What `a2c pack` makes for a registry, decided by its kind (the CLI asks, never matches on
 /// the kind itself).

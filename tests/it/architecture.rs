@@ -246,7 +246,7 @@ fn sources() -> Vec<(String, String, usize)> {
 }
 
 /// The registry kinds: the folders under `src/registry/` that register one (`pub const KIND:
-/// Registration`), with the names of the types they declare.
+/// Kind`), with the names of the types they declare.
 fn registry_kinds(all: &[(String, String, usize)]) -> Vec<(String, Vec<String>)> {
     let mut kinds: Vec<(String, Vec<String>)> = Vec::new();
     for (rel, code, _) in all {
@@ -257,7 +257,7 @@ fn registry_kinds(all: &[(String, String, usize)]) -> Vec<(String, Vec<String>)>
         else {
             continue;
         };
-        if code.contains("pub const KIND: Registration") && !kinds.iter().any(|(k, _)| k == kind) {
+        if code.contains("pub const KIND: Kind") && !kinds.iter().any(|(k, _)| k == kind) {
             kinds.push((kind.to_string(), Vec::new()));
         }
     }
@@ -356,7 +356,7 @@ fn a_registry_kind_is_its_folder_and_one_registration_line() {
 }
 
 /// Issue 39: `net/` names no registry kind: a kind answers a challenge through the
-/// `TokenExchange` hook and words the HTTP errors it knows itself (`Kind::hint`); the `oci://`
+/// `TokenExchange` hook and words the HTTP errors it knows itself (`Location::hint`); the `oci://`
 /// address is `lock::oci_ref`. `net` answers the standard challenges only — Basic with the
 /// credentials the user bound, a `WWW-Authenticate: Bearer` token service, docker's
 /// credential store and helpers — whatever the kind behind the URL.

@@ -7,13 +7,13 @@ use url::Url;
 
 use crate::registry::PackPlan;
 use crate::registry::handle::Registry;
-use crate::registry::kind::{Kind, Registration};
+use crate::registry::kind::{Kind, Location};
 use crate::registry::location::{as_base, inner_url};
 
 /// A recipe on a Conan 2 remote: the remote's base URL, the recipe's name, and its user and
 /// channel (`_` when it has none, as Conan's URLs spell it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConanRemote {
+pub struct ConanLocation {
     /// `https://HOST/PATH/`, ending with `/`: `v1/ping` and `v2/…` are below it.
     pub base: Url,
     pub name: String,
@@ -25,7 +25,7 @@ pub struct ConanRemote {
 /// another.
 pub const CONAN_DEFAULT_NAME: &str = "esys-a2c";
 
-impl ConanRemote {
+impl ConanLocation {
     /// Parses `conan+http(s)://HOST/PATH[#NAME[@USER/CHANNEL]]`; `Err(why)` for anything else.
     pub fn parse(url: &Url) -> Result<Self, String> {
         let base = inner_url(
@@ -98,7 +98,7 @@ impl ConanRemote {
     }
 }
 
-impl std::fmt::Display for ConanRemote {
+impl std::fmt::Display for ConanLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "conan+{}#{}", self.base, self.name)?;
         match (self.user.as_str(), self.channel.as_str()) {
@@ -109,16 +109,16 @@ impl std::fmt::Display for ConanRemote {
 }
 
 /// The Conan remote kind, as `registry::KINDS` registers it.
-pub const KIND: Registration = Registration {
+pub const KIND: Kind = Kind {
     schemes: &["conan+http", "conan+https"],
     syntax: "conan+https://HOST/PATH",
-    parse: |url, _| Ok(Arc::new(ConanRemote::parse(url)?)),
+    parse: |url, _| Ok(Arc::new(ConanLocation::parse(url)?)),
     pack_format: Some("conan"),
     path: None,
     exchange: Some(|| Arc::new(super::ConanTokenExchange)),
 };
 
-impl Kind for ConanRemote {
+impl Location for ConanLocation {
     fn shown(&self) -> String {
         self.to_string()
     }

@@ -32,7 +32,7 @@ use super::{Index, RegistryError, Wanted, signing};
 use crate::archive::Format;
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
-pub use location::{CONAN_DEFAULT_NAME, ConanRemote, KIND};
+pub use location::{CONAN_DEFAULT_NAME, ConanLocation, KIND};
 
 /// Without wanted versions, how many versions are resolved (newest first) at most: each costs
 /// a download of its package.
@@ -63,11 +63,11 @@ impl crate::net::TokenExchange for ConanTokenExchange {
 }
 
 pub struct ConanRegistry {
-    remote: ConanRemote,
+    remote: ConanLocation,
 }
 
 impl ConanRegistry {
-    pub fn new(remote: ConanRemote) -> Self {
+    pub fn new(remote: ConanLocation) -> Self {
         Self { remote }
     }
 
@@ -186,7 +186,7 @@ fn revision_of(doc: &serde_json::Value) -> Option<String> {
 
 /// The versions of `remote`'s recipe among a `v2/conans/search` answer's references (another
 /// name, user or channel is not this recipe), sorted, each once.
-fn versions_of(doc: &serde_json::Value, remote: &ConanRemote) -> Vec<MethodVersion> {
+fn versions_of(doc: &serde_json::Value, remote: &ConanLocation) -> Vec<MethodVersion> {
     let mut versions: Vec<MethodVersion> = doc["results"]
         .as_array()
         .map(|a| a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>())
@@ -257,7 +257,8 @@ fn check_manifest(reference: &str, manifest: &str, tgz: &[u8]) -> Result<String,
 #[cfg(feature = "fuzzing")]
 pub fn fuzz_remote(data: &[u8]) {
     if let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) {
-        let remote = ConanRemote::parse(&Url::parse("conan+https://conan.example/").expect("a URL")).expect("a remote");
+        let remote =
+            ConanLocation::parse(&Url::parse("conan+https://conan.example/").expect("a URL")).expect("a remote");
         let versions = versions_of(&doc, &remote);
         assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
         if let Some(r) = revision_of(&doc) {
@@ -383,7 +384,7 @@ impl ConanRegistry {
 /// The recipe `a2c pack --registry conan+…` writes beside a method tree `tree`
 /// (`PARENT/conanfile.py`, exporting `TREE/*`): `conan create PARENT --version V` packages the
 /// tree as it is — no settings or options, one package id, the package folder the tree.
-pub fn recipe(tree_name: &str, remote: &ConanRemote) -> String {
+pub fn recipe(tree_name: &str, remote: &ConanLocation) -> String {
     let class: String = remote
         .name
         .split(['-', '_', '.', '+'])
@@ -437,7 +438,7 @@ class {class}Method(ConanFile):
 fn write_recipe_file(
     tree: &std::path::Path,
     version: &MethodVersion,
-    remote: &ConanRemote,
+    remote: &ConanLocation,
 ) -> Result<std::path::PathBuf, PublishError> {
     super::handle::tree_of_version(tree, version)?;
     let name = tree
@@ -469,7 +470,7 @@ fn write_recipe_file(
     Ok(path)
 }
 
-impl super::handle::RecipeWriter for ConanRemote {
+impl super::handle::RecipeWriter for ConanLocation {
     /// The Conan recipe beside `tree`, and the `conan create` and `conan upload` that publish it.
     fn write_recipe(
         &self,
@@ -502,8 +503,9 @@ mod tests {
 
     #[test]
     fn locations_name_the_remote_and_the_recipe() {
-        let r = ConanRemote::parse(&Url::parse("conan+https://conan.example.org/artifactory/api/conan/team").unwrap())
-            .unwrap();
+        let r =
+            ConanLocation::parse(&Url::parse("conan+https://conan.example.org/artifactory/api/conan/team").unwrap())
+                .unwrap();
         assert_eq!(r.base.as_str(), "https://conan.example.org/artifactory/api/conan/team/");
         assert_eq!(
             (r.name.as_str(), r.user.as_str(), r.channel.as_str()),
@@ -517,11 +519,12 @@ mod tests {
             r.search_url().as_str(),
             "https://conan.example.org/artifactory/api/conan/team/v2/conans/search?q=esys-a2c%2F*"
         );
-        let r = ConanRemote::parse(&Url::parse("conan+http://127.0.0.1:9300#acme-rules@acme/stable").unwrap()).unwrap();
+        let r =
+            ConanLocation::parse(&Url::parse("conan+http://127.0.0.1:9300#acme-rules@acme/stable").unwrap()).unwrap();
         assert_eq!(r.reference("2.0.0"), "acme-rules/2.0.0@acme/stable");
         assert_eq!(r.to_string(), "conan+http://127.0.0.1:9300/#acme-rules@acme/stable");
-        assert!(ConanRemote::parse(&Url::parse("conan+http://h#Bad Name").unwrap()).is_err());
-        assert!(ConanRemote::parse(&Url::parse("conan+http://h#n@useronly").unwrap()).is_err());
-        assert!(ConanRemote::parse(&Url::parse("conan+ftp://h").unwrap()).is_err());
+        assert!(ConanLocation::parse(&Url::parse("conan+http://h#Bad Name").unwrap()).is_err());
+        assert!(ConanLocation::parse(&Url::parse("conan+http://h#n@useronly").unwrap()).is_err());
+        assert!(ConanLocation::parse(&Url::parse("conan+ftp://h").unwrap()).is_err());
     }
 }

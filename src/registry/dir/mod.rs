@@ -8,13 +8,13 @@ use crate::registry::handle::{Landed, PublishRequest, Published, Registry, Signe
 pub mod publish;
 
 use super::handle::PublishError;
-use super::kind::{Kind, Registration};
+use super::kind::{Kind, Location};
 use super::{Index, RegistryError, Wanted, location, signing};
 use crate::net::LazyClient;
 use crate::util::version::MethodVersion;
 
 /// The file registry kind, as `registry::KINDS` registers it: a path, or a `file://` URL.
-pub const KIND: Registration = Registration {
+pub const KIND: Kind = Kind {
     schemes: &["file"],
     syntax: "a path, a file:// URL",
     parse: |url, _| {
@@ -24,18 +24,18 @@ pub const KIND: Registration = Registration {
             return Err("its path is not UTF-8 once decoded (a `%` escape of a byte that is no character)".into());
         }
         // As a path is taken: `file:v//srv/r` is the directory `/v/srv/r`, shown so.
-        Ok(Arc::new(Location(crate::util::paths::absolute(&dir))))
+        Ok(Arc::new(DirLocation(crate::util::paths::absolute(&dir))))
     },
     pack_format: None,
-    path: Some(|dir| Arc::new(Location(dir.to_path_buf()))),
+    path: Some(|dir| Arc::new(DirLocation(dir.to_path_buf()))),
     exchange: None,
 };
 
 /// A file registry's directory (absolute).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location(PathBuf);
+pub struct DirLocation(PathBuf);
 
-impl Kind for Location {
+impl Location for DirLocation {
     fn shown(&self) -> String {
         self.0.display().to_string()
     }

@@ -2,12 +2,12 @@
 //! a2c only reads it; publishing happens in the directory it is served from.
 
 use super::handle::Registry;
-use super::kind::{Kind, Registration};
+use super::kind::{Kind, Location};
 use super::{Index, RegistryError, Wanted, signing};
 use crate::net::{HttpError, LazyClient};
 
 /// The static HTTP(S) registry kind, as `registry::KINDS` registers it.
-pub const KIND: Registration = Registration {
+pub const KIND: Kind = Kind {
     schemes: &["http", "https"],
     syntax: "an https:// URL",
     parse: |url, _| {
@@ -15,7 +15,7 @@ pub const KIND: Registration = Registration {
         if !url.path().ends_with('/') {
             url.set_path(&format!("{}/", url.path()));
         }
-        Ok(std::sync::Arc::new(Location(url)))
+        Ok(std::sync::Arc::new(HttpLocation(url)))
     },
     pack_format: None,
     path: None,
@@ -24,9 +24,9 @@ pub const KIND: Registration = Registration {
 
 /// A static registry's base URL (its path ends with `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location(url::Url);
+pub struct HttpLocation(url::Url);
 
-impl Kind for Location {
+impl Location for HttpLocation {
     fn shown(&self) -> String {
         self.0.to_string()
     }
@@ -45,7 +45,7 @@ impl Kind for Location {
 }
 
 pub struct HttpRegistry {
-    location: Location,
+    location: HttpLocation,
 }
 
 impl HttpRegistry {

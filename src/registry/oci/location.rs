@@ -1,26 +1,26 @@
-//! The OCI kind's address, `oci://HOST[:PORT]/NAMESPACE/REPO` ([`OciRef`], kept in `lock`
+//! The OCI kind's address, `oci://HOST[:PORT]/NAMESPACE/REPO` ([`OciLocation`], kept in `lock`
 //! because a lock entry's source may be one), as a registry location.
 
 use std::sync::Arc;
 
 use url::Url;
 
-use super::OciRef;
+use super::OciLocation;
 use crate::net::HttpError;
 use crate::registry::handle::Registry;
-use crate::registry::kind::{Kind, Registration};
+use crate::registry::kind::{Kind, Location};
 
 /// The OCI distribution registry kind, as `registry::KINDS` registers it.
-pub const KIND: Registration = Registration {
+pub const KIND: Kind = Kind {
     schemes: &["oci"],
     syntax: "oci://HOST/REPO",
-    parse: |url, plain| Ok(Arc::new(OciRef::parse(url, plain)?)),
+    parse: |url, plain| Ok(Arc::new(OciLocation::parse(url, plain)?)),
     pack_format: None,
     path: None,
     exchange: None,
 };
 
-impl Kind for OciRef {
+impl Location for OciLocation {
     fn shown(&self) -> String {
         self.display()
     }

@@ -52,11 +52,11 @@ fn format_of(media_type: &str) -> Option<Format> {
         .find(|f| layer_type(*f) == media_type)
 }
 
-pub use crate::lock::oci_ref::OciRef;
+pub use crate::lock::oci_ref::OciLocation;
 mod location;
 pub use location::KIND;
 
-fn invalid(oci: &OciRef, reason: String) -> RegistryError {
+fn invalid(oci: &OciLocation, reason: String) -> RegistryError {
     RegistryError::InvalidIndex {
         location: oci.display(),
         reason,
@@ -66,7 +66,7 @@ fn invalid(oci: &OciRef, reason: String) -> RegistryError {
 /// The manifest of `reference` (a tag or digest), its digest, or `None` when there is none.
 fn manifest(
     http: &HttpClient,
-    oci: &OciRef,
+    oci: &OciLocation,
     reference: &str,
 ) -> Result<Option<(serde_json::Value, String)>, RegistryError> {
     let url = oci.manifest_url(reference);
@@ -100,7 +100,7 @@ pub const MAX_LISTED_MANIFESTS: usize = 1000;
 /// The registry's versions as an index: the tags that are versions, each manifest's one layer.
 /// With `wanted`, only those versions' manifests are read (the other version tags are kept in
 /// `listed`, for messages); without, at most [`MAX_LISTED_MANIFESTS`], the newest first.
-fn tags_index(http: &HttpClient, oci: &OciRef, wanted: super::Wanted<'_>) -> Result<Index, RegistryError> {
+fn tags_index(http: &HttpClient, oci: &OciLocation, wanted: super::Wanted<'_>) -> Result<Index, RegistryError> {
     let url = oci.v2("tags/list");
     let reply = http.call(Method::GET, &url, &[], None)?;
     let body = &reply.body;
@@ -214,7 +214,7 @@ fn foreign(tag: &str, doc: &serde_json::Value) -> String {
 
 /// A blob read into memory (a document: at most `A2C_MAX_DOCUMENT_BYTES`), checked against
 /// its digest — content addressing is what makes any mirror safe.
-fn document_blob(http: &HttpClient, oci: &OciRef, digest: &str) -> Result<Vec<u8>, RegistryError> {
+fn document_blob(http: &HttpClient, oci: &OciLocation, digest: &str) -> Result<Vec<u8>, RegistryError> {
     let url = oci.blob_url(digest);
     let reply = http.call(Method::GET, &url, &[], None)?;
     if reply.status != 200 {
@@ -231,7 +231,7 @@ fn document_blob(http: &HttpClient, oci: &OciRef, digest: &str) -> Result<Vec<u8
 /// The index bytes and the signature text of the index artifact.
 type IndexArtifact = (Vec<u8>, Option<String>);
 
-fn index_artifact(http: &HttpClient, oci: &OciRef) -> Result<Option<IndexArtifact>, RegistryError> {
+fn index_artifact(http: &HttpClient, oci: &OciLocation) -> Result<Option<IndexArtifact>, RegistryError> {
     let Some((doc, _)) = manifest(http, oci, INDEX_TAG)? else {
         return Ok(None);
     };
@@ -262,7 +262,7 @@ fn index_artifact(http: &HttpClient, oci: &OciRef) -> Result<Option<IndexArtifac
 
 /// Entry URLs in the index artifact are `@sha256:<manifest digest>`, relative to the registry
 /// that serves it (so that a replica's copy names the replica): made absolute here.
-fn absolute_urls(oci: &OciRef, index: &mut Index) {
+fn absolute_urls(oci: &OciLocation, index: &mut Index) {
     for e in &mut index.versions {
         if e.url.starts_with('@') {
             e.url = format!("{}{}", oci.display(), e.url);
@@ -275,7 +275,7 @@ fn absolute_urls(oci: &OciRef, index: &mut Index) {
 /// Without, the versions come from the tags, with the yanks of the index artifact if any.
 pub fn read_index(
     http: &HttpClient,
-    oci: &OciRef,
+    oci: &OciLocation,
     trusted: &[String],
     wanted: super::Wanted<'_>,
 ) -> Result<Index, RegistryError> {
@@ -302,13 +302,13 @@ pub fn read_index(
 }
 
 /// Whether the index artifact carries a signature (a change without a key leaves it stale).
-pub fn is_signed(http: &HttpClient, oci: &OciRef) -> Result<bool, RegistryError> {
+pub fn is_signed(http: &HttpClient, oci: &OciLocation) -> Result<bool, RegistryError> {
     Ok(index_artifact(http, oci)?.is_some_and(|(_, s)| s.is_some()))
 }
 
 /// The index to write next: the versions of the tags with the published yanks, `serial` one
 /// above the published one, entry URLs relative (`@sha256:…`).
-fn next_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
+fn next_index(http: &HttpClient, oci: &OciLocation) -> Result<Index, RegistryError> {
     let mut index = read_index(http, oci, &[], None)?;
     if let Some(cut) = &index.truncated {
         return Err(invalid(
@@ -329,7 +329,7 @@ fn next_index(http: &HttpClient, oci: &OciRef) -> Result<Index, RegistryError> {
 /// Pushes `index` as the index artifact, signed with `key` when given (tag [`INDEX_TAG`]).
 fn write_index(
     http: &HttpClient,
-    oci: &OciRef,
+    oci: &OciLocation,
     index: &Index,
     key: Option<&super::signing::SecretKey>,
 ) -> Result<(), RegistryError> {
@@ -361,7 +361,7 @@ fn write_index(
 /// serial, `expires` when asked, signed with `key` and pushed as the index artifact.
 pub fn sign(
     http: &HttpClient,
-    oci: &OciRef,
+    oci: &OciLocation,
     key: &super::signing::SecretKey,
     expiry: super::handle::Expiry,
 ) -> Result<Index, RegistryError> {
@@ -379,7 +379,7 @@ pub fn sign(
 /// artifact; signed with `key` when given. `Ok(false)` when nothing changed.
 pub fn yank(
     http: &HttpClient,
-    oci: &OciRef,
+    oci: &OciLocation,
     version: &MethodVersion,
     undo: bool,
     key: Option<&super::signing::SecretKey>,
@@ -411,7 +411,12 @@ pub fn yank(
     Ok(true)
 }
 
-fn put_manifest(http: &HttpClient, oci: &OciRef, tag: &str, manifest: &serde_json::Value) -> Result<(), RegistryError> {
+fn put_manifest(
+    http: &HttpClient,
+    oci: &OciLocation,
+    tag: &str,
+    manifest: &serde_json::Value,
+) -> Result<(), RegistryError> {
     let url = oci.manifest_url(tag);
     let reply = http.call(
         Method::PUT,
@@ -425,7 +430,7 @@ fn put_manifest(http: &HttpClient, oci: &OciRef, tag: &str, manifest: &serde_jso
     Ok(())
 }
 
-fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Payload<'_>) -> Result<(), RegistryError> {
+fn push_blob(http: &HttpClient, oci: &OciLocation, digest: &str, bytes: Payload<'_>) -> Result<(), RegistryError> {
     let head = oci.blob_url(digest);
     if http.call(Method::HEAD, &head, &[], None)?.status == 200 {
         return Ok(()); // content-addressed: already there
@@ -459,7 +464,7 @@ fn push_blob(http: &HttpClient, oci: &OciRef, digest: &str, bytes: Payload<'_>) 
 #[allow(clippy::too_many_arguments)]
 pub fn push(
     http: &HttpClient,
-    oci: &OciRef,
+    oci: &OciLocation,
     version: &MethodVersion,
     format: Format,
     bundle: &std::path::Path,
@@ -510,12 +515,12 @@ pub fn push(
 /// each a manifest whose one layer is the bundle; the index travels as the `a2c-index`
 /// artifact.
 pub struct OciRegistry {
-    oci: OciRef,
+    oci: OciLocation,
     network: crate::net::Network,
 }
 
 impl OciRegistry {
-    pub fn new(oci: OciRef, network: crate::net::Network) -> Self {
+    pub fn new(oci: OciLocation, network: crate::net::Network) -> Self {
         Self { oci, network }
     }
 
@@ -642,7 +647,7 @@ mod tests {
     #[test]
     fn https_except_loopback() {
         let none = crate::net::PlainHttp::default();
-        let p = |s: &str| OciRef::parse(&Url::parse(s).unwrap(), &none).unwrap();
+        let p = |s: &str| OciLocation::parse(&Url::parse(s).unwrap(), &none).unwrap();
         assert_eq!(
             p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
             "http://127.0.0.1:5000/"
@@ -650,12 +655,12 @@ mod tests {
         assert_eq!(p("oci://localhost/esys/a2c").api.as_str(), "http://localhost/");
         assert_eq!(p("oci://ghcr.io/esys/a2c").api.as_str(), "https://ghcr.io/");
         assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
-        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/").unwrap(), &none).is_err());
-        assert!(OciRef::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap(), &none).is_err());
+        assert!(OciLocation::parse(&Url::parse("oci://ghcr.io/").unwrap(), &none).is_err());
+        assert!(OciLocation::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap(), &none).is_err());
         // The explicit opt-in: by host, by host:port, or `*`.
         let with = |s: &str, plain: &[&str]| {
             let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
-            OciRef::parse(&Url::parse(s).unwrap(), &crate::net::PlainHttp(plain))
+            OciLocation::parse(&Url::parse(s).unwrap(), &crate::net::PlainHttp(plain))
                 .unwrap()
                 .api
                 .scheme()

@@ -7,18 +7,18 @@ use url::Url;
 
 use crate::registry::PackPlan;
 use crate::registry::handle::Registry;
-use crate::registry::kind::{Kind, Registration, bundle_plan};
+use crate::registry::kind::{Kind, Location, bundle_plan};
 use crate::registry::location::{as_base, inner_url};
 
 /// A project on a package index: the simple index's base URL and the project's normalized name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PypiIndex {
+pub struct PypiLocation {
     /// `https://HOST/PATH/simple/`, ending with `/`.
     pub simple: Url,
     pub project: String,
 }
 
-impl PypiIndex {
+impl PypiLocation {
     /// Parses `pypi+http(s)://…[#project]`; `Err(why)` for anything else.
     pub fn parse(url: &Url) -> Result<Self, String> {
         let simple = inner_url(url, "pypi", "a package index is `pypi+https://HOST/PATH/simple/`")?;
@@ -62,23 +62,23 @@ impl PypiIndex {
     }
 }
 
-impl std::fmt::Display for PypiIndex {
+impl std::fmt::Display for PypiLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "pypi+{}#{}", self.simple, self.project)
     }
 }
 
 /// The package index kind, as `registry::KINDS` registers it.
-pub const KIND: Registration = Registration {
+pub const KIND: Kind = Kind {
     schemes: &["pypi+http", "pypi+https"],
     syntax: "pypi+https://HOST/simple/",
-    parse: |url, _| Ok(Arc::new(PypiIndex::parse(url)?)),
+    parse: |url, _| Ok(Arc::new(PypiLocation::parse(url)?)),
     pack_format: None,
     path: None,
     exchange: None,
 };
 
-impl Kind for PypiIndex {
+impl Location for PypiLocation {
     fn shown(&self) -> String {
         self.to_string()
     }
@@ -130,16 +130,16 @@ mod tests {
 
     #[test]
     fn locations_name_the_index_and_the_project() {
-        let i = PypiIndex::parse(&Url::parse("pypi+https://pkgs.example.org/root/dev/+simple").unwrap()).unwrap();
+        let i = PypiLocation::parse(&Url::parse("pypi+https://pkgs.example.org/root/dev/+simple").unwrap()).unwrap();
         assert_eq!(i.simple.as_str(), "https://pkgs.example.org/root/dev/+simple/");
         assert_eq!(i.project, "esys-a2c");
         assert_eq!(i.page().as_str(), "https://pkgs.example.org/root/dev/+simple/esys-a2c/");
         assert_eq!(i.upload_url().as_str(), "https://pkgs.example.org/root/dev/");
-        let i = PypiIndex::parse(&Url::parse("pypi+http://127.0.0.1:8080/simple/#Acme_Rules").unwrap()).unwrap();
+        let i = PypiLocation::parse(&Url::parse("pypi+http://127.0.0.1:8080/simple/#Acme_Rules").unwrap()).unwrap();
         assert_eq!(i.project, "acme-rules");
         assert_eq!(i.to_string(), "pypi+http://127.0.0.1:8080/simple/#acme-rules");
         assert_eq!(i.upload_url().as_str(), "http://127.0.0.1:8080/");
-        assert!(PypiIndex::parse(&Url::parse("pypi+ftp://h/simple/").unwrap()).is_err());
-        assert!(PypiIndex::parse(&Url::parse("pypi+https://h/simple/#a%20b").unwrap()).is_err());
+        assert!(PypiLocation::parse(&Url::parse("pypi+ftp://h/simple/").unwrap()).is_err());
+        assert!(PypiLocation::parse(&Url::parse("pypi+https://h/simple/#a%20b").unwrap()).is_err());
     }
 }

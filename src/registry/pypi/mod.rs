@@ -31,19 +31,19 @@ use crate::archive::wheel;
 use crate::net::LazyClient;
 use crate::util::digest::Sha256;
 use crate::util::version::MethodVersion;
-pub use location::{KIND, PypiIndex};
+pub use location::{KIND, PypiLocation};
 use page::{JSON_TYPE, PageFile, parse_html, parse_json};
 
 /// Without wanted versions, how many file sizes are asked for with a `HEAD` at most.
 const MAX_HEADS: usize = 50;
 
 pub struct PypiRegistry {
-    index: PypiIndex,
+    index: PypiLocation,
     network: crate::net::Network,
 }
 
 impl PypiRegistry {
-    pub fn new(index: PypiIndex, network: crate::net::Network) -> Self {
+    pub fn new(index: PypiLocation, network: crate::net::Network) -> Self {
         Self { index, network }
     }
 
