@@ -137,7 +137,7 @@ pub fn entry_segments(raw: &[u8]) -> Result<Vec<String>, ArchiveError> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum EntryKind {
     File,
     Dir,
 }
@@ -152,7 +152,7 @@ pub struct Sink<'a> {
     entries: u64,
     bytes: u64,
     /// Case-folded path → (exact path, kind), for duplicates and case clashes.
-    seen: HashMap<String, (String, Kind)>,
+    seen: HashMap<String, (String, EntryKind)>,
     /// Directories named by an entry of their own (others are implied by their files).
     explicit_dirs: HashSet<String>,
     /// Directories already created under `dest` (relative), so that each costs one `mkdir`.
@@ -376,7 +376,7 @@ impl<'a> Sink<'a> {
         self.limits.max_unpacked_bytes.saturating_sub(self.bytes)
     }
 
-    fn claim(&mut self, segments: &[String], kind: Kind) -> Result<String, ArchiveError> {
+    fn claim(&mut self, segments: &[String], kind: EntryKind) -> Result<String, ArchiveError> {
         let path = segments.join("/");
         // The end of each prefix (`a`, `a/b`, … `a/b/c`) in `path`.
         let mut ends = Vec::with_capacity(segments.len());
@@ -394,7 +394,7 @@ impl<'a> Sink<'a> {
         for depth in first..=segments.len() {
             let prefix = &path[..ends[depth - 1]];
             let key = fold(prefix);
-            let this_kind = if depth == segments.len() { kind } else { Kind::Dir };
+            let this_kind = if depth == segments.len() { kind } else { EntryKind::Dir };
             let is_last = depth == segments.len();
             match self.seen.get(&key) {
                 Some((exact, _)) if exact != prefix => {
@@ -403,7 +403,7 @@ impl<'a> Sink<'a> {
                         format!("`{prefix}` and `{exact}` differ only in case or Unicode normalization"),
                     );
                 }
-                Some((_, existing)) if is_last || *existing == Kind::File => {
+                Some((_, existing)) if is_last || *existing == EntryKind::File => {
                     let why = if is_last && *existing == kind {
                         "duplicate entry"
                     } else {
@@ -415,7 +415,7 @@ impl<'a> Sink<'a> {
                     self.claimed_dirs.insert(prefix.to_string());
                 }
                 None => {
-                    if this_kind == Kind::Dir {
+                    if this_kind == EntryKind::Dir {
                         self.claimed_dirs.insert(prefix.to_string());
                     }
                     self.seen.insert(key, (prefix.to_string(), this_kind));
@@ -437,9 +437,9 @@ impl<'a> Sink<'a> {
             return refuse(&path, format!("duplicate entry: `{path}`"));
         }
         match self.seen.get(&fold(&path)) {
-            Some((exact, Kind::Dir)) if *exact == path => {}
+            Some((exact, EntryKind::Dir)) if *exact == path => {}
             _ => {
-                self.claim(segments, Kind::Dir)?;
+                self.claim(segments, EntryKind::Dir)?;
             }
         }
         Ok(())
@@ -476,7 +476,7 @@ impl<'a> Sink<'a> {
                 limit: self.limits.max_unpacked_bytes,
             });
         }
-        let path = self.claim(segments, Kind::File)?;
+        let path = self.claim(segments, EntryKind::File)?;
         self.create_dirs(&segments[..segments.len() - 1])?;
         let mode = if executable { 0o555 } else { 0o444 };
         let mut file = match self.writer {
@@ -577,12 +577,12 @@ impl<'a> Sink<'a> {
     /// The extracted root (stripping a single top-level directory shared by every entry) and
     /// the files relative to it.
     pub fn finish(self) -> Result<(PathBuf, Vec<TreeFile>), ArchiveError> {
-        let tops: Vec<&(String, Kind)> = self.seen.values().filter(|(p, _)| !p.contains('/')).collect();
+        let tops: Vec<&(String, EntryKind)> = self.seen.values().filter(|(p, _)| !p.contains('/')).collect();
         if tops.is_empty() {
             return Err(ArchiveError::Empty);
         }
         let mut files = self.files;
-        if let [(top, Kind::Dir)] = tops.as_slice() {
+        if let [(top, EntryKind::Dir)] = tops.as_slice() {
             let prefix = format!("{top}/");
             for f in &mut files {
                 f.path = f.path.strip_prefix(&prefix).unwrap_or(&f.path).to_string();

@@ -77,7 +77,7 @@ impl Name {
 }
 
 #[derive(Arbitrary, Debug, Clone, Copy, PartialEq)]
-enum Kind {
+enum TarType {
     File,
     Contiguous,
     Dir,
@@ -93,22 +93,22 @@ enum Kind {
     Other(u8),
 }
 
-impl Kind {
+impl TarType {
     fn flag(self) -> u8 {
         match self {
-            Kind::File => b'0',
-            Kind::Contiguous => b'7',
-            Kind::Dir => b'5',
-            Kind::Symlink => b'2',
-            Kind::Hardlink => b'1',
-            Kind::Fifo => b'6',
-            Kind::Device => b'3',
-            Kind::Pax => b'x',
-            Kind::PaxGlobal => b'g',
-            Kind::LongName => b'L',
-            Kind::LongLink => b'K',
-            Kind::Sparse => b'S',
-            Kind::Other(b) => b,
+            TarType::File => b'0',
+            TarType::Contiguous => b'7',
+            TarType::Dir => b'5',
+            TarType::Symlink => b'2',
+            TarType::Hardlink => b'1',
+            TarType::Fifo => b'6',
+            TarType::Device => b'3',
+            TarType::Pax => b'x',
+            TarType::PaxGlobal => b'g',
+            TarType::LongName => b'L',
+            TarType::LongLink => b'K',
+            TarType::Sparse => b'S',
+            TarType::Other(b) => b,
         }
     }
 }
@@ -184,7 +184,7 @@ impl Data {
 
 #[derive(Arbitrary, Debug)]
 struct Header {
-    kind: Kind,
+    kind: TarType,
     name: Name,
     prefix: Option<Name>,
     link: Option<Name>,
@@ -273,8 +273,8 @@ impl Header {
             && matches!(self.data, Data::Bytes(_));
         let name = self.name.plain().filter(|_| sane)?;
         match self.kind {
-            Kind::File => Some((name, Some(self.data.bytes()))),
-            Kind::Dir if self.data.bytes().is_empty() => Some((name, None)),
+            TarType::File => Some((name, Some(self.data.bytes()))),
+            TarType::Dir if self.data.bytes().is_empty() => Some((name, None)),
             _ => None,
         }
     }

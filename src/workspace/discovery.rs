@@ -6,7 +6,7 @@ use super::WorkspaceError;
 use super::marker::{LocalPointer, MARKER_PATH, WorkspaceMarker};
 pub use super::member::{Member, MemberError, MemberListing, Seen};
 use super::state_root::ToolStateRoot;
-use crate::util::contain::{At, Kind};
+use crate::util::contain::{At, FileKind};
 use crate::util::paths::{absolute, relative_slash};
 
 /// Directory names never descended into when enumerating members.
@@ -28,7 +28,7 @@ pub fn is_git_repo(dir: &Path) -> bool {
 
 /// [`is_git_repo`] of the directory `at` names (its handle, or its path).
 fn is_git_repo_at(at: At<'_>) -> bool {
-    matches!(at.kind_followed(".git"), Some(Kind::Dir | Kind::File))
+    matches!(at.kind_followed(".git"), Some(FileKind::Dir | FileKind::File))
 }
 
 /// The nearest git repository at or above `start`.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::util::contain::{At, Kind};
+use crate::util::contain::{At, FileKind};
 use crate::util::version::MethodVersion;
 
 /// The journal of a migration in progress, in `.git/` (never committed).
@@ -49,7 +49,7 @@ impl Journal {
     /// [`Journal::pending`] of the repository `at` names (through its handle, when it is one).
     pub fn pending_at(at: At<'_>) -> Option<Journal> {
         match at.kind(".git") {
-            Ok(Some(Kind::Dir)) => {
+            Ok(Some(FileKind::Dir)) => {
                 serde_json::from_str(&at.read_to_string(Path::new(".git").join(JOURNAL_FILE)).ok()?).ok()
             }
             Ok(Some(_)) => Self::read(at.path()),

@@ -27,9 +27,6 @@ impl DirHandle {
     }
 }
 
-/// What [`At::kind`] found.
-pub use crate::util::platform::FileKind as Kind;
-
 /// Where relative paths are resolved: below a directory named by its path, or below a
 /// [`DirHandle`] on it (the same answers, and the same messages, naming the full path).
 #[derive(Debug, Clone, Copy)]
@@ -53,10 +50,10 @@ impl<'a> At<'a> {
     }
 
     /// What `rel` is, its last component not followed (`lstat`); `None` when it does not exist.
-    pub fn kind(self, rel: impl AsRef<Path>) -> io::Result<Option<Kind>> {
+    pub fn kind(self, rel: impl AsRef<Path>) -> io::Result<Option<FileKind>> {
         let rel = rel.as_ref();
         match self {
-            At::Path(base) => Ok(lstat(&base.join(rel))?.map(|m| Kind::of(m.file_type()))),
+            At::Path(base) => Ok(lstat(&base.join(rel))?.map(|m| FileKind::of(m.file_type()))),
             At::Handle(h) => match platform::kind_at(h.dir(), rel, false) {
                 Ok(kind) => Ok(Some(kind)),
                 Err(e) if platform::failure(&e) == Failure::Missing => Ok(None),
@@ -67,10 +64,12 @@ impl<'a> At<'a> {
 
     /// What `rel` is, a link followed (`stat`); `None` when it does not exist or cannot be
     /// inspected.
-    pub fn kind_followed(self, rel: impl AsRef<Path>) -> Option<Kind> {
+    pub fn kind_followed(self, rel: impl AsRef<Path>) -> Option<FileKind> {
         let rel = rel.as_ref();
         match self {
-            At::Path(base) => std::fs::metadata(base.join(rel)).ok().map(|m| Kind::of(m.file_type())),
+            At::Path(base) => std::fs::metadata(base.join(rel))
+                .ok()
+                .map(|m| FileKind::of(m.file_type())),
             At::Handle(h) => platform::kind_at(h.dir(), rel, true).ok(),
         }
     }
@@ -82,8 +81,8 @@ impl<'a> At<'a> {
             sub.push(seg);
             match self.kind(&sub)? {
                 None => return Ok(false),
-                Some(Kind::Link) => return Err(link_error(&self.join(&sub))),
-                Some(Kind::Dir) => {}
+                Some(FileKind::Link) => return Err(link_error(&self.join(&sub))),
+                Some(FileKind::Dir) => {}
                 Some(_) => return Err(refused(&self.join(&sub), Why::NotDir)),
             }
         }

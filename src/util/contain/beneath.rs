@@ -96,8 +96,8 @@ impl Beneath {
             })
             .map_err(|e| self.fail(e, "create the directory", rel))?;
         match made {
-            None | Some(Kind::Dir) => Ok(()),
-            Some(Kind::Link) => Err(self.link_on_the_way(rel)),
+            None | Some(FileKind::Dir) => Ok(()),
+            Some(FileKind::Link) => Err(self.link_on_the_way(rel)),
             Some(_) => Err(refused(&self.path.join(rel), Why::NotDir)),
         }
     }

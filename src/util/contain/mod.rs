@@ -17,7 +17,8 @@ use crate::util::platform::{self, DirFd, Failure, MetaExt};
 mod at;
 mod beneath;
 
-pub use at::{At, DirHandle, Kind};
+pub use crate::util::platform::FileKind;
+pub use at::{At, DirHandle};
 pub use beneath::{Beneath, beneath_mechanism};
 
 /// Why a path was refused.
@@ -449,8 +450,8 @@ mod tests {
                 "kind_followed {rel}"
             );
         }
-        assert_eq!(by_handle.kind(".tools_local").unwrap(), Some(Kind::Link));
-        assert_eq!(by_handle.kind_followed(".tools_local"), Some(Kind::Dir));
+        assert_eq!(by_handle.kind(".tools_local").unwrap(), Some(FileKind::Link));
+        assert_eq!(by_handle.kind_followed(".tools_local"), Some(FileKind::Dir));
         let read = |at: At<'_>, rel: &str| at.read_config(rel).map_err(|e| e.to_string());
         for rel in [
             ".tools/esys/a2c/adoption.yaml",
