@@ -87,7 +87,7 @@ impl MethodManifest {
         Self::parse(&text, &path)
     }
 
-    /// The `min_a2c` this running a2c does not meet, if any (ADR-0024 §4 drift: the running
+    /// The `min_a2c` this running a2c does not meet, if any (docs/concepts.md, "Resolution", drift: the running
     /// CLI against the method version).
     pub fn needs_newer_a2c(&self) -> Option<&MethodVersion> {
         let running = running_a2c()?;

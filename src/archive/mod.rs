@@ -1,4 +1,4 @@
-//! Archives are hostile until proven otherwise (DESIGN.md §5). This module extracts tar.gz and
+//! Archives are hostile until proven otherwise (docs/concepts.md, "Archives are hostile"). This module extracts tar.gz and
 //! zip bundles into a staging directory — only regular files and directories, under limits,
 //! keeping only the executable bit — and packs method trees into deterministic bundles.
 //!

@@ -1,5 +1,5 @@
 //! `a2c mcp`: a Model Context Protocol server over stdio (the official Rust SDK, `rmcp`), so
-//! that an agent calls a2c for W and its method instead of guessing paths (ADR-0024 §3, §6.1).
+//! that an agent calls a2c for W and its method instead of guessing paths (docs/agents.md).
 //! It serves the workspace it was started in and every repository below it: tools (the
 //! commands, as their `--json` documents), resources (the files of each repository's method
 //! tree, of the version its write contract names), prompts (the method's prompt files of that

@@ -1,6 +1,6 @@
 //! What the server serves: the workspace W it was started in (or the one repository, outside
 //! a superbuild), its repositories, each with its write contract and the method asset root
-//! ADR-0024 §3 resolves for it — read again on each request, so that a migrate or an install
+//! docs/concepts.md ("Resolution") resolves for it — read again on each request, so that a migrate or an install
 //! is seen as soon as it is made.
 
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub struct Repo {
     pub path: PathBuf,
     /// Its write contract, or why it has none.
     pub contract: Result<MethodVersion, String>,
-    /// The method asset root of its write contract (ADR-0024 §3), or the finding that explains
+    /// The method asset root of its write contract (docs/concepts.md, "Resolution"), or the finding that explains
     /// why there is none (never another version's tree).
     pub tree: Result<PathBuf, String>,
 }

@@ -1,5 +1,5 @@
 //! `a2c resolve [--version V]`: where the method assets of a version are for this repository,
-//! by ADR-0024's resolution order, and whether that version is the write contract.
+//! by the resolution order of docs/concepts.md ("Resolution"), and whether that version is the write contract.
 
 use std::path::PathBuf;
 
@@ -20,7 +20,7 @@ pub struct ResolveOutcome {
     /// The rule that found it.
     pub rule: Option<&'static str>,
     pub write_contract: Option<MethodVersion>,
-    /// `version` is not the write contract: a mount for reading only (ADR-0024 §2).
+    /// `version` is not the write contract: a mount for reading only (docs/concepts.md, "Resolution").
     pub read_only: bool,
     /// What the user should know (an unfinished migration, a read-only mount, a method that
     /// needs a newer a2c).
@@ -53,7 +53,7 @@ pub fn resolve(ctx: &Context, version: Option<&MethodVersion>) -> Result<Resolve
             _ => return Err(WorkspaceError::NotAdopted { repo: repo.clone() }.into()),
         },
     };
-    // ADR-0024 §2: a version other than the write contract may be mounted for reading only.
+    // A version other than the write contract may be mounted for reading only.
     let read_only = contract.as_ref() != Some(&version);
     if read_only {
         warnings.push(match &contract {

@@ -1,6 +1,7 @@
-//! The static registry: its index format (versioned), where a registry lives (paths,
-//! `file://`, `http(s)://`), the HTTP(S) client, resolution (pure) and publishing into a file
-//! registry (`a2c pack`).
+//! Registries: the index format (versioned), a location and the kind it is (`kind`; one
+//! folder per kind: `dir`, `http`, `oci`, `pypi`, `conan`, each registered in [`KINDS`]), the
+//! handle through which a2c reads, publishes, yanks and signs (`handle`), the pure lock plan
+//! (`lock_plan`) and signed indexes (`signing`). The HTTP client is `net`'s.
 
 pub mod conan;
 pub mod dir;

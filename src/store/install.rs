@@ -1,4 +1,4 @@
-//! The install pipeline (DESIGN.md §4): for each needed version not installed and valid, take
+//! The install pipeline (docs/concepts.md, "Registries, the lock, and installing"): for each needed version not installed and valid, take
 //! the bundle from the cache, `--from DIR` or the registry, extract it into staging while
 //! hashing it, verify digest, size, manifest and tree, write the receipt, and publish the
 //! version with one rename — all under the store lock.

@@ -1,5 +1,5 @@
 //! Digests: the `Sha256` newtype (64 lowercase hex), a reader that hashes what passes through
-//! it, and the tree digest of DESIGN.md §5.
+//! it, and the tree digest of registry-spec/README.md §3.1.
 
 use std::fmt;
 use std::io::{self, Read};

@@ -1,4 +1,4 @@
-//! Method asset resolution (ADR-0024 §3): which tree holds the method assets of version V for
+//! Method asset resolution (docs/concepts.md, "Resolution"): which tree holds the method assets of version V for
 //! repository R.
 
 use crate::util::paths::JoinRel as _;
@@ -101,7 +101,7 @@ fn store_version(owner: &Path, dir: &Path) -> Result<bool, Note> {
     Ok(true)
 }
 
-/// A candidate tree must say it is version V (ADR-0024 §4: the resolved root is checked
+/// A candidate tree must say it is version V (docs/concepts.md, "Resolution": the resolved root is checked
 /// against the write contract).
 fn manifest_is(tree: &Path, version: &MethodVersion) -> Result<(), Note> {
     match MethodManifest::read_tree(tree) {

@@ -78,7 +78,7 @@ fn holds_state_files(repo: At<'_>, root: &str) -> std::io::Result<bool> {
 
 impl ToolStateRoot {
     /// The tool state root of `repo`, or `None` when it has neither. The root holding the
-    /// adoption record decides (ADR-0024 §4: the legacy record is read whenever the canonical
+    /// adoption record decides (docs/concepts.md, "Tool state roots": the legacy record is read whenever the canonical
     /// one is absent), not which folder exists: a `.tools/esys/a2c/` holding only the marker,
     /// the lock or `config.yaml` does not hide a legacy `.a2c/adoption.yaml`. Every component of
     /// both roots is checked with `lstat`: a root (or `.tools`, `.tools/esys`) that is a

@@ -199,7 +199,8 @@ impl TestContext {
             .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
             .env("GIT_COMMITTER_NAME", "a2c-test")
             .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-            // Fast retries in tests; the backoff itself is unit-tested.
+            // A server that stalls fails a test's request within 5 s, not the default 30 (the
+            // retry backoff itself is unit-tested).
             .env("A2C_HTTP_TIMEOUT", "5")
             // No progress lines: their order follows the parallel jobs, which would make every
             // transcript nondeterministic. `ux.rs` tests the default (lines in a pipe, bars in

@@ -189,7 +189,7 @@ fn a_method_needing_a_newer_a2c() {
     t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
     t.canonical_repo("w/p/future", "6.0.0");
     // Locked (`lock` reads no manifest); install refuses it before publishing anything
-    // (ADR-0024 §4 drift: the running CLI), and leaves the lock as it was.
+    // (docs/concepts.md, "Resolution", drift: the running CLI), and leaves the lock as it was.
     t.run("w", &["lock"]).success();
     // Before any install (nothing cached), doctor reads the manifest from the locked file
     // registry's bundle: the hint names the a2c needed, never an install that refuses.

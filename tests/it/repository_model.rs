@@ -1,4 +1,4 @@
-//! The repository model exactly as ADR-0024 says it (issue 11), on real git repositories.
+//! The repository model exactly as docs/concepts.md says it, on real git repositories.
 
 use std::os::unix::fs::symlink;
 

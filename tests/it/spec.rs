@@ -203,6 +203,49 @@ fn the_docs_name_nothing_a_reader_cannot_open() {
     );
 }
 
+/// The source's comments send a reader only to documents the repository holds: no design
+/// document it lacks (`DESIGN.md`, the ADR by number), and every `docs/….md` or
+/// `registry-spec/….md` it names exists.
+#[test]
+fn the_source_names_no_document_a_reader_cannot_open() {
+    let mut found = Vec::new();
+    for dir in ["src", "tests"] {
+        for entry in walkdir::WalkDir::new(format!("{ROOT}/{dir}")) {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("spec.rs") {
+                continue;
+            }
+            let text = fs_err::read_to_string(path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let at = || format!("{}:{}: {}", path.display(), n + 1, line.trim());
+                if line.contains("DESIGN.md") || line.contains("ADR-0") {
+                    found.push(at());
+                }
+                for prefix in ["docs/", "registry-spec/"] {
+                    for (i, _) in line.match_indices(prefix) {
+                        let named: String = line[i..]
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || "/._-".contains(*c))
+                            .collect();
+                        let named = named.trim_end_matches('.');
+                        let starts_a_path = i == 0 || !line.as_bytes()[i - 1].is_ascii_alphanumeric();
+                        if starts_a_path && named.ends_with(".md") && !std::path::Path::new(ROOT).join(named).is_file()
+                        {
+                            found.push(at());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "references a reader cannot open:\n{}",
+        found.join("\n")
+    );
+}
+
 /// §2 and §4: a file registry named by a relative path (`--registry reg`) gives a `source`
 /// relative to the lock's directory; an absolute one a `file://` URL (issue 41).
 #[test]

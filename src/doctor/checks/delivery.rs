@@ -3,7 +3,7 @@
 use super::*;
 use crate::util::paths::JoinRel as _;
 
-/// Checks of the `copy`, `submodule` and `clone` deliveries (ADR-0024 §4): the tree at
+/// Checks of the `copy`, `submodule` and `clone` deliveries (docs/concepts.md, "Delivery modes"): the tree at
 /// `R/tools/ai-rules` exists and says it is V; a submodule is registered and checked out, a
 /// clone is a git repository; either is at `method_ref` when one is given. Returns `true`
 /// when it reported a failure. In a superbuild whose store serves V, a missing tree is only
