@@ -421,7 +421,8 @@ impl TreeCache {
     pub fn is_linked(dir: &Path) -> bool {
         let root = dir.join(TREE_DIR);
         if std::fs::symlink_metadata(&root).is_ok() {
-            return std::fs::symlink_metadata(root.join(crate::archive::TREE_FILE)).is_ok_and(|m| m.nlink() > 1);
+            let file = root.join(crate::archive::TREE_FILE);
+            return std::fs::symlink_metadata(&file).is_ok_and(|m| crate::util::platform::link_count(&m, &file) > 1);
         }
         crate::util::contain::read_config(&dir.join(ORIGIN_FILE))
             .ok()
@@ -575,7 +576,7 @@ fn changed_since_cached(f: &Recorded, m: &std::fs::Metadata, sealed: i128, suspe
         // Nothing since the last placement's mark (a change in the mark's own clock tick is
         // taken as the placement's own: that window lies inside the placement, under the
         // bundle's lock); or a link made or removed elsewhere moved it (the link count says so).
-        _ => change <= sealed || m.nlink() != f.nlink,
+        _ => change <= sealed || crate::util::platform::link_count(m, &suspects.root.join(&f.path)) != f.nlink,
     };
     (!change_ok && !suspects.same_content(&f.path))
         .then(|| format!("`{}` was changed in place since it was cached", f.path))

@@ -89,9 +89,9 @@ pub(super) fn copy_checked(
         // The cache file's link count now: one more for a hard link (the same inode on both
         // sides); a copy or clone leaves the source alone and makes a new file of one link.
         let nlink = match (used, into_cache) {
-            (Some(LinkMode::Hardlink), _) => m.nlink() + 1,
+            (Some(LinkMode::Hardlink), _) => crate::util::platform::link_count(&m, &src) + 1,
             (_, true) => 1,
-            (_, false) => m.nlink(),
+            (_, false) => crate::util::platform::link_count(&m, &src),
         };
         times.push((mtime_ns(&m), nlink));
     }

@@ -25,7 +25,8 @@ use std::io;
 /// time in a `Metadata`: the mode is made from the type and the read-only attribute (0444
 /// read-only, 0600 writable: ACLs, not modes, say who else may read; no execute bit), the
 /// owner is this process's (Windows guards a profile's directories by their ACLs), the change
-/// time is the modification time, and identity and link count are unknown (0, 1).
+/// time is the modification time, and identity and link count are unknown (0, 1): where a
+/// link count matters, [`link_count`] reads it from the file.
 pub trait MetaExt {
     /// `st_mode`: the file type and permission bits.
     fn mode(&self) -> u32;
@@ -159,6 +160,19 @@ mod tests {
             "{dir:?} could be made"
         );
         assert!(!dir.join("pre-commit").exists());
+    }
+
+    /// The tree cache tells a linked placement by its files' link counts: a hard link counts on
+    /// every platform (on Windows read from the file, not the metadata).
+    #[test]
+    fn a_hard_link_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, "x").unwrap();
+        let count = |p: &std::path::Path| super::link_count(&std::fs::symlink_metadata(p).unwrap(), p);
+        assert_eq!(count(&a), 1);
+        std::fs::hard_link(&a, &b).unwrap();
+        assert_eq!((count(&a), count(&b)), (2, 2));
     }
 
     #[test]

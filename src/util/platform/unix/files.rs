@@ -149,3 +149,10 @@ pub fn cannot_clone(e: &io::Error) -> bool {
     .iter()
     .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
 }
+
+/// The number of hard links to the file `meta` describes (found at `path`): the metadata's own
+/// on Unix, no further call.
+pub fn link_count(meta: &Metadata, path: &Path) -> u64 {
+    let _ = path;
+    meta.nlink()
+}

@@ -177,3 +177,16 @@ pub fn is_cross_device(e: &io::Error) -> bool {
 pub fn cannot_clone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Unsupported
 }
+
+/// The number of hard links to the file at `path` (`meta`, its metadata, has none on Windows:
+/// std's is unstable), read from a handle opened without following a reparse point; 1 when it
+/// cannot be opened.
+pub fn link_count(meta: &Metadata, path: &Path) -> u64 {
+    let _ = meta;
+    std::fs::OpenOptions::new()
+        .access_mode(windows_sys::Win32::Storage::FileSystem::FILE_READ_ATTRIBUTES)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+        .and_then(|file| nt::info(file.as_handle()))
+        .map_or(1, |info| u64::from(info.nNumberOfLinks))
+}
