@@ -7,6 +7,12 @@
 //! `oci://` speaks HTTPS, except to loopback hosts, where it speaks plain HTTP (as docker does
 //! for registries on localhost), and to hosts listed in `A2C_OCI_PLAIN_HTTP` (the explicit
 //! opt-in, like `oras --plain-http`).
+//!
+//! Yanks and the index's signature travel as the `a2c-index` artifact. A locked OCI source is
+//! the blob URL of its sha256, so install reuses the HTTP download path. Written over a2c's own
+//! client rather than `oci-client` 0.18, which has the same reqwest and rustls but adds chrono,
+//! `oci-spec` (builder and derive macros), regex, tracing and a second base64, for the handful
+//! of calls needed here (about 500 lines with the index artifact).
 
 use reqwest::Method;
 use serde_json::json;

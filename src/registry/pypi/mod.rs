@@ -13,7 +13,8 @@
 //! over. The download is the lock's like any other: the wheel's URL, sha256 and size, checked.
 //!
 //! Publishing is the index's upload API (the one `twine upload` uses): `a2c pack --registry
-//! pypi+…` packs the wheel and uploads it, refusing other bytes under a published version;
+//! pypi+…` packs the wheel and uploads it as a multipart POST streamed from the file (never
+//! whole in memory, opened again per attempt), refusing other bytes under a published version;
 //! `twine upload` of a wheel `a2c pack --format wheel` wrote works as well. Yanking is the
 //! index's business, and it carries no a2c signature (`yank` and `sign` say so).
 
