@@ -24,7 +24,7 @@ command -v cargo-fuzz >/dev/null || {
   exit 1
 }
 export RUSTC_BOOTSTRAP=1
-echo "== cargo fuzz build (${#targets[@]} targets)"
+echo "== [$(( $(date +%s) - ${A2C_CI_START:-$(date +%s)} ))s] cargo fuzz build (${#targets[@]} targets)"
 # BUILD: cargo fuzz build options, e.g. "--dev" (unoptimized: a quicker build, fewer
 # executions) or "-s none" (no AddressSanitizer); the default is a release build with ASan.
 read -r -a build <<<"${BUILD:-}"
