@@ -20,6 +20,8 @@ pub const MIGRATE_RESTORE: &str = "migrate-restore";
 pub const MCP_COMMAND: &str = "mcp-command";
 /// `doctor --deep`: before the installed trees are hashed (a long doctor to cancel).
 pub const DOCTOR_DEEP: &str = "doctor-deep";
+/// A secret's prompt is on the screen, its line not yet read (a test types at that instant).
+pub const SECRET_PROMPTED: &str = "secret-prompted";
 
 /// An injected failure at `name` when `A2C_TEST_HOOK` is `fail:<name>` (test builds only): the
 /// caller treats it as any other error, so its rollback runs.

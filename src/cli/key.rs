@@ -111,14 +111,12 @@ fn new_password(printer: &Printer) -> anyhow::Result<String> {
             crate::env::A2C_KEY_PASSWORD
         );
     }
-    printer.status("password for the new key (not shown):");
-    let first = crate::util::platform::read_secret_line()?;
+    let first = crate::util::platform::read_secret_line(&|| printer.status("password for the new key (not shown):"))?;
     let first = first.trim_end_matches(['\r', '\n']);
     if first.is_empty() {
         anyhow::bail!("an empty password: type one, or pass --no-password for an unencrypted key");
     }
-    printer.status("the same password again:");
-    let again = crate::util::platform::read_secret_line()?;
+    let again = crate::util::platform::read_secret_line(&|| printer.status("the same password again:"))?;
     if again.trim_end_matches(['\r', '\n']) != first {
         anyhow::bail!("the two passwords differ: nothing was written; run `a2c key generate` again");
     }
@@ -136,8 +134,8 @@ pub fn unlock(path: &std::path::Path, printer: &Printer) -> anyhow::Result<crate
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             return None;
         }
-        printer.status(format!("password for the secret key `{}` (not shown):", path.display()));
-        let line = crate::util::platform::read_secret_line().ok()?;
+        let prompt = || printer.status(format!("password for the secret key `{}` (not shown):", path.display()));
+        let line = crate::util::platform::read_secret_line(&prompt).ok()?;
         Some(line.trim_end_matches(['\r', '\n']).to_string())
     };
     Ok(crate::registry::signing::SecretKey::load(path, ask)?)

@@ -37,13 +37,13 @@ pub fn login(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let url = credentials::parse_host(&args.host)?;
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+    let prompt = || {
         printer.status(format!(
             "paste the token for {} and press Enter (it is not shown)",
             credentials::host_entry(&url)
-        ));
-    }
-    let line = crate::util::platform::read_secret_line()?;
+        ))
+    };
+    let line = crate::util::platform::read_secret_line(&prompt)?;
     let token = line.trim();
     if token.is_empty() {
         anyhow::bail!(

@@ -7,7 +7,8 @@ use windows_sys::Win32::System::Console::{CONSOLE_MODE, ENABLE_ECHO_INPUT, GetCo
 
 /// One line of standard input; on a console it is read with echo off (what is typed or pasted
 /// never appears on the screen), the console's mode put back afterwards, whatever happens.
-pub fn read_secret_line() -> std::io::Result<String> {
+/// `prompt` is shown (on a console only) once echo is off, so nothing typed at it is echoed.
+pub fn read_secret_line(prompt: &dyn Fn()) -> std::io::Result<String> {
     let stdin = std::io::stdin();
     let mut line = String::new();
     let handle = stdin.as_raw_handle();
@@ -29,6 +30,7 @@ pub fn read_secret_line() -> std::io::Result<String> {
     if unsafe { SetConsoleMode(handle, saved & !ENABLE_ECHO_INPUT) } == 0 {
         return Err(std::io::Error::last_os_error());
     }
+    prompt();
     stdin.lock().read_line(&mut line)?;
     // Enter was not echoed either: the next output starts on a line of its own.
     let _ = writeln!(std::io::stderr());
