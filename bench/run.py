@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""a2c install benchmark (issue 3): run on demand, never in CI.
+"""a2c install benchmark: run on demand, never in CI.
 
 Builds 10 method versions x 3,000 markdown files (~4 KB each), packs them with `a2c pack`,
 makes a 200-member superbuild whose members pin those versions, and measures, side by side
@@ -9,25 +9,25 @@ in the same run and on the same filesystem (a tmpfs when /dev/shm exists):
            vs. a shell script doing the same work serially: `sha256sum -c`, `tar -xzf` into
            a staging directory, `mv` into place;
   no-op    `a2c install --offline --from DIR` again, with everything installed;
-  warm     (issue 16) the same into a fresh copy of the superbuild with the tree cache warm,
+  warm     the same into a fresh copy of the superbuild with the tree cache warm,
            vs. `cp -al` of the installed store;
   peak RSS of the cold a2c install.
 
-and, with --suite http (issue 4), the same cold install from the same registry three ways:
+and, with --suite http, the same cold install from the same registry three ways:
 a file registry (a path), an HTTP registry served on 127.0.0.1 by Python's threaded
 http.server, and a `curl` + `sha256sum -c` + `tar -xzf` + `mv` script against that server;
-plus (issue 15), when `docker-registry` is installed, a fourth: the same bundles pushed to
+plus, when `docker-registry` is installed, a fourth: the same bundles pushed to
 the CNCF distribution registry on 127.0.0.1 and installed from `oci://` (target: at most
 1.3x the HTTP registry).
 
-and, with --suite members (issue 16), the member curve alone: no-op install and doctor at
+and, with --suite members, the member curve alone: no-op install and doctor at
 200 / 1,000 / 5,000 members, with --baseline BIN measured in the same rounds, interleaved.
 
-and, with --suite mcp (issue 42), `resolve` through `a2c mcp` at the largest --members count
+and, with --suite mcp, `resolve` through `a2c mcp` at the largest --members count
 against the CLI's `a2c resolve --json`, and the server's memory over 10,000 calls.
 
-and, with --suite pypi (issue 29), a cold install of the same wheels from a real pypiserver
-against a static HTTP registry (target: at most 1.3x), and with --suite conan (issue 30) the
+and, with --suite pypi, a cold install of the same wheels from a real pypiserver
+against a static HTTP registry (target: at most 1.3x), and with --suite conan the
 same trees as Conan packages from a real conan_server (target: at most 1.5x).
 
 Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|conan|durability|all]
@@ -368,7 +368,7 @@ def example(name):
 def members_suite(args, a2c):
     """The member curve alone: no-op install and doctor at 200 / 1,000 / 5,000 / 20,000 members,
     with an earlier build (`--baseline`) measured in the same rounds, interleaved, and the shell
-    floor of issue 27: one `stat` of every member's adoption record, from a list made beforehand
+    floor: one `stat` of every member's adoption record, from a list made beforehand
     (`xargs stat`), in the same rounds. The workspace snapshot is written by the first no-op
     install run at least 1 s (its racy margin) after the last change, as on any machine where
     installs are not back to back: the rounds start after that run."""
@@ -439,7 +439,7 @@ def members_suite(args, a2c):
 
 
 def mcp_suite(args, a2c):
-    """`resolve` through `a2c mcp` at 5,000 members (issue 42): the server started once, each
+    """`resolve` through `a2c mcp` at 5,000 members: the server started once, each
     call's round trip over its stdio pipe, against the CLI's `a2c resolve --json` for the same
     member in the same rounds; and the server's resident memory before and after 10,000 calls."""
     base = tmpfs()
@@ -508,7 +508,7 @@ def mcp_suite(args, a2c):
 
 
 def scale_suite(args, a2c):
-    """Issue 16's budgets at size: no-op and doctor at 200 / 1,000 / 5,000 members; one bundle
+    """The tree cache's budgets at size: no-op and doctor at 200 / 1,000 / 5,000 members; one bundle
     of 100,000 small files and one holding a single 2 GiB file, each against `tar -xzf` of
     the same bundle into the same filesystem, with peak RSS."""
     base = tmpfs()
@@ -593,7 +593,7 @@ def scale_suite(args, a2c):
 
 
 def single_suite(args, a2c):
-    """Issue 16, item 3: one version alone (the case where a second core would sit idle) —
+    """One version alone (the case where a second core would sit idle) —
     a P1 version of 3,000 files and a bundle of 100,000 small files — cold, with this build,
     an earlier one (`--baseline`) and `tar -xzf`, rotating."""
     base = tmpfs()
@@ -644,7 +644,7 @@ def single_suite(args, a2c):
 
 
 def pack_suite(args, a2c):
-    """Issue 16, item 5: `a2c pack --level N` for N in 1, 6, 9, and `--threads 2` at levels 1
+    """`a2c pack --level N` for N in 1, 6, 9, and `--threads 2` at levels 1
     and 6, on a 256 MiB tree (one file, half text, half noise): pack time, bundle size, and a
     cold install of the bundle."""
     base = tmpfs()
@@ -686,7 +686,7 @@ def pack_suite(args, a2c):
 
 
 def durability_suite(args, a2c):
-    """Issue 16: the cost of syncing the store's filesystem before each version is published,
+    """The cost of syncing the store's filesystem before each version is published,
     on a real disk: cold installs with the default (syncfs) against A2C_FSYNC=0, alternating,
     each started after a `sync` so that neither pays for the other's dirty pages."""
     work = tempfile.mkdtemp(prefix="a2c-bench-disk-", dir=args.disk_dir)
@@ -773,7 +773,7 @@ def cold_against_static(args, a2c, base, static_w, other, label, target):
 
 
 def pypi_suite(args, a2c):
-    """Issue 29: a cold install of the P1 versions as wheels, 200 members, from a real
+    """A cold install of the P1 versions as wheels, 200 members, from a real
     pypiserver against the same wheels in a static HTTP registry (Python's http.server),
     interleaved in the same rounds. Needs `pypi-server` on PATH (.ci/run's venv)."""
     if not shutil.which("pypi-server"):
@@ -809,7 +809,7 @@ def pypi_suite(args, a2c):
 
 
 def conan_suite(args, a2c):
-    """Issue 30: a cold install of the P1 trees, 200 members, from a real conan_server (each
+    """A cold install of the P1 trees, 200 members, from a real conan_server (each
     version a Conan package the real client created from the recipe `a2c pack` writes, and
     uploaded) against the same trees as a2c bundles in a static HTTP registry, interleaved.
     Needs `conan` and `conan_server` on PATH (.ci/run's venv)."""
@@ -948,7 +948,7 @@ def main():
                 else:
                     dt, _ = timed(["bash", "-c", SCRIPT, "script", bundles, script_store])
                     cold_script.append(dt)
-        # Warm (issue 16): a fresh copy of the superbuild, the tree cache filled by the cold
+        # Warm: a fresh copy of the superbuild, the tree cache filled by the cold
         # runs above, against `cp -al` of the installed store into another fresh copy.
         for path in (os.path.join(w, ".tools_local"), cache):
             shutil.rmtree(path, ignore_errors=True)

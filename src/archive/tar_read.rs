@@ -5,6 +5,11 @@
 //! in `/`), pax records whose values hold any bytes (the length field says where each ends),
 //! GNU long names, base-256 numbers. Where those readers disagree (a directory header that
 //! declares data, a pax global `path`), it refuses rather than pick one reading.
+//!
+//! Why not the `tar` crate's reader (a2c uses the crate only to write, in `pack`): at 0.4.46 it
+//! splits pax records at every newline, so a value holding one is misread, and its entry type
+//! calls a v7 directory a regular file — only its `unpack`, which a2c never calls on untrusted
+//! input, knows better.
 
 use std::io::Read;
 

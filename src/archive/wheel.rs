@@ -333,7 +333,7 @@ mod tests {
         assert!(read("a,md5=xyz,1\n").is_err());
         assert!(read("a,b\n").is_err());
         assert!(read(&format!("a,sha256={digest},1\na,sha256={digest},1\n")).is_err());
-        // Issue 38: a line naming no file of the wheel ends the read there; so does a line
+        // A line naming no file of the wheel ends the read there; so does a line
         // longer than any RECORD line.
         let flood = format!(
             "a,sha256={digest},1\n{}",

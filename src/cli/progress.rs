@@ -128,7 +128,7 @@ fn clear_bars_on_interrupt() {
 ///
 /// indicatif pads each line with spaces to the width it is told, and relies on the terminal
 /// wrapping there to reach the next line. With a width two columns short of the real one that
-/// wrap never happens, and the next bar was written on the same row (issue 28). Here the pad is
+/// wrap never happens, and the next bar was written on the same row. Here the pad is
 /// replaced by "erase to the end of the line", and a newline is written before the next line
 /// instead; nothing is written past the last line, so the cursor stays on it as indicatif
 /// expects. A line longer than the width (the terminal narrowed since the bars were styled) is

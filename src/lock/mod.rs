@@ -9,7 +9,6 @@ use crate::method::METHOD_NAME;
 use crate::util::digest::{Sha256, check_tree_digest};
 use crate::util::version::MethodVersion;
 
-pub mod oci_ref;
 pub mod vendored;
 
 /// The lockfile's name inside a tool state root.
@@ -64,9 +63,10 @@ impl LockEntry {
             .is_ok_and(|(sha, size)| sha == self.sha256 && size == self.size)
     }
 
-    /// The entry's `source`, parsed (an `oci://` one over plain HTTP on loopback and on the
-    /// hosts of `plain`; a relative path against `lock_dir`, the lock file's directory).
-    pub fn location(&self, plain: &crate::net::PlainHttp, lock_dir: Option<&Path>) -> BundleLocation {
+    /// The entry's `source`, parsed (a relative path against `lock_dir`, the lock file's
+    /// directory). A URL of another scheme is unsupported here: it may be a registry kind's own
+    /// address ([`Self::kind_address`]), which `registry::bundle_location` asks the kind about.
+    pub fn location(&self, lock_dir: Option<&Path>) -> BundleLocation {
         if is_relative_source(&self.source) {
             return match lock_dir {
                 Some(dir) => BundleLocation::File(crate::util::paths::normalize(&dir.join(&self.source))),
@@ -79,13 +79,15 @@ impl LockEntry {
                 Err(()) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
             },
             Ok(u) if matches!(u.scheme(), "http" | "https") => BundleLocation::Http(u),
-            // An OCI artifact: its layer is the bundle, pulled by digest (the locked sha256).
-            Ok(u) if u.scheme() == "oci" => match crate::lock::oci_ref::OciLocation::parse(&u, plain) {
-                Ok(oci) => BundleLocation::Http(oci.blob_url(&format!("sha256:{}", self.sha256.to_hex()))),
-                Err(_) => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
-            },
             _ => BundleLocation::Unsupported(crate::util::redact::redact(&self.source)),
         }
+    }
+
+    /// The entry's `source` when it is a URL of no scheme `location` reads (`oci://HOST/REPO`):
+    /// a registry kind's own address.
+    pub fn kind_address(&self) -> Option<url::Url> {
+        let url = url::Url::parse(&self.source).ok()?;
+        (!matches!(url.scheme(), "file" | "http" | "https") && !is_relative_source(&self.source)).then_some(url)
     }
 
     /// The bundle's file name: the source's last segment when it is one plain, portable file

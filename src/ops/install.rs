@@ -4,7 +4,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{OpsError, lock_path, needing, network};
+use super::{
+    OpsError, Session, cache, lock_path, needing, network, no_registry, read_indexes, record_serial, registries,
+    registry_dir, relative_sources, sources, with_members,
+};
 use crate::lock::Lockfile;
 use crate::store::{self, InstallReport, Reporter};
 use crate::util::version::MethodVersion;
@@ -172,7 +175,7 @@ pub fn install<'a>(
     let entries: Vec<_> = needed.iter().filter_map(|v| lock.get(v).cloned()).collect();
     let (mut options, notes) = prepared_options(session, ctx, settings, &entries, &client)?;
     if settings.frozen {
-        options.offline_flag = "--frozen";
+        options.reach = crate::store::Reach::Offline("--frozen");
     }
     if let Some(list) = &settings.reinstall {
         if let Some(v) = list.iter().find(|v| !needed.contains(*v)) {
@@ -303,7 +306,6 @@ fn prepared_options(
     let mut options = super::install_options(
         session,
         ctx,
-        session.offline(),
         settings.from.as_deref(),
         settings.jobs.unwrap_or_else(default_jobs),
         client.clone(),
@@ -368,4 +370,77 @@ fn install_versions<'a>(
         revised: Vec::new(),
         unpinned: wanted.into_iter().filter(|v| !pinned.contains(v)).collect(),
     })
+}
+
+/// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
+/// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
+pub fn resolve_missing(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    lock: &crate::lock::Lockfile,
+    needed: &std::collections::BTreeSet<MethodVersion>,
+    client: &crate::net::LazyClient,
+    allow_expired: bool,
+) -> Result<crate::registry::lock_plan::LockPlan, OpsError> {
+    let registries = registries(session, ctx, flag)?;
+    if registries.is_empty() {
+        return Err(no_registry(ctx));
+    }
+    let indexes = read_indexes(ctx, &registries, client, allow_expired, Some(needed))?;
+    let mut plan = crate::registry::lock_plan::plan(
+        needed,
+        lock,
+        &sources(&registries, &indexes),
+        crate::registry::lock_plan::LockPlanOptions::default(),
+    )
+    .map_err(|e| with_members(ctx, e))?;
+    for (registry, index) in registries.iter().zip(&indexes) {
+        record_serial(ctx, &mut plan.lock, registry, index);
+    }
+    relative_sources(session, ctx, flag, &mut plan);
+    Ok(plan)
+}
+
+/// How an operation fetches bundles: the one builder of [`crate::store::InstallContext`] for
+/// `install`, `migrate` and `vendor` (the store's cache, the network unless offline, `--from`,
+/// the extraction limits from the environment, the configured file registry).
+pub fn install_options(
+    session: &Session,
+    ctx: &Context,
+    from: Option<&Path>,
+    jobs: usize,
+    client: std::sync::Arc<crate::net::LazyClient>,
+) -> Result<crate::store::InstallContext, OpsError> {
+    let store = super::store(ctx)?;
+    Ok(crate::store::InstallContext {
+        cache: cache(session, &store)?,
+        reach: match session.offline() {
+            true => crate::store::Reach::Offline("--offline"),
+            false => crate::store::Reach::Online(client),
+        },
+        store,
+        settings: session.store.clone(),
+        plain_http: session.plain_http().clone(),
+        lock_dir: ctx.lock_path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
+        from: from_dir(from)?,
+        jobs,
+        limits: session.limits()?,
+        registry_dir: registry_dir(session, ctx),
+        alternatives: Default::default(),
+        passed_over: Default::default(),
+        link_mode: session.link_mode()?,
+        reinstall: Default::default(),
+    })
+}
+
+/// The `--from DIR` directory, absolute, checked to exist.
+pub fn from_dir(from: Option<&Path>) -> Result<Option<PathBuf>, OpsError> {
+    match from {
+        None => Ok(None),
+        Some(dir) if dir.is_dir() => Ok(Some(crate::util::paths::absolute(dir))),
+        Some(dir) => Err(OpsError::FromNotDir {
+            path: dir.to_path_buf(),
+        }),
+    }
 }

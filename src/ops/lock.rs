@@ -1,9 +1,10 @@
 //! `a2c lock`: resolve the union of write contracts against the registry and write `a2c.lock`.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{OpsError, lock_path, needs, network};
+use super::config::repo_config_value;
+use super::{OpsError, Session, lock_path, needs, network, registry_config};
 use crate::lock::Lockfile;
 use crate::registry::lock_plan::{LockPlan, LockPlanOptions, plan};
 use crate::util::version::MethodVersion;
@@ -271,14 +272,7 @@ pub(super) fn pin_trees(
     if wanting.is_empty() {
         return Ok(());
     }
-    let options = super::install_options(
-        session,
-        ctx,
-        false,
-        None,
-        1,
-        std::sync::Arc::new(network(session, ctx, flag)?),
-    )?;
+    let options = super::install_options(session, ctx, None, 1, std::sync::Arc::new(network(session, ctx, flag)?))?;
     for i in wanting {
         let entry = &plan.lock.methods[i];
         let cached = crate::store::source::fetch_to_cache(entry, &options, &crate::store::options::Silent)?;
@@ -306,7 +300,9 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let crate::lock::BundleLocation::Http(url) = entry.location(&client.network().plain_http, None) else {
+        let crate::lock::BundleLocation::Http(url) =
+            crate::registry::bundle_location(entry, &client.network().plain_http, None)
+        else {
             continue;
         };
         let result = client.client().and_then(|c| c.probe(&url));
@@ -315,4 +311,41 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
         }
     }
     out
+}
+
+/// When the registry is a directory named by a relative path (`registry: ../reg` in the marker
+/// or a repository's config, or a relative `--registry`/`A2C_REGISTRY`), the entries `plan`
+/// adds or updates are locked by paths relative to the lock file: a committed lock then holds
+/// no machine's absolute paths, and works wherever the superbuild and its registry are checked
+/// out side by side.
+pub fn relative_sources(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    plan: &mut crate::registry::lock_plan::LockPlan,
+) {
+    let text = match (flag, &session.registry, &ctx.workspace) {
+        (Some(f), _, _) => Some(f.to_string()),
+        (None, Some(env), _) => Some(env.clone()),
+        (None, None, Some(ws)) => ws.marker.registries.first().cloned(),
+        (None, None, None) => registry_config(ctx).and_then(|c| repo_config_value(&c, "registry")),
+    };
+    let Some(dir) = lock_path(ctx).ok().and_then(|p| p.parent().map(Path::to_path_buf)) else {
+        return;
+    };
+    // Each entry by the registry it came from: the one it records (several in the marker), else
+    // the one registry.
+    let changed: Vec<MethodVersion> = plan
+        .added
+        .iter()
+        .chain(&plan.updated)
+        .filter(|v| {
+            let recorded = plan.lock.get(v).and_then(|e| e.registry.clone());
+            recorded
+                .or_else(|| text.clone())
+                .is_some_and(|t| crate::lock::is_relative_source(&t))
+        })
+        .cloned()
+        .collect();
+    plan.lock.relativize_sources(&changed, &dir);
 }

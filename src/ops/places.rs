@@ -94,7 +94,7 @@ pub fn alternatives(
         .iter()
         .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
         .collect();
-    if pending.is_empty() || options.offline {
+    if pending.is_empty() || options.offline_flag().is_some() {
         return out;
     }
     // Only the versions still to fetch are asked for (an OCI registry, a package index or a
@@ -162,9 +162,9 @@ pub fn alternatives(
             let candidate = crate::lock::LockEntry {
                 source: url.to_string(),
                 ..(*entry).clone()
-            }
-            .location(session.plain_http(), None);
-            if candidate == entry.location(session.plain_http(), options.lock_dir.as_deref()) {
+            };
+            let candidate = crate::registry::bundle_location(&candidate, session.plain_http(), None);
+            if candidate == crate::registry::bundle_location(entry, session.plain_http(), options.lock_dir.as_deref()) {
                 continue; // the lock's own source: tried last, as itself
             }
             let list = out.places.entry(entry.version.clone()).or_default();
@@ -200,8 +200,8 @@ fn rebased(
         let candidate = crate::lock::LockEntry {
             source: url.to_string(),
             ..(*entry).clone()
-        }
-        .location(session.plain_http(), None);
+        };
+        let candidate = crate::registry::bundle_location(&candidate, session.plain_http(), None);
         let list = out.places.entry(entry.version.clone()).or_default();
         if !list.contains(&candidate) {
             list.push(candidate);

@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
-use super::{OpsError, Session, lock_path, registry_config, repo_config_value, trusted_keys};
+use super::config::repo_config_value;
+use super::{OpsError, Session, lock_path, needs, registry_config, trusted_keys};
 use crate::registry::RegistryLocation;
+use crate::util::version::MethodVersion;
 use crate::workspace::Context;
 
 /// A registry a resolution reads, and — when the marker lists several — the name its lock
@@ -174,4 +176,80 @@ pub fn record_serial(
             None => lock.index_serial = Some(highest),
         }
     }
+}
+
+/// `adopt`'s check that `version` exists somewhere: the lock pins it, or the configured
+/// registry has it. `Some(warning)` when it does not, or when the registry cannot be read
+/// (adopting works offline: this is a warning, never a refusal). No registry: no check.
+pub fn check_published(session: &Session, ctx: &Context, version: &MethodVersion) -> Option<String> {
+    if let Ok(path) = lock_path(ctx)
+        && let Ok(Some(lock)) = crate::lock::Lockfile::read(&path)
+        && lock.get(version).is_some()
+    {
+        return None;
+    }
+    let registries = registries(session, ctx, None).ok()?;
+    let first = registries.first()?;
+    let client = network(session, ctx, None).ok()?;
+    let mut available = Vec::new();
+    for r in &registries {
+        match read_index(ctx, &r.location, &client, true) {
+            Ok(index) if index.get(version).is_some_and(|e| !e.yanked) => return None,
+            Ok(index) => available.extend(crate::registry::available(&index)),
+            Err(e) => return Some(format!("could not check that version {version} is published: {e}")),
+        }
+    }
+    available.sort();
+    available.dedup();
+    let (location, have) = match registries.len() {
+        1 => (format!("the registry `{}`", first.location), "it has"),
+        _ => ("any of the registries".to_string(), "they have"),
+    };
+    Some(format!(
+        "version {version} is not in {location} ({have} {}): `a2c lock` and `a2c install` fail until it is published",
+        available.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// A version the registry lacks is named with the members that pin it.
+pub fn with_members(ctx: &Context, e: crate::registry::RegistryError) -> OpsError {
+    match e {
+        crate::registry::RegistryError::NotPublished {
+            version,
+            location,
+            available,
+            pinned_by,
+            other,
+        } => crate::registry::RegistryError::NotPublished {
+            other,
+            pinned_by: match pinned_by.is_empty() {
+                true => needs(ctx).ok().and_then(|mut n| n.remove(&version)).unwrap_or_default(),
+                false => pinned_by,
+            },
+            version,
+            location,
+            available,
+        }
+        .into(),
+        crate::registry::RegistryError::NoRegistry => no_registry(ctx),
+        other => other.into(),
+    }
+}
+
+/// "No registry", naming where this context would keep one.
+pub fn no_registry(ctx: &Context) -> OpsError {
+    OpsError::NoRegistry {
+        config: registry_config(ctx),
+        flag: true,
+    }
+}
+
+/// The HTTP client, built only if a request is made. Credentials are bound to the registry
+/// the user chose (`--registry` or `A2C_REGISTRY`), never to one a committed marker names.
+pub fn network(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<crate::net::LazyClient, OpsError> {
+    let chosen = match flag.or(session.registry.as_deref()) {
+        Some(location) => RegistryLocation::parse(location, &ctx.start, session.plain_http())?.http_base(),
+        None => None,
+    };
+    Ok(session.network.client(chosen.into_iter().collect()))
 }

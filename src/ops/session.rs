@@ -136,7 +136,7 @@ mod tests {
         assert!(online.network.client(Vec::new()).client().is_ok());
         let url = url::Url::parse("oci://reg.lan/esys/a2c").unwrap();
         let scheme = |s: &Session| {
-            crate::lock::oci_ref::OciLocation::parse(&url, s.plain_http())
+            crate::registry::oci::OciLocation::parse(&url, s.plain_http())
                 .unwrap()
                 .api
                 .scheme()

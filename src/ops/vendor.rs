@@ -43,7 +43,6 @@ pub fn vendor(
     let options = super::install_options(
         session,
         ctx,
-        session.offline(),
         None,
         jobs,
         std::sync::Arc::new(network(session, ctx, None)?),

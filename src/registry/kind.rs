@@ -38,6 +38,14 @@ pub trait Location: Send + Sync + std::fmt::Debug {
         true
     }
 
+    /// Where a bundle is fetched whose lock entry names this location itself as its `source`
+    /// (an `oci://` address: the layer's blob, by the locked digest); `None`: a kind whose
+    /// entries' sources are plain URLs.
+    fn bundle_url(&self, sha256: &crate::util::digest::Sha256) -> Option<Url> {
+        let _ = sha256;
+        None
+    }
+
     /// Its handle: everything a2c does with the registry.
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry>;
 

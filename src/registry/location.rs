@@ -11,6 +11,28 @@ use super::kind::Location;
 /// The index path inside a registry.
 pub const INDEX_PATH: &str = "index/esys/a2c.json";
 
+/// Where the locked bundle of `entry` is fetched: its `source` as `LockEntry::location` reads
+/// it, with a registry kind's own address (`oci://HOST/REPO`) asked of the kind its scheme
+/// registers (OCI: the layer's blob by the locked digest, over plain HTTP on loopback and on the
+/// hosts of `plain`). A scheme no kind takes, or a kind that gives no bundle URL, is unsupported.
+pub fn bundle_location(
+    entry: &crate::lock::LockEntry,
+    plain: &crate::net::PlainHttp,
+    lock_dir: Option<&Path>,
+) -> crate::lock::BundleLocation {
+    use crate::lock::BundleLocation;
+    let Some(url) = entry.kind_address() else {
+        return entry.location(lock_dir);
+    };
+    super::KINDS
+        .iter()
+        .find(|k| k.schemes.contains(&url.scheme()))
+        .and_then(|kind| (kind.parse)(&url, plain).ok())
+        .and_then(|location| location.bundle_url(&entry.sha256))
+        .map(BundleLocation::Http)
+        .unwrap_or_else(|| BundleLocation::Unsupported(redact(&entry.source)))
+}
+
 /// A registry location: a directory (plain path or `file://` URL), an HTTP(S) base URL, or a
 /// location of another kind (`oci://`, `pypi+https://`, `conan+https://`). Its kind is behind
 /// [`Location`]: nothing outside `registry/` knows which it is.

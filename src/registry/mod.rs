@@ -14,7 +14,7 @@ pub mod oci;
 pub mod pypi;
 
 pub use index::{Index, IndexEntry};
-pub use location::RegistryLocation;
+pub use location::{RegistryLocation, bundle_location};
 
 use std::path::PathBuf;
 

@@ -492,7 +492,7 @@ mod tests {
             SecretKey::load(&key, || panic!("not asked")),
             Err(KeyError::TooCostly { .. })
         ));
-        // Issue 38: minisign's memory but sixteen times its work (p = 16): refused too.
+        // minisign's memory but sixteen times its work (p = 16): refused too.
         let heavy = KdfLimits {
             opslimit: 1 << 29,
             memlimit: 1 << 30,
@@ -515,7 +515,7 @@ mod tests {
         ));
     }
 
-    /// Issue 38: a secret key others can read is refused, with the `chmod 600` hint.
+    /// A secret key others can read is refused, with the `chmod 600` hint.
     #[test]
     fn a_secret_key_others_can_read_is_refused() {
         let dir = tempfile::tempdir().unwrap();

@@ -206,7 +206,7 @@ fn install_one(
         version: entry.version.clone(),
         sha256: entry.sha256.to_hex(),
         looked,
-        offline: options.offline.then_some(options.offline_flag),
+        offline: options.offline_flag(),
         takes_from: true,
     })
 }

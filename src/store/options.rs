@@ -90,6 +90,15 @@ impl Settings {
     }
 }
 
+/// Whether an install reads registries: online, through the session's HTTP client (built on
+/// first use); offline, never — with the flag that made the run so, which hints name.
+#[derive(Debug, Clone)]
+pub enum Reach {
+    Online(std::sync::Arc<crate::net::LazyClient>),
+    /// `--offline`, or `--frozen`.
+    Offline(&'static str),
+}
+
 /// How to install.
 #[derive(Debug, Clone)]
 pub struct InstallContext {
@@ -102,11 +111,8 @@ pub struct InstallContext {
     pub lock_dir: Option<PathBuf>,
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).
     pub cache: Cache,
-    /// The HTTP client, built on first use; `None` reads no registry at all.
-    pub network: Option<std::sync::Arc<crate::net::LazyClient>>,
-    pub offline: bool,
-    /// The flag that made the run offline, for hints (`--offline`, or `--frozen`).
-    pub offline_flag: &'static str,
+    /// Whether registries are read: the HTTP client, or offline.
+    pub reach: Reach,
     pub from: Option<PathBuf>,
     pub jobs: usize,
     pub limits: Limits,
@@ -126,6 +132,16 @@ pub struct InstallContext {
     /// Versions to install again from a verified bundle even when installed (`--reinstall`):
     /// the repair of a tampered or broken version. The tree cache is not used for them.
     pub reinstall: std::collections::BTreeSet<MethodVersion>,
+}
+
+impl InstallContext {
+    /// The flag that made the run offline (`--offline`, `--frozen`); `None` online.
+    pub fn offline_flag(&self) -> Option<&'static str> {
+        match self.reach {
+            Reach::Online(_) => None,
+            Reach::Offline(flag) => Some(flag),
+        }
+    }
 }
 
 /// Where a bundle came from.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::StoreError;
 use super::cache::{TeeReader, files_of_size};
 use super::flock::StoreLock;
-use super::options::{InstallContext, Reporter, Source};
+use super::options::{InstallContext, Reach, Reporter, Source};
 use crate::lock::{BundleLocation, LockEntry};
 use crate::util::digest::Sha256;
 
@@ -88,7 +88,7 @@ pub(super) fn candidates(
             out.push(Candidate::file(dir.join(&wanted), Source::From, true, true));
         }
     }
-    if let Some(_network) = options.network.as_ref().filter(|_| !options.offline) {
+    if let Reach::Online(_) = options.reach {
         // The registries and mirrors configured now, by digest (every candidate is verified
         // against the lock, so where a bundle comes from never changes what is trusted).
         for alt in options.alternatives.get(&entry.version).into_iter().flatten() {
@@ -116,7 +116,7 @@ pub(super) fn candidates(
             }
         }
         looked.push(format!("the registry `{}`", entry.source));
-        match entry.location(&options.plain_http, options.lock_dir.as_deref()) {
+        match crate::registry::bundle_location(entry, &options.plain_http, options.lock_dir.as_deref()) {
             BundleLocation::File(path) => {
                 let mut c = Candidate::file(path, Source::Registry, true, true);
                 c.reveal = reveals(options, &c.path);
@@ -163,16 +163,16 @@ pub fn fetch_to_cache(
         }
         options.cache.evict(&entry.sha256);
     }
-    if options.network.is_none() || options.offline {
+    if let Reach::Offline(flag) = options.reach {
         return Err(StoreError::Missing {
             version: entry.version.clone(),
             sha256: entry.sha256.to_hex(),
             looked: vec![format!("the cache `{}`", options.cache.dir.display())],
-            offline: Some(options.offline_flag),
+            offline: Some(flag),
             takes_from: false,
         });
     }
-    match entry.location(&options.plain_http, options.lock_dir.as_deref()) {
+    match crate::registry::bundle_location(entry, &options.plain_http, options.lock_dir.as_deref()) {
         BundleLocation::File(path) => {
             let reveal = reveals(options, &path);
             let (file, _) = open_bundle(&path, entry.size)?;
@@ -199,7 +199,9 @@ pub(super) fn download(
     options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<(), StoreError> {
-    let network = options.network.as_ref().expect("download candidates need the network");
+    let Reach::Online(network) = &options.reach else {
+        unreachable!("download candidates are made online only")
+    };
     let fail = |source: crate::net::HttpError| StoreError::Download {
         version: entry.version.clone(),
         hint: crate::registry::source_hint(&entry.source, &source),

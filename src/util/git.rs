@@ -360,7 +360,7 @@ pub(crate) mod tests {
         assert_eq!(tracking(outside.path(), ".tools_local", false), Tracking::No);
     }
 
-    /// Issue 38: an index git itself cannot read (a version it does not know) is no "nothing
+    /// An index git itself cannot read (a version it does not know) is no "nothing
     /// tracked": the answer is unknown, with git's reason.
     #[test]
     fn an_index_git_cannot_read_is_unknown() {

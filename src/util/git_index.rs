@@ -491,7 +491,7 @@ mod tests {
         assert_eq!(lacks_path(work.path(), ".tools_local", false), Answer::AskGit);
     }
 
-    /// Issue 38: a store committed as a submodule is a gitlink entry named `.tools_local`
+    /// A store committed as a submodule is a gitlink entry named `.tools_local`
     /// itself, which sorts before every `.tools_local/…` path.
     #[test]
     fn a_gitlink_named_as_the_path_is_found() {

@@ -133,6 +133,11 @@ impl JoinRel for Path {
     }
 }
 
+/// The relative display of `path` under `base`, or the path itself.
+pub fn display_under(base: &Path, path: &Path) -> String {
+    crate::util::paths::relative_slash(base, path).unwrap_or_else(|| path.display().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -85,6 +85,15 @@ impl crate::util::hint::Hint for VersionError {
     }
 }
 
+/// `1.2.0, 1.4.0`, or `version 1.2.0` for one.
+pub fn join_versions(versions: &[MethodVersion]) -> String {
+    let names: Vec<String> = versions.iter().map(ToString::to_string).collect();
+    match names.len() {
+        1 => format!("version {}", names[0]),
+        _ => format!("versions {}", names.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -507,7 +507,7 @@ mod tests {
         );
     }
 
-    /// `registry:` is one location or a list of them, in order (issue 40); an empty or
+    /// `registry:` is one location or a list of them, in order; an empty or
     /// repeated entry is refused with its line.
     #[test]
     fn registry_is_one_location_or_a_list_in_order() {

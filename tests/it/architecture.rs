@@ -23,7 +23,7 @@ const LAYERS: &[&str] = &[
     "env",
 ];
 
-/// Arrows that still run up (issue 26, item 5), each with what would remove it.
+/// Arrows that still run up, each with what would remove it.
 const KNOWN_UP: &[(&str, &str)] = &[];
 
 /// Every `crate::MODULE` a top-level module's non-test code names.
@@ -148,7 +148,7 @@ const READS_ENVIRONMENT: &[&str] = &[
     "util/platform/",
 ];
 
-/// Issue 26, item 1: no process global, and the environment read in one place — every
+/// No process global, and the environment read in one place — every
 /// `crate::env::f(…)` call sits in a file of [`READS_ENVIRONMENT`], and every `from_env()`
 /// constructor is called by the session (or by the network's, for its proxies) and nowhere
 /// else, so that the operations below take what they are given.
@@ -298,7 +298,7 @@ fn names_module(line: &str, kind: &str) -> bool {
     })
 }
 
-/// Issue 39: a registry kind is its folder and one registration line. Outside its folder, only
+/// A registry kind is its folder and one registration line. Outside its folder, only
 /// `registry/mod.rs` names it — `pub mod KIND;` and its entry in `KINDS` — and no file names a
 /// type it declares outside `registry/` (within it, a kind reaches another only by its module
 /// path, which the first rule sees): the rest of the program asks the location or its handle (`local_dir`,
@@ -355,9 +355,9 @@ fn a_registry_kind_is_its_folder_and_one_registration_line() {
     );
 }
 
-/// Issue 39: `net/` names no registry kind: a kind answers a challenge through the
+/// `net/` names no registry kind: a kind answers a challenge through the
 /// `TokenExchange` hook and words the HTTP errors it knows itself (`Location::hint`); the `oci://`
-/// address is `lock::oci_ref`. `net` answers the standard challenges only — Basic with the
+/// address is `registry::oci::OciLocation`. `net` answers the standard challenges only — Basic with the
 /// credentials the user bound, a `WWW-Authenticate: Bearer` token service, docker's
 /// credential store and helpers — whatever the kind behind the URL.
 #[test]
@@ -386,7 +386,7 @@ fn net_names_no_registry_kind() {
     );
 }
 
-/// Issue 39: no source file over 700 lines. The files still over it are listed with their
+/// No source file over 700 lines. The files still over it are listed with their
 /// size when the rule came in: a list that may only shrink (a listed file may not grow, and
 /// one that fits comes off the list).
 const OVER_700: &[(&str, usize)] = &[];

@@ -150,7 +150,7 @@ pub(super) fn too_old_for_unresolved(
     for f in out.iter_mut().filter(|f| f.code == Code::Unresolved) {
         let Some(version) = &f.version else { continue };
         let Some(entry) = lock.get(version) else { continue };
-        let local = || match entry.location(&Default::default(), lock_dir) {
+        let local = || match entry.location(lock_dir) {
             crate::lock::BundleLocation::File(path) if entry.is_bundle_at(&path) => Some(path),
             _ => None,
         };

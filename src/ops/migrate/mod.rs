@@ -474,7 +474,7 @@ fn install_entry(
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, OpsError> {
     let client = std::sync::Arc::new(network(session, ctx, None)?);
-    let options = super::install_options(session, ctx, session.offline(), from, 1, client)?;
+    let options = super::install_options(session, ctx, from, 1, client)?;
     crate::store::install::install(std::slice::from_ref(entry), &options, reporter)?;
     Ok(options.store.version_dir(&entry.version))
 }
@@ -504,7 +504,9 @@ fn peek_manifest(
         bundles.extend(crate::store::cache::files_of_size(dir, entry.size));
     }
     let lock_dir = lock_path(ctx).ok().and_then(|p| p.parent().map(Path::to_path_buf));
-    if let crate::lock::BundleLocation::File(path) = entry.location(session.plain_http(), lock_dir.as_deref()) {
+    if let crate::lock::BundleLocation::File(path) =
+        crate::registry::bundle_location(entry, session.plain_http(), lock_dir.as_deref())
+    {
         bundles.push(path);
     }
     for path in bundles.into_iter().filter(|p| p.is_file()) {

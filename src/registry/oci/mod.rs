@@ -58,9 +58,8 @@ fn format_of(media_type: &str) -> Option<Format> {
         .find(|f| layer_type(*f) == media_type)
 }
 
-pub use crate::lock::oci_ref::OciLocation;
 mod location;
-pub use location::KIND;
+pub use location::{KIND, OciLocation};
 
 fn invalid(oci: &OciLocation, reason: String) -> RegistryError {
     RegistryError::InvalidIndex {

@@ -257,7 +257,7 @@ var s = '<a href="evil-9.0.0-py3-none-any.whl#sha256=ff">x</a>';
         assert_eq!(files[2].sha256, None);
     }
 
-    /// Issue 38: what the hand-written reader got wrong, each as pip reads it.
+    /// What the hand-written reader got wrong, each as pip reads it.
     #[test]
     fn comments_quotes_base_and_names_as_pip_reads_them() {
         let page_bytes = br#"<html><head><base href="https://cdn.example.net/files/"></head><body>
@@ -288,7 +288,7 @@ var s = '<a href="evil-9.0.0-py3-none-any.whl#sha256=ff">x</a>';
         assert_eq!(files[2].sha256.as_deref(), Some("ef"));
     }
 
-    /// Issue 38: a page of 4 MiB of `&` with no `;` (and of unclosed tags) is read, its anchor
+    /// A page of 4 MiB of `&` with no `;` (and of unclosed tags) is read, its anchor
     /// found (the old reader took ~8.7 s for 512 KiB of `&`, and four times as long per
     /// doubling: this test would not end). The time is measured in bench/, not asserted here.
     #[test]

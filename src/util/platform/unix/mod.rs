@@ -2,6 +2,18 @@
 //! it takes elsewhere — or on Linux too when the test-only switch `A2C_TEST_PORTABLE` asks,
 //! so that the suite runs the fallback path on every Linux CI run. A macOS build compiles the
 //! fallbacks only.
+//!
+//! - Opening beneath a directory: `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, else a walk
+//!   of one `O_NOFOLLOW | O_DIRECTORY` handle per component, as strict (a `..` or a root fails
+//!   closed there too); `O_PATH` handles, else read-only ones.
+//! - `has_name_starting`: `getdents` into a stack buffer, else `readdir` (doctor looks for a
+//!   split index's `sharedindex.*` so); `sync_filesystem`: `syncfs`, else `sync`.
+//! - `clone_file`: Linux's `FICLONE` into a file created `O_EXCL | O_NOFOLLOW`, macOS's
+//!   `fclonefileat` through `reflink-copy`, elsewhere "not supported" (the tree cache copies).
+//! - `at.rs`: open, stat, list and create relative to a directory handle (containment's
+//!   primitives, and the snapshot's `stat_at`/`open_dir_at`); `files.rs`: modes, opens that never
+//!   follow (`open_read_nofollow` for git's index: never a link, never blocking on a FIFO),
+//!   `write_all_at`, `touch`; `terminal.rs`: a secret read with echo off (termios).
 
 mod at;
 mod files;

@@ -5,6 +5,20 @@
 //! met is refused as a link is on Unix (`ERROR_STOPPED_ON_SYMLINK`, [`Failure::Link`]). Names
 //! are plain (`..`, `\`, `:` and drive or device prefixes never reach the filesystem). What has
 //! no Windows counterpart — modes, owners, clones, a filesystem sync — is said where it is.
+//!
+//! - `nt.rs`: the one `NtCreateFile` call every open below a directory goes through; what it
+//!   opened is read with `GetFileInformationByHandle`.
+//! - `at.rs`: the walk of plain names on those handles, listing (`NtQueryDirectoryFile`),
+//!   creating with `FILE_CREATE` (never replacing), identity (volume serial, file index) and
+//!   times for the snapshot.
+//! - `files.rs`: a mode is the read-only attribute (a mode without a write bit; read back from
+//!   the type and that attribute); the owner is this process (a profile's ACLs keep its
+//!   directories private); no clone (hard links, else copies; `link_count` reads the links
+//!   from the handle, for the tree cache); `write_all_at` through `seek_write`;
+//!   `sync_filesystem` flushes each writable file below the staging directory (no
+//!   unprivileged call flushes a volume); `no_hooks_dir` is a path below `a2c.exe` itself (git's
+//!   `core.hooksPath`: `/dev/null` there is `C:\dev\null`, a directory any user may create).
+//! - `terminal.rs`: the console's echo turned off for a secret.
 
 #![allow(unsafe_code, reason = "the Windows calls of the platform seam (windows-sys)")]
 
