@@ -1,7 +1,8 @@
-//! Issue 7: malformed configuration files, case by case — each error names the file, the line
+//! Malformed configuration files, case by case — each error names the file, the line
 //! or the field, the reason, and what to do.
 
-use crate::common::TestContext;
+use crate::support::TestContext;
+use crate::support::layout;
 
 /// Runs a case that must fail, checks the phrases that matter (`wants`, read as the case's
 /// documentation) and returns the exit code and stderr for the test's snapshot.
@@ -76,7 +77,7 @@ fn malformed_lockfiles() {
     t.publish("reg", "1.0.0", "tar.gz");
     t.run_env("r", &["lock"], &[("A2C_REGISTRY", t.path("reg").to_str().unwrap())])
         .success();
-    let lock = "r/.tools/esys/a2c/a2c.lock";
+    let lock = &layout::lock("r");
     let good = fs_err::read_to_string(t.path(lock)).unwrap();
     let file = "invalid lockfile `[TMP]/r/.tools/esys/a2c/a2c.lock`";
     let cases: Vec<(String, Vec<&str>)> = vec![
@@ -191,7 +192,7 @@ fn malformed_local_pointers_are_ignored_with_a_warning_naming_the_line() {
     let t = TestContext::new();
     t.superbuild("w", "");
     t.canonical_repo("w/p/a", "1.0.0");
-    let pointer = "w/p/a/.tools_local/esys/a2c/workspace.yaml";
+    let pointer = &layout::pointer("w/p/a");
     for (text, want) in [
         ("workspace_root: [a]\n", "line 1: `workspace_root` must be a path"),
         ("root: ../..\n", "line 1: unknown key `root`"),

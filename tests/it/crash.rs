@@ -1,6 +1,8 @@
-//! Issue 7: crash points, racing processes, a full disk.
+//! Crash points, racing processes, a full disk.
 
-use crate::common::{TestContext, git};
+use crate::support::layout;
+use crate::support::strings_of;
+use crate::support::{TestContext, git};
 
 fn versions(doc: &serde_json::Value, key: &str) -> Vec<String> {
     let mut v: Vec<String> = doc[key]
@@ -42,13 +44,12 @@ fn install_aborted_at_every_point_then_rerun_ends_valid() {
         assert!(run.code != 0, "{point}: the hook aborted the process");
         // Whatever was published before the abort is complete; nothing half-installed is visible.
         for v in t
-            .listing("w/.tools_local/esys/a2c")
+            .listing(&layout::store("w"))
             .iter()
             .filter(|p| !p.contains('/') && !p.starts_with('.'))
         {
             assert!(
-                t.path(&format!("w/.tools_local/esys/a2c/{v}/.a2c-receipt.json"))
-                    .is_file(),
+                t.path(&layout::installed_file("w", v, ".a2c-receipt.json")).is_file(),
                 "{point}: {v} is visible without its receipt"
             );
         }
@@ -177,7 +178,7 @@ fn gc_and_migrate_racing_install_end_valid() {
     t.run("w", &["install"]).success();
     t.run("w", &["gc"]).success();
     assert_valid(&t, "gc/migrate/install race");
-    assert!(!t.path("w/.tools_local/esys/a2c/2.0.0").exists());
+    assert!(!t.path(&layout::installed("w", "2.0.0")).exists());
 }
 
 /// The store on a small tmpfs: an install that does not fit fails clearly; what was there
@@ -223,12 +224,12 @@ fn a_full_disk_fails_cleanly() {
         "schema_version: 2\ntool_version: 1.0.0\n",
     );
     t.run("small/w", &["install"]).success();
-    let before = t.listing("small/w/.tools_local/esys/a2c/1.0.0");
+    let before = t.listing(&layout::installed("small/w", "1.0.0"));
     t.write(
         "small/w/p/b/.tools/esys/a2c/adoption.yaml",
         "schema_version: 2\ntool_version: 2.0.0\n",
     );
-    // Locked first: a failed install leaves the lock as it was (issue 40).
+    // Locked first: a failed install leaves the lock as it was.
     t.run("small/w", &["lock"]).success();
     let run = t.run("small/w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
@@ -239,21 +240,17 @@ fn a_full_disk_fails_cleanly() {
         run.stderr
     );
     assert!(
-        !t.path("small/w/.tools_local/esys/a2c/2.0.0").exists(),
+        !t.path(&layout::installed("small/w", "2.0.0")).exists(),
         "no partial version visible"
     );
-    assert!(
-        t.listing("small/w/.tools_local/esys/a2c/.staging").is_empty(),
-        "staging cleaned"
+    assert!(t.listing(&layout::staging("small/w")).is_empty(), "staging cleaned");
+    assert_eq!(
+        t.listing(&layout::installed("small/w", "1.0.0")),
+        before,
+        "1.0.0 intact"
     );
-    assert_eq!(t.listing("small/w/.tools_local/esys/a2c/1.0.0"), before, "1.0.0 intact");
     let doctor = t.run("small/w", &["doctor", "--deep", "--json"]).verdict_json();
-    let codes: Vec<&str> = doctor["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap())
-        .collect();
+    let codes = strings_of(&doctor, "findings", "code");
     assert_eq!(codes, ["unresolved"], "only the missing 2.0.0 is reported");
 }
 

@@ -1,8 +1,9 @@
-//! Issue 41, item 3: the pages a newcomer follows run as printed — docs/getting-started.md from
+//! The pages a newcomer follows run as printed — docs/getting-started.md from
 //! nothing to a private registry, and docs/ci.md's CI recipes with their cache keyed on the
 //! lock.
 
-use crate::common::TestContext;
+use crate::support::TestContext;
+use crate::support::layout;
 
 const GETTING_STARTED: &str = include_str!("../../docs/getting-started.md");
 const CI: &str = include_str!("../../docs/ci.md");
@@ -51,7 +52,7 @@ fn getting_started_runs_as_printed() {
         ("1.0.0", "Write the test first.\n"),
         ("1.1.0", "Write the test first.\nName the test after the behaviour.\n"),
     ] {
-        let installed = t.path(&format!("{w}/.tools_local/esys/a2c/{v}/rules/testing.md"));
+        let installed = t.path(&layout::installed_file(w, v, "rules/testing.md"));
         assert_eq!(fs_err::read_to_string(&installed).unwrap(), rule, "{text}");
     }
     let record =
@@ -161,11 +162,12 @@ fn ci_recipes_install_from_a_cache_keyed_on_the_lock() {
             }
         };
         run("cold");
-        fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+        fs_err::remove_dir_all(t.path(&layout::store("w"))).unwrap();
         fs_err::rename(t.path("reg"), t.path("reg-gone")).unwrap();
         run("cache restored, no registry");
         assert!(
-            t.path("w/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file(),
+            t.path(&layout::installed_file("w", "1.0.0", "a2c-method.toml"))
+                .is_file(),
             "{name}"
         );
         assert!(recipe.cache_dir.contains("a2c-cache"), "{name}: {}", recipe.cache_dir);
@@ -201,7 +203,7 @@ fn readme_completions_and_man_pages_install_as_printed() {
     assert!(zsh.starts_with("#compdef a2c"), "{zsh}");
     assert!(t.path("home/.cargo/share/man/man1/a2c.1").is_file());
     if !std::path::Path::new("/usr/bin/man").exists() {
-        return crate::common::require_program("man (man-db)");
+        return crate::support::require_program("man (man-db)");
     }
     let found = std::process::Command::new("man")
         .args(["-w", "a2c"])
@@ -285,8 +287,7 @@ fn offline_page_runs_as_printed() {
     step(&sh[2].0);
     for v in ["1.0.0", "1.1.0", "2.0.0"] {
         assert!(
-            t.path(&format!("w/.tools_local/esys/a2c/{v}/a2c-method.toml"))
-                .is_file(),
+            t.path(&layout::installed_file("w", v, "a2c-method.toml")).is_file(),
             "{v}"
         );
     }

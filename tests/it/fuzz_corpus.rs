@@ -1,4 +1,4 @@
-//! Issue 43, item 3: every fuzz target's saved corpus (fuzz/corpus/TARGET) replayed through the
+//! Every fuzz target's saved corpus (fuzz/corpus/TARGET) replayed through the
 //! target's body on the stable toolchain, with its properties — so a target whose body stops
 //! compiling, or a regression on an input a fuzzer once found, fails `cargo test`.
 
@@ -113,7 +113,7 @@ print(json.dumps(out))
 #[test]
 fn the_pep_503_reader_agrees_with_pythons_html_parser() {
     if std::process::Command::new("python3").arg("--version").output().is_err() {
-        crate::common::require_program("python3");
+        crate::support::require_program("python3");
         return;
     }
     let dir = Path::new(CORPUS).join("pypi_page");

@@ -1,7 +1,8 @@
-//! Issue 4: registries over HTTP(S) — a real server on 127.0.0.1 with faults.
+//! Registries over HTTP(S) — a real server on 127.0.0.1 with faults.
 
-use crate::common::{Run, TestContext};
-use crate::server::{Fault, Server};
+use crate::support::http_server::{Fault, Server};
+use crate::support::layout;
+use crate::support::{Run, TestContext};
 
 fn http_superbuild(t: &TestContext) -> Server {
     t.standard_http_superbuild()
@@ -26,7 +27,7 @@ fn install_over_http_downloads_in_parallel_into_the_cache() {
     let run = t.run("w", &["install", "--json"]);
     run.success();
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
         lock.contains(&format!("source = \"{}bundles/a2c-1.0.0.tar.gz\"", server.url())),
         "{lock}"
@@ -42,7 +43,7 @@ fn install_over_http_downloads_in_parallel_into_the_cache() {
     let ua = &server.requests()[0].headers["user-agent"];
     assert!(ua.starts_with(&format!("a2c/{}", env!("CARGO_PKG_VERSION"))), "{ua}");
     // The receipts name the URL the bundle came from.
-    let receipt = fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/1.0.0/.a2c-receipt.json")).unwrap();
+    let receipt = fs_err::read_to_string(t.path(&layout::installed_file("w", "1.0.0", ".a2c-receipt.json"))).unwrap();
     assert!(
         receipt.contains(&format!("{}bundles/a2c-1.0.0.tar.gz", server.url())),
         "{receipt}"
@@ -98,7 +99,7 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
     run.success();
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     assert_eq!(server.count_of_since(B1, since), 5, "four faults, then success");
-    // Every retry is told by default (issue 28): what failed, which try comes next of how
+    // Every retry is told by default: what failed, which try comes next of how
     // many, after how long.
     let retries: Vec<&str> = run
         .stderr
@@ -136,7 +137,7 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
     assert!(t.listing("cache/bundles").iter().all(|f| !f.ends_with(".partial")));
 }
 
-/// Issue 28: retries are told by default and silenced by `-q` (the install succeeds either way).
+/// Retries are told by default and silenced by `-q` (the install succeeds either way).
 #[test]
 fn retries_are_quiet_only_under_q() {
     for (quiet, told) in [(false, true), (true, false)] {
@@ -166,7 +167,7 @@ fn a_partial_download_is_resumed_with_range_or_restarted_without() {
         let since = server.count(); // lock's fetchability checks
         // An interrupted earlier run left the first half of the bundle.
         let bytes = fs_err::read(t.path("reg/bundles/a2c-2.0.0.tar.gz")).unwrap();
-        let sha = crate::bundles::sha256_hex(&bytes);
+        let sha = crate::support::bundles::sha256_hex(&bytes);
         t.write(&format!("cache/bundles/{sha}.partial"), "");
         fs_err::write(
             t.path(&format!("cache/bundles/{sha}.partial")),
@@ -210,7 +211,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
         "{}",
         run.stderr
     );
-    assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
     // 404 for a locked bundle.
     fs_err::rename(t.path("reg/bundles/a2c-1.0.0.tar.gz"), t.path("reg/moved.tar.gz")).unwrap();
     let run = t.run("w", &["install"]);
@@ -227,7 +228,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     assert!(
         t.listing("cache/bundles")
             .iter()
-            .all(|f| !f.starts_with(&crate::bundles::sha256_hex(&good))),
+            .all(|f| !f.starts_with(&crate::support::bundles::sha256_hex(&good))),
         "{:?}",
         t.listing("cache/bundles")
     );
@@ -237,7 +238,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     fs_err::write(t.path("reg/bundles/a2c-1.0.0.tar.gz"), &long).unwrap();
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
 
 #[test]
@@ -292,7 +293,7 @@ fn unreachable_hosts_and_proxies_are_named() {
 fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     let t = TestContext::new();
     let server = http_superbuild(&t);
-    let auth = |r: &crate::server::Request| r.headers.get("authorization").cloned();
+    let auth = |r: &crate::support::http_server::Request| r.headers.get("authorization").cloned();
     // The marker (committed by the repository) names the registry: the token is not sent.
     let run = t.run_env("w", &["install", "-v"], &[("A2C_REGISTRY_TOKEN", "s3cr3t-token")]);
     run.success();
@@ -331,8 +332,8 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
             .iter()
             .all(|r| auth(r).as_deref() == Some("Bearer s3cr3t-token"))
     );
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
-    let receipt = fs_err::read_to_string(t.path("w/.tools_local/esys/a2c/1.0.0/.a2c-receipt.json")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
+    let receipt = fs_err::read_to_string(t.path(&layout::installed_file("w", "1.0.0", ".a2c-receipt.json"))).unwrap();
     for text in [&run.stdout, &run.stderr, &lock, &receipt] {
         assert!(!text.contains("s3cr3t"), "a credential leaked: {text}");
     }
@@ -424,7 +425,10 @@ fn vendor_then_air_gapped_install() {
             "the locked tree digest: {b}"
         );
         let bytes = fs_err::read(t.path(&format!("vendor/{}", b["file"].as_str().unwrap()))).unwrap();
-        assert_eq!(crate::bundles::sha256_hex(&bytes), b["sha256"].as_str().unwrap());
+        assert_eq!(
+            crate::support::bundles::sha256_hex(&bytes),
+            b["sha256"].as_str().unwrap()
+        );
     }
     // Another machine: no server, no cache, no store.
     drop(server);
@@ -435,14 +439,14 @@ fn vendor_then_air_gapped_install() {
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
 }
 
-/// Issue 28, item 10: the disk holding the cache fills up during a download (a real 256 KiB
+/// The disk holding the cache fills up during a download (a real 256 KiB
 /// tmpfs, mounted in a private mount namespace): the partial download is removed, the error says
 /// the disk is full and its hint names `a2c cache prune`, in text and in the JSON error.
 #[test]
 fn a_full_disk_during_a_download_leaves_no_partial_and_says_what_to_do() {
     let probe = std::process::Command::new("unshare").args(["-rm", "true"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        crate::common::require_program("unshare -rm (util-linux, with user namespaces)");
+        crate::support::require_program("unshare -rm (util-linux, with user namespaces)");
         return;
     }
     let t = TestContext::new();

@@ -1,9 +1,10 @@
-//! Issue 3: a2c lock, a2c install, a2c pack — verified side-by-side installs.
+//! `a2c lock`, `a2c install`, `a2c pack` — verified side-by-side installs.
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::bundles::{self, Kind, file, item, manifest};
-use crate::common::{Run, TestContext};
+use crate::support::bundles::{self, Kind, file, item, manifest};
+use crate::support::layout;
+use crate::support::{Run, TestContext};
 
 fn versions_in(doc: &serde_json::Value, key: &str) -> Vec<String> {
     doc[key]
@@ -22,7 +23,7 @@ fn superbuild_lock_then_install_side_by_side() {
     run.success();
     let doc = run.json();
     assert_eq!(doc["added"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]));
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
         lock.contains("version = 3\n") && lock.contains("format = \"zip\""),
         "{lock}"
@@ -36,7 +37,7 @@ fn superbuild_lock_then_install_side_by_side() {
     run.success();
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("w"));
-    assert_eq!(doc["store"], t.shown("w/.tools_local/esys/a2c"));
+    assert_eq!(doc["store"], t.shown(&layout::store("w")));
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
     let first = &doc["installed"][0];
     for key in ["version", "path", "sha256", "tree"] {
@@ -51,7 +52,7 @@ fn superbuild_lock_then_install_side_by_side() {
 
     // Side by side, each with its manifest, read-only files and a receipt.
     for v in ["1.0.0", "1.1.0", "2.0.0"] {
-        let dir = t.path(&format!("w/.tools_local/esys/a2c/{v}"));
+        let dir = t.path(&layout::installed("w", v));
         let manifest = fs_err::read_to_string(dir.join("a2c-method.toml")).unwrap();
         assert!(manifest.contains(&format!("version = \"{v}\"")));
         let mode = fs_err::metadata(dir.join("rules/core.md"))
@@ -69,12 +70,12 @@ fn superbuild_lock_then_install_side_by_side() {
     // Every member resolves through the shared store, and has its local pointer.
     let run = t.run("w/l/core", &["resolve", "--json"]);
     assert_eq!(run.json()["rule"], "workspace-store");
-    let pointer = fs_err::read_to_string(t.path("w/p/app/.tools_local/esys/a2c/workspace.yaml")).unwrap();
+    let pointer = fs_err::read_to_string(t.path(&layout::pointer("w/p/app"))).unwrap();
     assert!(
         pointer.contains(&format!("workspace_root: {}", t.path("w").display())),
         "{pointer}"
     );
-    assert!(t.listing("w/.tools_local/esys/a2c/.staging").is_empty());
+    assert!(t.listing(&layout::staging("w")).is_empty());
 }
 
 #[test]
@@ -116,7 +117,7 @@ fn install_locks_missing_versions_and_lock_check_detects_drift() {
         "w/p/web/.tools/esys/a2c/adoption.yaml",
         "schema_version: 2\ntool_version: 3.0.0\n",
     );
-    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     let run = t.run("w", &["lock", "--check"]);
     insta::assert_snapshot!(run.error_transcript());
     // --locked refuses, naming the version, and changes nothing.
@@ -125,11 +126,8 @@ fn install_locks_missing_versions_and_lock_check_detects_drift() {
     assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
     let run = t.run("w", &["install", "--offline"]);
     insta::assert_snapshot!(run.error_transcript());
-    assert_eq!(
-        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
-        before
-    );
-    assert!(!t.path("w/.tools_local/esys/a2c/3.0.0").exists());
+    assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), before);
+    assert!(!t.path(&layout::installed("w", "3.0.0")).exists());
     // a2c lock adds 3.0.0 and drops 2.0.0.
     let doc = t.run("w", &["lock", "--json"]).json();
     assert_eq!(doc["added"], serde_json::json!(["3.0.0"]));
@@ -143,7 +141,7 @@ fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
     let t = TestContext::new();
     t.standard_superbuild();
     t.run("w", &["lock"]).success();
-    let before = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     // The registry republishes 2.0.0 with other content.
     t.write("trees/2.0.0/rules/core.md", "changed\n");
     fs_err::remove_dir_all(t.path("reg/bundles")).unwrap();
@@ -151,7 +149,7 @@ fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
     let run = t.run("w", &["lock"]);
     insta::assert_snapshot!(run.error_transcript());
     assert_eq!(
-        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(),
         before,
         "never a silent update"
     );
@@ -182,7 +180,7 @@ fn registry_comes_from_flag_then_env_then_marker() {
     insta::assert_snapshot!(run.error_transcript());
     let reg_b = format!("file://{}", t.path("reg-b").display());
     t.run_env("r", &["lock"], &[("A2C_REGISTRY", &reg_b)]).success();
-    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
     assert!(lock.contains("reg-b/bundles/a2c-1.0.0.zip"), "{lock}");
     let run = t.run_env(
         "r",
@@ -190,7 +188,7 @@ fn registry_comes_from_flag_then_env_then_marker() {
         &[("A2C_REGISTRY", &reg_b)],
     );
     run.success();
-    let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
     assert!(lock.contains("reg-a/bundles/a2c-1.0.0.tar.gz"), "{lock}");
 }
 
@@ -207,10 +205,10 @@ fn single_repo_installs_into_its_own_store_and_legacy_lock_stays_in_legacy_root(
     run.success();
     let doc = run.json();
     assert_eq!(doc["workspace"], serde_json::Value::Null);
-    assert_eq!(doc["store"], t.shown("r/.tools_local/esys/a2c"));
-    assert!(t.path("r/.tools/esys/a2c/a2c.lock").is_file());
+    assert_eq!(doc["store"], t.shown(&layout::store("r")));
+    assert!(t.path(&layout::lock("r")).is_file());
     assert!(
-        !t.path("r/.tools_local/esys/a2c/workspace.yaml").exists(),
+        !t.path(&layout::pointer("r")).exists(),
         "no pointer outside a superbuild"
     );
     assert_eq!(t.run("r", &["resolve", "--json"]).json()["rule"], "repo-store");
@@ -237,11 +235,7 @@ fn offline_from_cache_in_a_second_workspace() {
     t.canonical_repo("w2/m/a", "1.0.0");
     t.legacy_repo("w2/m/b", "1.1.0");
     t.canonical_repo("w2/m/c", "2.0.0");
-    fs_err::copy(
-        t.path("w/.tools/esys/a2c/a2c.lock"),
-        t.path("w2/.tools/esys/a2c/a2c.lock"),
-    )
-    .unwrap();
+    fs_err::copy(t.path(&layout::lock("w")), t.path(&layout::lock("w2"))).unwrap();
     fs_err::remove_dir_all(t.path("reg")).unwrap();
     let run = t.run("w2", &["install", "--offline", "--json"]);
     run.success();
@@ -316,33 +310,19 @@ fn offline_missing_bundle_names_version_sha_and_places() {
     fs_err::create_dir_all(t.path("empty")).unwrap();
     let run = t.run("w", &["install", "--offline", "--from", "../empty"]);
     run.failure();
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     let sha = lock.split("sha256 = \"").nth(1).unwrap().split('"').next().unwrap();
-    assert!(run.stderr.contains("no bundle for version 1.0.0"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     assert!(run.stderr.contains(sha), "names the expected sha256: {}", run.stderr);
-    assert!(
-        run.stderr.contains("the cache `[TMP]/cache`") && run.stderr.contains("`[TMP]/empty`"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        !run.stderr.contains("registry `"),
-        "offline reads no registry: {}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
 }
 
 /// Asserts that a failed install added nothing to the store and nothing to the cache.
 fn assert_nothing_installed(t: &TestContext, version: &str) {
     assert!(
-        !t.path(&format!("w/.tools_local/esys/a2c/{version}")).exists(),
+        !t.path(&layout::installed("w", version)).exists(),
         "no {version} in the store"
     );
-    assert!(
-        t.listing("w/.tools_local/esys/a2c/.staging").is_empty(),
-        "staging is clean"
-    );
+    assert!(t.listing(&layout::staging("w")).is_empty(), "staging is clean");
     let cached = t.listing("cache/bundles");
     assert!(
         cached.iter().all(|c| !c.ends_with(".partial")),
@@ -398,14 +378,14 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     assert_nothing_installed(&t, "1.0.0");
-    // The failed install left no lock behind (issue 40).
-    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+    // The failed install left no lock behind.
+    assert!(!t.path(&layout::lock("w")).exists());
     // No manifest at all.
     let bytes = bundles::tar_gz(&[file("a2c-1.0.0/rules/x.md", "x"), file("a2c-1.0.0/README.md", "r")]);
     t.publish_raw("reg", "1.0.0", &bytes, "tar.gz");
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+    assert!(!t.path(&layout::lock("w")).exists());
     // A correct bundle whose lock pins another tree digest.
     t.publish("reg2", "1.0.0", "zip");
     t.edit_index("reg2", "1.0.0", |e| {
@@ -415,7 +395,7 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
     run.success();
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
-    // Its own hint: a publishing error, not tampering (issue 12).
+    // Its own hint: a publishing error, not tampering.
     assert!(
         run.stderr.contains("a publishing error, not tampering") && !run.stderr.contains("tampered with"),
         "{}",
@@ -431,38 +411,22 @@ fn pack_is_deterministic_and_refuses_changed_content() {
     t.write("tree/scripts/run.sh", "#!/bin/sh\n");
     fs_err::set_permissions(t.path("tree/scripts/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
     for format in ["tar.gz", "zip"] {
-        let a = t.run(
-            ".",
-            &[
-                "pack",
-                "tree",
-                "--version",
-                "1.0.0",
-                "--registry",
-                &format!("ra-{format}"),
-                "--format",
-                format,
-                "--json",
-            ],
+        let a = t.pack_run(
+            "tree",
+            "1.0.0",
+            &format!("ra-{format}"),
+            &["--format", format, "--json"],
         );
         // Touch every file: times and modes other than the executable bit must not matter.
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let content = fs_err::read(t.path("tree/rules/core.md")).unwrap();
         fs_err::write(t.path("tree/rules/core.md"), content).unwrap();
         fs_err::set_permissions(t.path("tree/prompts/review.md"), std::fs::Permissions::from_mode(0o600)).unwrap();
-        let b = t.run(
-            ".",
-            &[
-                "pack",
-                "tree",
-                "--version",
-                "1.0.0",
-                "--registry",
-                &format!("rb-{format}"),
-                "--format",
-                format,
-                "--json",
-            ],
+        let b = t.pack_run(
+            "tree",
+            "1.0.0",
+            &format!("rb-{format}"),
+            &["--format", format, "--json"],
         );
         let (a, b) = (a.json(), b.json());
         assert_eq!(a["sha256"], b["sha256"], "{format}: same tree, same bundle");
@@ -503,20 +467,8 @@ fn committed_demo_registry_is_what_pack_produces() {
     let t = TestContext::new();
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo");
     for (v, format) in [("1.2.0", "zip"), ("1.4.0", "tar.gz"), ("2.0.0", "tar.gz")] {
-        t.run(
-            ".",
-            &[
-                "pack",
-                &format!("{fixtures}/methods/{v}"),
-                "--version",
-                v,
-                "--registry",
-                "reg",
-                "--format",
-                format,
-            ],
-        )
-        .success();
+        t.pack_run(&format!("{fixtures}/methods/{v}"), v, "reg", &["--format", format])
+            .success();
         let name = format!("a2c-{v}.{format}");
         let fresh = fs_err::read(t.path(&format!("reg/bundles/{name}"))).unwrap();
         let committed = fs_err::read(format!("{fixtures}/registry/bundles/{name}")).unwrap();
@@ -598,11 +550,7 @@ fn a_waiting_install_says_so() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(|| {
-        t.listing("w/.tools_local/esys/a2c/.staging")
-            .iter()
-            .any(|p| p.ends_with(".md"))
-    });
+    wait_for(|| t.listing(&layout::staging("w")).iter().any(|p| p.ends_with(".md")));
     let run = t.run_env("w", &["install", "-j", "1"], &[("A2C_LOCK_TIMEOUT", "1")]);
     first.kill().unwrap();
     first.wait().unwrap();
@@ -636,15 +584,11 @@ fn install_killed_mid_extraction_then_rerun_ends_valid() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        wait_for(|| {
-            t.listing("w/.tools_local/esys/a2c/.staging")
-                .iter()
-                .any(|p| p.ends_with(".md"))
-        });
+        wait_for(|| t.listing(&layout::staging("w")).iter().any(|p| p.ends_with(".md")));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         assert!(
-            !t.listing("w/.tools_local/esys/a2c/.staging").is_empty(),
+            !t.listing(&layout::staging("w")).is_empty(),
             "{point}: the kill left work behind"
         );
         let run = t.run("w", &["install", "--json"]);
@@ -654,11 +598,10 @@ fn install_killed_mid_extraction_then_rerun_ends_valid() {
             !doc["cleaned"].as_array().unwrap().is_empty(),
             "{point}: the rerun reports what it cleaned"
         );
-        assert!(t.listing("w/.tools_local/esys/a2c/.staging").is_empty());
+        assert!(t.listing(&layout::staging("w")).is_empty());
         for v in ["1.0.0", "1.1.0", "2.0.0"] {
             assert!(
-                t.path(&format!("w/.tools_local/esys/a2c/{v}/.a2c-receipt.json"))
-                    .is_file(),
+                t.path(&layout::installed_file("w", v, ".a2c-receipt.json")).is_file(),
                 "{point}: {v}"
             );
         }
@@ -703,18 +646,18 @@ fn decompression_bombs_and_entry_floods_are_refused() {
             }
         };
         t.publish_raw("reg", "1.0.0", &pack(&bomb), format);
-        let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+        let _ = fs_err::remove_file(t.path(&layout::lock("w")));
         let run = t.run_env("w", &["install"], &[("A2C_MAX_UNPACKED_BYTES", "1048576")]);
         insta::assert_snapshot!(run.error_transcript());
-        assert!(!t.path("w/.tools_local/esys/a2c/1.0.0").exists());
+        assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
         t.publish_raw("reg", "1.0.0", &pack(&flood), format);
-        let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+        let _ = fs_err::remove_file(t.path(&layout::lock("w")));
         let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "20")]);
         insta::assert_snapshot!(run.error_transcript());
         // Within the default limits both install.
         let run = t.run("w", &["install"]);
         run.success();
-        fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+        fs_err::remove_dir_all(t.path(&layout::installed("w", "1.0.0"))).unwrap();
     }
     let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "lots")]);
     insta::assert_snapshot!(run.error_transcript());
@@ -734,7 +677,7 @@ fn single_top_level_directory_is_stripped_only_when_shared() {
     ];
     t.publish_raw("reg", "1.0.0", &bundles::tar_gz(&flat), "tar.gz");
     t.run("w", &["install"]).success();
-    let root = t.path("w/.tools_local/esys/a2c/1.0.0");
+    let root = t.path(&layout::installed("w", "1.0.0"));
     assert!(root.join("a2c-method.toml").is_file() && root.join("rules/x.md").is_file());
     let mode = fs_err::metadata(root.join("bin/run")).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o555, "the executable bit is kept, nothing else");
@@ -744,7 +687,7 @@ fn single_top_level_directory_is_stripped_only_when_shared() {
     );
 }
 
-/// Issue 28, item 6: `install --version V` installs one published version no member pins (from
+/// `install --version V` installs one published version no member pins (from
 /// the registry, the lock untouched), says that `gc` would remove it, and `resolve --version V`
 /// then finds it — its hint before named exactly that command.
 #[test]
@@ -753,46 +696,40 @@ fn install_version_adds_one_version_no_member_pins() {
     t.standard_superbuild();
     t.publish("reg", "3.0.0", "tar.gz");
     t.run("w", &["install"]).success();
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     let unresolved = t.run("w/p/app", &["resolve", "--version", "3.0.0"]);
-    assert!(
-        unresolved.stderr.contains("a2c install --version 3.0.0"),
-        "{}",
-        unresolved.stderr
-    );
+    insta::assert_snapshot!(unresolved.transcript());
     let run = t.run("w/p/app", &["install", "--version", "3.0.0", "--json"]);
     let doc = run.json();
     crate::cli_surface::validate("install", &doc);
     assert_eq!(versions_in(&doc, "installed"), ["3.0.0"]);
     assert_eq!(doc["unpinned"], serde_json::json!(["3.0.0"]));
     assert_eq!(doc["members"], serde_json::json!([]));
-    assert!(t.path("w/.tools_local/esys/a2c/3.0.0/a2c-method.toml").is_file());
+    assert!(
+        t.path(&layout::installed_file("w", "3.0.0", "a2c-method.toml"))
+            .is_file()
+    );
     assert_eq!(
-        fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap(),
+        fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(),
         lock,
         "lock untouched"
     );
     t.run("w/p/app", &["resolve", "--version", "3.0.0"]).success();
     let again = t.run("w", &["install", "--version", "3.0.0"]);
     again.success();
-    assert!(
-        again.stderr.contains("3.0.0 already installed in the store")
-            && again.stderr.contains("no member pins 3.0.0: `a2c gc` removes it"),
-        "{}",
-        again.stderr
-    );
+    insta::assert_snapshot!(again.transcript());
     // A pinned, locked version comes from the lock, offline too.
     let run = t.run("w", &["--offline", "install", "--version", "1.0.0"]);
     run.success();
-    assert!(run.stderr.contains("1.0.0 already installed"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     // Offline, a version the lock lacks needs the registry: said, nothing installed.
     t.publish("reg", "3.1.0", "tar.gz");
     let run = t.run("w", &["--offline", "install", "--version", "3.1.0"]);
-    run.fails_with(&["--offline", "3.1.0"]);
-    assert!(!t.path("w/.tools_local/esys/a2c/3.1.0").exists());
+    insta::assert_snapshot!(run.error_transcript());
+    assert!(!t.path(&layout::installed("w", "3.1.0")).exists());
 }
 
-/// Issue 28, item 4: an install that reads the registry (a member added a version) warns of the
+/// An install that reads the registry (a member added a version) warns of the
 /// locked versions yanked since; they still install.
 #[test]
 fn install_warns_of_locked_versions_yanked_since_when_it_reads_the_registry() {
@@ -810,17 +747,13 @@ fn install_warns_of_locked_versions_yanked_since_when_it_reads_the_registry() {
     crate::cli_surface::validate("install", &doc);
     assert_eq!(doc["locked"], serde_json::json!(["3.0.0"]));
     assert_eq!(doc["yanked"], serde_json::json!(["1.1.0"]));
-    assert!(
-        run.stderr.contains("warning: 1.1.0 is yanked in the registry"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.transcript());
     // A no-op reads no registry, and says nothing of it.
     let quiet = t.run("w", &["install", "--json"]);
     assert!(quiet.json().get("yanked").is_none());
 }
 
-/// Issue 28, item 12: a file registry the marker names by a relative path is locked by paths
+/// A file registry the marker names by a relative path is locked by paths
 /// relative to the lock — no machine's absolute path in a committed lock — and those sources
 /// install from a copy of the superbuild and registry moved elsewhere, the marker's registry
 /// line gone and the cache empty (the lock's own source is then the only place).
@@ -831,7 +764,7 @@ fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
     t.canonical_repo("w/p/app", "1.0.0");
     t.publish("reg", "1.0.0", "tar.gz");
     t.run("w", &["lock"]).success();
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
         lock.contains("source = \"../../../../reg/bundles/a2c-1.0.0.tar.gz\""),
         "{lock}"
@@ -862,7 +795,10 @@ fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
     let run = t.run("moved/w", &["install", "--json"]);
     let doc = run.json();
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0"]);
-    assert!(t.path("moved/w/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file());
+    assert!(
+        t.path(&layout::installed_file("moved/w", "1.0.0", "a2c-method.toml"))
+            .is_file()
+    );
 }
 
 /// `install --json` lists its members in path order, component by component: `p/a/c` before
@@ -878,18 +814,18 @@ fn members_are_listed_in_path_order_not_byte_order() {
     let reg = t.path("reg").display().to_string();
     let run = t.run_env("w", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
     run.success();
-    let listed = crate::common::strings_of(&run.json(), "members", "path");
+    let listed = crate::support::strings_of(&run.json(), "members", "path");
     assert_eq!(listed, [t.shown("w/p/0"), t.shown("w/p/a/c"), t.shown("w/p/a-b")]);
 }
 
-/// Issue 40: two locked bundles whose sources end in one file name are never vendored over
+/// Two locked bundles whose sources end in one file name are never vendored over
 /// each other: `vendor` refuses, naming both versions and the file, and writes nothing.
 #[test]
 fn vendor_refuses_two_bundles_under_one_file_name() {
     let t = TestContext::new();
     t.standard_superbuild();
     t.run("w", &["lock"]).success();
-    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock_path = t.path(&layout::lock("w"));
     let lock = fs_err::read_to_string(&lock_path).unwrap();
     // Both sources end in a name that names both versions (a registry's odd naming).
     let odd = lock
@@ -898,10 +834,7 @@ fn vendor_refuses_two_bundles_under_one_file_name() {
     assert_ne!(odd, lock);
     fs_err::write(&lock_path, odd).unwrap();
     let run = t.run("w", &["vendor", "../vend"]);
-    run.fails_with(&[
-        "versions 1.0.0 and 2.0.0 would both be vendored as `a2c-1.0.0-2.0.0.tar.gz`",
-        "nothing was vendored",
-    ]);
+    insta::assert_snapshot!(run.error_transcript());
     let written: Vec<_> = fs_err::read_dir(t.path("vend"))
         .map(|d| d.count())
         .into_iter()
@@ -909,7 +842,7 @@ fn vendor_refuses_two_bundles_under_one_file_name() {
     assert!(written.is_empty() || written == [0], "{written:?}");
 }
 
-/// Issue 41: `install --frozen` that lacks a bundle names the flag the user gave (it said
+/// `install --frozen` that lacks a bundle names the flag the user gave (it said
 /// "run without `--offline`"), and the hint, followed, installs.
 #[test]
 fn a_frozen_install_names_frozen_in_its_hint() {
@@ -917,8 +850,7 @@ fn a_frozen_install_names_frozen_in_its_hint() {
     t.standard_superbuild();
     t.run("w", &["lock"]).success();
     let run = t.run("w", &["install", "--frozen"]);
-    run.fails_with(&["no bundle for version", "run without `--frozen`"]);
-    assert!(!run.stderr.contains("--offline"), "{}", run.stderr);
+    insta::assert_snapshot!(run.error_transcript());
     t.run("w", &["install"]).success();
 }
 
@@ -948,9 +880,12 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     run.success();
     let doc = run.json();
     assert_eq!(doc["workspace"], typed("w"), "{doc}");
-    assert_eq!(doc["store"], typed("w/.tools_local/esys/a2c"), "{doc}");
+    assert_eq!(doc["store"], typed(&layout::store("w")), "{doc}");
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
-    assert!(t.path("w/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    assert!(
+        t.path(&layout::installed_file("w", "2.0.0", "a2c-method.toml"))
+            .is_file()
+    );
     // A second install is a no-op; doctor finds nothing wrong; a member resolves.
     let run = run_in(&["install", "--locked", "--json"]);
     run.success();
@@ -960,7 +895,7 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     run.success();
     assert_eq!(
         run.json()["root"],
-        typed("w/.tools_local/esys/a2c/1.0.0"),
+        typed(&layout::installed("w", "1.0.0")),
         "{}",
         run.stdout
     );

@@ -1,4 +1,4 @@
-//! Issue 42: `a2c mcp`, driven by the official MCP Python SDK as a real client over stdio
+//! `a2c mcp`, driven by the official MCP Python SDK as a real client over stdio
 //! (tests/it/mcp_client.py), and by raw JSON-RPC lines for the protocol's edge cases.
 
 use std::io::{BufRead, BufReader, Write};
@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{TestContext, require_program};
+use crate::support::layout;
+use crate::support::strings_of;
+use crate::support::{TestContext, require_program};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
 
@@ -80,7 +82,7 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     let t = TestContext::new();
     superbuild(&t, true);
     t.run("w", &["install"]).success();
-    let store = t.path("w/.tools_local/esys/a2c");
+    let store = t.path(&layout::store("w"));
     fs_err::remove_dir_all(store.join("3.0.0")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", store.join("1.0.0/rules/link.md")).unwrap();
     // A link in the workspace to a repository outside it.
@@ -118,12 +120,7 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
         "{resources:?}"
     );
     assert_eq!(r["templates"], json!(["a2c://method/{+repo}/-/{+path}"]));
-    let prompts: Vec<&str> = r["prompts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let prompts = strings_of(&r, "prompts", "name");
     assert_eq!(prompts, ["p/app/review", "p/web/review"], "{r}");
     assert_eq!(
         r["prompt"]["ok"]["messages"][0]["content"]["text"], "Review under method 1.0.0.\n",
@@ -236,7 +233,7 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
     assert!(tools.contains(&"install") && tools.contains(&"migrate_apply"), "{r}");
     assert_eq!(r["output_schemas"]["install"], "`a2c install --json`", "{r}");
     assert!(!r["install"]["is_error"].as_bool().unwrap(), "{r}");
-    assert!(t.path("w/.tools_local/esys/a2c/1.0.0/rules/core.md").is_file());
+    assert!(t.path(&layout::installed_file("w", "1.0.0", "rules/core.md")).is_file());
     assert!(r["apply_wrong"]["is_error"].as_bool().unwrap(), "{r}");
     // The agent cannot approve its own plan: the right digest is refused until the user
     // approves it in a terminal, with the command the hint gives; the agent's own run of that
@@ -514,7 +511,7 @@ fn a_directory_swapped_for_a_link_mid_read_serves_nothing_outside() {
     superbuild(&t, false);
     t.run("w", &["install"]).success();
     t.write("outside/core.md", "OUTSIDE\n");
-    let rules = t.path("w/.tools_local/esys/a2c/1.0.0/rules");
+    let rules = t.path(&layout::installed_file("w", "1.0.0", "rules"));
     let real = rules.with_file_name("rules.real");
     let outside = t.path("outside");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -633,7 +630,7 @@ fn rich_superbuild(t: &TestContext) {
     }
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/2.0.0")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::installed("w", "2.0.0"))).unwrap();
 }
 
 /// The first bytes of a PNG: not UTF-8.
@@ -798,12 +795,7 @@ fn the_inspector_cli_lists_and_calls_as_the_sdks_do() {
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"))
     };
     let tools = inspect(&["--method", "tools/list"]);
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = strings_of(&tools, "tools", "name");
     assert_eq!(
         names,
         ["workspace", "resolve", "list", "outdated", "doctor", "migrate_plan"]
@@ -854,14 +846,15 @@ fn the_inspector_cli_lists_and_calls_as_the_sdks_do() {
     );
     assert!(doc["error"]["hint"].as_str().unwrap().contains("a2c install"), "{doc}");
     let resources = inspect(&["--method", "resources/list"]);
-    let uris: Vec<&str> = resources["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["uri"].as_str().unwrap())
-        .collect();
-    assert!(uris.contains(&"a2c://method/p/app/-/rules/caf%C3%A9.md"), "{uris:?}");
-    assert!(uris.contains(&"a2c://method/p/app/-/templates/logo.png"), "{uris:?}");
+    let uris = strings_of(&resources, "resources", "uri");
+    assert!(
+        uris.iter().any(|u| u == "a2c://method/p/app/-/rules/caf%C3%A9.md"),
+        "{uris:?}"
+    );
+    assert!(
+        uris.iter().any(|u| u == "a2c://method/p/app/-/templates/logo.png"),
+        "{uris:?}"
+    );
     let read = inspect(&[
         "--method",
         "resources/read",

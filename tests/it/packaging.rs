@@ -1,11 +1,11 @@
-//! a2c installed without Rust (issue 28, item 13): maturin builds a wheel of the a2c binary
+//! a2c installed without Rust: maturin builds a wheel of the a2c binary
 //! (`bindings = "bin"`, pyproject.toml), pip installs it into a fresh venv, and the installed
 //! entry point runs `--version` and the demo.
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::TestContext;
+use crate::support::TestContext;
 
 fn found(program: &str) -> bool {
     Command::new(program)
@@ -17,7 +17,7 @@ fn found(program: &str) -> bool {
 #[test]
 fn a2c_installs_from_a_wheel_and_runs_the_demo() {
     if !found("maturin") {
-        crate::common::require_program("maturin (pip install -r .ci/requirements.txt; .ci/run does it)");
+        crate::support::require_program("maturin (pip install -r .ci/requirements.txt; .ci/run does it)");
         return;
     }
     let t = TestContext::new();

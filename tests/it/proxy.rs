@@ -1,4 +1,4 @@
-//! Issue 12: proxies — every NO_PROXY form against a real forward proxy (tinyproxy) on
+//! Proxies — every NO_PROXY form against a real forward proxy (tinyproxy) on
 //! loopback, and a proxy that wants credentials. A request that went through the proxy carries
 //! its `Via` header when it reaches the test's registry server.
 
@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestContext, free_port, require_program};
-use crate::server::Server;
+use crate::support::http_server::Server;
+use crate::support::{TestContext, free_port, require_program};
 
 struct Tinyproxy {
     child: Child,
@@ -178,7 +178,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
     // without a credential, the 401 is the registry's, not a credential held back.
     t.write("home/.docker/config.json", "{\"credsStore\": \"a2cnone\"}");
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &p)]);
-    run.fails_with(&["answered HTTP 401"]);
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!run.stderr.contains("held back"), "{}", run.stderr);
     // Reached directly, the token goes.
     let run = t.run_env(
@@ -193,7 +193,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
     run.success();
 }
 
-/// Issue 29: a Python package index is reached through the proxy like any registry — its
+/// A Python package index is reached through the proxy like any registry — its
 /// project page, the `HEAD` and the download of each wheel.
 #[test]
 fn a_package_index_is_read_through_the_proxy() {

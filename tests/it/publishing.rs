@@ -1,6 +1,6 @@
-//! Issue 14: safe publishing into a file registry — concurrent packs, immutability, yanks.
+//! Safe publishing into a file registry — concurrent packs, immutability, yanks.
 
-use crate::common::TestContext;
+use crate::support::TestContext;
 
 #[test]
 fn eight_parallel_packs_all_land_in_the_index() {
@@ -87,7 +87,7 @@ fn published_versions_are_immutable_and_yanks_are_reversible() {
 /// `a2c pack` refuses a tree that would install two ways: two paths one case-insensitive or
 /// normalizing filesystem makes one (macOS, Windows) — naming both — and a name Windows allows
 /// nowhere (a device name, `:`, `*?"<>|`); nothing is published, and the hint says what the
-/// publisher does about it. Install refuses the same bundles (tests/it/hostile.rs).
+/// publisher does about it. Install refuses the same bundles (tests/it/hostile_archives.rs).
 #[test]
 fn pack_refuses_names_that_install_differently_elsewhere() {
     let t = TestContext::new();
@@ -126,7 +126,7 @@ fn each_kind_refuses_the_writes_it_does_not_take_in_its_own_words() {
     let t = TestContext::new();
     t.run(".", &["key", "generate", "--out", "keys/k", "--no-password"])
         .success();
-    let closed = format!("127.0.0.1:{}", crate::common::free_port());
+    let closed = format!("127.0.0.1:{}", crate::support::free_port());
     t.method_tree("tree", "1.0.0");
     let cases: &[(&str, &[&str], &str)] = &[
         (

@@ -1,16 +1,17 @@
-//! Issue 29: a Python package index as a registry — wheels as bundles, the simple API read as
+//! A Python package index as a registry — wheels as bundles, the simple API read as
 //! pip reads it, against a real `pypiserver` (with and without authentication), real `twine
 //! upload`, real `pip install` and a wheel a real `python -m build` (hatchling) made.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::bundles::sha256_hex;
-use crate::common::{
+use crate::support::bundles::sha256_hex;
+use crate::support::http_server::Server;
+use crate::support::layout;
+use crate::support::{
     Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
     tree_files as files,
 };
-use crate::server::Server;
 
 fn found(program: &str) -> bool {
     // `htpasswd` and `devpi-init` have no `--version`: being there is enough.
@@ -114,20 +115,7 @@ fn wheel(t: &TestContext, version: &str) -> PathBuf {
     let tree = format!("trees/{version}");
     t.method_tree(&tree, version);
     t.write(&format!("{tree}/rules/r.md"), &format!("rule of {version}\n"));
-    t.run(
-        ".",
-        &[
-            "pack",
-            &tree,
-            "--version",
-            version,
-            "--registry",
-            "wheels",
-            "--format",
-            "wheel",
-        ],
-    )
-    .success();
+    t.pack_run(&tree, version, "wheels", &["--format", "wheel"]).success();
     t.path(&format!("wheels/bundles/esys_a2c-{version}-py3-none-any.whl"))
 }
 
@@ -221,11 +209,11 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
     t.write("trees/1.1.0/rules/r.md", "another rule\n");
     let run = t.run(".", &pack);
     run.failure();
-    assert!(run.stderr.contains("already published"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     t.write("trees/1.1.0/rules/r.md", "rule of 1.1.0\n");
     superbuild(&t, &server.location(), &["1.0.0", "1.1.0"]);
     t.run("w", &["lock"]).success();
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
         lock.contains(&format!(
             "source = \"http://127.0.0.1:{}/packages/esys_a2c-1.0.0-py3-none-any.whl\"",
@@ -263,8 +251,8 @@ fn wheels_on_a_package_index_lock_install_and_match_what_pip_installs() {
     );
     assert_eq!(files(&target.join("esys_a2c")), tree);
     // Offline, from the cache, after the store is gone.
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.1.0")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::installed("w", "1.0.0"))).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::installed("w", "1.1.0"))).unwrap();
     drop(server);
     t.run("w", &["install", "--offline"]).success();
     assert_eq!(installed(&t, "1.0.0"), tree);
@@ -339,13 +327,13 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &location];
     let run = t.run(".", &pack);
     run.failure();
-    assert!(run.stderr.contains("401"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     t.run_env(".", &pack, &[("A2C_REGISTRY_AUTH", "alice:s3cret")])
         .success();
     superbuild(&t, &server.location(), &["1.0.0"]);
     let run = t.run("w", &["lock"]);
     run.failure();
-    // Issue 41: the index's own words — a login with a user name, not a bearer token.
+    // The index's own words — a login with a user name, not a bearer token.
     let host = format!("127.0.0.1:{}", server.port);
     assert!(
         run.stderr.contains("401") && run.stderr.contains(&format!("`a2c login {host} --username NAME`")),
@@ -356,11 +344,11 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     let auth = ("A2C_REGISTRY_AUTH", "alice:s3cret");
     let run = t.run_env("w", &["lock"], &[auth]);
     run.failure();
-    assert!(run.stderr.contains("held back"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     // Bound by `--registry`, they go to the index's host: its page, and the wheel the lock
     // fetches to pin its tree.
     t.run_env("w", &["lock", "--registry", &location], &[auth]).success();
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     // Bound with A2C_TOKEN_HOSTS, likewise.
     let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
@@ -369,9 +357,9 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
     // `a2c login HOST --username alice` binds the host for good: the password goes as basic
     // credentials, with nothing in the environment.
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::installed("w", "1.0.0"))).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     login(&t, &host, "alice", "s3cret");
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
@@ -405,8 +393,8 @@ fn what_a_project_page_says_is_held_to_it() {
     // hash are refused there, and nothing is locked.
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(run.stderr.contains("sha256"), "{}", run.stderr);
-    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+    insta::assert_snapshot!(run.transcript());
+    assert!(!t.path(&layout::lock("w")).exists());
     // Two wheels of one version: refused, both named (by their URLs, as pip names files: the
     // anchor's text is not read).
     t.write(
@@ -417,11 +405,7 @@ fn what_a_project_page_says_is_held_to_it() {
     );
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(
-        run.stderr.contains("1.0.0 has 2 wheels") && run.stderr.contains("esys_a2c-1.0.0-1-py3-none-any.whl"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.transcript());
     // A yanked version (`data-yanked`) is a2c's yank: lock says so.
     t.write(
         "site/simple/esys-a2c/index.html",
@@ -442,7 +426,7 @@ fn what_a_project_page_says_is_held_to_it() {
     );
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(run.stderr.contains("is not http(s)"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     // A wheel whose file differs from its own RECORD (its hash on the page is right):
     // refused at extraction, nothing installed.
     let tampered = t.path("site/files/esys_a2c-1.2.0-py3-none-any.whl");
@@ -475,13 +459,13 @@ fn what_a_project_page_says_is_held_to_it() {
     superbuild(&t, &location, &["1.2.0"]);
     fs_err::remove_dir_all(t.path("w/p")).unwrap();
     t.canonical_repo("w/p/m0", "1.2.0");
-    let _ = fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock"));
+    let _ = fs_err::remove_file(t.path(&layout::lock("w")));
     // Refused by the lock, which extracts each new wheel once to pin its tree.
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(run.stderr.contains("RECORD"), "{}", run.stderr);
-    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
-    assert!(!t.path("w/.tools_local/esys/a2c/1.2.0").exists());
+    insta::assert_snapshot!(run.transcript());
+    assert!(!t.path(&layout::lock("w")).exists());
+    assert!(!t.path(&layout::installed("w", "1.2.0")).exists());
 }
 
 /// The project page's files on another origin (a CDN): the token bound to the index goes to
@@ -530,12 +514,15 @@ fn a_redirect_to_a_cdn_carries_no_credentials() {
         "{}/files/esys_a2c-1.0.0-py3-none-any.whl",
         cdn.url().trim_end_matches('/')
     );
-    index.fault(file, &vec![crate::server::Fault::Redirect(to); 12]);
+    index.fault(file, &vec![crate::support::http_server::Fault::Redirect(to); 12]);
     // The CDN redirects once more, to itself (a signed URL): the second hop is on another
     // origin than the index too, and carries nothing either.
     cdn.fault(
         "/files/esys_a2c-1.0.0-py3-none-any.whl",
-        &vec![crate::server::Fault::Redirect("/files/esys_a2c-1.0.0-py3-none-any.whl?signed=1".into()); 12],
+        &vec![
+            crate::support::http_server::Fault::Redirect("/files/esys_a2c-1.0.0-py3-none-any.whl?signed=1".into());
+            12
+        ],
     );
     let location = format!("pypi+{}/simple/", index.url().trim_end_matches('/'));
     superbuild(&t, &location, &["1.0.0"]);
@@ -709,7 +696,7 @@ fn a_package_index_and_a_file_registry_mirror_each_other() {
     // And the other way round: a file registry first, the index as its mirror.
     // (Its package directory still holds the wheel.)
     let server = PypiServer::start(&t, None);
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/1.0.0")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::installed("w", "1.0.0"))).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     t.superbuild(
         "w",
@@ -718,7 +705,7 @@ fn a_package_index_and_a_file_registry_mirror_each_other() {
             server.location()
         ),
     );
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     t.run("w", &["lock"]).success();
     fs_err::rename(t.path("wheels"), t.path("wheels-gone")).unwrap();
     let _ = fs_err::remove_dir_all(t.cache_dir());
@@ -744,7 +731,7 @@ fn an_index_over_https_with_a_private_ca() {
     superbuild(&t, &location, &["1.0.0"]);
     let run = t.run_env("w", &["lock"], &[("A2C_HTTP_RETRIES", "0")]);
     run.failure();
-    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     let ca = t.write("ca.pem", server.ca_pem.as_deref().unwrap());
     let with_ca = [("A2C_CA_BUNDLE", ca.to_str().unwrap())];
     t.run_env("w", &["lock"], &with_ca).success();
@@ -790,7 +777,7 @@ zout.close()
     sha256_hex(&fs_err::read(out).unwrap())
 }
 
-/// Issue 38: what a wheel holds outside its package directory is inflated within
+/// What a wheel holds outside its package directory is inflated within
 /// `A2C_MAX_UNPACKED_BYTES` too (3 MiB of zeros beside the tree, listed in RECORD with their
 /// real hash, installed before under a 1 MiB limit), and a RECORD of a million lines naming
 /// files the wheel does not hold is refused at its first such line, in bounded memory
@@ -816,15 +803,15 @@ fn a_wheel_is_bounded_outside_its_package_and_in_its_record() {
     let limit = [("A2C_MAX_UNPACKED_BYTES", "1048576")];
     let run = t.run_env("w", &["lock"], &limit);
     run.failure();
-    assert!(run.stderr.contains("1048576"), "{}", run.stderr);
-    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+    insta::assert_snapshot!(run.transcript());
+    assert!(!t.path(&layout::lock("w")).exists());
     // Within the default limit the same wheel installs: only its package directory.
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
 
     // A RECORD of a million lines (about 90 MB inflated, a few hundred KB in the wheel).
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let sha = rewritten_wheel(&t, &built, &t.path(&format!("site/files/{name}")), &[], 1_000_000);
     t.write("site/simple/esys-a2c/index.html", &page(&sha));
@@ -840,7 +827,7 @@ fn a_wheel_is_bounded_outside_its_package_and_in_its_record() {
     assert!(kib < 60 * 1024, "peak RSS {kib} KiB");
 }
 
-/// Issue 39: an upload streams the wheel from its file — never the whole wheel in memory, nor
+/// An upload streams the wheel from its file — never the whole wheel in memory, nor
 /// a copy per attempt (an OCI push already did). A method tree holding 40 MiB of random bytes
 /// is packed and uploaded to a real `pypi-server` under /usr/bin/time; the server keeps the
 /// same bytes the lock then pins.
@@ -890,7 +877,7 @@ fn an_upload_streams_the_wheel_in_bounded_memory() {
     );
 }
 
-/// Issue 40: one lock entry whichever command writes it. `install` that locks a wheel itself
+/// One lock entry whichever command writes it. `install` that locks a wheel itself
 /// pins its tree as `lock` does (the same file either way); an install that fails (the page's
 /// `#sha256` wrong) leaves the lock as it was; `lock` completes an entry an older a2c wrote
 /// without its tree.
@@ -908,7 +895,7 @@ fn the_lock_entry_is_the_same_whichever_command_writes_it() {
     let server = Server::start(t.path("site"));
     let location = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));
     superbuild(&t, &location, &["1.0.0"]);
-    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock_path = t.path(&layout::lock("w"));
     t.run("w", &["install"]).success();
     let by_install = fs_err::read_to_string(&lock_path).unwrap();
     assert!(by_install.contains("tree = \"sha256:"), "{by_install}");
@@ -916,13 +903,13 @@ fn the_lock_entry_is_the_same_whichever_command_writes_it() {
     t.run("w", &["lock"]).success();
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
     let run = t.run("w", &["lock"]);
-    assert!(run.stderr.contains("is up to date"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     // A member on 1.1.0, whose page hash is wrong: the install fails, the lock is unchanged.
     t.write("site/simple/esys-a2c/index.html", &page(&sha));
     t.canonical_repo("w/p/m1", "1.1.0");
     let run = t.run("w", &["install"]);
     run.failure();
-    assert!(run.stderr.contains("sha256"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
     fs_err::remove_dir_all(t.path("w/p/m1")).unwrap();
     // An entry locked without its tree (an older a2c's install): `lock` completes it.
@@ -934,22 +921,18 @@ fn the_lock_entry_is_the_same_whichever_command_writes_it() {
     fs_err::write(&lock_path, &legacy).unwrap();
     let run = t.run("w", &["lock"]);
     run.success();
-    assert!(
-        run.stderr.contains("pinned the tree digest of version 1.0.0"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
 }
 
-/// Issue 40: a static registry whose index gives a wrong sha256: the install that locks the
+/// A static registry whose index gives a wrong sha256: the install that locks the
 /// version fails and the lock stays as it was (it used to keep the unverified entry).
 #[test]
 fn a_failed_install_leaves_the_lock_as_it_was() {
     let t = TestContext::new();
     t.standard_superbuild();
     t.run("w", &["lock"]).success();
-    let lock_path = t.path("w/.tools/esys/a2c/a2c.lock");
+    let lock_path = t.path(&layout::lock("w"));
     let before = fs_err::read_to_string(&lock_path).unwrap();
     t.method_tree("trees/3.0.0", "3.0.0");
     t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
@@ -958,11 +941,11 @@ fn a_failed_install_leaves_the_lock_as_it_was() {
     t.canonical_repo("w/p/new", "3.0.0");
     let run = t.run("w", &["install"]);
     run.failure();
-    assert!(run.stderr.contains("sha256"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), before);
 }
 
-/// Issue 40: a package index's own words. A project the index lacks is said to be missing
+/// A package index's own words. A project the index lacks is said to be missing
 /// there (not "a registry serves `index/esys/a2c.json`"); a PEP 700 size that is wrong is
 /// the index's, never "the bytes the lock pins" (nothing is locked yet).
 #[test]
@@ -1005,5 +988,5 @@ fn a_package_index_errors_speak_of_the_index() {
         "{}",
         run.stderr
     );
-    assert!(!t.path("w/.tools/esys/a2c/a2c.lock").exists());
+    assert!(!t.path(&layout::lock("w")).exists());
 }

@@ -1,4 +1,4 @@
-//! Issue 40: docs/hosting.md's recipes run exactly as printed. Each step is read from the page
+//! docs/hosting.md's recipes run exactly as printed. Each step is read from the page
 //! (the ```sh block after `<!-- recipe: NAME STEP -->`) and run by bash — set up and configure
 //! to completion, serve in the background until the test ends — with the page's variables set
 //! to free loopback ports and the test's directories, and a2c, the venv's programs and
@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestContext, free_port, installed_tree as installed, require_program, tree_files as files};
+use crate::support::layout;
+use crate::support::{TestContext, free_port, installed_tree as installed, require_program, tree_files as files};
 
 const PAGE: &str = include_str!("../../docs/hosting.md");
 
@@ -152,7 +153,7 @@ fn runs(t: &TestContext, recipes: &Recipes<'_>, recipe: &str, port: u16, configu
 }
 
 /// The `hint: ` line of a failed run.
-fn hint_of(run: &crate::common::Run) -> String {
+fn hint_of(run: &crate::support::Run) -> String {
     run.stderr
         .lines()
         .find_map(|l| l.strip_prefix("hint: "))
@@ -322,7 +323,7 @@ fn an_oci_registry() {
 fn installs_with_the_origin_down(t: &TestContext, origin: Served, origin_port: u16) {
     drop(origin);
     assert!(TcpStream::connect(("127.0.0.1", origin_port)).is_err());
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::store("w"))).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     t.run("w", &["install", "--locked"]).success();
     assert_eq!(installed(t, "1.0.0"), files(&t.path("w/method")));
@@ -356,7 +357,7 @@ fn a_pull_through_cache_keeps_installing_with_the_origin_down(recipe: &str, prog
         .success();
     cache.run("w", recipe, "use");
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("w/method")));
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
         lock.contains(&format!("oci://127.0.0.1:{cache_port}/team/a2c@sha256:")),
         "{lock}"
@@ -401,13 +402,13 @@ fn a_devpi_mirror_keeps_a_ci_farm_installing_with_the_origin_down() {
     devpi.run("mirror", "devpi", "setup");
     let _devpi_served = devpi.serve("mirror", "devpi", devpi_port);
     devpi.run("mirror", "devpi-mirror", "configure");
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c")).unwrap();
-    fs_err::remove_file(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::store("w"))).unwrap();
+    fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     // Nothing cached: the wheel crosses devpi (which keeps it) on its way to a2c.
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     devpi.run("w", "devpi-mirror", "use");
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("w/method")));
-    let lock = fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap();
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
         lock.contains(&format!("http://127.0.0.1:{devpi_port}/root/team-mirror/")),
         "{lock}"

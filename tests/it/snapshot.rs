@@ -1,11 +1,12 @@
-//! The workspace snapshot (issue 27): a no-op `install` and `doctor` take the members from the
+//! The workspace snapshot: a no-op `install` and `doctor` take the members from the
 //! snapshot the last install kept, and only while every path it records is unchanged. Each test
 //! changes the real file system, then checks that the snapshot is not trusted and that what the
 //! run reports is what a full walk reads.
 
 use std::time::Duration;
 
-use crate::common::TestContext;
+use crate::support::TestContext;
+use crate::support::layout;
 
 /// How long to wait for the paths a run just wrote to leave the racy margin (1 s).
 const SETTLE: Duration = Duration::from_millis(1100);
@@ -55,7 +56,7 @@ fn assert_trusted(t: &TestContext) {
 }
 
 /// The next install does not trust the snapshot, naming `changed` (a path relative to W).
-fn assert_not_trusted(t: &TestContext, changed: &str) -> crate::common::Run {
+fn assert_not_trusted(t: &TestContext, changed: &str) -> crate::support::Run {
     let run = t.run("w", &["-v", "install", "--json"]);
     let text = run.transcript();
     assert!(!text.contains("the members were not walked"), "{text}");
@@ -207,21 +208,24 @@ fn a_directory_swapped_for_a_link_is_seen() {
 fn a_pointer_rewritten_with_the_same_text_is_seen() {
     let t = TestContext::new();
     plain_superbuild(&t);
-    let pointer = t.path("w/p/c/.tools_local/esys/a2c/workspace.yaml");
+    let pointer = t.path(&layout::pointer("w/p/c"));
     let text = fs_err::read_to_string(&pointer).unwrap();
     fs_err::remove_file(&pointer).unwrap();
     fs_err::write(&pointer, &text).unwrap();
-    assert_not_trusted(&t, "p/c/.tools_local/esys/a2c/workspace.yaml").success();
+    assert_not_trusted(&t, &layout::pointer("p/c")).success();
 }
 
 #[test]
 fn a_removed_version_or_an_interrupted_migration_is_seen() {
     let t = TestContext::new();
     plain_superbuild(&t);
-    fs_err::remove_dir_all(t.path("w/.tools_local/esys/a2c/2.0.0")).unwrap();
+    fs_err::remove_dir_all(t.path(&layout::installed("w", "2.0.0"))).unwrap();
     let run = assert_not_trusted(&t, ".tools_local/esys/a2c/2.0.0");
     run.success();
-    assert!(t.path("w/.tools_local/esys/a2c/2.0.0/a2c-method.toml").is_file());
+    assert!(
+        t.path(&layout::installed_file("w", "2.0.0", "a2c-method.toml"))
+            .is_file()
+    );
 
     std::thread::sleep(SETTLE);
     t.run("w", &["install"]).success();
@@ -261,12 +265,12 @@ fn a_forged_snapshot_vouches_for_nothing() {
             "{}",
             run.transcript()
         );
-        let listed = crate::common::strings_of(&run.json(), "members", "relative");
+        let listed = crate::support::strings_of(&run.json(), "members", "relative");
         assert_eq!(listed, ["p/a", "p/b", "p/c"]);
     }
     // Through a link, not even read.
     fs_err::remove_file(t.path(SNAPSHOT)).unwrap();
-    let store = t.path("w/.tools_local/esys/a2c");
+    let store = t.path(&layout::store("w"));
     fs_err::rename(&store, t.path("w/.tools_local/esys/real")).unwrap();
     std::os::unix::fs::symlink("real", &store).unwrap();
     let run = t.run("w", &["-v", "workspace", "members"]);
@@ -287,7 +291,7 @@ fn a_name_that_is_not_utf8_is_never_recorded() {
     t.canonical_repo("w/p/a", "1.0.0");
     let odd = t.path("w/p").join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
     fs_err::create_dir_all(odd.join(".tools/esys/a2c")).unwrap();
-    crate::common::git(&odd, &["init", "-q", "."]);
+    crate::support::git(&odd, &["init", "-q", "."]);
     fs_err::write(
         odd.join(".tools/esys/a2c/adoption.yaml"),
         "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n",
@@ -316,7 +320,7 @@ fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
         for i in 0..300 {
             t.write(&format!("{m}/src/module_with_a_longer_name_{i:03}.rs"), "x\n");
         }
-        crate::common::git(&t.path(m), &["add", "src"]);
+        crate::support::git(&t.path(m), &["add", "src"]);
         let index = fs_err::metadata(t.path(&format!("{m}/.git/index"))).unwrap().len();
         assert!(index > 16 * 1024, "{m}: a {index}-byte index");
     }
@@ -325,7 +329,7 @@ fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
     t.run("w", &["install"]).success();
     assert_trusted(&t);
     t.write("w/p/b/.tools_local/notes.txt", "tracked by mistake\n");
-    crate::common::git(&t.path("w/p/b"), &["add", "-f", ".tools_local/notes.txt"]);
+    crate::support::git(&t.path("w/p/b"), &["add", "-f", ".tools_local/notes.txt"]);
     for portable in ["0", "1"] {
         let run = t.run_env("w", &["-v", "doctor", "--json"], &[("A2C_TEST_PORTABLE", portable)]);
         assert!(

@@ -3,7 +3,8 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common::TestContext;
+use crate::support::TestContext;
+use crate::support::layout;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const INDEX_ID: &str = "https://a2c.example.invalid/registry-spec/index.schema.json";
@@ -49,7 +50,7 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     let t = TestContext::new();
     t.standard_superbuild();
     t.run("w", &["lock"]).success();
-    let fresh = lock_as_json(&fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap());
+    let fresh = lock_as_json(&fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap());
     assert!(lock.is_valid(&fresh));
 
     // A signed index with serial and expires, and a version-2 lock recording its serial.
@@ -81,7 +82,7 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
         &format!("members: [\"p/*\", \"l/*\"]\nregistry: ../reg\ntrusted_keys: [\"{public}\"]\n"),
     );
     t.run("w", &["lock", "--update"]).success();
-    let v2 = lock_as_json(&fs_err::read_to_string(t.path("w/.tools/esys/a2c/a2c.lock")).unwrap());
+    let v2 = lock_as_json(&fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap());
     assert_eq!(v2["version"], 3);
     assert!(v2["index_serial"].is_u64(), "{v2}");
     assert!(lock.is_valid(&v2), "{v2}");
@@ -148,7 +149,7 @@ fn worked_example_tree_digest_matches_coreutils() {
     }
 }
 
-/// Issue 39: docs/formats.md lists exactly the formats of `util::formats::ALL`, each with its
+/// Docs/formats.md lists exactly the formats of `util::formats::ALL`, each with its
 /// file, version key, newest version and what a newer one meets.
 #[test]
 fn the_formats_page_is_the_typed_list() {
@@ -168,7 +169,7 @@ fn the_formats_page_is_the_typed_list() {
     }
 }
 
-/// Issue 41: the user's pages hold no dangling reference — the design documents the project
+/// The user's pages hold no dangling reference — the design documents the project
 /// does not contain (`DESIGN.md`, the ADR by number) and tracker numbers ("issue 38") mean
 /// nothing to a reader. performance-history.md, the measurement record, keeps its issue
 /// numbers.
@@ -204,8 +205,9 @@ fn the_docs_name_nothing_a_reader_cannot_open() {
 }
 
 /// The source's comments send a reader only to documents the repository holds: no design
-/// document it lacks (`DESIGN.md`, the ADR by number), and every `docs/….md` or
-/// `registry-spec/….md` it names exists.
+/// document it lacks (`DESIGN.md`, the ADR by number), no tracker number ("issue 38": a test
+/// or a module says what it is about), and every `docs/….md` or `registry-spec/….md` it names
+/// exists.
 #[test]
 fn the_source_names_no_document_a_reader_cannot_open() {
     let mut found = Vec::new();
@@ -219,7 +221,12 @@ fn the_source_names_no_document_a_reader_cannot_open() {
             let text = fs_err::read_to_string(path).unwrap();
             for (n, line) in text.lines().enumerate() {
                 let at = || format!("{}:{}: {}", path.display(), n + 1, line.trim());
-                if line.contains("DESIGN.md") || line.contains("ADR-0") {
+                let lower = line.to_ascii_lowercase();
+                let issue_number = line.trim_start().starts_with("//")
+                    && lower
+                        .match_indices("issue ")
+                        .any(|(i, _)| lower[i + 6..].starts_with(|c: char| c.is_ascii_digit()));
+                if line.contains("DESIGN.md") || line.contains("ADR-0") || issue_number {
                     found.push(at());
                 }
                 for prefix in ["docs/", "registry-spec/"] {
@@ -247,20 +254,20 @@ fn the_source_names_no_document_a_reader_cannot_open() {
 }
 
 /// §2 and §4: a file registry named by a relative path (`--registry reg`) gives a `source`
-/// relative to the lock's directory; an absolute one a `file://` URL (issue 41).
+/// relative to the lock's directory; an absolute one a `file://` URL.
 #[test]
 fn a_relative_registry_gives_a_relative_source_and_an_absolute_one_a_file_url() {
     let t = TestContext::new();
     t.publish("reg", "1.4.0", "tar.gz");
     t.canonical_repo("r", "1.4.0");
     let source = |t: &TestContext| {
-        let lock = fs_err::read_to_string(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+        let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
         let line = lock.lines().find(|l| l.starts_with("source = ")).unwrap().to_string();
         line.trim_start_matches("source = ").trim_matches('"').to_string()
     };
     t.run("r", &["lock", "--registry", "../reg"]).success();
     assert_eq!(source(&t), "../../../../reg/bundles/a2c-1.4.0.tar.gz");
-    fs_err::remove_file(t.path("r/.tools/esys/a2c/a2c.lock")).unwrap();
+    fs_err::remove_file(t.path(&layout::lock("r"))).unwrap();
     let absolute = t.path("reg").display().to_string();
     t.run("r", &["lock", "--registry", &absolute]).success();
     assert_eq!(source(&t), format!("file://{absolute}/bundles/a2c-1.4.0.tar.gz"));

@@ -1,11 +1,12 @@
-//! Issue 16: the shared tree cache — placement by clone, hardlink or copy, receipts that say
+//! The shared tree cache — placement by clone, hardlink or copy, receipts that say
 //! which, tamper detection and eviction, pruning that spares linked trees, and the fallback
 //! to copy across filesystems.
 
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common::{TestContext, require_program};
+use crate::support::layout;
+use crate::support::{TestContext, require_program};
 
 const STORE: &str = ".tools_local/esys/a2c";
 
@@ -15,11 +16,7 @@ fn twin(t: &TestContext, name: &str) {
     t.canonical_repo(&format!("{name}/m/a"), "1.0.0");
     t.legacy_repo(&format!("{name}/m/b"), "1.1.0");
     t.canonical_repo(&format!("{name}/m/c"), "2.0.0");
-    fs_err::copy(
-        t.path("w/.tools/esys/a2c/a2c.lock"),
-        t.path(&format!("{name}/.tools/esys/a2c/a2c.lock")),
-    )
-    .unwrap();
+    fs_err::copy(t.path(&layout::lock("w")), t.path(&layout::lock(name))).unwrap();
 }
 
 /// (version, source, link_mode) of each installed version of an `install --json` run.
@@ -199,7 +196,7 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
         .unwrap();
     assert!(touched.success());
     let doc = t.run("w4", &["doctor", "--json"]).verdict_json();
-    let finding = crate::common::finding(&doc, "cache-tree-modified");
+    let finding = crate::support::finding(&doc, "cache-tree-modified");
     assert!(
         finding["message"]
             .as_str()
@@ -208,7 +205,7 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
         "{finding}"
     );
     let doc = t.run("w4", &["doctor", "--deep", "--json"]).verdict_json();
-    let finding = crate::common::finding(&doc, "cache-tree-modified");
+    let finding = crate::support::finding(&doc, "cache-tree-modified");
     assert!(
         finding["message"]
             .as_str()

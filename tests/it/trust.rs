@@ -5,8 +5,9 @@
 
 use base64::Engine;
 
-use crate::common::TestContext;
-use crate::server::{Fault, Server};
+use crate::support::TestContext;
+use crate::support::http_server::{Fault, Server};
+use crate::support::layout;
 
 const INDEX: &str = "/index/esys/a2c.json";
 
@@ -57,7 +58,7 @@ fn credential_sources(t: &TestContext, x: &Server) -> Vec<(&'static str, Vec<(St
     ]
 }
 
-fn run_with(t: &TestContext, args: &[&str], env: &[(String, String)]) -> crate::common::Run {
+fn run_with(t: &TestContext, args: &[&str], env: &[(String, String)]) -> crate::support::Run {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     t.run_env("r", args, &env)
 }
@@ -97,7 +98,7 @@ fn a_redirect_to_another_host_never_takes_the_bound_credential_to_its_token_endp
             0,
             "{source}: Y's token endpoint was asked"
         );
-        assert!(!t.path("r/.tools/esys/a2c/a2c.lock").exists(), "{source}");
+        assert!(!t.path(&layout::lock("r")).exists(), "{source}");
     }
     // The user binds Y too: the request then goes to Y directly, with Y's own credential, and
     // Y's token is used at Y only.
@@ -179,10 +180,10 @@ fn hostile_git_config(t: &TestContext, rel: &str) {
         fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     t.write(&format!("{rel}/.gitattributes"), "* filter=evil\n");
-    crate::common::git(&repo, &["add", ".gitattributes"]);
-    crate::common::git(&repo, &["commit", "-q", "-m", "attributes"]);
+    crate::support::git(&repo, &["add", ".gitattributes"]);
+    crate::support::git(&repo, &["commit", "-q", "-m", "attributes"]);
     let set = |k: &str, v: &str| {
-        crate::common::git(&repo, &["config", k, v]);
+        crate::support::git(&repo, &["config", k, v]);
     };
     set("core.fsmonitor", &format!("{}; false", leave("fsmonitor")));
     set("core.pager", &format!("{}; cat", leave("pager")));
@@ -190,7 +191,7 @@ fn hostile_git_config(t: &TestContext, rel: &str) {
     set("filter.evil.clean", &format!("{}; cat", leave("filter-clean")));
     set("filter.evil.smudge", &format!("{}; cat", leave("filter-smudge")));
     set("core.hooksPath", &hooks.display().to_string());
-    crate::common::git(&repo, &["update-index", "--index-version", "4"]);
+    crate::support::git(&repo, &["update-index", "--index-version", "4"]);
 }
 
 /// The programs that ran, by name.
@@ -224,8 +225,8 @@ fn git_runs_no_program_a_members_git_config_names() {
     }
     // A tracked path under `.tools_local/` makes every command ask git about it.
     t.write("w/p/app/.tools_local/notes.txt", "tracked by mistake\n");
-    crate::common::git(&t.path("w/p/app"), &["add", "-f", ".tools_local/notes.txt"]);
-    crate::common::git(&t.path("w/p/app"), &["commit", "-q", "-m", "notes"]);
+    crate::support::git(&t.path("w/p/app"), &["add", "-f", ".tools_local/notes.txt"]);
+    crate::support::git(&t.path("w/p/app"), &["commit", "-q", "-m", "notes"]);
     // A tool state file whose time changed: `git status` would run the clean filter on it.
     let record = t.path("w/l/core/.a2c/adoption.yaml");
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
@@ -285,7 +286,7 @@ fn a_members_git_file_never_leads_a_migration_outside_the_superbuild() {
     let t = TestContext::new();
     legacy_member(&t, "victim");
     let victim = t.path("victim");
-    let commits = || crate::common::git(&victim, &["rev-list", "--count", "HEAD"]);
+    let commits = || crate::support::git(&victim, &["rev-list", "--count", "HEAD"]);
     let before = commits();
     t.superbuild("w", "members: [\"m*\"]\nregistry: ../reg\n");
     // m2 looks like the victim's work tree (same files), its `.git` names the victim's.
@@ -303,16 +304,16 @@ fn a_members_git_file_never_leads_a_migration_outside_the_superbuild() {
         ]);
     }
     let run = t.run("w", &["migrate", "version", "--to", "2.0.0", "--all"]);
-    run.fails_with(&["member `m2`", "outside `[TMP]/w`"]);
+    insta::assert_snapshot!(run.error_transcript());
     assert_eq!(commits(), before, "a commit landed in the victim");
     assert!(!victim.join(".git/a2c-plans").exists());
     assert!(!victim.join(".git/a2c-migrate.json").exists());
     assert!(victim.join(".a2c/adoption.yaml").exists());
 
     // A worktree git registered for a directory in W is the user's own: it migrates.
-    crate::common::git(&t.path("w"), &["init", "-q", "."]);
+    crate::support::git(&t.path("w"), &["init", "-q", "."]);
     fs_err::remove_dir_all(t.path("w/m2")).unwrap();
-    crate::common::git(
+    crate::support::git(
         &victim,
         &[
             "worktree",
@@ -338,18 +339,14 @@ fn an_installed_file_edited_in_place_never_spreads_through_the_tree_cache() {
     let twin = |name: &str| {
         t.superbuild(name, "members: [\"m/*\"]\nregistry: ../reg\n");
         t.canonical_repo(&format!("{name}/m/a"), "1.0.0");
-        fs_err::copy(
-            t.path("w/.tools/esys/a2c/a2c.lock"),
-            t.path(&format!("{name}/.tools/esys/a2c/a2c.lock")),
-        )
-        .unwrap();
+        fs_err::copy(t.path(&layout::lock("w")), t.path(&layout::lock(name))).unwrap();
     };
     twin("w2");
     let doc = t
         .run("w2", &["install", "--offline", "--link-mode", "hardlink", "--json"])
         .json();
     assert_eq!(doc["installed"][0]["source"], "tree-cache", "{doc}");
-    let file = t.path("w2/.tools_local/esys/a2c/1.0.0/rules/core.md");
+    let file = t.path(&layout::installed_file("w2", "1.0.0", "rules/core.md"));
     let original = fs_err::read(&file).unwrap();
     assert!(fs_err::metadata(&file).unwrap().nlink() > 1, "placed by hard link");
     let reference = t.path("reference");
@@ -375,7 +372,7 @@ fn an_installed_file_edited_in_place_never_spreads_through_the_tree_cache() {
             .success()
     );
     let doc = t.run("w2", &["doctor", "--json"]).verdict_json();
-    crate::common::finding(&doc, "cache-tree-modified");
+    crate::support::finding(&doc, "cache-tree-modified");
     twin("w3");
     let doc = t.run("w3", &["install", "--offline", "--json"]).json();
     assert_eq!(
@@ -383,7 +380,7 @@ fn an_installed_file_edited_in_place_never_spreads_through_the_tree_cache() {
         "placed from a tampered tree: {doc}"
     );
     assert_eq!(
-        fs_err::read(t.path("w3/.tools_local/esys/a2c/1.0.0/rules/core.md")).unwrap(),
+        fs_err::read(t.path(&layout::installed_file("w3", "1.0.0", "rules/core.md"))).unwrap(),
         original
     );
     // Untampered trees keep being placed (a placement's own links move no alarm).
@@ -408,7 +405,7 @@ fn control_characters_are_printed_as_visible_escapes() {
         &format!("{evil}/.tools/esys/a2c/adoption.yaml"),
         "schema_version: 2\ntool_version: \"1.0.0\\e]0;pwned\\a\"\ndelivery: package\n",
     );
-    let raw = |run: &crate::common::Run, what: &str| {
+    let raw = |run: &crate::support::Run, what: &str| {
         for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
             assert!(
                 !text.contains('\x1b') && !text.contains('\x07'),
@@ -444,7 +441,7 @@ fn control_characters_are_printed_as_visible_escapes() {
 
     // A lock with a 600 KB line: the echoed line is cut.
     t.write(
-        "w/.tools/esys/a2c/a2c.lock",
+        &layout::lock("w"),
         &format!("version = 1\n\"{}\x1b[31m\n", "x".repeat(600_000)),
     );
     let run = t.run("w", &["install"]);
@@ -471,14 +468,14 @@ fn registry_writes_follow_no_link() {
     fs_err::create_dir_all(t.path("reg1")).unwrap();
     fs_err::create_dir_all(t.path("elsewhere1")).unwrap();
     symlink(t.path("elsewhere1"), t.path("reg1/bundles")).unwrap();
-    pack("reg1").fails_with(&["[TMP]/reg1/bundles", "link"]);
+    insta::assert_snapshot!(pack("reg1").error_transcript());
     untouched("elsewhere1");
     assert!(!t.path("reg1/index").exists());
 
     fs_err::create_dir_all(t.path("reg2/index")).unwrap();
     fs_err::create_dir_all(t.path("elsewhere2")).unwrap();
     symlink(t.path("elsewhere2"), t.path("reg2/index/esys")).unwrap();
-    pack("reg2").fails_with(&["[TMP]/reg2/index/esys", "link"]);
+    insta::assert_snapshot!(pack("reg2").error_transcript());
     untouched("elsewhere2");
     assert!(!t.path("reg2/bundles").exists());
 
@@ -499,7 +496,7 @@ fn registry_writes_follow_no_link() {
 
     // A link inside the packed tree: the hint is about packing.
     symlink("core.md", t.path("tree/rules/link.md")).unwrap();
-    pack("reg4").fails_with(&["`[TMP]/tree/rules/link.md` cannot be packed", "replace the link"]);
+    insta::assert_snapshot!(pack("reg4").error_transcript());
 }
 
 /// In a shared (sticky, world-writable) cache, a `stores` file another user made is never
@@ -509,7 +506,7 @@ fn a_shared_caches_files_must_be_the_users_own() {
     use std::os::unix::fs::PermissionsExt;
     let t = TestContext::new();
     if rustix::process::geteuid().as_raw() != 0 {
-        crate::common::require_program("root (to make a file the user `nobody` owns)");
+        crate::support::require_program("root (to make a file the user `nobody` owns)");
         return;
     }
     t.standard_superbuild();
@@ -592,8 +589,7 @@ fn cache_clean_waits_for_a_running_install() {
     );
     for v in ["1.0.0", "1.1.0", "2.0.0"] {
         assert!(
-            t.path(&format!("w/.tools_local/esys/a2c/{v}/.a2c-receipt.json"))
-                .exists(),
+            t.path(&layout::installed_file("w", v, ".a2c-receipt.json")).exists(),
             "{v}"
         );
     }
@@ -612,7 +608,7 @@ fn no_hop_after_the_chain_left_the_bound_origin_carries_a_credential() {
         "A2C_REGISTRY_TOKEN",
         vec![("A2C_REGISTRY_TOKEN".into(), "secret-token".into())],
     ));
-    let lock = t.path("r/.tools/esys/a2c/a2c.lock");
+    let lock = t.path(&layout::lock("r"));
     for (source, env) in &sources {
         x.fault(INDEX, &[Fault::Redirect(format!("{}index/esys/a2c.json", y.url()))]);
         y.fault(INDEX, &[Fault::Redirect("/index/esys/a2c.json?hop=2".into())]);
@@ -660,7 +656,7 @@ fn no_hop_after_the_chain_left_the_bound_origin_carries_a_credential() {
         &[Fault::Redirect(format!("{}index/esys/a2c.json", x.url()))],
     );
     let run = t.run("r", &["lock", "--registry", &x.url()]);
-    run.fails_with(&["a redirect loop", "run again with -v"]);
+    insta::assert_snapshot!(run.error_transcript());
     for hop in 0..20 {
         let path = format!("/index/esys/a2c.json?n={hop}");
         x.fault(
@@ -669,7 +665,7 @@ fn no_hop_after_the_chain_left_the_bound_origin_carries_a_credential() {
         );
     }
     let run = t.run("r", &["lock", "--registry", &x.url()]);
-    run.fails_with(&["still redirecting after 10 hops"]);
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!lock.exists());
 }
 
@@ -697,7 +693,7 @@ fn a_conan_token_exchange_never_follows_a_redirect_with_the_credentials() {
     let env = [("A2C_REGISTRY_AUTH", "alice:secret"), ("A2C_TOKEN_HOSTS", &x.host())];
     let run = t.run_env("r", &["lock", "--registry", &location], &env);
     run.failure();
-    assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+    insta::assert_snapshot!(run.transcript());
     let asked: Vec<_> = x.requests().into_iter().map(|r| r.path).collect();
     assert!(asked.contains(&"/v2/users/authenticate".to_string()), "{asked:?}");
     assert!(
@@ -710,7 +706,7 @@ fn a_conan_token_exchange_never_follows_a_redirect_with_the_credentials() {
     saw_no_credential(&y);
 }
 
-/// Issue 38: a2c's secrets never reach the programs it starts: the member's own pre-commit
+/// a2c's secrets never reach the programs it starts: the member's own pre-commit
 /// hook that `migrate`'s commit runs, and docker's credential helper.
 #[test]
 fn hooks_and_helpers_never_see_a2cs_secrets() {
@@ -724,7 +720,7 @@ fn hooks_and_helpers_never_see_a2cs_secrets() {
         fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     };
     script(&hooks.join("pre-commit"), &t.path("hook-env"), "exit 0\n");
-    crate::common::git(
+    crate::support::git(
         &t.path("m"),
         &["config", "core.hooksPath", &hooks.display().to_string()],
     );
@@ -826,16 +822,7 @@ fn a_redirect_location_never_carries_its_userinfo_on() {
     let to_y = format!("{}index/esys/a2c.json", y.url()).replacen("http://", "http://mallory:hunter2@", 1);
     x.fault(INDEX, &[Fault::Redirect(to_y)]);
     let run = t.run("r", &["-v", "lock", "--registry", &x.url()]);
-    assert!(
-        !run.stderr.contains("hunter2") && !run.stderr.contains("mallory"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("following it to `http://127.0.0.2:"),
-        "{}",
-        run.stderr
-    );
+    insta::assert_snapshot!(run.transcript());
     saw_no_credential(&y);
 }
 
@@ -854,12 +841,11 @@ fn without_git_a_repository_a2c_cannot_read_alone_is_not_trusted() {
     fs_err::create_dir_all(&no_git).unwrap();
     let install = ["install", "--registry", "../reg"];
     let run = t.run_env("r", &install, &[("PATH", no_git.to_str().unwrap())]);
-    run.fails_with(&[
-        "cannot tell whether git tracks",
-        "git could not be started",
-        "install git (a2c asks it what the index holds), then run the command again",
-    ]);
-    assert!(!t.path("r/.tools_local/esys/a2c/1.0.0").exists());
+    insta::assert_snapshot!(run.error_transcript());
+    assert!(!t.path(&layout::installed("r", "1.0.0")).exists());
     t.run("r", &install).success();
-    assert!(t.path("r/.tools_local/esys/a2c/1.0.0/a2c-method.toml").is_file());
+    assert!(
+        t.path(&layout::installed_file("r", "1.0.0", "a2c-method.toml"))
+            .is_file()
+    );
 }

@@ -1,0 +1,545 @@
+//! The test context: an isolated HOME, cache and environment, and helpers to build real git
+//! repositories, superbuilds, method trees and registries.
+
+#![allow(dead_code)]
+
+pub mod bundles;
+pub mod http_server;
+pub mod layout;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct TestContext {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+/// The result of one run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// A run from a finished process, the temp root masked.
+    pub fn from_output(out: Output, root: &Path) -> Self {
+        Self::from(out, root)
+    }
+
+    fn from(out: Output, root: &Path) -> Self {
+        let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&root.display().to_string(), "[TMP]");
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: clean(&out.stdout),
+            stderr: clean(&out.stderr),
+        }
+    }
+
+    /// The JSON document on stdout of a run that succeeded (exit 0): the exit code is checked
+    /// first, so that a failed run is reported as such, not as a parse error.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        self.success();
+        self.parse_json()
+    }
+
+    /// The JSON document on stdout of a run that failed with exit 1 (as `doctor` does on a
+    /// failing finding).
+    #[track_caller]
+    pub fn json_failure(&self) -> serde_json::Value {
+        self.failure();
+        self.parse_json()
+    }
+
+    /// The JSON document of a command that reports a verdict by its exit code (`doctor`):
+    /// exit 0 or 1 — never a crash or a usage error; the caller asserts which.
+    #[track_caller]
+    pub fn verdict_json(&self) -> serde_json::Value {
+        assert!(
+            self.code == 0 || self.code == 1,
+            "expected a verdict (exit 0 or 1), got {}\nstdout:\n{}\nstderr:\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self.parse_json()
+    }
+
+    #[track_caller]
+    fn parse_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    #[track_caller]
+    pub fn success(&self) -> &Self {
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn failure(&self) -> &Self {
+        assert_eq!(
+            self.code, 1,
+            "expected exit 1\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Exit 1, and stderr names every one of `needles`.
+    #[track_caller]
+    pub fn fails_with(&self, needles: &[&str]) -> &Self {
+        self.failure();
+        for n in needles {
+            assert!(self.stderr.contains(n), "expected `{n}` in stderr:\n{}", self.stderr);
+        }
+        self
+    }
+
+    /// Exit code and stderr, for a snapshot of an error, with stdout after it when the run
+    /// printed any (temp paths are already `[TMP]`; see `mask` for the rest), as uv's tests
+    /// snapshot their errors.
+    pub fn error_transcript(&self) -> String {
+        let mut text = format!("exit: {}\n{}", self.code, mask(&self.stderr));
+        if !self.stdout.is_empty() {
+            text.push_str(&format!("--- stdout\n{}", mask(&self.stdout)));
+        }
+        text
+    }
+
+    /// The whole run as one text (exit code, stdout, stderr), masked as `error_transcript`,
+    /// for a snapshot of what a user sees.
+    pub fn transcript(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code,
+            mask(&self.stdout),
+            mask(&self.stderr)
+        )
+    }
+}
+
+impl TestContext {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new().prefix("a2c-test-").tempdir().unwrap();
+        let root = fs_err::canonicalize(dir.path()).unwrap();
+        fs_err::create_dir_all(root.join("home")).unwrap();
+        Self { dir, root }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// How `rel` appears in output: the temp root masked as `[TMP]`.
+    pub fn shown(&self, rel: &str) -> String {
+        format!("[TMP]/{rel}")
+    }
+
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
+    /// `a2c` with a clean environment, started in `cwd` (relative to the root).
+    /// Gives `cmd` the environment a2c runs with in this test (its home, its a2c cache, git's
+    /// identity, no outside A2C_ variable): for a program that runs a2c itself.
+    pub fn environment(&self, cmd: &mut Command) {
+        for (k, v) in self.cmd(".").get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+    }
+
+    /// `bash -euo pipefail -c text` in `dir` (created) with the test's environment (its home,
+    /// its a2c cache, git's identity) and a2c, then /usr/sbin, first on PATH: a documented
+    /// shell step run as a user runs it.
+    pub fn bash(&self, dir: &str, text: &str) -> Command {
+        fs_err::create_dir_all(self.path(dir)).unwrap();
+        let mut cmd = Command::new("bash");
+        cmd.args(["-euo", "pipefail", "-c", text]).current_dir(self.path(dir));
+        self.environment(&mut cmd);
+        let bin = Path::new(env!("CARGO_BIN_EXE_a2c"))
+            .parent()
+            .unwrap()
+            .display()
+            .to_string();
+        cmd.env(
+            "PATH",
+            format!("{bin}:{}:/usr/sbin", std::env::var("PATH").unwrap_or_default()),
+        );
+        cmd
+    }
+
+    pub fn cmd(&self, cwd: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2c"));
+        cmd.current_dir(self.path(cwd));
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().into_owned();
+            let proxy = k.to_ascii_lowercase().ends_with("_proxy");
+            if k.starts_with("A2C_")
+                || k == "NO_COLOR"
+                || k.starts_with("XDG_")
+                || proxy
+                || k == "SSL_CERT_FILE"
+                || k == "SSL_CERT_DIR"
+                || k == "NETRC"
+                || k == "DOCKER_CONFIG"
+            {
+                cmd.env_remove(k);
+            }
+        }
+        // A run of the suite with the portable containment path forced (`.ci/run` reruns the
+        // containment tests so: macOS's path) forces it in every a2c it starts.
+        if let Some(v) = std::env::var_os("A2C_TEST_PORTABLE") {
+            cmd.env("A2C_TEST_PORTABLE", v);
+        }
+        cmd.env("HOME", self.path("home"))
+            .env("A2C_CACHE_DIR", self.cache_dir())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "a2c-test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "a2c-test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            // A server that stalls fails a test's request within 5 s, not the default 30 (the
+            // retry backoff itself is unit-tested).
+            .env("A2C_HTTP_TIMEOUT", "5")
+            // No progress lines: their order follows the parallel jobs, which would make every
+            // transcript nondeterministic. `ux.rs` tests the default (lines in a pipe, bars in
+            // a terminal) by unsetting it.
+            .env("A2C_PROGRESS", "none");
+        cmd
+    }
+
+    /// Runs `a2c args…` in `cwd`.
+    pub fn run(&self, cwd: &str, args: &[&str]) -> Run {
+        let out = self.cmd(cwd).args(args).output().unwrap();
+        Run::from(out, &self.root)
+    }
+
+    pub fn run_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.cmd(cwd);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap(), &self.root)
+    }
+
+    /// Runs in `cwd` an `a2c …` command as a message printed it (its `[TMP]` the test's
+    /// root; words split at spaces, so its placeholders filled first): a hint followed where
+    /// the user stands.
+    pub fn run_printed(&self, cwd: &str, printed: &str) -> Run {
+        let command = printed.replace("[TMP]", &self.root.display().to_string());
+        let mut words = command.split(' ');
+        assert_eq!(words.next(), Some("a2c"), "not an a2c command: {printed}");
+        let args: Vec<&str> = words.collect();
+        self.run(cwd, &args)
+    }
+
+    pub fn write(&self, rel: &str, contents: &str) -> PathBuf {
+        let path = self.path(rel);
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(&path, contents).unwrap();
+        path
+    }
+
+    /// Makes `rel` a real git repository (with one commit of whatever it holds).
+    pub fn git_repo(&self, rel: &str) -> PathBuf {
+        let path = self.path(rel);
+        fs_err::create_dir_all(&path).unwrap();
+        git(&path, &["init", "-q", "."]);
+        path
+    }
+
+    /// A git repository that adopted `version` in the canonical layout.
+    pub fn canonical_repo(&self, rel: &str, version: &str) -> PathBuf {
+        let path = self.git_repo(rel);
+        self.write(
+            &format!("{rel}/.tools/esys/a2c/adoption.yaml"),
+            &format!("schema_version: 2\ntool_version: {version}\ndelivery: package\n"),
+        );
+        path
+    }
+
+    /// A git repository that adopted `version` in the legacy `.a2c/` layout.
+    pub fn legacy_repo(&self, rel: &str, version: &str) -> PathBuf {
+        let path = self.git_repo(rel);
+        self.write(
+            &format!("{rel}/.a2c/adoption.yaml"),
+            &format!("tool_version: v{version}\ndelivery: submodule\n"),
+        );
+        path
+    }
+
+    /// A superbuild root at `rel` with the given marker body (after `schema_version: 1`).
+    pub fn superbuild(&self, rel: &str, marker_body: &str) -> PathBuf {
+        let path = self.git_repo(rel);
+        // A body that names its own schema_version (2: several registries) keeps it.
+        let text = match marker_body.starts_with("schema_version:") {
+            true => marker_body.to_string(),
+            false => format!("schema_version: 1\n{marker_body}"),
+        };
+        self.write(&format!("{rel}/.tools/esys/a2c/workspace.yaml"), &text);
+        path
+    }
+
+    /// Commits everything in the repository `rel` (an empty commit when nothing changed).
+    pub fn commit_all(&self, rel: &str) {
+        git(&self.path(rel), &["add", "-A"]);
+        git(&self.path(rel), &["commit", "-q", "-m", "state", "--allow-empty"]);
+    }
+
+    /// Commits every member of the standard superbuild, each ignoring its `.tools_local/`.
+    pub fn commit_members(&self) {
+        for r in ["w/p/app", "w/p/web", "w/l/core", "w/l/util"] {
+            self.write(&format!("{r}/.gitignore"), ".tools_local/\n");
+            self.commit_all(r);
+        }
+    }
+
+    /// A method tree (manifest + a few files) of `version` at `rel`.
+    pub fn method_tree(&self, rel: &str, version: &str) -> PathBuf {
+        self.method_tree_with_root(rel, version, ".tools/esys/a2c")
+    }
+
+    /// A method tree whose manifest declares `tool_state_root = root`.
+    pub fn method_tree_with_root(&self, rel: &str, version: &str, root: &str) -> PathBuf {
+        self.write(
+            &format!("{rel}/a2c-method.toml"),
+            &format!("name = \"esys/a2c\"\nversion = \"{version}\"\ntool_state_root = \"{root}\"\n"),
+        );
+        self.write(&format!("{rel}/rules/core.md"), &format!("# Core rules of {version}\n"));
+        self.write(
+            &format!("{rel}/prompts/review.md"),
+            &format!("Review under method {version}.\n"),
+        );
+        self.path(rel)
+    }
+}
+
+impl TestContext {
+    /// Every file of the repository `repo` except `.git/` and `.tools_local/`, with contents.
+    pub fn files(&self, repo: &str) -> Vec<(String, Vec<u8>)> {
+        let root = self.path(repo);
+        let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".tools_local")
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                (
+                    e.path().strip_prefix(&root).unwrap().display().to_string(),
+                    fs_err::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+/// What changes from run to run and is no behaviour, masked in every transcript: the ports of
+/// servers a test starts (`127.0.0.1:[PORT]`, `http://vm:[PORT]`), a migration plan's digest
+/// (`plan sha256:[PLAN]`: the plan names commits, whose times differ) and a commit's short
+/// name (12 hex digits, `[COMMIT]`), signing key ids (16 upper-case hex digits, as minisign shows them), git
+/// commits (and anything else of 40 lower-case hex digits, `[SHA1]`: commit times differ), a
+/// staging work directory's random name (`.staging/[WORK]/`), durations (`(0.12s)` is
+/// `([TIME])`), and retries, told as they happen (`warning: retry 1 of 2 in 0.3 s: …`): how many
+/// a loaded machine needs is timing, so transcripts leave those lines out (tests that count them
+/// read `stderr`).
+fn mask(text: &str) -> String {
+    use std::sync::LazyLock;
+    static MASKS: LazyLock<Vec<(regex::Regex, &str)>> = LazyLock::new(|| {
+        [
+            (r"(127\.0\.0\.[0-9]+|localhost|://[A-Za-z0-9.-]+):[0-9]+", "$1:[PORT]"),
+            (
+                r"(plan |--confirm |reviewed \()sha256:[0-9a-f]{64}",
+                "${1}sha256:[PLAN]",
+            ),
+            (r"\b[0-9a-f]{12}\b", "[COMMIT]"),
+            (r"\b[0-9A-F]{16}\b", "[KEYID]"),
+            (r"\b[0-9a-f]{40}\b", "[SHA1]"),
+            (r"\.staging/[^/`\s]+/", ".staging/[WORK]/"),
+            (r"\b[0-9]+(\.[0-9]+)?m?s\)", "[TIME])"),
+            (r"(?m)^warning: retry .*\n", ""),
+        ]
+        .into_iter()
+        .map(|(re, with)| (regex::Regex::new(re).unwrap(), with))
+        .collect()
+    });
+    MASKS.iter().fold(text.to_string(), |text, (re, with)| {
+        re.replace_all(&text, *with).into_owned()
+    })
+}
+
+/// A third-party program a test needs is missing: one loud line outside CI, a failure with
+/// `CI=true` (so CI can never pass without it). `.ci/run` installs them.
+pub fn require_program(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{what} is required under CI=true: .ci/run installs it");
+    }
+    eprintln!("SKIPPED: install {what}");
+}
+
+/// The string `field` of every object in the array `list` of a `--json` document (a member's
+/// `relative`, `path` or `version`, …), in order.
+#[track_caller]
+pub fn strings_of(doc: &serde_json::Value, list: &str, field: &str) -> Vec<String> {
+    doc[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no array `{list}` in {doc}"))
+        .iter()
+        .map(|item| {
+            item[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no `{field}` in {item}"))
+                .to_string()
+        })
+        .collect()
+}
+
+/// The first finding with `code` in a `doctor --json` document.
+#[track_caller]
+pub fn finding(doc: &serde_json::Value, code: &str) -> serde_json::Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .cloned()
+        .unwrap_or_else(|| panic!("no finding `{code}` in {doc}"))
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=a2c-test",
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl TestContext {
+    /// `a2c args…` in `cwd` under GNU time: the output and the peak RSS in KiB, or `None`
+    /// (after the SKIPPED line) when /usr/bin/time is absent.
+    pub fn run_measured(&self, cwd: &str, args: &[&str]) -> Option<(Output, u64)> {
+        if !Path::new("/usr/bin/time").exists() {
+            require_program("time (GNU time at /usr/bin/time)");
+            return None;
+        }
+        let a2c = self.cmd(cwd);
+        let mut cmd = Command::new("/usr/bin/time");
+        cmd.args(["-f", "peak-rss-kib=%M"])
+            .arg(a2c.get_program())
+            .args(args)
+            .current_dir(self.path(cwd));
+        for (k, v) in a2c.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.output().unwrap();
+        let kib = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
+            .expect("GNU time reports the peak RSS");
+        Some((out, kib))
+    }
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A program a test started, killed and reaped when dropped.
+pub struct Spawned(pub std::process::Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Spawned {
+    /// Waits up to `seconds` until it listens on 127.0.0.1:`port`; `false` when it exited or
+    /// the time ran out.
+    pub fn listening(&mut self, port: u16, seconds: u64) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while std::time::Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return true;
+            }
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+/// Every regular file below `dir` (relative path, sorted) with its bytes.
+pub fn tree_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
+                fs_err::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The files a2c installed for `version` in the superbuild `w` (its receipt and tree record
+/// aside): what a method tree must equal.
+pub fn installed_tree(t: &TestContext, version: &str) -> Vec<(String, Vec<u8>)> {
+    tree_files(&t.path(&layout::installed("w", version)))
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(".a2c-"))
+        .collect()
+}
+
+/// A superbuild `w` whose marker names `registry`, one member `p/mN` per version pinned.
+pub fn superbuild_pinning(t: &TestContext, registry: &str, versions: &[&str]) {
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    for (i, v) in versions.iter().enumerate() {
+        t.canonical_repo(&format!("w/p/m{i}"), v);
+    }
+}
