@@ -19,12 +19,7 @@ pub struct InitArgs {
     pub members: Vec<String>,
 }
 
-pub fn run(
-    args: &InitArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &InitArgs, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
     let dir = global.start_dir()?;
     // A member of a superbuild is not made a second one, nested in it, without a word: its
     // commands would then use its own empty superbuild (`resolve` fails there).
@@ -40,7 +35,7 @@ pub fn run(
     }
     // Refused now, not at the first `lock`: the location must parse (relative to W).
     let location = match &args.registry {
-        Some(r) => Some(crate::registry::RegistryLocation::parse(r, &dir, session.plain_http())?),
+        Some(r) => Some(crate::registry::RegistryLocation::parse(r, &dir)?),
         None => None,
     };
     let created = crate::workspace::WorkspaceMarker::create(&dir, args.registry.as_deref(), &args.members)?;

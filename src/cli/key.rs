@@ -148,7 +148,7 @@ pub fn sign(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let cwd = global.start_dir()?;
-    let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
+    let registry = RegistryLocation::parse(&args.registry, &cwd)?.open(&session.network);
     let key = unlock(&cwd.join(&args.key), printer)?;
     let expiry = match (args.expires_in, args.no_expiry) {
         (Some(days), _) => crate::registry::handle::Expiry::InDays(days),

@@ -231,7 +231,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Gc(args) => gc::run(args, session, global, printer),
         Command::Migrate(cmd) => migrate::run(cmd, session, global, printer),
         Command::Adopt(args) => adopt::run(args, session, global, printer),
-        Command::Init(args) => init::run(args, session, global, printer),
+        Command::Init(args) => init::run(args, global, printer),
         Command::Login(args) => login::login(args, session, global, printer),
         Command::Logout(args) => login::logout(args, session, global, printer),
     }

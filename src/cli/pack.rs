@@ -60,7 +60,7 @@ pub fn run(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let cwd = global.start_dir()?;
-    let location = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?;
+    let location = RegistryLocation::parse(&args.registry, &cwd)?;
     let format = match location.pack_plan(args.format.as_deref()).map_err(anyhow::Error::msg)? {
         crate::registry::PackPlan::Recipe(writer) => return write_recipe(args, &cwd, writer.as_ref(), printer),
         crate::registry::PackPlan::Bundle(format) => format,

@@ -35,7 +35,7 @@ pub fn run(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let cwd = global.start_dir()?;
-    let registry = RegistryLocation::parse(&args.registry, &cwd, session.plain_http())?.open(&session.network);
+    let registry = RegistryLocation::parse(&args.registry, &cwd)?.open(&session.network);
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
         None => None,

@@ -149,15 +149,14 @@ pub fn minisign(data: &[u8]) {
 /// is shown without credentials, and what is shown reads back as the same location.
 pub fn registry_location(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let plain = crate::net::PlainHttp(vec!["plain.example".into()]);
     let base = Path::new("/superbuild/products/app");
-    let Ok(location) = crate::registry::RegistryLocation::parse(text, base, &plain) else {
+    let Ok(location) = crate::registry::RegistryLocation::parse(text, base) else {
         return;
     };
     let index = location.index_url();
     assert!(index.username().is_empty() && index.password().is_none(), "{index}");
     let shown = location.to_string();
-    let again = crate::registry::RegistryLocation::parse(&shown, base, &plain)
+    let again = crate::registry::RegistryLocation::parse(&shown, base)
         .unwrap_or_else(|e| panic!("`{shown}` (shown for `{text}`) does not read back: {e}"));
     assert_eq!(again.to_string(), shown);
     assert_eq!(again.index_url(), index);

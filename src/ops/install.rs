@@ -421,7 +421,7 @@ pub fn install_options(
         },
         store,
         settings: session.store.clone(),
-        plain_http: session.plain_http().clone(),
+        network: session.network.clone(),
         lock_dir: ctx.lock_path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
         from: from_dir(from)?,
         jobs,

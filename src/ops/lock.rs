@@ -300,8 +300,7 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let crate::lock::BundleLocation::Http(url) =
-            crate::registry::bundle_location(entry, &client.network().plain_http, None)
+        let crate::lock::BundleLocation::Http(url) = crate::registry::bundle_location(entry, client.network(), None)
         else {
             continue;
         };

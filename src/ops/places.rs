@@ -25,7 +25,6 @@ pub struct Place {
 /// `--registry`, `A2C_REGISTRY`, the marker's `registry` (each followed by its own mirrors),
 /// the marker's `mirrors`, then `A2C_MIRRORS` (each once).
 pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Vec<Place> {
-    let plain = session.plain_http();
     let mut texts: Vec<(String, PathBuf, Option<&String>)> = Vec::new();
     if let Some(f) = flag {
         texts.push((f.to_string(), ctx.start.clone(), None));
@@ -49,11 +48,11 @@ pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str
     }
     let mut out: Vec<Place> = Vec::new();
     for (text, base, mirror_of) in texts {
-        let Ok(location) = RegistryLocation::parse(&text, &base, plain) else {
+        let Ok(location) = RegistryLocation::parse(&text, &base) else {
             continue;
         };
         let mirror_of = match mirror_of {
-            Some(r) => match RegistryLocation::parse(r, &base, plain) {
+            Some(r) => match RegistryLocation::parse(r, &base) {
                 Ok(primary) => Some((r.clone(), primary)),
                 Err(_) => continue,
             },
@@ -163,8 +162,8 @@ pub fn alternatives(
                 source: url.to_string(),
                 ..(*entry).clone()
             };
-            let candidate = crate::registry::bundle_location(&candidate, session.plain_http(), None);
-            if candidate == crate::registry::bundle_location(entry, session.plain_http(), options.lock_dir.as_deref()) {
+            let candidate = crate::registry::bundle_location(&candidate, &session.network, None);
+            if candidate == crate::registry::bundle_location(entry, &session.network, options.lock_dir.as_deref()) {
                 continue; // the lock's own source: tried last, as itself
             }
             let list = out.places.entry(entry.version.clone()).or_default();
@@ -201,7 +200,7 @@ fn rebased(
             source: url.to_string(),
             ..(*entry).clone()
         };
-        let candidate = crate::registry::bundle_location(&candidate, session.plain_http(), None);
+        let candidate = crate::registry::bundle_location(&candidate, &session.network, None);
         let list = out.places.entry(entry.version.clone()).or_default();
         if !list.contains(&candidate) {
             list.push(candidate);

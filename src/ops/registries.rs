@@ -24,10 +24,9 @@ pub struct ConfiguredRegistry {
 /// a version is taken from the first that publishes it —, relative to W), else a single
 /// repository's `config.yaml` (relative to R).
 pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<Vec<ConfiguredRegistry>, OpsError> {
-    let plain = session.plain_http();
     let one = |text: &str, base: &Path| -> Result<Vec<ConfiguredRegistry>, OpsError> {
         Ok(vec![ConfiguredRegistry {
-            location: RegistryLocation::parse(text, base, plain)?,
+            location: RegistryLocation::parse(text, base)?,
             name: None,
         }])
     };
@@ -45,7 +44,7 @@ pub fn registries(session: &Session, ctx: &Context, flag: Option<&str>) -> Resul
                 .iter()
                 .map(|r| {
                     Ok(ConfiguredRegistry {
-                        location: RegistryLocation::parse(r, &ws.root, plain)?,
+                        location: RegistryLocation::parse(r, &ws.root)?,
                         name: several.then(|| r.clone()),
                     })
                 })
@@ -248,7 +247,7 @@ pub fn no_registry(ctx: &Context) -> OpsError {
 /// the user chose (`--registry` or `A2C_REGISTRY`), never to one a committed marker names.
 pub fn network(session: &Session, ctx: &Context, flag: Option<&str>) -> Result<crate::net::LazyClient, OpsError> {
     let chosen = match flag.or(session.registry.as_deref()) {
-        Some(location) => RegistryLocation::parse(location, &ctx.start, session.plain_http())?.http_base(),
+        Some(location) => RegistryLocation::parse(location, &ctx.start)?.http_base(),
         None => None,
     };
     Ok(session.network.client(chosen.into_iter().collect()))

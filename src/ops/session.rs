@@ -96,11 +96,6 @@ impl Session {
         self.network.offline
     }
 
-    /// The hosts `oci://` reaches over plain HTTP.
-    pub fn plain_http(&self) -> &PlainHttp {
-        &self.network.plain_http
-    }
-
     /// The extraction limits, or the error naming the malformed variable.
     pub fn limits(&self) -> Result<crate::archive::Limits, OpsError> {
         self.limits.clone().map_err(OpsError::Config)
@@ -136,8 +131,9 @@ mod tests {
         assert!(online.network.client(Vec::new()).client().is_ok());
         let url = url::Url::parse("oci://reg.lan/esys/a2c").unwrap();
         let scheme = |s: &Session| {
-            crate::registry::oci::OciLocation::parse(&url, s.plain_http())
+            crate::registry::oci::OciLocation::parse(&url)
                 .unwrap()
+                .reached_with(&s.network.plain_http)
                 .api
                 .scheme()
                 .to_string()

@@ -41,8 +41,8 @@ pub trait Location: Send + Sync + std::fmt::Debug {
     /// Where a bundle is fetched whose lock entry names this location itself as its `source`
     /// (an `oci://` address: the layer's blob, by the locked digest); `None`: a kind whose
     /// entries' sources are plain URLs.
-    fn bundle_url(&self, sha256: &crate::util::digest::Sha256) -> Option<Url> {
-        let _ = sha256;
+    fn bundle_url(&self, sha256: &crate::util::digest::Sha256, network: &crate::net::Network) -> Option<Url> {
+        let _ = (sha256, network);
         None
     }
 
@@ -146,7 +146,7 @@ pub fn pack_formats() -> Vec<&'static str> {
 }
 
 /// A location of a kind, parsed from a URL with one of its schemes; `Err(why)`.
-pub type ParseUrl = fn(&Url, &crate::net::PlainHttp) -> Result<Arc<dyn Location>, String>;
+pub type ParseUrl = fn(&Url) -> Result<Arc<dyn Location>, String>;
 
 /// A location of the kind that takes paths, from an absolute path.
 pub type FromPath = fn(&Path) -> Arc<dyn Location>;

@@ -13,11 +13,11 @@ pub const INDEX_PATH: &str = "index/esys/a2c.json";
 
 /// Where the locked bundle of `entry` is fetched: its `source` as `LockEntry::location` reads
 /// it, with a registry kind's own address (`oci://HOST/REPO`) asked of the kind its scheme
-/// registers (OCI: the layer's blob by the locked digest, over plain HTTP on loopback and on the
-/// hosts of `plain`). A scheme no kind takes, or a kind that gives no bundle URL, is unsupported.
+/// registers (OCI: the layer's blob by the locked digest, reached as `network` says). A scheme no
+/// kind takes, or a kind that gives no bundle URL, is unsupported.
 pub fn bundle_location(
     entry: &crate::lock::LockEntry,
-    plain: &crate::net::PlainHttp,
+    network: &crate::net::Network,
     lock_dir: Option<&Path>,
 ) -> crate::lock::BundleLocation {
     use crate::lock::BundleLocation;
@@ -27,8 +27,8 @@ pub fn bundle_location(
     super::KINDS
         .iter()
         .find(|k| k.schemes.contains(&url.scheme()))
-        .and_then(|kind| (kind.parse)(&url, plain).ok())
-        .and_then(|location| location.bundle_url(&entry.sha256))
+        .and_then(|kind| (kind.parse)(&url).ok())
+        .and_then(|location| location.bundle_url(&entry.sha256, network))
         .map(BundleLocation::Http)
         .unwrap_or_else(|| BundleLocation::Unsupported(redact(&entry.source)))
 }
@@ -41,9 +41,9 @@ pub struct RegistryLocation(Arc<dyn Location>);
 
 impl RegistryLocation {
     /// Parses a registry location with the kind its scheme registers (`registry::KINDS`); a
-    /// path is relative to `base`; an `oci://` one is reached over plain HTTP on loopback and
-    /// on the hosts of `plain`.
-    pub fn parse(location: &str, base: &Path, plain: &crate::net::PlainHttp) -> Result<Self, RegistryError> {
+    /// path is relative to `base`. What a kind reads of the session (an OCI registry's
+    /// plain-HTTP opt-in) it reads when it is opened.
+    pub fn parse(location: &str, base: &Path) -> Result<Self, RegistryError> {
         let bad = |reason: &str| RegistryError::BadLocation {
             location: redact(location),
             reason: reason.to_string(),
@@ -62,7 +62,7 @@ impl RegistryLocation {
             let Some(kind) = super::KINDS.iter().find(|k| k.schemes.contains(&url.scheme())) else {
                 return Err(bad(&format!("unsupported scheme `{}`", url.scheme())));
             };
-            let parsed = (kind.parse)(&url, plain).map(Self).map_err(|why| bad(&why))?;
+            let parsed = (kind.parse)(&url).map(Self).map_err(|why| bad(&why))?;
             // A kind reads a URL of its own inside this one (`pypi+http:///u@h/` is
             // `http://u@h/`): what it will reach carries no credentials either.
             let reached = parsed.index_url();
@@ -201,21 +201,18 @@ mod tests {
     #[test]
     fn locations_parse_and_urls_resolve() {
         let base = Path::new("/w");
-        let dir = RegistryLocation::parse("../reg", base, &Default::default()).unwrap();
+        let dir = RegistryLocation::parse("../reg", base).unwrap();
         assert!(dir.local_dir().is_some_and(|p| p.ends_with("reg")), "{dir:?}");
-        let file = RegistryLocation::parse("file:///srv/reg", base, &Default::default()).unwrap();
+        let file = RegistryLocation::parse("file:///srv/reg", base).unwrap();
         assert_eq!(file.local_dir(), Some(Path::new("/srv/reg")));
-        assert_eq!(
-            file,
-            RegistryLocation::parse("/srv/reg", base, &Default::default()).unwrap()
-        );
+        assert_eq!(file, RegistryLocation::parse("/srv/reg", base).unwrap());
         let u = file.resolve_url("../../bundles/a2c-1.0.0.tar.gz").unwrap();
         assert_eq!(u.as_str(), "file:///srv/reg/bundles/a2c-1.0.0.tar.gz");
         assert_eq!(
             u.to_file_path().unwrap(),
             PathBuf::from("/srv/reg/bundles/a2c-1.0.0.tar.gz")
         );
-        let http = RegistryLocation::parse("https://e.org/a2c", base, &Default::default()).unwrap();
+        let http = RegistryLocation::parse("https://e.org/a2c", base).unwrap();
         assert_eq!(
             http.resolve_url("../../bundles/x.zip").unwrap().as_str(),
             "https://e.org/a2c/bundles/x.zip"
@@ -224,11 +221,11 @@ mod tests {
             http.resolve_url("https://cdn.e.org/x.zip").unwrap().as_str(),
             "https://cdn.e.org/x.zip"
         );
-        let e = RegistryLocation::parse("https://u:secret@e.org/", base, &Default::default())
+        let e = RegistryLocation::parse("https://u:secret@e.org/", base)
             .unwrap_err()
             .to_string();
         assert!(e.contains("https://***@e.org/") && !e.contains("secret"), "{e}");
-        assert!(RegistryLocation::parse("ftp://e.org/", base, &Default::default()).is_err());
+        assert!(RegistryLocation::parse("ftp://e.org/", base).is_err());
         assert!(!redact("https://u:secret@/tmp/x").contains("secret"));
         for leaky in [
             "http:user:pw@host/",
@@ -243,7 +240,7 @@ mod tests {
             assert!(!r.contains("pw") && !r.contains("tok3n"), "{leaky} -> {r}");
         }
         assert_eq!(redact("https://e.org/a@b"), "https://e.org/a@b");
-        assert!(RegistryLocation::parse("", base, &Default::default()).is_err());
+        assert!(RegistryLocation::parse("", base).is_err());
         assert_eq!(
             RegistryLocation::syntaxes(),
             "a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/ or conan+https://HOST/PATH"

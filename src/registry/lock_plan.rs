@@ -300,7 +300,7 @@ mod tests {
     }
 
     fn reg() -> RegistryLocation {
-        RegistryLocation::parse("/reg", std::path::Path::new("/"), &Default::default()).unwrap()
+        RegistryLocation::parse("/reg", std::path::Path::new("/")).unwrap()
     }
 
     fn setup() -> (Index, RegistryLocation) {

@@ -238,7 +238,7 @@ pub fn token_exchanges() -> crate::net::Exchanges {
 /// The words of the kind a lock entry's `source` belongs to for an HTTP error met fetching it
 /// (an `oci://` source's `401` is "run `docker login`"); `None`: the network's words.
 pub fn source_hint(source: &str, e: &crate::net::HttpError) -> Option<String> {
-    let location = RegistryLocation::parse(source, std::path::Path::new("/"), &Default::default()).ok()?;
+    let location = RegistryLocation::parse(source, std::path::Path::new("/")).ok()?;
     location.hint(e)
 }
 

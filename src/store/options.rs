@@ -105,8 +105,9 @@ pub struct InstallContext {
     pub store: super::Store,
     /// The session's store settings (lock timeout, fsync, bundle size cap).
     pub settings: Settings,
-    /// The hosts an `oci://` lock source reaches over plain HTTP.
-    pub plain_http: crate::net::PlainHttp,
+    /// The session's network settings: how a registry kind's own address (an `oci://` lock
+    /// source) is reached.
+    pub network: crate::net::Network,
     /// The lock file's directory: a relative lock `source` is a path from there.
     pub lock_dir: Option<PathBuf>,
     /// The bundle cache (always present: `a2c` falls back to `<store>/.cache`).

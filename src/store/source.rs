@@ -116,7 +116,7 @@ pub(super) fn candidates(
             }
         }
         looked.push(format!("the registry `{}`", entry.source));
-        match crate::registry::bundle_location(entry, &options.plain_http, options.lock_dir.as_deref()) {
+        match crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref()) {
             BundleLocation::File(path) => {
                 let mut c = Candidate::file(path, Source::Registry, true, true);
                 c.reveal = reveals(options, &c.path);
@@ -172,7 +172,7 @@ pub fn fetch_to_cache(
             takes_from: false,
         });
     }
-    match crate::registry::bundle_location(entry, &options.plain_http, options.lock_dir.as_deref()) {
+    match crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref()) {
         BundleLocation::File(path) => {
             let reveal = reveals(options, &path);
             let (file, _) = open_bundle(&path, entry.size)?;

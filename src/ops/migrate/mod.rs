@@ -505,7 +505,7 @@ fn peek_manifest(
     }
     let lock_dir = lock_path(ctx).ok().and_then(|p| p.parent().map(Path::to_path_buf));
     if let crate::lock::BundleLocation::File(path) =
-        crate::registry::bundle_location(entry, session.plain_http(), lock_dir.as_deref())
+        crate::registry::bundle_location(entry, &session.network, lock_dir.as_deref())
     {
         bundles.push(path);
     }

@@ -112,7 +112,7 @@ impl std::fmt::Display for ConanLocation {
 pub const KIND: Kind = Kind {
     schemes: &["conan+http", "conan+https"],
     syntax: "conan+https://HOST/PATH",
-    parse: |url, _| Ok(Arc::new(ConanLocation::parse(url)?)),
+    parse: |url| Ok(Arc::new(ConanLocation::parse(url)?)),
     pack_format: Some("conan"),
     path: None,
     exchange: Some(|| Arc::new(super::ConanTokenExchange)),

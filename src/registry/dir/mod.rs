@@ -17,7 +17,7 @@ use crate::util::version::MethodVersion;
 pub const KIND: Kind = Kind {
     schemes: &["file"],
     syntax: "a path, a file:// URL",
-    parse: |url, _| {
+    parse: |url| {
         let dir = url.to_file_path().map_err(|_| "not a valid file:// URL".to_string())?;
         // Its bytes decode to a path a2c can show and write back (a lock, a message) as it is.
         if dir.to_str().is_none() {

@@ -10,7 +10,7 @@ use crate::net::{HttpError, LazyClient};
 pub const KIND: Kind = Kind {
     schemes: &["http", "https"],
     syntax: "an https:// URL",
-    parse: |url, _| {
+    parse: |url| {
         let mut url = url.clone();
         if !url.path().ends_with('/') {
             url.set_path(&format!("{}/", url.path()));

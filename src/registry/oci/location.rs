@@ -16,7 +16,7 @@ use crate::util::digest::Sha256;
 pub const KIND: Kind = Kind {
     schemes: &["oci"],
     syntax: "oci://HOST/REPO",
-    parse: |url, plain| Ok(Arc::new(OciLocation::parse(url, plain)?)),
+    parse: |url| Ok(Arc::new(OciLocation::parse(url)?)),
     pack_format: None,
     path: None,
     exchange: None,
@@ -27,14 +27,17 @@ pub const KIND: Kind = Kind {
 pub struct OciLocation {
     /// `http(s)://host[:port]/`: where the distribution API (`/v2/…`) is.
     pub api: Url,
+    /// The port the address names, if any.
+    port: Option<u16>,
     /// `namespace/repo`.
     pub repo: String,
 }
 
 impl OciLocation {
     /// Parses `oci://host[:port]/namespace/repo` (anything after `@` is a reference, ignored):
-    /// its API is plain HTTP on loopback and on the hosts of `plain`, else HTTPS.
-    pub fn parse(url: &Url, plain: &PlainHttp) -> Result<Self, String> {
+    /// its API is plain HTTP on loopback, else HTTPS — until [`Self::reached_with`] the hosts
+    /// the user opted into plain HTTP, which the session's network carries.
+    pub fn parse(url: &Url) -> Result<Self, String> {
         let host = url.host_str().ok_or("it names no host")?;
         let repo = url
             .path()
@@ -59,18 +62,29 @@ impl OciLocation {
             ));
         }
         // `oci:` is not a special scheme, so its host is opaque text: read it as an HTTPS URL's
-        // host (`127.0.000` is 127.0.0.0, `LOCALHOST` localhost), and judge loopback and the
-        // plain-HTTP hosts by that, the host requests go to.
-        let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+        // host (`127.0.000` is 127.0.0.0, `LOCALHOST` localhost), and judge loopback (and, later,
+        // the plain-HTTP hosts) by that, the host requests go to.
         let read = Url::parse(&format!("https://{host}/")).map_err(|e| e.to_string())?;
-        let host = read.host_str().unwrap_or_default();
+        let plain = crate::net::is_loopback(&read);
+        Self::at(read.host_str().unwrap_or_default(), url.port(), plain, repo)
+    }
+
+    fn at(host: &str, port: Option<u16>, plain: bool, repo: String) -> Result<Self, String> {
+        let scheme = if plain { "http" } else { "https" };
+        let shown_port = port.map(|p| format!(":{p}")).unwrap_or_default();
+        let api = Url::parse(&format!("{scheme}://{host}{shown_port}/")).map_err(|e| e.to_string())?;
+        Ok(Self { api, port, repo })
+    }
+
+    /// The same repository as requests reach it: over plain HTTP when `plain` (the hosts the
+    /// user opted in with `--plain-http` or `A2C_OCI_PLAIN_HTTP`) names its host.
+    pub fn reached_with(&self, plain: &PlainHttp) -> Self {
+        let host = self.api.host_str().unwrap_or_default();
         let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let scheme = match crate::net::is_loopback(&read) || plain.allows(bare, url.port()) {
-            true => "http",
-            false => "https",
-        };
-        let api = Url::parse(&format!("{scheme}://{host}{port}/")).map_err(|e| e.to_string())?;
-        Ok(Self { api, repo })
+        match self.api.scheme() == "https" && plain.allows(bare, self.port) {
+            true => Self::at(host, self.port, true, self.repo.clone()).unwrap_or_else(|_| self.clone()),
+            false => self.clone(),
+        }
     }
 
     /// `oci://host[:port]/repo`.
@@ -109,12 +123,14 @@ impl Location for OciLocation {
     }
 
     /// A lock entry whose source is this repository: its layer's blob, by the locked digest.
-    fn bundle_url(&self, sha256: &Sha256) -> Option<Url> {
-        Some(self.blob_url(&format!("sha256:{}", sha256.to_hex())))
+    fn bundle_url(&self, sha256: &Sha256, network: &crate::net::Network) -> Option<Url> {
+        let reached = self.reached_with(&network.plain_http);
+        Some(reached.blob_url(&format!("sha256:{}", sha256.to_hex())))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
-        Box::new(super::OciRegistry::new(self.clone(), network.clone()))
+        let reached = self.reached_with(&network.plain_http);
+        Box::new(super::OciRegistry::new(reached, network.clone()))
     }
 
     /// An OCI registry's credentials are docker's; its plain-HTTP hosts are named, not implied

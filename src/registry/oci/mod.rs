@@ -651,8 +651,7 @@ mod tests {
 
     #[test]
     fn https_except_loopback() {
-        let none = crate::net::PlainHttp::default();
-        let p = |s: &str| OciLocation::parse(&Url::parse(s).unwrap(), &none).unwrap();
+        let p = |s: &str| OciLocation::parse(&Url::parse(s).unwrap()).unwrap();
         assert_eq!(
             p("oci://127.0.0.1:5000/esys/a2c").api.as_str(),
             "http://127.0.0.1:5000/"
@@ -660,21 +659,29 @@ mod tests {
         assert_eq!(p("oci://localhost/esys/a2c").api.as_str(), "http://localhost/");
         assert_eq!(p("oci://ghcr.io/esys/a2c").api.as_str(), "https://ghcr.io/");
         assert_eq!(p("oci://ghcr.io/esys/a2c@sha256:00").repo, "esys/a2c");
-        assert!(OciLocation::parse(&Url::parse("oci://ghcr.io/").unwrap(), &none).is_err());
-        assert!(OciLocation::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap(), &none).is_err());
+        assert!(OciLocation::parse(&Url::parse("oci://ghcr.io/").unwrap()).is_err());
+        assert!(OciLocation::parse(&Url::parse("oci://ghcr.io/Upper/Case").unwrap()).is_err());
         // The explicit opt-in: by host, by host:port, or `*`.
         let with = |s: &str, plain: &[&str]| {
             let plain: Vec<String> = plain.iter().map(|p| p.to_string()).collect();
-            OciLocation::parse(&Url::parse(s).unwrap(), &crate::net::PlainHttp(plain))
+            OciLocation::parse(&Url::parse(s).unwrap())
                 .unwrap()
+                .reached_with(&crate::net::PlainHttp(plain))
                 .api
-                .scheme()
+                .as_str()
                 .to_string()
         };
-        assert_eq!(with("oci://reg.lan/a2c", &["reg.lan"]), "http");
-        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5000"]), "http");
-        assert_eq!(with("oci://reg.lan:5000/a2c", &["reg.lan:5001"]), "https");
-        assert_eq!(with("oci://other.lan/a2c", &["reg.lan"]), "https");
-        assert_eq!(with("oci://other.lan/a2c", &["*"]), "http");
+        assert_eq!(with("oci://reg.lan/a2c", &["reg.lan"]), "http://reg.lan/");
+        assert_eq!(
+            with("oci://reg.lan:5000/a2c", &["reg.lan:5000"]),
+            "http://reg.lan:5000/"
+        );
+        assert_eq!(with("oci://reg.lan:443/a2c", &["reg.lan"]), "http://reg.lan:443/");
+        assert_eq!(
+            with("oci://reg.lan:5000/a2c", &["reg.lan:5001"]),
+            "https://reg.lan:5000/"
+        );
+        assert_eq!(with("oci://other.lan/a2c", &["reg.lan"]), "https://other.lan/");
+        assert_eq!(with("oci://other.lan/a2c", &["*"]), "http://other.lan/");
     }
 }

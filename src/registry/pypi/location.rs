@@ -72,7 +72,7 @@ impl std::fmt::Display for PypiLocation {
 pub const KIND: Kind = Kind {
     schemes: &["pypi+http", "pypi+https"],
     syntax: "pypi+https://HOST/simple/",
-    parse: |url, _| Ok(Arc::new(PypiLocation::parse(url)?)),
+    parse: |url| Ok(Arc::new(PypiLocation::parse(url)?)),
     pack_format: None,
     path: None,
     exchange: None,
