@@ -3,6 +3,7 @@
 //! | variable | meaning |
 //! |---|---|
 //! | `NO_COLOR` | any non-empty value disables colour (<https://no-color.org>) |
+//! | `PWD` | the shell's working directory as the user reached it (links kept): when it is the directory a2c runs in, messages name paths by it |
 //! | `A2C_REGISTRY` | registry URL used by `a2c lock` when `--registry` is not given |
 //! | `A2C_CACHE_DIR` | the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\a2c\cache`) |
 //! | `A2C_MAX_UNPACKED_BYTES` | extraction limit on total unpacked bytes (default 1 GiB) |
@@ -43,6 +44,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
     (
         "NO_COLOR",
         "any non-empty value disables colour (<https://no-color.org>)",
+    ),
+    (
+        "PWD",
+        "the shell's working directory as the user reached it (links kept): when it is the directory a2c runs in, messages name paths by it",
     ),
     (
         "A2C_REGISTRY",
@@ -167,6 +172,7 @@ use std::path::PathBuf;
 
 /// Names of the variables, so that messages can name them.
 pub const NO_COLOR: &str = "NO_COLOR";
+pub const PWD: &str = "PWD";
 pub const A2C_REGISTRY: &str = "A2C_REGISTRY";
 pub const A2C_CACHE_DIR: &str = "A2C_CACHE_DIR";
 pub const A2C_MAX_UNPACKED_BYTES: &str = "A2C_MAX_UNPACKED_BYTES";
@@ -242,6 +248,12 @@ fn string(name: &str) -> Option<String> {
 /// variables, which `net::proxy` interprets as curl does).
 pub fn text(name: &str) -> Option<String> {
     string(name)
+}
+
+/// The shell's logical working directory (`PWD`: the path the user `cd`'d by, links kept), for
+/// naming paths as the user typed them; the caller checks it is the working directory.
+pub fn logical_cwd() -> Option<PathBuf> {
+    var(PWD).map(PathBuf::from).filter(|p| p.is_absolute())
 }
 
 /// `true` when `NO_COLOR` is set to a non-empty value.

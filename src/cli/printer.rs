@@ -15,6 +15,10 @@ pub struct Printer {
     pub color: bool,
     /// Whether the one `--json` document was printed (an error after it prints no second).
     printed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The directory a2c works in and its ancestors as resolved (links followed) and as the
+    /// user typed them (`-C`, the shell's `PWD`), where the two differ, deepest first:
+    /// messages name the typed ones.
+    typed: Vec<(String, String)>,
 }
 
 pub use crate::JSON_SCHEMA;
@@ -32,7 +36,46 @@ impl Printer {
             verbose: global.verbose,
             color,
             printed: Default::default(),
+            typed: typed_directories(global),
         }
+    }
+
+    /// `text` with the resolved working directory spelled as the user typed it: a workspace
+    /// below a link (macOS's `/tmp` → `/private/tmp`) is named by the path the user knows.
+    /// Records and `--json` documents keep the resolved path (one spelling for what a2c
+    /// compares and writes).
+    fn as_typed(&self, text: &str) -> String {
+        if self.typed.is_empty() {
+            return text.to_string();
+        }
+        let part = |c: char| c.is_alphanumeric() || "._-~".contains(c);
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        // One pass: at each place a resolved directory starts a path, the deepest one that
+        // matches whole components is spelled as typed, and the scan goes on after it.
+        while let Some((at, resolved, typed)) = self
+            .typed
+            .iter()
+            .filter_map(|(resolved, typed)| {
+                let mut from = 0;
+                while let Some(i) = rest[from..].find(resolved.as_str()) {
+                    let at = from + i;
+                    let starts = at == 0 || !rest[..at].ends_with(|c: char| part(c) || c == '/');
+                    if starts && !rest[at + resolved.len()..].starts_with(part) {
+                        return Some((at, resolved, typed));
+                    }
+                    from = at + 1;
+                }
+                None
+            })
+            .min_by_key(|(at, resolved, _)| (*at, usize::MAX - resolved.len()))
+        {
+            out.push_str(&rest[..at]);
+            out.push_str(typed);
+            rest = &rest[at + resolved.len()..];
+        }
+        out.push_str(rest);
+        out
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
@@ -47,7 +90,7 @@ impl Printer {
     /// (as everything a2c prints for a person: [`visible`]).
     pub fn data(&self, line: impl AsRef<str>) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", visible(line.as_ref()));
+        let _ = writeln!(out, "{}", visible(&self.as_typed(line.as_ref())));
     }
 
     /// The one JSON document of `--json` mode, on stdout.
@@ -93,7 +136,7 @@ impl Printer {
     /// A status line on stderr (not with `-q` or `--json`).
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet && !self.json {
-            super::progress::eprint_line(&visible(line.as_ref()));
+            super::progress::eprint_line(&visible(&self.as_typed(line.as_ref())));
         }
     }
 
@@ -101,7 +144,7 @@ impl Printer {
     /// asked for it, which the progress mode decides): stdout keeps the one document.
     pub fn progress(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            super::progress::eprint_line(&visible(line.as_ref()));
+            super::progress::eprint_line(&visible(&self.as_typed(line.as_ref())));
         }
     }
 
@@ -114,7 +157,7 @@ impl Printer {
     /// A detail on stderr, only with `-v`.
     pub fn detail(&self, line: impl AsRef<str>) {
         if self.verbose {
-            super::progress::eprint_line(&visible(line.as_ref()));
+            super::progress::eprint_line(&visible(&self.as_typed(line.as_ref())));
         }
     }
 
@@ -124,22 +167,46 @@ impl Printer {
             super::progress::eprint_line(&format!(
                 "{}: {}",
                 self.paint("1;33", "warning"),
-                visible(message.as_ref())
+                visible(&self.as_typed(message.as_ref()))
             ));
         }
     }
 
     /// An error with its `Caused by:` chain and hint, on stderr.
     pub fn error(&self, err: &anyhow::Error) {
-        let mut text = format!("{}: {}", self.paint("1;31", "error"), visible(&err.to_string()));
+        let shown = |text: &str| visible(&self.as_typed(text)).into_owned();
+        let mut text = format!("{}: {}", self.paint("1;31", "error"), shown(&err.to_string()));
         for cause in err.chain().skip(1) {
-            text.push_str(&format!("\n  Caused by: {}", visible(&cause.to_string())));
+            text.push_str(&format!("\n  Caused by: {}", shown(&cause.to_string())));
         }
         if let Some(hint) = super::hint(err) {
-            text.push_str(&format!("\n{}: {}", self.paint("1;36", "hint"), visible(&hint)));
+            text.push_str(&format!("\n{}: {}", self.paint("1;36", "hint"), shown(&hint)));
         }
         super::progress::eprint_line(&text);
     }
+}
+
+/// The working directory and its ancestors as resolved and as typed, where they differ
+/// (deepest first, up to the first that is no link's): `-C DIR` as given (a relative one from
+/// the shell's directory), else the shell's `PWD` when it is the directory a2c runs in.
+fn typed_directories(global: &GlobalArgs) -> Vec<(String, String)> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let shell = crate::env::logical_cwd().filter(|p| fs_err::canonicalize(p).ok().as_ref() == Some(&cwd));
+    let base = shell.unwrap_or(cwd);
+    let typed = crate::util::paths::normalize(&match &global.directory {
+        Some(dir) => base.join(dir),
+        None => base,
+    });
+    let mut out = Vec::new();
+    for dir in typed.ancestors() {
+        match fs_err::canonicalize(dir) {
+            Ok(resolved) if resolved != dir => out.push((resolved.display().to_string(), dir.display().to_string())),
+            _ => break,
+        }
+    }
+    out
 }
 
 /// A stable, machine-readable name for an error: the variant of the first typed error in the
@@ -198,5 +265,39 @@ pub(crate) fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Printer;
+
+    /// Whole components only, the deepest directory first, one pass (a typed path holding a
+    /// resolved one is never rewritten again).
+    #[test]
+    fn resolved_directories_are_named_as_typed() {
+        let printer = Printer {
+            json: false,
+            quiet: false,
+            verbose: false,
+            color: false,
+            printed: Default::default(),
+            typed: vec![
+                ("/private/tmp/w".into(), "/tmp/w".into()),
+                ("/private/tmp".into(), "/tmp".into()),
+                ("/r".into(), "/r/alias".into()),
+            ],
+        };
+        let shown = |text: &str| printer.as_typed(text);
+        assert_eq!(
+            shown("store `/private/tmp/w/.tools_local`"),
+            "store `/tmp/w/.tools_local`"
+        );
+        assert_eq!(shown("/private/tmp/other and /private/tmp"), "/tmp/other and /tmp");
+        assert_eq!(shown("/private/tmp/w2/x"), "/tmp/w2/x");
+        assert_eq!(shown("/private/tmpx /x/private/tmp"), "/private/tmpx /x/private/tmp");
+        assert_eq!(shown("/r/w: /r"), "/r/alias/w: /r/alias");
+        assert_eq!(shown("a2c -C /r/w install"), "a2c -C /r/alias/w install");
+        assert_eq!(shown("no path here"), "no path here");
     }
 }

@@ -179,9 +179,7 @@ fn version_names_the_commit_when_built_from_git() {
 
 #[test]
 fn cache_dir_clean_and_prune_keep_what_any_store_needs() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     let run = t.run("w", &["cache", "dir"]);
     assert_eq!(
         run.stdout.trim(),
@@ -440,9 +438,7 @@ fn every_command_help_has_examples() {
 #[test]
 fn reinstall_repairs_a_tampered_version() {
     use std::os::unix::fs::PermissionsExt;
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     let file = t.path(&layout::installed_file("w", "1.0.0", "rules/core.md"));
     let original = fs_err::read_to_string(&file).unwrap();
     fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -469,9 +465,7 @@ fn reinstall_repairs_a_tampered_version() {
 /// The command `vendor` prints can be pasted into a shell as is: a path with spaces is quoted.
 #[test]
 fn vendor_prints_a_shell_quoted_command() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let run = t.run("w", &["vendor", "../my vendor"]);
     run.success();
     let line = run.stderr.lines().last().unwrap().to_string();
@@ -498,9 +492,7 @@ fn vendor_counts_one_bundle_in_the_singular() {
 /// `install --offline --from DIR` from bundles vendored elsewhere.
 #[test]
 fn an_offline_vendor_with_nothing_cached_hints_what_works() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     t.run("w", &["vendor", "../elsewhere"]).success();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let run = t.run("w", &["--offline", "vendor", "../v"]);
@@ -552,9 +544,7 @@ fn adopt_warns_about_a_version_the_registry_lacks() {
 /// newest published version.
 #[test]
 fn list_and_outdated() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     t.method_tree("trees/3.0.0", "3.0.0");
     t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
         .success();
@@ -630,9 +620,7 @@ fn list_and_outdated() {
 /// still refused, and the lock is untouched until every change is accepted.
 #[test]
 fn lock_update_of_one_version_moves_only_it() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     t.edit_index("reg", "2.0.0", |e| e["sha256"] = serde_json::json!("0".repeat(64)));
     t.edit_index("reg", "1.0.0", |e| e["sha256"] = serde_json::json!("1".repeat(64)));
@@ -754,9 +742,7 @@ fn next_id() -> String {
 /// total, names the version in progress and fits the width; once done, the bars are gone.
 #[test]
 fn progress_bars_in_a_real_terminal() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let release = t.path("release");
     let hook = format!("pause-until:mid-extraction:{}", release.display());
     let Some(term) = Terminal::start(&t, "w", &[("A2C_TEST_HOOK", hook)], "install --jobs 1") else {
@@ -975,9 +961,7 @@ fn offline_and_jobs_are_global() {
 /// `--frozen`: the lock exactly as it is, and no network (cargo's meaning).
 #[test]
 fn frozen_is_locked_and_offline() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     t.run("w", &["install"]).success();
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     // The bundles are cached: a frozen install works with the registry gone.
@@ -1147,9 +1131,7 @@ fn pack_threads_are_deterministic_for_any_count() {
 /// until the end; `A2C_PROGRESS=none`, `-q` and `--json` keep it quiet.
 #[test]
 fn progress_lines_when_stderr_is_not_a_terminal() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let install = |extra: &[&str], env: &[(&str, &str)]| {
         let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
         let _ = fs_err::remove_dir_all(t.cache_dir());
@@ -1198,9 +1180,7 @@ fn progress_lines_when_stderr_is_not_a_terminal() {
 /// store stays valid and the next install completes.
 #[test]
 fn ctrl_c_clears_the_bars() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let hook = format!("pause-until:mid-extraction:{}", t.path("never").display());
     let Some(term) = Terminal::start(&t, "w", &[("A2C_TEST_HOOK", hook)], "install --jobs 1") else {
         return;
@@ -1268,9 +1248,7 @@ fn hints_fit_the_command_that_failed() {
 /// summaries.
 #[test]
 fn quiet_silences_listings() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     t.write(
         "w/p/web/.tools/esys/a2c/adoption.yaml",
         "schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n",
@@ -1381,9 +1359,7 @@ fn json_is_a_document_or_an_error_document() {
 /// out).
 #[test]
 fn list_shows_installed_versions_no_member_pins() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     t.method_tree("trees/3.0.0", "3.0.0");
     t.run(".", &["pack", "trees/3.0.0", "--version", "3.0.0", "--registry", "reg"])
         .success();

@@ -215,9 +215,7 @@ fn malformed_local_pointers_are_ignored_with_a_warning_naming_the_line() {
 
 #[test]
 fn bad_environment_values_name_the_variable() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     for (var, value) in [
         ("A2C_MAX_ENTRIES", "many"),
         ("A2C_MAX_UNPACKED_BYTES", "1GB"),

@@ -117,9 +117,7 @@ fn migrate_aborted_at_every_point_is_resumed() {
 /// Eight installs of one superbuild with one cache, at once.
 #[test]
 fn eight_concurrent_installs_extract_each_version_once() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let children: Vec<_> = (0..8)
         .map(|_| {
             t.cmd("w")
@@ -258,9 +256,7 @@ fn a_full_disk_fails_cleanly() {
 /// to stop, so nothing waits forever), and the next install completes.
 #[test]
 fn a_panic_mid_extraction_ends_the_run_and_the_next_install_completes() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let mut child = t
         .cmd("w")
         .args(["install", "-j", "1"])

@@ -266,9 +266,7 @@ fn offline_page_runs_as_printed() {
     let page = include_str!("../../docs/offline.md");
     let sh = blocks(page, "sh");
     assert_eq!(sh.len(), 3, "docs/offline.md: from the cache, vendor, install from DIR");
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     t.run("w", &["install"]).success();
     let step = |text: &str| {
         let out = t.bash("w", text).output().unwrap();

@@ -3,9 +3,9 @@
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::support::TestContext;
 use crate::support::layout;
 use crate::support::strings_of;
+use crate::support::{TestContext, finding};
 
 /// The standard superbuild, locked and installed. Its findings are `tool-state-legacy` (l/core
 /// is in the legacy layout) and `delivery-served-by-workspace` (l/core's record says
@@ -63,12 +63,7 @@ fn a_fresh_install_is_healthy_and_the_json_has_the_contract_shape() {
     );
     assert_eq!(doc["workspace"], t.shown("w"));
     assert_eq!(doc["summary"], serde_json::json!({"fail": 0, "warn": 0, "info": 2}));
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "tool-state-legacy")
-        .unwrap();
+    let f = finding(&doc, "tool-state-legacy");
     let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["code", "hint", "message", "repo", "severity", "version"]);
     assert_eq!(f["severity"], "info");
@@ -108,12 +103,7 @@ fn tool_state_findings() {
     fs_err::remove_dir_all(t.path("w/p/app/.a2c")).unwrap();
     // The legacy layout is reported for l/core, as info.
     let (_, _, doc) = codes(&t, &[]);
-    let legacy = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "tool-state-legacy")
-        .unwrap();
+    let legacy = finding(&doc, "tool-state-legacy");
     assert_eq!(
         (legacy["severity"].as_str(), legacy["repo"].as_str()),
         (Some("info"), Some(t.shown("w/l/core").as_str()))
@@ -131,12 +121,7 @@ fn tool_state_findings() {
     let (code, all, doc) = codes(&t, &[]);
     assert_eq!(code, 1);
     assert!(all.contains("adoption-invalid"), "{all:?}");
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "adoption-invalid")
-        .unwrap();
+    let f = finding(&doc, "adoption-invalid");
     assert!(f["message"].as_str().unwrap().contains("adoption.yaml` line 2"), "{f}");
 }
 
@@ -197,7 +182,7 @@ fn a_method_needing_a_newer_a2c() {
     // registry's bundle: the hint names the a2c needed, never an install that refuses.
     let (_, before, doc) = codes(&t, &[]);
     assert!(!before.contains("unresolved"), "{before:?}");
-    let f = crate::support::finding(&doc, "a2c-too-old");
+    let f = finding(&doc, "a2c-too-old");
     assert!(
         f["hint"].as_str().unwrap().contains("upgrade a2c to 99.0.0 or newer"),
         "{f}"
@@ -209,7 +194,7 @@ fn a_method_needing_a_newer_a2c() {
     // doctor names min_a2c and the running version, not an install that would refuse.
     let (_, codes_now, doc) = codes(&t, &[]);
     assert!(!codes_now.contains("unresolved"), "{codes_now:?}");
-    let f = crate::support::finding(&doc, "a2c-too-old");
+    let f = finding(&doc, "a2c-too-old");
     assert_eq!(f["version"], "6.0.0");
     assert!(
         f["message"]
@@ -242,12 +227,7 @@ fn a_method_needing_a_newer_a2c() {
     let (code, codes, doc) = codes(&t, &[]);
     assert_eq!(code, 1);
     assert!(codes.contains("a2c-too-old"), "{codes:?}");
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "a2c-too-old")
-        .unwrap();
+    let f = finding(&doc, "a2c-too-old");
     assert!(
         f["message"].as_str().unwrap().contains("needs a2c 99.0.0 or newer"),
         "{f}"
@@ -331,12 +311,7 @@ fn deep_rehashes_and_names_modified_missing_and_extra_files() {
     let (code, all, doc) = codes(&t, &["--deep"]);
     assert_eq!(code, 1);
     assert!(all.contains("store-tree-modified"));
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "store-tree-modified")
-        .unwrap();
+    let f = finding(&doc, "store-tree-modified");
     let msg = f["message"].as_str().unwrap();
     assert!(
         msg.contains("modified: rules/core.md")
@@ -501,7 +476,7 @@ fn gc_cache_prunes_only_unreferenced_bundles() {
 /// is: its member, else W), and checks the finding is gone afterwards.
 fn follow_hint(t: &TestContext, code: &str, doctor_args: &[&str]) {
     let (_, _, doc) = codes(t, doctor_args);
-    let f = crate::support::finding(&doc, code);
+    let f = finding(&doc, code);
     let hint = f["hint"].as_str().unwrap();
     let start = hint
         .find("`a2c ")
@@ -590,7 +565,7 @@ fn the_outer_doctor_reports_a_nested_marker_it_cannot_read() {
     let (code, found, doc) = codes(&t, &[]);
     assert_eq!(code, 1);
     assert!(found.contains("nested-marker-invalid"), "{found:?}");
-    let f = crate::support::finding(&doc, "nested-marker-invalid");
+    let f = finding(&doc, "nested-marker-invalid");
     assert!(f["message"].as_str().unwrap().contains("[TMP]/w/p/nested"), "{f}");
     t.run("w/p/nested", &["doctor"]).failure();
     t.superbuild("w/p/nested", "members: [\"*\"]\n");
@@ -602,14 +577,12 @@ fn the_outer_doctor_reports_a_nested_marker_it_cannot_read() {
 /// pinning a version it has yanked; --offline does not ask.
 #[test]
 fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     t.run(".", &["yank", "2.0.0", "--registry", "reg"]).success();
     let run = t.run("w", &["doctor", "--json"]);
     let doc = run.verdict_json();
     crate::cli_surface::validate("doctor", &doc);
-    let f = crate::support::finding(&doc, "version-yanked");
+    let f = finding(&doc, "version-yanked");
     assert_eq!(f["severity"], "warn");
     assert_eq!(f["repo"], t.shown("w/p/web"));
     assert_eq!(f["version"], "2.0.0");
@@ -620,7 +593,7 @@ fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
     );
     t.publish("reg", "3.0.0", "tar.gz");
     let doc = t.run("w", &["doctor", "--json"]).verdict_json();
-    let f = crate::support::finding(&doc, "version-yanked");
+    let f = finding(&doc, "version-yanked");
     let hint = f["hint"].as_str().unwrap();
     assert!(hint.contains("migrate version --to 3.0.0"), "{f}");
     // The hint works from W, where doctor ran (it named no member before).
@@ -651,7 +624,7 @@ fn deep_finds_a_directory_the_tree_digest_does_not_cover() {
     fs_err::create_dir_all(dir.join("planted/deeper")).unwrap();
     let (_, codes, doc) = codes(&t, &["--deep"]);
     assert!(codes.contains("store-tree-modified"), "{codes:?}");
-    let found = crate::support::finding(&doc, "store-tree-modified");
+    let found = finding(&doc, "store-tree-modified");
     let message = found["message"].as_str().unwrap();
     assert!(message.contains("extra: planted/, planted/deeper/"), "{message}");
     follow_hint(&t, "store-tree-modified", &["--deep"]);

@@ -80,9 +80,7 @@ fn superbuild_lock_then_install_side_by_side() {
 
 #[test]
 fn reinstall_is_a_no_op_that_reads_no_bundle() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     // Remove every bundle: a no-op install must not need one.
     fs_err::remove_dir_all(t.path("reg")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
@@ -138,9 +136,7 @@ fn install_locks_missing_versions_and_lock_check_detects_drift() {
 
 #[test]
 fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     // The registry republishes 2.0.0 with other content.
     t.write("trees/2.0.0/rules/core.md", "changed\n");
@@ -225,9 +221,7 @@ fn single_repo_installs_into_its_own_store_and_legacy_lock_stays_in_legacy_root(
 
 #[test]
 fn offline_from_cache_in_a_second_workspace() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     let cached = t.listing("cache/bundles");
     assert_eq!(cached.len(), 3, "{cached:?}");
     // A second superbuild with the same pins, and its own copy of the lock; no registry at all.
@@ -266,9 +260,7 @@ fn offline_from_cache_in_a_second_workspace() {
 
 #[test]
 fn offline_from_a_directory_matches_bundles_by_content() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     // Vendor the bundles under meaningless names, then lose the registry.
     fs_err::create_dir_all(t.path("vendor")).unwrap();
     for (i, name) in ["a2c-1.0.0.tar.gz", "a2c-1.1.0.zip", "a2c-2.0.0.tar.gz"]
@@ -304,9 +296,7 @@ fn offline_from_a_directory_matches_bundles_by_content() {
 
 #[test]
 fn offline_missing_bundle_names_version_sha_and_places() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     fs_err::create_dir_all(t.path("empty")).unwrap();
     let run = t.run("w", &["install", "--offline", "--from", "../empty"]);
     run.failure();
@@ -332,9 +322,7 @@ fn assert_nothing_installed(t: &TestContext, version: &str) {
 
 #[test]
 fn tampered_bundle_and_wrong_size_are_refused() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     // Same size, other bytes.
     let path = t.path("reg/bundles/a2c-2.0.0.tar.gz");
     let mut bytes = fs_err::read(&path).unwrap();
@@ -503,9 +491,7 @@ fn demo_installs_offline_as_the_readme_says() {
 /// Two installs of one superbuild at once: both succeed, each version is extracted once.
 #[test]
 fn concurrent_installs_extract_each_version_once() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let spawn = || {
         t.cmd("w")
             .args(["install", "--json"])
@@ -540,9 +526,7 @@ fn concurrent_installs_extract_each_version_once() {
 
 #[test]
 fn a_waiting_install_says_so() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let mut first = t
         .cmd("w")
         .args(["install"])
@@ -573,9 +557,7 @@ pub fn wait_for(cond: impl Fn() -> bool) {
 /// SIGKILL in the middle of an extraction, then a rerun: the store ends valid.
 #[test]
 fn install_killed_mid_extraction_then_rerun_ends_valid() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     for point in ["mid-extraction", "after-receipt", "before-rename"] {
         let mut child = t
             .cmd("w")
@@ -733,9 +715,7 @@ fn install_version_adds_one_version_no_member_pins() {
 /// locked versions yanked since; they still install.
 #[test]
 fn install_warns_of_locked_versions_yanked_since_when_it_reads_the_registry() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     t.run(".", &["yank", "1.1.0", "--registry", "reg"]).success();
     t.publish("reg", "3.0.0", "tar.gz");
     t.write(
@@ -822,9 +802,7 @@ fn members_are_listed_in_path_order_not_byte_order() {
 /// each other: `vendor` refuses, naming both versions and the file, and writes nothing.
 #[test]
 fn vendor_refuses_two_bundles_under_one_file_name() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let lock_path = t.path(&layout::lock("w"));
     let lock = fs_err::read_to_string(&lock_path).unwrap();
     // Both sources end in a name that names both versions (a registry's odd naming).
@@ -846,9 +824,7 @@ fn vendor_refuses_two_bundles_under_one_file_name() {
 /// "run without `--offline`"), and the hint, followed, installs.
 #[test]
 fn a_frozen_install_names_frozen_in_its_hint() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let run = t.run("w", &["install", "--frozen"]);
     insta::assert_snapshot!(run.error_transcript());
     t.run("w", &["install"]).success();
@@ -856,16 +832,18 @@ fn a_frozen_install_names_frozen_in_its_hint() {
 
 /// A workspace below a symbolic link the user did not make for a2c — macOS's `/tmp` →
 /// `/private/tmp`, `/var` → `/private/var` — works as anywhere else: links are refused only in
-/// a2c's own paths (below W, the store, the cache). What a2c prints and records names the
-/// resolved path, as git and cargo do (one spelling for every path it compares and writes
-/// into a member's pointer).
+/// a2c's own paths (below W, the store, the cache). What a2c records and its `--json`
+/// documents name the resolved path, as git and cargo do (one spelling for every path it
+/// compares and writes into a member's pointer); its messages name the path the user typed
+/// (`-C`, or the shell's `PWD`).
 #[test]
 fn a_workspace_below_a_symlinked_ancestor_works() {
     let t = TestContext::new();
     t.standard_superbuild();
     // `alias` plays `/tmp`: every path the user types goes through it.
     std::os::unix::fs::symlink(t.path(""), t.path("alias")).unwrap();
-    let typed = |rel: &str| t.shown(rel);
+    let resolved = |rel: &str| t.shown(rel);
+    let typed = |rel: &str| t.shown(&format!("alias/{rel}"));
     let cache = t.path("alias/cache");
     let run_at = |dir: &str, args: &[&str]| {
         let mut cmd = t.cmd(".");
@@ -879,8 +857,8 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     let run = run_in(&["install", "--json"]);
     run.success();
     let doc = run.json();
-    assert_eq!(doc["workspace"], typed("w"), "{doc}");
-    assert_eq!(doc["store"], typed(&layout::store("w")), "{doc}");
+    assert_eq!(doc["workspace"], resolved("w"), "{doc}");
+    assert_eq!(doc["store"], resolved(&layout::store("w")), "{doc}");
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
     assert!(
         t.path(&layout::installed_file("w", "2.0.0", "a2c-method.toml"))
@@ -895,14 +873,31 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     run.success();
     assert_eq!(
         run.json()["root"],
-        typed(&layout::installed("w", "1.0.0")),
+        resolved(&layout::installed("w", "1.0.0")),
         "{}",
         run.stdout
     );
-    // A link in a2c's own path is still refused, and named.
+    // Said to a person, the path is the one typed: by `-C`, or by `cd` (the shell's `PWD`).
+    let run = run_at("w/p/app", &["resolve"]);
+    assert_eq!(run.stdout, format!("{}\n", typed(&layout::installed("w", "1.0.0"))));
+    let mut cmd = t.cmd("w/p/app");
+    cmd.arg("resolve")
+        .env("PWD", t.path("alias/w/p/app"))
+        .env("A2C_CACHE_DIR", &cache);
+    let run = Run::from_output(cmd.output().unwrap(), &t.root);
+    assert_eq!(run.stdout, format!("{}\n", typed(&layout::installed("w", "1.0.0"))));
+    // A `PWD` that is not the working directory (a stale one) is not believed.
+    let mut cmd = t.cmd("w/p/app");
+    cmd.arg("resolve")
+        .env("PWD", t.path("alias/w"))
+        .env("A2C_CACHE_DIR", &cache);
+    let run = Run::from_output(cmd.output().unwrap(), &t.root);
+    assert_eq!(run.stdout, format!("{}\n", resolved(&layout::installed("w", "1.0.0"))));
+    // A link in a2c's own path is still refused, and named as typed.
     fs_err::rename(t.path("w/.tools_local"), t.path("elsewhere")).unwrap();
     std::os::unix::fs::symlink(t.path("elsewhere"), t.path("w/.tools_local")).unwrap();
     let run = run_in(&["install"]);
     run.failure();
     assert!(run.stderr.contains(&typed("w/.tools_local")), "{}", run.stderr);
+    assert!(!run.stderr.contains(&resolved("w/")), "{}", run.stderr);
 }

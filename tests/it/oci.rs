@@ -764,16 +764,7 @@ fn a_push_streams_the_bundle_in_bounded_memory() {
         String::from_utf8_lossy(&small.stderr)
     );
     t.method_tree("trees/1.0.0", "1.0.0");
-    let mut noise = vec![0u8; 32 << 20];
-    let mut state = 0x9e3779b97f4a7c15u64;
-    for chunk in noise.chunks_mut(8) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
-    }
-    fs_err::write(t.path("trees/1.0.0/rules/noise.bin"), &noise).unwrap();
-    drop(noise);
+    t.write_noise("trees/1.0.0/rules/noise.bin", 32 << 20, 0x9e3779b97f4a7c15u64);
     let Some((out, kib)) = push("1.0.0") else { return };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

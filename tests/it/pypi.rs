@@ -839,16 +839,7 @@ fn an_upload_streams_the_wheel_in_bounded_memory() {
     let t = TestContext::new();
     let server = PypiServer::start(&t, None);
     t.method_tree("trees/2.0.0", "2.0.0");
-    let mut noise = vec![0u8; 40 << 20];
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    for chunk in noise.chunks_mut(8) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
-    }
-    fs_err::write(t.path("trees/2.0.0/rules/noise.bin"), &noise).unwrap();
-    drop(noise);
+    t.write_noise("trees/2.0.0/rules/noise.bin", 40 << 20, 0x2545_f491_4f6c_dd1du64);
     let location = server.location();
     let Some((out, kib)) = t.run_measured(
         ".",
@@ -929,9 +920,7 @@ fn the_lock_entry_is_the_same_whichever_command_writes_it() {
 /// version fails and the lock stays as it was (it used to keep the unverified entry).
 #[test]
 fn a_failed_install_leaves_the_lock_as_it_was() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let lock_path = t.path(&layout::lock("w"));
     let before = fs_err::read_to_string(&lock_path).unwrap();
     t.method_tree("trees/3.0.0", "3.0.0");

@@ -780,9 +780,7 @@ fn both_roots_warn_once_on_every_command_and_adopt_refuses_legacy_state() {
 
 #[test]
 fn tools_local_is_ignored_by_git_and_doctor_warns_when_it_is_tracked() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     for repo in ["w", "w/p/app", "w/l/core"] {
         assert_eq!(
             fs_err::read_to_string(t.path(&format!("{repo}/.tools_local/.gitignore"))).unwrap(),

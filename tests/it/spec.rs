@@ -47,9 +47,7 @@ fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     assert!(errors.is_empty(), "{errors:?}");
 
     // A freshly written lock with file:// sources validates too.
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["lock"]).success();
+    let t = TestContext::locked_superbuild();
     let fresh = lock_as_json(&fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap());
     assert!(lock.is_valid(&fresh));
 

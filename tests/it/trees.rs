@@ -146,9 +146,7 @@ fn a_second_superbuild_is_placed_from_the_tree_cache_by_hardlink_or_copy() {
 
 #[test]
 fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_one() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     // Shared into the cache by copy: the cache's files are its own.
     twin(&t, "w2");
     t.run("w2", &["install", "--offline", "--link-mode", "copy"]).success();
@@ -225,9 +223,7 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
 
 #[test]
 fn gc_prunes_cached_trees_no_lock_references_and_no_store_holds() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     let entries = ["1.0.0", "1.1.0", "2.0.0"].map(|v| entry(&t, v));
     // A superbuild pinning only 1.0.0: its tree is shared into the cache.
     t.superbuild("w2", "members: [\"m/*\"]\nregistry: ../reg\n");
@@ -301,9 +297,7 @@ fn across_filesystems_the_tree_cache_falls_back_to_copies() {
 /// the second checkout does not share it into the cache, and installs from the bundle.
 #[test]
 fn an_origin_changed_since_its_record_is_not_shared() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     let file = t.path(&format!("w/{STORE}/2.0.0/rules/core.md"));
     let len = fs_err::metadata(&file).unwrap().len() as usize;
     fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();

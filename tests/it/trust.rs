@@ -333,9 +333,7 @@ fn a_members_git_file_never_leads_a_migration_outside_the_superbuild() {
 #[test]
 fn an_installed_file_edited_in_place_never_spreads_through_the_tree_cache() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.run("w", &["install"]).success();
+    let t = TestContext::installed_superbuild();
     let twin = |name: &str| {
         t.superbuild(name, "members: [\"m/*\"]\nregistry: ../reg\n");
         t.canonical_repo(&format!("{name}/m/a"), "1.0.0");

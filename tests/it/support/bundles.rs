@@ -290,6 +290,22 @@ impl TestContext {
         self.publish("reg", "2.0.0", "tar.gz");
     }
 
+    /// A new context with [`Self::standard_superbuild`], locked.
+    pub fn locked_superbuild() -> Self {
+        let t = Self::new();
+        t.standard_superbuild();
+        t.run("w", &["lock"]).success();
+        t
+    }
+
+    /// A new context with [`Self::standard_superbuild`], installed.
+    pub fn installed_superbuild() -> Self {
+        let t = Self::new();
+        t.standard_superbuild();
+        t.run("w", &["install"]).success();
+        t
+    }
+
     /// Every path below `rel` (relative, sorted), for before/after comparisons.
     pub fn listing(&self, rel: &str) -> Vec<String> {
         let root = self.path(rel);

@@ -143,6 +143,20 @@ impl TestContext {
         format!("[TMP]/{rel}")
     }
 
+    /// Writes `size` bytes no compressor can shrink (xorshift64 from `seed`) at `rel`: a bundle
+    /// as large as its tree.
+    pub fn write_noise(&self, rel: &str, size: usize, seed: u64) {
+        let mut noise = vec![0u8; size];
+        let mut state = seed;
+        for chunk in noise.chunks_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
+        }
+        fs_err::write(self.path(rel), &noise).unwrap();
+    }
+
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }
