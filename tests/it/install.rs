@@ -880,19 +880,15 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     // Said to a person, the path is the one typed: by `-C`, or by `cd` (the shell's `PWD`).
     let run = run_at("w/p/app", &["resolve"]);
     assert_eq!(run.stdout, format!("{}\n", typed(&layout::installed("w", "1.0.0"))));
-    let mut cmd = t.cmd("w/p/app");
-    cmd.arg("resolve")
-        .env("PWD", t.path("alias/w/p/app"))
-        .env("A2C_CACHE_DIR", &cache);
-    let run = Run::from_output(cmd.output().unwrap(), &t.root);
-    assert_eq!(run.stdout, format!("{}\n", typed(&layout::installed("w", "1.0.0"))));
+    let resolve_with_pwd = |pwd: &str| {
+        let mut cmd = t.cmd("w/p/app");
+        cmd.arg("resolve").env("PWD", t.path(pwd)).env("A2C_CACHE_DIR", &cache);
+        Run::from_output(cmd.output().unwrap(), &t.root).stdout
+    };
+    let root = layout::installed("w", "1.0.0");
+    assert_eq!(resolve_with_pwd("alias/w/p/app"), format!("{}\n", typed(&root)));
     // A `PWD` that is not the working directory (a stale one) is not believed.
-    let mut cmd = t.cmd("w/p/app");
-    cmd.arg("resolve")
-        .env("PWD", t.path("alias/w"))
-        .env("A2C_CACHE_DIR", &cache);
-    let run = Run::from_output(cmd.output().unwrap(), &t.root);
-    assert_eq!(run.stdout, format!("{}\n", resolved(&layout::installed("w", "1.0.0"))));
+    assert_eq!(resolve_with_pwd("alias/w"), format!("{}\n", resolved(&root)));
     // A link in a2c's own path is still refused, and named as typed.
     fs_err::rename(t.path("w/.tools_local"), t.path("elsewhere")).unwrap();
     std::os::unix::fs::symlink(t.path("elsewhere"), t.path("w/.tools_local")).unwrap();
