@@ -2,11 +2,10 @@
 //! client: packages created and uploaded by the client from the recipe `a2c pack` writes, locked
 //! by recipe and package revision, installed by a2c without calling the client.
 
+use crate::support::{items, layout, strings_of, succeeds};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::support::layout;
-use crate::support::strings_of;
 use crate::support::{
     Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
     tree_files as files,
@@ -95,17 +94,12 @@ impl ConanServer {
 /// The real `conan` client with a home of its own, the server as remote `local`, logged in as
 /// alice.
 fn conan(t: &TestContext, args: &[&str]) -> String {
-    let out = Command::new("conan")
-        .args(args)
-        .env("CONAN_HOME", t.path("conan-home"))
-        .current_dir(t.path("."))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "conan {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeds(
+        Command::new("conan")
+            .args(args)
+            .env("CONAN_HOME", t.path("conan-home"))
+            .current_dir(t.path(".")),
+        &format!("conan {args:?}"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -198,15 +192,13 @@ fn conan_packages_lock_by_revision_and_install_as_conan_deploys_them() {
     // `lock` keeps the locked revision, with a note (never an error), and so does an install
     // that locks another version (each refused "the registry changed a locked
     // bundle" before).
-    let run = t.run("w", &["lock"]);
-    run.success();
+    let run = t.ok("w", &["lock"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), lock);
     assert_eq!(t.run("w", &["lock", "--json"]).json()["revised"][0], "1.0.0");
     let v120 = publish(&t, &server, "1.2.0", "one-two\n");
     t.canonical_repo("w/p/m2", "1.2.0");
-    let run = t.run("w", &["install"]);
-    run.success();
+    let run = t.ok("w", &["install"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(installed(&t, "1.0.0"), files(&second));
     assert_eq!(installed(&t, "1.2.0"), files(&v120));
@@ -248,16 +240,9 @@ fn a_version_removed_from_the_remote_is_reported() {
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
     conan(&t, &["remove", "esys-a2c/1.0.0", "-r", "local", "-c"]);
-    let run = t.run("w", &["lock"]);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("1.0.0 is locked but the registry no longer lists it (removed)"),
-        "{}",
-        run.stderr
-    );
-    let run = t.run("w", &["outdated"]);
-    run.success();
+    let run = t.ok("w", &["lock"]);
+    run.says("1.0.0 is locked but the registry no longer lists it (removed)");
+    let run = t.ok("w", &["outdated"]);
     assert!(
         run.stdout
             .contains("1.0.0 is no longer in the registry (removed) → move to 1.1.0"),
@@ -274,8 +259,7 @@ fn a_version_removed_from_the_remote_is_reported() {
     // would then skip as a downgrade.
     publish(&t, &server, "0.9.0", "nine\n");
     conan(&t, &["remove", "esys-a2c/1.1.0", "-r", "local", "-c"]);
-    let run = t.run("w", &["outdated"]);
-    run.success();
+    let run = t.ok("w", &["outdated"]);
     assert!(
         run.stdout.contains(
             "1.1.0 is no longer in the registry (removed) → no newer version is published (moving to 0.9.0 would be a downgrade"
@@ -341,7 +325,7 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     let run = t.run_env("w", &["install"], &bound);
     run.failure();
     // Not a snapshot: the altered package's size varies with gzip's header.
-    assert!(run.stderr.contains("the lock"), "{}", run.stderr);
+    run.says("the lock");
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
     fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     let run = t.run_env("w", &["lock"], &bound);
@@ -416,8 +400,7 @@ fn one_superbuild_locks_once_over_a_conan_remote_a_package_index_and_an_a2c_regi
         "{lock}"
     );
     // A later lock: up to date, and nothing "removed" (each is in its own registry only).
-    let run = t.run("w", &["lock"]);
-    run.success();
+    let run = t.ok("w", &["lock"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), lock);
     t.run("w", &["install"]).success();
@@ -430,9 +413,7 @@ fn one_superbuild_locks_once_over_a_conan_remote_a_package_index_and_an_a2c_regi
     // list and outdated read every registry.
     let doc = t.run("w", &["list", "--json"]).json();
     crate::cli_surface::validate("list", &doc);
-    let states: Vec<(String, String)> = doc["versions"]
-        .as_array()
-        .unwrap()
+    let states: Vec<(String, String)> = items(&doc["versions"])
         .iter()
         .map(|r| {
             (
@@ -451,13 +432,11 @@ fn one_superbuild_locks_once_over_a_conan_remote_a_package_index_and_an_a2c_regi
             published("3.0.0")
         ]
     );
-    let run = t.run("w", &["outdated"]);
-    run.success();
+    let run = t.ok("w", &["outdated"]);
     insta::assert_snapshot!(run.transcript());
     // A new Conan revision of 1.0.0 changes nothing until `lock --update 1.0.0`.
     publish(&t, &server, "1.0.0", "from conan, revised\n");
-    let run = t.run("w", &["lock"]);
-    run.success();
+    let run = t.ok("w", &["lock"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), lock);
     // Vendored, and installed from the vendored copy offline with nothing cached.
@@ -521,7 +500,7 @@ fn each_registry_is_served_by_its_own_mirrors_when_it_is_down() {
     let doc = t.run("w", &["install", "--json"]).json();
     crate::cli_surface::validate("install", &doc);
     let served = |v: &str| {
-        let row = doc["installed"].as_array().unwrap().iter().find(|r| r["version"] == v);
+        let row = items(&doc["installed"]).iter().find(|r| r["version"] == v);
         row.and_then(|r| r["served_from"].as_str()).unwrap_or("?").to_string()
     };
     assert!(served("1.0.0").starts_with(&replica.url()), "{doc}");
@@ -591,19 +570,11 @@ fn an_unpinned_version_with_two_package_ids_is_passed_over_with_a_note() {
     }
     conan(&t, &["upload", "esys-a2c/2.0.0", "-r", "local", "-c"]);
     superbuild(&t, &server.location(), &["1.0.0"]);
-    let run = t.run("w", &["outdated"]);
-    run.success();
+    let run = t.ok("w", &["outdated"]);
     insta::assert_snapshot!(run.transcript());
     let doc = t.run("w", &["list", "--json"]).json();
     crate::cli_surface::validate("list", &doc);
-    let row = |v: &str| {
-        doc["versions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["version"] == v)
-            .cloned()
-    };
+    let row = |v: &str| items(&doc["versions"]).iter().find(|r| r["version"] == v).cloned();
     assert_eq!(row("2.0.0").unwrap()["registry"], "unusable", "{doc}");
     assert_eq!(row("1.0.0").unwrap()["registry"], "published", "{doc}");
     let human = t.run("w", &["list"]);

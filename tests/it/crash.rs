@@ -1,13 +1,9 @@
 //! Crash points, racing processes, a full disk.
 
-use crate::support::layout;
-use crate::support::strings_of;
-use crate::support::{TestContext, git};
+use crate::support::{TestContext, git, items, layout, strings_of};
 
 fn versions(doc: &serde_json::Value, key: &str) -> Vec<String> {
-    let mut v: Vec<String> = doc[key]
-        .as_array()
-        .unwrap()
+    let mut v: Vec<String> = items(&doc[key])
         .iter()
         .map(|x| x["version"].as_str().unwrap().to_string())
         .collect();
@@ -53,8 +49,7 @@ fn install_aborted_at_every_point_then_rerun_ends_valid() {
                 "{point}: {v} is visible without its receipt"
             );
         }
-        let run = t.run("w", &["install", "--json"]);
-        run.success();
+        let run = t.ok("w", &["install", "--json"]);
         let doc = run.json();
         let mut all = versions(&doc, "installed");
         all.extend(versions(&doc, "reused"));
@@ -95,8 +90,7 @@ fn migrate_aborted_at_every_point_is_resumed() {
             &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", &format!("abort:{point}"))],
         );
         assert!(run.code != 0, "{point}");
-        let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
-        run.success();
+        let run = t.ok_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
         assert!(
             run.stderr.contains("resuming the interrupted migration 1.0.0 -> 2.0.0"),
             "{point}: {}",
@@ -118,16 +112,7 @@ fn migrate_aborted_at_every_point_is_resumed() {
 #[test]
 fn eight_concurrent_installs_extract_each_version_once() {
     let t = TestContext::locked_superbuild();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            t.cmd("w")
-                .args(["install", "--json"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children: Vec<_> = (0..8).map(|_| t.spawn("w", &["install", "--json"])).collect();
     let mut installed = Vec::new();
     for c in children {
         let out = c.wait_with_output().unwrap();
@@ -217,16 +202,10 @@ fn a_full_disk_fails_cleanly() {
         .collect();
     t.write("trees/2.0.0/rules/big.md", &noise);
     t.pack("trees/2.0.0", "2.0.0", "reg", "tar.gz");
-    t.write(
-        "small/w/p/b/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("small/w/p/b", "1.0.0");
     t.run("small/w", &["install"]).success();
     let before = t.listing(&layout::installed("small/w", "1.0.0"));
-    t.write(
-        "small/w/p/b/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 2.0.0\n",
-    );
+    t.adopt("small/w/p/b", "2.0.0");
     // Locked first: a failed install leaves the lock as it was.
     t.run("small/w", &["lock"]).success();
     let run = t.run("small/w", &["install"]);

@@ -4,12 +4,8 @@ use crate::support::TestContext;
 
 #[test]
 fn demo_superbuild_lists_its_members() {
-    let t = TestContext::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
-    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = t.run("demo/superbuild/products/app", &["workspace", "members", "--json"]);
-    run.success();
+    let t = TestContext::demo();
+    let run = t.ok("demo/superbuild/products/app", &["workspace", "members", "--json"]);
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("demo/superbuild"));
     let rel = crate::support::strings_of(&doc, "members", "relative");
@@ -22,10 +18,7 @@ fn demo_superbuild_lists_its_members() {
 /// (up to the digest, which covers each member's HEAD), and confirming it migrates every member.
 #[test]
 fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
-    let t = TestContext::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
-    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = TestContext::demo();
     let offline = ["--offline", "--from", "../registry/bundles"];
     let args = |extra: &[&str]| -> Vec<String> {
         ["migrate", "version", "--to", "2.0.0", "--all"]
@@ -35,11 +28,10 @@ fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
             .map(|s| s.to_string())
             .collect()
     };
-    let run = t.run(
+    let run = t.ok(
         "demo/superbuild",
         &args(&["--dry-run"]).iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    run.success();
     let readme = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let section = &readme[readme.find("### Migrating the whole demo superbuild").unwrap()..];
     let shown: Vec<&str> = section
@@ -78,13 +70,8 @@ fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
     assert!(section.contains(&format!("$ {}", &readme_apply)), "the README runs it");
     let run = t.run_printed("demo/superbuild", &apply);
     run.success();
-    assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("dropped versions 1.2.0, 1.4.0 from the superbuild's lock: no member pins them any more"),
-        "{}",
-        run.stderr
-    );
+    run.says(&format!("applied plan {plan}"));
+    run.says("dropped versions 1.2.0, 1.4.0 from the superbuild's lock: no member pins them any more");
     insta::assert_snapshot!(run.transcript());
     let doc = t.run("demo/superbuild", &["workspace", "members", "--json"]).json();
     assert_eq!(doc["versions"], serde_json::json!(["2.0.0"]), "{doc}");

@@ -2,8 +2,7 @@
 //! nothing to a private registry, and docs/ci.md's CI recipes with their cache keyed on the
 //! lock.
 
-use crate::support::TestContext;
-use crate::support::layout;
+use crate::support::{TestContext, items, layout, succeeds};
 
 const GETTING_STARTED: &str = include_str!("../../docs/getting-started.md");
 const CI: &str = include_str!("../../docs/ci.md");
@@ -83,15 +82,11 @@ fn recipes() -> Vec<(&'static str, Recipe)> {
     let parse = |text: &str| -> serde_json::Value { serde_saphyr::from_str(text).expect("the recipe is YAML") };
     let github = parse(&yaml[0].0);
     let job = &github["jobs"]["method"];
-    let steps: Vec<String> = job["steps"]
-        .as_array()
-        .unwrap()
+    let steps: Vec<String> = items(&job["steps"])
         .iter()
         .filter_map(|s| s["run"].as_str().map(str::to_string))
         .collect();
-    let cache = job["steps"]
-        .as_array()
-        .unwrap()
+    let cache = items(&job["steps"])
         .iter()
         .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/cache@")))
         .expect("an actions/cache step");
@@ -116,9 +111,7 @@ fn recipes() -> Vec<(&'static str, Recipe)> {
     let gitlab = Recipe {
         cache_dir: job["variables"]["A2C_CACHE_DIR"].as_str().unwrap().to_string(),
         cache_key_file: job["cache"]["key"]["files"][0].as_str().unwrap().to_string(),
-        steps: job["script"]
-            .as_array()
-            .unwrap()
+        steps: items(&job["script"])
             .iter()
             .map(|s| s.as_str().unwrap().to_string())
             .collect(),
@@ -152,12 +145,9 @@ fn ci_recipes_install_from_a_cache_keyed_on_the_lock() {
         );
         let run = |label: &str| {
             for step in &a2c {
-                let out = t.bash("w", step).env("A2C_CACHE_DIR", &cache).output().unwrap();
-                assert!(
-                    out.status.success(),
-                    "{name} ({label}): `{step}` failed:\n{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
+                succeeds(
+                    t.bash("w", step).env("A2C_CACHE_DIR", &cache),
+                    &format!("{name} ({label}): `{step}`"),
                 );
             }
         };
@@ -191,12 +181,7 @@ fn readme_completions_and_man_pages_install_as_printed() {
     fs_err::create_dir_all(&bin).unwrap();
     fs_err::copy(env!("CARGO_BIN_EXE_a2c"), bin.join("a2c")).unwrap();
     let path = format!("{}:/usr/bin:/bin", bin.display());
-    let out = t.bash(".", &script).env("PATH", &path).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{script}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(t.bash(".", &script).env("PATH", &path), &script);
     let bash = fs_err::read_to_string(t.path("home/.local/share/bash-completion/completions/a2c")).unwrap();
     assert!(bash.contains("_a2c()") || bash.contains("complete"), "{bash}");
     let zsh = fs_err::read_to_string(t.path("home/.zfunc/_a2c")).unwrap();
@@ -269,12 +254,7 @@ fn offline_page_runs_as_printed() {
     let t = TestContext::locked_superbuild();
     t.run("w", &["install"]).success();
     let step = |text: &str| {
-        let out = t.bash("w", text).output().unwrap();
-        assert!(
-            out.status.success(),
-            "docs/offline.md `{text}` failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeds(&mut t.bash("w", text), &format!("docs/offline.md `{text}`"));
     };
     step(&sh[0].0);
     step(&sh[1].0);

@@ -1,11 +1,8 @@
 //! `a2c doctor` (one fixture per finding code) and `a2c gc`.
 
+use crate::support::{TestContext, finding, items, layout, strings_of, succeeds};
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-
-use crate::support::layout;
-use crate::support::strings_of;
-use crate::support::{TestContext, finding};
 
 /// The standard superbuild, locked and installed. Its findings are `tool-state-legacy` (l/core
 /// is in the legacy layout) and `delivery-served-by-workspace` (l/core's record says
@@ -20,9 +17,7 @@ fn codes(t: &TestContext, args: &[&str]) -> (i32, BTreeSet<String>, serde_json::
     full.extend_from_slice(args);
     let run = t.run("w", &full);
     let doc = run.verdict_json();
-    let codes = doc["findings"]
-        .as_array()
-        .unwrap()
+    let codes = items(&doc["findings"])
         .iter()
         .map(|f| f["code"].as_str().unwrap().to_string())
         .collect();
@@ -70,8 +65,7 @@ fn a_fresh_install_is_healthy_and_the_json_has_the_contract_shape() {
     assert_eq!(f["repo"], t.shown("w/l/core"));
     assert_eq!(f["version"], "1.1.0");
     // Human output: one line per finding, its hint, and a verdict.
-    let run = t.run("w", &["doctor"]);
-    run.success();
+    let run = t.ok("w", &["doctor"]);
     assert!(
         run.stdout.contains("info tool-state-legacy [l/core 1.1.0]")
             && run.stdout.ends_with("healthy: 0 fail, 0 warn, 2 info\n"),
@@ -217,13 +211,8 @@ fn a_method_needing_a_newer_a2c() {
     // Resolve warns when the tree it hands out needs a newer a2c; doctor fails it.
     fs_err::create_dir_all(t.path("w/p/future/tools")).unwrap();
     fs_err::rename(t.path("trees/6.0.0"), t.path("w/p/future/tools/ai-rules")).unwrap();
-    let run = t.run("w/p/future", &["resolve"]);
-    run.success();
-    assert!(
-        run.stderr.contains("method 6.0.0 needs a2c >= 99.0.0"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok("w/p/future", &["resolve"]);
+    run.says("method 6.0.0 needs a2c >= 99.0.0");
     let (code, codes, doc) = codes(&t, &[]);
     assert_eq!(code, 1);
     assert!(codes.contains("a2c-too-old"), "{codes:?}");
@@ -254,10 +243,7 @@ fn lock_findings() {
     assert_eq!(new_codes(&t, &[]), (1, vec!["lock-missing-version".to_string()]));
     // An entry nobody pins (and its store version gone).
     fs_err::write(&lock_path, &lock).unwrap();
-    t.write(
-        "w/p/web/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/p/web", "1.0.0");
     fs_err::remove_dir_all(t.path(&store("2.0.0"))).unwrap();
     assert_eq!(new_codes(&t, &[]), (0, vec!["lock-unused-entry".to_string()]));
     // An unreadable lock.
@@ -271,10 +257,7 @@ fn store_findings() {
     let t = TestContext::new();
     installed(&t);
     // A version no member pins, once the lock no longer has it either.
-    t.write(
-        "w/p/web/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/p/web", "1.0.0");
     t.run("w", &["lock"]).success();
     assert_eq!(new_codes(&t, &[]), (0, vec!["store-orphan-version".to_string()]));
     t.run("w", &["gc"]).success();
@@ -373,23 +356,13 @@ fn every_code_is_documented() {
 
 #[test]
 fn the_installed_demo_is_healthy() {
-    let t = TestContext::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
-    assert!(
-        std::process::Command::new(script)
-            .arg(t.path("demo"))
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    let t = TestContext::demo();
     t.run(
         "demo/superbuild",
         &["install", "--offline", "--from", "../registry/bundles"],
     )
     .success();
-    let run = t.run("demo/superbuild", &["doctor", "--deep", "--json"]);
-    run.success();
+    let run = t.ok("demo/superbuild", &["doctor", "--deep", "--json"]);
     let summary = &run.json()["summary"];
     assert_eq!(
         (summary["fail"].as_u64(), summary["warn"].as_u64()),
@@ -404,22 +377,17 @@ fn gc_keeps_every_pinned_version_and_dry_run_changes_nothing() {
     let t = TestContext::new();
     installed(&t);
     // 1.1.0 is pinned only by the legacy member l/core; 2.0.0 becomes unpinned.
-    t.write(
-        "w/p/web/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/p/web", "1.0.0");
     let before = t.listing("w");
     let lock_before = fs_err::read_to_string(t.path(&layout::store_lock("w"))).unwrap();
-    let run = t.run("w", &["gc", "--dry-run"]);
-    run.success();
+    let run = t.ok("w", &["gc", "--dry-run"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(t.listing("w"), before, "--dry-run changes nothing");
     assert_eq!(
         fs_err::read_to_string(t.path(&layout::store_lock("w"))).unwrap(),
         lock_before
     );
-    let run = t.run("w", &["gc", "--json"]);
-    run.success();
+    let run = t.ok("w", &["gc", "--json"]);
     let doc = run.json();
     assert_eq!(
         doc["removed"],
@@ -429,8 +397,7 @@ fn gc_keeps_every_pinned_version_and_dry_run_changes_nothing() {
     assert_eq!(kept, ["1.0.0", "1.1.0"]);
     assert!(!t.path(&store("2.0.0")).exists() && t.path(&store("1.1.0")).exists());
     // Run from a member, gc still considers the whole workspace.
-    let run = t.run("w/p/app", &["gc", "--json"]);
-    run.success();
+    let run = t.ok("w/p/app", &["gc", "--json"]);
     assert!(run.json()["removed"].as_array().unwrap().is_empty());
     // An unreadable member stops gc rather than guess what it pins.
     t.write("w/l/core/.a2c/adoption.yaml", "tool_version: [broken\n");
@@ -444,10 +411,7 @@ fn gc_cache_prunes_only_unreferenced_bundles() {
     let t = TestContext::new();
     installed(&t);
     assert_eq!(t.listing("cache/bundles").len(), 3);
-    t.write(
-        "w/p/web/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/p/web", "1.0.0");
     t.run("w", &["lock"]).success();
     let run = t.run("w", &["gc", "--cache", "--dry-run", "--json"]);
     assert_eq!(run.json()["cache_removed"].as_array().unwrap().len(), 1);
@@ -455,18 +419,9 @@ fn gc_cache_prunes_only_unreferenced_bundles() {
     t.run("w", &["gc", "--cache"]).success();
     assert_eq!(t.listing("cache/bundles").len(), 2);
     // Without --cache the cache is never touched.
-    t.write(
-        "w/p/app/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.1.0\n",
-    );
-    t.write(
-        "w/l/util/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.1.0\n",
-    );
-    t.write(
-        "w/p/web/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.1.0\n",
-    );
+    t.adopt("w/p/app", "1.1.0");
+    t.adopt("w/l/util", "1.1.0");
+    t.adopt("w/p/web", "1.1.0");
     t.run("w", &["lock"]).success();
     t.run("w", &["gc"]).success();
     assert_eq!(t.listing("cache/bundles").len(), 2);
@@ -491,8 +446,7 @@ fn follow_hint(t: &TestContext, code: &str, doctor_args: &[&str]) {
         .and_then(|r| r.strip_prefix("[TMP]/"))
         .map(str::to_string)
         .unwrap_or_else(|| "w".into());
-    let run = t.run(&cwd, &args[1..].iter().map(String::as_str).collect::<Vec<_>>());
-    run.success();
+    t.ok(&cwd, &args[1..].iter().map(String::as_str).collect::<Vec<_>>());
     let (_, after, _) = codes(t, doctor_args);
     assert!(!after.contains(code), "`{command}` in {cwd} left `{code}`: {after:?}");
 }
@@ -604,9 +558,7 @@ fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
     assert!(record.contains("tool_version: 3.0.0"), "{record}");
     let offline = t.run("w", &["--offline", "doctor", "--json"]).verdict_json();
     assert!(
-        !offline["findings"]
-            .as_array()
-            .unwrap()
+        !items(&offline["findings"])
             .iter()
             .any(|f| f["code"] == "version-yanked"),
         "{offline}"
@@ -664,9 +616,7 @@ fn a_clone_without_its_members_is_not_healthy() {
     let (code, found, doc) = codes(&t, &[]);
     assert_eq!(code, 1, "{doc}");
     assert!(found.contains("member-missing"), "{found:?}");
-    let missing: Vec<_> = doc["findings"]
-        .as_array()
-        .unwrap()
+    let missing: Vec<_> = items(&doc["findings"])
         .iter()
         .filter(|f| f["code"] == "member-missing")
         .collect();
@@ -680,8 +630,7 @@ fn a_clone_without_its_members_is_not_healthy() {
         .unwrap_or_else(|| panic!("{hint}"))
         .replace("[TMP]", &t.root.display().to_string());
     let mut bash = t.bash("w", &command);
-    let out = bash.envs(allow).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(bash.envs(allow), &command);
     t.run("w", &["install", "--locked"]).success();
     let (code, found, doc) = codes(&t, &[]);
     assert!(!found.contains("member-missing"), "{doc}");

@@ -2,6 +2,7 @@
 //! target's body on the stable toolchain, with its properties — so a target whose body stops
 //! compiling, or a regression on an input a fuzzer once found, fails `cargo test`.
 
+use crate::support::succeeds;
 use std::path::Path;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus");
@@ -128,12 +129,12 @@ fn the_pep_503_reader_agrees_with_pythons_html_parser() {
     pages.sort();
     assert!(pages.len() >= 4, "{pages:?}");
     let page = "https://pkgs.example.org/simple/esys-a2c/";
-    let out = std::process::Command::new("python3")
-        .args(["-c", PEP503_REFERENCE, page])
-        .args(&pages)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = succeeds(
+        std::process::Command::new("python3")
+            .args(["-c", PEP503_REFERENCE, page])
+            .args(&pages),
+        "python3",
+    );
     let reference: Vec<Vec<(String, String, Option<String>)>> = serde_json::from_slice(&out.stdout).unwrap();
     for (path, expected) in pages.iter().zip(reference) {
         let read = a2c::registry::pypi::fuzz_html_files(&fs_err::read(path).unwrap());

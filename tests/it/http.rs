@@ -1,8 +1,7 @@
 //! Registries over HTTP(S) — a real server on 127.0.0.1 with faults.
 
 use crate::support::http_server::{Fault, Server};
-use crate::support::layout;
-use crate::support::{Run, TestContext};
+use crate::support::{Run, TestContext, layout};
 
 fn http_superbuild(t: &TestContext) -> Server {
     t.standard_http_superbuild()
@@ -24,8 +23,7 @@ const B2: &str = "/bundles/a2c-2.0.0.tar.gz";
 fn install_over_http_downloads_in_parallel_into_the_cache() {
     let t = TestContext::new();
     let server = http_superbuild(&t);
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--json"]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
@@ -62,8 +60,7 @@ fn offline_and_no_op_installs_make_zero_requests() {
     assert_eq!(server.count(), after_install, "a no-op install makes no request");
     // Offline from the cache, in a fresh store.
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    let run = t.run("w", &["install", "--offline", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--offline", "--json"]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     // Offline with nothing cached: a clear error, still no request.
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
@@ -91,12 +88,11 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
     );
     server.fault(B2, &[Fault::TooMany(1), Fault::Truncate(len / 3), Fault::Status(502)]);
     server.fault("/bundles/a2c-1.1.0.zip", &[Fault::Stall(10)]);
-    let run = t.run_env(
+    let run = t.ok_env(
         "w",
         &["install", "--json"],
         &[("A2C_HTTP_TIMEOUT", "1"), ("A2C_HTTP_RETRIES", "5")],
     );
-    run.success();
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     assert_eq!(server.count_of_since(B1, since), 5, "four faults, then success");
     // Every retry is told by default: what failed, which try comes next of how
@@ -146,8 +142,7 @@ fn retries_are_quiet_only_under_q() {
         t.run("w", &["lock"]).success();
         server.fault(B1, &[Fault::Status(503), Fault::Status(500)]);
         let args: &[&str] = if quiet { &["-q", "install"] } else { &["install"] };
-        let run = t.run("w", args);
-        run.success();
+        let run = t.ok("w", args);
         let lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains("retry ")).collect();
         assert_eq!(!lines.is_empty(), told, "{}", run.stderr);
         if told {
@@ -174,8 +169,7 @@ fn a_partial_download_is_resumed_with_range_or_restarted_without() {
             &bytes[..bytes.len() / 2],
         )
         .unwrap();
-        let run = t.run("w", &["install", "--json"]);
-        run.success();
+        t.ok("w", &["install", "--json"]);
         let req = server
             .requests()
             .into_iter()
@@ -204,13 +198,8 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     let run = t.run_env("w", &["install"], &[("A2C_HTTP_RETRIES", "2")]);
     insta::assert_snapshot!(run.error_transcript());
     // Both retries were told (the snapshot leaves them out: their number is timing elsewhere).
-    assert!(run.stderr.contains("warning: retry 2 of 2 in "), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains(&format!("`{}bundles/a2c-1.0.0.tar.gz` answered HTTP 500", server.url())),
-        "{}",
-        run.stderr
-    );
+    run.says("warning: retry 2 of 2 in ");
+    run.says(&format!("`{}bundles/a2c-1.0.0.tar.gz` answered HTTP 500", server.url()));
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
     // 404 for a locked bundle.
     fs_err::rename(t.path("reg/bundles/a2c-1.0.0.tar.gz"), t.path("reg/moved.tar.gz")).unwrap();
@@ -224,7 +213,7 @@ fn persistent_failures_end_in_clear_errors_and_leave_nothing() {
     fs_err::write(t.path("reg/bundles/a2c-1.0.0.tar.gz"), &bad).unwrap();
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(run.stderr.contains("tampered with"), "{}", run.stderr);
+    run.says("tampered with");
     assert!(
         t.listing("cache/bundles")
             .iter()
@@ -257,7 +246,7 @@ fn unreachable_hosts_and_proxies_are_named() {
         &[("A2C_HTTP_RETRIES", "0")],
     );
     insta::assert_snapshot!(run.error_transcript());
-    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    run.says("hint:");
     // A name that does not resolve.
     let run = t.run_env(
         "w",
@@ -278,7 +267,7 @@ fn unreachable_hosts_and_proxies_are_named() {
     insta::assert_snapshot!(run.error_transcript());
     assert_eq!(server.count(), 0);
     // NO_PROXY lets it through.
-    let run = t.run_env(
+    t.ok_env(
         "w",
         &["lock", "--registry", &server.url()],
         &[
@@ -286,7 +275,6 @@ fn unreachable_hosts_and_proxies_are_named() {
             ("NO_PROXY", "127.0.0.1"),
         ],
     );
-    run.success();
 }
 
 #[test]
@@ -295,8 +283,7 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     let server = http_superbuild(&t);
     let auth = |r: &crate::support::http_server::Request| r.headers.get("authorization").cloned();
     // The marker (committed by the repository) names the registry: the token is not sent.
-    let run = t.run_env("w", &["install", "-v"], &[("A2C_REGISTRY_TOKEN", "s3cr3t-token")]);
-    run.success();
+    t.ok_env("w", &["install", "-v"], &[("A2C_REGISTRY_TOKEN", "s3cr3t-token")]);
     assert!(server.count() > 0);
     assert!(
         server.requests().iter().all(|r| auth(r).is_none()),
@@ -306,12 +293,11 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let before = server.count();
-    let run = t.run_env(
+    let run = t.ok_env(
         "w",
         &["install", "-v"],
         &[("A2C_REGISTRY_TOKEN", "s3cr3t-token"), ("A2C_TOKEN_HOSTS", "127.0.0.1")],
     );
-    run.success();
     let requests = server.requests();
     assert!(requests.len() > before);
     assert!(
@@ -349,8 +335,7 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let before = server.count();
-    let run = t.run("w", &["install"]);
-    run.success();
+    let run = t.ok("w", &["install"]);
     let basic = server.requests()[before]
         .headers
         .get("authorization")
@@ -387,11 +372,10 @@ fn https_with_a_private_ca() {
     // Without the CA: a TLS failure with the hint.
     let run = t.run_env("w", &["install"], &[("A2C_HTTP_RETRIES", "0")]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(run.stderr.contains("A2C_CA_BUNDLE"), "{}", run.stderr);
+    run.says("A2C_CA_BUNDLE");
     // With the CA through A2C_CA_BUNDLE, and through SSL_CERT_FILE.
     let ca = t.write("ca.pem", server.ca_pem.as_deref().unwrap());
-    let run = t.run_env("w", &["install", "--json"], &[("A2C_CA_BUNDLE", ca.to_str().unwrap())]);
-    run.success();
+    let run = t.ok_env("w", &["install", "--json"], &[("A2C_CA_BUNDLE", ca.to_str().unwrap())]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
@@ -412,8 +396,7 @@ fn vendor_then_air_gapped_install() {
     let t = TestContext::new();
     let server = http_superbuild(&t);
     t.run("w", &["lock"]).success();
-    let run = t.run("w", &["vendor", "../vendor", "--json"]);
-    run.success();
+    let run = t.ok("w", &["vendor", "../vendor", "--json"]);
     let doc = run.json();
     assert_eq!(doc["bundles"].as_array().unwrap().len(), 3);
     let manifest: serde_json::Value =
@@ -434,8 +417,7 @@ fn vendor_then_air_gapped_install() {
     drop(server);
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
-    let run = t.run("w", &["install", "--offline", "--from", "../vendor", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--offline", "--from", "../vendor", "--json"]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
 }
 

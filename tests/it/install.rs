@@ -1,15 +1,12 @@
 //! `a2c lock`, `a2c install`, `a2c pack` — verified side-by-side installs.
 
+use crate::support::{Run, TestContext, items, layout};
 use std::os::unix::fs::PermissionsExt;
 
 use crate::support::bundles::{self, Kind, file, item, manifest};
-use crate::support::layout;
-use crate::support::{Run, TestContext};
 
 fn versions_in(doc: &serde_json::Value, key: &str) -> Vec<String> {
-    doc[key]
-        .as_array()
-        .unwrap()
+    items(&doc[key])
         .iter()
         .map(|v| v["version"].as_str().unwrap().to_string())
         .collect()
@@ -19,8 +16,7 @@ fn versions_in(doc: &serde_json::Value, key: &str) -> Vec<String> {
 fn superbuild_lock_then_install_side_by_side() {
     let t = TestContext::new();
     t.standard_superbuild();
-    let run = t.run("w/p/app", &["lock", "--json"]);
-    run.success();
+    let run = t.ok("w/p/app", &["lock", "--json"]);
     let doc = run.json();
     assert_eq!(doc["added"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]));
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
@@ -33,8 +29,7 @@ fn superbuild_lock_then_install_side_by_side() {
         "sorted"
     );
 
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--json"]);
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("w"));
     assert_eq!(doc["store"], t.shown(&layout::store("w")));
@@ -84,19 +79,12 @@ fn reinstall_is_a_no_op_that_reads_no_bundle() {
     // Remove every bundle: a no-op install must not need one.
     fs_err::remove_dir_all(t.path("reg")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--json"]);
     let doc = run.json();
     assert!(doc["installed"].as_array().unwrap().is_empty());
     assert_eq!(versions_in(&doc, "reused"), ["1.0.0", "1.1.0", "2.0.0"]);
-    let run = t.run("w", &["install"]);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("up to date: 3 versions already installed for 4 members"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok("w", &["install"]);
+    run.says("up to date: 3 versions already installed for 4 members");
     assert!(!t.cache_dir().exists(), "nothing was fetched");
 }
 
@@ -105,23 +93,19 @@ fn install_locks_missing_versions_and_lock_check_detects_drift() {
     let t = TestContext::new();
     t.standard_superbuild();
     // install without a lock resolves and writes it.
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--json"]);
     assert_eq!(run.json()["locked"], serde_json::json!(["1.0.0", "1.1.0", "2.0.0"]));
     t.run("w", &["lock", "--check"]).success();
     // A member moves to a version the lock lacks; another version is no longer used.
     t.publish("reg", "3.0.0", "tar.gz");
-    t.write(
-        "w/p/web/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 3.0.0\n",
-    );
+    t.adopt("w/p/web", "3.0.0");
     let before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     let run = t.run("w", &["lock", "--check"]);
     insta::assert_snapshot!(run.error_transcript());
     // --locked refuses, naming the version, and changes nothing.
     let run = t.run("w", &["install", "--locked"]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(run.stderr.contains("hint: run `a2c lock`"), "{}", run.stderr);
+    run.says("hint: run `a2c lock`");
     let run = t.run("w", &["install", "--offline"]);
     insta::assert_snapshot!(run.error_transcript());
     assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), before);
@@ -159,10 +143,7 @@ fn lock_keeps_entries_and_refuses_a_changed_bundle_and_yanks() {
     let run = t.run("w", &["lock"]);
     insta::assert_snapshot!(run.error_transcript());
     t.edit_index("reg", "1.0.0", |e| e["yanked"] = serde_json::json!(true));
-    t.write(
-        "w/p/new/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/p/new", "1.0.0");
     t.run("w", &["lock"]).success();
 }
 
@@ -178,12 +159,11 @@ fn registry_comes_from_flag_then_env_then_marker() {
     t.run_env("r", &["lock"], &[("A2C_REGISTRY", &reg_b)]).success();
     let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
     assert!(lock.contains("reg-b/bundles/a2c-1.0.0.zip"), "{lock}");
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["lock", "--update", "--registry", "../reg-a"],
         &[("A2C_REGISTRY", &reg_b)],
     );
-    run.success();
     let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
     assert!(lock.contains("reg-a/bundles/a2c-1.0.0.tar.gz"), "{lock}");
 }
@@ -197,8 +177,7 @@ fn single_repo_installs_into_its_own_store_and_legacy_lock_stays_in_legacy_root(
     t.publish("reg", "1.0.0", "tar.gz");
     t.publish("reg", "1.1.0", "zip");
     let reg = t.path("reg").display().to_string();
-    let run = t.run_env("r", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
-    run.success();
+    let run = t.ok_env("r", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
     let doc = run.json();
     assert_eq!(doc["workspace"], serde_json::Value::Null);
     assert_eq!(doc["store"], t.shown(&layout::store("r")));
@@ -231,31 +210,19 @@ fn offline_from_cache_in_a_second_workspace() {
     t.canonical_repo("w2/m/c", "2.0.0");
     fs_err::copy(t.path(&layout::lock("w")), t.path(&layout::lock("w2"))).unwrap();
     fs_err::remove_dir_all(t.path("reg")).unwrap();
-    let run = t.run("w2", &["install", "--offline", "--json"]);
-    run.success();
+    let run = t.ok("w2", &["install", "--offline", "--json"]);
     let doc = run.json();
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
     // Placed from the shared tree cache: no bundle is even read.
     assert!(
-        doc["installed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|i| i["source"] == "tree-cache"),
+        items(&doc["installed"]).iter().all(|i| i["source"] == "tree-cache"),
         "{doc}"
     );
     // Without the tree cache, the bundle cache serves them.
     fs_err::remove_dir_all(t.path("cache/trees")).unwrap();
     fs_err::remove_dir_all(t.path("w2/.tools_local")).unwrap();
     let doc = t.run("w2", &["install", "--offline", "--json"]).json();
-    assert!(
-        doc["installed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|i| i["source"] == "cache"),
-        "{doc}"
-    );
+    assert!(items(&doc["installed"]).iter().all(|i| i["source"] == "cache"), "{doc}");
 }
 
 #[test]
@@ -276,17 +243,10 @@ fn offline_from_a_directory_matches_bundles_by_content() {
     t.write("vendor/noise.bin", "not a bundle");
     fs_err::remove_dir_all(t.path("reg")).unwrap();
     let vendor = t.path("vendor").display().to_string();
-    let run = t.run("w", &["install", "--offline", "--from", &vendor, "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--offline", "--from", &vendor, "--json"]);
     let doc = run.json();
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
-    assert!(
-        doc["installed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|i| i["source"] == "from")
-    );
+    assert!(items(&doc["installed"]).iter().all(|i| i["source"] == "from"));
     assert_eq!(
         t.listing("cache/bundles").len(),
         3,
@@ -379,8 +339,7 @@ fn wrong_manifest_version_and_wrong_tree_are_refused() {
     t.edit_index("reg2", "1.0.0", |e| {
         e["tree"] = serde_json::json!(format!("sha256:{}", "a".repeat(64)))
     });
-    let run = t.run("w", &["lock", "--registry", "../reg2"]);
-    run.success();
+    t.ok("w", &["lock", "--registry", "../reg2"]);
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     // Its own hint: a publishing error, not tampering.
@@ -430,13 +389,8 @@ fn pack_is_deterministic_and_refuses_changed_content() {
     assert_eq!(tar["versions"][0]["tree"], zip["versions"][0]["tree"]);
     assert_ne!(tar["versions"][0]["sha256"], zip["versions"][0]["sha256"]);
     // Republishing the same content is a no-op; other content under the same version is refused.
-    let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "ra-tar.gz"]);
-    run.success();
-    assert!(
-        run.stderr.contains("already published with the same content"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok(".", &["pack", "tree", "--version", "1.0.0", "--registry", "ra-tar.gz"]);
+    run.says("already published with the same content");
     t.write("tree/rules/core.md", "changed\n");
     let run = t.run(".", &["pack", "tree", "--version", "1.0.0", "--registry", "ra-tar.gz"]);
     insta::assert_snapshot!(run.error_transcript());
@@ -472,15 +426,11 @@ fn committed_demo_registry_is_what_pack_produces() {
 
 #[test]
 fn demo_installs_offline_as_the_readme_says() {
-    let t = TestContext::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
-    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = t.run(
+    let t = TestContext::demo();
+    let run = t.ok(
         "demo/superbuild",
         &["install", "--offline", "--from", "../registry/bundles", "--json"],
     );
-    run.success();
     assert_eq!(versions_in(&run.json(), "installed"), ["1.2.0", "1.4.0", "2.0.0"]);
     t.run("demo/superbuild", &["lock", "--check"]).success();
     let doc = t.run("demo/superbuild/libs/core", &["resolve", "--json"]).json();
@@ -492,14 +442,7 @@ fn demo_installs_offline_as_the_readme_says() {
 #[test]
 fn concurrent_installs_extract_each_version_once() {
     let t = TestContext::locked_superbuild();
-    let spawn = || {
-        t.cmd("w")
-            .args(["install", "--json"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let spawn = || t.spawn("w", &["install", "--json"]);
     let (a, b) = (spawn(), spawn());
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert!(
@@ -539,11 +482,8 @@ fn a_waiting_install_says_so() {
     first.kill().unwrap();
     first.wait().unwrap();
     insta::assert_snapshot!(run.error_transcript());
-    assert!(
-        run.stderr.contains("timed out waiting for the store lock") && run.stderr.contains("A2C_LOCK_TIMEOUT"),
-        "{}",
-        run.stderr
-    );
+    run.says("timed out waiting for the store lock")
+        .says("A2C_LOCK_TIMEOUT");
 }
 
 pub fn wait_for(cond: impl Fn() -> bool) {
@@ -573,8 +513,7 @@ fn install_killed_mid_extraction_then_rerun_ends_valid() {
             !t.listing(&layout::staging("w")).is_empty(),
             "{point}: the kill left work behind"
         );
-        let run = t.run("w", &["install", "--json"]);
-        run.success();
+        let run = t.ok("w", &["install", "--json"]);
         let doc = run.json();
         assert!(
             !doc["cleaned"].as_array().unwrap().is_empty(),
@@ -599,15 +538,9 @@ fn hostile_superbuild(t: &TestContext) {
     t.publish("reg", "2.0.0", "tar.gz");
     t.publish_raw("reg", "1.0.0", &bundles::tar_gz(&[manifest("1.0.0")]), "tar.gz");
     // A first install of 2.0.0 only: the store holds something that must stay unchanged.
-    t.write(
-        "w/p/a/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 2.0.0\n",
-    );
+    t.adopt("w/p/a", "2.0.0");
     t.run("w", &["install"]).success();
-    t.write(
-        "w/p/a/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/p/a", "1.0.0");
 }
 
 #[test]
@@ -637,8 +570,7 @@ fn decompression_bombs_and_entry_floods_are_refused() {
         let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "20")]);
         insta::assert_snapshot!(run.error_transcript());
         // Within the default limits both install.
-        let run = t.run("w", &["install"]);
-        run.success();
+        t.ok("w", &["install"]);
         fs_err::remove_dir_all(t.path(&layout::installed("w", "1.0.0"))).unwrap();
     }
     let run = t.run_env("w", &["install"], &[("A2C_MAX_ENTRIES", "lots")]);
@@ -701,8 +633,7 @@ fn install_version_adds_one_version_no_member_pins() {
     again.success();
     insta::assert_snapshot!(again.transcript());
     // A pinned, locked version comes from the lock, offline too.
-    let run = t.run("w", &["--offline", "install", "--version", "1.0.0"]);
-    run.success();
+    let run = t.ok("w", &["--offline", "install", "--version", "1.0.0"]);
     insta::assert_snapshot!(run.transcript());
     // Offline, a version the lock lacks needs the registry: said, nothing installed.
     t.publish("reg", "3.1.0", "tar.gz");
@@ -792,8 +723,7 @@ fn members_are_listed_in_path_order_not_byte_order() {
     t.canonical_repo("w/p/0", "1.0.0");
     t.publish("reg", "1.0.0", "tar.gz");
     let reg = t.path("reg").display().to_string();
-    let run = t.run_env("w", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
-    run.success();
+    let run = t.ok_env("w", &["install", "--json"], &[("A2C_REGISTRY", &reg)]);
     let listed = crate::support::strings_of(&run.json(), "members", "path");
     assert_eq!(listed, [t.shown("w/p/0"), t.shown("w/p/a/c"), t.shown("w/p/a-b")]);
 }
@@ -894,6 +824,6 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     std::os::unix::fs::symlink(t.path("elsewhere"), t.path("w/.tools_local")).unwrap();
     let run = run_in(&["install"]);
     run.failure();
-    assert!(run.stderr.contains(&typed("w/.tools_local")), "{}", run.stderr);
+    run.says(&typed("w/.tools_local"));
     assert!(!run.stderr.contains(&resolved("w/")), "{}", run.stderr);
 }

@@ -1,16 +1,13 @@
 //! `a2c mcp`, driven by the official MCP Python SDK as a real client over stdio
 //! (tests/it/mcp_client.py), and by raw JSON-RPC lines for the protocol's edge cases.
 
+use crate::support::{TestContext, items, layout, require_program, strings_of};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-
-use crate::support::layout;
-use crate::support::strings_of;
-use crate::support::{TestContext, require_program};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
 
@@ -103,12 +100,7 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     for tool in ["workspace", "resolve", "list", "outdated", "migrate_plan"] {
         assert!(!r[tool]["is_error"].as_bool().unwrap(), "{tool} succeeds here: {r}");
     }
-    let resources: Vec<&str> = r["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| u.as_str().unwrap())
-        .collect();
+    let resources: Vec<&str> = items(&r["resources"]).iter().map(|u| u.as_str().unwrap()).collect();
     for uri in [
         "a2c://method/p/app/-/rules/core.md",
         "a2c://method/p/web/-/prompts/review.md",
@@ -224,12 +216,7 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
     let t = TestContext::new();
     superbuild(&t, false);
     let r = client(&t, "write");
-    let tools: Vec<&str> = r["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let tools: Vec<&str> = items(&r["tools"]).iter().map(|t| t.as_str().unwrap()).collect();
     assert!(tools.contains(&"install") && tools.contains(&"migrate_apply"), "{r}");
     assert_eq!(r["output_schemas"]["install"], "`a2c install --json`", "{r}");
     assert!(!r["install"]["is_error"].as_bool().unwrap(), "{r}");
@@ -693,9 +680,7 @@ fn the_typescript_sdk_gets_every_tool_resource_and_prompt() {
     }
     assert_eq!(r["templates"], json!(["a2c://method/{+repo}/-/{+path}"]));
     let by_path = |path: &str| {
-        r["through_template"]
-            .as_array()
-            .unwrap()
+        items(&r["through_template"])
             .iter()
             .find(|x| x["path"] == path)
             .unwrap_or_else(|| panic!("{path}: {r}"))

@@ -1,8 +1,6 @@
 //! `a2c migrate version`, with real git.
 
-use crate::support::layout;
-use crate::support::strings_of;
-use crate::support::{TestContext, git};
+use crate::support::{TestContext, git, items, layout, strings_of};
 
 /// A single legacy repository `r` at 1.0.0 with committed tool state, and a registry holding
 /// 1.0.0 and 1.1.0 (legacy layout) and 2.0.0 (requires `.tools/esys/a2c`).
@@ -56,12 +54,11 @@ fn legacy_to_canonical_in_one_commit() {
     // Untracked files in the tool state make it dirty: commit them first, as a user would.
     insta::assert_snapshot!(run.error_transcript());
     fs_err::remove_file(t.path("r/.a2c/local-notes.txt")).unwrap();
-    let run = t.run_env(
+    let run = t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0", "--json"],
         &[("A2C_REGISTRY", &reg)],
     );
-    run.success();
     let doc = run.json();
     crate::cli_surface::validate("migrate", &doc);
     assert_eq!(
@@ -71,9 +68,7 @@ fn legacy_to_canonical_in_one_commit() {
     assert_eq!(doc["adoption"]["before"], "1.0.0");
     assert_eq!(doc["adoption"]["after"], "2.0.0");
     assert_eq!(doc["installed"], t.shown(&layout::installed("r", "2.0.0")));
-    let moves: Vec<String> = doc["moves"]
-        .as_array()
-        .unwrap()
+    let moves: Vec<String> = items(&doc["moves"])
         .iter()
         .map(|m| format!("{} -> {}", m["from"].as_str().unwrap(), m["to"].as_str().unwrap()))
         .collect();
@@ -105,9 +100,8 @@ fn legacy_to_canonical_in_one_commit() {
     );
     assert_eq!(t.run("r", &["resolve", "--json"]).json()["rule"], "repo-store");
     // Again: a no-op that says so.
-    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
-    run.success();
-    assert!(run.stderr.contains("already at 2.0.0"), "{}", run.stderr);
+    let run = t.ok_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.says("already at 2.0.0");
     assert_eq!(commits(&t, "r"), before + 1);
 }
 
@@ -117,8 +111,7 @@ fn same_layout_upgrade_in_a_superbuild_edits_only_the_adoption_record() {
     t.standard_superbuild();
     t.commit_members();
     t.run("w", &["install"]).success();
-    let run = t.run("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
-    run.success();
+    let run = t.ok("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
     assert!(run.json()["moves"].as_array().unwrap().is_empty());
     let show = git(&t.path("w/p/app"), &["show", "--name-status", "--format=", "HEAD"]);
     assert_eq!(show.trim(), "M\t.tools/esys/a2c/adoption.yaml", "adoption edit only");
@@ -206,9 +199,8 @@ fn an_interrupted_migration_is_resumed_not_dual_written() {
     let run = t.run_env("r", &["migrate", "version", "--to", "1.1.0"], &[("A2C_REGISTRY", &reg)]);
     insta::assert_snapshot!(run.error_transcript());
     // The same target resumes and completes it in one commit.
-    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
-    run.success();
-    assert!(run.stderr.contains("resuming"), "{}", run.stderr);
+    let run = t.ok_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)]);
+    run.says("resuming");
     assert!(!t.path("r/.a2c").exists());
     assert_eq!(git(&t.path("r"), &["status", "--porcelain"]), "");
     assert_eq!(commits(&t, "r"), 2);
@@ -232,12 +224,11 @@ fn both_roots_complete_the_move_and_differing_files_stop_it() {
     // Made identical, the canonical copy wins and the move completes.
     t.write("r/.tools/esys/a2c/cli-journal.yaml", "entries: []\n");
     git(&t.path("r"), &["commit", "-q", "-am", "same"]);
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0", "--json"],
         &[("A2C_REGISTRY", &reg)],
     );
-    run.success();
     assert!(!t.path("r/.a2c").exists());
     let show = git(&t.path("r"), &["show", "--name-status", "--format=", "HEAD"]);
     assert!(show.contains("D\t.a2c/config.yaml"), "{show}");
@@ -248,12 +239,11 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     let t = TestContext::new();
     let reg = legacy_repo(&t);
     let before = state(&t, "r");
-    let run = t.run_env(
+    let run = t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0", "--dry-run"],
         &[("A2C_REGISTRY", &reg)],
     );
-    run.success();
     for line in [
         "would lock and install 2.0.0",
         "would git mv .a2c/config.yaml -> .tools/esys/a2c/config.yaml",
@@ -263,12 +253,11 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     ] {
         assert!(run.stderr.contains(line), "missing {line:?}:\n{}", run.stderr);
     }
-    let run = t.run_env(
+    let run = t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0", "--dry-run", "--json"],
         &[("A2C_REGISTRY", &reg)],
     );
-    run.success();
     assert_eq!(run.json()["commit"], serde_json::Value::Null);
     assert_eq!(state(&t, "r"), before);
     assert!(!t.path("r/.tools_local").exists(), "no store");
@@ -282,12 +271,11 @@ fn no_commit_leaves_the_change_staged() {
     // Unrelated staged work must not end up in a migration commit either way.
     t.write("r/README.md", "# r, edited\n");
     git(&t.path("r"), &["add", "README.md"]);
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0", "--no-commit"],
         &[("A2C_REGISTRY", &reg)],
     );
-    run.success();
     assert_eq!(commits(&t, "r"), 1);
     let staged = git(&t.path("r"), &["diff", "--cached", "--name-status", "-M"]);
     assert!(
@@ -316,10 +304,7 @@ fn no_commit_leaves_the_change_staged() {
 /// here, no registry and no cache.
 fn vendored_elsewhere(t: &TestContext) {
     t.git_repo("src");
-    t.write(
-        "src/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 2.0.0\n",
-    );
+    t.adopt("src", "2.0.0");
     let reg = t.path("reg").display().to_string();
     t.run_env("src", &["lock"], &[("A2C_REGISTRY", &reg)]).success();
     t.run("src", &["vendor", "../vendor"]).success();
@@ -332,7 +317,7 @@ fn offline_migration_from_a_vendored_directory() {
     let t = TestContext::new();
     legacy_repo(&t);
     vendored_elsewhere(&t);
-    let run = t.run(
+    let run = t.ok(
         "r",
         &[
             "migrate",
@@ -345,7 +330,6 @@ fn offline_migration_from_a_vendored_directory() {
             "--json",
         ],
     );
-    run.success();
     assert!(run.json()["commit"].is_string());
     assert!(
         t.path(&layout::installed_file("r", "2.0.0", "a2c-method.toml"))
@@ -393,7 +377,7 @@ fn offline_dry_run_hint_applies_the_plan_as_printed() {
     );
     let applied = t.run_printed("r", printed);
     applied.success();
-    assert!(applied.stderr.contains("applied plan sha256:"), "{}", applied.stderr);
+    applied.says("applied plan sha256:");
     assert!(
         t.path(&layout::installed_file("r", "2.0.0", "a2c-method.toml"))
             .is_file()
@@ -450,8 +434,7 @@ fn git_runs_on_the_repository_a2c_means_and_a_detached_head_is_named() {
         ("GIT_WORK_TREE", tree.as_str()),
         ("GIT_INDEX_FILE", index.as_str()),
     ];
-    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &env);
-    run.success();
+    t.ok_env("r", &["migrate", "version", "--to", "2.0.0"], &env);
     assert_eq!(commits(&t, "r"), before + 1, "the commit is in r");
     assert_eq!(
         git(&other, &["rev-parse", "HEAD"]),
@@ -462,18 +445,16 @@ fn git_runs_on_the_repository_a2c_means_and_a_detached_head_is_named() {
     assert_eq!(git(&t.path("r"), &["status", "--porcelain"]), "");
     // A detached HEAD is named in the plan.
     git(&t.path("r"), &["checkout", "-q", "--detach"]);
-    let run = t.run_env(
+    let run = t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0", "--allow-downgrade", "--dry-run"],
         &env,
     );
-    run.success();
     insta::assert_snapshot!(run.transcript());
     fs_err::remove_dir_all(t.path("r/.tools_local")).unwrap();
     t.method_tree("trees/2.1.0", "2.1.0");
     t.pack("trees/2.1.0", "2.1.0", "reg", "tar.gz");
-    let run = t.run_env("r", &["migrate", "version", "--to", "2.1.0", "--dry-run"], &env);
-    run.success();
+    let run = t.ok_env("r", &["migrate", "version", "--to", "2.1.0", "--dry-run"], &env);
     insta::assert_snapshot!(run.transcript());
 }
 
@@ -559,7 +540,7 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
         let before = state(&t, "r");
         let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", bad], &env);
         assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
-        assert!(run.stderr.contains("is not a plan digest"), "{}", run.stderr);
+        run.says("is not a plan digest");
         assert!(!run.stderr.contains("changed"), "{}", run.stderr);
         assert_eq!(state(&t, "r"), before, "nothing written");
     }
@@ -597,7 +578,7 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
         &[("A2C_REGISTRY", reg2.as_str())],
     );
     run.failure();
-    assert!(run.stderr.contains("lock entry 2.0.0 changed"), "{}", run.stderr);
+    run.says("lock entry 2.0.0 changed");
     assert_eq!(state(&t, "r"), before, "nothing written");
     // Something that is not a digest never names a file to read: a usage error, before any.
     let run = t.run_env(
@@ -616,9 +597,8 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
     assert!(!run.stderr.contains("root:"), "{}", run.stderr);
     // Unchanged: applied, and the output names the digest it applied.
     let plan = review(&t);
-    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", &plan], &env);
-    run.success();
-    assert!(run.stderr.contains(&format!("applied plan {plan}")), "{}", run.stderr);
+    let run = t.ok_env("r", &["migrate", "version", "--to", "2.0.0", "--confirm", &plan], &env);
+    run.says(&format!("applied plan {plan}"));
     assert!(t.path("r/.tools/esys/a2c/adoption.yaml").is_file());
 }
 
@@ -699,17 +679,7 @@ fn member_commits(t: &TestContext) -> Vec<usize> {
 }
 
 fn statuses(doc: &serde_json::Value) -> Vec<(String, String)> {
-    doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["member"].as_str().unwrap().to_string(),
-                m["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    crate::support::pairs_of(doc, "members", "member", "status")
 }
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -747,19 +717,9 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let run = to_2_1_0_all(&t, &["--dry-run"]);
     run.success();
     insta::assert_snapshot!(run.transcript());
-    assert!(
-        run.stderr
-            .contains("  would git mv .a2c/adoption.yaml -> .tools/esys/a2c/adoption.yaml"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains(&format!("plan {plan}")), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains(&format!("a2c migrate version --to 2.1.0 --all --confirm {plan}")),
-        "{}",
-        run.stderr
-    );
+    run.says("  would git mv .a2c/adoption.yaml -> .tools/esys/a2c/adoption.yaml");
+    run.says(&format!("plan {plan}"));
+    run.says(&format!("a2c migrate version --to 2.1.0 --all --confirm {plan}"));
     assert_eq!(member_states(&t), states, "a dry run writes nothing");
     assert_eq!(member_commits(&t), counts);
     assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), lock_before);
@@ -775,7 +735,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), lock_before);
     // Reviewed again and confirmed: one commit per member, W's lock gains 2.1.0 and nothing else.
     let plan = review(&t)["plan"].as_str().unwrap().to_string();
-    let run = t.run(
+    let run = t.ok(
         "w",
         &[
             "migrate",
@@ -788,7 +748,6 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
             "--json",
         ],
     );
-    run.success();
     let doc = run.json();
     crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(doc["plan"], plan.as_str());
@@ -806,11 +765,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     assert!(lock_after.contains("2.1.0") && !lock_before.contains("2.1.0"));
     let members = t.run("w", &["workspace", "members", "--json"]).json();
     assert!(
-        members["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|m| m["version"] == "2.1.0"),
+        items(&members["members"]).iter().all(|m| m["version"] == "2.1.0"),
         "{members}"
     );
     let doctor = t.run("w", &["doctor", "--json"]).verdict_json();
@@ -981,16 +936,9 @@ fn a_migration_drops_what_no_member_pins_from_the_superbuild_lock() {
     // 1.0.0 is still pinned by l/util: it stays.
     let run = t.run("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
     assert_eq!(run.json()["lock_dropped"], serde_json::json!([]));
-    let run = t.run("w/l/util", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("would drop version 1.0.0 from the superbuild's lock"),
-        "{}",
-        run.stderr
-    );
-    let run = t.run("w/l/util", &["migrate", "version", "--to", "2.0.0"]);
-    run.success();
+    let run = t.ok("w/l/util", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
+    run.says("would drop version 1.0.0 from the superbuild's lock");
+    let run = t.ok("w/l/util", &["migrate", "version", "--to", "2.0.0"]);
     insta::assert_snapshot!(run.transcript());
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(!lock.contains("version = \"1.0.0\""), "{lock}");
@@ -1016,12 +964,11 @@ fn the_lock_a2c_wrote_moves_with_the_migration() {
     t.commit_all("r");
     t.run("r", &["install", "--registry", "../reg"]).success();
     assert!(t.path("r/.a2c/a2c.lock").is_file());
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["migrate", "version", "--to", "2.0.0"],
         &[("A2C_REGISTRY", "../reg")],
     );
-    run.success();
     assert!(!t.path("r/.a2c").exists());
     let tracked = git(&t.path("r"), &["ls-files", ".tools/esys/a2c"]);
     assert!(tracked.contains(".tools/esys/a2c/a2c.lock"), "{tracked}");
@@ -1118,11 +1065,10 @@ fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
 fn a_delivery_only_migration_says_what_it_changed() {
     let t = TestContext::new();
     superbuild_to_migrate(&t);
-    let run = t.run(
+    let run = t.ok(
         "w/p/app",
         &["migrate", "version", "--to", "1.0.0", "--delivery", "none"],
     );
-    run.success();
     insta::assert_snapshot!(run.transcript());
     let message = git(&t.path("w/p/app"), &["log", "-1", "--format=%B"]);
     assert!(

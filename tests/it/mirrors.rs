@@ -3,9 +3,8 @@
 //! `registry`, its `mirrors`, `A2C_MIRRORS`), then the lock's `source`; every candidate is
 //! verified against the lock.
 
-use crate::support::TestContext;
 use crate::support::http_server::Server;
-use crate::support::layout;
+use crate::support::{TestContext, layout};
 
 const B1: &str = "/bundles/a2c-1.0.0.tar.gz";
 
@@ -116,10 +115,7 @@ fn when_every_place_is_dead_one_error_lists_them_all() {
 
 #[test]
 fn the_demo_installs_online_from_its_own_registry() {
-    let t = TestContext::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
-    let out = std::process::Command::new(script).arg(t.path("demo")).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = TestContext::demo();
     // The committed lock names a host that does not resolve; the marker's registry serves.
     let run = t.run_env("demo/superbuild", &["install", "--json"], &[("A2C_HTTP_RETRIES", "0")]);
     let doc = run.json();

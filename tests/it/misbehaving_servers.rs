@@ -3,9 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::TestContext;
 use crate::support::http_server::{Fault, Server};
-use crate::support::layout;
+use crate::support::{TestContext, layout};
 
 const INDEX: &str = "/index/esys/a2c.json";
 const B1: &str = "/bundles/a2c-1.0.0.tar.gz";
@@ -68,12 +67,8 @@ fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_tim
         &[("A2C_HTTP_LOW_SPEED", "100"), ("A2C_HTTP_LOW_SPEED_TIME", "2")],
     );
     run.failure();
-    assert!(
-        run.stderr.contains("trickled:") && run.stderr.contains("below the minimum of 100 bytes/s"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("A2C_HTTP_LOW_SPEED_TIME"), "{}", run.stderr);
+    run.says("trickled:").says("below the minimum of 100 bytes/s");
+    run.says("A2C_HTTP_LOW_SPEED_TIME");
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
     // A bundle trickles the same way.
     t.run_env("r", &["lock", "--registry", &server.url()], &[]).success();
@@ -90,7 +85,7 @@ fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_tim
         &[("A2C_HTTP_LOW_SPEED", "100"), ("A2C_HTTP_LOW_SPEED_TIME", "2")],
     );
     run.failure();
-    assert!(run.stderr.contains("trickled:"), "{}", run.stderr);
+    run.says("trickled:");
     // Stalled: the headers and 10 bytes, then nothing.
     server.fault(B1, &[Fault::Stall(10)]);
     let run = t.run_env(
@@ -134,8 +129,7 @@ fn bundle_urls_resolve_against_the_index_url_after_a_redirect() {
         lock.contains(&format!("source = \"{}mirror/bundles/a2c-1.0.0.tar.gz\"", server.url())),
         "{lock}"
     );
-    let run = t.run("r", &["install", "--json"]);
-    run.success();
+    let run = t.ok("r", &["install", "--json"]);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
 }
 
@@ -290,8 +284,7 @@ fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
     assert_eq!(mode(&t, creds), 0o600);
     // lock with --registry, then a plain install: the lock's source host is bound.
     t.run("r", &["lock", "--registry", &url]).success();
-    let run = t.run("r", &["install", "--json"]);
-    run.success();
+    let run = t.ok("r", &["install", "--json"]);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
     assert!(
         server
@@ -320,8 +313,7 @@ fn a_host_the_user_logged_into_gets_its_token_for_lock_sources_too() {
         use std::os::unix::fs::PermissionsExt;
         fs_err::set_permissions(t.path(creds), std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    let run = t.run("r", &["logout", &url]);
-    run.success();
+    t.ok("r", &["logout", &url]);
     let run = t.run("r", &["lock", "--registry", &url, "--update"]);
     insta::assert_snapshot!(run.error_transcript());
 }
@@ -363,15 +355,9 @@ fn lock_says_when_a_source_it_wrote_cannot_be_fetched() {
     t.edit_index("reg", "1.0.0", |e| {
         e["url"] = serde_json::json!("../../moved/a2c-1.0.0.tar.gz")
     });
-    let run = t.run("r", &["lock", "--registry", &server.url(), "--json"]);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("the lock records a source for 1.0.0 that cannot be fetched now")
-            && run.stderr.contains("HTTP 404"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok("r", &["lock", "--registry", &server.url(), "--json"]);
+    run.says("the lock records a source for 1.0.0 that cannot be fetched now")
+        .says("HTTP 404");
     assert_eq!(run.json()["unfetchable"][0]["version"], "1.0.0");
     assert_eq!(server.count_of("/moved/a2c-1.0.0.tar.gz"), 1, "one request, no retries");
 }
@@ -488,11 +474,7 @@ fn a_bearer_realm_that_is_no_url_gets_the_held_back_hint() {
     insta::assert_snapshot!(run.transcript());
     let host = url::Url::parse(&server.url()).unwrap();
     let bound = format!("{}:{}", host.host_str().unwrap(), host.port().unwrap());
-    assert!(
-        run.stderr.contains(&format!("A2C_TOKEN_HOSTS={bound}")),
-        "{}",
-        run.stderr
-    );
+    run.says(&format!("A2C_TOKEN_HOSTS={bound}"));
     t.run_env("w", &["lock"], &[token, ("A2C_TOKEN_HOSTS", bound.as_str())])
         .success();
 }

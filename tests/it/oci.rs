@@ -1,22 +1,14 @@
 //! OCI distribution registries as a transport, against the real CNCF
 //! distribution registry (Debian's `docker-registry`) started on loopback by each test.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::layout;
-use crate::support::{TestContext, require_program};
+use crate::support::{Spawned, TestContext, layout, require_program};
 
 struct Registry {
-    child: Child,
+    child: Spawned,
     port: u16,
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Registry {
@@ -81,18 +73,21 @@ fn registry_logged(
             .stderr(Stdio::from(log.into_parts().0))
             .spawn()
             .unwrap();
-        let mut reg = Registry { child, port };
+        let mut reg = Registry {
+            child: Spawned(child),
+            port,
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if std::net::TcpStream::connect(addr).is_ok() {
                 return Some(reg);
             }
-            if let Ok(Some(_)) = reg.child.try_wait() {
+            if let Ok(Some(_)) = reg.child.0.try_wait() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = reg.child.kill();
+        let _ = reg.child.0.kill();
     }
     panic!("docker-registry did not start");
 }
@@ -321,12 +316,11 @@ fn basic_auth_with_docker_config_credentials() {
     t.write("home/.docker/config.json", "{\"credsStore\": \"a2ctest\"}");
     let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap());
     t.method_tree("trees/1.0.1", "1.0.1");
-    let run = t.run_env(
+    let run = t.ok_env(
         ".",
         &["pack", "trees/1.0.1", "--version", "1.0.1", "--registry", &oci],
         &[("PATH", &path)],
     );
-    run.success();
     insta::assert_snapshot!(run.transcript());
     let log = fs_err::read_to_string(t.path("helper.log")).unwrap();
     assert_eq!(
@@ -531,12 +525,11 @@ fn token_auth_anonymous_pull_and_credentialed_push() {
     let posts = tokens.seen().iter().filter(|(m, good, _)| m == "POST" && *good).count();
     let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap());
     t.method_tree("trees/1.0.2", "1.0.2");
-    let run = t.run_env(
+    t.ok_env(
         ".",
         &["pack", "trees/1.0.2", "--version", "1.0.2", "--registry", &oci],
         &[("PATH", &path)],
     );
-    run.success();
     assert!(tokens.seen().iter().filter(|(m, good, _)| m == "POST" && *good).count() > posts);
     fs_err::remove_file(t.path("home/.docker/config.json")).unwrap();
     // Anonymous lock and install: pull tokens, blobs by digest.
@@ -597,15 +590,14 @@ fn plain_http_to_a_non_loopback_name_needs_an_opt_in() {
     let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &oci];
     let run = t.run_env(".", &pack, &[("A2C_HTTP_RETRIES", "0")]);
     run.failure();
-    assert!(run.stderr.contains(&format!("https://{host}:")), "{}", run.stderr);
+    run.says(&format!("https://{host}:"));
     insta::assert_snapshot!(run.transcript());
     let mut with_flag = pack.to_vec();
     with_flag.push("--plain-http");
     t.run(".", &with_flag).success();
     t.canonical_repo("r", "1.0.0");
     let named = format!("{host}:{}", reg.port);
-    let run = t.run_env("r", &["lock", "--registry", &oci], &[("A2C_OCI_PLAIN_HTTP", &named)]);
-    run.success();
+    t.ok_env("r", &["lock", "--registry", &oci], &[("A2C_OCI_PLAIN_HTTP", &named)]);
     let run = t.run_env("r", &["install", "--json"], &[("A2C_OCI_PLAIN_HTTP", &named)]);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
 }
@@ -674,11 +666,7 @@ fn signed_index_artifact_over_oci() {
     // A version pushed without --sign: pack warns, and the signed index does not list it.
     let run = push("1.0.1", None);
     run.success();
-    assert!(
-        run.stderr.contains("is signed and does not list 1.0.1"),
-        "{}",
-        run.stderr
-    );
+    run.says("is signed and does not list 1.0.1");
     t.canonical_repo("w/p/lib", "1.0.1");
     let run = t.run("w", &["lock"]);
     insta::assert_snapshot!(run.error_transcript());
@@ -708,12 +696,11 @@ fn signed_index_artifact_over_oci() {
     );
     t.run("w", &["lock"]).success();
     // A yank without the key leaves the index unsigned: refused while keys are pinned.
-    let run = t.run(".", &["yank", "1.0.0", "--registry", &oci]);
-    run.success();
-    assert!(run.stderr.contains("it is now unsigned"), "{}", run.stderr);
+    let run = t.ok(".", &["yank", "1.0.0", "--registry", &oci]);
+    run.says("it is now unsigned");
     let run = t.run("w", &["lock", "--update"]);
     run.failure();
-    assert!(run.stderr.contains("not signed"), "{}", run.stderr);
+    run.says("not signed");
     // Signed by another key: refused, naming it.
     keygen("keys/other.key");
     t.run(
@@ -737,7 +724,7 @@ fn signed_index_artifact_over_oci() {
     fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(run.stderr.contains("is yanked"), "{}", run.stderr);
+    run.says("is yanked");
 }
 
 /// A push streams the bundle from the packed file: pushing a 32 MiB (incompressible) bundle
@@ -797,12 +784,7 @@ fn one_install_pulls_every_pinned_version_from_the_marker_registry() {
     t.run("w", &["lock"]).success();
     let run = t.run("w", &["install", "--locked", "--json"]);
     let doc = run.json();
-    let mut installed: Vec<String> = doc["installed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["version"].as_str().unwrap().to_string())
-        .collect();
+    let mut installed = crate::support::strings_of(&doc, "installed", "version");
     installed.sort();
     assert_eq!(installed, versions);
     for v in versions {
@@ -931,7 +913,6 @@ fn tags_other_clients_pushed_are_named_and_a2c_layers_have_titles() {
     insta::assert_snapshot!(run.error_transcript());
     // Pinned elsewhere, the tag is not even read: only the pinned versions' manifests are.
     t.canonical_repo("r2", "2.0.0");
-    let run = t.run("r2", &["-v", "lock", "--registry", &oci]);
-    run.success();
+    let run = t.ok("r2", &["-v", "lock", "--registry", &oci]);
     insta::assert_snapshot!(run.transcript());
 }

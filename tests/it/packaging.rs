@@ -2,10 +2,9 @@
 //! (`bindings = "bin"`, pyproject.toml), pip installs it into a fresh venv, and the installed
 //! entry point runs `--version` and the demo.
 
+use crate::support::{TestContext, succeeds};
 use std::path::Path;
 use std::process::Command;
-
-use crate::support::TestContext;
 
 fn found(program: &str) -> bool {
     Command::new(program)
@@ -24,23 +23,23 @@ fn a2c_installs_from_a_wheel_and_runs_the_demo() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dist = t.path("dist");
     // A target directory of its own: the one this suite runs from is held by its cargo.
-    let built = Command::new("maturin")
-        .args([
-            "build",
-            "--profile",
-            "dev",
-            "--compatibility",
-            "linux",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&dist)
-        .arg("--manifest-path")
-        .arg(root.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", root.join("target/wheel"))
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    succeeds(
+        Command::new("maturin")
+            .args([
+                "build",
+                "--profile",
+                "dev",
+                "--compatibility",
+                "linux",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&dist)
+            .arg("--manifest-path")
+            .arg(root.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", root.join("target/wheel")),
+        "maturin",
+    );
     let wheels: Vec<_> = fs_err::read_dir(&dist)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -54,21 +53,12 @@ fn a2c_installs_from_a_wheel_and_runs_the_demo() {
     );
 
     let venv = t.path("venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let installed = Command::new(venv.join("bin/pip"))
-        .args(["install", "--quiet", "--no-index", "--no-deps"])
-        .arg(&wheels[0])
-        .output()
-        .unwrap();
-    assert!(
-        installed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&installed.stderr)
+    succeeds(Command::new("python3").args(["-m", "venv"]).arg(&venv), "python3");
+    succeeds(
+        Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "--no-index", "--no-deps"])
+            .arg(&wheels[0]),
+        "command",
     );
     let a2c = venv.join("bin/a2c");
     let version = Command::new(&a2c).arg("--version").output().unwrap();

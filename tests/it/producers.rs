@@ -3,10 +3,8 @@
 //! hand-written index entry, installed, and its installed tree compared with what `a2c pack`
 //! makes of the same files. What stays refused is refused by name.
 
+use crate::support::{TestContext, items, layout, require_program, succeeds};
 use std::process::Command;
-
-use crate::support::layout;
-use crate::support::{TestContext, require_program};
 
 /// `true` when `program` runs; otherwise the SKIPPED line (a failure under CI=true).
 fn have(program: &str, package: &str) -> bool {
@@ -21,16 +19,9 @@ fn have(program: &str, package: &str) -> bool {
 }
 
 fn sh(dir: &std::path::Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "`{script}` failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("sh").arg("-c").arg(script).current_dir(dir),
+        &format!("`{script}` failed"),
     );
 }
 
@@ -47,9 +38,7 @@ fn tree(t: &TestContext, version: &str) -> String {
     t.pack(&rel, version, "ref", "tar.gz");
     let index: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(t.path("ref/index/esys/a2c.json")).unwrap()).unwrap();
-    index["versions"]
-        .as_array()
-        .unwrap()
+    items(&index["versions"])
         .iter()
         .find(|v| v["version"] == version)
         .unwrap()["tree"]

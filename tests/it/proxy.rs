@@ -3,23 +3,16 @@
 //! its `Via` header when it reaches the test's registry server.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::http_server::Server;
-use crate::support::{TestContext, free_port, require_program};
+use crate::support::{Spawned, TestContext, free_port, require_program};
 
 struct Tinyproxy {
-    child: Child,
+    child: Spawned,
     port: u16,
     log: PathBuf,
-}
-
-impl Drop for Tinyproxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Starts tinyproxy on a free loopback port, or `None` (after the SKIPPED line) without it.
@@ -50,7 +43,11 @@ fn tinyproxy(t: &TestContext, extra: &str) -> Option<Tinyproxy> {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut proxy = Tinyproxy { child, port, log };
+        let mut proxy = Tinyproxy {
+            child: Spawned(child),
+            port,
+            log,
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             // Its own log says it bound the port: a connection alone could reach another
@@ -59,12 +56,12 @@ fn tinyproxy(t: &TestContext, extra: &str) -> Option<Tinyproxy> {
             if bound && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return Some(proxy);
             }
-            if let Ok(Some(_)) = proxy.child.try_wait() {
+            if let Ok(Some(_)) = proxy.child.0.try_wait() {
                 break; // the port was taken meanwhile: try another
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = proxy.child.kill();
+        let _ = proxy.child.0.kill();
     }
     panic!("tinyproxy did not start");
 }
@@ -72,8 +69,7 @@ fn tinyproxy(t: &TestContext, extra: &str) -> Option<Tinyproxy> {
 /// Locks `r` against `registry` with `env`; `true` when the index request went through the proxy.
 fn via_proxy(t: &TestContext, server: &Server, registry: &str, env: &[(&str, &str)]) -> bool {
     let before = server.count();
-    let run = t.run_env("r", &["lock", "--registry", registry, "--update"], env);
-    run.success();
+    let run = t.ok_env("r", &["lock", "--registry", registry, "--update"], env);
     let requests = server.requests();
     let index = requests[before..]
         .iter()
@@ -136,13 +132,12 @@ fn a_proxy_that_wants_other_credentials_is_named_with_its_407() {
     let none = format!("http://127.0.0.1:{}", proxy.port);
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &none)]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(run.stderr.contains("http://user:password@host:port"), "{}", run.stderr);
+    run.says("http://user:password@host:port");
     let wrong = format!("http://reader:wrong-pw@127.0.0.1:{}", proxy.port);
     let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &wrong)]);
     insta::assert_snapshot!(run.error_transcript());
     let right = format!("http://reader:s3cret@127.0.0.1:{}", proxy.port);
-    let run = t.run_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &right)]);
-    run.success();
+    t.ok_env("r", &["lock", "--registry", &server.url()], &[("HTTP_PROXY", &right)]);
 }
 
 /// A loopback registry's token never travels in clear text through a proxy (which may be on
@@ -181,7 +176,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
     insta::assert_snapshot!(run.error_transcript());
     assert!(!run.stderr.contains("held back"), "{}", run.stderr);
     // Reached directly, the token goes.
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["lock", "--registry", &server.url()],
         &[
@@ -190,7 +185,6 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
             ("A2C_REGISTRY_TOKEN", "s3cret"),
         ],
     );
-    run.success();
 }
 
 /// A Python package index is reached through the proxy like any registry — its

@@ -12,12 +12,10 @@ fn eight_parallel_packs_all_land_in_the_index() {
     let children: Vec<_> = versions
         .iter()
         .map(|v| {
-            t.cmd(".")
-                .args(["pack", &format!("trees/{v}"), "--version", v, "--registry", "reg"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            t.spawn(
+                ".",
+                &["pack", &format!("trees/{v}"), "--version", v, "--registry", "reg"],
+            )
         })
         .collect();
     for child in children {
@@ -26,12 +24,7 @@ fn eight_parallel_packs_all_land_in_the_index() {
     }
     let index: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap()).unwrap();
-    let mut listed: Vec<String> = index["versions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["version"].as_str().unwrap().to_string())
-        .collect();
+    let mut listed = crate::support::strings_of(&index, "versions", "version");
     listed.sort();
     assert_eq!(listed, versions, "every parallel publish is in the index");
     // Each bundle is there, and no temporary file is left behind.
@@ -47,13 +40,8 @@ fn published_versions_are_immutable_and_yanks_are_reversible() {
     t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
     let index_before = fs_err::read(t.path("reg/index/esys/a2c.json")).unwrap();
     // The same bytes again: a no-op.
-    let run = t.run(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
-    run.success();
-    assert!(
-        run.stderr.contains("already published with the same content"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
+    run.says("already published with the same content");
     // Other bytes under the same version: refused, nothing changes.
     t.write("trees/1.0.0/rules/extra.md", "changed\n");
     let run = t.run(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
@@ -72,11 +60,10 @@ fn published_versions_are_immutable_and_yanks_are_reversible() {
     t.canonical_repo("r", "1.0.0");
     let run = t.run("r", &["lock", "--registry", "../reg"]);
     run.failure();
-    assert!(run.stderr.contains("version 1.0.0 is yanked"), "{}", run.stderr);
+    run.says("version 1.0.0 is yanked");
     let run = t.run(".", &["yank", "1.0.0", "--registry", "reg", "--json"]);
     assert_eq!(run.json()["changed"], false);
-    let run = t.run(".", &["yank", "1.0.0", "--registry", "reg", "--undo"]);
-    run.success();
+    t.ok(".", &["yank", "1.0.0", "--registry", "reg", "--undo"]);
     assert!(!yanked(&t));
     t.run("r", &["lock", "--registry", "../reg"]).success();
     // An unknown version is named.

@@ -2,12 +2,12 @@
 //! pip reads it, against a real `pypiserver` (with and without authentication), real `twine
 //! upload`, real `pip install` and a wheel a real `python -m build` (hatchling) made.
 
+use crate::support::{layout, succeeds};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::support::bundles::sha256_hex;
 use crate::support::http_server::Server;
-use crate::support::layout;
 use crate::support::{
     Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
     tree_files as files,
@@ -88,23 +88,18 @@ impl PypiServer {
 
     /// `twine upload` of `wheel` (as `user`, password `password`).
     fn upload(&self, wheel: &Path, user: &str, password: &str) {
-        let out = Command::new("twine")
-            .args([
-                "upload",
-                "--non-interactive",
-                "--disable-progress-bar",
-                "--repository-url",
-            ])
-            .arg(format!("http://127.0.0.1:{}/", self.port))
-            .args(["-u", user, "-p", password])
-            .arg(wheel)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "twine upload: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        succeeds(
+            Command::new("twine")
+                .args([
+                    "upload",
+                    "--non-interactive",
+                    "--disable-progress-bar",
+                    "--repository-url",
+                ])
+                .arg(format!("http://127.0.0.1:{}/", self.port))
+                .args(["-u", user, "-p", password])
+                .arg(wheel),
+            "twine upload",
         );
     }
 }
@@ -166,23 +161,19 @@ pub fn login(t: &TestContext, host: &str, user: &str, password: &str) {
 /// `pip install --no-deps --target DIR REQ --index-url INDEX` (a real pip): DIR.
 fn pip_install(t: &TestContext, requirement: &str, index: &str) -> PathBuf {
     let target = t.path("pip-target");
-    let out = Command::new("pip")
-        .args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--no-cache-dir",
-            "--target",
-        ])
-        .arg(&target)
-        .args([requirement, "--index-url", index])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("pip")
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-cache-dir",
+                "--target",
+            ])
+            .arg(&target)
+            .args([requirement, "--index-url", index]),
+        "pip install",
     );
     target
 }
@@ -281,16 +272,12 @@ fn a_wheel_hatchling_built_installs_its_package_directory() {
     );
     t.method_tree("proj/src/esys_a2c", "2.0.0");
     t.write("proj/src/esys_a2c/prompts/p.md", "a prompt\n");
-    let out = Command::new("python3")
-        .args(["-m", "build", "--wheel", "--no-isolation", "--outdir"])
-        .arg(t.path("dist"))
-        .arg(t.path("proj"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "python -m build: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("python3")
+            .args(["-m", "build", "--wheel", "--no-isolation", "--outdir"])
+            .arg(t.path("dist"))
+            .arg(t.path("proj")),
+        "python -m build",
     );
     let server = PypiServer::start(&t, None);
     let built: Vec<PathBuf> = fs_err::read_dir(t.path("dist"))
@@ -312,13 +299,13 @@ fn an_index_behind_a_login_needs_bound_credentials() {
         return;
     }
     let t = TestContext::new();
-    let out = Command::new("htpasswd")
-        .args(["-mbc"])
-        .arg(t.path("users"))
-        .args(["alice", "s3cret"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    succeeds(
+        Command::new("htpasswd")
+            .args(["-mbc"])
+            .arg(t.path("users"))
+            .args(["alice", "s3cret"]),
+        "htpasswd",
+    );
     let server = PypiServer::start(&t, Some(&t.path("users")));
     // a2c uploads with the credentials bound to the index's host, and only with them.
     t.method_tree("trees/1.0.0", "1.0.0");
@@ -553,13 +540,7 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     let t = TestContext::new();
     let dir = t.path("devpi");
     let run = |program: &str, args: &[&str]| {
-        let out = Command::new(program).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeds(Command::new(program).args(args), &format!("{program} {args:?}"));
     };
     let serverdir = dir.join("server").display().to_string();
     run("devpi-init", &["--serverdir", &serverdir, "--root-passwd", "r00t"]);
@@ -596,19 +577,19 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     t.method_tree("trees/1.1.0", "1.1.0");
     let pack = ["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &location];
     t.run_env(".", &pack, &[("A2C_REGISTRY_AUTH", "alice:alic3")]).success();
-    let twine = Command::new("twine")
-        .args([
-            "upload",
-            "--non-interactive",
-            "--disable-progress-bar",
-            "--repository-url",
-        ])
-        .arg(format!("{url}/alice/dev/"))
-        .args(["-u", "alice", "-p", "alic3"])
-        .arg(wheel(&t, "1.0.0"))
-        .output()
-        .unwrap();
-    assert!(twine.status.success(), "{}", String::from_utf8_lossy(&twine.stdout));
+    succeeds(
+        Command::new("twine")
+            .args([
+                "upload",
+                "--non-interactive",
+                "--disable-progress-bar",
+                "--repository-url",
+            ])
+            .arg(format!("{url}/alice/dev/"))
+            .args(["-u", "alice", "-p", "alic3"])
+            .arg(wheel(&t, "1.0.0")),
+        "twine",
+    );
     // Read anonymously, as devpi serves its indexes.
     superbuild(&t, &location, &["1.0.0", "1.1.0"]);
     t.run("w", &["lock"]).success();
@@ -690,8 +671,7 @@ fn a_package_index_and_a_file_registry_mirror_each_other() {
     // The index is gone and the cache emptied (the lock left the wheel there): the mirror
     // serves the locked wheel.
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    let run = t.run("w", &["install"]);
-    run.success();
+    t.ok("w", &["install"]);
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("trees/1.0.0")));
     // And the other way round: a file registry first, the index as its mirror.
     // (Its package directory still holds the wheel.)
@@ -910,8 +890,7 @@ fn the_lock_entry_is_the_same_whichever_command_writes_it() {
         .map(|l| format!("{l}\n"))
         .collect();
     fs_err::write(&lock_path, &legacy).unwrap();
-    let run = t.run("w", &["lock"]);
-    run.success();
+    let run = t.ok("w", &["lock"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(fs_err::read_to_string(&lock_path).unwrap(), by_install);
 }

@@ -9,8 +9,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::layout;
-use crate::support::{TestContext, free_port, installed_tree as installed, require_program, tree_files as files};
+use crate::support::{
+    TestContext, free_port, installed_tree as installed, layout, require_program, tree_files as files,
+};
 
 const PAGE: &str = include_str!("../../docs/hosting.md");
 
@@ -183,7 +184,7 @@ fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: 
     let lock = || t.run("w", &["lock", "--update", "--registry", &registry]);
     let run = lock();
     run.failure();
-    assert!(run.stderr.contains("401"), "{}", run.stderr);
+    run.says("401");
     // The hint is the login that fits the server's challenge (Basic: a user name), for its
     // host; a wrong secret stored with it is refused naming the stored login and how to redo
     // it; the right one, stored as that hint says, opens the registry.

@@ -1,9 +1,7 @@
 //! The repository model exactly as docs/concepts.md says it, on real git repositories.
 
+use crate::support::{TestContext, finding, git, items, layout};
 use std::os::unix::fs::symlink;
-
-use crate::support::layout;
-use crate::support::{TestContext, finding, git};
 
 /// The `version` of every entry of the JSON list `key`.
 fn versions(doc: &serde_json::Value, key: &str) -> Vec<String> {
@@ -31,8 +29,7 @@ fn a_superbuild_root_with_a_legacy_record_is_a_member() {
     t.publish("reg", "1.0.0", "tar.gz");
     t.publish("reg", "2.0.0", "zip");
     // install serves W's version too.
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--json"]);
     assert_eq!(versions(&run.json(), "installed"), ["1.0.0", "2.0.0"]);
     // The lock stays beside the marker, and W is not an unfinished migration.
     assert!(t.path(&layout::lock("w")).is_file());
@@ -45,20 +42,17 @@ fn a_superbuild_root_with_a_legacy_record_is_a_member() {
     assert_eq!(root["version"], "1.0.0");
     assert_eq!(root["tool_state_root"], t.shown("w/.a2c"));
     // resolve in W finds W's version in W's store.
-    let run = t.run("w", &["resolve", "--json"]);
-    run.success();
+    let run = t.ok("w", &["resolve", "--json"]);
     assert_eq!(run.json()["root"], t.shown(&store_dir("w", "1.0.0")));
     // adopt agrees that W has adopted, and points to migrate.
     let run = t.run("w", &["adopt", "--version", "3.0.0"]);
     insta::assert_snapshot!(run.error_transcript());
     // gc keeps it: this was the data loss.
-    let run = t.run("w", &["gc", "--json"]);
-    run.success();
+    let run = t.ok("w", &["gc", "--json"]);
     assert_eq!(run.json()["removed"], serde_json::json!([]));
     assert!(t.path(&store_dir("w", "1.0.0")).is_dir());
     // doctor is healthy (the legacy layout is information).
-    let run = t.run("w", &["doctor", "--json"]);
-    run.success();
+    let run = t.ok("w", &["doctor", "--json"]);
     assert_eq!(run.json()["summary"]["fail"], 0, "{}", run.stdout);
 }
 
@@ -112,12 +106,10 @@ fn gc_never_removes_a_version_any_record_pins_in_any_layout() {
             fs_err::create_dir_all(t.path(&store_dir("w", v))).unwrap();
         }
         for cwd in ["w", "w/p/legacy"] {
-            let run = t.run(cwd, &["gc", "--dry-run", "--json"]);
-            run.success();
+            let run = t.ok(cwd, &["gc", "--dry-run", "--json"]);
             assert_eq!(versions(&run.json(), "removed"), ["9.9.9"], "{root_variant} from {cwd}");
         }
-        let run = t.run("w", &["gc"]);
-        run.success();
+        let run = t.ok("w", &["gc"]);
         for v in &pinned {
             assert!(t.path(&store_dir("w", v)).is_dir(), "{root_variant}: {v} kept");
         }
@@ -139,12 +131,7 @@ fn gc_never_removes_a_version_any_record_pins_in_any_layout() {
         // The members read the right record.
         let doc = t.run("w", &["workspace", "members", "--json"]).json();
         let layout = |rel: &str| {
-            let m = doc["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["relative"] == rel)
-                .unwrap();
+            let m = items(&doc["members"]).iter().find(|m| m["relative"] == rel).unwrap();
             (
                 m["layout"].as_str().unwrap().to_string(),
                 m["version"].as_str().unwrap().to_string(),
@@ -191,8 +178,7 @@ fn a_linked_tools_ai_rules_is_never_a_method_asset_root() {
     // The same tree, really inside R: used.
     fs_err::remove_file(t.path("w/p/app/tools/ai-rules")).unwrap();
     t.method_tree("w/p/app/tools/ai-rules", "1.4.0");
-    let run = t.run("w/p/app", &["resolve", "--json"]);
-    run.success();
+    let run = t.ok("w/p/app", &["resolve", "--json"]);
     assert_eq!(run.json()["rule"], "legacy-ai-rules");
 }
 
@@ -203,10 +189,7 @@ fn nested(t: &TestContext) {
     t.canonical_repo("w/app", "1.1.0");
     // The inner superbuild root is an adopted repository, so a member of the outer one.
     t.superbuild("w/inner", "members: [\"m/*\"]\nregistry: ../../reg\n");
-    t.write(
-        "w/inner/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w/inner", "1.0.0");
     t.canonical_repo("w/inner/m/a", "2.0.0");
     for v in ["1.0.0", "1.1.0", "2.0.0"] {
         t.publish("reg", v, "tar.gz");
@@ -224,8 +207,7 @@ fn nested_superbuilds_keep_their_own_workspace_and_members() {
         ["app", "inner"],
         "the inner members belong to the inner superbuild"
     );
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    t.ok("w", &["install", "--json"]);
     assert!(t.path(&store_dir("w", "1.0.0")).is_dir() && t.path(&store_dir("w", "1.1.0")).is_dir());
     assert!(t.path(&layout::pointer("w/app")).is_file());
     assert!(
@@ -233,32 +215,26 @@ fn nested_superbuilds_keep_their_own_workspace_and_members() {
         "no pointer into a repository that holds its own marker"
     );
     // The inner superbuild is still its own.
-    let run = t.run("w/inner", &["workspace", "path"]);
-    run.success();
+    let run = t.ok("w/inner", &["workspace", "path"]);
     assert_eq!(run.stdout.trim(), t.shown("w/inner"));
-    let run = t.run("w/inner", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w/inner", &["install", "--json"]);
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("w/inner"));
     assert_eq!(doc["members"].as_array().unwrap().len(), 2);
     assert!(t.path(&store_dir("w/inner", "2.0.0")).is_dir());
-    let run = t.run("w/inner/m/a", &["resolve"]);
-    run.success();
+    let run = t.ok("w/inner/m/a", &["resolve"]);
     assert_eq!(run.stdout.trim(), t.shown(&store_dir("w/inner", "2.0.0")));
     // Pointers an older a2c wrote (the inner root's to W, an inner member's to W) are beaten
     // by the nearer marker.
     let outer = "workspace_root: ../../..\n";
     t.write(&layout::pointer("w/inner"), "workspace_root: ..\n");
     t.write(&layout::pointer("w/inner/m/a"), outer);
-    let run = t.run("w/inner", &["workspace", "path"]);
-    run.success();
+    let run = t.ok("w/inner", &["workspace", "path"]);
     assert_eq!(run.stdout.trim(), t.shown("w/inner"), "{}", run.stderr);
-    let run = t.run("w/inner/m/a", &["workspace", "path"]);
-    run.success();
+    let run = t.ok("w/inner/m/a", &["workspace", "path"]);
     assert_eq!(run.stdout.trim(), t.shown("w/inner"));
     insta::assert_snapshot!(run.transcript());
-    let run = t.run("w/inner", &["install"]);
-    run.success();
+    let run = t.ok("w/inner", &["install"]);
     insta::assert_snapshot!(run.transcript());
 }
 
@@ -358,8 +334,7 @@ fn migrating_to_the_adopted_version_is_a_no_op_unless_the_layout_must_move() {
     ] {
         adopted(&t, rel, root, record);
         let (before, commit) = (t.files(rel), head(&t, rel));
-        let run = t.run_env(rel, &["migrate", "version", "--to", "1.0.0"], &env);
-        run.success();
+        let run = t.ok_env(rel, &["migrate", "version", "--to", "1.0.0"], &env);
         assert!(run.stderr.contains("already at 1.0.0"), "{rel}: {}", run.stderr);
         assert_eq!(t.files(rel), before, "{rel}: no write (not even the lock)");
         assert_eq!(head(&t, rel), commit, "{rel}: no commit");
@@ -368,9 +343,8 @@ fn migrating_to_the_adopted_version_is_a_no_op_unless_the_layout_must_move() {
     // 2.0.0 requires `.tools/esys/a2c`: a legacy repository already at 2.0.0 gets only the move.
     adopted(&t, "moving", ".a2c", "tool_version: v2.0.0\nmethod_ref: v2.0.0\n");
     let record = fs_err::read(t.path("moving/.a2c/adoption.yaml")).unwrap();
-    let run = t.run_env("moving", &["migrate", "version", "--to", "2.0.0"], &env);
-    run.success();
-    assert!(run.stderr.contains("the write contract stays 2.0.0"), "{}", run.stderr);
+    let run = t.ok_env("moving", &["migrate", "version", "--to", "2.0.0"], &env);
+    run.says("the write contract stays 2.0.0");
     assert_eq!(
         fs_err::read(t.path("moving/.tools/esys/a2c/adoption.yaml")).unwrap(),
         record,
@@ -400,7 +374,7 @@ fn migrate_never_writes_into_the_legacy_root() {
     );
     // 1.1.0 keeps `.a2c`, but the record changes: it is written under `.tools/esys/a2c/` and
     // the rest of the root moves with it, in one commit.
-    let run = t.run_env(
+    let run = t.ok_env(
         "r",
         &[
             "migrate",
@@ -413,20 +387,13 @@ fn migrate_never_writes_into_the_legacy_root() {
         ],
         &env,
     );
-    run.success();
     insta::assert_snapshot!(run.transcript());
-    assert!(
-        run.stderr
-            .contains("would git mv .a2c/config.yaml -> .tools/esys/a2c/config.yaml"),
-        "{}",
-        run.stderr
-    );
-    let run = t.run_env(
+    run.says("would git mv .a2c/config.yaml -> .tools/esys/a2c/config.yaml");
+    let run = t.ok_env(
         "r",
         &["migrate", "version", "--to", "1.1.0", "--delivery", "package", "--json"],
         &env,
     );
-    run.success();
     assert_eq!(run.json()["move_reason"], "record-write");
     assert!(!t.path("r/.a2c").exists());
     assert_eq!(
@@ -470,14 +437,8 @@ fn dry_run_resolves_the_target_as_the_real_run_does_and_from_is_checked_first() 
         assert!(!t.path("r/.git/a2c-migrate.json").exists());
     }
     // A real target: the dry run names it and changes nothing.
-    let run = t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--dry-run"], &env);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("would commit: a2c: migrate write contract 1.0.0 -> 2.0.0"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok_env("r", &["migrate", "version", "--to", "2.0.0", "--dry-run"], &env);
+    run.says("would commit: a2c: migrate write contract 1.0.0 -> 2.0.0");
     assert_eq!(t.files("r"), before);
 }
 
@@ -488,10 +449,7 @@ fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
         let reg = registry(&t);
         let env = [("A2C_REGISTRY", reg.as_str())];
         adopted(&t, "r", ".a2c", "tool_version: v1.0.0\n");
-        t.write(
-            "r/.tools/esys/a2c/adoption.yaml",
-            "schema_version: 2\ntool_version: 1.1.0\n",
-        );
+        t.adopt("r", "1.1.0");
         t.write("r/.tools/esys/a2c/config.yaml", "agents: [codex]\n");
         t.commit_all("r");
         t.run_env("r", &["install"], &env).success();
@@ -508,21 +466,19 @@ fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
         // Without a side it stops, naming the way out.
         let run = t.run_env("r", &["migrate", "version", "--to", "1.1.0"], &env);
         insta::assert_snapshot!(run.error_transcript());
-        let run = t.run_env(
+        let run = t.ok_env(
             "r",
             &["migrate", "version", "--to", "1.1.0", "--keep", keep, "--dry-run"],
             &env,
         );
-        run.success();
         let shown = match keep {
             "canonical" => "would remove .a2c/config.yaml (differs from .tools/esys/a2c/config.yaml; --keep canonical)",
             _ => {
                 "would git mv .a2c/config.yaml -> .tools/esys/a2c/config.yaml (replacing the differing canonical copy: --keep legacy)"
             }
         };
-        assert!(run.stderr.contains(shown), "{}", run.stderr);
-        let run = t.run_env("r", &["migrate", "version", "--to", "1.1.0", "--keep", keep], &env);
-        run.success();
+        run.says(shown);
+        t.ok_env("r", &["migrate", "version", "--to", "1.1.0", "--keep", keep], &env);
         assert!(!t.path("r/.a2c").exists());
         let config = fs_err::read_to_string(t.path("r/.tools/esys/a2c/config.yaml")).unwrap();
         assert_eq!(
@@ -536,8 +492,7 @@ fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
         let record = fs_err::read_to_string(t.path("r/.tools/esys/a2c/adoption.yaml")).unwrap();
         assert!(record.contains("tool_version: 1.1.0"), "{keep}: {record}");
         assert_eq!(git(&t.path("r"), &["status", "--porcelain"]), "");
-        let run = t.run_env("r", &["doctor", "--json"], &env);
-        run.success();
+        t.ok_env("r", &["doctor", "--json"], &env);
     }
 }
 
@@ -550,14 +505,8 @@ fn migrating_a_superbuild_member_says_it_changes_the_lock_and_restores_it_on_fai
     t.run("w", &["install"]).success();
     let lock = t.path(&layout::lock("w"));
     let before = fs_err::read(&lock).unwrap();
-    let run = t.run("w/p/app", &["migrate", "version", "--to", "3.0.0", "--dry-run"]);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("would add 3.0.0 to the superbuild's lock `[TMP]/w/.tools/esys/a2c/a2c.lock`"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok("w/p/app", &["migrate", "version", "--to", "3.0.0", "--dry-run"]);
+    run.says("would add 3.0.0 to the superbuild's lock `[TMP]/w/.tools/esys/a2c/a2c.lock`");
     assert_eq!(fs_err::read(&lock).unwrap(), before);
     // A failure after the lock gained 3.0.0 puts the superbuild's lock back byte for byte.
     let run = t.run_env(
@@ -568,8 +517,7 @@ fn migrating_a_superbuild_member_says_it_changes_the_lock_and_restores_it_on_fai
     run.failure();
     assert_eq!(fs_err::read(&lock).unwrap(), before, "W's lock restored");
     assert_eq!(git(&t.path("w/p/app"), &["status", "--porcelain"]), "");
-    let run = t.run("w/p/app", &["migrate", "version", "--to", "3.0.0"]);
-    run.success();
+    let run = t.ok("w/p/app", &["migrate", "version", "--to", "3.0.0"]);
     insta::assert_snapshot!(run.transcript());
     assert!(fs_err::read_to_string(&lock).unwrap().contains("\"3.0.0\""));
 }
@@ -590,18 +538,11 @@ fn a_mount_of_another_version_is_drift_and_other_versions_are_read_only() {
     let msg = f["message"].as_str().unwrap();
     assert!(msg.contains("1.0.0") && msg.contains("1.1.0"), "{msg}");
     // Another version than the write contract: handed out, as a read-only mount.
-    let run = t.run("r", &["resolve", "--version", "1.0.0", "--json"]);
-    run.success();
+    let run = t.ok("r", &["resolve", "--version", "1.0.0", "--json"]);
     assert_eq!(run.json()["read_only"], true);
-    assert!(
-        run.stderr
-            .contains("1.0.0 is a read-only mount, not the write contract of `[TMP]/r` (1.1.0)"),
-        "{}",
-        run.stderr
-    );
+    run.says("1.0.0 is a read-only mount, not the write contract of `[TMP]/r` (1.1.0)");
     t.method_tree("r/tools/ai-rules", "1.1.0");
-    let run = t.run("r", &["resolve"]);
-    run.success();
+    let run = t.ok("r", &["resolve"]);
     assert!(!run.stderr.contains("read-only"), "{}", run.stderr);
 }
 
@@ -643,8 +584,7 @@ fn git_deliveries_install_nothing_alone_and_doctor_checks_the_tree() {
     );
     t.method_tree("copy/tools/ai-rules", "1.1.0");
     t.commit_all("copy");
-    let run = t.run("copy", &["install"]);
-    run.success();
+    let run = t.ok("copy", &["install"]);
     insta::assert_snapshot!(run.transcript());
     assert!(!t.path("copy/.tools_local").exists(), "no store for a git delivery");
     assert_eq!(doctor_codes(&t, "copy"), (0, vec![]));
@@ -699,8 +639,7 @@ fn git_deliveries_install_nothing_alone_and_doctor_checks_the_tree() {
         &["clone", "-q", "--branch", "v1.0.0", &url, "tools/ai-rules"],
     );
     assert_eq!(doctor_codes(&t, "cl"), (0, vec![]));
-    let run = t.run("cl", &["install"]);
-    run.success();
+    let run = t.ok("cl", &["install"]);
     insta::assert_snapshot!(run.transcript());
     fs_err::remove_dir_all(t.path("cl/tools/ai-rules/.git")).unwrap();
     assert_eq!(doctor_codes(&t, "cl"), (1, vec!["delivery-not-checked-out".into()]));
@@ -714,8 +653,7 @@ fn delivery_none_installs_nothing_and_is_never_unresolved_and_a_superbuild_serve
         "r/.tools/esys/a2c/adoption.yaml",
         "schema_version: 2\ntool_version: 1.0.0\ndelivery: none\n",
     );
-    let run = t.run("r", &["install"]);
-    run.success();
+    let run = t.ok("r", &["install"]);
     insta::assert_snapshot!(run.transcript());
     assert_eq!(doctor_codes(&t, "r"), (0, vec!["delivery-none".into()]));
     // In a superbuild the union covers every delivery mode.
@@ -732,8 +670,7 @@ fn delivery_none_installs_nothing_and_is_never_unresolved_and_a_superbuild_serve
         );
         t.publish("reg", v, "tar.gz");
     }
-    let run = t.run("w", &["install", "--json"]);
-    run.success();
+    let run = t.ok("w", &["install", "--json"]);
     assert_eq!(versions(&run.json(), "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
     let (code, codes) = doctor_codes(&t, "w");
     assert_eq!(code, 0, "{codes:?}");
@@ -748,10 +685,7 @@ fn both_roots_warn_once_on_every_command_and_adopt_refuses_legacy_state() {
     t.publish("reg", "1.0.0", "tar.gz");
     let reg = t.path("reg").display().to_string();
     t.git_repo("r");
-    t.write(
-        "r/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("r", "1.0.0");
     t.write("r/.a2c/config.yaml", "agents: []\n");
     for args in [
         &["install"][..],
@@ -795,8 +729,7 @@ fn tools_local_is_ignored_by_git_and_doctor_warns_when_it_is_tracked() {
         &["add", "-f", ".tools_local/esys/a2c/workspace.yaml"],
     );
     git(&t.path("w/p/app"), &["commit", "-q", "-m", "oops"]);
-    let run = t.run("w", &["doctor", "--json"]);
-    run.success();
+    let run = t.ok("w", &["doctor", "--json"]);
     let doc = run.json();
     let f = finding(&doc, "local-tracked");
     assert_eq!(f["severity"], "warn");

@@ -1,11 +1,10 @@
 //! Signed indexes — keys, signatures, pinning and fail-closed enforcement, and
 //! interoperability with the real `minisign` CLI.
 
+use crate::support::{TestContext, layout, require_program, succeeds};
 use std::process::Command;
 
 use crate::support::http_server::Server;
-use crate::support::layout;
-use crate::support::{TestContext, require_program};
 
 /// `a2c key generate --out <name>`: the public key line.
 fn key(t: &TestContext, name: &str) -> String {
@@ -20,7 +19,7 @@ fn pack_signed(t: &TestContext, version: &str) {
     let run = t.pack_run(&tree, version, "reg", &["--sign", "keys/a2c.key"]);
     run.success();
     // `pack --sign` says that it signed, and with which key.
-    assert!(run.stderr.contains("signed the index with `"), "{}", run.stderr);
+    run.says("signed the index with `");
 }
 
 /// A superbuild `w` with one member pinning 1.0.0, its marker naming `registry` and trusting
@@ -66,20 +65,11 @@ fn a_pinned_key_must_have_signed_the_index_before_anything_in_it_is_trusted() {
         .success();
     let run = t.run("w", &["lock"]);
     run.failure();
-    assert!(
-        run.stderr.contains("which the workspace does not trust"),
-        "{}",
-        run.stderr
-    );
+    run.says("which the workspace does not trust");
     // A yank changes the index: without a key it says the signature is stale; with --sign it
     // re-signs.
-    let run = t.run(".", &["yank", "1.0.0", "--registry", "reg"]);
-    run.success();
-    assert!(
-        run.stderr.contains("is signed and changed: re-sign it"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok(".", &["yank", "1.0.0", "--registry", "reg"]);
+    run.says("is signed and changed: re-sign it");
     t.run(
         ".",
         &[
@@ -143,41 +133,29 @@ fn keys_and_signatures_interoperate_with_the_minisign_cli() {
     // a2c signs; `minisign -V` verifies with a2c's public key.
     let public = key(&t, "keys/a2c.key");
     pack_signed(&t, "1.0.0");
-    let out = Command::new("minisign")
-        .args(["-V", "-m"])
-        .arg(t.path("reg/index/esys/a2c.json"))
-        .args(["-P", &public])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "minisign -V: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("minisign")
+            .args(["-V", "-m"])
+            .arg(t.path("reg/index/esys/a2c.json"))
+            .args(["-P", &public]),
+        "minisign -V",
     );
     // `minisign -G` makes a key, `minisign -S` signs; a2c verifies with its public key.
-    let out = Command::new("minisign")
-        .args(["-G", "-W", "-p"])
-        .arg(t.path("keys/mk.pub"))
-        .arg("-s")
-        .arg(t.path("keys/mk.key"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "minisign -G: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("minisign")
+            .args(["-G", "-W", "-p"])
+            .arg(t.path("keys/mk.pub"))
+            .arg("-s")
+            .arg(t.path("keys/mk.key")),
+        "minisign -G",
     );
-    let out = Command::new("minisign")
-        .args(["-S", "-s"])
-        .arg(t.path("keys/mk.key"))
-        .arg("-m")
-        .arg(t.path("reg/index/esys/a2c.json"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "minisign -S: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        Command::new("minisign")
+            .args(["-S", "-s"])
+            .arg(t.path("keys/mk.key"))
+            .arg("-m")
+            .arg(t.path("reg/index/esys/a2c.json")),
+        "minisign -S",
     );
     let minisign_key = fs_err::read_to_string(t.path("keys/mk.pub")).unwrap();
     let minisign_key = minisign_key.lines().nth(1).unwrap().to_string();
@@ -241,8 +219,7 @@ fn an_encrypted_key_signs_only_with_its_password_and_is_minisigns() {
     insta::assert_snapshot!(run.transcript());
     assert!(!t.path("reg/index/esys/a2c.json").exists(), "nothing was published");
     // With it: published and signed; a workspace trusting the key locks.
-    let run = t.run_env(".", &pack, &pw);
-    run.success();
+    let run = t.ok_env(".", &pack, &pw);
     insta::assert_snapshot!(run.transcript());
     workspace(&t, "../reg", &[&public]);
     t.run("w", &["lock"]).success();
@@ -345,15 +322,9 @@ fn rollbacks_and_expired_indexes_are_refused() {
     assert_ne!(expired, newest);
     t.write("reg/index/esys/a2c.json", &expired);
     // Signing keeps the past expiry, and says so with what to run.
-    let run = t.run(".", &["sign", "--registry", "reg", "--key", "keys/a2c.key"]);
-    run.success();
-    assert!(
-        run.stderr
-            .contains("the index expired at 2020-01-01T00:00:00Z and keeps that expiry")
-            && run.stderr.contains("`--no-expiry` drops it"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok(".", &["sign", "--registry", "reg", "--key", "keys/a2c.key"]);
+    run.says("the index expired at 2020-01-01T00:00:00Z and keeps that expiry")
+        .says("`--no-expiry` drops it");
     // Its command, run with a key file and a number of days, renews the expiry.
     let command = run
         .stderr
@@ -377,8 +348,7 @@ fn rollbacks_and_expired_indexes_are_refused() {
         .success();
     let run = t.run("w", &["lock", "--update"]);
     insta::assert_snapshot!("expired", run.error_transcript());
-    let run = t.run("w", &["lock", "--update", "--allow-expired"]);
-    run.success();
+    t.ok("w", &["lock", "--update", "--allow-expired"]);
     // `a2c sign --expires-in DAYS` sets a future expiry (and a new serial).
     t.run(
         ".",
@@ -403,8 +373,7 @@ fn rollbacks_and_expired_indexes_are_refused() {
     let sign = ["sign", "--registry", "reg", "--key", "keys/a2c.key"];
     let run = t.run(".", &[&sign[..], &["--expires-in", "0"]].concat());
     assert_eq!(run.code, 2, "{}", run.stderr);
-    let run = t.run(".", &[&sign[..], &["--no-expiry"]].concat());
-    run.success();
+    t.ok(".", &[&sign[..], &["--no-expiry"]].concat());
     let index = fs_err::read_to_string(t.path("reg/index/esys/a2c.json")).unwrap();
     assert!(!index.contains("expires"), "{index}");
     t.run("w", &["lock", "--update"]).success();
@@ -427,12 +396,7 @@ fn a_single_repository_pins_keys_in_its_config() {
     fs_err::remove_file(t.path(&layout::lock("r"))).unwrap();
     let run = t.run("r", &["install", "--registry", "../reg"]);
     run.failure();
-    assert!(
-        run.stderr
-            .contains("is not signed, but the workspace pins trusted keys"),
-        "{}",
-        run.stderr
-    );
+    run.says("is not signed, but the workspace pins trusted keys");
 }
 
 /// Several signed registries in one superbuild each keep their own serial: a lock
@@ -485,8 +449,7 @@ fn several_signed_registries_each_keep_their_serial() {
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
     // Locked again: reg-a's serial 1 is its own, no rollback.
-    let run = t.run("w", &["lock", "--update"]);
-    run.success();
+    t.ok("w", &["lock", "--update"]);
     t.run("w", &["install"]).success();
     // Replaying reg-b's first index (serial 1) is still a rollback, named.
     fs_err::write(t.path("reg-b/index/esys/a2c.json"), &old_index).unwrap();
@@ -510,7 +473,6 @@ fn a_lock_taken_from_a_vendor_manifest_says_the_keys_do_not_cover_it() {
     let run = t.run("w", &["lock"]);
     insta::assert_snapshot!(run.transcript());
     fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
-    let run = t.run("w", &["lock", "--offline", "--from", "../vend"]);
-    run.success();
+    let run = t.ok("w", &["lock", "--offline", "--from", "../vend"]);
     insta::assert_snapshot!(run.transcript());
 }

@@ -3,10 +3,8 @@
 //! changes the real file system, then checks that the snapshot is not trusted and that what the
 //! run reports is what a full walk reads.
 
+use crate::support::{TestContext, items, layout};
 use std::time::Duration;
-
-use crate::support::TestContext;
-use crate::support::layout;
 
 /// How long to wait for the paths a run just wrote to leave the racy margin (1 s).
 const SETTLE: Duration = Duration::from_millis(1100);
@@ -45,8 +43,7 @@ fn plain_superbuild(t: &TestContext) {
 }
 
 fn assert_trusted(t: &TestContext) {
-    let run = t.run("w", &["-v", "install"]);
-    run.success();
+    let run = t.ok("w", &["-v", "install"]);
     assert!(
         run.transcript()
             .contains("paths unchanged; the members were not walked"),
@@ -65,17 +62,7 @@ fn assert_not_trusted(t: &TestContext, changed: &str) -> crate::support::Run {
 }
 
 fn members(doc: &serde_json::Value) -> Vec<(String, String)> {
-    doc["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["path"].as_str().unwrap().to_string(),
-                m["version"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    crate::support::pairs_of(doc, "members", "path", "version")
 }
 
 #[test]
@@ -258,8 +245,7 @@ fn a_forged_snapshot_vouches_for_nothing() {
         real.trim_end_matches('\n').to_string(),
     ] {
         fs_err::write(t.path(SNAPSHOT), &forged).unwrap();
-        let run = t.run("w", &["-v", "workspace", "members", "--json"]);
-        run.success();
+        let run = t.ok("w", &["-v", "workspace", "members", "--json"]);
         assert!(
             run.transcript().contains("workspace snapshot not used"),
             "{}",
@@ -301,8 +287,7 @@ fn a_name_that_is_not_utf8_is_never_recorded() {
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
     std::thread::sleep(SETTLE);
-    let run = t.run("w", &["-v", "install"]);
-    run.success();
+    let run = t.ok("w", &["-v", "install"]);
     assert!(run.transcript().contains("cannot be recorded"), "{}", run.transcript());
     assert!(!t.path(SNAPSHOT).exists());
 }
@@ -338,9 +323,7 @@ fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
             run.transcript()
         );
         let doc = run.json();
-        let tracked: Vec<&serde_json::Value> = doc["findings"]
-            .as_array()
-            .unwrap()
+        let tracked: Vec<&serde_json::Value> = items(&doc["findings"])
             .iter()
             .filter(|f| f["code"] == "local-tracked")
             .map(|f| &f["repo"])
@@ -362,8 +345,7 @@ fn a_ref_that_would_break_a_line_is_never_recorded() {
     // would be checked and the text trusted).
     let crlf = format!("{}\r\n", real.strip_suffix('\n').unwrap());
     fs_err::write(t.path(SNAPSHOT), crlf).unwrap();
-    let run = t.run("w", &["-v", "workspace", "members"]);
-    run.success();
+    let run = t.ok("w", &["-v", "workspace", "members"]);
     assert!(
         run.transcript().contains("workspace snapshot not used"),
         "{}",
@@ -376,8 +358,7 @@ fn a_ref_that_would_break_a_line_is_never_recorded() {
     for r in ["v1\\nnested\\tp/a", "v1\\tp/z", "v1\\r"] {
         t.write(record, &format!("{text}method_ref: \"{r}\"\n"));
         std::thread::sleep(SETTLE);
-        let run = t.run("w", &["-v", "install"]);
-        run.success();
+        let run = t.ok("w", &["-v", "install"]);
         assert!(
             run.transcript().contains("cannot be recorded"),
             "{r}: {}",

@@ -1,10 +1,8 @@
 //! registry-spec/: the JSON Schemas hold for what a2c really writes, and the worked example's
 //! tree digest is what an independent coreutils computation gives.
 
+use crate::support::{TestContext, items, layout};
 use std::os::unix::fs::PermissionsExt;
-
-use crate::support::TestContext;
-use crate::support::layout;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const INDEX_ID: &str = "https://a2c.example.invalid/registry-spec/index.schema.json";
@@ -283,12 +281,7 @@ fn the_hosted_runner_workflows_run_the_readme_test_command() {
         let doc: serde_json::Value = serde_saphyr::from_str(text).expect("the workflow is YAML");
         let job = &doc["jobs"]["test"];
         assert_eq!(job["runs-on"], runner);
-        let runs: Vec<&str> = job["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|s| s["run"].as_str())
-            .collect();
+        let runs: Vec<&str> = items(&job["steps"]).iter().filter_map(|s| s["run"].as_str()).collect();
         assert!(runs.contains(&"cargo test --locked"), "{runner}: {runs:?}");
         assert!(
             text.contains("Not run here"),

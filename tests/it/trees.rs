@@ -2,11 +2,9 @@
 //! which, tamper detection and eviction, pruning that spares linked trees, and the fallback
 //! to copy across filesystems.
 
+use crate::support::{TestContext, items, layout, require_program};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::fs::PermissionsExt;
-
-use crate::support::layout;
-use crate::support::{TestContext, require_program};
 
 const STORE: &str = ".tools_local/esys/a2c";
 
@@ -21,9 +19,7 @@ fn twin(t: &TestContext, name: &str) {
 
 /// (version, source, link_mode) of each installed version of an `install --json` run.
 fn placed(doc: &serde_json::Value) -> Vec<(String, String, String)> {
-    let mut out: Vec<(String, String, String)> = doc["installed"]
-        .as_array()
-        .unwrap()
+    let mut out: Vec<(String, String, String)> = items(&doc["installed"])
         .iter()
         .map(|i| {
             (
@@ -136,12 +132,7 @@ fn a_second_superbuild_is_placed_from_the_tree_cache_by_hardlink_or_copy() {
     // Through clap's `env`: a usage error too, naming the variable.
     let run = t.run_env("w5", &["install"], &[("A2C_LINK_MODE", "symlink")]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("A2C_LINK_MODE=`symlink` is not a link mode: use clone, hardlink, copy"),
-        "{}",
-        run.stderr
-    );
+    run.says("A2C_LINK_MODE=`symlink` is not a link mode: use clone, hardlink, copy");
 }
 
 #[test]

@@ -5,9 +5,8 @@
 
 use base64::Engine;
 
-use crate::support::TestContext;
 use crate::support::http_server::{Fault, Server};
-use crate::support::layout;
+use crate::support::{TestContext, layout};
 
 const INDEX: &str = "/index/esys/a2c.json";
 
@@ -104,12 +103,11 @@ fn a_redirect_to_another_host_never_takes_the_bound_credential_to_its_token_endp
     // Y's token is used at Y only.
     x.fault(INDEX, &[Fault::Redirect(to_y)]);
     let before = x.count();
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["lock", "--registry", &x.url()],
         &[("A2C_REGISTRY_AUTH", "alice:secret"), ("A2C_TOKEN_HOSTS", &y.host())],
     );
-    run.success();
     let token_requests: Vec<_> = y
         .requests()
         .into_iter()
@@ -140,12 +138,11 @@ fn a_token_endpoint_on_another_host_gets_no_credential_unless_the_user_names_it(
         saw_no_credential(&y);
     }
     // Named by the user: the realm gets the credential, and the token works at X.
-    let run = t.run_env(
+    t.ok_env(
         "r",
         &["lock", "--registry", &x.url()],
         &[("A2C_REGISTRY_AUTH", "alice:secret"), ("A2C_TOKEN_HOSTS", &y.host())],
     );
-    run.success();
     let token = y
         .requests()
         .into_iter()
@@ -323,8 +320,7 @@ fn a_members_git_file_never_leads_a_migration_outside_the_superbuild() {
             &t.path("w/m3").display().to_string(),
         ],
     );
-    let run = t.run("w/m3", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
-    run.success();
+    t.ok("w/m3", &["migrate", "version", "--to", "2.0.0", "--dry-run"]);
 }
 
 /// The review's case: a file installed by hard link is edited in place, and its size, time and
@@ -429,7 +425,7 @@ fn control_characters_are_printed_as_visible_escapes() {
         run = run.transcript()
     );
     let run = t.run(evil, &["resolve"]);
-    assert!(run.stderr.contains("\\x1b]0;pwned\\x07"), "{}", run.stderr);
+    run.says("\\x1b]0;pwned\\x07");
 
     // An index whose version string carries an escape.
     fs_err::remove_dir_all(t.path(evil)).unwrap();

@@ -3,12 +3,10 @@
 //! in the clone, and compares a whole-tree snapshot of a sibling "victim" directory (the user's
 //! home, keys, editor plugins) before and after: nothing outside the clone may change.
 
+use crate::support::{TestContext, git, layout, succeeds};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
-
-use crate::support::layout;
-use crate::support::{TestContext, git};
 
 /// Every entry below `dir`: its kind, its bytes or link target, and its mode.
 fn snapshot(dir: &Path) -> BTreeMap<String, String> {
@@ -246,7 +244,7 @@ fn a_link_at_the_staging_directory_never_empties_what_it_points_to() {
             "{}",
             run.stderr
         );
-        assert!(run.stderr.contains("hint: "), "{}", run.stderr);
+        run.says("hint: ");
     }
     assert_untouched(&t, &before);
     // Once the link is gone, install works and writes its .gitignore.
@@ -331,8 +329,7 @@ fn a_link_as_a_store_version_is_never_served_nor_removed_through() {
     symlink(t.path("moved"), &dir).unwrap();
     let run = t.run_env("r", &["resolve"], &env);
     run.failure();
-    let run = t.run_env("r", &["install", "--json"], &env);
-    run.success();
+    let run = t.ok_env("r", &["install", "--json"], &env);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");
     assert!(!dir.symlink_metadata().unwrap().file_type().is_symlink());
 }
@@ -395,13 +392,12 @@ fn bundle_sizes_are_enforced_on_every_path() {
     run.failure();
     let actual = crate::support::bundles::sha256_hex(secret.as_bytes());
     assert!(!run.stderr.contains(&actual), "{}", run.stderr);
-    assert!(run.stderr.contains("is not the bundle the lock pins"), "{}", run.stderr);
+    run.says("is not the bundle the lock pins");
     // Stale `.partial` files are removed by `gc --cache`.
     fs_err::write(&lock_path, &lock).unwrap();
     let sha = "ab".repeat(32);
     t.write(&format!("cache/bundles/{sha}.partial"), "half a download");
-    let run = t.run("r", &["gc", "--cache"]);
-    run.success();
+    let run = t.ok("r", &["gc", "--cache"]);
     assert!(
         !t.path(&format!("cache/bundles/{sha}.partial")).exists(),
         "{}",
@@ -586,8 +582,7 @@ fn vendor_never_places_a_file_outside_its_directory() {
         let out = t.path("out/vendored");
         let _ = fs_err::remove_dir_all(t.path("out"));
         fs_err::create_dir_all(&out).unwrap();
-        let run = t.run("r", &["vendor", &out.display().to_string()]);
-        run.success();
+        t.ok("r", &["vendor", &out.display().to_string()]);
         assert_eq!(
             t.listing("out"),
             ["vendored", "vendored/a2c-1.0.0.tar.gz", "vendored/a2c-vendor.json"],
@@ -763,16 +758,12 @@ fn run_hint(t: &TestContext, finding: &serde_json::Value) {
         .nth(1)
         .unwrap_or_else(|| panic!("no command in {hint}"))
         .replace("[TMP]", &t.root.display().to_string());
-    let out = std::process::Command::new("sh")
-        .args(["-c", &command])
-        .current_dir(t.path("r"))
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "`{command}`: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(t.path("r"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null"),
+        &format!("`{command}`"),
     );
 }
 
@@ -855,8 +846,8 @@ fn the_containment_mechanism_is_the_one_the_run_asks_for() {
     let portable = t.run_env("w", &["-v", "doctor"], &[("A2C_TEST_PORTABLE", "1")]);
     insta::assert_snapshot!(portable.transcript());
     if forced {
-        assert!(run.stderr.contains("containment: component walk"), "{}", run.stderr);
+        run.says("containment: component walk");
     } else {
-        assert!(run.stderr.contains("containment: "), "{}", run.stderr);
+        run.says("containment: ");
     }
 }

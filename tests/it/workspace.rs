@@ -1,8 +1,6 @@
 //! Discovery, members, tool state roots, adoption records, resolution, adopt.
 
-use crate::support::layout;
-use crate::support::strings_of;
-use crate::support::{TestContext, git};
+use crate::support::{TestContext, git, layout, strings_of};
 
 /// A superbuild with members in canonical, legacy and both-roots layouts.
 fn mixed_superbuild(t: &TestContext) {
@@ -22,8 +20,7 @@ fn mixed_superbuild(t: &TestContext) {
 fn members_lists_every_layout_with_exact_keys() {
     let t = TestContext::new();
     mixed_superbuild(&t);
-    let run = t.run("w/products/app", &["workspace", "members", "--json"]);
-    run.success();
+    let run = t.ok("w/products/app", &["workspace", "members", "--json"]);
     let doc = run.json();
     assert_eq!(doc["workspace"], t.shown("w"));
     let members = doc["members"].as_array().unwrap();
@@ -52,8 +49,7 @@ fn members_lists_every_layout_with_exact_keys() {
 fn members_human_output() {
     let t = TestContext::new();
     mixed_superbuild(&t);
-    let run = t.run("w", &["workspace", "members"]);
-    run.success();
+    let run = t.ok("w", &["workspace", "members"]);
     insta::assert_snapshot!(run.transcript());
 }
 
@@ -61,10 +57,7 @@ fn members_human_output() {
 fn default_members_are_every_repo_with_a_tool_state_root() {
     let t = TestContext::new();
     t.superbuild("w", "");
-    t.write(
-        "w/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w", "1.0.0");
     t.canonical_repo("w/a", "1.1.0");
     t.legacy_repo("w/deep/down/b", "1.2.0");
     t.git_repo("w/no-a2c");
@@ -111,8 +104,7 @@ fn invalid_member_is_listed_with_error_and_exit_1() {
 fn workspace_path_inside_and_outside() {
     let t = TestContext::new();
     mixed_superbuild(&t);
-    let run = t.run("w/libs/core", &["workspace", "path"]);
-    run.success();
+    let run = t.ok("w/libs/core", &["workspace", "path"]);
     assert_eq!(run.stdout, format!("{}\n", t.shown("w")));
     t.canonical_repo("alone", "1.0.0");
     let run = t.run("alone", &["workspace", "path"]);
@@ -129,13 +121,12 @@ fn dash_c_and_workspace_flags() {
     let t = TestContext::new();
     mixed_superbuild(&t);
     t.write("elsewhere/.keep", "");
-    let run = t.run(
+    let run = t.ok(
         "elsewhere",
         &["-C", &t.path("w/libs/core").display().to_string(), "workspace", "path"],
     );
-    run.success();
     assert!(run.stdout.ends_with("/w\n"), "{}", run.stdout);
-    let run = t.run(
+    let run = t.ok(
         "elsewhere",
         &[
             "--workspace",
@@ -145,7 +136,6 @@ fn dash_c_and_workspace_flags() {
             "--json",
         ],
     );
-    run.success();
     assert_eq!(run.json()["members"].as_array().unwrap().len(), 3);
     let run = t.run(
         "elsewhere",
@@ -195,8 +185,7 @@ fn stale_local_pointer_is_ignored_with_a_warning() {
             &layout::pointer("w/products/app"),
             &format!("workspace_root: \"{target}\"\n"),
         );
-        let run = t.run("w/products/app", &["workspace", "path"]);
-        run.success();
+        let run = t.ok("w/products/app", &["workspace", "path"]);
         assert!(
             run.stdout.ends_with("/w\n"),
             "parent walk still finds W: {}",
@@ -210,21 +199,15 @@ fn stale_local_pointer_is_ignored_with_a_warning() {
     }
     // A valid pointer, relative to R, is used without warning.
     t.write(&layout::pointer("w/products/app"), "workspace_root: ../..\n");
-    let run = t.run("w/products/app", &["workspace", "path"]);
-    run.success();
+    let run = t.ok("w/products/app", &["workspace", "path"]);
     assert_eq!(run.stderr, "");
     // A malformed pointer is ignored with a warning naming the file and line.
     t.write(
         &layout::pointer("w/products/app"),
         "workspace_root: a\nworkspace_root: b\n",
     );
-    let run = t.run("w/products/app", &["workspace", "path"]);
-    run.success();
-    assert!(
-        run.stderr.contains("workspace.yaml` line 2: duplicate key"),
-        "{}",
-        run.stderr
-    );
+    let run = t.ok("w/products/app", &["workspace", "path"]);
+    run.says("workspace.yaml` line 2: duplicate key");
 }
 
 #[test]
@@ -250,7 +233,7 @@ fn invalid_marker_is_refused_with_file_line_and_reason() {
     t.canonical_repo("w/ok/a", "1.0.0");
     let run = t.run("w", &["workspace", "members"]);
     insta::assert_snapshot!(run.error_transcript());
-    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    run.says("hint:");
 }
 
 /// Every rejection reason of an adoption record, through the real binary.
@@ -299,7 +282,7 @@ fn every_adoption_rejection_names_file_line_and_reason() {
         let expect = format!("invalid adoption record `[TMP]/r/.tools/esys/a2c/adoption.yaml` line {line}: ");
         assert!(run.stderr.contains(&expect), "{text:?}\n{}", run.stderr);
         assert!(run.stderr.contains(why), "{text:?}: want {why:?}\n{}", run.stderr);
-        assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+        run.says("hint:");
     }
 }
 
@@ -312,8 +295,7 @@ fn legacy_records_are_read_and_normalized() {
         "schema_version: 1\ntool_version: v1.3.0\nmethod_ref: v1.3.0\ndelivery: clone\n",
     );
     t.method_tree(&layout::installed("r", "1.3.0"), "1.3.0");
-    let run = t.run("r", &["resolve", "--json"]);
-    run.success();
+    let run = t.ok("r", &["resolve", "--json"]);
     assert_eq!(run.json()["version"], "1.3.0");
 }
 
@@ -330,13 +312,8 @@ fn resolution_order_and_the_never_workspace_ai_rules_rule() {
     let doc = run.json_failure();
     assert_eq!(doc["root"], serde_json::Value::Null);
     assert_eq!(doc["rule"], serde_json::Value::Null);
-    assert!(run.stderr.contains("hint: run `a2c install`"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("w/tools/ai-rules` is superbuild-workflow, never a method asset root"),
-        "{}",
-        run.stderr
-    );
+    run.says("hint: run `a2c install`");
+    run.says("w/tools/ai-rules` is superbuild-workflow, never a method asset root");
 
     // 3. R/tools/ai-rules of another version is reported by name, not used.
     t.method_tree("w/p/app/tools/ai-rules", "1.3.0");
@@ -364,8 +341,7 @@ fn resolution_order_and_the_never_workspace_ai_rules_rule() {
     assert_eq!(doc["version"], "1.4.0");
 
     // Plain output: the root alone.
-    let run = t.run("w/p/app", &["resolve"]);
-    run.success();
+    let run = t.ok("w/p/app", &["resolve"]);
     assert_eq!(run.stdout, "[TMP]/w/.tools_local/esys/a2c/1.4.0\n");
 
     // --version overrides the write contract.
@@ -379,10 +355,7 @@ fn resolution_order_and_the_never_workspace_ai_rules_rule() {
 fn resolve_in_the_workspace_root_never_uses_its_ai_rules() {
     let t = TestContext::new();
     t.superbuild("w", "");
-    t.write(
-        "w/.tools/esys/a2c/adoption.yaml",
-        "schema_version: 2\ntool_version: 1.0.0\n",
-    );
+    t.adopt("w", "1.0.0");
     t.method_tree("w/tools/ai-rules", "1.0.0");
     let run = t.run("w", &["resolve", "--json"]);
     assert_eq!(run.json_failure()["workspace"], t.shown("w"));
@@ -394,8 +367,7 @@ fn single_repo_resolution() {
     let t = TestContext::new();
     t.canonical_repo("r", "1.0.0");
     t.method_tree(&layout::installed("r", "1.0.0"), "1.0.0");
-    let run = t.run("r", &["resolve", "--json"]);
-    run.success();
+    let run = t.ok("r", &["resolve", "--json"]);
     let doc = run.json();
     assert_eq!(doc["workspace"], serde_json::Value::Null);
     assert_eq!(doc["rule"], "repo-store");
@@ -407,8 +379,7 @@ fn single_repo_resolution() {
 fn adopt_writes_canonical_record_and_refuses_existing() {
     let t = TestContext::new();
     t.git_repo("r");
-    let run = t.run("r", &["adopt", "--version", "v1.4.0", "--json"]);
-    run.success();
+    let run = t.ok("r", &["adopt", "--version", "v1.4.0", "--json"]);
     assert_eq!(run.json()["version"], "1.4.0");
     let text = fs_err::read_to_string(t.path("r/.tools/esys/a2c/adoption.yaml")).unwrap();
     assert_eq!(text, "schema_version: 2\ntool_version: 1.4.0\ndelivery: package\n");
@@ -429,7 +400,7 @@ fn adopt_writes_canonical_record_and_refuses_existing() {
     t.git_repo("s");
     let run = t.run("s", &["adopt", "--version", "1.2"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("MAJOR.MINOR.PATCH"), "{}", run.stderr);
+    run.says("MAJOR.MINOR.PATCH");
     t.run(
         "s",
         &[
@@ -455,15 +426,13 @@ fn adopt_writes_canonical_record_and_refuses_existing() {
 fn version_help_and_usage_errors() {
     let t = TestContext::new();
     t.write("x/.keep", "");
-    let run = t.run("x", &["--version"]);
-    run.success();
+    let run = t.ok("x", &["--version"]);
     assert!(
         run.stdout.starts_with(&format!("a2c {}", env!("CARGO_PKG_VERSION"))),
         "{}",
         run.stdout
     );
-    let run = t.run("x", &["help"]);
-    run.success();
+    let run = t.ok("x", &["help"]);
     for cmd in ["workspace", "resolve", "adopt"] {
         assert!(run.stdout.contains(cmd), "{}", run.stdout);
     }
@@ -487,8 +456,7 @@ fn color_follows_flag_and_no_color() {
 fn quiet_hides_warnings_and_json_is_one_document() {
     let t = TestContext::new();
     mixed_superbuild(&t);
-    let run = t.run("w", &["-q", "workspace", "members"]);
-    run.success();
+    let run = t.ok("w", &["-q", "workspace", "members"]);
     assert_eq!(run.stderr, "");
     let run = t.run("w", &["workspace", "path", "--json"]);
     assert_eq!(run.json()["workspace"], t.shown("w"));
@@ -574,8 +542,7 @@ fn init_makes_a_superbuild_and_a_single_repository_keeps_its_registry() {
 fn init_says_what_its_registry_and_its_repository_still_need() {
     let t = TestContext::new();
     t.git_repo("w");
-    let run = t.run("w", &["init", "--registry", "../reg"]);
-    run.success();
+    let run = t.ok("w", &["init", "--registry", "../reg"]);
     insta::assert_snapshot!(run.transcript());
     let command = run
         .stderr
@@ -593,8 +560,7 @@ fn init_says_what_its_registry_and_its_repository_still_need() {
     t.run("w", &["lock"]).success();
     // A repository that adopted already, made a superbuild.
     t.canonical_repo("solo", "1.0.0");
-    let run = t.run("solo", &["init"]);
-    run.success();
+    let run = t.ok("solo", &["init"]);
     insta::assert_snapshot!(run.transcript());
 }
 

@@ -93,6 +93,17 @@ impl Run {
         self
     }
 
+    /// stderr says `needle` (whatever the exit code), printing stderr when it does not.
+    #[track_caller]
+    pub fn says(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "expected `{needle}` in stderr:\n{}",
+            self.stderr
+        );
+        self
+    }
+
     /// Exit 1, and stderr names every one of `needles`.
     #[track_caller]
     pub fn fails_with(&self, needles: &[&str]) -> &Self {
@@ -132,6 +143,15 @@ impl TestContext {
         let root = fs_err::canonicalize(dir.path()).unwrap();
         fs_err::create_dir_all(root.join("home")).unwrap();
         Self { dir, root }
+    }
+
+    /// A context holding the bundled demo (`fixtures/make-demo.sh`) at `demo/`: its
+    /// superbuild at `demo/superbuild`, its registry at `demo/registry`.
+    pub fn demo() -> Self {
+        let t = Self::new();
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/make-demo.sh");
+        succeeds(std::process::Command::new(script).arg(t.path("demo")), "make-demo.sh");
+        t
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -240,6 +260,33 @@ impl TestContext {
         Run::from(out, &self.root)
     }
 
+    /// Starts `a2c args…` in `cwd` with stdout and stderr piped, for runs that overlap.
+    pub fn spawn(&self, cwd: &str, args: &[&str]) -> std::process::Child {
+        self.cmd(cwd)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Runs `a2c args…` in `cwd` and asserts it succeeded (exit 0), printing both streams
+    /// when it did not; the run comes back for its output.
+    #[track_caller]
+    pub fn ok(&self, cwd: &str, args: &[&str]) -> Run {
+        let run = self.run(cwd, args);
+        run.success();
+        run
+    }
+
+    /// `ok` with extra environment variables.
+    #[track_caller]
+    pub fn ok_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let run = self.run_env(cwd, args, env);
+        run.success();
+        run
+    }
+
     pub fn run_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = self.cmd(cwd);
         cmd.args(args);
@@ -283,6 +330,14 @@ impl TestContext {
             &format!("schema_version: 2\ntool_version: {version}\ndelivery: package\n"),
         );
         path
+    }
+
+    /// Writes `rel`'s adoption record pinning `version` (no delivery named), over any there.
+    pub fn adopt(&self, rel: &str, version: &str) {
+        self.write(
+            &format!("{rel}/.tools/esys/a2c/adoption.yaml"),
+            &format!("schema_version: 2\ntool_version: {version}\n"),
+        );
     }
 
     /// A git repository that adopted `version` in the legacy `.a2c/` layout.
@@ -422,12 +477,32 @@ pub fn strings_of(doc: &serde_json::Value, list: &str, field: &str) -> Vec<Strin
         .collect()
 }
 
+/// The elements of a JSON array, panicking with the value when it is not one.
+#[track_caller]
+pub fn items(value: &serde_json::Value) -> &[serde_json::Value] {
+    value.as_array().unwrap_or_else(|| panic!("not an array: {value}"))
+}
+
+/// The strings `a` and `b` of every object in the array `list` of a `--json` document, in
+/// order (a member's path and version, a migration's member and status, …).
+#[track_caller]
+pub fn pairs_of(doc: &serde_json::Value, list: &str, a: &str, b: &str) -> Vec<(String, String)> {
+    let text = |item: &serde_json::Value, field: &str| {
+        item[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("no `{field}` in {item}"))
+            .to_string()
+    };
+    items(&doc[list])
+        .iter()
+        .map(|item| (text(item, a), text(item, b)))
+        .collect()
+}
+
 /// The first finding with `code` in a `doctor --json` document.
 #[track_caller]
 pub fn finding(doc: &serde_json::Value, code: &str) -> serde_json::Value {
-    doc["findings"]
-        .as_array()
-        .unwrap()
+    items(&doc["findings"])
         .iter()
         .find(|f| f["code"] == code)
         .cloned()
@@ -485,6 +560,21 @@ impl TestContext {
             .expect("GNU time reports the peak RSS");
         Some((out, kib))
     }
+}
+
+/// Runs a third-party program to its end and asserts it succeeded, naming it as `what` with
+/// both its streams when it did not.
+#[track_caller]
+pub fn succeeds(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// A free TCP port on 127.0.0.1.
