@@ -537,6 +537,11 @@ impl TestContext {
     /// `a2c args…` in `cwd` under GNU time: the output and the peak RSS in KiB, or `None`
     /// (after the SKIPPED line) when /usr/bin/time is absent.
     pub fn run_measured(&self, cwd: &str, args: &[&str]) -> Option<(Output, u64)> {
+        self.run_measured_env(cwd, args, &[])
+    }
+
+    /// `run_measured` with extra environment variables.
+    pub fn run_measured_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Option<(Output, u64)> {
         if !Path::new("/usr/bin/time").exists() {
             require_program("time (GNU time at /usr/bin/time)");
             return None;
@@ -553,6 +558,7 @@ impl TestContext {
                 None => cmd.env_remove(k),
             };
         }
+        cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         let kib = String::from_utf8_lossy(&out.stderr)
             .lines()
