@@ -289,6 +289,16 @@ pub fn oci_plain_http() -> Vec<String> {
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
+/// Every `AWS_*` variable that is set (credentials, region, endpoint, role): what an `s3://`
+/// registry's client is configured from, as the AWS SDKs read the environment.
+pub fn aws_variables() -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, v)| k.starts_with("AWS_") && !v.is_empty())
+        .collect();
+    vars.sort();
+    vars
+}
+
 pub fn docker_config() -> Option<PathBuf> {
     var("DOCKER_CONFIG")
         .map(|d| PathBuf::from(d).join("config.json"))

@@ -22,8 +22,9 @@ pub struct PackArgs {
     pub version: MethodVersion,
     /// The registry: a file registry to add the bundle to (a path or file:// URL; created if
     /// missing), an OCI registry to push it to (oci://HOST/NAMESPACE/REPO), a Python package
-    /// index to upload a wheel to (pypi+https://HOST/simple/[#PROJECT]), or a Conan remote to
-    /// write a recipe for (conan+https://HOST/PATH[#NAME])
+    /// index to upload a wheel to (pypi+https://HOST/simple/[#PROJECT]), a Conan remote to
+    /// write a recipe for (conan+https://HOST/PATH[#NAME]), or an S3 bucket to upload the
+    /// bundle to, create-only (s3://BUCKET/PREFIX)
     #[arg(long, value_name = "LOCATION")]
     pub registry: String,
     /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for

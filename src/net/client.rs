@@ -74,7 +74,7 @@ impl Reply {
     /// The error of an unexpected status.
     pub fn error(&self, url: &Url) -> HttpError {
         HttpError::Status {
-            url: url.to_string(),
+            url: crate::util::redact::shown_url(url),
             status: self.status,
             authorized: self.authorized,
             challenge: None,
@@ -168,6 +168,18 @@ impl HttpClient {
             tracer: settings.tracer.clone(),
             exchanges,
         })
+    }
+
+    /// The reqwest client itself, for a client library that speaks an API of its own over
+    /// a2c's connection settings (an object store's signed requests): the same TLS roots,
+    /// proxies, timeouts and user agent, and no redirect followed.
+    pub fn reqwest(&self) -> reqwest::Client {
+        self.client.clone()
+    }
+
+    /// Runs `work` on this client's runtime, to its end.
+    pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        self.runtime.block_on(work)
     }
 
     /// GETs a document (an index, a project page, an API answer) with retries: at most

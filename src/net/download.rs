@@ -30,7 +30,7 @@ impl HttpClient {
     ) -> Result<(), HttpError> {
         let resumed_from_partial = std::fs::symlink_metadata(partial).is_ok_and(|m| m.len() > 0);
         let short = |actual| HttpError::Short {
-            url: url.to_string(),
+            url: crate::util::redact::shown_url(url),
             actual,
             expected: size,
         };
@@ -125,7 +125,7 @@ impl HttpClient {
             // Confirmed by one more request before it is final (see `download`).
             return Err(Failure {
                 error: HttpError::Short {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     actual,
                     expected: size,
                 },
@@ -144,7 +144,7 @@ impl HttpClient {
                 drop(file);
                 truncate(partial).map_err(Failure::io)?;
                 return Err(Failure::fatal(HttpError::TooLong {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     expected: size,
                 }));
             }
@@ -159,7 +159,7 @@ impl HttpClient {
             let reason = format!("the body ended after {have} of {size} bytes");
             return Err(Failure {
                 error: HttpError::Body {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     reason,
                 },
                 retry: true,
@@ -176,7 +176,7 @@ fn verify(url: &Url, hasher: Hasher, sha256: &Sha256) -> Result<(), Failure> {
     let actual = hasher.finish();
     if actual != *sha256 {
         return Err(Failure::fatal(HttpError::Mismatch {
-            url: url.to_string(),
+            url: crate::util::redact::shown_url(url),
             expected: sha256.to_hex(),
             actual: actual.to_hex(),
         }));

@@ -62,7 +62,7 @@ impl Rate {
         let bytes = total - self.base;
         if bytes < self.min.saturating_mul(elapsed) {
             return Err(Failure::fatal(HttpError::TooSlow {
-                url: url.to_string(),
+                url: crate::util::redact::shown_url(url),
                 bytes,
                 seconds: elapsed,
                 min: self.min,
@@ -103,7 +103,7 @@ impl HttpClient {
     ) -> Result<Vec<u8>, Failure> {
         let too_big = || {
             Failure::fatal(HttpError::DocumentTooBig {
-                url: url.to_string(),
+                url: crate::util::redact::shown_url(url),
                 cap,
             })
         };
@@ -169,7 +169,9 @@ impl HttpClient {
         body: Option<&Payload<'_>>,
     ) -> Result<(reqwest::Response, bool), Failure> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(Failure::fatal(HttpError::NotHttp { url: url.to_string() }));
+            return Err(Failure::fatal(HttpError::NotHttp {
+                url: crate::util::redact::shown_url(url),
+            }));
         }
         let mut challenged = false;
         // Where the request goes: `url`, or once, the origin a redirect led to when the user
@@ -203,7 +205,7 @@ impl HttpClient {
                     continue;
                 }
                 return Err(Failure::fatal(HttpError::Status {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     status: 400,
                     authorized,
                     challenge: None,
@@ -220,7 +222,7 @@ impl HttpClient {
                     continue;
                 }
                 return Err(Failure::fatal(HttpError::NotForwarded {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     to: landed.to_string(),
                     sent: authorized,
                 }));
@@ -328,7 +330,7 @@ impl HttpClient {
             };
             let redirect = |reason: String| {
                 Failure::fatal(HttpError::Redirect {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     reason,
                 })
             };
@@ -434,22 +436,22 @@ impl HttpClient {
         };
         let error = match (status, held_back) {
             (_, Some(proxy)) => HttpError::HeldBack {
-                url: url.to_string(),
+                url: crate::util::redact::shown_url(url),
                 proxy: super::credentials::host_entry(&proxy),
             },
             (StatusCode::UNAUTHORIZED, None) if let Some(variable) = unbound => HttpError::NotBound {
-                url: url.to_string(),
+                url: crate::util::redact::shown_url(url),
                 variable,
             },
             (StatusCode::PROXY_AUTHENTICATION_REQUIRED, None) => HttpError::ProxyAuth {
-                url: url.to_string(),
+                url: crate::util::redact::shown_url(url),
                 proxy: self
                     .proxy_variable
                     .clone()
                     .unwrap_or_else(|| "(from the system settings)".into()),
             },
             (_, None) => HttpError::Status {
-                url: url.to_string(),
+                url: crate::util::redact::shown_url(url),
                 status: status.as_u16(),
                 authorized,
                 challenge: (status == StatusCode::UNAUTHORIZED).then(|| {
@@ -502,7 +504,7 @@ impl HttpClient {
         }) {
             (
                 HttpError::NotTls {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     host,
                 },
                 false,
@@ -510,7 +512,7 @@ impl HttpClient {
         } else if let Some(reason) = tls {
             (
                 HttpError::Tls {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     host,
                     reason,
                 },
@@ -519,7 +521,7 @@ impl HttpClient {
         } else if lower.contains("proxy authorization required") || lower.contains("proxy authentication required") {
             (
                 HttpError::ProxyAuth {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     proxy: self
                         .proxy_variable
                         .clone()
@@ -530,7 +532,7 @@ impl HttpClient {
         } else if e.is_timeout() {
             (
                 HttpError::Timeout {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     seconds: self.timeout,
                 },
                 true,
@@ -541,7 +543,7 @@ impl HttpClient {
         {
             (
                 HttpError::Dns {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     host,
                 },
                 false,
@@ -555,7 +557,7 @@ impl HttpClient {
                 .filter(|_| self.proxies.proxy_for(url).is_some());
             (
                 HttpError::Connect {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     host,
                     reason: short_reason(&chain),
                     proxy,
@@ -565,7 +567,7 @@ impl HttpClient {
         } else {
             (
                 HttpError::Body {
-                    url: url.to_string(),
+                    url: crate::util::redact::shown_url(url),
                     reason: short_reason(&chain),
                 },
                 true,

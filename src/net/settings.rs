@@ -30,6 +30,9 @@ pub struct Settings {
     pub registry_auth: Option<(String, String)>,
     pub docker_config: Option<PathBuf>,
     pub netrc: Option<PathBuf>,
+    /// The `AWS_*` variables, for an `s3://` registry's client (never printed: they hold
+    /// secrets).
+    pub aws: AwsVariables,
     /// Who hears of each retry (the CLI, under `-v`); nobody by default.
     pub observer: Option<std::sync::Arc<super::RetryObserver>>,
     /// Who hears of each redirect hop (the CLI, under `-v`); nobody by default.
@@ -102,6 +105,7 @@ impl Settings {
             registry_auth: None,
             docker_config: None,
             netrc: None,
+            aws: AwsVariables(Vec::new()),
             observer: None,
             tracer: None,
         }
@@ -132,8 +136,26 @@ impl Settings {
             registry_auth: crate::env::registry_auth()?,
             docker_config: crate::env::docker_config(),
             netrc: crate::env::netrc_path(),
+            aws: AwsVariables(crate::env::aws_variables()),
             observer: None,
             tracer: None,
         })
+    }
+}
+
+/// The `AWS_*` variables as the session read them; their `Debug` names the variables only.
+#[derive(Clone, Default)]
+pub struct AwsVariables(pub Vec<(String, String)>);
+
+impl AwsVariables {
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl std::fmt::Debug for AwsVariables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(k, _)| k)).finish()
     }
 }

@@ -248,3 +248,28 @@ pub fn tree_of_version(tree: &Path, version: &MethodVersion) -> Result<crate::me
     }
     Ok(manifest)
 }
+
+/// A publish request's tree, checked to be of its version and packed as a bundle into a
+/// temporary file (removed when dropped): what a kind that uploads a bundle sends.
+pub fn pack_to_temp(
+    r: &PublishRequest<'_>,
+) -> Result<
+    (
+        crate::method::MethodManifest,
+        tempfile::NamedTempFile,
+        crate::archive::PackedBundle,
+    ),
+    PublishError,
+> {
+    let manifest = tree_of_version(r.tree, r.version)?;
+    let tmp = tempfile::NamedTempFile::new()?;
+    let packed = crate::archive::pack_tree(
+        r.tree,
+        &crate::archive::bundle_top(r.version, r.format),
+        r.format,
+        tmp.path(),
+        r.limits,
+        r.deflate,
+    )?;
+    Ok((manifest, tmp, packed))
+}

@@ -243,7 +243,7 @@ mod tests {
         assert!(RegistryLocation::parse("", base).is_err());
         assert_eq!(
             RegistryLocation::syntaxes(),
-            "a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/ or conan+https://HOST/PATH"
+            "a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/, conan+https://HOST/PATH or s3://BUCKET/PREFIX"
         );
     }
 }

@@ -12,6 +12,7 @@ pub mod kind;
 pub mod location;
 pub mod oci;
 pub mod pypi;
+pub mod s3;
 
 pub use index::{Index, IndexEntry};
 pub use location::{RegistryLocation, bundle_location};
@@ -34,6 +35,13 @@ pub enum RegistryError {
     },
     #[error("invalid registry location `{location}`: {reason}")]
     BadLocation { location: String, reason: String },
+    /// An object store's answer (`s3://…`), in a2c's words, with what to check.
+    #[error("`{location}`: {message}")]
+    ObjectStore {
+        location: String,
+        message: String,
+        hint: Option<String>,
+    },
     #[error("invalid registry location `{location}`: credentials in the URL are not allowed")]
     CredentialsInUrl { location: String },
     #[error("no registry index at `{}`", path.display())]
@@ -119,6 +127,7 @@ pub enum RegistryError {
 impl RegistryError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
+            Self::ObjectStore { hint, .. } => return hint.clone(),
             Self::NoIndex { .. } => "check the registry location: a registry holds `index/esys/a2c.json`".into(),
             Self::InvalidIndex { .. } => "the registry's index is malformed; tell the registry's owner".into(),
             Self::IndexTooNew { .. } => "upgrade a2c to read this registry".into(),
@@ -215,8 +224,10 @@ pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) 
 }
 
 /// Every registry kind, in the order their syntaxes are listed: **the one line that registers a
-/// kind** (docs/architecture.md, "Adding a registry kind").
-pub const KINDS: &[&kind::Kind] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND];
+/// kind** (docs/architecture.md, "Adding a registry kind"), kept on one line
+/// (`.ci/kinds-stand-alone` takes each kind out by its entry).
+#[rustfmt::skip]
+pub const KINDS: &[&kind::Kind] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND, &s3::KIND];
 
 /// What `a2c pack` makes for a registry, decided by its kind (the CLI asks, never matches on
 /// the kind itself).

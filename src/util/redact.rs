@@ -40,3 +40,18 @@ fn textual_redact(location: &str) -> String {
         None => location.to_string(),
     }
 }
+
+/// `url` for a message: a URL presigned for an object store (its query carries a signature,
+/// `X-Amz-Signature=…`) is shown without its query, which is a credential for as long as it is
+/// valid; any other URL as it is.
+pub fn shown_url(url: &Url) -> String {
+    let presigned = url
+        .query_pairs()
+        .any(|(k, _)| k.eq_ignore_ascii_case("X-Amz-Signature") || k.eq_ignore_ascii_case("X-Amz-Credential"));
+    if !presigned {
+        return url.to_string();
+    }
+    let mut shown = url.clone();
+    shown.set_query(None);
+    format!("{shown} (presigned)")
+}

@@ -309,7 +309,7 @@ fn a_registry_kind_is_its_folder_and_one_registration_line() {
     let all = sources();
     let kinds = registry_kinds(&all);
     let names: Vec<&str> = kinds.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(names, ["conan", "dir", "http", "oci", "pypi"], "the kinds found");
+    assert_eq!(names, ["conan", "dir", "http", "oci", "pypi", "s3"], "the kinds found");
     let mut strays = Vec::new();
     for (rel, code, _) in &all {
         for (n, line) in code.lines().enumerate() {

@@ -16,6 +16,7 @@ mod mcp;
 mod migrate;
 mod mirrors;
 mod misbehaving_servers;
+mod object_stores;
 mod oci;
 mod packaging;
 mod producers;

@@ -553,16 +553,7 @@ impl super::handle::Registry for OciRegistry {
         &self,
         r: &super::handle::PublishRequest<'_>,
     ) -> Result<super::handle::Published, super::handle::PublishError> {
-        let manifest = super::handle::tree_of_version(r.tree, r.version)?;
-        let tmp = tempfile::NamedTempFile::new()?;
-        let packed = crate::archive::pack_tree(
-            r.tree,
-            &crate::archive::bundle_top(r.version, r.format),
-            r.format,
-            tmp.path(),
-            r.limits,
-            r.deflate,
-        )?;
+        let (manifest, tmp, packed) = super::handle::pack_to_temp(r)?;
         let http = self.client()?;
         let pushed = push(
             &http,

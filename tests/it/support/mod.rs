@@ -227,6 +227,7 @@ impl TestContext {
                 || k == "SSL_CERT_DIR"
                 || k == "NETRC"
                 || k == "DOCKER_CONFIG"
+                || k.starts_with("AWS_")
             {
                 cmd.env_remove(k);
             }

