@@ -33,8 +33,9 @@ pub struct GenerateArgs {
     after_help = "Examples:\n  a2c sign --registry /srv/a2c --key a2c.key --expires-in 30\n  a2c sign --registry oci://ghcr.io/acme/a2c --key a2c.key"
 )]
 pub struct SignArgs {
-    /// The registry whose index to sign: a file registry (a path or file:// URL) or an OCI
-    /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact);
+    /// The registry whose index to sign: a file registry (a path or file:// URL), an OCI
+    /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact) or
+    /// an S3 bucket (s3://BUCKET/PREFIX: the signature written beside its index);
     /// a package index (pypi+https://…) or a Conan remote (conan+https://…) carries no a2c
     /// signature and refuses
     #[arg(long, value_name = "LOCATION")]

@@ -14,8 +14,9 @@ pub struct YankArgs {
     /// The version to yank (one exact version)
     #[arg(value_name = "V")]
     pub version: MethodVersion,
-    /// The registry: a file registry (a path or file:// URL) or an OCI registry
-    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact); a
+    /// The registry: a file registry (a path or file:// URL), an OCI registry
+    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact) or an S3
+    /// bucket (s3://BUCKET/PREFIX: its index changed in place); a
     /// package index (pypi+https://…) or a Conan remote (conan+https://…) refuses, naming the
     /// command of its own tool
     #[arg(long, value_name = "LOCATION")]

@@ -194,6 +194,25 @@ fn pinned(by: &[PathBuf]) -> String {
     }
 }
 
+/// The entry of `version` in `index` (read from `location`), to yank or restore; refused,
+/// naming the versions there are, when the index lacks it.
+pub fn entry_to_yank<'a>(
+    index: &'a mut Index,
+    version: &MethodVersion,
+    location: String,
+) -> Result<&'a mut IndexEntry, RegistryError> {
+    let available = available(index);
+    index
+        .versions
+        .iter_mut()
+        .find(|e| e.version == *version)
+        .ok_or_else(|| RegistryError::NothingToYank {
+            version: version.clone(),
+            location,
+            available: available.into(),
+        })
+}
+
 /// The versions of `index` a lock may take (not yanked), for messages.
 pub fn available(index: &Index) -> Vec<MethodVersion> {
     let mut out: Vec<MethodVersion> = index

@@ -219,3 +219,76 @@ fn an_s3_location_carries_no_endpoint_and_no_credentials() {
         assert!(!run.stderr.contains("secret"), "{}", run.stderr);
     }
 }
+
+/// Signing and yanking in the bucket, as in a directory: `a2c sign` signs the index where it
+/// lies, a superbuild that pins the key installs from it, `a2c pack` without the key says the
+/// signature is stale, and a yank (re-signed) is seen by the next lock.
+#[test]
+fn an_s3_registry_is_signed_and_yanked_in_place() {
+    let t = TestContext::new();
+    let Some(store) = seaweed(&t) else { return };
+    let registry = format!("s3://{BUCKET}/signed");
+    let env = store.env(SECRET);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let public = t
+        .ok(
+            ".",
+            &["key", "generate", "--out", "keys/a2c.key", "--no-password", "--json"],
+        )
+        .json()["public_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for v in ["1.0.0", "1.1.0"] {
+        t.method_tree(&format!("trees/{v}"), v);
+    }
+    let pack = |v: &str, more: &[&str]| {
+        let tree = format!("trees/{v}");
+        let mut args = vec!["pack", tree.as_str(), "--version", v, "--registry", &registry];
+        args.extend_from_slice(more);
+        t.ok_env(".", &args, &env)
+    };
+    pack("1.0.0", &[]);
+    let run = t.ok_env(".", &["sign", "--registry", &registry, "--key", "keys/a2c.key"], &env);
+    insta::assert_snapshot!(run.transcript());
+    // A later publish without the key: the signature no longer matches, and pack says so.
+    pack("1.1.0", &[])
+        .says("is signed and changed: re-sign it (`a2c sign --registry s3://team-methods/signed --key KEYFILE`)");
+    t.superbuild(
+        "w",
+        &format!("members: [\"p/*\"]\nregistry: {registry}\ntrusted_keys: [\"{public}\"]\n"),
+    );
+    t.canonical_repo("w/p/app", "1.1.0");
+    let run = t.run_env("w", &["lock"], &env);
+    run.failure();
+    run.says("signature");
+    // Re-signed, as the warning said: the pinned key verifies, the lock and install succeed.
+    t.ok_env(".", &["sign", "--registry", &registry, "--key", "keys/a2c.key"], &env);
+    t.ok_env("w", &["lock"], &env);
+    t.ok_env("w", &["install"], &env);
+    // A yank, signed as it is made (the pinned key still verifies): the lock that pins the
+    // version keeps it and says it is yanked; undone, the warning is gone.
+    let run = t.ok_env(
+        ".",
+        &["yank", "1.1.0", "--registry", &registry, "--sign", "keys/a2c.key"],
+        &env,
+    );
+    insta::assert_snapshot!(run.transcript());
+    t.ok_env("w", &["lock", "--update", "1.1.0"], &env)
+        .says("1.1.0 is yanked in the registry: it stays locked and installs, but no new lock takes it");
+    t.ok_env(
+        ".",
+        &[
+            "yank",
+            "1.1.0",
+            "--registry",
+            &registry,
+            "--undo",
+            "--sign",
+            "keys/a2c.key",
+        ],
+        &env,
+    );
+    let run = t.ok_env("w", &["lock", "--update", "1.1.0"], &env);
+    assert!(!run.stderr.contains("yanked"), "{}", run.stderr);
+}

@@ -79,17 +79,7 @@ pub fn yank(registry: &Path, version: &MethodVersion, undo: bool) -> Result<bool
     let _lock = PublishLock::acquire(registry)?;
     let index_path = registry.join_rel(INDEX_PATH);
     let mut index = read_index_file(&index_path)?;
-    let location = index_path.display().to_string();
-    let available = crate::registry::available(&index);
-    let entry = index
-        .versions
-        .iter_mut()
-        .find(|e| e.version == *version)
-        .ok_or_else(|| RegistryError::NothingToYank {
-            version: version.clone(),
-            location,
-            available: available.into(),
-        })?;
+    let entry = crate::registry::entry_to_yank(&mut index, version, index_path.display().to_string())?;
     if entry.yanked != undo {
         return Ok(false);
     }

@@ -19,12 +19,14 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload, UpdateVersion};
 use url::Url;
 
-use super::handle::{Landed, PublishError, PublishRequest, Published, Registry};
+use super::handle::{Expiry, Landed, PublishError, PublishRequest, Published, Registry, Signed, Yanked};
 use super::kind::{Kind, Location};
 use super::location::INDEX_PATH;
+use super::signing::SecretKey;
 use super::{Index, IndexEntry, RegistryError, Wanted, signing};
 use crate::net::settings::AwsVariables;
 use crate::net::{HttpClient, LazyClient};
+use crate::util::version::MethodVersion;
 
 /// The S3 registry kind, as `registry::KINDS` registers it.
 pub const KIND: Kind = Kind {
@@ -409,18 +411,11 @@ impl Registry for S3Registry {
         let http = self.client()?;
         let store = self.location.store(&http, self.aws()?)?;
         let Some((bytes, _)) = self.get(&http, &store, INDEX_PATH)? else {
-            return Err(self.location.refused(
-                format!("no registry index at `{}`", self.shown_index()),
-                Some(format!(
-                    "check the location: a registry holds `{INDEX_PATH}` below its prefix; `a2c pack --registry {}` creates it",
-                    self.location.display()
-                )),
-            ));
+            return Err(self.no_index());
         };
         let signature = || {
-            let rel = format!("{INDEX_PATH}{}", signing::SIGNATURE_SUFFIX);
             Ok(self
-                .get(&http, &store, &rel)?
+                .get(&http, &store, &signature_rel())?
                 .map(|(bytes, _)| String::from_utf8_lossy(&bytes).into_owned()))
         };
         super::trusted_index(
@@ -455,8 +450,7 @@ impl Registry for S3Registry {
             warnings,
         };
         let mut bundle_written = false;
-        for _ in 0..INDEX_ATTEMPTS {
-            let (mut index, version) = self.read_for_update(&http, &store)?;
+        let added = self.edit_index(&http, &store, r.sign, "add", |index| {
             if let Some(existing) = index.get(r.version) {
                 if existing.sha256 != packed.sha256 {
                     return Err(RegistryError::AlreadyPublished {
@@ -468,7 +462,7 @@ impl Registry for S3Registry {
                     }
                     .into());
                 }
-                return Ok(published(false, Vec::new()));
+                return Ok(None);
             }
             // The bundle, create-only: an object already there under its name is this bundle
             // only if its bytes are (a publish that stopped before its index update).
@@ -504,40 +498,156 @@ impl Registry for S3Registry {
                 tree: Some(packed.tree.clone()),
                 yanked: false,
             });
+            Ok(Some(()))
+        })?;
+        let changed = added.is_some();
+        let warnings = self.stale_signature(&http, &store, changed && r.sign.is_none())?;
+        Ok(published(changed, warnings))
+    }
+
+    fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&SecretKey>) -> Result<Yanked, PublishError> {
+        let http = self.client()?;
+        let store = self.location.store(&http, self.aws()?)?;
+        let what = if undo { "restore" } else { "yank" };
+        let changed = self
+            .edit_index(&http, &store, sign, what, |index| {
+                let entry = super::entry_to_yank(index, version, self.shown_index())?;
+                if entry.yanked != undo {
+                    return Ok(None);
+                }
+                entry.yanked = !undo;
+                Ok(Some(()))
+            })?
+            .is_some();
+        Ok(Yanked {
+            version: version.clone(),
+            yanked: !undo,
+            changed,
+            warnings: self.stale_signature(&http, &store, changed && sign.is_none())?,
+        })
+    }
+
+    fn sign(&self, key: &SecretKey, expiry: Expiry) -> Result<Signed, PublishError> {
+        let http = self.client()?;
+        let store = self.location.store(&http, self.aws()?)?;
+        let now = crate::util::time::now_rfc3339();
+        let mut past = None;
+        let edited = self.edit_index(&http, &store, Some(key), "sign", |index| {
+            past = match (expiry, &index.expires) {
+                (Expiry::Keep, Some(at)) if *at < now => Some(at.clone()),
+                _ => None,
+            };
+            let expires = match expiry {
+                Expiry::Keep => index.expires.clone(),
+                Expiry::InDays(days) => Some(crate::util::time::rfc3339_after(days as i64 * 86_400)),
+                Expiry::Never => None,
+            };
+            if expires == index.expires {
+                return Ok(None);
+            }
+            index.expires = expires;
+            Ok(Some(()))
+        })?;
+        if edited.is_none() {
+            // The index as it is: signed as read.
+            let Some((bytes, _)) = self.get(&http, &store, INDEX_PATH)? else {
+                return Err(self.no_index().into());
+            };
+            self.write_signature(&http, &store, key, &bytes)?;
+        }
+        let registry = self.location.display();
+        Ok(Signed {
+            signature: self.location.url_of(&signature_rel()).to_string(),
+            rebuilt: None,
+            warnings: past
+                .map(|at| {
+                    format!(
+                        "the index expired at {at} and keeps that expiry: installs that pin its key refuse it; `a2c sign --registry {registry} --key KEYFILE --expires-in DAYS` sets a new one, `--no-expiry` drops it"
+                    )
+                })
+                .into_iter()
+                .collect(),
+        })
+    }
+}
+
+/// The index's signature, below the prefix.
+fn signature_rel() -> String {
+    format!("{INDEX_PATH}{}", signing::SIGNATURE_SUFFIX)
+}
+
+impl S3Registry {
+    /// Changes the index with `edit` (`Ok(None)`: it changed nothing) by a compare-and-swap on
+    /// its ETag — created only if absent, replaced only if unchanged since it was read — reading
+    /// it again when another writer won; then signs what it wrote with `sign`. `what` names the
+    /// change for the error when every attempt lost.
+    fn edit_index<T>(
+        &self,
+        http: &HttpClient,
+        store: &AmazonS3,
+        sign: Option<&SecretKey>,
+        what: &str,
+        mut edit: impl FnMut(&mut Index) -> Result<Option<T>, PublishError>,
+    ) -> Result<Option<T>, PublishError> {
+        for _ in 0..INDEX_ATTEMPTS {
+            let (mut index, version) = self.read_for_update(http, store)?;
+            let Some(done) = edit(&mut index)? else {
+                return Ok(None);
+            };
             index.serial = Some(index.serial.unwrap_or(0) + 1);
+            let text = index.to_json();
             let mode = match version {
                 Some(v) => PutMode::Update(v),
                 None => PutMode::Create,
             };
-            if !self.put(&http, &store, INDEX_PATH, index.to_json().into_bytes(), mode)? {
-                continue; // another publisher wrote the index first: read it again
+            if !self.put(http, store, INDEX_PATH, text.clone().into_bytes(), mode)? {
+                continue; // another writer changed the index first: read it again
             }
-            let signature_rel = format!("{INDEX_PATH}{}", signing::SIGNATURE_SUFFIX);
-            let mut warnings = Vec::new();
-            match r.sign {
-                Some(key) => {
-                    let text = signing::sign(key, index.to_json().as_bytes(), "a2c index esys/a2c");
-                    self.put(&http, &store, &signature_rel, text.into_bytes(), PutMode::Overwrite)?;
-                }
-                None if self.get(&http, &store, &signature_rel)?.is_some() => warnings.push(format!(
-                    "the index of `{}` is signed and does not list {} yet: sign it again with `a2c pack … --sign KEYFILE`, or installs that pin its key do not see it",
-                    self.location.display(),
-                    r.version
-                )),
-                None => {}
+            if let Some(key) = sign {
+                self.write_signature(http, store, key, text.as_bytes())?;
             }
-            return Ok(published(true, warnings));
+            return Ok(Some(done));
         }
         Err(self
             .location
             .refused(
-                format!(
-                    "the index changed under every one of {INDEX_ATTEMPTS} attempts to add {}",
-                    r.version
-                ),
-                Some("other publishers are writing to this registry: run `a2c pack` again".into()),
+                format!("the index changed under each of {INDEX_ATTEMPTS} attempts to {what}"),
+                Some("others are writing to this registry: run the command again".into()),
             )
             .into())
+    }
+
+    fn write_signature(
+        &self,
+        http: &HttpClient,
+        store: &AmazonS3,
+        key: &SecretKey,
+        index: &[u8],
+    ) -> Result<(), PublishError> {
+        let text = signing::sign(key, index, "a2c index esys/a2c");
+        self.put(http, store, &signature_rel(), text.into_bytes(), PutMode::Overwrite)?;
+        Ok(())
+    }
+
+    /// The warning for a signed index that a change without a key left stale (when `changed`).
+    fn stale_signature(&self, http: &HttpClient, store: &AmazonS3, changed: bool) -> Result<Vec<String>, PublishError> {
+        if !changed || self.get(http, store, &signature_rel())?.is_none() {
+            return Ok(Vec::new());
+        }
+        let registry = self.location.display();
+        Ok(vec![format!(
+            "the index of `{registry}` is signed and changed: re-sign it (`a2c sign --registry {registry} --key KEYFILE`), or installs that pin its key refuse it"
+        )])
+    }
+
+    fn no_index(&self) -> RegistryError {
+        self.location.refused(
+            format!("no registry index at `{}`", self.shown_index()),
+            Some(format!(
+                "check the location: a registry holds `{INDEX_PATH}` below its prefix; `a2c pack --registry {}` creates it",
+                self.location.display()
+            )),
+        )
     }
 }
 
