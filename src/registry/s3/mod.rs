@@ -75,7 +75,9 @@ impl S3Location {
             let segment = percent_encoding::percent_decode_str(raw)
                 .decode_utf8()
                 .map_err(|_| format!("the key segment `{raw}` is not UTF-8 once decoded"))?;
-            if segment == "." || segment == ".." || segment.contains('/') || segment.chars().any(char::is_control) {
+            // A `?`, `#`, `%` or `\\` once decoded would read back as another URL or key.
+            let special = |c: char| matches!(c, '/' | '?' | '#' | '%' | '\\') || c.is_control();
+            if segment == "." || segment == ".." || segment.contains(special) {
                 return Err(format!("the key segment `{raw}` is not a plain name"));
             }
             segments.push(segment.into_owned());
@@ -680,6 +682,8 @@ mod tests {
             ("s3://bucket/x?versionId=1", "no query"),
             ("s3://bucket/a/%0Ab", "not a plain name"),
             ("s3://bucket/a/x%2Fy", "not a plain name"),
+            ("s3://bucket/a%23b/c", "not a plain name"),
+            ("s3://bucket/a%3Fb", "not a plain name"),
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
