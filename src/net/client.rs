@@ -195,9 +195,11 @@ impl HttpClient {
         ))
     }
 
-    /// One request of any method (a registry API's writes): the status, the headers and the
-    /// body (at most `A2C_MAX_DOCUMENT_BYTES` of it). Credentials bound to the host are sent;
-    /// no retries.
+    /// One request of any method (a registry API's calls and writes): the status, the headers
+    /// and the body (at most `A2C_MAX_DOCUMENT_BYTES` of it). Credentials bound to the host are
+    /// sent. A `GET` or `HEAD` whose request or answer was lost in transit (a connection the
+    /// server closed as it was reused, a reset) is sent again as a document's GET is; a write
+    /// never is — whether it landed is for its caller to find out.
     pub fn call(
         &self,
         method: reqwest::Method,
@@ -205,30 +207,35 @@ impl HttpClient {
         headers: &[(&str, String)],
         body: Option<Payload<'_>>,
     ) -> Result<Reply, HttpError> {
-        self.runtime.block_on(async {
-            let (response, authorized) = self
-                .execute(&method, url, headers, body.as_ref())
-                .await
-                .map_err(|f| f.error)?;
+        let safe = body.is_none() && matches!(method, reqwest::Method::GET | reqwest::Method::HEAD);
+        let attempt = || async {
+            let (response, authorized) = self.execute(&method, url, headers, body.as_ref()).await?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
-            let body = self
-                .read_capped(response, url, self.max_document)
-                .await
-                .map_err(|f| f.error)?;
+            let body = self.read_capped(response, url, self.max_document).await?;
             Ok(Reply {
                 status,
                 headers,
                 body,
                 authorized,
             })
-        })
+        };
+        let retries = if safe { self.retries } else { 0 };
+        self.runtime
+            .block_on(retrying(retries, self.observer.as_deref(), attempt, |_, _| {
+                Next::Backoff
+            }))
     }
 
-    /// Checks that `url` can be fetched: one GET whose headers are read and whose body is not
-    /// (the connection is dropped). No retries: this is a check, not a download.
+    /// Checks that `url` can be fetched: a GET whose headers are read and whose body is not
+    /// (the connection is dropped), tried again as a download is when it fails in a way that
+    /// may pass (a request lost on a connection the server closed as it was reused, a 503).
     pub fn probe(&self, url: &Url) -> Result<(), HttpError> {
-        self.runtime
-            .block_on(async { self.send(url, Some(0)).await.map(drop).map_err(|f| f.error) })
+        self.runtime.block_on(retrying(
+            self.retries,
+            self.observer.as_deref(),
+            || async { self.send(url, Some(0)).await.map(drop) },
+            |_, _| Next::Backoff,
+        ))
     }
 }

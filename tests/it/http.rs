@@ -134,6 +134,42 @@ fn transient_faults_are_retried_and_end_in_a_verified_install() {
 }
 
 /// Retries are told by default and silenced by `-q` (the install succeeds either way).
+/// A keep-alive connection the server closes just as a2c reuses it loses the request sent on
+/// it (tinyproxy does this to every connection: it drops the origin's `Connection: close`, then
+/// closes). Every GET is sent again on a new connection — the lock's check that each new bundle
+/// can be fetched as well as the downloads.
+#[test]
+fn a_request_lost_on_a_reused_connection_is_sent_again() {
+    let t = TestContext::new();
+    let server = http_superbuild(&t);
+    server.fault("/index/esys/a2c.json", &[Fault::KeepAlive]);
+    let run = t.ok("w", &["lock"]);
+    assert!(!run.stderr.contains("cannot be fetched"), "{}", run.stderr);
+    let dropped = server.dropped();
+    assert_eq!(
+        dropped.len(),
+        1,
+        "the request after the index went on its connection: {dropped:?}"
+    );
+    assert!(
+        dropped[0].starts_with("/bundles/"),
+        "the lock's check of a bundle: {dropped:?}"
+    );
+    assert_eq!(server.count_of(&dropped[0]), 2, "sent again: {:?}", server.requests());
+    server.fault(B1, &[Fault::KeepAlive]);
+    t.ok("w", &["install"]);
+    assert_eq!(server.dropped().len(), 2, "{:?}", server.requests());
+    // A package index: the HEAD that asks a wheel's size is the request after its page.
+    crate::pypi::hosted_page(&t, "site", "1.0.0");
+    let index = Server::start(t.path("site"));
+    index.fault("/simple/esys-a2c/", &[Fault::KeepAlive]);
+    t.canonical_repo("r", "1.0.0");
+    let registry = format!("pypi+{}simple/", index.url());
+    t.ok("r", &["lock", "--registry", &registry]);
+    let wheel = "/files/esys_a2c-1.0.0-py3-none-any.whl";
+    assert_eq!(index.dropped(), [wheel], "{:?}", index.requests());
+}
+
 #[test]
 fn retries_are_quiet_only_under_q() {
     for (quiet, told) in [(false, true), (true, false)] {

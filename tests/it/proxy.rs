@@ -193,13 +193,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
 fn a_package_index_is_read_through_the_proxy() {
     let t = TestContext::new();
     let Some(proxy) = tinyproxy(&t, "") else { return };
-    let sha = crate::pypi::hosted(&t, "site", "1.0.0");
-    t.write(
-        "site/simple/esys-a2c/index.html",
-        &format!(
-            "<a href=\"/files/esys_a2c-1.0.0-py3-none-any.whl#sha256={sha}\">esys_a2c-1.0.0-py3-none-any.whl</a>\n"
-        ),
-    );
+    crate::pypi::hosted_page(&t, "site", "1.0.0");
     let server = Server::start(t.path("site"));
     t.canonical_repo("r", "1.0.0");
     let registry = format!("pypi+{}/simple/", server.url().trim_end_matches('/'));

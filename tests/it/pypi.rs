@@ -124,6 +124,18 @@ pub fn hosted(t: &TestContext, site: &str, version: &str) -> String {
     sha256_hex(&fs_err::read(&built).unwrap())
 }
 
+/// A hand-written project page at `{site}/simple/esys-a2c/` naming the wheel of `version` by
+/// its digest and no size (so a lock asks the size with a `HEAD`).
+pub fn hosted_page(t: &TestContext, site: &str, version: &str) {
+    let sha = hosted(t, site, version);
+    t.write(
+        &format!("{site}/simple/esys-a2c/index.html"),
+        &format!(
+            "<a href=\"/files/esys_a2c-{version}-py3-none-any.whl#sha256={sha}\">esys_a2c-{version}-py3-none-any.whl</a>\n"
+        ),
+    );
+}
+
 /// `server` was asked for something, and never with an `Authorization` header.
 fn asked_without_credentials(server: &Server, what: &str) {
     let requests = server.requests();

@@ -41,6 +41,10 @@ pub enum Fault {
     Json(u16, String),
     /// This status, these extra header lines (each ending in CRLF), and an empty body.
     Headers(u16, String),
+    /// The file, with the connection kept open (no `Connection: close`), then the next request
+    /// on it read and the connection closed unanswered: how a keep-alive server or proxy
+    /// (tinyproxy) closing an idle connection races the client that reuses it.
+    KeepAlive,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +57,8 @@ struct State {
     root: PathBuf,
     faults: Mutex<HashMap<String, VecDeque<Fault>>>,
     requests: Mutex<Vec<Request>>,
+    /// The paths of requests read and left unanswered (see `Fault::KeepAlive`).
+    dropped: Mutex<Vec<String>>,
     range: AtomicBool,
     stop: AtomicBool,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -145,6 +151,7 @@ impl Server {
             root,
             faults: Mutex::new(HashMap::new()),
             requests: Mutex::new(Vec::new()),
+            dropped: Mutex::new(Vec::new()),
             range: AtomicBool::new(true),
             stop: AtomicBool::new(false),
             tls,
@@ -208,6 +215,11 @@ impl Server {
 
     pub fn requests(&self) -> Vec<Request> {
         self.state.requests.lock().unwrap().clone()
+    }
+
+    /// The paths of the requests a `Fault::KeepAlive` connection closed unanswered.
+    pub fn dropped(&self) -> Vec<String> {
+        self.state.dropped.lock().unwrap().clone()
     }
 
     pub fn count(&self) -> usize {
@@ -374,6 +386,23 @@ fn handle<S: Read + Write>(state: &State, stream: &mut S, raw: &TcpStream) {
             "Content-Type: application/json\r\n",
             body.as_bytes(),
         ),
+        Some(Fault::KeepAlive) if body.is_some() => {
+            let body = body.unwrap();
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+            let _ = stream.flush();
+            let mut reader = BufReader::new(&mut *stream);
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) > 0 {
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                state.requests.lock().unwrap().push(Request {
+                    path: path.clone(),
+                    headers: HashMap::new(),
+                });
+                state.dropped.lock().unwrap().push(path);
+            }
+        }
         Some(Fault::Redirect(to)) => respond(stream, "302 Found", &format!("Location: {to}\r\n"), b""),
         Some(Fault::Headers(code, extra)) => respond(stream, &format!("{code} Fault"), &extra, b""),
         Some(Fault::Gzip) if body.is_some() => {
