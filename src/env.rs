@@ -291,6 +291,20 @@ pub fn oci_plain_http() -> Vec<String> {
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
 /// Every `AWS_*` variable that is set (credentials, region, endpoint, role): what an `s3://`
 /// registry's client is configured from, as the AWS SDKs read the environment.
+/// The AWS CLI's shared files, as the SDKs find them: `AWS_SHARED_CREDENTIALS_FILE`, else
+/// `~/.aws/credentials`; `AWS_CONFIG_FILE`, else `~/.aws/config` (`None` without a home).
+pub fn aws_shared_files() -> (Option<PathBuf>, Option<PathBuf>) {
+    let dot_aws = home().map(|h| h.join(".aws"));
+    (
+        var("AWS_SHARED_CREDENTIALS_FILE")
+            .map(PathBuf::from)
+            .or_else(|| dot_aws.as_ref().map(|d| d.join("credentials"))),
+        var("AWS_CONFIG_FILE")
+            .map(PathBuf::from)
+            .or_else(|| dot_aws.as_ref().map(|d| d.join("config"))),
+    )
+}
+
 pub fn aws_variables() -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, v)| k.starts_with("AWS_") && !v.is_empty())

@@ -105,7 +105,7 @@ impl Settings {
             registry_auth: None,
             docker_config: None,
             netrc: None,
-            aws: AwsVariables(Vec::new()),
+            aws: AwsVariables::default(),
             observer: None,
             tracer: None,
         }
@@ -136,26 +136,45 @@ impl Settings {
             registry_auth: crate::env::registry_auth()?,
             docker_config: crate::env::docker_config(),
             netrc: crate::env::netrc_path(),
-            aws: AwsVariables(crate::env::aws_variables()),
+            aws: {
+                let (credentials, config) = crate::env::aws_shared_files();
+                AwsVariables {
+                    vars: crate::env::aws_variables(),
+                    credentials_file: credentials,
+                    config_file: config,
+                    profile: None,
+                }
+            },
             observer: None,
             tracer: None,
         })
     }
 }
 
-/// The `AWS_*` variables as the session read them; their `Debug` names the variables only.
+/// The `AWS_*` variables as the session read them, and where the AWS CLI's shared files are
+/// (read only by an `s3://` registry, when it needs them); their `Debug` names the variables
+/// only.
 #[derive(Clone, Default)]
-pub struct AwsVariables(pub Vec<(String, String)>);
+pub struct AwsVariables {
+    pub vars: Vec<(String, String)>,
+    /// `AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`.
+    pub credentials_file: Option<std::path::PathBuf>,
+    /// `AWS_CONFIG_FILE`, else `~/.aws/config`.
+    pub config_file: Option<std::path::PathBuf>,
+    /// Where a profile's values in `vars` came from (`the profile `dev` in ~/.aws/credentials`),
+    /// once an `s3://` registry read one; for messages.
+    pub profile: Option<String>,
+}
 
 impl AwsVariables {
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
 impl std::fmt::Debug for AwsVariables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.0.iter().map(|(k, _)| k)).finish()
+        f.debug_list().entries(self.vars.iter().map(|(k, _)| k)).finish()
     }
 }

@@ -194,6 +194,63 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
 
+/// The AWS CLI's shared files as `aws configure` writes them: `AWS_PROFILE` names the profile
+/// whose keys sign (the credentials file) and whose endpoint is reached (the config file),
+/// `default` without it. A profile that gets its credentials by SSO is named with the command
+/// that exports them, and with what that command exports in the environment, the profile works.
+#[test]
+fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
+    let t = TestContext::new();
+    let Some(store) = seaweed(&t) else { return };
+    let registry = format!("s3://{BUCKET}/methods/a2c");
+    let endpoint = store.endpoint();
+    t.write(
+        "home/.aws/credentials",
+        &format!(
+            "[default]\naws_access_key_id = AKIDNOBODY\naws_secret_access_key = wrong\n\n[team]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"
+        ),
+    );
+    t.write(
+        "home/.aws/config",
+        &format!(
+            "[default]\nendpoint_url = {endpoint}\n\n[profile team]\nregion = us-east-1\ns3 =\n  endpoint_url = {endpoint}\n\n[profile corp]\nsso_session = corp\nendpoint_url = {endpoint}\n"
+        ),
+    );
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let team = [("AWS_PROFILE", "team")];
+    t.ok_env(
+        ".",
+        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
+        &team,
+    );
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &team);
+    t.ok_env("w", &["install"], &team);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+
+    // No AWS_PROFILE: the default profile's keys, which the store refuses, and said so.
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &[]);
+    run.failure();
+    run.says("the store refused the credentials from the profile `default` in ");
+    // SSO: named with the command that exports its credentials; exported, they sign.
+    let corp = [("AWS_PROFILE", "corp")];
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &corp);
+    run.failure();
+    run.says("gets its credentials by `sso_session`, which a2c does not follow");
+    run.says("aws configure export-credentials --profile corp --format env");
+    let exported = [
+        ("AWS_PROFILE", "corp"),
+        ("AWS_ACCESS_KEY_ID", KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+    ];
+    t.ok_env("w", &["lock", "--update", "1.0.0"], &exported);
+    // A profile that is not there is named, with the files looked in.
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &[("AWS_PROFILE", "nobody")]);
+    run.failure();
+    run.says("AWS_PROFILE=`nobody` names no profile in ");
+}
+
 /// A location is a bucket and a prefix; where it is reached and with which credentials is the
 /// user's environment's to say: a location (a marker's, or `--registry`) that puts credentials
 /// or a port in an `s3://` URL is refused before anything is sent.
