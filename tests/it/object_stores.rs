@@ -251,6 +251,81 @@ fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
     run.says("AWS_PROFILE=`nobody` names no profile in ");
 }
 
+/// Publishers racing on one bucket: each `pack` writes its bundle create-only and adds it to the
+/// index by a compare-and-swap on the index's ETag, re-reading when another won — so four at once
+/// all land, none lost by another's write (what a store that ignored `If-Match` would do).
+#[test]
+fn parallel_packs_to_one_bucket_all_land_in_the_index() {
+    let t = TestContext::new();
+    let Some(store) = seaweed(&t) else { return };
+    let registry = format!("s3://{BUCKET}/methods/a2c");
+    let env = store.env(SECRET);
+    let versions: Vec<String> = (0..4).map(|i| format!("1.{i}.0")).collect();
+    for v in &versions {
+        t.method_tree(&format!("trees/{v}"), v);
+    }
+    let children: Vec<_> = versions
+        .iter()
+        .map(|v| {
+            t.cmd(".")
+                .args(["pack", &format!("trees/{v}"), "--version", v, "--registry", &registry])
+                .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    // The index as the store holds it, read through the filer (no signature needed there).
+    let out = Command::new("curl")
+        .args(["-sf"])
+        .arg(format!(
+            "http://127.0.0.1:{}/buckets/{BUCKET}/methods/a2c/index/esys/a2c.json",
+            store.filer
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the index cannot be read through the filer");
+    let index: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut listed = crate::support::strings_of(&index, "versions", "version");
+    listed.sort();
+    assert_eq!(listed, versions, "every parallel publish is in the index");
+    // And the store enforces the condition that made it so: a write of the index with an ETag
+    // it no longer has is refused (412), not taken.
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+        ])
+        .args([
+            "--user",
+            &format!("{KEY_ID}:{SECRET}"),
+            "-X",
+            "PUT",
+            "-H",
+            "If-Match: \"0123\"",
+        ])
+        .arg("-T")
+        .arg(t.write("stale-index.json", "{}"))
+        .arg(format!("{}/{BUCKET}/methods/a2c/index/esys/a2c.json", store.endpoint()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "412",
+        "a stale If-Match is refused"
+    );
+}
+
 /// A location is a bucket and a prefix; where it is reached and with which credentials is the
 /// user's environment's to say: a location (a marker's, or `--registry`) that puts credentials
 /// or a port in an `s3://` URL is refused before anything is sent.
