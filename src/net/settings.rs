@@ -51,9 +51,34 @@ pub struct Network {
     pub settings: Result<Settings, String>,
     /// The registry kinds' token exchanges (see [`super::exchange`]).
     pub exchanges: super::Exchanges,
+    /// The client bound to no registry, built once and shared by every clone of this network
+    /// (an object store's presigning asks for it once per bundle).
+    pub unbound: Unbound,
+}
+
+/// See [`Network::unbound_client`].
+#[derive(Clone, Default)]
+pub struct Unbound(std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<super::HttpClient>>>>);
+
+impl std::fmt::Debug for Unbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Unbound { .. }")
+    }
 }
 
 impl Network {
+    /// The client bound to no registry (no credential goes anywhere with it), built on first
+    /// use and shared by every clone of this network.
+    pub fn unbound_client(&self) -> Result<std::sync::Arc<super::HttpClient>, HttpError> {
+        let mut slot = self.unbound.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(client) = slot.as_ref() {
+            return Ok(client.clone());
+        }
+        let client = self.client(Vec::new()).client()?;
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+
     /// A client bound to `bound` (the registries the user chose; see `Auth::load`), built on
     /// first use.
     pub fn client(&self, bound: Vec<url::Url>) -> super::LazyClient {
@@ -75,6 +100,7 @@ impl Default for Network {
             logins: None,
             settings: Ok(Settings::defaults()),
             exchanges: Default::default(),
+            unbound: Default::default(),
         }
     }
 }

@@ -162,9 +162,14 @@ pub fn alternatives(
                 source: url.to_string(),
                 ..(*entry).clone()
             };
+            // The lock's own source is tried last, as itself (compared as written too: an
+            // object store's presigned URL differs from one second to the next).
+            if candidate.source == entry.source {
+                continue;
+            }
             let candidate = crate::registry::bundle_location(&candidate, &session.network, None);
             if candidate == crate::registry::bundle_location(entry, &session.network, options.lock_dir.as_deref()) {
-                continue; // the lock's own source: tried last, as itself
+                continue;
             }
             let list = out.places.entry(entry.version.clone()).or_default();
             if !list.contains(&candidate) {

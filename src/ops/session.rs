@@ -82,6 +82,7 @@ impl Session {
                 logins: crate::env::credentials_path(),
                 settings,
                 exchanges: crate::registry::token_exchanges(),
+                unbound: Default::default(),
             },
             store: crate::store::Settings::from_env(),
             limits: crate::archive::Limits::from_env(),

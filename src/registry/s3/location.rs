@@ -272,7 +272,7 @@ impl Location for S3Location {
 
     /// The lock entry's source is this object: a URL presigned for a GET of it.
     fn bundle_url(&self, _: &crate::util::digest::Sha256, network: &crate::net::Network) -> Option<Url> {
-        let http = network.client(Vec::new()).client().ok()?;
+        let http = network.unbound_client().ok()?;
         let aws = self.with_profile(&network.settings().ok()?.aws).ok()?;
         let store = self.store(&http, &aws).ok()?;
         let key = Key::from(self.prefix.as_str());
