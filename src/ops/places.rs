@@ -88,11 +88,39 @@ pub fn alternatives(
     options: &crate::store::InstallContext,
     client: &crate::net::LazyClient,
 ) -> Alternatives {
-    let mut out = Alternatives::default();
     let pending: Vec<&crate::lock::LockEntry> = entries
         .iter()
         .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
         .collect();
+    alternatives_of(session, ctx, flag, pending, options, client)
+}
+
+/// [`alternatives`] for the entries whose bundles are not in the cache, installed or not:
+/// where `vendor` may copy each one from.
+pub fn alternatives_for_cache(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    entries: &[crate::lock::LockEntry],
+    options: &crate::store::InstallContext,
+    client: &crate::net::LazyClient,
+) -> Alternatives {
+    let pending: Vec<&crate::lock::LockEntry> = entries
+        .iter()
+        .filter(|e| options.cache.get(&e.sha256).is_none())
+        .collect();
+    alternatives_of(session, ctx, flag, pending, options, client)
+}
+
+fn alternatives_of(
+    session: &Session,
+    ctx: &Context,
+    flag: Option<&str>,
+    pending: Vec<&crate::lock::LockEntry>,
+    options: &crate::store::InstallContext,
+    client: &crate::net::LazyClient,
+) -> Alternatives {
+    let mut out = Alternatives::default();
     if pending.is_empty() || options.offline_flag().is_some() {
         return out;
     }

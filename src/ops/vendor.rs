@@ -40,13 +40,13 @@ pub fn vendor(
         ))
     })?;
     // The same limits as any install (they used to be the defaults whatever the environment).
-    let options = super::install_options(
-        session,
-        ctx,
-        None,
-        jobs,
-        std::sync::Arc::new(network(session, ctx, None)?),
-    )?;
+    let client = std::sync::Arc::new(network(session, ctx, None)?);
+    let mut options = super::install_options(session, ctx, None, jobs, client.clone())?;
+    // Where the configured registries and mirrors serve each bundle not in the cache: tried
+    // before the lock's source, as an install tries them.
+    let found = super::alternatives_for_cache(session, ctx, None, &lock.methods, &options, &client);
+    options.alternatives = found.places;
+    options.passed_over = found.passed_over;
     fs_err::create_dir_all(dir)?;
     // `cache clean` and `cache prune` wait until the bundles are copied out.
     let _cache = options.cache.lock_shared(&|p| reporter.waiting_for_lock(p)).ok();

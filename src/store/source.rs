@@ -172,7 +172,25 @@ pub fn fetch_to_cache(
             takes_from: false,
         });
     }
-    match crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref()) {
+    // The configured registries and mirrors that serve it first, as an install tries them
+    // (each verified against the lock), then the lock's own source, whose error is the one told.
+    for place in options.alternatives.get(&entry.version).into_iter().flatten() {
+        if let Ok(path) = fetch_from(entry, place.clone(), options, reporter) {
+            return Ok(path);
+        }
+    }
+    let source = crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref());
+    fetch_from(entry, source, options, reporter)
+}
+
+/// The bundle of `entry` from `place` into the cache, verified.
+fn fetch_from(
+    entry: &LockEntry,
+    place: BundleLocation,
+    options: &InstallContext,
+    reporter: &dyn Reporter,
+) -> Result<PathBuf, StoreError> {
+    match place {
         BundleLocation::File(path) => {
             let reveal = reveals(options, &path);
             let (file, _) = open_bundle(&path, entry.size)?;

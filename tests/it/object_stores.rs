@@ -326,6 +326,51 @@ fn parallel_packs_to_one_bucket_all_land_in_the_index() {
     );
 }
 
+/// A bucket's registry in the flows of any registry: another prefix holding the same bundles is
+/// a mirror (`A2C_MIRRORS`) that serves the locked bundle when the primary lost it, and
+/// `vendor` copies the locked bundles out, for an install with no store at all.
+#[test]
+fn a_bucket_mirrors_and_vendors_as_any_registry() {
+    let t = TestContext::new();
+    let Some(store) = seaweed(&t) else { return };
+    let env = store.env(SECRET);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (primary, mirror) = (format!("s3://{BUCKET}/primary"), format!("s3://{BUCKET}/mirror"));
+    t.method_tree("trees/1.0.0", "1.0.0");
+    for registry in [&primary, &mirror] {
+        t.ok_env(
+            ".",
+            &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", registry],
+            &env,
+        );
+    }
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {primary}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &env);
+    // The primary loses the bundle (deleted through the filer): the mirror serves it.
+    succeeds(
+        Command::new("curl").args(["-sf", "-X", "DELETE"]).arg(format!(
+            "http://127.0.0.1:{}/buckets/{BUCKET}/primary/bundles/a2c-1.0.0.tar.gz",
+            store.filer
+        )),
+        "curl (the filer)",
+    );
+    let mut mirrored = env.clone();
+    mirrored.push(("A2C_MIRRORS", &mirror));
+    let run = t.ok_env("w", &["install", "--json"], &mirrored);
+    let installed = crate::support::strings_of(&run.json(), "installed", "version");
+    assert_eq!(installed, ["1.0.0"], "{}", run.stderr);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    // Vendored from the bucket (through the mirror), then installed with no store and no cache.
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.ok_env("w", &["vendor", "../vendor"], &mirrored);
+    drop(store);
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.ok("w", &["install", "--offline", "--from", "../vendor"]);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+}
+
 /// A location is a bucket and a prefix; where it is reached and with which credentials is the
 /// user's environment's to say: a location (a marker's, or `--registry`) that puts credentials
 /// or a port in an `s3://` URL is refused before anything is sent.
