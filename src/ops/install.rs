@@ -311,7 +311,11 @@ fn prepared_options(
         client.clone(),
     )?;
     let flag = settings.registry.as_deref();
-    let found = super::alternatives(session, ctx, flag, entries, &options, client);
+    let pending = entries
+        .iter()
+        .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
+        .collect();
+    let found = super::alternatives(session, ctx, flag, pending, &options, client);
     options.alternatives = found.places;
     options.passed_over = found.passed_over;
     let notes = found.notes;

@@ -24,7 +24,7 @@ pub use error::OpsError;
 pub use install::{from_dir, install_options, resolve_missing};
 pub use lock::relative_sources;
 pub use pins::{Needs, git_delivery, needing, needs, pinned};
-pub use places::{Alternatives, alternatives, alternatives_for_cache, configured_registries};
+pub use places::{Alternatives, alternatives, configured_registries};
 pub use registries::{
     ConfiguredRegistry, check_published, network, no_registry, read_index, read_index_for, read_indexes, record_serial,
     registries, sources, with_members,

@@ -76,43 +76,12 @@ pub struct Alternatives {
     pub notes: Vec<String>,
 }
 
-/// Where the configured registries and mirrors serve each of `entries` — the index entry of
-/// the same version with the locked sha256 and size — for the entries not yet installed or
-/// cached. A registry that cannot be read, does not list a version, or lists another bundle
-/// under it is passed over, and said so: named when no place serves that version.
+/// Where the configured registries and mirrors serve each of `pending` (the entries whose
+/// bundles the caller still needs: not installed nor cached for `install`, not cached for
+/// `vendor`) — the index entry of the same version with the locked sha256 and size. A registry
+/// that cannot be read, does not list a version, or lists another bundle under it is passed
+/// over, and said so: named when no place serves that version.
 pub fn alternatives(
-    session: &Session,
-    ctx: &Context,
-    flag: Option<&str>,
-    entries: &[crate::lock::LockEntry],
-    options: &crate::store::InstallContext,
-    client: &crate::net::LazyClient,
-) -> Alternatives {
-    let pending: Vec<&crate::lock::LockEntry> = entries
-        .iter()
-        .filter(|e| !options.store.is_installed(e) && options.cache.get(&e.sha256).is_none())
-        .collect();
-    alternatives_of(session, ctx, flag, pending, options, client)
-}
-
-/// [`alternatives`] for the entries whose bundles are not in the cache, installed or not:
-/// where `vendor` may copy each one from.
-pub fn alternatives_for_cache(
-    session: &Session,
-    ctx: &Context,
-    flag: Option<&str>,
-    entries: &[crate::lock::LockEntry],
-    options: &crate::store::InstallContext,
-    client: &crate::net::LazyClient,
-) -> Alternatives {
-    let pending: Vec<&crate::lock::LockEntry> = entries
-        .iter()
-        .filter(|e| options.cache.get(&e.sha256).is_none())
-        .collect();
-    alternatives_of(session, ctx, flag, pending, options, client)
-}
-
-fn alternatives_of(
     session: &Session,
     ctx: &Context,
     flag: Option<&str>,

@@ -44,7 +44,12 @@ pub fn vendor(
     let mut options = super::install_options(session, ctx, None, jobs, client.clone())?;
     // Where the configured registries and mirrors serve each bundle not in the cache: tried
     // before the lock's source, as an install tries them.
-    let found = super::alternatives_for_cache(session, ctx, None, &lock.methods, &options, &client);
+    let uncached = lock
+        .methods
+        .iter()
+        .filter(|e| options.cache.get(&e.sha256).is_none())
+        .collect();
+    let found = super::alternatives(session, ctx, None, uncached, &options, &client);
     options.alternatives = found.places;
     options.passed_over = found.passed_over;
     fs_err::create_dir_all(dir)?;

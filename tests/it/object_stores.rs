@@ -33,6 +33,27 @@ impl Seaweed {
     }
 }
 
+/// A `PUT` of `path` at `endpoint`, signed (SigV4) by curl with the test identity's keys, with
+/// `extra` arguments: the HTTP status it got.
+fn signed_put(endpoint: &str, path: &str, extra: &[&str]) -> String {
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+        ])
+        .args(["--user", &format!("{KEY_ID}:{SECRET}"), "-X", "PUT"])
+        .args(extra)
+        .arg(format!("{endpoint}{path}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Starts SeaweedFS with one identity (`KEY_ID`/`SECRET`) and the bucket `BUCKET`, or `None`
 /// (after the SKIPPED line) when `weed` is not installed.
 fn seaweed(t: &TestContext) -> Option<Seaweed> {
@@ -87,28 +108,11 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
         // The bucket, made as its owner makes it: a signed `PUT /BUCKET` (curl signs SigV4).
         // The gateway answers before the filer behind it is ready: a few tries.
         for attempt in 0.. {
-            let out = Command::new("curl")
-                .args([
-                    "-s",
-                    "-o",
-                    "/dev/null",
-                    "-w",
-                    "%{http_code}",
-                    "--aws-sigv4",
-                    "aws:amz:us-east-1:s3",
-                ])
-                .args(["--user", &format!("{KEY_ID}:{SECRET}"), "-X", "PUT"])
-                .arg(format!("{}/{BUCKET}", server.endpoint()))
-                .output()
-                .unwrap();
-            if out.stdout == b"200" {
+            let status = signed_put(&server.endpoint(), &format!("/{BUCKET}"), &[]);
+            if status == "200" {
                 break;
             }
-            assert!(
-                attempt < 30,
-                "cannot create the bucket: HTTP {}",
-                String::from_utf8_lossy(&out.stdout)
-            );
+            assert!(attempt < 30, "cannot create the bucket: HTTP {status}");
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
         return Some(server);
@@ -296,34 +300,13 @@ fn parallel_packs_to_one_bucket_all_land_in_the_index() {
     assert_eq!(listed, versions, "every parallel publish is in the index");
     // And the store enforces the condition that made it so: a write of the index with an ETag
     // it no longer has is refused (412), not taken.
-    let out = Command::new("curl")
-        .args([
-            "-s",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
-            "--aws-sigv4",
-            "aws:amz:us-east-1:s3",
-        ])
-        .args([
-            "--user",
-            &format!("{KEY_ID}:{SECRET}"),
-            "-X",
-            "PUT",
-            "-H",
-            "If-Match: \"0123\"",
-        ])
-        .arg("-T")
-        .arg(t.write("stale-index.json", "{}"))
-        .arg(format!("{}/{BUCKET}/methods/a2c/index/esys/a2c.json", store.endpoint()))
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "412",
-        "a stale If-Match is refused"
+    let stale = t.write("stale-index.json", "{}");
+    let status = signed_put(
+        &store.endpoint(),
+        &format!("/{BUCKET}/methods/a2c/index/esys/a2c.json"),
+        &["-H", "If-Match: \"0123\"", "-T", &stale.display().to_string()],
     );
+    assert_eq!(status, "412", "a stale If-Match is refused");
 }
 
 /// A bucket's registry in the flows of any registry: another prefix holding the same bundles is
