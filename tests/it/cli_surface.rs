@@ -773,6 +773,8 @@ fn progress_bars_fit_every_width_during_a_slow_download() {
             return;
         };
         let during = term.wait_for("downloading 1.0.0");
+        // And the overall bar (a loaded machine drew the download's first, once).
+        term.wait_for("/3");
         std::thread::sleep(std::time::Duration::from_millis(600)); // a few redraws
         let screen = term.capture_joined();
         let rows: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
