@@ -13,9 +13,23 @@ const BUCKET: &str = "team-methods";
 /// A SeaweedFS server (`weed server -s3`) on loopback, its S3 gateway at `s3`, its filer (which
 /// writes without signatures: the operator's own door, for tampering) at `filer`.
 struct Seaweed {
+    // Fields drop in this order: the server, then the sockets it leaves.
     _child: Spawned,
+    _litter: Litter,
     s3: u16,
     filer: u16,
+}
+
+/// Files a server leaves outside the test's directory (SeaweedFS's gRPC sockets are always
+/// `/tmp/seaweedfs-*-grpc-PORT.sock`), removed when dropped.
+struct Litter(Vec<std::path::PathBuf>);
+
+impl Drop for Litter {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 impl Seaweed {
@@ -71,8 +85,23 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
         let ports: Vec<u16> = (0..8).map(|_| free_port()).collect();
         let data = t.path("seaweed/data");
         fs_err::create_dir_all(&data).unwrap();
+        // Its sockets and logs go to the temp dir: the test's own, removed with it.
+        let tmp = t.path("seaweed/tmp");
+        fs_err::create_dir_all(&tmp).unwrap();
         let log = fs_err::File::create(t.path("seaweed/log")).unwrap();
+        let litter = Litter(
+            [
+                ("master", ports[1]),
+                ("volume", ports[3]),
+                ("filer", ports[5]),
+                ("s3", ports[7]),
+            ]
+            .iter()
+            .map(|(role, port)| format!("/tmp/seaweedfs-{role}-grpc-{port}.sock").into())
+            .collect(),
+        );
         let child = Command::new("weed")
+            .env("TMPDIR", &tmp)
             .arg("server")
             .arg(format!("-dir={}", data.display()))
             .args([
@@ -92,6 +121,8 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
             .arg(format!("-s3.port.grpc={}", ports[7]))
             .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
             .arg(format!("-s3.config={}", config.display()))
+            .arg(format!("-filer.localSocket={}", tmp.join("filer.sock").display()))
+            .arg(format!("-s3.localSocket={}", tmp.join("s3.sock").display()))
             .stdout(Stdio::null())
             .stderr(Stdio::from(log.into_parts().0))
             .spawn()
@@ -102,6 +133,7 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
         }
         let server = Seaweed {
             _child: child,
+            _litter: litter,
             s3: ports[6],
             filer: ports[4],
         };
