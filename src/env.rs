@@ -19,6 +19,7 @@
 //! | `A2C_MAX_DOCUMENT_BYTES` | the largest index or other document read into memory over HTTP (default 67108864, 64 MiB) |
 //! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
 //! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
+//! | `AWS_CA_BUNDLE` | a PEM file of extra CA certificates to trust (the AWS CLI's variable, for an S3-compatible store on a private CA) |
 //! | `A2C_REGISTRY_TOKEN` | a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS` |
 //! | `A2C_REGISTRY_AUTH` | `user:password` (or `user:token`), sent as basic credentials — and, for an OCI registry, to its token endpoint — only to the hosts that may receive `A2C_REGISTRY_TOKEN` |
 //! | `A2C_TOKEN_HOSTS` | comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login |
@@ -97,6 +98,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`)",
     ),
     ("SSL_CERT_FILE", "a PEM file of extra CA certificates to trust"),
+    (
+        "AWS_CA_BUNDLE",
+        "a PEM file of extra CA certificates to trust (the AWS CLI's variable, for an S3-compatible store on a private CA)",
+    ),
     (
         "A2C_REGISTRY_TOKEN",
         "a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS`",
@@ -207,6 +212,7 @@ fn list(name: &str, separators: &[char]) -> Vec<String> {
 }
 pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
+pub const AWS_CA_BUNDLE: &str = "AWS_CA_BUNDLE";
 pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
 pub const A2C_REGISTRY_AUTH: &str = "A2C_REGISTRY_AUTH";
 pub const A2C_OCI_PLAIN_HTTP: &str = "A2C_OCI_PLAIN_HTTP";
@@ -350,9 +356,10 @@ pub fn test_portable() -> bool {
     string(A2C_TEST_PORTABLE).is_some_and(|v| v == "1")
 }
 
-/// Extra CA bundles to trust: `A2C_CA_BUNDLE` and `SSL_CERT_FILE`, with the variable naming each.
+/// Extra CA bundles to trust: `A2C_CA_BUNDLE`, `SSL_CERT_FILE` and `AWS_CA_BUNDLE`, with the
+/// variable naming each.
 pub fn ca_bundles() -> Vec<(&'static str, PathBuf)> {
-    [A2C_CA_BUNDLE, SSL_CERT_FILE]
+    [A2C_CA_BUNDLE, SSL_CERT_FILE, AWS_CA_BUNDLE]
         .into_iter()
         .filter_map(|name| var(name).map(|v| (name, PathBuf::from(v))))
         .collect()

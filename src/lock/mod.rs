@@ -45,6 +45,13 @@ pub enum BundleLocation {
     Http(url::Url),
     /// Anything else: a2c cannot fetch it (the text, redacted, for messages).
     Unsupported(String),
+    /// A registry kind's own address whose kind could not give a URL now (an `s3://` object
+    /// without usable credentials): the source (redacted), why, and what to do.
+    Unavailable {
+        source: String,
+        reason: String,
+        hint: Option<String>,
+    },
 }
 
 impl LockEntry {

@@ -51,8 +51,10 @@ pub(super) fn short_reason(chain: &str) -> String {
 
 /// The first error of type `T` in `e`'s chain, looking inside `io::Error`s too (hyper wraps
 /// rustls' errors in one): errors are told apart by type, not by their text.
-pub(super) fn find_in_chain<T: std::error::Error + 'static>(e: &reqwest::Error) -> Option<&T> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+pub(super) fn find_in_chain<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut source = Some(e);
     while let Some(s) = source {
         if let Some(t) = s.downcast_ref::<T>() {
             return Some(t);
@@ -67,7 +69,8 @@ pub(super) fn find_in_chain<T: std::error::Error + 'static>(e: &reqwest::Error) 
     None
 }
 
-/// The TLS error in `e`'s chain, if any.
-pub(super) fn tls_reason(e: &reqwest::Error) -> Option<String> {
+/// The TLS error in `e`'s chain, if any (a request another crate sent through a2c's client too:
+/// an object store's).
+pub fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     find_in_chain::<rustls::Error>(e).map(|t| t.to_string())
 }

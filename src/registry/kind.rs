@@ -40,10 +40,15 @@ pub trait Location: Send + Sync + std::fmt::Debug {
 
     /// Where a bundle is fetched whose lock entry names this location itself as its `source`
     /// (an `oci://` address: the layer's blob, by the locked digest); `None`: a kind whose
-    /// entries' sources are plain URLs.
-    fn bundle_url(&self, sha256: &crate::util::digest::Sha256, network: &crate::net::Network) -> Option<Url> {
+    /// entries' sources are plain URLs; an error: one that cannot give it now, and why (an
+    /// `s3://` object without usable credentials).
+    fn bundle_url(
+        &self,
+        sha256: &crate::util::digest::Sha256,
+        network: &crate::net::Network,
+    ) -> Result<Option<Url>, RegistryError> {
         let _ = (sha256, network);
-        None
+        Ok(None)
     }
 
     /// Its handle: everything a2c does with the registry.

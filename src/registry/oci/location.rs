@@ -123,9 +123,13 @@ impl Location for OciLocation {
     }
 
     /// A lock entry whose source is this repository: its layer's blob, by the locked digest.
-    fn bundle_url(&self, sha256: &Sha256, network: &crate::net::Network) -> Option<Url> {
+    fn bundle_url(
+        &self,
+        sha256: &Sha256,
+        network: &crate::net::Network,
+    ) -> Result<Option<Url>, super::super::RegistryError> {
         let reached = self.reached_with(&network.plain_http);
-        Some(reached.blob_url(&format!("sha256:{}", sha256.to_hex())))
+        Ok(Some(reached.blob_url(&format!("sha256:{}", sha256.to_hex()))))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {

@@ -151,6 +151,18 @@ impl S3Location {
             }
             _ => None,
         };
+        // The store's certificate not trusted: said as every TLS failure of a2c's is (object_store
+        // would bury it in its retries' words).
+        if let Some(reason) = crate::net::tls::tls_reason(e) {
+            let endpoint = endpoint(aws).unwrap_or_else(|| "AWS's endpoint".into());
+            return self.refused(
+                format!("TLS failure talking to `{endpoint}`: {reason}"),
+                Some(format!(
+                    "if the store uses a private CA, point {} (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it",
+                    crate::env::A2C_CA_BUNDLE
+                )),
+            );
+        }
         let hint = match e {
             object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
                 Some(format!(
@@ -270,19 +282,29 @@ impl Location for S3Location {
         None
     }
 
-    /// The lock entry's source is this object: a URL presigned for a GET of it.
-    fn bundle_url(&self, _: &crate::util::digest::Sha256, network: &crate::net::Network) -> Option<Url> {
-        let http = network.unbound_client().ok()?;
-        let aws = self.with_profile(&network.settings().ok()?.aws).ok()?;
-        let store = self.store(&http, &aws).ok()?;
+    /// The lock entry's source is this object: a URL presigned for a GET of it (no request is
+    /// sent: signing is local), or why it cannot be (the credentials).
+    fn bundle_url(
+        &self,
+        _: &crate::util::digest::Sha256,
+        network: &crate::net::Network,
+    ) -> Result<Option<Url>, RegistryError> {
+        let http = network
+            .unbound_client()
+            .map_err(|e| self.refused(e.to_string(), e.hint()))?;
+        let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
+        let aws = self.with_profile(&settings.aws)?;
+        let store = self.store(&http, &aws)?;
         let key = Key::from(self.prefix.as_str());
-        http.block_on(object_store::signer::Signer::signed_url(
-            &store,
-            reqwest::Method::GET,
-            &key,
-            PRESIGNED_FOR,
-        ))
-        .ok()
+        let url = http
+            .block_on(object_store::signer::Signer::signed_url(
+                &store,
+                reqwest::Method::GET,
+                &key,
+                PRESIGNED_FOR,
+            ))
+            .map_err(|e| self.store_error(&e, &aws))?;
+        Ok(Some(url))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
