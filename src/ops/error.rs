@@ -38,6 +38,13 @@ pub enum OpsError {
     NoLockFile { path: PathBuf, flag: &'static str },
     #[error("{0}")]
     Config(String),
+    /// The registry had to be read and was not: why, and what to do when its error says.
+    #[error("cannot tell {what}: the registry was not read ({reason})")]
+    NotRead {
+        what: &'static str,
+        reason: String,
+        hint: Option<String>,
+    },
     #[error(transparent)]
     Migrate(Box<crate::relocate::MigrateError>),
     #[error("--from: `{}` is not a directory", path.display())]
@@ -138,6 +145,7 @@ impl OpsError {
                 error.hint().map(|h| format!("{h}\n")).unwrap_or_default()
             )),
             Self::Config(_) => None,
+            Self::NotRead { hint, .. } => hint.clone(),
         }
     }
 }

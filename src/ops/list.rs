@@ -42,6 +42,10 @@ pub struct Listing {
     /// Why the registry was not read, when it was not; else what reading it passed over (a
     /// version it cannot lock, a capped listing's rest).
     pub registry_note: Option<String>,
+    /// What to do about the registry that was not read, when its error says (credentials, a
+    /// private CA).
+    #[serde(skip)]
+    pub registry_hint: Option<String>,
     /// Whether the registry's index was read.
     #[serde(skip)]
     pub read: bool,
@@ -81,6 +85,7 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
         .map(|(v, _)| v)
         .collect();
     let registries = super::registries(session, ctx, None)?;
+    let mut registry_hint = None;
     let (indexes, note) = match (registries.is_empty(), offline) {
         (true, _) => (
             None,
@@ -104,7 +109,10 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
                     .collect();
                 (Some(indexes), (!notes.is_empty()).then(|| notes.join("; ")))
             }
-            Err(e) => (None, Some(e.to_string())),
+            Err(e) => {
+                registry_hint = e.hint();
+                (None, Some(e.to_string()))
+            }
         },
     };
     let mut versions: BTreeSet<MethodVersion> = needs.keys().cloned().collect();
@@ -151,6 +159,7 @@ pub fn list(session: &super::Session, ctx: &Context) -> Result<Listing, OpsError
         }),
         several: registries.len() > 1,
         registry_note: note,
+        registry_hint,
         read: indexes.is_some(),
         truncated: indexes.iter().flatten().any(|i| i.truncated.is_some()),
     })
@@ -189,10 +198,14 @@ fn behind<S: serde::Serializer>(list: &[(PathBuf, MethodVersion)], s: S) -> Resu
 pub fn outdated(session: &super::Session, ctx: &Context) -> Result<Outdated, OpsError> {
     let listing = list(session, ctx)?;
     if !listing.read {
-        return Err(OpsError::Config(format!(
-            "cannot tell what is outdated: the registry was not read ({})",
-            listing.registry_note.as_deref().unwrap_or("no reason given")
-        )));
+        return Err(OpsError::NotRead {
+            what: "what is outdated",
+            reason: listing
+                .registry_note
+                .clone()
+                .unwrap_or_else(|| "no reason given".into()),
+            hint: listing.registry_hint.clone(),
+        });
     }
     let newest = listing.newest().cloned();
     let of = |rows: &mut dyn Iterator<Item = &Row>| -> Vec<(PathBuf, MethodVersion)> {

@@ -241,6 +241,25 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     let run = t.ok_env("w", &["install"], &env);
     insta::assert_snapshot!(run.transcript());
     t.ok("w", &["doctor"]);
+    // A newer version published: `outdated` reads the bucket's index and says so.
+    t.method_tree("trees/1.1.0", "1.1.0");
+    t.ok_env(
+        ".",
+        &["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &registry],
+        &env,
+    );
+    let doc = t.ok_env("w", &["outdated", "--json"], &env).json();
+    assert_eq!(doc["newest"], "1.1.0", "{doc}");
+    assert_eq!(doc["members"][0]["version"], "1.0.0", "{doc}");
+    let run = t.ok_env("w", &["outdated"], &env);
+    run.says("1.1.0");
+    // With a wrong secret the bucket's index cannot be read: said, with the credentials' source.
+    let wrong = store.env("not-the-secret");
+    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let run = t.run_env("w", &["outdated"], &wrong);
+    run.failure();
+    run.says("cannot tell what is outdated: the registry was not read");
+    run.says("hint: the store refused the credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
 
     // A wrong secret: refused by the store, and said so with where the credentials came from.
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
