@@ -294,9 +294,6 @@ pub fn oci_plain_http() -> Vec<String> {
     list(A2C_OCI_PLAIN_HTTP, &[','])
 }
 
-/// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
-/// Every `AWS_*` variable that is set (credentials, region, endpoint, role): what an `s3://`
-/// registry's client is configured from, as the AWS SDKs read the environment.
 /// The AWS CLI's shared files, as the SDKs find them: `AWS_SHARED_CREDENTIALS_FILE`, else
 /// `~/.aws/credentials`; `AWS_CONFIG_FILE`, else `~/.aws/config` (`None` without a home).
 pub fn aws_shared_files() -> (Option<PathBuf>, Option<PathBuf>) {
@@ -311,14 +308,18 @@ pub fn aws_shared_files() -> (Option<PathBuf>, Option<PathBuf>) {
     )
 }
 
-pub fn aws_variables() -> Vec<(String, String)> {
+/// Every variable named `PREFIX…` that is set: `AWS_*` (credentials, region, endpoint, role)
+/// configures an `s3://` registry's client as the AWS SDKs read the environment, `AZURE_*` an
+/// `az://` registry's as the Azure SDKs do.
+pub fn prefixed_variables(prefix: &str) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, v)| k.starts_with("AWS_") && !v.is_empty())
+        .filter(|(k, v)| k.starts_with(prefix) && !v.is_empty())
         .collect();
     vars.sort();
     vars
 }
 
+/// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
 pub fn docker_config() -> Option<PathBuf> {
     var("DOCKER_CONFIG")
         .map(|d| PathBuf::from(d).join("config.json"))

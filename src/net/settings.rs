@@ -33,6 +33,8 @@ pub struct Settings {
     /// The `AWS_*` variables, for an `s3://` registry's client (never printed: they hold
     /// secrets).
     pub aws: AwsVariables,
+    /// The `AZURE_*` variables, for an `az://` registry's client (never printed).
+    pub azure: AzureVariables,
     /// Who hears of each retry (the CLI, under `-v`); nobody by default.
     pub observer: Option<std::sync::Arc<super::RetryObserver>>,
     /// Who hears of each redirect hop (the CLI, under `-v`); nobody by default.
@@ -132,6 +134,7 @@ impl Settings {
             docker_config: None,
             netrc: None,
             aws: AwsVariables::default(),
+            azure: AzureVariables::default(),
             observer: None,
             tracer: None,
         }
@@ -165,11 +168,14 @@ impl Settings {
             aws: {
                 let (credentials, config) = crate::env::aws_shared_files();
                 AwsVariables {
-                    vars: crate::env::aws_variables(),
+                    vars: crate::env::prefixed_variables("AWS_"),
                     credentials_file: credentials,
                     config_file: config,
                     profile: None,
                 }
+            },
+            azure: AzureVariables {
+                vars: crate::env::prefixed_variables("AZURE_"),
             },
             observer: None,
             tracer: None,
@@ -196,6 +202,26 @@ impl AwsVariables {
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// The `AZURE_*` variables as the session read them (read only by an `az://` registry); their
+/// `Debug` names the variables only.
+#[derive(Clone, Default)]
+pub struct AzureVariables {
+    pub vars: Vec<(String, String)>,
+}
+
+impl AzureVariables {
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl std::fmt::Debug for AzureVariables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.vars.iter().map(|(k, _)| k)).finish()
     }
 }
 

@@ -41,13 +41,13 @@ fn textual_redact(location: &str) -> String {
     }
 }
 
-/// `url` for a message: a URL presigned for an object store (its query carries a signature,
-/// `X-Amz-Signature=…`) is shown without its query, which is a credential for as long as it is
-/// valid; any other URL as it is.
+/// `url` for a message: a URL presigned for an object store (its query carries a signature:
+/// S3's `X-Amz-Signature=…`, an Azure SAS's `sig=…`) is shown without its query, which is a
+/// credential for as long as it is valid; any other URL as it is.
 pub fn shown_url(url: &Url) -> String {
-    let presigned = url
-        .query_pairs()
-        .any(|(k, _)| k.eq_ignore_ascii_case("X-Amz-Signature") || k.eq_ignore_ascii_case("X-Amz-Credential"));
+    let presigned = url.query_pairs().any(|(k, _)| {
+        k.eq_ignore_ascii_case("X-Amz-Signature") || k.eq_ignore_ascii_case("X-Amz-Credential") || k == "sig"
+    });
     if !presigned {
         return url.to_string();
     }

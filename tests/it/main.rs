@@ -1,6 +1,7 @@
 //! Integration tests: the real `a2c` binary on real git repositories in temp dirs.
 
 mod architecture;
+mod azure_blobs;
 mod cli_surface;
 mod conan;
 mod config_errors;

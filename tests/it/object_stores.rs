@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::{Spawned, TestContext, free_port, layout, require_program, succeeds};
+use crate::support::{Litter, Spawned, TestContext, free_port, layout, require_program, succeeds};
 
 const KEY_ID: &str = "AKIDA2CTEST";
 const SECRET: &str = "s3cret-key-for-a2c";
@@ -20,18 +20,6 @@ struct Seaweed {
     filer: u16,
     /// The CA that signed the gateway's certificate when it speaks HTTPS (a PEM file).
     ca: Option<std::path::PathBuf>,
-}
-
-/// Files a server leaves outside the test's directory (SeaweedFS's gRPC sockets are always
-/// `/tmp/seaweedfs-*-grpc-PORT.sock`), removed when dropped.
-struct Litter(Vec<std::path::PathBuf>);
-
-impl Drop for Litter {
-    fn drop(&mut self) {
-        for path in &self.0 {
-            let _ = std::fs::remove_file(path);
-        }
-    }
 }
 
 impl Seaweed {

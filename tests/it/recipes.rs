@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    TestContext, free_port, installed_tree as installed, layout, require_program, tree_files as files,
+    Litter, TestContext, free_port, installed_tree as installed, layout, require_program, tree_files as files,
 };
 
 const PAGE: &str = include_str!("../../docs/hosting.md");
@@ -287,6 +287,52 @@ fn listening_addresses(port: u16) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// A port for a SeaweedFS server: one whose gRPC port (the port + 10000, as `weed` derives it)
+/// is free too.
+fn seaweed_port() -> u16 {
+    loop {
+        let port = free_port();
+        if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// The S3 recipe: SeaweedFS's gateway and a bucket, then a2c publishing to it and installing
+/// from it with the keys of the identity the recipe wrote.
+#[test]
+fn s3_on_seaweedfs() {
+    if !programs(&["weed", "curl"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let ports = [(); 4].map(|_| seaweed_port());
+    let [port, master, volume, filer] = ports;
+    // weed keeps sockets in /tmp whatever its TMPDIR says (its logs follow TMPDIR).
+    let _litter = Litter(
+        [("master-grpc", master + 10_000), ("volume-grpc", volume + 10_000)]
+            .into_iter()
+            .chain([("filer-grpc", filer + 10_000), ("s3-grpc", port + 10_000)])
+            .chain([("filer", filer), ("s3", port)])
+            .map(|(role, p)| format!("/tmp/seaweedfs-{role}-{p}.sock").into())
+            .collect(),
+    );
+    fs_err::create_dir_all(t.path("tmp")).unwrap();
+    let r = Recipes::new(
+        &t,
+        &[
+            ("PORT", port.to_string()),
+            ("MASTER_PORT", master.to_string()),
+            ("VOLUME_PORT", volume.to_string()),
+            ("FILER_PORT", filer.to_string()),
+            ("SECRET", "s3cret-of-the-recipe".to_string()),
+            ("TMPDIR", t.path("tmp").display().to_string()),
+        ],
+    );
+    let _served = runs(&t, &r, "s3", port, true);
+    assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe s3");
 }
 
 #[test]

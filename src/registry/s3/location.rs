@@ -2,8 +2,10 @@
 //! (signing with the environment's or the profile's credentials, through a2c's own client),
 //! bundles' presigned URLs, and the store's errors in a2c's words.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use object_store::ObjectStore;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as Key;
 use url::Url;
@@ -12,7 +14,8 @@ use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
-use super::{S3Registry, profile};
+use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use super::profile;
 use crate::net::HttpClient;
 use crate::net::settings::AwsVariables;
 
@@ -46,15 +49,7 @@ impl S3Location {
         }
         let mut segments = Vec::new();
         for raw in url.path().split('/').filter(|s| !s.is_empty()) {
-            let segment = percent_encoding::percent_decode_str(raw)
-                .decode_utf8()
-                .map_err(|_| format!("the key segment `{raw}` is not UTF-8 once decoded"))?;
-            // A `?`, `#`, `%` or `\\` once decoded would read back as another URL or key.
-            let special = |c: char| matches!(c, '/' | '?' | '#' | '%' | '\\') || c.is_control();
-            if segment == "." || segment == ".." || segment.contains(special) {
-                return Err(format!("the key segment `{raw}` is not a plain name"));
-            }
-            segments.push(segment.into_owned());
+            segments.push(objstore::plain_segment(raw)?);
         }
         Ok(Self {
             bucket: bucket.to_string(),
@@ -63,7 +58,7 @@ impl S3Location {
     }
 
     /// The key of `rel` (a `/`-separated path of plain names) below the prefix.
-    pub(super) fn key(&self, rel: &str) -> Key {
+    fn key_of(&self, rel: &str) -> Key {
         match self.prefix.is_empty() {
             true => Key::from(rel),
             false => Key::from(format!("{}/{rel}", self.prefix)),
@@ -71,7 +66,7 @@ impl S3Location {
     }
 
     /// The `s3://` URL of `rel` below the prefix (entries' URLs resolve against the index's).
-    pub(super) fn url_of(&self, rel: &str) -> Url {
+    fn s3_url_of(&self, rel: &str) -> Url {
         let text = match self.prefix.is_empty() {
             true => format!("s3://{}/{rel}", self.bucket),
             false => format!("s3://{}/{}/{rel}", self.bucket, self.prefix),
@@ -81,13 +76,13 @@ impl S3Location {
 
     /// The environment's AWS variables with what the profile it names adds (the AWS CLI's
     /// shared files: see `profile`).
-    pub(super) fn with_profile(&self, aws: &AwsVariables) -> Result<AwsVariables, RegistryError> {
+    fn with_profile(&self, aws: &AwsVariables) -> Result<AwsVariables, RegistryError> {
         profile::with_profile(aws).map_err(|e| self.refused(e.message, e.hint))
     }
 
     /// The object store for this bucket, signing with the credentials `aws` gives (see
     /// [`Self::with_profile`]) and speaking through `http`.
-    pub(super) fn store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
+    fn s3_store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
         let endpoint = endpoint(aws);
         let mut builder = AmazonS3Builder::new();
         // Every AWS_* variable object_store knows, as its own `from_env` would read them (the
@@ -103,65 +98,27 @@ impl S3Location {
         let mut builder = builder
             .with_bucket_name(&self.bucket)
             .with_http_connector(Connector(http.reqwest()))
-            .with_retry(object_store::RetryConfig {
-                backoff: Default::default(),
-                max_retries: 2,
-                retry_timeout: Duration::from_secs(60),
-            });
+            .with_retry(objstore::retries());
         if aws.get("AWS_REGION").is_none() && aws.get("AWS_DEFAULT_REGION").is_none() {
             builder = builder.with_region("us-east-1");
         }
-        if let Some(endpoint) = &endpoint {
-            let url = Url::parse(endpoint)
-                .map_err(|e| self.refused(format!("AWS_ENDPOINT_URL `{endpoint}` is not a URL: {e}"), None))?;
-            match url.scheme() {
-                "https" => {}
-                // Plain HTTP only on this machine: a session token travels in a header.
-                "http" if crate::net::is_loopback(&url) => builder = builder.with_allow_http(true),
-                _ => {
-                    return Err(self.refused(
-                        format!("AWS_ENDPOINT_URL `{endpoint}` is not an https:// URL (plain HTTP is taken on loopback only)"),
-                        Some("set AWS_ENDPOINT_URL to the store's https:// address".into()),
-                    ));
-                }
-            }
+        if let Some(endpoint) = &endpoint
+            && objstore::endpoint_allowed(self, endpoint, "AWS_ENDPOINT_URL")?.scheme() == "http"
+        {
+            builder = builder.with_allow_http(true);
         }
         builder.build().map_err(|e| self.store_error(&e, aws))
     }
 
-    /// `message`, said of this location, with `hint`.
-    pub(super) fn refused(&self, message: String, hint: Option<String>) -> RegistryError {
-        RegistryError::ObjectStore {
-            location: self.display(),
-            message,
-            hint,
-        }
-    }
-
     /// An object store's error in a2c's words: what failed, where, and which credentials and
     /// endpoint were used (never a secret).
-    pub(super) fn store_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
-        let object = match e {
-            object_store::Error::NotFound { path, .. }
-            | object_store::Error::PermissionDenied { path, .. }
-            | object_store::Error::Unauthenticated { path, .. }
-            | object_store::Error::AlreadyExists { path, .. }
-            | object_store::Error::Precondition { path, .. } => {
-                Url::parse(&format!("s3://{}/{path}", self.bucket)).ok()
-            }
-            _ => None,
-        };
+    fn s3_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
+        let object = objstore::object_of(e).and_then(|path| Url::parse(&format!("s3://{}/{path}", self.bucket)).ok());
         // The store's certificate not trusted: said as every TLS failure of a2c's is (object_store
         // would bury it in its retries' words).
-        if let Some(reason) = crate::net::tls::tls_reason(e) {
-            let endpoint = endpoint(aws).unwrap_or_else(|| "AWS's endpoint".into());
-            return self.refused(
-                format!("TLS failure talking to `{endpoint}`: {reason}"),
-                Some(format!(
-                    "if the store uses a private CA, point {} (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it",
-                    crate::env::A2C_CA_BUNDLE
-                )),
-            );
+        if let Some(refused) = objstore::tls_failure(self, e, &endpoint(aws).unwrap_or_else(|| "AWS's endpoint".into()))
+        {
+            return refused;
         }
         let hint = match e {
             object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
@@ -180,14 +137,43 @@ impl S3Location {
                 credential_source(aws)
             )),
         };
-        self.refused(one_line(e, object.as_ref()), hint)
+        self.refused(objstore::one_line(e, object.as_ref()), hint)
     }
 
-    pub(super) fn display(&self) -> String {
+    fn as_written(&self) -> String {
         match self.prefix.is_empty() {
             true => format!("s3://{}", self.bucket),
             false => format!("s3://{}/{}", self.bucket, self.prefix),
         }
+    }
+}
+
+impl Bucket for S3Location {
+    type Auth = AwsVariables;
+
+    fn display(&self) -> String {
+        self.as_written()
+    }
+
+    fn key(&self, rel: &str) -> Key {
+        self.key_of(rel)
+    }
+
+    fn url_of(&self, rel: &str) -> Url {
+        self.s3_url_of(rel)
+    }
+
+    /// The environment's AWS variables with what the profile they name adds.
+    fn auth(&self, network: &crate::net::Network) -> Result<AwsVariables, RegistryError> {
+        self.with_profile(&network.settings()?.aws)
+    }
+
+    fn store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+        Ok(Arc::new(self.s3_store(http, aws)?))
+    }
+
+    fn store_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
+        self.s3_error(e, aws)
     }
 }
 
@@ -216,38 +202,6 @@ fn credential_source(aws: &AwsVariables) -> String {
     }
 }
 
-/// An object store's error in a line: the request and the status it met when the store says
-/// them (`GET \`s3://…\` answered HTTP 403 Forbidden`), else its own first line without the
-/// request's duration (never the response body a store appends).
-fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = s.source();
-    }
-    let verb = ["GET", "PUT", "HEAD", "DELETE", "POST"]
-        .into_iter()
-        .find(|v| text.contains(&format!("performing {v} ")));
-    let status = text
-        .find("status code: ")
-        .and_then(|i| text[i + "status code: ".len()..].split(':').next())
-        .map(str::trim);
-    match (verb, status, object) {
-        (Some(verb), Some(status), Some(object)) => format!("{verb} `{object}` answered HTTP {status}"),
-        _ => {
-            let first = text.lines().next().unwrap_or_default();
-            match first.find(" in ").zip(first.find(" - ")) {
-                Some((a, b)) if a < b => format!("{}{}", &first[..a], &first[b..]),
-                _ => first.to_string(),
-            }
-        }
-    }
-}
-
 /// A bucket name as S3 takes it: 3 to 63 lowercase letters, digits, dots and hyphens, starting
 /// and ending with a letter or digit.
 fn is_bucket_name(name: &str) -> bool {
@@ -259,23 +213,13 @@ fn is_bucket_name(name: &str) -> bool {
         && !name.contains("..")
 }
 
-/// object_store's requests, sent by a2c's reqwest client.
-#[derive(Debug)]
-struct Connector(reqwest::Client);
-
-impl object_store::client::HttpConnector for Connector {
-    fn connect(&self, _: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
-        Ok(object_store::client::HttpClient::new(self.0.clone()))
-    }
-}
-
 impl Location for S3Location {
     fn shown(&self) -> String {
-        self.display()
+        Bucket::display(self)
     }
 
     fn index_url(&self) -> Url {
-        self.url_of(INDEX_PATH)
+        self.s3_url_of(INDEX_PATH)
     }
 
     fn http_base(&self) -> Option<Url> {
@@ -294,7 +238,7 @@ impl Location for S3Location {
             .map_err(|e| self.refused(e.to_string(), e.hint()))?;
         let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
         let aws = self.with_profile(&settings.aws)?;
-        let store = self.store(&http, &aws)?;
+        let store = self.s3_store(&http, &aws)?;
         let key = Key::from(self.prefix.as_str());
         let url = http
             .block_on(object_store::signer::Signer::signed_url(
@@ -303,16 +247,12 @@ impl Location for S3Location {
                 &key,
                 PRESIGNED_FOR,
             ))
-            .map_err(|e| self.store_error(&e, &aws))?;
+            .map_err(|e| self.s3_error(&e, &aws))?;
         Ok(Some(url))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
-        Box::new(S3Registry {
-            location: self.clone(),
-            network: network.clone(),
-            aws: std::sync::Mutex::new(None),
-        })
+        Box::new(ObjectRegistry::new(self.clone(), network.clone()))
     }
 }
 

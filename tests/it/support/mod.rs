@@ -228,6 +228,8 @@ impl TestContext {
                 || k == "NETRC"
                 || k == "DOCKER_CONFIG"
                 || k.starts_with("AWS_")
+                || k.starts_with("AZURE_")
+                || k.starts_with("AZURITE_")
             {
                 cmd.env_remove(k);
             }
@@ -595,6 +597,19 @@ pub fn free_port() -> u16 {
 
 /// A program a test started, killed and reaped when dropped.
 pub struct Spawned(pub std::process::Child);
+
+/// Files a server leaves outside the test's directory (SeaweedFS's gRPC sockets are always
+/// `/tmp/seaweedfs-*-grpc-PORT.sock`), removed when dropped (after the server: declare it
+/// first, or hold it in a field after the server's).
+pub struct Litter(pub Vec<PathBuf>);
+
+impl Drop for Litter {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
 
 impl Drop for Spawned {
     fn drop(&mut self) {

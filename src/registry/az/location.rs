@@ -1,0 +1,410 @@
+//! Where an `az://` registry is: its storage account, container and key prefix, the object
+//! store that reaches it (signing with the environment's credentials, through a2c's own
+//! client), blobs' signed URLs, and the store's errors in a2c's words.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::ObjectStore;
+use object_store::azure::{AzureConfigKey, MicrosoftAzure, MicrosoftAzureBuilder};
+use object_store::path::Path as Key;
+use url::Url;
+
+use super::super::RegistryError;
+use super::super::handle::Registry;
+use super::super::kind::Location;
+use super::super::location::INDEX_PATH;
+use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use crate::net::HttpClient;
+use crate::net::settings::AzureVariables;
+
+/// How long a bundle's signed URL stays valid: one download, with its retries.
+const SIGNED_FOR: Duration = Duration::from_secs(3600);
+
+/// The variables that may name another endpoint than the account's own (Azurite, a sovereign
+/// cloud), first found first.
+const ENDPOINT_VARIABLES: [&str; 2] = ["AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT"];
+
+/// The variables that say which storage account the credentials in the environment are for.
+const ACCOUNT_VARIABLES: [&str; 2] = ["AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT"];
+
+/// A storage account, a container and a key prefix (no leading or trailing `/`; empty: the
+/// container's root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AzLocation {
+    account: String,
+    container: String,
+    prefix: String,
+}
+
+impl AzLocation {
+    pub(super) fn from_url(url: &Url) -> Result<Self, String> {
+        let account = url.host_str().unwrap_or_default();
+        if account.is_empty() {
+            return Err("it names no storage account: write az://ACCOUNT/CONTAINER/PREFIX".into());
+        }
+        if !is_account_name(account) {
+            return Err(format!(
+                "`{account}` is not an Azure storage account name (3 to 24 lowercase letters and digits)"
+            ));
+        }
+        if url.port().is_some() {
+            return Err("an az:// location names no port: the endpoint comes from AZURE_STORAGE_ENDPOINT".into());
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err("an az:// location has no query or fragment".into());
+        }
+        let mut segments = url.path().split('/').filter(|s| !s.is_empty());
+        let Some(container) = segments.next() else {
+            return Err("it names no container: write az://ACCOUNT/CONTAINER/PREFIX".into());
+        };
+        if !is_container_name(container) {
+            return Err(format!(
+                "`{container}` is not an Azure container name (3 to 63 lowercase letters, digits and single hyphens)"
+            ));
+        }
+        let prefix = segments
+            .map(objstore::plain_segment)
+            .collect::<Result<Vec<_>, _>>()?
+            .join("/");
+        Ok(Self {
+            account: account.to_string(),
+            container: container.to_string(),
+            prefix,
+        })
+    }
+
+    fn key_of(&self, rel: &str) -> Key {
+        match self.prefix.is_empty() {
+            true => Key::from(rel),
+            false => Key::from(format!("{}/{rel}", self.prefix)),
+        }
+    }
+
+    fn az_url_of(&self, rel: &str) -> Url {
+        let text = match self.prefix.is_empty() {
+            true => format!("az://{}/{}/{rel}", self.account, self.container),
+            false => format!("az://{}/{}/{}/{rel}", self.account, self.container, self.prefix),
+        };
+        Url::parse(&text).expect("an account, a container and plain key segments make a URL")
+    }
+
+    fn as_written(&self) -> String {
+        match self.prefix.is_empty() {
+            true => format!("az://{}/{}", self.account, self.container),
+            false => format!("az://{}/{}/{}", self.account, self.container, self.prefix),
+        }
+    }
+
+    /// The environment's `AZURE_*` variables, checked: credentials named for another storage
+    /// account are not used for this one, and no credential that runs a program is followed.
+    fn checked(&self, azure: &AzureVariables) -> Result<AzureVariables, RegistryError> {
+        if let Some((variable, named)) = ACCOUNT_VARIABLES
+            .iter()
+            .find_map(|v| azure.get(v).map(|value| (*v, value)))
+            && named != self.account
+        {
+            return Err(self.refused(
+                format!(
+                    "the credentials in the environment are for the storage account `{named}` ({variable}), and this location names `{}`",
+                    self.account
+                ),
+                Some(format!(
+                    "set {variable}={} with that account's credentials, or name the registry az://{named}/…",
+                    self.account
+                )),
+            ));
+        }
+        if azure
+            .get("AZURE_USE_AZURE_CLI")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+        {
+            return Err(self.refused(
+                "AZURE_USE_AZURE_CLI asks for credentials from the `az` program, which a2c does not run".into(),
+                Some(
+                    "give the token it holds instead: export AZURE_STORAGE_TOKEN=\"$(az account get-access-token --resource https://storage.azure.com/ --query accessToken --output tsv)\""
+                        .into(),
+                ),
+            ));
+        }
+        Ok(azure.clone())
+    }
+
+    /// The endpoint of the account's blobs: an override from the environment, else Azure's own.
+    fn endpoint(&self, azure: &AzureVariables) -> (String, Option<&'static str>) {
+        match ENDPOINT_VARIABLES.iter().find_map(|v| azure.get(v).map(|e| (e, *v))) {
+            Some((endpoint, variable)) => (endpoint.trim_end_matches('/').to_string(), Some(variable)),
+            None => (format!("https://{}.blob.core.windows.net", self.account), None),
+        }
+    }
+
+    /// The object store for this container, signing with the credentials `azure` gives and
+    /// speaking through `http`.
+    fn az_store(&self, http: &HttpClient, azure: &AzureVariables) -> Result<MicrosoftAzure, RegistryError> {
+        let mut builder = MicrosoftAzureBuilder::new();
+        // The credentials object_store knows, as its own `from_env` would read them; never an
+        // account, container, endpoint or emulator switch (the location and ENDPOINT_VARIABLES
+        // say those), nor the Azure CLI or a credential type that would pick it.
+        for (name, value) in &azure.vars {
+            if let Ok(key) = name.to_ascii_lowercase().parse::<AzureConfigKey>()
+                && matches!(
+                    key,
+                    AzureConfigKey::AccessKey
+                        | AzureConfigKey::ClientId
+                        | AzureConfigKey::ClientSecret
+                        | AzureConfigKey::AuthorityId
+                        | AzureConfigKey::AuthorityHost
+                        | AzureConfigKey::SasKey
+                        | AzureConfigKey::Token
+                        | AzureConfigKey::MsiEndpoint
+                        | AzureConfigKey::ObjectId
+                        | AzureConfigKey::MsiResourceId
+                        | AzureConfigKey::FederatedTokenFile
+                )
+            {
+                builder = builder.with_config(key, value);
+            }
+        }
+        let mut builder = builder
+            .with_account(&self.account)
+            .with_container_name(&self.container)
+            .with_http_connector(Connector(http.reqwest()))
+            .with_retry(objstore::retries());
+        if let (endpoint, Some(variable)) = self.endpoint(azure) {
+            if objstore::endpoint_allowed(self, &endpoint, variable)?.scheme() == "http" {
+                builder = builder.with_allow_http(true);
+            }
+            builder = builder.with_endpoint(endpoint);
+        }
+        builder.build().map_err(|e| self.az_error(&e, azure))
+    }
+
+    /// An object store's error in a2c's words: what failed, where, and which credentials and
+    /// endpoint were used (never a secret).
+    fn az_error(&self, e: &object_store::Error, azure: &AzureVariables) -> RegistryError {
+        let object = objstore::object_of(e)
+            .and_then(|path| Url::parse(&format!("az://{}/{}/{path}", self.account, self.container)).ok());
+        let (endpoint, variable) = self.endpoint(azure);
+        if let Some(refused) = objstore::tls_failure(self, e, &endpoint) {
+            return refused;
+        }
+        let hint = match e {
+            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+                Some(format!(
+                    "the store refused the credentials from {}: check them, and that they may read (and, to publish, write) `{}`",
+                    credential_source(azure),
+                    self.display()
+                ))
+            }
+            object_store::Error::NotFound { .. } => None,
+            _ => Some(format!(
+                "check the endpoint (`{endpoint}`{}) and the credentials (from {})",
+                variable.map_or(String::new(), |v| format!(", from {v}")),
+                credential_source(azure)
+            )),
+        };
+        self.refused(objstore::one_line(e, object.as_ref()), hint)
+    }
+
+    /// The blob `key`'s URL at the endpoint (the path object_store requests).
+    fn blob_url(&self, azure: &AzureVariables, key: &Key) -> Result<Url, RegistryError> {
+        let (endpoint, variable) = self.endpoint(azure);
+        let mut url = objstore::endpoint_allowed(self, &endpoint, variable.unwrap_or("the endpoint"))?;
+        url.path_segments_mut()
+            .map_err(|_| self.refused(format!("`{endpoint}` cannot hold a path"), None))?
+            .pop_if_empty()
+            .push(&self.container)
+            .extend(key.parts().map(|p| p.as_ref().to_string()));
+        Ok(url)
+    }
+}
+
+/// Where the credentials come from, in the order object_store's chain takes them (for
+/// messages; never the secret).
+fn credential_source(azure: &AzureVariables) -> String {
+    let set = |names: &[&str]| names.iter().any(|v| azure.get(v).is_some());
+    let client = set(&["AZURE_CLIENT_ID", "AZURE_STORAGE_CLIENT_ID"]);
+    let tenant = set(&["AZURE_TENANT_ID", "AZURE_STORAGE_TENANT_ID", "AZURE_AUTHORITY_ID"]);
+    if set(&["AZURE_STORAGE_TOKEN"]) {
+        "AZURE_STORAGE_TOKEN".into()
+    } else if set(&[
+        "AZURE_STORAGE_ACCOUNT_KEY",
+        "AZURE_STORAGE_ACCESS_KEY",
+        "AZURE_STORAGE_MASTER_KEY",
+    ]) {
+        "the account key (AZURE_STORAGE_ACCOUNT_KEY)".into()
+    } else if client && tenant && set(&["AZURE_FEDERATED_TOKEN_FILE"]) {
+        "the workload identity (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE)".into()
+    } else if client && tenant && set(&["AZURE_CLIENT_SECRET", "AZURE_STORAGE_CLIENT_SECRET"]) {
+        "the service principal (AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID)".into()
+    } else if sas(azure).is_some() {
+        "the SAS token (AZURE_STORAGE_SAS_TOKEN)".into()
+    } else {
+        "the managed identity (no AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_TOKEN or service principal is set)"
+            .into()
+    }
+}
+
+/// The SAS token the environment gives, without a leading `?`.
+fn sas(azure: &AzureVariables) -> Option<&str> {
+    ["AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_SAS_KEY"]
+        .iter()
+        .find_map(|v| azure.get(v))
+        .map(|s| s.trim_start_matches('?'))
+}
+
+/// A storage account name as Azure takes it: 3 to 24 lowercase letters and digits.
+fn is_account_name(name: &str) -> bool {
+    (3..=24).contains(&name.len()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// A container name as Azure takes it: 3 to 63 lowercase letters, digits and hyphens, starting
+/// and ending with a letter or digit, no two hyphens in a row.
+fn is_container_name(name: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (3..=63).contains(&name.len())
+        && name.chars().all(|c| ok(c) || c == '-')
+        && name.starts_with(ok)
+        && name.ends_with(ok)
+        && !name.contains("--")
+}
+
+impl Bucket for AzLocation {
+    type Auth = AzureVariables;
+
+    fn display(&self) -> String {
+        self.as_written()
+    }
+
+    fn key(&self, rel: &str) -> Key {
+        self.key_of(rel)
+    }
+
+    fn url_of(&self, rel: &str) -> Url {
+        self.az_url_of(rel)
+    }
+
+    fn auth(&self, network: &crate::net::Network) -> Result<AzureVariables, RegistryError> {
+        self.checked(&network.settings()?.azure)
+    }
+
+    fn store(&self, http: &HttpClient, azure: &AzureVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+        Ok(Arc::new(self.az_store(http, azure)?))
+    }
+
+    fn store_error(&self, e: &object_store::Error, azure: &AzureVariables) -> RegistryError {
+        self.az_error(e, azure)
+    }
+}
+
+impl Location for AzLocation {
+    fn shown(&self) -> String {
+        self.as_written()
+    }
+
+    fn index_url(&self) -> Url {
+        self.az_url_of(INDEX_PATH)
+    }
+
+    fn http_base(&self) -> Option<Url> {
+        None
+    }
+
+    /// The lock entry's source is this blob: its URL with the environment's SAS token, else
+    /// signed for a GET of it (a service SAS: by the account key locally, or by a user
+    /// delegation key the store gives for an Entra credential), or why it cannot be.
+    fn bundle_url(
+        &self,
+        _: &crate::util::digest::Sha256,
+        network: &crate::net::Network,
+    ) -> Result<Option<Url>, RegistryError> {
+        let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
+        let azure = self.checked(&settings.azure)?;
+        let key = Key::from(self.prefix.as_str());
+        if credential_source(&azure).starts_with("the SAS token") {
+            let mut url = self.blob_url(&azure, &key)?;
+            url.set_query(sas(&azure));
+            return Ok(Some(url));
+        }
+        let http = network
+            .unbound_client()
+            .map_err(|e| self.refused(e.to_string(), e.hint()))?;
+        let store = self.az_store(&http, &azure)?;
+        let url = http
+            .block_on(object_store::signer::Signer::signed_url(
+                &store,
+                reqwest::Method::GET,
+                &key,
+                SIGNED_FOR,
+            ))
+            .map_err(|e| self.az_error(&e, &azure))?;
+        Ok(Some(url))
+    }
+
+    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
+        Box::new(ObjectRegistry::new(self.clone(), network.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<AzLocation, String> {
+        AzLocation::from_url(&Url::parse(text).unwrap())
+    }
+
+    #[test]
+    fn locations_are_an_account_a_container_and_plain_key_segments() {
+        let l = parse("az://teamstore/methods/a2c/").unwrap();
+        assert_eq!(l.display(), "az://teamstore/methods/a2c");
+        assert_eq!(l.key(INDEX_PATH).as_ref(), "a2c/index/esys/a2c.json");
+        assert_eq!(
+            l.index_url().join("../../bundles/a2c-1.0.0.tar.gz").unwrap().as_str(),
+            "az://teamstore/methods/a2c/bundles/a2c-1.0.0.tar.gz"
+        );
+        let root = parse("az://teamstore/methods").unwrap();
+        assert_eq!(root.key(INDEX_PATH).as_ref(), INDEX_PATH);
+        for (bad, why) in [
+            ("az:///x/y", "names no storage account"),
+            ("az://Team/x", "not an Azure storage account name"),
+            ("az://team-store/methods", "not an Azure storage account name"),
+            ("az://teamstore", "names no container"),
+            ("az://teamstore/Methods", "not an Azure container name"),
+            ("az://teamstore/a--b", "not an Azure container name"),
+            ("az://teamstore:10000/methods", "names no port"),
+            ("az://teamstore/methods/x?sv=1", "no query"),
+            ("az://teamstore/methods/a%2Fb", "not a plain name"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn credentials_for_another_account_or_from_a_program_are_refused() {
+        let l = parse("az://teamstore/methods").unwrap();
+        let vars = |pairs: &[(&str, &str)]| AzureVariables {
+            vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        let other = vars(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "otherstore"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
+        ]);
+        let e = l.checked(&other).unwrap_err().to_string();
+        assert!(e.contains("are for the storage account `otherstore`"), "{e}");
+        let same = vars(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "teamstore"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
+        ]);
+        assert!(l.checked(&same).is_ok());
+        let cli = vars(&[("AZURE_USE_AZURE_CLI", "true")]);
+        let e = l.checked(&cli).unwrap_err();
+        assert!(e.hint().unwrap().contains("az account get-access-token"), "{e}");
+        assert_eq!(
+            credential_source(&vars(&[])),
+            credential_source(&vars(&[("AZURE_OTHER", "x")]))
+        );
+        assert!(credential_source(&vars(&[("AZURE_STORAGE_SAS_TOKEN", "?sv=1")])).starts_with("the SAS token"));
+    }
+}

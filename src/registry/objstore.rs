@@ -1,0 +1,541 @@
+//! What the object-store registry kinds share (`s3://`, `az://`): a bucket or container whose
+//! prefix holds a static registry's layout (`index/esys/a2c.json`, its signature, `bundles/`),
+//! read and written through `object_store` over a2c's own HTTP client. Publishing writes the
+//! bundle create-only and changes the index by a compare-and-swap on its ETag; each kind says
+//! where its objects are, how its requests are signed and how its errors read ([`Bucket`]).
+
+use std::sync::{Arc, Mutex};
+
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload, UpdateVersion};
+use url::Url;
+
+use super::handle::{Expiry, Landed, PublishError, PublishRequest, Published, Registry, Signed, Yanked};
+use super::location::INDEX_PATH;
+use super::signing::SecretKey;
+use super::{Index, IndexEntry, RegistryError, Wanted, signing};
+use crate::net::{HttpClient, LazyClient, Network};
+use crate::util::version::MethodVersion;
+
+/// How many times `a2c pack` re-reads the index when another publisher changed it between
+/// its read and its write.
+const INDEX_ATTEMPTS: usize = 5;
+
+/// A bucket (or container) and prefix of one cloud: where its objects are, what signs its
+/// requests, and its errors in a2c's words.
+pub(super) trait Bucket: Send + Sync + 'static {
+    /// The credentials and endpoint the environment gives (read once per registry).
+    type Auth: Clone + Send + Sync + 'static;
+
+    /// The location as the user writes it (`s3://BUCKET/PREFIX`).
+    fn display(&self) -> String;
+    /// The key of `rel` (a `/`-separated path of plain names) below the prefix.
+    fn key(&self, rel: &str) -> Key;
+    /// The URL of `rel` below the prefix, in the kind's own scheme.
+    fn url_of(&self, rel: &str) -> Url;
+    /// The credentials and endpoint, from the session's environment (never from a clone).
+    fn auth(&self, network: &Network) -> Result<Self::Auth, RegistryError>;
+    /// The object store, signing with `auth` and speaking through `http`.
+    fn store(&self, http: &HttpClient, auth: &Self::Auth) -> Result<Arc<dyn ObjectStore>, RegistryError>;
+    /// `e` in a2c's words, with where the credentials came from (never a secret).
+    fn store_error(&self, e: &object_store::Error, auth: &Self::Auth) -> RegistryError;
+
+    /// `message`, said of this location, with `hint`.
+    fn refused(&self, message: String, hint: Option<String>) -> RegistryError {
+        RegistryError::ObjectStore {
+            location: self.display(),
+            message,
+            hint,
+        }
+    }
+}
+
+/// A registry in an object store: a [`Bucket`] and the session's network.
+pub(super) struct ObjectRegistry<B: Bucket> {
+    bucket: B,
+    network: Network,
+    /// The credentials, read on first use.
+    auth: Mutex<Option<B::Auth>>,
+}
+
+/// An object's bytes and its version (for a compare-and-swap), or `None` when there is none.
+type Fetched = Option<(Vec<u8>, UpdateVersion)>;
+
+impl<B: Bucket> ObjectRegistry<B> {
+    pub(super) fn new(bucket: B, network: Network) -> Self {
+        Self {
+            bucket,
+            network,
+            auth: Mutex::new(None),
+        }
+    }
+
+    fn client(&self) -> Result<Arc<HttpClient>, RegistryError> {
+        Ok(self.network.client(Vec::new()).client()?)
+    }
+
+    fn auth(&self) -> Result<B::Auth, RegistryError> {
+        let mut slot = self.auth.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(auth) = slot.as_ref() {
+            return Ok(auth.clone());
+        }
+        let auth = self.bucket.auth(&self.network)?;
+        *slot = Some(auth.clone());
+        Ok(auth)
+    }
+
+    fn store(&self, http: &HttpClient) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+        self.bucket.store(http, &self.auth()?)
+    }
+
+    fn index_url(&self) -> Url {
+        self.bucket.url_of(INDEX_PATH)
+    }
+
+    fn shown_index(&self) -> String {
+        self.index_url().to_string()
+    }
+
+    /// The object `rel`, read whole (an index or a signature: bounded by the document cap).
+    fn get(&self, http: &HttpClient, store: &dyn ObjectStore, rel: &str) -> Result<Fetched, RegistryError> {
+        let key = self.bucket.key(rel);
+        let cap = self.network.settings()?.max_document;
+        let auth = &self.auth()?;
+        http.block_on(async {
+            let result = match store.get(&key).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(self.bucket.store_error(&e, auth)),
+            };
+            if result.meta.size > cap {
+                return Err(self.bucket.refused(
+                    format!(
+                        "`{key}` is {} bytes, more than the {cap} a2c reads for a document",
+                        result.meta.size
+                    ),
+                    Some("raise A2C_MAX_DOCUMENT_BYTES if this index is really that large".into()),
+                ));
+            }
+            let version = UpdateVersion {
+                e_tag: result.meta.e_tag.clone(),
+                version: result.meta.version.clone(),
+            };
+            let bytes = result.bytes().await.map_err(|e| self.bucket.store_error(&e, auth))?;
+            Ok(Some((bytes.to_vec(), version)))
+        })
+    }
+
+    /// Writes `bytes` at `rel` as `mode` says; `Ok(false)` when the condition failed (the
+    /// object exists, or changed since it was read).
+    fn put(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+        rel: &str,
+        bytes: Vec<u8>,
+        mode: PutMode,
+    ) -> Result<bool, RegistryError> {
+        let key = self.bucket.key(rel);
+        let auth = &self.auth()?;
+        let options = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        http.block_on(async {
+            match store.put_opts(&key, PutPayload::from(bytes), options).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
+                Err(e) => Err(self.bucket.store_error(&e, auth)),
+            }
+        })
+    }
+
+    /// The index and its version, or a new index (and `None`) when the registry has none yet.
+    fn read_for_update(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+    ) -> Result<(Index, Option<UpdateVersion>), PublishError> {
+        match self.get(http, store, INDEX_PATH)? {
+            None => Ok((Index::new(), None)),
+            Some((bytes, version)) => {
+                let text = String::from_utf8(bytes).map_err(|_| RegistryError::InvalidIndex {
+                    location: self.shown_index(),
+                    reason: "the index is not UTF-8 text".into(),
+                })?;
+                Ok((Index::parse(&text, &self.shown_index())?, Some(version)))
+            }
+        }
+    }
+}
+
+impl<B: Bucket> Registry for ObjectRegistry<B> {
+    fn shown(&self) -> String {
+        self.bucket.display()
+    }
+
+    fn read_index(&self, _: &LazyClient, trusted: &[String], _: Wanted<'_>) -> Result<Index, RegistryError> {
+        let http = self.client()?;
+        let store = self.store(&http)?;
+        let Some((bytes, _)) = self.get(&http, store.as_ref(), INDEX_PATH)? else {
+            return Err(self.no_index());
+        };
+        let signature = || {
+            Ok(self
+                .get(&http, store.as_ref(), &signature_rel())?
+                .map(|(bytes, _)| String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        super::trusted_index(
+            &self.shown(),
+            &self.shown_index(),
+            bytes,
+            signature,
+            trusted,
+            Some(self.index_url()),
+        )
+    }
+
+    fn publish(&self, r: &PublishRequest<'_>) -> Result<Published, PublishError> {
+        let (_, tmp, packed) = super::handle::pack_to_temp(r)?;
+        let http = self.client()?;
+        let store = self.store(&http)?;
+        let store = store.as_ref();
+        let name = crate::lock::bundle_name(r.version, r.format);
+        let bundle_rel = format!("bundles/{name}");
+        let published = |changed: bool, warnings: Vec<String>| Published {
+            version: r.version.clone(),
+            sha256: packed.sha256,
+            size: packed.size,
+            format: r.format,
+            tree: Some(packed.tree.clone()),
+            files: packed.files,
+            changed,
+            landed: Landed::Pushed {
+                registry: self.bucket.display(),
+                verb: "uploaded",
+                target: self.bucket.url_of(&bundle_rel).to_string(),
+            },
+            warnings,
+        };
+        let mut bundle_written = false;
+        let added = self.edit_index(&http, store, r.sign, "add", |index| {
+            if let Some(existing) = index.get(r.version) {
+                if existing.sha256 != packed.sha256 {
+                    return Err(RegistryError::AlreadyPublished {
+                        version: r.version.clone(),
+                        index: self.shown_index(),
+                        existing: existing.sha256.to_hex(),
+                        new: packed.sha256.to_hex(),
+                        same_tree: existing.tree.as_deref() == Some(packed.tree.as_str()),
+                    }
+                    .into());
+                }
+                return Ok(None);
+            }
+            // The bundle, create-only: an object already there under its name is this bundle
+            // only if its bytes are (a publish that stopped before its index update).
+            if !bundle_written {
+                let bytes = fs_err::read(tmp.path())?;
+                if !self.put(&http, store, &bundle_rel, bytes, PutMode::Create)? {
+                    let there = self
+                        .get(&http, store, &bundle_rel)?
+                        .map(|(b, _)| crate::util::digest::Sha256::of(&b));
+                    if there != Some(packed.sha256) {
+                        return Err(self
+                            .bucket
+                            .refused(
+                                format!(
+                                    "`{}` already holds other bytes than {} {} packs to, and the index does not list it",
+                                    self.bucket.url_of(&bundle_rel),
+                                    r.version,
+                                    r.tree.display()
+                                ),
+                                Some("a publish of other content stopped half-way, or another tool wrote there: remove that object after checking it".into()),
+                            )
+                            .into());
+                    }
+                }
+                bundle_written = true;
+            }
+            index.versions.push(IndexEntry {
+                version: r.version.clone(),
+                url: format!("../../bundles/{name}"),
+                sha256: packed.sha256,
+                size: packed.size,
+                format: r.format,
+                tree: Some(packed.tree.clone()),
+                yanked: false,
+            });
+            Ok(Some(()))
+        })?;
+        let changed = added.is_some();
+        let warnings = self.stale_signature(&http, store, changed && r.sign.is_none())?;
+        Ok(published(changed, warnings))
+    }
+
+    fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&SecretKey>) -> Result<Yanked, PublishError> {
+        let http = self.client()?;
+        let store = self.store(&http)?;
+        let store = store.as_ref();
+        let what = if undo { "restore" } else { "yank" };
+        let changed = self
+            .edit_index(&http, store, sign, what, |index| {
+                let entry = super::entry_to_yank(index, version, self.shown_index())?;
+                if entry.yanked != undo {
+                    return Ok(None);
+                }
+                entry.yanked = !undo;
+                Ok(Some(()))
+            })?
+            .is_some();
+        Ok(Yanked {
+            version: version.clone(),
+            yanked: !undo,
+            changed,
+            warnings: self.stale_signature(&http, store, changed && sign.is_none())?,
+        })
+    }
+
+    fn sign(&self, key: &SecretKey, expiry: Expiry) -> Result<Signed, PublishError> {
+        let http = self.client()?;
+        let store = self.store(&http)?;
+        let store = store.as_ref();
+        let now = crate::util::time::now_rfc3339();
+        let mut past = None;
+        let edited = self.edit_index(&http, store, Some(key), "sign", |index| {
+            past = match (expiry, &index.expires) {
+                (Expiry::Keep, Some(at)) if *at < now => Some(at.clone()),
+                _ => None,
+            };
+            let expires = match expiry {
+                Expiry::Keep => index.expires.clone(),
+                Expiry::InDays(days) => Some(crate::util::time::rfc3339_after(days as i64 * 86_400)),
+                Expiry::Never => None,
+            };
+            if expires == index.expires {
+                return Ok(None);
+            }
+            index.expires = expires;
+            Ok(Some(()))
+        })?;
+        if edited.is_none() {
+            // The index as it is: signed as read.
+            let Some((bytes, _)) = self.get(&http, store, INDEX_PATH)? else {
+                return Err(self.no_index().into());
+            };
+            self.write_signature(&http, store, key, &bytes)?;
+        }
+        let registry = self.bucket.display();
+        Ok(Signed {
+            signature: self.bucket.url_of(&signature_rel()).to_string(),
+            rebuilt: None,
+            warnings: past
+                .map(|at| {
+                    format!(
+                        "the index expired at {at} and keeps that expiry: installs that pin its key refuse it; `a2c sign --registry {registry} --key KEYFILE --expires-in DAYS` sets a new one, `--no-expiry` drops it"
+                    )
+                })
+                .into_iter()
+                .collect(),
+        })
+    }
+}
+
+/// The index's signature, below the prefix.
+fn signature_rel() -> String {
+    format!("{INDEX_PATH}{}", signing::SIGNATURE_SUFFIX)
+}
+
+impl<B: Bucket> ObjectRegistry<B> {
+    /// Changes the index with `edit` (`Ok(None)`: it changed nothing) by a compare-and-swap on
+    /// its ETag — created only if absent, replaced only if unchanged since it was read — reading
+    /// it again when another writer won; then signs what it wrote with `sign`. `what` names the
+    /// change for the error when every attempt lost.
+    fn edit_index<T>(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+        sign: Option<&SecretKey>,
+        what: &str,
+        mut edit: impl FnMut(&mut Index) -> Result<Option<T>, PublishError>,
+    ) -> Result<Option<T>, PublishError> {
+        for _ in 0..INDEX_ATTEMPTS {
+            let (mut index, version) = self.read_for_update(http, store)?;
+            let Some(done) = edit(&mut index)? else {
+                return Ok(None);
+            };
+            index.serial = Some(index.serial.unwrap_or(0) + 1);
+            let text = index.to_json();
+            let mode = match version {
+                Some(v) => PutMode::Update(v),
+                None => PutMode::Create,
+            };
+            if !self.put(http, store, INDEX_PATH, text.clone().into_bytes(), mode)? {
+                continue; // another writer changed the index first: read it again
+            }
+            if let Some(key) = sign {
+                self.write_signature(http, store, key, text.as_bytes())?;
+            }
+            return Ok(Some(done));
+        }
+        Err(self
+            .bucket
+            .refused(
+                format!("the index changed under each of {INDEX_ATTEMPTS} attempts to {what}"),
+                Some("others are writing to this registry: run the command again".into()),
+            )
+            .into())
+    }
+
+    fn write_signature(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+        key: &SecretKey,
+        index: &[u8],
+    ) -> Result<(), PublishError> {
+        let text = signing::sign(key, index, "a2c index esys/a2c");
+        self.put(http, store, &signature_rel(), text.into_bytes(), PutMode::Overwrite)?;
+        Ok(())
+    }
+
+    /// The warning for a signed index that a change without a key left stale (when `changed`).
+    fn stale_signature(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+        changed: bool,
+    ) -> Result<Vec<String>, PublishError> {
+        if !changed || self.get(http, store, &signature_rel())?.is_none() {
+            return Ok(Vec::new());
+        }
+        let registry = self.bucket.display();
+        Ok(vec![format!(
+            "the index of `{registry}` is signed and changed: re-sign it (`a2c sign --registry {registry} --key KEYFILE`), or installs that pin its key refuse it"
+        )])
+    }
+
+    fn no_index(&self) -> RegistryError {
+        self.bucket.refused(
+            format!("no registry index at `{}`", self.shown_index()),
+            Some(format!(
+                "check the location: a registry holds `{INDEX_PATH}` below its prefix; `a2c pack --registry {}` creates it",
+                self.bucket.display()
+            )),
+        )
+    }
+}
+
+/// object_store's requests, sent by a2c's reqwest client (its TLS roots, proxies, timeouts; it
+/// follows no redirect, so a signature never leaves the endpoint).
+#[derive(Debug)]
+pub(super) struct Connector(pub reqwest::Client);
+
+impl object_store::client::HttpConnector for Connector {
+    fn connect(&self, _: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
+        Ok(object_store::client::HttpClient::new(self.0.clone()))
+    }
+}
+
+/// object_store's retries: two, within a minute (its default retries a TLS failure ten times).
+pub(super) fn retries() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: Default::default(),
+        max_retries: 2,
+        retry_timeout: std::time::Duration::from_secs(60),
+    }
+}
+
+/// A TLS failure talking to `endpoint`, said as a2c says every one, when `e` is one.
+pub(super) fn tls_failure<B: Bucket + ?Sized>(
+    bucket: &B,
+    e: &object_store::Error,
+    endpoint: &str,
+) -> Option<RegistryError> {
+    let reason = crate::net::tls::tls_reason(e)?;
+    Some(bucket.refused(
+        format!("TLS failure talking to `{endpoint}`: {reason}"),
+        Some(format!(
+            "if the store uses a private CA, point {} (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it",
+            crate::env::A2C_CA_BUNDLE
+        )),
+    ))
+}
+
+/// Whether an endpoint URL may be used: `https://`, or plain `http://` on loopback only (a
+/// session token travels in a header). `variable` names where it came from.
+pub(super) fn endpoint_allowed<B: Bucket + ?Sized>(
+    bucket: &B,
+    endpoint: &str,
+    variable: &str,
+) -> Result<Url, RegistryError> {
+    let url =
+        Url::parse(endpoint).map_err(|e| bucket.refused(format!("{variable} `{endpoint}` is not a URL: {e}"), None))?;
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if crate::net::is_loopback(&url) => Ok(url),
+        _ => Err(bucket.refused(
+            format!("{variable} `{endpoint}` is not an https:// URL (plain HTTP is taken on loopback only)"),
+            Some(format!("set {variable} to the store's https:// address")),
+        )),
+    }
+}
+
+/// An object store's error in a line: the request and the status it met when the store says
+/// them (`GET \`s3://…\` answered HTTP 403 Forbidden`), else its own first line without the
+/// request's duration (never the response body a store appends).
+pub(super) fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    let verb = ["GET", "PUT", "HEAD", "DELETE", "POST"]
+        .into_iter()
+        .find(|v| text.contains(&format!("performing {v} ")));
+    let status = text
+        .find("status code: ")
+        .and_then(|i| text[i + "status code: ".len()..].split(':').next())
+        .map(str::trim);
+    match (verb, status, object) {
+        (Some(verb), Some(status), Some(object)) => format!("{verb} `{object}` answered HTTP {status}"),
+        _ => {
+            let first = text.lines().next().unwrap_or_default();
+            match first.find(" in ").zip(first.find(" - ")) {
+                Some((a, b)) if a < b => format!("{}{}", &first[..a], &first[b..]),
+                _ => first.to_string(),
+            }
+        }
+    }
+}
+
+/// The path of the object an error names, when it names one (`NotFound`, `PermissionDenied`,
+/// …): for [`one_line`].
+pub(super) fn object_of(e: &object_store::Error) -> Option<&str> {
+    match e {
+        object_store::Error::NotFound { path, .. }
+        | object_store::Error::PermissionDenied { path, .. }
+        | object_store::Error::Unauthenticated { path, .. }
+        | object_store::Error::AlreadyExists { path, .. }
+        | object_store::Error::Precondition { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+/// One plain key segment of a location's path, percent-decoded: no `.`, `..`, separators,
+/// query or escape characters once decoded.
+pub(super) fn plain_segment(raw: &str) -> Result<String, String> {
+    let segment = percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map_err(|_| format!("the key segment `{raw}` is not UTF-8 once decoded"))?;
+    // A `?`, `#`, `%` or `\\` once decoded would read back as another URL or key.
+    let special = |c: char| matches!(c, '/' | '?' | '#' | '%' | '\\') || c.is_control();
+    if segment == "." || segment == ".." || segment.contains(special) {
+        return Err(format!("the key segment `{raw}` is not a plain name"));
+    }
+    Ok(segment.into_owned())
+}

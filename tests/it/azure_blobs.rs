@@ -1,0 +1,256 @@
+//! Azure Blob Storage containers as registries: an `az://` registry against Azurite
+//! (Microsoft's Azure Storage emulator, which checks every Shared Key and SAS signature), started
+//! on loopback by each test with a storage account of its own.
+
+use std::process::{Command, Stdio};
+
+use base64::Engine as _;
+
+use crate::support::{Spawned, TestContext, free_port, layout, require_program};
+
+const ACCOUNT: &str = "a2cteam";
+const CONTAINER: &str = "methods";
+/// The account's key (Azurite takes any base64 text as one).
+const KEY: &str = "YTJjLXRlc3QtYWNjb3VudC1rZXktMDEyMzQ1Njc4OWFiY2RlZg==";
+/// The version of the REST API the test's own requests (and SAS tokens) name.
+const API: &str = "2021-08-06";
+/// Azurite's answers are slower than the suite's 5 s allowance on a loaded machine.
+const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
+
+/// Azurite's blob service on loopback, holding the account `ACCOUNT` (key `KEY`) and its
+/// container `CONTAINER`.
+struct Azurite {
+    _child: Spawned,
+    port: u16,
+}
+
+impl Azurite {
+    /// The account's endpoint, path-style as Azurite serves it.
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/{ACCOUNT}", self.port)
+    }
+
+    /// What a user of this account sets: the endpoint, the account and `credential`.
+    fn env(&self, credential: (&'static str, &str)) -> Vec<(&'static str, String)> {
+        vec![
+            (PATIENT.0, PATIENT.1.to_string()),
+            ("AZURE_STORAGE_ENDPOINT", self.endpoint()),
+            ("AZURE_STORAGE_ACCOUNT_NAME", ACCOUNT.to_string()),
+            (credential.0, credential.1.to_string()),
+        ]
+    }
+
+    /// `curl -X METHOD` of `path` below the account, authorized by the account SAS `sas`, with
+    /// `extra` arguments: the HTTP status.
+    fn curl(&self, method: &str, path: &str, sas: &str, extra: &[&str]) -> String {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+                "-X",
+                method,
+            ])
+            .args(["-H", &format!("x-ms-version: {API}")])
+            .args(extra)
+            .arg(format!(
+                "{}/{path}{}{sas}",
+                self.endpoint(),
+                if path.contains('?') { '&' } else { '?' }
+            ))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// An account SAS for the blob service with `permissions` (`rl`: read and list; `racwdl`: all
+/// a publisher needs), signed with `KEY` as Azure defines it (HMAC-SHA256 of the fields).
+fn account_sas(permissions: &str) -> String {
+    let expiry = "2099-01-01T00:00:00Z";
+    let to_sign = format!("{ACCOUNT}\n{permissions}\nb\nsco\n\n{expiry}\n\nhttps,http\n{API}\n\n");
+    let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
+    let tag = ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &key), to_sign.as_bytes());
+    let sig = base64::engine::general_purpose::STANDARD.encode(tag.as_ref());
+    let sig: String = url::form_urlencoded::byte_serialize(sig.as_bytes()).collect();
+    format!("sv={API}&ss=b&srt=sco&sp={permissions}&se={expiry}&spr=https,http&sig={sig}")
+}
+
+/// Starts Azurite's blob service with `ACCOUNT` and its container, or `None` (after the
+/// SKIPPED line) when it is not installed.
+fn azurite(t: &TestContext) -> Option<Azurite> {
+    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-node/node_modules/.bin/azurite-blob");
+    if !bin.exists() || Command::new("node").arg("--version").output().is_err() {
+        require_program("node and Azurite in target/ci-node (npm ci in .ci/node; .ci/run does it)");
+        return None;
+    }
+    for _ in 0..5 {
+        let port = free_port();
+        let log = fs_err::File::create(t.path("azurite.log")).unwrap();
+        let child = Command::new(&bin)
+            .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+            .arg("--location")
+            .arg(t.path("azurite"))
+            .args(["--disableTelemetry", "--skipApiVersionCheck", "--silent"])
+            .env("AZURITE_ACCOUNTS", format!("{ACCOUNT}:{KEY}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log.into_parts().0))
+            .spawn()
+            .unwrap();
+        let mut child = Spawned(child);
+        if !child.listening(port, 60) {
+            continue;
+        }
+        let server = Azurite { _child: child, port };
+        let status = server.curl(
+            "PUT",
+            &format!("{CONTAINER}?restype=container"),
+            &account_sas("racwdl"),
+            &["-H", "Content-Length: 0"],
+        );
+        assert_eq!(status, "201", "cannot create the container");
+        return Some(server);
+    }
+    panic!(
+        "azurite did not start: {}",
+        fs_err::read_to_string(t.path("azurite.log")).unwrap_or_default()
+    );
+}
+
+/// The whole flow on a container, every request signed with the account key (Shared Key):
+/// publish create-only, lock and install from a URL signed for the one blob (its signature
+/// never shown), `outdated`; a wrong key refused naming its source; an install with a read-only
+/// SAS and no key; a publish with that SAS refused; a bundle changed behind the lock refused.
+#[test]
+fn an_azure_container_is_a_registry_with_every_request_signed() {
+    let t = TestContext::new();
+    let Some(store) = azurite(&t) else { return };
+    let registry = format!("az://{ACCOUNT}/{CONTAINER}/a2c");
+    let env = store.env(("AZURE_STORAGE_ACCOUNT_KEY", KEY));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
+    t.ok_env(".", &pack, &env)
+        .says(&format!("to `az://{ACCOUNT}/{CONTAINER}/a2c/bundles/a2c-1.0.0.tar.gz`"));
+    t.ok_env(".", &pack, &env).says(&format!(
+        "already in `az://{ACCOUNT}/{CONTAINER}/a2c` with the same content"
+    ));
+    t.write("trees/1.0.0/rules/extra.md", "changed\n");
+    let run = t.run_env(".", &pack, &env);
+    run.failure();
+    run.says("version 1.0.0 is already published in");
+    fs_err::remove_file(t.path("trees/1.0.0/rules/extra.md")).unwrap();
+
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &env);
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
+    assert!(
+        lock.contains(&format!(
+            "source = \"az://{ACCOUNT}/{CONTAINER}/a2c/bundles/a2c-1.0.0.tar.gz\""
+        )),
+        "{lock}"
+    );
+    t.ok_env("w", &["install"], &env);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    t.method_tree("trees/1.1.0", "1.1.0");
+    t.ok_env(
+        ".",
+        &["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &registry],
+        &env,
+    );
+    let doc = t.ok_env("w", &["outdated", "--json"], &env).json();
+    assert_eq!(doc["newest"], "1.1.0", "{doc}");
+
+    // A wrong key: refused by the store, and said so with where the credentials came from.
+    let wrong_key = base64::engine::general_purpose::STANDARD.encode("not the key");
+    let wrong = store.env(("AZURE_STORAGE_ACCOUNT_KEY", &wrong_key));
+    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &wrong);
+    run.failure();
+    run.says("the store refused the credentials from the account key (AZURE_STORAGE_ACCOUNT_KEY)");
+    assert!(!run.stderr.contains(&wrong_key), "the key is shown:\n{}", run.stderr);
+
+    // A read-only SAS and no key: installs (the bundle's URL carries the SAS, never shown)…
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let read_only = account_sas("rl");
+    let sas = store.env(("AZURE_STORAGE_SAS_TOKEN", &read_only));
+    let sas: Vec<(&str, &str)> = sas.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.ok_env("w", &["install"], &sas);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    // …but cannot publish.
+    t.method_tree("trees/1.2.0", "1.2.0");
+    let run = t.run_env(
+        ".",
+        &["pack", "trees/1.2.0", "--version", "1.2.0", "--registry", &registry],
+        &sas,
+    );
+    run.failure();
+    run.says("the store refused the credentials from the SAS token (AZURE_STORAGE_SAS_TOKEN)");
+
+    // The bundle changed behind the lock (overwritten with a SAS that may write): refused,
+    // nothing installed.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let tampered = t.write("tampered.tar.gz", "tampered");
+    let status = store.curl(
+        "PUT",
+        &format!("{CONTAINER}/a2c/bundles/a2c-1.0.0.tar.gz"),
+        &account_sas("racwdl"),
+        &[
+            "-H",
+            "x-ms-blob-type: BlockBlob",
+            "--data-binary",
+            &format!("@{}", tampered.display()),
+        ],
+    );
+    assert_eq!(status, "201", "the test could not overwrite the bundle");
+    let run = t.run_env("w", &["install"], &env);
+    run.failure();
+    run.says("has fewer bytes than recorded for it");
+    assert!(
+        !run.stderr.contains("sig="),
+        "a signed URL's signature is shown:\n{}",
+        run.stderr
+    );
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
+}
+
+/// Credentials go only to the account they are for: with `AZURE_STORAGE_ACCOUNT_NAME` naming
+/// one account, a marker that names another is refused before any request — the key is never
+/// used to sign for it — and the Azure CLI is never run for credentials.
+#[test]
+fn credentials_for_one_account_are_never_used_for_another() {
+    let t = TestContext::new();
+    let Some(store) = azurite(&t) else { return };
+    let env = store.env(("AZURE_STORAGE_ACCOUNT_KEY", KEY));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.superbuild(
+        "w",
+        &format!("members: [\"p/*\"]\nregistry: az://elsewhere/{CONTAINER}/a2c\n"),
+    );
+    t.canonical_repo("w/p/app", "1.0.0");
+    let run = t.run_env("w", &["lock"], &env);
+    run.failure();
+    run.says(&format!(
+        "the credentials in the environment are for the storage account `{ACCOUNT}` (AZURE_STORAGE_ACCOUNT_NAME), and this location names `elsewhere`"
+    ));
+    // The CLI's credentials: refused with the command that hands over its token.
+    let mut cli = env.clone();
+    cli.retain(|(k, _)| *k != "AZURE_STORAGE_ACCOUNT_KEY");
+    cli.push(("AZURE_USE_AZURE_CLI", "true"));
+    t.superbuild(
+        "v",
+        &format!("members: [\"p/*\"]\nregistry: az://{ACCOUNT}/{CONTAINER}/a2c\n"),
+    );
+    t.canonical_repo("v/p/app", "1.0.0");
+    let run = t.run_env("v", &["lock"], &cli);
+    run.failure();
+    run.says("AZURE_USE_AZURE_CLI asks for credentials from the `az` program, which a2c does not run");
+    run.says("az account get-access-token --resource https://storage.azure.com/");
+}
