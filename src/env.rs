@@ -310,7 +310,7 @@ pub fn aws_shared_files() -> (Option<PathBuf>, Option<PathBuf>) {
 
 /// Every variable named `PREFIX…` that is set: `AWS_*` (credentials, region, endpoint, role)
 /// configures an `s3://` registry's client as the AWS SDKs read the environment, `AZURE_*` an
-/// `az://` registry's as the Azure SDKs do.
+/// `az://` registry's as the Azure SDKs do, `GOOGLE_*` a `gs://` registry's.
 pub fn prefixed_variables(prefix: &str) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, v)| k.starts_with(prefix) && !v.is_empty())

@@ -23,8 +23,9 @@ pub struct PackArgs {
     /// The registry: a file registry to add the bundle to (a path or file:// URL; created if
     /// missing), an OCI registry to push it to (oci://HOST/NAMESPACE/REPO), a Python package
     /// index to upload a wheel to (pypi+https://HOST/simple/[#PROJECT]), a Conan remote to
-    /// write a recipe for (conan+https://HOST/PATH[#NAME]), or an S3 bucket to upload the
-    /// bundle to, create-only (s3://BUCKET/PREFIX)
+    /// write a recipe for (conan+https://HOST/PATH[#NAME]), or an object store to upload the
+    /// bundle to, create-only (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX,
+    /// az://ACCOUNT/CONTAINER/PREFIX)
     #[arg(long, value_name = "LOCATION")]
     pub registry: String,
     /// The bundle format (`wheel`: a Python wheel whose package directory holds the tree, for
@@ -45,6 +46,11 @@ pub struct PackArgs {
     /// an OCI registry: push the signed `a2c-index` artifact)
     #[arg(long, value_name = "KEYFILE")]
     pub sign: Option<PathBuf>,
+    /// Publish to an object store that ignores conditional writes (Garage does), which a2c
+    /// refuses by default: there a published version can be overwritten and two publishers can
+    /// both win, so publish from one place only
+    #[arg(long)]
+    pub allow_unconditional_writes: bool,
 }
 
 fn deflate(args: &PackArgs) -> crate::archive::Deflate {
@@ -84,6 +90,7 @@ pub fn run(
         sign: key.as_ref(),
         deflate: deflate(args),
         limits: &session.limits()?,
+        allow_unconditional: args.allow_unconditional_writes,
     })?;
     for w in &p.warnings {
         printer.warn(w);

@@ -34,7 +34,10 @@ pub struct Settings {
     /// secrets).
     pub aws: AwsVariables,
     /// The `AZURE_*` variables, for an `az://` registry's client (never printed).
-    pub azure: AzureVariables,
+    pub azure: CloudVariables,
+    /// The `GOOGLE_*` variables and `STORAGE_EMULATOR_HOST`, for a `gs://` registry's client
+    /// (never printed).
+    pub google: CloudVariables,
     /// Who hears of each retry (the CLI, under `-v`); nobody by default.
     pub observer: Option<std::sync::Arc<super::RetryObserver>>,
     /// Who hears of each redirect hop (the CLI, under `-v`); nobody by default.
@@ -134,7 +137,8 @@ impl Settings {
             docker_config: None,
             netrc: None,
             aws: AwsVariables::default(),
-            azure: AzureVariables::default(),
+            azure: CloudVariables::default(),
+            google: CloudVariables::default(),
             observer: None,
             tracer: None,
         }
@@ -174,8 +178,17 @@ impl Settings {
                     profile: None,
                 }
             },
-            azure: AzureVariables {
+            azure: CloudVariables {
                 vars: crate::env::prefixed_variables("AZURE_"),
+            },
+            google: CloudVariables {
+                vars: {
+                    let mut vars = crate::env::prefixed_variables("GOOGLE_");
+                    vars.extend(
+                        crate::env::text("STORAGE_EMULATOR_HOST").map(|v| ("STORAGE_EMULATOR_HOST".to_string(), v)),
+                    );
+                    vars
+                },
             },
             observer: None,
             tracer: None,
@@ -205,21 +218,21 @@ impl AwsVariables {
     }
 }
 
-/// The `AZURE_*` variables as the session read them (read only by an `az://` registry); their
-/// `Debug` names the variables only.
+/// A cloud's variables as the session read them (`AZURE_*`, read only by an `az://` registry;
+/// `GOOGLE_*`, only by a `gs://` one); their `Debug` names the variables only.
 #[derive(Clone, Default)]
-pub struct AzureVariables {
+pub struct CloudVariables {
     pub vars: Vec<(String, String)>,
 }
 
-impl AzureVariables {
+impl CloudVariables {
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
-impl std::fmt::Debug for AzureVariables {
+impl std::fmt::Debug for CloudVariables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.vars.iter().map(|(k, _)| k)).finish()
     }

@@ -21,6 +21,9 @@ pub struct PublishRequest<'a> {
     pub deflate: Deflate,
     /// The packing limits (the session's).
     pub limits: &'a crate::archive::Limits,
+    /// Publish to an object store that ignores conditional writes (`--allow-unconditional-writes`),
+    /// which is refused otherwise: create-only and the index's compare-and-swap then hold nothing.
+    pub allow_unconditional: bool,
 }
 
 /// Where a published bundle landed (in `pack --json`: `bundle` and `index`, or `registry`).

@@ -250,7 +250,7 @@ mod tests {
         assert!(RegistryLocation::parse("", base).is_err());
         assert_eq!(
             RegistryLocation::syntaxes(),
-            "a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/, conan+https://HOST/PATH, s3://BUCKET/PREFIX or az://ACCOUNT/CONTAINER/PREFIX"
+            "a path, a file:// URL, an https:// URL, oci://HOST/REPO, pypi+https://HOST/simple/, conan+https://HOST/PATH, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or az://ACCOUNT/CONTAINER/PREFIX"
         );
     }
 }

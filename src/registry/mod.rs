@@ -1,5 +1,5 @@
 //! Registries: the index format (versioned), a location and the kind it is (`kind`; one
-//! folder per kind: `dir`, `http`, `oci`, `pypi`, `conan`, `s3`, `az`, each registered in
+//! folder per kind: `dir`, `http`, `oci`, `pypi`, `conan`, `s3`, `gs`, `az`, each registered in
 //! [`KINDS`]; the object stores' shared part is `objstore`), the
 //! handle through which a2c reads, publishes, yanks and signs (`handle`), the pure lock plan
 //! (`lock_plan`) and signed indexes (`signing`). The HTTP client is `net`'s.
@@ -7,6 +7,7 @@
 pub mod az;
 pub mod conan;
 pub mod dir;
+pub mod gs;
 pub mod handle;
 pub mod http;
 pub mod index;
@@ -249,7 +250,7 @@ pub fn read_index(location: &RegistryLocation, client: &crate::net::LazyClient) 
 /// kind** (docs/architecture.md, "Adding a registry kind"), kept on one line
 /// (`.ci/kinds-stand-alone` takes each kind out by its entry).
 #[rustfmt::skip]
-pub const KINDS: &[&kind::Kind] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND, &s3::KIND, &az::KIND];
+pub const KINDS: &[&kind::Kind] = &[&dir::KIND, &http::KIND, &oci::KIND, &pypi::KIND, &conan::KIND, &s3::KIND, &gs::KIND, &az::KIND];
 
 /// What `a2c pack` makes for a registry, decided by its kind (the CLI asks, never matches on
 /// the kind itself).

@@ -21,6 +21,12 @@ use crate::util::version::MethodVersion;
 /// its read and its write.
 const INDEX_ATTEMPTS: usize = 5;
 
+/// The object `a2c pack` writes create-only below the prefix to learn whether the store honours
+/// conditional writes (it stays: a store that honours them refuses each later write of it).
+const PROBE_REL: &str = ".a2c-conditional-writes";
+const PROBE_TEXT: &str =
+    "a2c writes this object with If-None-Match: * to check that the store refuses the write once it exists\n";
+
 /// A bucket (or container) and prefix of one cloud: where its objects are, what signs its
 /// requests, and its errors in a2c's words.
 pub(super) trait Bucket: Send + Sync + 'static {
@@ -150,6 +156,40 @@ impl<B: Bucket> ObjectRegistry<B> {
         })
     }
 
+    /// Whether the store honours a create-only write: the probe object written with
+    /// `If-None-Match: *` is refused once it exists (a first write that lands is tried once
+    /// more). A store that takes both writes ignores the condition (Garage does): refused
+    /// unless `allowed`, for there create-only bundles and the index's compare-and-swap hold
+    /// nothing; allowed, a warning says so.
+    fn check_conditional_writes(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+        allowed: bool,
+    ) -> Result<Vec<String>, PublishError> {
+        let probe = || self.put(http, store, PROBE_REL, PROBE_TEXT.as_bytes().to_vec(), PutMode::Create);
+        if !probe()? || !probe()? {
+            return Ok(Vec::new());
+        }
+        let ignored = format!(
+            "`{}` ignores conditional writes: `{}` was written create-only (If-None-Match: *) over itself",
+            self.bucket.display(),
+            self.bucket.url_of(PROBE_REL)
+        );
+        if allowed {
+            return Ok(vec![format!(
+                "{ignored}; publishing anyway (--allow-unconditional-writes): nothing stops another publisher from overwriting a version or the index"
+            )]);
+        }
+        Err(self
+            .bucket
+            .refused(
+                format!("{ignored}, so a published version could be overwritten and two publishers could both win"),
+                Some("publish to a store that honours If-None-Match (Amazon S3, Cloud Storage, Azure Blob Storage, Ceph RGW, MinIO, SeaweedFS), or from one place only with --allow-unconditional-writes".into()),
+            )
+            .into())
+    }
+
     /// The index and its version, or a new index (and `None`) when the registry has none yet.
     fn read_for_update(
         &self,
@@ -200,6 +240,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
         let http = self.client()?;
         let store = self.store(&http)?;
         let store = store.as_ref();
+        let mut warnings = self.check_conditional_writes(&http, store, r.allow_unconditional)?;
         let name = crate::lock::bundle_name(r.version, r.format);
         let bundle_rel = format!("bundles/{name}");
         let published = |changed: bool, warnings: Vec<String>| Published {
@@ -269,7 +310,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
             Ok(Some(()))
         })?;
         let changed = added.is_some();
-        let warnings = self.stale_signature(&http, store, changed && r.sign.is_none())?;
+        warnings.extend(self.stale_signature(&http, store, changed && r.sign.is_none())?);
         Ok(published(changed, warnings))
     }
 

@@ -42,11 +42,20 @@ fn textual_redact(location: &str) -> String {
 }
 
 /// `url` for a message: a URL presigned for an object store (its query carries a signature:
-/// S3's `X-Amz-Signature=…`, an Azure SAS's `sig=…`) is shown without its query, which is a
+/// S3's `X-Amz-Signature=…`, Google's `X-Goog-Signature=…`, an Azure SAS's `sig=…`) is shown
+/// without its query, which is a
 /// credential for as long as it is valid; any other URL as it is.
 pub fn shown_url(url: &Url) -> String {
     let presigned = url.query_pairs().any(|(k, _)| {
-        k.eq_ignore_ascii_case("X-Amz-Signature") || k.eq_ignore_ascii_case("X-Amz-Credential") || k == "sig"
+        [
+            "X-Amz-Signature",
+            "X-Amz-Credential",
+            "X-Goog-Signature",
+            "X-Goog-Credential",
+        ]
+        .iter()
+        .any(|name| k.eq_ignore_ascii_case(name))
+            || k == "sig"
     });
     if !presigned {
         return url.to_string();
@@ -54,4 +63,23 @@ pub fn shown_url(url: &Url) -> String {
     let mut shown = url.clone();
     shown.set_query(None);
     format!("{shown} (presigned)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_clouds_signed_urls_are_shown_without_their_signature() {
+        for signed in [
+            "https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc",
+            "https://storage.googleapis.com/b/k?X-Goog-Credential=a%40p&X-Goog-Signature=abc",
+            "https://acct.blob.core.windows.net/c/k?sv=2021&sig=abc",
+        ] {
+            let shown = shown_url(&Url::parse(signed).unwrap());
+            assert!(!shown.contains("abc") && shown.ends_with("(presigned)"), "{shown}");
+        }
+        let plain = Url::parse("https://host/k?v=1").unwrap();
+        assert_eq!(shown_url(&plain), "https://host/k?v=1");
+    }
 }

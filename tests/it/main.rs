@@ -3,6 +3,7 @@
 mod architecture;
 mod azure_blobs;
 mod cli_surface;
+mod cloud_storage;
 mod conan;
 mod config_errors;
 mod crash;

@@ -220,12 +220,7 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
         lock.contains("source = \"s3://team-methods/methods/a2c/bundles/a2c-1.0.0.tar.gz\""),
         "{lock}"
     );
-    let (_, schema) = crate::spec::validators();
-    let errors: Vec<String> = schema
-        .iter_errors(&crate::spec::lock_as_json(&lock))
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "registry-spec/lock.schema.json: {errors:?}");
+    crate::spec::assert_lock_valid(&lock);
     let run = t.ok_env("w", &["install"], &env);
     insta::assert_snapshot!(run.transcript());
     t.ok("w", &["doctor"]);
@@ -595,4 +590,89 @@ fn an_s3_registry_is_signed_and_yanked_in_place() {
     );
     let run = t.ok_env("w", &["lock", "--update", "1.1.0"], &env);
     assert!(!run.stderr.contains("yanked"), "{}", run.stderr);
+}
+
+/// moto's S3 server as it was before it learned conditional writes (5.0.10, pinned): it takes
+/// `If-None-Match: *` over an existing object, as Garage does. On loopback, with the bucket
+/// `BUCKET` made; it checks no signature (the runs sign anyway).
+struct Moto {
+    _child: Spawned,
+    port: u16,
+}
+
+fn moto(t: &TestContext) -> Option<Moto> {
+    if Command::new("moto_server").arg("--help").output().is_err() {
+        require_program("moto_server (pip install -r .ci/requirements.txt: moto[server]; .ci/run does it)");
+        return None;
+    }
+    for _ in 0..5 {
+        let port = free_port();
+        let log = fs_err::File::create(t.path("moto.log")).unwrap();
+        let child = Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log.into_parts().0))
+            .spawn()
+            .unwrap();
+        let mut child = Spawned(child);
+        if !child.listening(port, 60) {
+            continue;
+        }
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "30",
+                "-X",
+                "PUT",
+            ])
+            .arg(format!("http://127.0.0.1:{port}/{BUCKET}"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "cannot make the bucket");
+        return Some(Moto { _child: child, port });
+    }
+    panic!(
+        "moto_server did not start: {}",
+        fs_err::read_to_string(t.path("moto.log")).unwrap_or_default()
+    );
+}
+
+/// A store that ignores conditional writes would let a published version be overwritten and two
+/// publishers both win: `pack` learns it by writing its probe object create-only, and refuses
+/// to publish there — but for the flag that allows it, which then publishes with a warning.
+/// (Every other publishing test passes the probe: SeaweedFS and Azurite honour the condition.)
+#[test]
+fn a_store_that_ignores_conditional_writes_is_refused_for_publishing() {
+    let t = TestContext::new();
+    let Some(store) = moto(&t) else { return };
+    let registry = format!("s3://{BUCKET}/a2c");
+    let endpoint = format!("http://127.0.0.1:{}", store.port);
+    let env = [
+        PATIENT,
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+    ];
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
+    let run = t.run_env(".", &pack, &env);
+    run.failure();
+    run.says(&format!(
+        "`{registry}` ignores conditional writes: `{registry}/.a2c-conditional-writes` was written create-only (If-None-Match: *) over itself"
+    ));
+    run.says("or from one place only with --allow-unconditional-writes");
+    // The hint's way, followed: published, with the warning.
+    let allowed: Vec<&str> = pack.iter().copied().chain(["--allow-unconditional-writes"]).collect();
+    let run = t.ok_env(".", &allowed, &env);
+    run.says("publishing anyway (--allow-unconditional-writes)");
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &env);
+    t.ok_env("w", &["install"], &env);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
 }

@@ -32,6 +32,14 @@ pub fn lock_as_json(text: &str) -> serde_json::Value {
     serde_json::to_value(value).unwrap()
 }
 
+/// Asserts that the lock file's text `lock` is valid against registry-spec/lock.schema.json.
+#[track_caller]
+pub fn assert_lock_valid(lock: &str) {
+    let (_, schema) = validators();
+    let errors: Vec<String> = schema.iter_errors(&lock_as_json(lock)).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "registry-spec/lock.schema.json: {errors:?}\n{lock}");
+}
+
 #[test]
 fn schemas_accept_what_a2c_writes_and_refuse_what_it_refuses() {
     let (index, lock) = validators();

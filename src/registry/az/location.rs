@@ -16,7 +16,7 @@ use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
 use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
 use crate::net::HttpClient;
-use crate::net::settings::AzureVariables;
+use crate::net::settings::CloudVariables;
 
 /// How long a bundle's signed URL stays valid: one download, with its retries.
 const SIGNED_FOR: Duration = Duration::from_secs(3600);
@@ -98,7 +98,7 @@ impl AzLocation {
 
     /// The environment's `AZURE_*` variables, checked: credentials named for another storage
     /// account are not used for this one, and no credential that runs a program is followed.
-    fn checked(&self, azure: &AzureVariables) -> Result<AzureVariables, RegistryError> {
+    fn checked(&self, azure: &CloudVariables) -> Result<CloudVariables, RegistryError> {
         if let Some((variable, named)) = ACCOUNT_VARIABLES
             .iter()
             .find_map(|v| azure.get(v).map(|value| (*v, value)))
@@ -131,7 +131,7 @@ impl AzLocation {
     }
 
     /// The endpoint of the account's blobs: an override from the environment, else Azure's own.
-    fn endpoint(&self, azure: &AzureVariables) -> (String, Option<&'static str>) {
+    fn endpoint(&self, azure: &CloudVariables) -> (String, Option<&'static str>) {
         match ENDPOINT_VARIABLES.iter().find_map(|v| azure.get(v).map(|e| (e, *v))) {
             Some((endpoint, variable)) => (endpoint.trim_end_matches('/').to_string(), Some(variable)),
             None => (format!("https://{}.blob.core.windows.net", self.account), None),
@@ -140,7 +140,7 @@ impl AzLocation {
 
     /// The object store for this container, signing with the credentials `azure` gives and
     /// speaking through `http`.
-    fn az_store(&self, http: &HttpClient, azure: &AzureVariables) -> Result<MicrosoftAzure, RegistryError> {
+    fn az_store(&self, http: &HttpClient, azure: &CloudVariables) -> Result<MicrosoftAzure, RegistryError> {
         let mut builder = MicrosoftAzureBuilder::new();
         // The credentials object_store knows, as its own `from_env` would read them; never an
         // account, container, endpoint or emulator switch (the location and ENDPOINT_VARIABLES
@@ -181,7 +181,7 @@ impl AzLocation {
 
     /// An object store's error in a2c's words: what failed, where, and which credentials and
     /// endpoint were used (never a secret).
-    fn az_error(&self, e: &object_store::Error, azure: &AzureVariables) -> RegistryError {
+    fn az_error(&self, e: &object_store::Error, azure: &CloudVariables) -> RegistryError {
         let object = objstore::object_of(e)
             .and_then(|path| Url::parse(&format!("az://{}/{}/{path}", self.account, self.container)).ok());
         let (endpoint, variable) = self.endpoint(azure);
@@ -207,7 +207,7 @@ impl AzLocation {
     }
 
     /// The blob `key`'s URL at the endpoint (the path object_store requests).
-    fn blob_url(&self, azure: &AzureVariables, key: &Key) -> Result<Url, RegistryError> {
+    fn blob_url(&self, azure: &CloudVariables, key: &Key) -> Result<Url, RegistryError> {
         let (endpoint, variable) = self.endpoint(azure);
         let mut url = objstore::endpoint_allowed(self, &endpoint, variable.unwrap_or("the endpoint"))?;
         url.path_segments_mut()
@@ -221,7 +221,7 @@ impl AzLocation {
 
 /// Where the credentials come from, in the order object_store's chain takes them (for
 /// messages; never the secret).
-fn credential_source(azure: &AzureVariables) -> String {
+fn credential_source(azure: &CloudVariables) -> String {
     let set = |names: &[&str]| names.iter().any(|v| azure.get(v).is_some());
     let client = set(&["AZURE_CLIENT_ID", "AZURE_STORAGE_CLIENT_ID"]);
     let tenant = set(&["AZURE_TENANT_ID", "AZURE_STORAGE_TENANT_ID", "AZURE_AUTHORITY_ID"]);
@@ -246,7 +246,7 @@ fn credential_source(azure: &AzureVariables) -> String {
 }
 
 /// The SAS token the environment gives, without a leading `?`.
-fn sas(azure: &AzureVariables) -> Option<&str> {
+fn sas(azure: &CloudVariables) -> Option<&str> {
     ["AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_SAS_KEY"]
         .iter()
         .find_map(|v| azure.get(v))
@@ -270,7 +270,7 @@ fn is_container_name(name: &str) -> bool {
 }
 
 impl Bucket for AzLocation {
-    type Auth = AzureVariables;
+    type Auth = CloudVariables;
 
     fn display(&self) -> String {
         self.as_written()
@@ -284,15 +284,15 @@ impl Bucket for AzLocation {
         self.az_url_of(rel)
     }
 
-    fn auth(&self, network: &crate::net::Network) -> Result<AzureVariables, RegistryError> {
+    fn auth(&self, network: &crate::net::Network) -> Result<CloudVariables, RegistryError> {
         self.checked(&network.settings()?.azure)
     }
 
-    fn store(&self, http: &HttpClient, azure: &AzureVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+    fn store(&self, http: &HttpClient, azure: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
         Ok(Arc::new(self.az_store(http, azure)?))
     }
 
-    fn store_error(&self, e: &object_store::Error, azure: &AzureVariables) -> RegistryError {
+    fn store_error(&self, e: &object_store::Error, azure: &CloudVariables) -> RegistryError {
         self.az_error(e, azure)
     }
 }
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn credentials_for_another_account_or_from_a_program_are_refused() {
         let l = parse("az://teamstore/methods").unwrap();
-        let vars = |pairs: &[(&str, &str)]| AzureVariables {
+        let vars = |pairs: &[(&str, &str)]| CloudVariables {
             vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         let other = vars(&[

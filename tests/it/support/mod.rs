@@ -230,6 +230,9 @@ impl TestContext {
                 || k.starts_with("AWS_")
                 || k.starts_with("AZURE_")
                 || k.starts_with("AZURITE_")
+                || k.starts_with("GOOGLE_")
+                || k.starts_with("GCE_METADATA")
+                || k == "STORAGE_EMULATOR_HOST"
             {
                 cmd.env_remove(k);
             }

@@ -1,0 +1,331 @@
+//! Where a `gs://` registry is: its bucket and key prefix, the object store that reaches it
+//! (signing with the environment's credentials, through a2c's own client), objects' signed
+//! URLs, and the store's errors in a2c's words.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::ObjectStore;
+use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder, GoogleConfigKey};
+use object_store::path::Path as Key;
+use url::Url;
+
+use super::super::RegistryError;
+use super::super::handle::Registry;
+use super::super::kind::Location;
+use super::super::location::INDEX_PATH;
+use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use crate::net::HttpClient;
+use crate::net::settings::CloudVariables;
+
+/// How long a bundle's signed URL stays valid: one download, with its retries.
+const SIGNED_FOR: Duration = Duration::from_secs(3600);
+
+/// Google's own endpoint for Cloud Storage.
+const GOOGLE_ENDPOINT: &str = "https://storage.googleapis.com";
+
+/// The variables that may name another endpoint (an emulator, a private service connect
+/// address), first found first: object_store's, then the one Google's client libraries read.
+const ENDPOINT_VARIABLES: [&str; 2] = ["GOOGLE_BASE_URL", "STORAGE_EMULATOR_HOST"];
+
+/// A bucket and a key prefix (no leading or trailing `/`; empty: the bucket's root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GsLocation {
+    bucket: String,
+    prefix: String,
+}
+
+impl GsLocation {
+    pub(super) fn from_url(url: &Url) -> Result<Self, String> {
+        let bucket = url.host_str().unwrap_or_default();
+        if bucket.is_empty() {
+            return Err("it names no bucket: write gs://BUCKET/PREFIX".into());
+        }
+        if !is_bucket_name(bucket) {
+            return Err(format!(
+                "`{bucket}` is not a Cloud Storage bucket name (3 to 63 lowercase letters, digits, `-` and `_`, or dotted names of such parts)"
+            ));
+        }
+        if url.port().is_some() {
+            return Err("a gs:// location names no port: the endpoint comes from GOOGLE_BASE_URL".into());
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err("a gs:// location has no query or fragment".into());
+        }
+        let prefix = url
+            .path()
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(objstore::plain_segment)
+            .collect::<Result<Vec<_>, _>>()?
+            .join("/");
+        Ok(Self {
+            bucket: bucket.to_string(),
+            prefix,
+        })
+    }
+
+    fn below(&self, rel: &str) -> String {
+        match (self.prefix.is_empty(), rel.is_empty()) {
+            (true, _) => rel.to_string(),
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{}/{rel}", self.prefix),
+        }
+    }
+
+    fn gs_url_of(&self, rel: &str) -> Url {
+        Url::parse(&format!("gs://{}/{}", self.bucket, self.below(rel)))
+            .expect("a bucket name and plain key segments make a URL")
+    }
+
+    fn as_written(&self) -> String {
+        format!("gs://{}/{}", self.bucket, self.prefix)
+            .trim_end_matches('/')
+            .to_string()
+    }
+
+    /// The endpoint: an override from the environment (with the variable that named it), else
+    /// Google's own. `STORAGE_EMULATOR_HOST` may be a bare `host:port`, as Google's client
+    /// libraries take it (plain HTTP: an emulator on loopback).
+    fn endpoint(google: &CloudVariables) -> (String, Option<&'static str>) {
+        match ENDPOINT_VARIABLES.iter().find_map(|v| google.get(v).map(|e| (e, *v))) {
+            Some((endpoint, variable)) => {
+                let endpoint = endpoint.trim_end_matches('/');
+                let endpoint = match endpoint.contains("://") {
+                    true => endpoint.to_string(),
+                    false => format!("http://{endpoint}"),
+                };
+                (endpoint, Some(variable))
+            }
+            None => (GOOGLE_ENDPOINT.to_string(), None),
+        }
+    }
+
+    /// The endpoint, refused unless `https://` or on loopback when the environment names it.
+    fn checked_endpoint(&self, google: &CloudVariables) -> Result<String, RegistryError> {
+        let (endpoint, variable) = Self::endpoint(google);
+        if let Some(variable) = variable {
+            objstore::endpoint_allowed(self, &endpoint, variable)?;
+        }
+        Ok(endpoint)
+    }
+
+    /// The object store for this bucket, signing with the credentials `google` gives and
+    /// speaking through `http`.
+    fn gs_store(&self, http: &HttpClient, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
+        let mut builder = GoogleCloudStorageBuilder::new();
+        // The credentials object_store knows, as its own `from_env` would read them; never a
+        // bucket or endpoint (the location and ENDPOINT_VARIABLES say those).
+        for (name, value) in &google.vars {
+            if let Ok(key) = name.to_ascii_lowercase().parse::<GoogleConfigKey>()
+                && matches!(
+                    key,
+                    GoogleConfigKey::ServiceAccount
+                        | GoogleConfigKey::ServiceAccountKey
+                        | GoogleConfigKey::ApplicationCredentials
+                )
+            {
+                builder = builder.with_config(key, value);
+            }
+        }
+        let endpoint = self.checked_endpoint(google)?;
+        if endpoint.starts_with("http:") {
+            builder = builder.with_client_options(object_store::ClientOptions::new().with_allow_http(true));
+        }
+        // Always set: a service account key file's own `gcs_base_url` would otherwise send the
+        // requests, and their tokens, where the file says.
+        builder
+            .with_base_url(&endpoint)
+            .with_bucket_name(&self.bucket)
+            .with_http_connector(Connector(http.reqwest()))
+            .with_retry(objstore::retries())
+            .build()
+            .map_err(|e| self.gs_error(&e, google))
+    }
+
+    /// An object store's error in a2c's words: what failed, where, and which credentials and
+    /// endpoint were used (never a secret).
+    fn gs_error(&self, e: &object_store::Error, google: &CloudVariables) -> RegistryError {
+        let object = objstore::object_of(e).and_then(|path| Url::parse(&format!("gs://{}/{path}", self.bucket)).ok());
+        let (endpoint, variable) = Self::endpoint(google);
+        if let Some(refused) = objstore::tls_failure(self, e, &endpoint) {
+            return refused;
+        }
+        let hint = match e {
+            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+                Some(format!(
+                    "the store refused the credentials from {}: check them, and that they may read (and, to publish, write) `{}`",
+                    credential_source(google),
+                    self.display()
+                ))
+            }
+            object_store::Error::NotFound { .. } => None,
+            _ => Some(format!(
+                "check the endpoint (`{endpoint}`{}) and the credentials (from {})",
+                variable.map_or(String::new(), |v| format!(", from {v}")),
+                credential_source(google)
+            )),
+        };
+        self.refused(objstore::one_line(e, object.as_ref()), hint)
+    }
+}
+
+/// Where the credentials come from, in the order object_store's chain takes them (for
+/// messages; never the secret).
+fn credential_source(google: &CloudVariables) -> String {
+    let set = |name: &str| google.get(name).is_some();
+    if let Some(variable) = ["GOOGLE_SERVICE_ACCOUNT", "GOOGLE_SERVICE_ACCOUNT_PATH"]
+        .into_iter()
+        .find(|v| set(v))
+    {
+        format!("the service account key file ({variable})")
+    } else if set("GOOGLE_SERVICE_ACCOUNT_KEY") {
+        "the service account key in GOOGLE_SERVICE_ACCOUNT_KEY".into()
+    } else if set("GOOGLE_APPLICATION_CREDENTIALS") {
+        "Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS)".into()
+    } else {
+        "Application Default Credentials (gcloud's application_default_credentials.json), else the metadata server (no GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_SERVICE_ACCOUNT is set)"
+            .into()
+    }
+}
+
+/// A bucket name as Cloud Storage takes it: 3 to 63 lowercase letters, digits, `-` and `_`,
+/// starting and ending with a letter or digit; a dotted name up to 222, each part up to 63.
+fn is_bucket_name(name: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let part = |p: &str| {
+        (1..=63).contains(&p.len())
+            && p.chars().all(|c| ok(c) || c == '-' || c == '_')
+            && p.starts_with(ok)
+            && p.ends_with(ok)
+    };
+    let limit = if name.contains('.') { 222 } else { 63 };
+    (3..=limit).contains(&name.len()) && name.split('.').all(part)
+}
+
+impl Bucket for GsLocation {
+    type Auth = CloudVariables;
+
+    fn display(&self) -> String {
+        self.as_written()
+    }
+
+    fn key(&self, rel: &str) -> Key {
+        Key::from(self.below(rel))
+    }
+
+    fn url_of(&self, rel: &str) -> Url {
+        self.gs_url_of(rel)
+    }
+
+    fn auth(&self, network: &crate::net::Network) -> Result<CloudVariables, RegistryError> {
+        Ok(network.settings()?.google.clone())
+    }
+
+    fn store(&self, http: &HttpClient, google: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+        Ok(Arc::new(self.gs_store(http, google)?))
+    }
+
+    fn store_error(&self, e: &object_store::Error, google: &CloudVariables) -> RegistryError {
+        self.gs_error(e, google)
+    }
+}
+
+impl Location for GsLocation {
+    fn shown(&self) -> String {
+        self.as_written()
+    }
+
+    fn index_url(&self) -> Url {
+        self.gs_url_of(INDEX_PATH)
+    }
+
+    fn http_base(&self) -> Option<Url> {
+        None
+    }
+
+    /// The lock entry's source is this object: a URL signed (V4) for a GET of it — locally with
+    /// a service account's key, else by the IAM signBlob call for the credentials' account —
+    /// or why it cannot be.
+    fn bundle_url(
+        &self,
+        _: &crate::util::digest::Sha256,
+        network: &crate::net::Network,
+    ) -> Result<Option<Url>, RegistryError> {
+        let http = network
+            .unbound_client()
+            .map_err(|e| self.refused(e.to_string(), e.hint()))?;
+        let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
+        let store = self.gs_store(&http, &settings.google)?;
+        let url = http
+            .block_on(object_store::signer::Signer::signed_url(
+                &store,
+                reqwest::Method::GET,
+                &Key::from(self.prefix.as_str()),
+                SIGNED_FOR,
+            ))
+            .map_err(|e| self.gs_error(&e, &settings.google))?;
+        Ok(Some(url))
+    }
+
+    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
+        Box::new(ObjectRegistry::new(self.clone(), network.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<GsLocation, String> {
+        GsLocation::from_url(&Url::parse(text).unwrap())
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> CloudVariables {
+        CloudVariables {
+            vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
+    }
+
+    #[test]
+    fn locations_are_a_bucket_and_plain_key_segments() {
+        let l = parse("gs://team_bucket/methods/a2c/").unwrap();
+        assert_eq!(l.display(), "gs://team_bucket/methods/a2c");
+        assert_eq!(l.key(INDEX_PATH).as_ref(), "methods/a2c/index/esys/a2c.json");
+        assert_eq!(
+            l.index_url().join("../../bundles/a2c-1.0.0.tar.gz").unwrap().as_str(),
+            "gs://team_bucket/methods/a2c/bundles/a2c-1.0.0.tar.gz"
+        );
+        let root = parse("gs://team.example.com").unwrap();
+        assert_eq!(root.display(), "gs://team.example.com");
+        assert_eq!(root.key(INDEX_PATH).as_ref(), INDEX_PATH);
+        for (bad, why) in [
+            ("gs:///x", "names no bucket"),
+            ("gs://Team/x", "not a Cloud Storage bucket name"),
+            ("gs://ab/x", "not a Cloud Storage bucket name"),
+            ("gs://-bucket/x", "not a Cloud Storage bucket name"),
+            ("gs://a..b/x", "not a Cloud Storage bucket name"),
+            ("gs://bucket:443/x", "names no port"),
+            ("gs://bucket/x?generation=1", "no query"),
+            ("gs://bucket/a/x%2Fy", "not a plain name"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_endpoint_comes_from_the_environment_alone_and_plain_http_only_on_loopback() {
+        let l = parse("gs://bucket/a2c").unwrap();
+        assert_eq!(GsLocation::endpoint(&vars(&[])), (GOOGLE_ENDPOINT.to_string(), None));
+        assert_eq!(
+            GsLocation::endpoint(&vars(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443")])),
+            ("http://127.0.0.1:4443".to_string(), Some("STORAGE_EMULATOR_HOST"))
+        );
+        let far = vars(&[("GOOGLE_BASE_URL", "http://storage.example.com/")]);
+        let e = l.checked_endpoint(&far).unwrap_err().to_string();
+        assert!(e.contains("not an https:// URL"), "{e}");
+        assert!(credential_source(&vars(&[("GOOGLE_SERVICE_ACCOUNT", "/k.json")])).contains("GOOGLE_SERVICE_ACCOUNT"));
+        assert!(credential_source(&vars(&[])).contains("metadata server"));
+    }
+}
