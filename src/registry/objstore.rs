@@ -503,6 +503,34 @@ pub(super) fn tls_failure<B: Bucket + ?Sized>(
     ))
 }
 
+/// A store's error in a2c's words, for any kind: a TLS failure talking to `endpoint` as every
+/// TLS failure is said; else the failed request in a line (its object named as `object`), with
+/// a hint naming where the credentials came from (`credentials`, never a secret) and, when it is
+/// no refusal of them, the endpoint as `endpoint_shown` says it.
+pub(super) fn store_refusal<B: Bucket + ?Sized>(
+    bucket: &B,
+    e: &object_store::Error,
+    object: Option<Url>,
+    endpoint: &str,
+    endpoint_shown: String,
+    credentials: String,
+) -> RegistryError {
+    if let Some(refused) = tls_failure(bucket, e, endpoint) {
+        return refused;
+    }
+    let hint = match e {
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Some(format!(
+            "the store refused the credentials from {credentials}: check them, and that they may read (and, to publish, write) `{}`",
+            bucket.display()
+        )),
+        object_store::Error::NotFound { .. } => None,
+        _ => Some(format!(
+            "check the endpoint ({endpoint_shown}) and the credentials (from {credentials})"
+        )),
+    };
+    bucket.refused(one_line(e, object.as_ref()), hint)
+}
+
 /// Whether an endpoint URL may be used: `https://`, or plain `http://` on loopback only (a
 /// session token travels in a header). `variable` names where it came from.
 pub(super) fn endpoint_allowed<B: Bucket + ?Sized>(

@@ -185,25 +185,11 @@ impl AzLocation {
         let object = objstore::object_of(e)
             .and_then(|path| Url::parse(&format!("az://{}/{}/{path}", self.account, self.container)).ok());
         let (endpoint, variable) = self.endpoint(azure);
-        if let Some(refused) = objstore::tls_failure(self, e, &endpoint) {
-            return refused;
-        }
-        let hint = match e {
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-                Some(format!(
-                    "the store refused the credentials from {}: check them, and that they may read (and, to publish, write) `{}`",
-                    credential_source(azure),
-                    self.display()
-                ))
-            }
-            object_store::Error::NotFound { .. } => None,
-            _ => Some(format!(
-                "check the endpoint (`{endpoint}`{}) and the credentials (from {})",
-                variable.map_or(String::new(), |v| format!(", from {v}")),
-                credential_source(azure)
-            )),
-        };
-        self.refused(objstore::one_line(e, object.as_ref()), hint)
+        let shown = format!(
+            "`{endpoint}`{}",
+            variable.map_or(String::new(), |v| format!(", from {v}"))
+        );
+        objstore::store_refusal(self, e, object, &endpoint, shown, credential_source(azure))
     }
 
     /// The blob `key`'s URL at the endpoint (the path object_store requests).

@@ -148,25 +148,11 @@ impl GsLocation {
     fn gs_error(&self, e: &object_store::Error, google: &CloudVariables) -> RegistryError {
         let object = objstore::object_of(e).and_then(|path| Url::parse(&format!("gs://{}/{path}", self.bucket)).ok());
         let (endpoint, variable) = Self::endpoint(google);
-        if let Some(refused) = objstore::tls_failure(self, e, &endpoint) {
-            return refused;
-        }
-        let hint = match e {
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-                Some(format!(
-                    "the store refused the credentials from {}: check them, and that they may read (and, to publish, write) `{}`",
-                    credential_source(google),
-                    self.display()
-                ))
-            }
-            object_store::Error::NotFound { .. } => None,
-            _ => Some(format!(
-                "check the endpoint (`{endpoint}`{}) and the credentials (from {})",
-                variable.map_or(String::new(), |v| format!(", from {v}")),
-                credential_source(google)
-            )),
-        };
-        self.refused(objstore::one_line(e, object.as_ref()), hint)
+        let shown = format!(
+            "`{endpoint}`{}",
+            variable.map_or(String::new(), |v| format!(", from {v}"))
+        );
+        objstore::store_refusal(self, e, object, &endpoint, shown, credential_source(google))
     }
 }
 

@@ -114,30 +114,11 @@ impl S3Location {
     /// endpoint were used (never a secret).
     fn s3_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
         let object = objstore::object_of(e).and_then(|path| Url::parse(&format!("s3://{}/{path}", self.bucket)).ok());
-        // The store's certificate not trusted: said as every TLS failure of a2c's is (object_store
-        // would bury it in its retries' words).
-        if let Some(refused) = objstore::tls_failure(self, e, &endpoint(aws).unwrap_or_else(|| "AWS's endpoint".into()))
-        {
-            return refused;
-        }
-        let hint = match e {
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-                Some(format!(
-                    "the store refused the credentials from {}: check them, and that they may read (and, to publish, write) `{}`",
-                    credential_source(aws),
-                    self.display()
-                ))
-            }
-            object_store::Error::NotFound { .. } => None,
-            _ => Some(format!(
-                "check the endpoint ({}) and the credentials (from {})",
-                endpoint(aws).map_or("AWS's own, from AWS_REGION".to_string(), |e| format!(
-                    "`{e}`, from AWS_ENDPOINT_URL"
-                )),
-                credential_source(aws)
-            )),
-        };
-        self.refused(objstore::one_line(e, object.as_ref()), hint)
+        let shown = endpoint(aws).map_or("AWS's own, from AWS_REGION".to_string(), |e| {
+            format!("`{e}`, from AWS_ENDPOINT_URL")
+        });
+        let tls_endpoint = endpoint(aws).unwrap_or_else(|| "AWS's endpoint".into());
+        objstore::store_refusal(self, e, object, &tls_endpoint, shown, credential_source(aws))
     }
 
     fn as_written(&self) -> String {
