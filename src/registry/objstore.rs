@@ -382,6 +382,19 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
     }
 }
 
+/// `version` with its ETag unquoted (`"abc"` → `abc`), as Ceph RGW 16 compares `If-Match`.
+fn bare_etag(version: &UpdateVersion) -> UpdateVersion {
+    UpdateVersion {
+        e_tag: version.e_tag.as_deref().map(|t| {
+            t.strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .unwrap_or(t)
+                .to_string()
+        }),
+        version: version.version.clone(),
+    }
+}
+
 /// The index's signature, below the prefix.
 fn signature_rel() -> String {
     format!("{INDEX_PATH}{}", signing::SIGNATURE_SUFFIX)
@@ -400,6 +413,9 @@ impl<B: Bucket> ObjectRegistry<B> {
         what: &str,
         mut edit: impl FnMut(&mut Index) -> Result<Option<T>, PublishError>,
     ) -> Result<Option<T>, PublishError> {
+        // Whether the store compares `If-Match` with the bare ETag, without the quotes it
+        // answers with (Ceph RGW 16 does, so it refuses every quoted one).
+        let mut bare = false;
         for _ in 0..INDEX_ATTEMPTS {
             let (mut index, version) = self.read_for_update(http, store)?;
             let Some(done) = edit(&mut index)? else {
@@ -407,12 +423,23 @@ impl<B: Bucket> ObjectRegistry<B> {
             };
             index.serial = Some(index.serial.unwrap_or(0) + 1);
             let text = index.to_json();
-            let mode = match version {
-                Some(v) => PutMode::Update(v),
+            let mode = match &version {
+                Some(v) if bare => PutMode::Update(bare_etag(v)),
+                Some(v) => PutMode::Update(v.clone()),
                 None => PutMode::Create,
             };
             if !self.put(http, store, INDEX_PATH, text.clone().into_bytes(), mode)? {
-                continue; // another writer changed the index first: read it again
+                // Another writer changed the index first (read it again), or the store refused
+                // a condition that holds: the index is as it was read.
+                let Some(read) = version else { continue };
+                if self.etag_now(http, store)? != read.e_tag {
+                    continue;
+                }
+                if !bare && bare_etag(&read) != read {
+                    bare = true;
+                    continue;
+                }
+                return Err(self.ignores_if_match(what).into());
             }
             if let Some(key) = sign {
                 self.write_signature(http, store, key, text.as_bytes())?;
@@ -426,6 +453,31 @@ impl<B: Bucket> ObjectRegistry<B> {
                 Some("others are writing to this registry: run the command again".into()),
             )
             .into())
+    }
+
+    /// The index's ETag as the store says it is now (`None`: there is none).
+    fn etag_now(&self, http: &HttpClient, store: &dyn ObjectStore) -> Result<Option<String>, RegistryError> {
+        let key = self.bucket.key(INDEX_PATH);
+        let auth = &self.auth()?;
+        http.block_on(async {
+            match store.head(&key).await {
+                Ok(meta) => Ok(meta.e_tag),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(self.bucket.store_error(&e, auth)),
+            }
+        })
+    }
+
+    /// The store refused to replace the index on the condition that it is unchanged, though it
+    /// was: it does not honour `If-Match`, so the index cannot be changed safely there.
+    fn ignores_if_match(&self, what: &str) -> RegistryError {
+        self.bucket.refused(
+            format!(
+                "the store refused to {what} with the index replaced only if unchanged (If-Match on its ETag), though `{}` had not changed",
+                self.shown_index()
+            ),
+            Some("publish to a store that honours If-Match on a write (Amazon S3, Cloud Storage, Azure Blob Storage, Ceph RGW, MinIO, SeaweedFS)".into()),
+        )
     }
 
     fn write_signature(
@@ -607,4 +659,21 @@ pub(super) fn plain_segment(raw: &str) -> Result<String, String> {
         return Err(format!("the key segment `{raw}` is not a plain name"));
     }
     Ok(segment.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_etag_loses_its_quotes_only() {
+        let v = |tag: &str| UpdateVersion {
+            e_tag: Some(tag.into()),
+            version: Some("7".into()),
+        };
+        assert_eq!(bare_etag(&v("\"79e7e210\"")), v("79e7e210"));
+        assert_eq!(bare_etag(&v("79e7e210")), v("79e7e210"));
+        assert_eq!(bare_etag(&v("W/\"x\"")), v("W/\"x\""));
+        assert_eq!(bare_etag(&v("\"")), v("\""));
+    }
 }

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod azure_blobs;
+mod ceph_rgw;
 mod cli_surface;
 mod cloud_storage;
 mod conan;
