@@ -681,7 +681,7 @@ fn a_store_that_ignores_conditional_writes_is_refused_for_publishing() {
 /// download does: installing a 32 MiB (incompressible) bundle peaks at less than half the
 /// bundle's size above installing a tiny one, measured in the same test with /usr/bin/time.
 #[test]
-fn an_install_from_a_bucket_streams_the_bundle_in_bounded_memory() {
+fn a_bucket_takes_and_gives_a_bundle_in_bounded_memory() {
     let t = TestContext::new();
     let Some(store) = seaweed(&t) else { return };
     let registry = format!("s3://{BUCKET}/a2c");
@@ -690,10 +690,23 @@ fn an_install_from_a_bucket_streams_the_bundle_in_bounded_memory() {
     t.method_tree("trees/0.9.0", "0.9.0");
     t.method_tree("trees/1.0.0", "1.0.0");
     t.write_noise("trees/1.0.0/rules/noise.bin", 32 << 20, 0x9e3779b97f4a7c15u64);
+    // Published streamed from the packed file: a 32 MiB bundle's pack peaks as a tiny one's.
+    let mut packs = Vec::new();
     for v in ["0.9.0", "1.0.0"] {
         let tree = format!("trees/{v}");
-        t.ok_env(".", &["pack", &tree, "--version", v, "--registry", &registry], &env);
+        let Some((out, kib)) = t.run_measured_env(".", &["pack", &tree, "--version", v, "--registry", &registry], &env)
+        else {
+            return;
+        };
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        packs.push(kib);
     }
+    assert!(
+        packs[1] < packs[0] + 16 * 1024,
+        "peak RSS {} KiB packing a 32 MiB bundle, {} KiB a tiny one",
+        packs[1],
+        packs[0]
+    );
     let install = |w: &str, version: &str| {
         t.superbuild(w, &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
         t.canonical_repo(&format!("{w}/p/app"), version);

@@ -14,7 +14,7 @@ use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
-use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use super::super::objstore::{self, Bucket, Connector, ObjectRegistry, SignedPut};
 use crate::net::HttpClient;
 use crate::net::settings::CloudVariables;
 
@@ -280,6 +280,33 @@ impl Bucket for AzLocation {
 
     fn store_error(&self, e: &object_store::Error, azure: &CloudVariables) -> RegistryError {
         self.az_error(e, azure)
+    }
+
+    /// Put Blob at a URL with the environment's SAS token, else signed for a `PUT` (as a
+    /// bundle's GET is), with `If-None-Match: *`.
+    fn create_url(
+        &self,
+        http: &HttpClient,
+        azure: &CloudVariables,
+        rel: &str,
+    ) -> Result<Option<SignedPut>, RegistryError> {
+        let key = self.key_of(rel);
+        let url = if credential_source(azure).starts_with("the SAS token") {
+            let mut url = self.blob_url(azure, &key)?;
+            url.set_query(sas(azure));
+            url
+        } else {
+            let store = self.az_store(http, azure)?;
+            http.block_on(object_store::signer::Signer::signed_url(
+                &store,
+                reqwest::Method::PUT,
+                &key,
+                SIGNED_FOR,
+            ))
+            .map_err(|e| self.az_error(&e, azure))?
+        };
+        let headers = vec![("If-None-Match", "*".into()), ("x-ms-blob-type", "BlockBlob".into())];
+        Ok(Some((url, headers)))
     }
 }
 

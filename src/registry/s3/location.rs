@@ -14,7 +14,7 @@ use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
-use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use super::super::objstore::{self, Bucket, Connector, ObjectRegistry, SignedPut};
 use super::profile;
 use crate::net::HttpClient;
 use crate::net::settings::AwsVariables;
@@ -155,6 +155,18 @@ impl Bucket for S3Location {
 
     fn store_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
         self.s3_error(e, aws)
+    }
+
+    /// Presigned for a `PUT` with `If-None-Match: *` bound to the signature.
+    fn create_url(&self, http: &HttpClient, aws: &AwsVariables, rel: &str) -> Result<Option<SignedPut>, RegistryError> {
+        use object_store::signer::{HeaderValue, SignedUrlOptions, Signer as _};
+        let store = self.s3_store(http, aws)?;
+        let options =
+            SignedUrlOptions::new().with_signed_header(reqwest::header::IF_NONE_MATCH, HeaderValue::from_static("*"));
+        let url = http
+            .block_on(store.signed_url_opts(reqwest::Method::PUT, &self.key_of(rel), PRESIGNED_FOR, &options))
+            .map_err(|e| self.s3_error(&e, aws))?;
+        Ok(Some((url, vec![("If-None-Match", "*".into())])))
     }
 }
 

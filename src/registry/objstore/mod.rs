@@ -14,7 +14,7 @@ use super::handle::{Expiry, Landed, PublishError, PublishRequest, Published, Reg
 use super::location::INDEX_PATH;
 use super::signing::SecretKey;
 use super::{Index, IndexEntry, RegistryError, Wanted, signing};
-use crate::net::{HttpClient, LazyClient, Network};
+use crate::net::{HttpClient, LazyClient, Network, Payload};
 use crate::util::version::MethodVersion;
 
 /// How many times `a2c pack` re-reads the index when another publisher changed it between
@@ -26,6 +26,10 @@ const INDEX_ATTEMPTS: usize = 5;
 const PROBE_REL: &str = ".a2c-conditional-writes";
 const PROBE_TEXT: &str =
     "a2c writes this object with If-None-Match: * to check that the store refuses the write once it exists\n";
+
+mod words;
+
+pub(super) use words::{Connector, endpoint_allowed, object_of, plain_segment, retries, store_refusal};
 
 /// A bucket (or container) and prefix of one cloud: where its objects are, what signs its
 /// requests, and its errors in a2c's words.
@@ -46,6 +50,13 @@ pub(super) trait Bucket: Send + Sync + 'static {
     /// `e` in a2c's words, with where the credentials came from (never a secret).
     fn store_error(&self, e: &object_store::Error, auth: &Self::Auth) -> RegistryError;
 
+    /// A URL signed for a `PUT` of `rel` and the headers that make it create-only, for a bundle
+    /// streamed from its file in constant memory; `None` where the kind writes it whole, through
+    /// object_store.
+    fn create_url(&self, _: &HttpClient, _: &Self::Auth, _: &str) -> Result<Option<SignedPut>, RegistryError> {
+        Ok(None)
+    }
+
     /// `message`, said of this location, with `hint`.
     fn refused(&self, message: String, hint: Option<String>) -> RegistryError {
         RegistryError::ObjectStore {
@@ -63,6 +74,9 @@ pub(super) struct ObjectRegistry<B: Bucket> {
     /// The credentials, read on first use.
     auth: Mutex<Option<B::Auth>>,
 }
+
+/// A URL signed for one `PUT` and the headers to send with it.
+pub(super) type SignedPut = (Url, Vec<(&'static str, String)>);
 
 /// An object's bytes and its version (for a compare-and-swap), or `None` when there is none.
 type Fetched = Option<(Vec<u8>, UpdateVersion)>;
@@ -154,6 +168,35 @@ impl<B: Bucket> ObjectRegistry<B> {
                 Err(e) => Err(self.bucket.store_error(&e, auth)),
             }
         })
+    }
+
+    /// Writes the file at `path` to `rel` create-only: streamed to a URL signed for it where
+    /// the kind gives one, else read whole and written through object_store. `Ok(false)` when
+    /// an object is already there.
+    fn create_from_file(
+        &self,
+        http: &HttpClient,
+        store: &dyn ObjectStore,
+        rel: &str,
+        path: &std::path::Path,
+    ) -> Result<bool, PublishError> {
+        let auth = &self.auth()?;
+        let Some((url, headers)) = self.bucket.create_url(http, auth, rel)? else {
+            return Ok(self.put(http, store, rel, fs_err::read(path)?, PutMode::Create)?);
+        };
+        let size = fs_err::metadata(path)?.len();
+        let reply = http
+            .call(reqwest::Method::PUT, &url, &headers, Some(Payload::File(path, size)))
+            .map_err(RegistryError::from)?;
+        match reqwest::StatusCode::from_u16(reply.status).unwrap_or(reqwest::StatusCode::BAD_GATEWAY) {
+            status if status.is_success() => Ok(true),
+            // 412: S3's answer to `If-None-Match: *` over an object; 409: Azure's.
+            reqwest::StatusCode::PRECONDITION_FAILED | reqwest::StatusCode::CONFLICT => Ok(false),
+            status => Err(self
+                .bucket
+                .store_error(&answered(&self.bucket.key(rel), status), auth)
+                .into()),
+        }
     }
 
     /// Whether the store honours a create-only write: the probe object written with
@@ -276,8 +319,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
             // The bundle, create-only: an object already there under its name is this bundle
             // only if its bytes are (a publish that stopped before its index update).
             if !bundle_written {
-                let bytes = fs_err::read(tmp.path())?;
-                if !self.put(&http, store, &bundle_rel, bytes, PutMode::Create)? {
+                if !self.create_from_file(&http, store, &bundle_rel, tmp.path())? {
                     let there = self
                         .get(&http, store, &bundle_rel)?
                         .map(|(b, _)| crate::util::digest::Sha256::of(&b));
@@ -392,6 +434,22 @@ fn bare_etag(version: &UpdateVersion) -> UpdateVersion {
                 .to_string()
         }),
         version: version.version.clone(),
+    }
+}
+
+/// A store's refusal of a write a2c sent itself, as object_store says one (so each kind's
+/// wording and hint apply): the request and its status.
+fn answered(key: &Key, status: reqwest::StatusCode) -> object_store::Error {
+    let path = key.to_string();
+    let source = format!("Error performing PUT {key}: Server returned non-2xx status code: {status}").into();
+    match status.as_u16() {
+        401 => object_store::Error::Unauthenticated { path, source },
+        403 => object_store::Error::PermissionDenied { path, source },
+        404 => object_store::Error::NotFound { path, source },
+        _ => object_store::Error::Generic {
+            store: "object store",
+            source,
+        },
     }
 }
 
@@ -517,148 +575,6 @@ impl<B: Bucket> ObjectRegistry<B> {
             )),
         )
     }
-}
-
-/// object_store's requests, sent by a2c's reqwest client (its TLS roots, proxies, timeouts; it
-/// follows no redirect, so a signature never leaves the endpoint).
-#[derive(Debug)]
-pub(super) struct Connector(pub reqwest::Client);
-
-impl object_store::client::HttpConnector for Connector {
-    fn connect(&self, _: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
-        Ok(object_store::client::HttpClient::new(self.0.clone()))
-    }
-}
-
-/// object_store's retries: two, within a minute (its default retries a TLS failure ten times).
-pub(super) fn retries() -> object_store::RetryConfig {
-    object_store::RetryConfig {
-        backoff: Default::default(),
-        max_retries: 2,
-        retry_timeout: std::time::Duration::from_secs(60),
-    }
-}
-
-/// A TLS failure talking to `endpoint`, said as a2c says every one, when `e` is one.
-pub(super) fn tls_failure<B: Bucket + ?Sized>(
-    bucket: &B,
-    e: &object_store::Error,
-    endpoint: &str,
-) -> Option<RegistryError> {
-    let reason = crate::net::tls::tls_reason(e)?;
-    Some(bucket.refused(
-        format!("TLS failure talking to `{endpoint}`: {reason}"),
-        Some(format!(
-            "if the store uses a private CA, point {} (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it",
-            crate::env::A2C_CA_BUNDLE
-        )),
-    ))
-}
-
-/// A store's error in a2c's words, for any kind: a TLS failure talking to `endpoint` as every
-/// TLS failure is said; else the failed request in a line (its object named as `object`), with
-/// a hint naming where the credentials came from (`credentials`, never a secret) and, when it is
-/// no refusal of them, the endpoint as `endpoint_shown` says it.
-pub(super) fn store_refusal<B: Bucket + ?Sized>(
-    bucket: &B,
-    e: &object_store::Error,
-    object: Option<Url>,
-    endpoint: &str,
-    endpoint_shown: String,
-    credentials: String,
-) -> RegistryError {
-    if let Some(refused) = tls_failure(bucket, e, endpoint) {
-        return refused;
-    }
-    let hint = match e {
-        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Some(format!(
-            "the store refused the credentials from {credentials}: check them, and that they may read (and, to publish, write) `{}`",
-            bucket.display()
-        )),
-        object_store::Error::NotFound { .. } => None,
-        _ => Some(format!(
-            "check the endpoint ({endpoint_shown}) and the credentials (from {credentials})"
-        )),
-    };
-    bucket.refused(one_line(e, object.as_ref()), hint)
-}
-
-/// Whether an endpoint URL may be used: `https://`, or plain `http://` on loopback only (a
-/// session token travels in a header). `variable` names where it came from.
-pub(super) fn endpoint_allowed<B: Bucket + ?Sized>(
-    bucket: &B,
-    endpoint: &str,
-    variable: &str,
-) -> Result<Url, RegistryError> {
-    let url =
-        Url::parse(endpoint).map_err(|e| bucket.refused(format!("{variable} `{endpoint}` is not a URL: {e}"), None))?;
-    match url.scheme() {
-        "https" => Ok(url),
-        "http" if crate::net::is_loopback(&url) => Ok(url),
-        _ => Err(bucket.refused(
-            format!("{variable} `{endpoint}` is not an https:// URL (plain HTTP is taken on loopback only)"),
-            Some(format!("set {variable} to the store's https:// address")),
-        )),
-    }
-}
-
-/// An object store's error in a line: the request and the status it met when the store says
-/// them (`GET \`s3://…\` answered HTTP 403 Forbidden`), else its own first line without the
-/// request's duration (never the response body a store appends).
-pub(super) fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = s.source();
-    }
-    let verb = ["GET", "PUT", "HEAD", "DELETE", "POST"]
-        .into_iter()
-        .find(|v| text.contains(&format!("performing {v} ")));
-    let status = text
-        .find("status code: ")
-        .and_then(|i| text[i + "status code: ".len()..].split(':').next())
-        .map(str::trim);
-    match (verb, status, object) {
-        (Some(verb), Some(status), Some(object)) => format!("{verb} `{object}` answered HTTP {status}"),
-        _ => {
-            let first = text.lines().next().unwrap_or_default();
-            match first.find(" in ").zip(first.find(" - ")) {
-                Some((a, b)) if a < b => format!("{}{}", &first[..a], &first[b..]),
-                _ => first.to_string(),
-            }
-        }
-    }
-}
-
-/// The path of the object an error names, when it names one (`NotFound`, `PermissionDenied`,
-/// …): for [`one_line`].
-pub(super) fn object_of(e: &object_store::Error) -> Option<&str> {
-    match e {
-        object_store::Error::NotFound { path, .. }
-        | object_store::Error::PermissionDenied { path, .. }
-        | object_store::Error::Unauthenticated { path, .. }
-        | object_store::Error::AlreadyExists { path, .. }
-        | object_store::Error::Precondition { path, .. } => Some(path),
-        _ => None,
-    }
-}
-
-/// One plain key segment of a location's path, percent-decoded: no `.`, `..`, separators,
-/// query or escape characters once decoded.
-pub(super) fn plain_segment(raw: &str) -> Result<String, String> {
-    let segment = percent_encoding::percent_decode_str(raw)
-        .decode_utf8()
-        .map_err(|_| format!("the key segment `{raw}` is not UTF-8 once decoded"))?;
-    // A `?`, `#`, `%` or `\\` once decoded would read back as another URL or key.
-    let special = |c: char| matches!(c, '/' | '?' | '#' | '%' | '\\') || c.is_control();
-    if segment == "." || segment == ".." || segment.contains(special) {
-        return Err(format!("the key segment `{raw}` is not a plain name"));
-    }
-    Ok(segment.into_owned())
 }
 
 #[cfg(test)]

@@ -1,0 +1,145 @@
+//! What the object-store kinds share besides the registry: object_store's connector and
+//! retries, a store's errors in a2c's words, and the checks of an endpoint and a key segment.
+
+use url::Url;
+
+use super::Bucket;
+use crate::registry::RegistryError;
+
+/// object_store's requests, sent by a2c's reqwest client (its TLS roots, proxies, timeouts; it
+/// follows no redirect, so a signature never leaves the endpoint).
+#[derive(Debug)]
+pub(in crate::registry) struct Connector(pub reqwest::Client);
+
+impl object_store::client::HttpConnector for Connector {
+    fn connect(&self, _: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
+        Ok(object_store::client::HttpClient::new(self.0.clone()))
+    }
+}
+
+/// object_store's retries: two, within a minute (its default retries a TLS failure ten times).
+pub(in crate::registry) fn retries() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: Default::default(),
+        max_retries: 2,
+        retry_timeout: std::time::Duration::from_secs(60),
+    }
+}
+
+/// A TLS failure talking to `endpoint`, said as a2c says every one, when `e` is one.
+fn tls_failure<B: Bucket + ?Sized>(bucket: &B, e: &object_store::Error, endpoint: &str) -> Option<RegistryError> {
+    let reason = crate::net::tls::tls_reason(e)?;
+    Some(bucket.refused(
+        format!("TLS failure talking to `{endpoint}`: {reason}"),
+        Some(format!(
+            "if the store uses a private CA, point {} (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it",
+            crate::env::A2C_CA_BUNDLE
+        )),
+    ))
+}
+
+/// A store's error in a2c's words, for any kind: a TLS failure talking to `endpoint` as every
+/// TLS failure is said; else the failed request in a line (its object named as `object`), with
+/// a hint naming where the credentials came from (`credentials`, never a secret) and, when it is
+/// no refusal of them, the endpoint as `endpoint_shown` says it.
+pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
+    bucket: &B,
+    e: &object_store::Error,
+    object: Option<Url>,
+    endpoint: &str,
+    endpoint_shown: String,
+    credentials: String,
+) -> RegistryError {
+    if let Some(refused) = tls_failure(bucket, e, endpoint) {
+        return refused;
+    }
+    let hint = match e {
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Some(format!(
+            "the store refused the credentials from {credentials}: check them, and that they may read (and, to publish, write) `{}`",
+            bucket.display()
+        )),
+        object_store::Error::NotFound { .. } => None,
+        _ => Some(format!(
+            "check the endpoint ({endpoint_shown}) and the credentials (from {credentials})"
+        )),
+    };
+    bucket.refused(one_line(e, object.as_ref()), hint)
+}
+
+/// Whether an endpoint URL may be used: `https://`, or plain `http://` on loopback only (a
+/// session token travels in a header). `variable` names where it came from.
+pub(in crate::registry) fn endpoint_allowed<B: Bucket + ?Sized>(
+    bucket: &B,
+    endpoint: &str,
+    variable: &str,
+) -> Result<Url, RegistryError> {
+    let url =
+        Url::parse(endpoint).map_err(|e| bucket.refused(format!("{variable} `{endpoint}` is not a URL: {e}"), None))?;
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if crate::net::is_loopback(&url) => Ok(url),
+        _ => Err(bucket.refused(
+            format!("{variable} `{endpoint}` is not an https:// URL (plain HTTP is taken on loopback only)"),
+            Some(format!("set {variable} to the store's https:// address")),
+        )),
+    }
+}
+
+/// An object store's error in a line: the request and the status it met when the store says
+/// them (`GET \`s3://…\` answered HTTP 403 Forbidden`), else its own first line without the
+/// request's duration (never the response body a store appends).
+fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    let verb = ["GET", "PUT", "HEAD", "DELETE", "POST"]
+        .into_iter()
+        .find(|v| text.contains(&format!("performing {v} ")));
+    let status = text
+        .find("status code: ")
+        .and_then(|i| text[i + "status code: ".len()..].split(':').next())
+        .map(str::trim);
+    match (verb, status, object) {
+        (Some(verb), Some(status), Some(object)) => format!("{verb} `{object}` answered HTTP {status}"),
+        _ => {
+            let first = text.lines().next().unwrap_or_default();
+            match first.find(" in ").zip(first.find(" - ")) {
+                Some((a, b)) if a < b => format!("{}{}", &first[..a], &first[b..]),
+                _ => first.to_string(),
+            }
+        }
+    }
+}
+
+/// The path of the object an error names, when it names one (`NotFound`, `PermissionDenied`,
+/// …): for [`one_line`].
+pub(in crate::registry) fn object_of(e: &object_store::Error) -> Option<&str> {
+    match e {
+        object_store::Error::NotFound { path, .. }
+        | object_store::Error::PermissionDenied { path, .. }
+        | object_store::Error::Unauthenticated { path, .. }
+        | object_store::Error::AlreadyExists { path, .. }
+        | object_store::Error::Precondition { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+/// One plain key segment of a location's path, percent-decoded: no `.`, `..`, separators,
+/// query or escape characters once decoded.
+pub(in crate::registry) fn plain_segment(raw: &str) -> Result<String, String> {
+    let segment = percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map_err(|_| format!("the key segment `{raw}` is not UTF-8 once decoded"))?;
+    // A `?`, `#`, `%` or `\\` once decoded would read back as another URL or key.
+    let special = |c: char| matches!(c, '/' | '?' | '#' | '%' | '\\') || c.is_control();
+    if segment == "." || segment == ".." || segment.contains(special) {
+        return Err(format!("the key segment `{raw}` is not a plain name"));
+    }
+    Ok(segment.into_owned())
+}
