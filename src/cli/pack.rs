@@ -77,6 +77,11 @@ pub fn run(
             "--threads applies to tar.gz bundles; a {format} bundle is deflated entry by entry, on one thread"
         );
     }
+    if args.allow_unconditional_writes && !location.probes_conditional_writes() {
+        anyhow::bail!(
+            "--allow-unconditional-writes applies to object-store registries (s3://, gs://, az://), which a2c checks for conditional writes; `{location}` is not one: run the command without it"
+        );
+    }
     let registry = location.open(&session.network);
     let tree = cwd.join(&args.dir);
     let key = match &args.sign {

@@ -129,6 +129,12 @@ impl RegistryLocation {
         self.0.revises_versions()
     }
 
+    /// Whether `a2c pack` checks it for conditional writes (see
+    /// [`Location::probes_conditional_writes`]).
+    pub fn probes_conditional_writes(&self) -> bool {
+        self.0.probes_conditional_writes()
+    }
+
     /// The base URL of an HTTP registry (whose host gets the token).
     pub fn http_base(&self) -> Option<Url> {
         self.0.http_base()

@@ -675,6 +675,22 @@ fn a_store_that_ignores_conditional_writes_is_refused_for_publishing() {
     t.ok_env("w", &["lock"], &env);
     t.ok_env("w", &["install"], &env);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    // A registry a2c does not probe takes no such flag: said, not ignored.
+    let run = t.run(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "reg",
+            "--allow-unconditional-writes",
+        ],
+    );
+    run.failure();
+    run.says("--allow-unconditional-writes applies to object-store registries (s3://, gs://, az://)");
+    assert!(!t.path("reg").exists(), "nothing is written");
 }
 
 /// An install from a bucket streams the bundle from its presigned URL to the cache, as every

@@ -323,6 +323,10 @@ impl Location for AzLocation {
         None
     }
 
+    fn probes_conditional_writes(&self) -> bool {
+        true
+    }
+
     /// The lock entry's source is this blob: its URL with the environment's SAS token, else
     /// signed for a GET of it (a service SAS: by the account key locally, or by a user
     /// delegation key the store gives for an Entra credential), or why it cannot be.

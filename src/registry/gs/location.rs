@@ -230,6 +230,10 @@ impl Location for GsLocation {
         None
     }
 
+    fn probes_conditional_writes(&self) -> bool {
+        true
+    }
+
     /// The lock entry's source is this object: a URL signed (V4) for a GET of it — locally with
     /// a service account's key, else by the IAM signBlob call for the credentials' account —
     /// or why it cannot be.

@@ -283,7 +283,6 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
         let http = self.client()?;
         let store = self.store(&http)?;
         let store = store.as_ref();
-        let mut warnings = self.check_conditional_writes(&http, store, r.allow_unconditional)?;
         let name = crate::lock::bundle_name(r.version, r.format);
         let bundle_rel = format!("bundles/{name}");
         let published = |changed: bool, warnings: Vec<String>| Published {
@@ -301,19 +300,27 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
             },
             warnings,
         };
+        // Whether the index lists this version already: with these bytes (nothing to write),
+        // else refused.
+        let listed = |index: &Index| match index.get(r.version) {
+            None => Ok(false),
+            Some(existing) if existing.sha256 == packed.sha256 => Ok(true),
+            Some(existing) => Err(PublishError::from(RegistryError::AlreadyPublished {
+                version: r.version.clone(),
+                index: self.shown_index(),
+                existing: existing.sha256.to_hex(),
+                new: packed.sha256.to_hex(),
+                same_tree: existing.tree.as_deref() == Some(packed.tree.as_str()),
+            })),
+        };
+        // Said before any write: publishing again what is there needs no write access.
+        if listed(&self.read_for_update(&http, store)?.0)? {
+            return Ok(published(false, Vec::new()));
+        }
+        let mut warnings = self.check_conditional_writes(&http, store, r.allow_unconditional)?;
         let mut bundle_written = false;
         let added = self.edit_index(&http, store, r.sign, "add", |index| {
-            if let Some(existing) = index.get(r.version) {
-                if existing.sha256 != packed.sha256 {
-                    return Err(RegistryError::AlreadyPublished {
-                        version: r.version.clone(),
-                        index: self.shown_index(),
-                        existing: existing.sha256.to_hex(),
-                        new: packed.sha256.to_hex(),
-                        same_tree: existing.tree.as_deref() == Some(packed.tree.as_str()),
-                    }
-                    .into());
-                }
+            if listed(index)? {
                 return Ok(None);
             }
             // The bundle, create-only: an object already there under its name is this bundle

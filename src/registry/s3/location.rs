@@ -219,6 +219,10 @@ impl Location for S3Location {
         None
     }
 
+    fn probes_conditional_writes(&self) -> bool {
+        true
+    }
+
     /// The lock entry's source is this object: a URL presigned for a GET of it (no request is
     /// sent: signing is local), or why it cannot be (the credentials).
     fn bundle_url(
