@@ -335,6 +335,35 @@ fn s3_on_seaweedfs() {
     assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe s3");
 }
 
+/// The Azure recipe: Azurite with the recipe's account, the container made with the account SAS
+/// the recipe signs with openssl, then a2c publishing to it and installing from it with the key.
+#[test]
+fn azure_on_azurite() {
+    let node_bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-node/node_modules/.bin");
+    if !node_bin.join("azurite-blob").exists() {
+        require_program("node and Azurite in target/ci-node (npm ci in .ci/node; .ci/run does it)");
+        return;
+    }
+    if !programs(&["node", "curl", "openssl"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let port = free_port();
+    let a2c = Path::new(env!("CARGO_BIN_EXE_a2c"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let path = format!(
+        "{a2c}:{}:{}:/usr/sbin",
+        node_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path)]);
+    let _served = runs(&t, &r, "azure", port, true);
+    assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe azure");
+}
+
 #[test]
 fn pypiserver() {
     recipe_runs(
