@@ -111,7 +111,19 @@ fn rgw(t: &TestContext) -> Option<Rgw> {
         require_program("radosgw, ceph-mon and ceph-osd (apt-get install radosgw ceph-mon ceph-osd; .ci/run does it)");
         return None;
     }
-    let dir = t.path("ceph");
+    // A daemon whose port another process took meanwhile (free_port's race) stops: the
+    // cluster is made again, on other ports.
+    for attempt in 0..3 {
+        if let Some(server) = start(&t.path(&format!("ceph-{attempt}"))) {
+            return Some(server);
+        }
+    }
+    panic!("the Ceph cluster did not start in 3 attempts (see ceph-*/log in the test's directory)");
+}
+
+/// [`rgw`] in `dir`; `None` when the monitor or the gateway could not listen on its port.
+fn start(dir: &Path) -> Option<Rgw> {
+    let dir = dir.to_path_buf();
     for sub in ["mon", "osd", "run", "log"] {
         fs_err::create_dir_all(dir.join(sub)).unwrap();
     }
@@ -139,7 +151,11 @@ fn rgw(t: &TestContext) -> Option<Rgw> {
         ],
     );
     run(&dir, "ceph-mon", &["--mkfs", "-i", "a", "--monmap", "monmap"]);
-    let mut daemons = vec![daemon(&dir, "ceph-mon", &["-i", "a"])];
+    let mut monitor = daemon(&dir, "ceph-mon", &["-i", "a"]);
+    if !monitor.listening(mon, 30) {
+        return None;
+    }
+    let mut daemons = vec![monitor];
     let osd_uuid = &uuid();
     run(&dir, "ceph", &["--connect-timeout", "30", "osd", "create", osd_uuid]);
     run(&dir, "ceph-osd", &["-i", "0", "--mkfs", "--osd-uuid", osd_uuid]);
@@ -161,7 +177,10 @@ fn rgw(t: &TestContext) -> Option<Rgw> {
     );
     daemons.push(daemon(&dir, "ceph-osd", &["-i", "0"]));
     let mut gateway = daemon(&dir, "radosgw", &["-n", "client.rgw"]);
-    if !gateway.listening(port, 120) {
+    if !gateway.listening(port, 120) && matches!(gateway.0.try_wait(), Ok(Some(_))) {
+        return None;
+    }
+    if !gateway.listening(port, 1) {
         let status = Command::new("ceph")
             .current_dir(&dir)
             .args(["-c", "ceph.conf", "--connect-timeout", "10", "-s"])
@@ -241,6 +260,7 @@ admin socket = {d}/run/$name.asok
 log file = {d}/log/$name.log
 pid file = {d}/run/$name.pid
 keyring = {d}/keyring
+mon cluster log to file = false
 [mon.a]
 mon data = {d}/mon
 [osd.0]

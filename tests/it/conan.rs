@@ -281,7 +281,7 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     let run = t.run("w", &["lock"]);
     run.failure();
     assert!(
-        run.stderr.contains("401")
+        run.stderr.contains("answered HTTP 401")
             && run.stderr.contains(&format!("`a2c login {host} --username NAME`"))
             && run.stderr.contains("A2C_REGISTRY_AUTH"),
         "{}",

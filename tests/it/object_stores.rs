@@ -159,7 +159,7 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
         if !child.listening(ports[6], 60) {
             continue;
         }
-        let server = Seaweed {
+        let mut server = Seaweed {
             _child: child,
             _litter: litter,
             s3: ports[6],
@@ -167,10 +167,16 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
             ca,
         };
         // The bucket, made as its owner makes it: a signed `PUT /BUCKET` (curl signs SigV4).
-        // The gateway answers before the filer behind it is ready: a few tries.
+        // The gateway answers before the filer behind it is ready: a few tries. weed stops when
+        // one of its ports was taken meanwhile (free_port's race): started again on others.
+        let mut made = false;
         for attempt in 0.. {
             let status = signed_put_trusting(&server.endpoint(), server.ca.as_deref(), &format!("/{BUCKET}"), &[]);
             if status == "200" {
+                made = true;
+                break;
+            }
+            if matches!(server._child.0.try_wait(), Ok(Some(_))) {
                 break;
             }
             if attempt == 120 {
@@ -183,7 +189,9 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
             }
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        return Some(server);
+        if made {
+            return Some(server);
+        }
     }
     panic!(
         "weed server did not start: {}",

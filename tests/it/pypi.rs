@@ -335,7 +335,7 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     // The index's own words — a login with a user name, not a bearer token.
     let host = format!("127.0.0.1:{}", server.port);
     assert!(
-        run.stderr.contains("401") && run.stderr.contains(&format!("`a2c login {host} --username NAME`")),
+        run.stderr.contains("answered HTTP 401") && run.stderr.contains(&format!("`a2c login {host} --username NAME`")),
         "{}",
         run.stderr
     );

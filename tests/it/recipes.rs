@@ -184,7 +184,7 @@ fn nginx_serves_with_its_credential(recipe: &str, secret: (&str, &str), needed: 
     let lock = || t.run("w", &["lock", "--update", "--registry", &registry]);
     let run = lock();
     run.failure();
-    run.says("401");
+    run.says("answered HTTP 401");
     // The hint is the login that fits the server's challenge (Basic: a user name), for its
     // host; a wrong secret stored with it is refused naming the stored login and how to redo
     // it; the right one, stored as that hint says, opens the registry.
