@@ -95,6 +95,17 @@ impl S3Location {
                 builder = builder.with_config(key, value);
             }
         }
+        // Virtual-hosted addressing with an endpoint of the user's: the bucket becomes the
+        // endpoint's first label, as the AWS CLI's `addressing_style = virtual` makes it
+        // (object_store would send every request to the endpoint as written, bucket-less).
+        if let Some(endpoint) = &endpoint
+            && aws
+                .get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        {
+            let hosted = self.virtual_hosted(endpoint)?;
+            builder = builder.with_config(object_store::aws::AmazonS3ConfigKey::S3Endpoint, hosted);
+        }
         let mut builder = builder
             .with_bucket_name(&self.bucket)
             .with_http_connector(Connector(http.reqwest()))
@@ -108,6 +119,23 @@ impl S3Location {
             builder = builder.with_allow_http(true);
         }
         builder.build().map_err(|e| self.store_error(&e, aws))
+    }
+
+    /// `endpoint` with the bucket as its host's first label (`https://s3.example.internal` →
+    /// `https://BUCKET.s3.example.internal`): refused for an IP address, which has no labels.
+    fn virtual_hosted(&self, endpoint: &str) -> Result<String, RegistryError> {
+        let mut url = Url::parse(endpoint)
+            .map_err(|e| self.refused(format!("AWS_ENDPOINT_URL `{endpoint}` is not a URL: {e}"), None))?;
+        let Some(url::Host::Domain(host)) = url.host() else {
+            return Err(self.refused(
+                format!("AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true asks for the bucket in the host name, but the endpoint `{endpoint}` is an IP address"),
+                Some("unset AWS_VIRTUAL_HOSTED_STYLE_REQUEST (path-style: the bucket in the path), or name the endpoint by a host name".into()),
+            ));
+        };
+        let hosted = format!("{}.{host}", self.bucket);
+        url.set_host(Some(&hosted))
+            .map_err(|e| self.refused(format!("`{hosted}` is not a host name: {e}"), None))?;
+        Ok(url.as_str().trim_end_matches('/').to_string())
     }
 
     /// An object store's error in a2c's words: what failed, where, and which credentials and
@@ -288,5 +316,54 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    /// Where a bundle's presigned URL points for these AWS variables (signing is local).
+    fn presigned(vars: &[(&str, &str)]) -> Result<Url, RegistryError> {
+        let aws = AwsVariables {
+            vars: [("AWS_ACCESS_KEY_ID", "AKID"), ("AWS_SECRET_ACCESS_KEY", "secret")]
+                .iter()
+                .chain(vars)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        };
+        let network = crate::net::Network::default();
+        let http = network.unbound_client().unwrap();
+        let location = parse("s3://team-methods/a2c").unwrap();
+        let store = location.s3_store(&http, &aws)?;
+        Ok(http
+            .block_on(object_store::signer::Signer::signed_url(
+                &store,
+                reqwest::Method::GET,
+                &location.key_of(INDEX_PATH),
+                PRESIGNED_FOR,
+            ))
+            .unwrap())
+    }
+
+    #[test]
+    fn virtual_hosted_addressing_puts_the_bucket_in_the_endpoints_host() {
+        let path_style = presigned(&[("AWS_ENDPOINT_URL", "https://s3.example.internal")]).unwrap();
+        assert_eq!(path_style.host_str(), Some("s3.example.internal"));
+        assert_eq!(path_style.path(), "/team-methods/a2c/index/esys/a2c.json");
+        for (name, endpoint) in [
+            ("AWS_ENDPOINT_URL", "https://s3.example.internal"),
+            ("AWS_ENDPOINT_URL_S3", "https://s3.example.internal:9000/"),
+        ] {
+            let hosted = presigned(&[(name, endpoint), ("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "true")]).unwrap();
+            assert_eq!(hosted.host_str(), Some("team-methods.s3.example.internal"), "{name}");
+            assert_eq!(hosted.path(), "/a2c/index/esys/a2c.json", "{name}");
+        }
+        // AWS's own endpoint, virtual-hosted as object_store makes it.
+        let aws = presigned(&[("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "true")]).unwrap();
+        assert_eq!(aws.host_str(), Some("team-methods.s3.us-east-1.amazonaws.com"));
+        let e = presigned(&[
+            ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000"),
+            ("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "true"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("is an IP address"), "{e}");
+        assert!(e.hint().unwrap().contains("unset AWS_VIRTUAL_HOSTED_STYLE_REQUEST"));
     }
 }

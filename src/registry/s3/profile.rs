@@ -32,7 +32,8 @@ pub(super) struct ProfileError {
 /// `aws` with what its profile adds: each variable the environment leaves unset that the
 /// profile sets (`aws_access_key_id` → `AWS_ACCESS_KEY_ID`, `region` → `AWS_REGION`,
 /// `endpoint_url` → `AWS_ENDPOINT_URL`, an `s3 =` block's `endpoint_url` →
-/// `AWS_ENDPOINT_URL_S3`), and where they came from in `profile`.
+/// `AWS_ENDPOINT_URL_S3` and `addressing_style` → `AWS_VIRTUAL_HOSTED_STYLE_REQUEST`), and where
+/// they came from in `profile`.
 pub(super) fn with_profile(aws: &AwsVariables) -> Result<AwsVariables, ProfileError> {
     let named = aws.get("AWS_PROFILE").or_else(|| aws.get("AWS_DEFAULT_PROFILE"));
     let name = named.unwrap_or("default");
@@ -126,6 +127,16 @@ pub(super) fn with_profile(aws: &AwsVariables) -> Result<AwsVariables, ProfileEr
         if !set && let Some((_, v)) = value(key) {
             out.vars.push((variable.into(), v.to_string()));
         }
+    }
+    // An `s3 =` block's `addressing_style` (`auto` leaves the choice to the client: path-style).
+    let hosted = match value("s3.addressing_style").map(|(_, v)| v) {
+        Some("virtual") => Some("true"),
+        Some("path") => Some("false"),
+        _ => None,
+    };
+    if let Some(hosted) = hosted.filter(|_| aws.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST").is_none()) {
+        out.vars
+            .push(("AWS_VIRTUAL_HOSTED_STYLE_REQUEST".into(), hosted.into()));
     }
     out.vars.sort();
     Ok(out)
@@ -279,6 +290,38 @@ mod tests {
             "AWS_DEFAULT_REGION is the environment's region"
         );
         assert!(got.profile.is_none());
+    }
+
+    #[test]
+    fn an_s3_blocks_addressing_style_is_the_virtual_hosted_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::write(
+            &config,
+            "[profile v]
+aws_access_key_id = AKID
+aws_secret_access_key = x
+s3 =
+  endpoint_url = https://s3.example
+  addressing_style = virtual
+[profile p]
+aws_access_key_id = AKID
+aws_secret_access_key = x
+s3 =
+  addressing_style = path
+",
+        )
+        .unwrap();
+        let missing = dir.path().join("none");
+        let read = |vars: &[(&str, &str)]| with_profile(&aws(vars, Some(&missing), Some(&config))).unwrap();
+        let got = read(&[("AWS_PROFILE", "v")]);
+        assert_eq!(got.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST"), Some("true"));
+        assert_eq!(got.get("AWS_ENDPOINT_URL_S3"), Some("https://s3.example"));
+        let got = read(&[("AWS_PROFILE", "p")]);
+        assert_eq!(got.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST"), Some("false"));
+        // The environment's choice comes first.
+        let got = read(&[("AWS_PROFILE", "v"), ("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false")]);
+        assert_eq!(got.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST"), Some("false"));
     }
 
     #[test]
