@@ -71,6 +71,7 @@ pub trait Location: Send + Sync + std::fmt::Debug {
     fn probes_conditional_writes(&self) -> bool {
         false
     }
+
     /// Its own words for an HTTP error it met (`net` names no kind: a `401` is "run `docker
     /// login`" to an OCI registry, "bind the user `conan remote login` takes" to a Conan
     /// remote); `None`: the network's words.

@@ -354,26 +354,7 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
     let Some(store) = rgw(&t) else { return };
     let env = store.env(SECRET);
     let (primary, mirror) = (format!("s3://{BUCKET}/primary"), format!("s3://{BUCKET}/mirror"));
-    let versions: Vec<String> = (0..4).map(|i| format!("1.{i}.0")).collect();
-    for v in &versions {
-        t.method_tree(&format!("trees/{v}"), v);
-    }
-    let children: Vec<_> = versions
-        .iter()
-        .map(|v| {
-            t.cmd(".")
-                .args(["pack", &format!("trees/{v}"), "--version", v, "--registry", &primary])
-                .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
+    let versions = crate::object_stores::packs_at_once(&t, &primary, &env);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let index_path = format!("/{BUCKET}/primary/index/esys/a2c.json");
     let read = t.path("index.json").display().to_string();

@@ -402,15 +402,9 @@ fn a_store_on_a_private_ca_is_trusted_once_its_ca_is_named() {
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
 
-/// Publishers racing on one bucket: each `pack` writes its bundle create-only and adds it to the
-/// index by a compare-and-swap on the index's ETag, re-reading when another won — so four at once
-/// all land, none lost by another's write (what a store that ignored `If-Match` would do).
-#[test]
-fn parallel_packs_to_one_bucket_all_land_in_the_index() {
-    let t = TestContext::new();
-    let Some(store) = seaweed(&t) else { return };
-    let registry = format!("s3://{BUCKET}/methods/a2c");
-    let env = store.env(SECRET);
+/// Four `pack`s of versions 1.0.0 … 1.3.0 (trees made here) into `registry` at once, each
+/// succeeding: the versions, in order.
+pub(crate) fn packs_at_once(t: &TestContext, registry: &str, env: &[(&str, String)]) -> Vec<String> {
     let versions: Vec<String> = (0..4).map(|i| format!("1.{i}.0")).collect();
     for v in &versions {
         t.method_tree(&format!("trees/{v}"), v);
@@ -419,7 +413,7 @@ fn parallel_packs_to_one_bucket_all_land_in_the_index() {
         .iter()
         .map(|v| {
             t.cmd(".")
-                .args(["pack", &format!("trees/{v}"), "--version", v, "--registry", &registry])
+                .args(["pack", &format!("trees/{v}"), "--version", v, "--registry", registry])
                 .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -431,6 +425,19 @@ fn parallel_packs_to_one_bucket_all_land_in_the_index() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    versions
+}
+
+/// Publishers racing on one bucket: each `pack` writes its bundle create-only and adds it to the
+/// index by a compare-and-swap on the index's ETag, re-reading when another won — so four at once
+/// all land, none lost by another's write (what a store that ignored `If-Match` would do).
+#[test]
+fn parallel_packs_to_one_bucket_all_land_in_the_index() {
+    let t = TestContext::new();
+    let Some(store) = seaweed(&t) else { return };
+    let registry = format!("s3://{BUCKET}/methods/a2c");
+    let env = store.env(SECRET);
+    let versions = packs_at_once(&t, &registry, &env);
     // The index as the store holds it, read through the filer (no signature needed there).
     let out = Command::new("curl")
         .args(["-sf"])

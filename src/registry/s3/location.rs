@@ -125,7 +125,7 @@ impl S3Location {
     /// `https://BUCKET.s3.example.internal`): refused for an IP address, which has no labels.
     fn virtual_hosted(&self, endpoint: &str) -> Result<String, RegistryError> {
         let mut url = Url::parse(endpoint)
-            .map_err(|e| self.refused(format!("AWS_ENDPOINT_URL `{endpoint}` is not a URL: {e}"), None))?;
+            .map_err(|e| self.refused(format!("the endpoint `{endpoint}` is not a URL: {e}"), None))?;
         let Some(url::Host::Domain(host)) = url.host() else {
             return Err(self.refused(
                 format!("AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true asks for the bucket in the host name, but the endpoint `{endpoint}` is an IP address"),
