@@ -43,6 +43,10 @@ pub enum BundleLocation {
     File(PathBuf),
     /// An `http://` or `https://` URL.
     Http(url::Url),
+    /// An `https://` (or loopback) URL and the bearer token a registry kind obtained for its
+    /// origin (a `gs://` object, with credentials that cannot sign a URL): the download sends
+    /// it only while its hops stay on that origin.
+    Bearer { url: url::Url, token: crate::net::Bearer },
     /// Anything else: a2c cannot fetch it (the text, redacted, for messages).
     Unsupported(String),
     /// A registry kind's own address whose kind could not give a URL now (an `s3://` object

@@ -139,6 +139,29 @@ fn docker_auths(doc: &serde_json::Value) -> Vec<(String, DockerCredential)> {
     out
 }
 
+/// A bearer token a registry kind obtained for one object's origin (a `gs://` bundle read with
+/// credentials that cannot sign a URL): a download sends it only while its hops stay on the
+/// origin of the URL it goes with, never to another, and never over plain HTTP but on loopback.
+/// Its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Bearer(String);
+
+impl Bearer {
+    pub fn new(token: String) -> Self {
+        Self(token)
+    }
+
+    pub(super) fn token(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Bearer(..)")
+    }
+}
+
 /// `true` when `a` and `b` have the same scheme, host and port (an origin, RFC 6454).
 pub fn same_origin(a: &Url, b: &Url) -> bool {
     a.scheme() == b.scheme()

@@ -230,11 +230,12 @@ impl HttpClient {
     /// Checks that `url` can be fetched: a GET whose headers are read and whose body is not
     /// (the connection is dropped), tried again as a download is when it fails in a way that
     /// may pass (a request lost on a connection the server closed as it was reused, a 503).
-    pub fn probe(&self, url: &Url) -> Result<(), HttpError> {
+    /// `bearer`: the token a registry kind obtained for `url`'s origin (see [`super::Bearer`]).
+    pub fn probe(&self, url: &Url, bearer: Option<&super::Bearer>) -> Result<(), HttpError> {
         self.runtime.block_on(retrying(
             self.retries,
             self.observer.as_deref(),
-            || async { self.send(url, Some(0)).await.map(drop) },
+            || async { self.send(url, Some(0), bearer).await.map(drop) },
             |_, _| Next::Backoff,
         ))
     }

@@ -19,10 +19,12 @@ impl HttpClient {
     /// Downloads `url` into `partial`, resuming what is already there (Range), streaming and
     /// hashing every byte, retrying transient failures. Succeeds only when the file holds
     /// exactly `size` bytes whose sha256 is `sha256`; then the caller renames it into place.
-    /// `progress` receives the bytes written so far.
+    /// `progress` receives the bytes written so far. `bearer`: the token a registry kind obtained
+    /// for `url`'s origin, sent instead of what the user bound to its host (see [`super::Bearer`]).
     pub fn download(
         &self,
         url: &Url,
+        bearer: Option<&super::Bearer>,
         partial: &Path,
         size: u64,
         sha256: &Sha256,
@@ -62,7 +64,7 @@ impl HttpClient {
         self.runtime.block_on(retrying(
             self.retries,
             self.observer.as_deref(),
-            || self.download_once(url, partial, size, sha256, progress),
+            || self.download_once(url, bearer, partial, size, sha256, progress),
             judge,
         ))
     }
@@ -70,6 +72,7 @@ impl HttpClient {
     async fn download_once(
         &self,
         url: &Url,
+        bearer: Option<&super::Bearer>,
         partial: &Path,
         size: u64,
         sha256: &Sha256,
@@ -96,7 +99,7 @@ impl HttpClient {
         if have == size {
             return verify(url, hasher, sha256);
         }
-        let response = self.send(url, (have > 0).then_some(have)).await?;
+        let response = self.send(url, (have > 0).then_some(have), bearer).await?;
         let resumed = response.status() == StatusCode::PARTIAL_CONTENT
             && response
                 .headers()

@@ -24,7 +24,7 @@ pub mod retry;
 pub mod settings;
 pub mod tls;
 
-pub use auth::{HostKey, host_key, is_loopback, same_origin};
+pub use auth::{Bearer, HostKey, host_key, is_loopback, same_origin};
 pub use client::{
     DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, Document,
     HttpClient, Payload, Reply,

@@ -18,11 +18,15 @@ use super::tls::{error_chain, find_in_chain, short_reason, tls_reason};
 
 /// Which credential the hops of one request carry while they stay on its origin (see
 /// `HttpClient::follow`).
+#[derive(Clone, Copy)]
 pub(super) enum HopCredential<'a> {
     /// What the user bound to the hop's host (and the tokens it obtained).
     Bound,
     /// These Basic credentials (a token endpoint's exchange).
     Basic(&'a str, &'a str),
+    /// This bearer token, which a registry kind obtained for the request's origin (and nothing
+    /// the user bound to the host).
+    Bearer(&'a str),
     /// None in a header: the body holds one (an OAuth2 refresh token), so it never leaves
     /// the origin.
     InBody,
@@ -76,7 +80,7 @@ impl Rate {
 
 impl HttpClient {
     pub(super) async fn get_once(&self, url: &Url, headers: &[(&str, String)]) -> Result<super::Document, Failure> {
-        let response = self.send_with(url, headers).await?;
+        let response = self.send_with(url, headers, HopCredential::Bound).await?;
         let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -168,12 +172,27 @@ impl HttpClient {
         headers: &[(&str, String)],
         body: Option<&Payload<'_>>,
     ) -> Result<(reqwest::Response, bool), Failure> {
+        self.execute_as(method, url, headers, body, HopCredential::Bound).await
+    }
+
+    /// [`Self::execute`], carrying `sign`: with other than [`HopCredential::Bound`] (a token a
+    /// registry kind obtained), nothing the user bound is sent and no challenge is answered: the
+    /// `401` is the answer.
+    async fn execute_as(
+        &self,
+        method: &reqwest::Method,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: Option<&Payload<'_>>,
+        sign: HopCredential<'_>,
+    ) -> Result<(reqwest::Response, bool), Failure> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Failure::fatal(HttpError::NotHttp {
                 url: crate::util::redact::shown_url(url),
             }));
         }
-        let mut challenged = false;
+        // A request that carries no credential of the user's answers no challenge with one.
+        let mut challenged = !matches!(sign, HopCredential::Bound);
         // Where the request goes: `url`, or once, the origin a redirect led to when the user
         // bound a credential to that origin itself.
         let mut target = self.over_tls_if_known(url);
@@ -181,7 +200,7 @@ impl HttpClient {
         let mut upgraded = false;
         loop {
             let url = &target;
-            let (response, authorized) = self.follow(method, url, headers, body, HopCredential::Bound).await?;
+            let (response, authorized) = self.follow(method, url, headers, body, sign).await?;
             // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so, in
             // text (Go sends none, nginx text/html): speak HTTPS to it (its certificate is
             // checked as any other's). A JSON 400 is an API's own answer, left to the caller.
@@ -216,7 +235,7 @@ impl HttpClient {
             // origin's challenge never gets this origin's credentials.
             if response.status() == StatusCode::UNAUTHORIZED && !same_origin(url, response.url()) {
                 let landed = response.url().clone();
-                if !followed && self.auth.has_credential_for(&landed) {
+                if !followed && !challenged && self.auth.has_credential_for(&landed) {
                     followed = true;
                     target = landed;
                     continue;
@@ -293,6 +312,7 @@ impl HttpClient {
             let (mut request, authorized) = match (&sign, on_origin) {
                 (HopCredential::Bound, true) => self.authorize(request, &hop),
                 (HopCredential::Basic(user, password), true) => (request.basic_auth(user, Some(password)), true),
+                (HopCredential::Bearer(token), true) if self.auth.may_carry(&hop) => (request.bearer_auth(token), true),
                 _ => (request, false),
             };
             for (k, v) in headers {
@@ -408,15 +428,28 @@ impl HttpClient {
         tls
     }
 
-    pub(super) async fn send(&self, url: &Url, range_from: Option<u64>) -> Result<reqwest::Response, Failure> {
+    /// A GET of `url` from byte `range_from` on, carrying `bearer` (see [`super::Bearer`]) where
+    /// given, else what the user bound to its host.
+    pub(super) async fn send(
+        &self,
+        url: &Url,
+        range_from: Option<u64>,
+        bearer: Option<&super::Bearer>,
+    ) -> Result<reqwest::Response, Failure> {
         let range = range_from.map(|from| (RANGE.as_str(), format!("bytes={from}-")));
-        self.send_with(url, range.as_slice()).await
+        let sign = bearer.map_or(HopCredential::Bound, |b| HopCredential::Bearer(b.token()));
+        self.send_with(url, range.as_slice(), sign).await
     }
 
     /// A GET of `url` with `headers`: the response when it succeeded, else the failure (with
     /// the hints of a 401 and whether to retry).
-    async fn send_with(&self, url: &Url, headers: &[(&str, String)]) -> Result<reqwest::Response, Failure> {
-        let (response, authorized) = self.execute(&reqwest::Method::GET, url, headers, None).await?;
+    async fn send_with(
+        &self,
+        url: &Url,
+        headers: &[(&str, String)],
+        sign: HopCredential<'_>,
+    ) -> Result<reqwest::Response, Failure> {
+        let (response, authorized) = self.execute_as(&reqwest::Method::GET, url, headers, None, sign).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);

@@ -300,11 +300,12 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let crate::lock::BundleLocation::Http(url) = crate::registry::bundle_location(entry, client.network(), None)
-        else {
-            continue;
+        let (url, bearer) = match crate::registry::bundle_location(entry, client.network(), None) {
+            crate::lock::BundleLocation::Http(url) => (url, None),
+            crate::lock::BundleLocation::Bearer { url, token } => (url, Some(token)),
+            _ => continue,
         };
-        let result = client.client().and_then(|c| c.probe(&url));
+        let result = client.client().and_then(|c| c.probe(&url, bearer.as_ref()));
         if let Err(e) = result {
             out.push((version.clone(), e.to_string()));
         }

@@ -12,6 +12,7 @@ use super::handle::{PublishError, PublishRequest, Published, Registry, Signed, Y
 use super::signing::SecretKey;
 use super::{Index, PackPlan, RegistryError, Wanted};
 use crate::archive::Format;
+use crate::lock::BundleLocation;
 use crate::net::{HttpError, LazyClient};
 use crate::util::version::MethodVersion;
 
@@ -39,14 +40,15 @@ pub trait Location: Send + Sync + std::fmt::Debug {
     }
 
     /// Where a bundle is fetched whose lock entry names this location itself as its `source`
-    /// (an `oci://` address: the layer's blob, by the locked digest); `None`: a kind whose
-    /// entries' sources are plain URLs; an error: one that cannot give it now, and why (an
-    /// `s3://` object without usable credentials).
-    fn bundle_url(
+    /// (an `oci://` address: the layer's blob, by the locked digest), as a
+    /// [`BundleLocation::Http`] URL, or a [`BundleLocation::Bearer`] URL and the token its
+    /// origin takes; `None`: a kind whose entries' sources are plain URLs; an error: one that
+    /// cannot give it now, and why (an `s3://` object without usable credentials).
+    fn bundle_at(
         &self,
         sha256: &crate::util::digest::Sha256,
         network: &crate::net::Network,
-    ) -> Result<Option<Url>, RegistryError> {
+    ) -> Result<Option<BundleLocation>, RegistryError> {
         let _ = (sha256, network);
         Ok(None)
     }

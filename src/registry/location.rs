@@ -29,8 +29,8 @@ pub fn bundle_location(
         .iter()
         .find(|k| k.schemes.contains(&url.scheme()))
         .and_then(|kind| (kind.parse)(&url).ok());
-    match location.map(|location| location.bundle_url(&entry.sha256, network)) {
-        Some(Ok(Some(url))) => BundleLocation::Http(url),
+    match location.map(|location| location.bundle_at(&entry.sha256, network)) {
+        Some(Ok(Some(place))) => place,
         Some(Err(e)) => BundleLocation::Unavailable {
             source: redact(&entry.source),
             reason: e.to_string(),

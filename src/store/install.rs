@@ -154,8 +154,8 @@ fn install_one(
         hint,
     };
     for candidate in candidates {
-        if let Some(url) = &candidate.download {
-            if let Err(e) = download(entry, url, options, reporter) {
+        if let Some((url, bearer)) = &candidate.download {
+            if let Err(e) = download(entry, url, bearer.as_ref(), options, reporter) {
                 let why = match &e {
                     StoreError::Download { source, .. } => source.to_string(),
                     other => other.to_string(),
@@ -347,7 +347,7 @@ fn install_from(
         tree: extracted.tree,
         source: candidate.source.clone(),
         served_from: match (&candidate.download, &candidate.source) {
-            (Some(url), _) => Some(crate::util::redact::redact(url.as_str())),
+            (Some((url, _)), _) => Some(crate::util::redact::redact(url.as_str())),
             (None, Source::Registry) => Some(candidate.path.display().to_string()),
             (None, _) => None,
         },

@@ -20,8 +20,9 @@ pub(super) struct Candidate {
     pub(super) source: Source,
     pub(super) tee_to_cache: bool,
     pub(super) strict: bool,
-    /// Download this URL into the cache first.
-    pub(super) download: Option<url::Url>,
+    /// Download this URL into the cache first (with the token its origin takes, where a
+    /// registry kind gave one).
+    pub(super) download: Option<(url::Url, Option<crate::net::Bearer>)>,
     /// Whether a mismatch may show this file's digest and size (see [`super::Mismatch`]).
     pub(super) reveal: bool,
 }
@@ -101,14 +102,14 @@ pub(super) fn candidates(
                     c.reveal = reveals(options, &c.path);
                     out.push(c);
                 }
-                BundleLocation::Http(url) => {
+                BundleLocation::Http(url) | BundleLocation::Bearer { url, .. } => {
                     looked.push(format!("`{url}`"));
                     out.push(Candidate {
                         path: options.cache.path(&entry.sha256),
                         source: Source::Registry,
                         tee_to_cache: false,
                         strict: false,
-                        download: Some(url.clone()),
+                        download: remote(alt.clone()),
                         reveal: true,
                     });
                 }
@@ -141,20 +142,29 @@ pub(super) fn candidates(
                 out.push(c);
             }
             BundleLocation::Unsupported(url) => return Err(StoreError::UnsupportedSource { url }),
-            BundleLocation::Http(url) => {
+            BundleLocation::Http(_) | BundleLocation::Bearer { .. } => {
                 let path = options.cache.path(&entry.sha256);
                 out.push(Candidate {
                     path,
                     source: Source::Registry,
                     tee_to_cache: false,
                     strict: true,
-                    download: Some(url),
+                    download: remote(place),
                     reveal: true,
                 });
             }
         }
     }
     Ok((out, looked))
+}
+
+/// The URL to download and the token its origin takes, of a place that is a download.
+fn remote(place: BundleLocation) -> Option<(url::Url, Option<crate::net::Bearer>)> {
+    match place {
+        BundleLocation::Http(url) => Some((url, None)),
+        BundleLocation::Bearer { url, token } => Some((url, Some(token))),
+        _ => None,
+    }
 }
 
 /// `true` when a `file://` source lies inside the configured file registry.
@@ -220,7 +230,11 @@ fn fetch_from(
             Ok(partial.commit()?)
         }
         BundleLocation::Http(url) => {
-            download(entry, &url, options, reporter)?;
+            download(entry, &url, None, options, reporter)?;
+            Ok(options.cache.path(&entry.sha256))
+        }
+        BundleLocation::Bearer { url, token } => {
+            download(entry, &url, Some(&token), options, reporter)?;
             Ok(options.cache.path(&entry.sha256))
         }
         BundleLocation::Unsupported(url) => Err(StoreError::UnsupportedSource { url }),
@@ -237,6 +251,7 @@ fn fetch_from(
 pub(super) fn download(
     entry: &LockEntry,
     url: &url::Url,
+    bearer: Option<&crate::net::Bearer>,
     options: &InstallContext,
     reporter: &dyn Reporter,
 ) -> Result<(), StoreError> {
@@ -257,7 +272,7 @@ pub(super) fn download(
     let client = network.client().map_err(fail)?;
     let partial = options.cache.partial_path(&entry.sha256)?;
     reporter.download_start(&entry.version, entry.size);
-    let result = client.download(url, &partial, entry.size, &entry.sha256, &|bytes| {
+    let result = client.download(url, bearer, &partial, entry.size, &entry.sha256, &|bytes| {
         reporter.download_progress(&entry.version, bytes)
     });
     reporter.download_finish(&entry.version);

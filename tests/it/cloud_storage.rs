@@ -166,17 +166,25 @@ struct Front {
     port: u16,
     seen: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
-    /// When set, each request let through is answered `307` to this base URL instead.
-    redirect: Arc<Mutex<Option<String>>>,
+    /// When set, each request let through whose path holds the first text is answered `307` to
+    /// the base URL that is the second instead.
+    redirect: Arc<Mutex<Option<(String, String)>>>,
 }
 
 impl Front {
     fn start(upstream: u16, account: &Account) -> Self {
+        Self::start_with(upstream, account, None)
+    }
+
+    /// A front that also takes `access_token` as a bearer token, as Cloud Storage takes the
+    /// access tokens Google's authorization server issued (here: the test's metadata server).
+    fn start_with(upstream: u16, account: &Account, access_token: Option<&str>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (email, key) = (account.email.clone(), Arc::new(account.public_key.clone()));
+        let access: Arc<Option<String>> = Arc::new(access_token.map(str::to_string));
         let redirect = Arc::new(Mutex::new(None));
         let (log, stopped, elsewhere) = (seen.clone(), stop.clone(), redirect.clone());
         std::thread::spawn(move || {
@@ -186,7 +194,15 @@ impl Front {
                 }
                 let Ok(client) = client else { continue };
                 let (email, key, log, elsewhere) = (email.clone(), key.clone(), log.clone(), elsewhere.clone());
-                std::thread::spawn(move || serve(client, upstream, &email, &key, &log, &elsewhere));
+                let access = access.clone();
+                std::thread::spawn(move || {
+                    let id = Identity {
+                        email: &email,
+                        key: &key,
+                        access: access.as_deref(),
+                    };
+                    serve(client, upstream, &id, &log, &elsewhere)
+                });
             }
         });
         Self {
@@ -213,17 +229,16 @@ impl Drop for Front {
     }
 }
 
-/// One request: its head read (64 KiB at most), checked, and answered — refused, or passed to
-/// fake-gcs-server with the connection closed after its answer.
-fn serve(
-    mut client: TcpStream,
-    upstream: u16,
-    email: &str,
-    key: &[u8],
-    log: &Mutex<Vec<String>>,
-    redirect: &Mutex<Option<String>>,
-) {
-    let _ = client.set_read_timeout(Some(std::time::Duration::from_secs(30)));
+/// Who the front lets through: the service account `email` (its public key `key`), and the
+/// bearer token `access` when given.
+struct Identity<'a> {
+    email: &'a str,
+    key: &'a [u8],
+    access: Option<&'a str>,
+}
+
+/// A request's head as a client sent it (64 KiB at most), or `None` when it sent none.
+fn read_head(client: &mut TcpStream) -> Option<String> {
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     let end = loop {
@@ -232,10 +247,23 @@ fn serve(
         }
         match client.read(&mut buf) {
             Ok(n) if n > 0 && head.len() < 65536 => head.extend_from_slice(&buf[..n]),
-            _ => return,
+            _ => return None,
         }
     };
-    let text = String::from_utf8_lossy(&head[..end]).into_owned();
+    Some(String::from_utf8_lossy(&head[..end]).into_owned())
+}
+
+/// One request: its head read, checked, and answered — refused, or passed to fake-gcs-server
+/// with the connection closed after its answer.
+fn serve(
+    mut client: TcpStream,
+    upstream: u16,
+    id: &Identity,
+    log: &Mutex<Vec<String>>,
+    redirect: &Mutex<Option<(String, String)>>,
+) {
+    let _ = client.set_read_timeout(Some(std::time::Duration::from_secs(30)));
+    let Some(text) = read_head(&mut client) else { return };
     let mut lines = text.split("\r\n");
     let mut request = lines.next().unwrap_or_default().split(' ');
     let (method, target) = (request.next().unwrap_or_default(), request.next().unwrap_or_default());
@@ -244,7 +272,7 @@ fn serve(
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     let verdict = match method {
-        "GET" | "HEAD" => verify(method, target, &headers, email, key),
+        "GET" | "HEAD" => verify(method, target, &headers, id),
         _ => Err((
             405,
             "MethodNotAllowed",
@@ -266,7 +294,8 @@ fn serve(
         }
         Ok(how) => {
             log.lock().unwrap().push(format!("{how} {method} {path}"));
-            if let Some(base) = redirect.lock().unwrap().clone() {
+            let elsewhere = redirect.lock().unwrap().clone();
+            if let Some((_, base)) = elsewhere.filter(|(part, _)| path.contains(part.as_str())) {
                 let _ = write!(
                     client,
                     "HTTP/1.1 307 Temporary Redirect\r\nLocation: {base}{target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -294,13 +323,8 @@ type Refusal = (u16, &'static str, String);
 
 /// What Cloud Storage checks of a read: a signed URL's V4 signature by `email`'s key, else a
 /// bearer JWT `email` signed with it. `Ok`: how the request was let through.
-fn verify(
-    method: &str,
-    target: &str,
-    headers: &[(String, String)],
-    email: &str,
-    key: &[u8],
-) -> Result<&'static str, Refusal> {
+fn verify(method: &str, target: &str, headers: &[(String, String)], id: &Identity) -> Result<&'static str, Refusal> {
+    let (email, key) = (id.email, id.key);
     let rsa = ring::signature::UnparsedPublicKey::new(&ring::signature::RSA_PKCS1_2048_8192_SHA256, key);
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes()).into_owned().collect();
@@ -341,6 +365,9 @@ fn verify(
     let Some(jwt) = bearer else {
         return Err((401, "AuthenticationRequired", "no credentials".into()));
     };
+    if id.access.is_some_and(|token| token == jwt) {
+        return Ok("access token");
+    }
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let mut parts = jwt.split('.');
     let (Some(header), Some(body), Some(signature)) = (parts.next(), parts.next(), parts.next()) else {
@@ -365,11 +392,12 @@ fn verify(
     }
 }
 
-/// A port on loopback that counts the connections made to it and closes each at once: where no
-/// request may go.
+/// A port on loopback that counts the connections made to it and closes each at once (after
+/// reading the request's head, if one comes within a second): where no request may go.
 struct Trap {
     port: u16,
     hits: Arc<std::sync::atomic::AtomicUsize>,
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Trap {
@@ -377,14 +405,18 @@ impl Trap {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counted = hits.clone();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (counted, kept) = (hits.clone(), heads.clone());
         std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
+            for mut conn in listener.incoming().flatten() {
                 counted.fetch_add(1, Ordering::SeqCst);
-                drop(conn);
+                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(1)));
+                if let Some(head) = read_head(&mut conn) {
+                    kept.lock().unwrap().push(head);
+                }
             }
         });
-        Self { port, hits }
+        Self { port, hits, heads }
     }
 
     fn url(&self) -> String {
@@ -505,7 +537,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     // The endpoint redirects elsewhere: the token is not sent there (a2c's client follows no
     // redirect of a store's request), and the run says what the store answered.
     let trap = Trap::start();
-    *front.redirect.lock().unwrap() = Some(trap.url());
+    *front.redirect.lock().unwrap() = Some((String::new(), trap.url()));
     let run = t.run_env("w", &["outdated"], &env);
     run.failure();
     assert_eq!(trap.hits(), 0, "a request followed the store's redirect");
@@ -568,4 +600,135 @@ fn a_key_file_never_sends_the_tokens_elsewhere() {
     let run = t.run_env("v", &["lock"], &env);
     run.failure();
     run.says("a gs:// location names no port");
+}
+
+/// The access token the test's metadata server issues, and one the store does not take.
+const ACCESS_TOKEN: &str = "ya29.a2c-test-instance-token";
+const REVOKED_TOKEN: &str = "ya29.a2c-test-revoked-token";
+
+/// A Compute Engine metadata server on loopback (`GCE_METADATA_HOST`): the default service
+/// account's email and an access token, to requests that carry `Metadata-Flavor: Google`.
+struct Metadata {
+    port: u16,
+    token: Arc<Mutex<String>>,
+    asked: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Metadata {
+    fn start(email: &str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let token = Arc::new(Mutex::new(ACCESS_TOKEN.to_string()));
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (issued, counted, email) = (token.clone(), asked.clone(), email.to_string());
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                let Some(head) = read_head(&mut conn) else { continue };
+                let target = head.split(' ').nth(1).unwrap_or_default();
+                let path = target.split('?').next().unwrap_or_default();
+                let flavored = head.to_ascii_lowercase().contains("\r\nmetadata-flavor: google");
+                let account = "/computeMetadata/v1/instance/service-accounts/default";
+                let (status, body) = match path.strip_prefix(account) {
+                    _ if !flavored => ("403 Forbidden", String::new()),
+                    Some("/token") => {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                        let token = issued.lock().unwrap().clone();
+                        let body =
+                            serde_json::json!({"access_token": token, "expires_in": 3599, "token_type": "Bearer"});
+                        ("200 OK", body.to_string())
+                    }
+                    Some("/email") => ("200 OK", email.clone()),
+                    _ => ("404 Not Found", String::new()),
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nMetadata-Flavor: Google\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Self { port, token, asked }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+/// Credentials that hold no key cannot sign a URL — an instance's metadata server here; a
+/// person's own ADC (`authorized_user`) is the same with Google's token endpoint, which no test
+/// can stand in for. Their access token reads the index, and fetches the bundle from its
+/// XML-API URL on the store's origin alone: a redirect of the bundle elsewhere gets no
+/// Authorization (and fails, said), and a token the store refuses is said with where the
+/// credentials came from — never the token.
+#[test]
+fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone() {
+    let t = TestContext::new();
+    let Some(bin) = fake_gcs_binary() else { return };
+    let vm = account(&t, "accounts/vm", "a2c-vm@a2c-test.iam.gserviceaccount.com", "");
+    let metadata = Metadata::start(&vm.email);
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.ok(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
+    copy_tree(&t.path("reg"), &t.path(&format!("gcs/{BUCKET}/a2c")));
+    let gcs = FakeGcs::start(&t, &bin, &t.path("gcs"));
+    let front = Front::start_with(gcs.port, &vm, Some(ACCESS_TOKEN));
+    let (url, host) = (front.url(), metadata.host());
+    let env = [
+        PATIENT,
+        ("GOOGLE_BASE_URL", url.as_str()),
+        ("GCE_METADATA_HOST", host.as_str()),
+    ];
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: gs://{BUCKET}/a2c\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &env);
+    let run = t.ok_env("w", &["install"], &env);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    assert!(!run.stderr.contains(ACCESS_TOKEN), "{}", run.stderr);
+    let seen = front.seen();
+    assert!(
+        seen.iter()
+            .any(|s| s.starts_with("access token GET /methods/a2c%2Findex")),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| s == "access token GET /methods/a2c/bundles/a2c-1.0.0.tar.gz"),
+        "{seen:#?}"
+    );
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.starts_with("refused") || s.starts_with("signed URL")),
+        "{seen:#?}"
+    );
+    assert!(metadata.asked.load(Ordering::SeqCst) > 0);
+
+    // The store redirects the bundle elsewhere: the download follows (as every download does)
+    // without the token, and the other origin's refusal is what the run says.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let trap = Trap::start();
+    *front.redirect.lock().unwrap() = Some(("/bundles/".to_string(), trap.url()));
+    let run = t.run_env("w", &["install", "--jobs", "1"], &env);
+    run.failure();
+    let heads = trap.heads.lock().unwrap().clone();
+    assert!(!heads.is_empty(), "the redirect was not followed: {}", run.stderr);
+    for head in &heads {
+        assert!(!head.to_ascii_lowercase().contains("authorization"), "{head}");
+    }
+    assert!(!run.stderr.contains(ACCESS_TOKEN), "{}", run.stderr);
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
+    *front.redirect.lock().unwrap() = None;
+
+    // A token the store does not take: refused, said with where the credentials came from.
+    *metadata.token.lock().unwrap() = REVOKED_TOKEN.to_string();
+    let run = t.run_env("w", &["install"], &env);
+    run.failure();
+    assert!(!run.stderr.contains(REVOKED_TOKEN), "{}", run.stderr);
+    run.says("answered HTTP 401");
+    run.says(
+        "Cloud Storage refused the credentials of your environment for `gs://methods/a2c/bundles/a2c-1.0.0.tar.gz`",
+    );
+    assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }

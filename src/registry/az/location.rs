@@ -10,6 +10,8 @@ use object_store::azure::{AzureConfigKey, MicrosoftAzure, MicrosoftAzureBuilder}
 use object_store::path::Path as Key;
 use url::Url;
 
+use crate::lock::BundleLocation;
+
 use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
@@ -330,18 +332,18 @@ impl Location for AzLocation {
     /// The lock entry's source is this blob: its URL with the environment's SAS token, else
     /// signed for a GET of it (a service SAS: by the account key locally, or by a user
     /// delegation key the store gives for an Entra credential), or why it cannot be.
-    fn bundle_url(
+    fn bundle_at(
         &self,
         _: &crate::util::digest::Sha256,
         network: &crate::net::Network,
-    ) -> Result<Option<Url>, RegistryError> {
+    ) -> Result<Option<BundleLocation>, RegistryError> {
         let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
         let azure = self.checked(&settings.azure)?;
         let key = Key::from(self.prefix.as_str());
         if credential_source(&azure).starts_with("the SAS token") {
             let mut url = self.blob_url(&azure, &key)?;
             url.set_query(sas(&azure));
-            return Ok(Some(url));
+            return Ok(Some(BundleLocation::Http(url)));
         }
         let http = network
             .unbound_client()
@@ -355,7 +357,7 @@ impl Location for AzLocation {
                 SIGNED_FOR,
             ))
             .map_err(|e| self.az_error(&e, &azure))?;
-        Ok(Some(url))
+        Ok(Some(BundleLocation::Http(url)))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {

@@ -10,6 +10,8 @@ use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder, GoogleCon
 use object_store::path::Path as Key;
 use url::Url;
 
+use crate::lock::BundleLocation;
+
 use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
@@ -110,6 +112,20 @@ impl GsLocation {
         Ok(endpoint)
     }
 
+    /// The XML-API URL of this location's object (`ENDPOINT/BUCKET/KEY`), as a signed URL names
+    /// it, for a download that carries the access token instead.
+    fn object_url(&self, google: &CloudVariables) -> Result<Url, RegistryError> {
+        let endpoint = self.checked_endpoint(google)?;
+        let mut url = Url::parse(&endpoint)
+            .map_err(|e| self.refused(format!("the endpoint `{endpoint}` is not a URL: {e}"), None))?;
+        url.path_segments_mut()
+            .map_err(|()| self.refused(format!("the endpoint `{endpoint}` cannot hold a path"), None))?
+            .pop_if_empty()
+            .push(&self.bucket)
+            .extend(self.prefix.split('/'));
+        Ok(url)
+    }
+
     /// The object store for this bucket, signing with the credentials `google` gives and
     /// speaking through `http`.
     fn gs_store(&self, http: &HttpClient, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
@@ -175,6 +191,31 @@ fn credential_source(google: &CloudVariables) -> String {
     }
 }
 
+/// Whether the credentials hold a service account's private key, so that a URL is signed here:
+/// a key named by `GOOGLE_SERVICE_ACCOUNT*`, or an ADC file (`GOOGLE_APPLICATION_CREDENTIALS`)
+/// of type `service_account`. gcloud's own ADC file is a person's (`authorized_user`), and the
+/// metadata server gives tokens only.
+fn signs_locally(google: &CloudVariables) -> bool {
+    use std::io::Read as _;
+    let set = |name: &str| google.get(name).is_some();
+    if [
+        "GOOGLE_SERVICE_ACCOUNT",
+        "GOOGLE_SERVICE_ACCOUNT_PATH",
+        "GOOGLE_SERVICE_ACCOUNT_KEY",
+    ]
+    .into_iter()
+    .any(set)
+    {
+        return true;
+    }
+    let Some(path) = google.get("GOOGLE_APPLICATION_CREDENTIALS") else {
+        return false;
+    };
+    let mut text = String::new();
+    let read = fs_err::File::open(path).and_then(|f| f.take(1 << 20).read_to_string(&mut text));
+    read.is_ok() && serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v["type"] == "service_account")
+}
+
 /// A bucket name as Cloud Storage takes it: 3 to 63 lowercase letters, digits, `-` and `_`,
 /// starting and ending with a letter or digit; a dotted name up to 222, each part up to 63.
 fn is_bucket_name(name: &str) -> bool {
@@ -234,32 +275,57 @@ impl Location for GsLocation {
         true
     }
 
-    /// The lock entry's source is this object: a URL signed (V4) for a GET of it — locally with
-    /// a service account's key, else by the IAM signBlob call for the credentials' account —
-    /// or why it cannot be.
-    fn bundle_url(
+    /// The lock entry's source is this object: with a service account's key, a URL signed (V4)
+    /// for a GET of it, locally; with credentials that hold no key (a person's own ADC, the
+    /// metadata server), the object's XML-API URL and the access token they give, which the
+    /// download sends to that origin alone — never IAM's signBlob, which a person cannot call
+    /// and an instance's account may not — or why it cannot be.
+    fn bundle_at(
         &self,
         _: &crate::util::digest::Sha256,
         network: &crate::net::Network,
-    ) -> Result<Option<Url>, RegistryError> {
+    ) -> Result<Option<BundleLocation>, RegistryError> {
         let http = network
             .unbound_client()
             .map_err(|e| self.refused(e.to_string(), e.hint()))?;
         let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let store = self.gs_store(&http, &settings.google)?;
+        let google = &settings.google;
+        let store = self.gs_store(&http, google)?;
+        let key = Key::from(self.prefix.as_str());
+        if !signs_locally(google) {
+            let credential = http
+                .block_on(store.credentials().get_credential())
+                .map_err(|e| self.gs_error(&e, google))?;
+            return Ok(Some(BundleLocation::Bearer {
+                url: self.object_url(google)?,
+                token: crate::net::Bearer::new(credential.bearer.clone()),
+            }));
+        }
         let url = http
             .block_on(object_store::signer::Signer::signed_url(
                 &store,
                 reqwest::Method::GET,
-                &Key::from(self.prefix.as_str()),
+                &key,
                 SIGNED_FOR,
             ))
-            .map_err(|e| self.gs_error(&e, &settings.google))?;
-        Ok(Some(url))
+            .map_err(|e| self.gs_error(&e, google))?;
+        Ok(Some(BundleLocation::Http(url)))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
         Box::new(ObjectRegistry::new(self.clone(), network.clone()))
+    }
+
+    /// A bundle's download refused: its signed URL or the access token sent with it (the
+    /// index, read through object_store, says its credentials' source itself).
+    fn hint(&self, e: &crate::net::HttpError) -> Option<String> {
+        match e {
+            crate::net::HttpError::Status { status: 401 | 403, .. } => Some(format!(
+                "Cloud Storage refused the credentials of your environment for `{}`: the account they are for (GOOGLE_SERVICE_ACCOUNT or GOOGLE_APPLICATION_CREDENTIALS, else gcloud's ADC file, else the metadata server) needs Storage Object Viewer on the bucket, and a person's ADC that expired is renewed by logging in again with gcloud",
+                self.as_written()
+            )),
+            _ => None,
+        }
     }
 }
 
@@ -302,6 +368,59 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn only_a_service_account_key_signs_urls_and_other_credentials_send_a_token_to_the_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, kind: &str| {
+            let path = dir.path().join(name);
+            fs_err::write(&path, format!(r#"{{"type":"{kind}"}}"#)).unwrap();
+            path.display().to_string()
+        };
+        let (service, person) = (file("sa.json", "service_account"), file("user.json", "authorized_user"));
+        assert!(signs_locally(&vars(&[("GOOGLE_SERVICE_ACCOUNT", "/k.json")])));
+        assert!(signs_locally(&vars(&[("GOOGLE_SERVICE_ACCOUNT_KEY", "{}")])));
+        assert!(signs_locally(&vars(&[(
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            service.as_str()
+        )])));
+        assert!(!signs_locally(&vars(&[(
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            person.as_str()
+        )])));
+        assert!(!signs_locally(&vars(&[(
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "/nonexistent.json"
+        )])));
+        assert!(!signs_locally(&vars(&[])));
+
+        let object = parse("gs://bucket/a2c/bundles/a2c-1.0.0.tar.gz").unwrap();
+        assert_eq!(
+            object.object_url(&vars(&[])).unwrap().as_str(),
+            "https://storage.googleapis.com/bucket/a2c/bundles/a2c-1.0.0.tar.gz"
+        );
+        let emulator = vars(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443/")]);
+        assert_eq!(
+            object.object_url(&emulator).unwrap().as_str(),
+            "http://127.0.0.1:4443/bucket/a2c/bundles/a2c-1.0.0.tar.gz"
+        );
+        let far = vars(&[("GOOGLE_BASE_URL", "http://storage.example.com")]);
+        assert!(
+            object.object_url(&far).is_err(),
+            "a token is never sent in clear text across a network"
+        );
+        let token = crate::net::Bearer::new("ya29.secret".into());
+        assert!(
+            !format!(
+                "{:?}",
+                BundleLocation::Bearer {
+                    url: object.index_url(),
+                    token
+                }
+            )
+            .contains("ya29")
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! override (`GOOGLE_BASE_URL`, `STORAGE_EMULATOR_HOST`; never a key file's own `gcs_base_url`)
 //! and the credentials come from the environment only. The requests go through a2c's own HTTP
 //! client, which follows no redirect. Bundles are fetched through a2c's download path from a URL
-//! signed (V4) for that one object. `a2c pack` writes create-only
+//! signed (V4) for that one object by a service account's key, or, for credentials that hold no
+//! key (a person's ADC, the metadata server), from the object's URL with their access token,
+//! which the download sends to that origin alone. `a2c pack` writes create-only
 //! (`x-goog-if-generation-match: 0`) and updates the index by a compare-and-swap on its
 //! generation.
 

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use url::Url;
 
+use crate::lock::BundleLocation;
+
 use crate::net::{HttpError, PlainHttp};
 use crate::registry::handle::Registry;
 use crate::registry::kind::{Kind, Location};
@@ -123,13 +125,15 @@ impl Location for OciLocation {
     }
 
     /// A lock entry whose source is this repository: its layer's blob, by the locked digest.
-    fn bundle_url(
+    fn bundle_at(
         &self,
         sha256: &Sha256,
         network: &crate::net::Network,
-    ) -> Result<Option<Url>, super::super::RegistryError> {
+    ) -> Result<Option<BundleLocation>, super::super::RegistryError> {
         let reached = self.reached_with(&network.plain_http);
-        Ok(Some(reached.blob_url(&format!("sha256:{}", sha256.to_hex()))))
+        Ok(Some(BundleLocation::Http(
+            reached.blob_url(&format!("sha256:{}", sha256.to_hex())),
+        )))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {

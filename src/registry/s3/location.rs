@@ -10,6 +10,8 @@ use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as Key;
 use url::Url;
 
+use crate::lock::BundleLocation;
+
 use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
@@ -253,11 +255,11 @@ impl Location for S3Location {
 
     /// The lock entry's source is this object: a URL presigned for a GET of it (no request is
     /// sent: signing is local), or why it cannot be (the credentials).
-    fn bundle_url(
+    fn bundle_at(
         &self,
         _: &crate::util::digest::Sha256,
         network: &crate::net::Network,
-    ) -> Result<Option<Url>, RegistryError> {
+    ) -> Result<Option<BundleLocation>, RegistryError> {
         let http = network
             .unbound_client()
             .map_err(|e| self.refused(e.to_string(), e.hint()))?;
@@ -273,7 +275,7 @@ impl Location for S3Location {
                 PRESIGNED_FOR,
             ))
             .map_err(|e| self.s3_error(&e, &aws))?;
-        Ok(Some(url))
+        Ok(Some(BundleLocation::Http(url)))
     }
 
     fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
