@@ -541,7 +541,8 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     let run = t.run_env("w", &["outdated"], &env);
     run.failure();
     assert_eq!(trap.hits(), 0, "a request followed the store's redirect");
-    run.says("status code: 307");
+    run.says(&format!("GET `{url}/methods/a2c%2Findex"));
+    run.says("answered HTTP 307 Temporary Redirect");
     *front.redirect.lock().unwrap() = None;
 
     // The bundle changed behind the lock: refused, nothing installed.

@@ -105,14 +105,35 @@ fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
         .find("status code: ")
         .and_then(|i| text[i + "status code: ".len()..].split(':').next())
         .map(str::trim);
-    match (verb, status, object) {
-        (Some(verb), Some(status), Some(object)) => format!("{verb} `{object}` answered HTTP {status}"),
+    // A credential's token asked of its endpoint (a metadata server, Entra, STS) failed.
+    let token = if text.contains("token request") {
+        "getting a token: "
+    } else {
+        ""
+    };
+    // The URL the store's line names after the verb, shown without its query.
+    let requested = verb.and_then(|verb| {
+        let at = text.find(&format!("performing {verb} "))? + "performing ".len() + verb.len() + 1;
+        let url = Url::parse(text[at..].split_whitespace().next()?).ok()?;
+        Some(crate::util::redact::shown_url(
+            &url.as_str().split('?').next().unwrap_or_default().parse().ok()?,
+        ))
+    });
+    match (verb, status, object, requested) {
+        (Some(verb), Some(status), Some(object), _) => format!("{token}{verb} `{object}` answered HTTP {status}"),
+        (Some(verb), Some(status), None, Some(url)) => format!("{token}{verb} `{url}` answered HTTP {status}"),
         _ => {
             let first = text.lines().next().unwrap_or_default();
-            match first.find(" in ").zip(first.find(" - ")) {
+            // object_store's own prefix (`Generic MicrosoftAzure error: `) says nothing to a user.
+            let first = match first.split_once(" error: ") {
+                Some((head, rest)) if head.starts_with("Generic ") => rest,
+                _ => first,
+            };
+            let first = match first.find(" in ").zip(first.find(" - ")) {
                 Some((a, b)) if a < b => format!("{}{}", &first[..a], &first[b..]),
                 _ => first.to_string(),
-            }
+            };
+            format!("{token}{first}")
         }
     }
 }
@@ -142,4 +163,41 @@ pub(in crate::registry) fn plain_segment(raw: &str) -> Result<String, String> {
         return Err(format!("the key segment `{raw}` is not a plain name"));
     }
     Ok(segment.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generic(store: &'static str, text: &str) -> object_store::Error {
+        object_store::Error::Generic {
+            store,
+            source: text.to_string().into(),
+        }
+    }
+
+    #[test]
+    fn a_store_s_error_reads_as_the_request_and_its_answer() {
+        let redirected = generic(
+            "GCS",
+            "Error performing GET http://127.0.0.1:9/methods/a2c%2Findex%2Fesys%2Fa2c.json?alt=media in 2ms - Server returned non-2xx status code: 307 Temporary Redirect: ",
+        );
+        assert_eq!(
+            one_line(&redirected, None),
+            "GET `http://127.0.0.1:9/methods/a2c%2Findex%2Fesys%2Fa2c.json` answered HTTP 307 Temporary Redirect"
+        );
+        let token = generic(
+            "MicrosoftAzure",
+            "Error performing token request: Error performing GET http://169.254.169.254/metadata/identity/oauth2/token?api-version=2019-08-01&resource=x in 1ms - Server returned non-2xx status code: 403 Forbidden: denied",
+        );
+        assert_eq!(
+            one_line(&token, None),
+            "getting a token: GET `http://169.254.169.254/metadata/identity/oauth2/token` answered HTTP 403 Forbidden"
+        );
+        let other = generic("MicrosoftAzure", "Error decoding the user delegation key: bad XML");
+        assert_eq!(
+            one_line(&other, None),
+            "Error decoding the user delegation key: bad XML"
+        );
+    }
 }
