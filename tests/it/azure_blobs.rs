@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 
 use base64::Engine as _;
 
+use crate::support::http_server::Server;
 use crate::support::{Spawned, TestContext, free_port, layout, require_program};
 
 const ACCOUNT: &str = "a2cteam";
@@ -22,12 +23,15 @@ const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
 struct Azurite {
     _child: Spawned,
     port: u16,
+    /// The CA that signed its certificate (a PEM file) when it speaks HTTPS.
+    ca: Option<std::path::PathBuf>,
 }
 
 impl Azurite {
     /// The account's endpoint, path-style as Azurite serves it.
     fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}/{ACCOUNT}", self.port)
+        let scheme = if self.ca.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/{ACCOUNT}", self.port)
     }
 
     /// What a user of this account sets: the endpoint, the account and `credential`.
@@ -56,6 +60,11 @@ impl Azurite {
                 method,
             ])
             .args(["-H", &format!("x-ms-version: {API}")])
+            .args(
+                self.ca
+                    .iter()
+                    .flat_map(|ca| [std::ffi::OsStr::new("--cacert"), ca.as_os_str()]),
+            )
             .args(extra)
             .arg(format!(
                 "{}/{path}{}{sas}",
@@ -83,6 +92,18 @@ fn account_sas(permissions: &str) -> String {
 /// Starts Azurite's blob service with `ACCOUNT` and its container, or `None` (after the
 /// SKIPPED line) when it is not installed.
 fn azurite(t: &TestContext) -> Option<Azurite> {
+    start_azurite(t, false)
+}
+
+/// [`azurite`] over HTTPS (a certificate for 127.0.0.1 from a CA made for the test:
+/// `Azurite::ca`) with OAuth on: `--oauth basic` takes a bearer token whose audience is the
+/// storage service, whose issuer is Entra's and whose lifetime holds — it does not check the
+/// token's signature, which only Microsoft's keys make.
+fn azurite_oauth(t: &TestContext) -> Option<Azurite> {
+    start_azurite(t, true)
+}
+
+fn start_azurite(t: &TestContext, oauth: bool) -> Option<Azurite> {
     let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-node/node_modules/.bin/azurite-blob");
     if !bin.exists() || Command::new("node").arg("--version").output().is_err() {
         require_program("node and Azurite in target/ci-node (npm ci in .ci/node; .ci/run does it)");
@@ -91,8 +112,21 @@ fn azurite(t: &TestContext) -> Option<Azurite> {
     for _ in 0..5 {
         let port = free_port();
         let log = fs_err::File::create(t.path("azurite.log")).unwrap();
+        let mut tls = Vec::new();
+        let ca = oauth.then(|| {
+            let ca = crate::support::http_server::TestCa::new(&["localhost"], &["127.0.0.1"]);
+            let dir = t.path("azurite-tls");
+            ca.write(&dir);
+            for (flag, file) in [("--cert", "cert.pem"), ("--key", "key.pem")] {
+                tls.push(flag.to_string());
+                tls.push(dir.join(file).display().to_string());
+            }
+            tls.extend(["--oauth".to_string(), "basic".to_string()]);
+            dir.join("ca.pem")
+        });
         let child = Command::new(&bin)
             .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+            .args(&tls)
             .arg("--location")
             .arg(t.path("azurite"))
             .args(["--disableTelemetry", "--skipApiVersionCheck", "--silent"])
@@ -105,7 +139,11 @@ fn azurite(t: &TestContext) -> Option<Azurite> {
         if !child.listening(port, 60) {
             continue;
         }
-        let server = Azurite { _child: child, port };
+        let server = Azurite {
+            _child: child,
+            port,
+            ca,
+        };
         let status = server.curl(
             "PUT",
             &format!("{CONTAINER}?restype=container"),
@@ -258,4 +296,143 @@ fn credentials_for_one_account_are_never_used_for_another() {
     run.failure();
     run.says("AZURE_USE_AZURE_CLI asks for credentials from the `az` program, which a2c does not run");
     run.says("az account get-access-token --resource https://storage.azure.com/");
+}
+
+const TENANT: &str = "a2c-tenant";
+/// A tenant whose tokens are for another resource than storage.
+const OTHER_TENANT: &str = "a2c-other-tenant";
+const CLIENT_SECRET: &str = "a2c-client-secret-never-shown";
+
+/// A token as Entra issues one for `audience` (its signature is not Entra's: Azurite does not
+/// check it), valid for an hour from now.
+fn entra_token(audience: &str) -> String {
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let header = b64.encode(r#"{"alg":"RS256","typ":"JWT"}"#);
+    let claims = serde_json::json!({
+        "aud": audience,
+        "iss": format!("https://sts.windows.net/{TENANT}/"),
+        "iat": now - 60,
+        "nbf": now - 60,
+        "exp": now + 3600,
+        "oid": "00000000-0000-0000-0000-0000000000a2",
+        "tid": TENANT,
+    });
+    format!(
+        "{header}.{}.{}",
+        b64.encode(claims.to_string()),
+        b64.encode("not Entra's signature")
+    )
+}
+
+/// Entra's token endpoints on loopback over HTTPS (a CA of its own): a service principal's
+/// (`/TENANT/oauth2/v2.0/token`, and one for `OTHER_TENANT` that gives a token for another
+/// audience) and a managed identity's (`/metadata/identity/oauth2/token`, as IMDS serves it).
+fn entra(t: &TestContext) -> Server {
+    let root = t.path("entra");
+    let expires_on = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3600;
+    let storage = entra_token("https://storage.azure.com");
+    for (path, body) in [
+        (
+            format!("{TENANT}/oauth2/v2.0/token"),
+            serde_json::json!({"token_type": "Bearer", "expires_in": 3599, "access_token": storage}),
+        ),
+        (
+            format!("{OTHER_TENANT}/oauth2/v2.0/token"),
+            serde_json::json!({"token_type": "Bearer", "expires_in": 3599, "access_token": entra_token("https://management.azure.com/")}),
+        ),
+        (
+            "metadata/identity/oauth2/token".to_string(),
+            serde_json::json!({"token_type": "Bearer", "expires_on": expires_on.to_string(), "resource": "https://storage.azure.com", "access_token": storage}),
+        ),
+    ] {
+        t.write(&format!("entra/{path}"), &body.to_string());
+    }
+    Server::start_tls(root)
+}
+
+/// Entra credentials, as Azure's SDKs take them from the environment, over HTTPS with OAuth:
+/// a service principal (client secret) publishes, locks and installs — its token on every
+/// request, each bundle from a URL signed by a user delegation key the store gives for that
+/// token — and so does a managed identity (IMDS's token); a token for another resource is
+/// refused by the store, said with the credentials' source and never the secret.
+#[test]
+fn entra_credentials_publish_and_install_over_oauth() {
+    let t = TestContext::new();
+    let Some(store) = azurite_oauth(&t) else { return };
+    let entra = entra(&t);
+    let bundle = t.path("trust.pem");
+    let azurite_ca = fs_err::read_to_string(store.ca.as_ref().unwrap()).unwrap();
+    fs_err::write(&bundle, format!("{azurite_ca}\n{}", entra.ca_pem.as_ref().unwrap())).unwrap();
+    let authority = entra.url().trim_end_matches('/').to_string();
+    let msi = format!("{authority}/metadata/identity/oauth2/token");
+    let common = |extra: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        let mut env = vec![
+            (PATIENT.0, PATIENT.1.to_string()),
+            ("AZURE_STORAGE_ENDPOINT", store.endpoint()),
+            ("AZURE_STORAGE_ACCOUNT_NAME", ACCOUNT.to_string()),
+            ("A2C_CA_BUNDLE", bundle.display().to_string()),
+        ];
+        env.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        env
+    };
+    let principal = common(&[
+        ("AZURE_CLIENT_ID", "a2c-app"),
+        ("AZURE_CLIENT_SECRET", CLIENT_SECRET),
+        ("AZURE_TENANT_ID", TENANT),
+        ("AZURE_AUTHORITY_HOST", &authority),
+    ]);
+    let principal: Vec<(&str, &str)> = principal.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let registry = format!("az://{ACCOUNT}/{CONTAINER}/a2c");
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.ok_env(
+        ".",
+        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
+        &principal,
+    );
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    t.ok_env("w", &["lock"], &principal);
+    let run = t.ok_env("w", &["install"], &principal);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    assert!(!run.stderr.contains(CLIENT_SECRET), "{}", run.stderr);
+    assert!(
+        entra
+            .requests()
+            .iter()
+            .any(|r| r.path == format!("/{TENANT}/oauth2/v2.0/token")),
+        "no token was asked of the service principal's endpoint"
+    );
+
+    // A managed identity: IMDS's token, and nothing else set.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let identity = common(&[("AZURE_MSI_ENDPOINT", &msi)]);
+    let identity: Vec<(&str, &str)> = identity.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.ok_env("w", &["lock", "--update", "1.0.0"], &identity);
+    t.ok_env("w", &["install"], &identity);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    assert!(
+        entra
+            .requests()
+            .iter()
+            .any(|r| r.path.starts_with("/metadata/identity/oauth2/token?")),
+        "no token was asked of the managed identity's endpoint"
+    );
+
+    // A token for another resource: the store refuses it, said with the credentials' source.
+    let mut other = principal.clone();
+    other.retain(|(k, _)| *k != "AZURE_TENANT_ID");
+    other.push(("AZURE_TENANT_ID", OTHER_TENANT));
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &other);
+    run.failure();
+    run.says("the store refused the credentials from the service principal (AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID)");
+    assert!(!run.stderr.contains(CLIENT_SECRET), "{}", run.stderr);
 }
