@@ -129,6 +129,16 @@ impl AzLocation {
                 ),
             ));
         }
+        // Entra's token endpoint gets the client secret or the federated token: never in clear
+        // text across a network.
+        for (name, value) in &azure.vars {
+            if matches!(
+                name.to_ascii_lowercase().parse::<AzureConfigKey>(),
+                Ok(AzureConfigKey::AuthorityHost)
+            ) {
+                objstore::endpoint_allowed(self, value, name)?;
+            }
+        }
         Ok(azure.clone())
     }
 
@@ -425,5 +435,15 @@ mod tests {
             credential_source(&vars(&[("AZURE_OTHER", "x")]))
         );
         assert!(credential_source(&vars(&[("AZURE_STORAGE_SAS_TOKEN", "?sv=1")])).starts_with("the SAS token"));
+        // Entra's token endpoint gets the client secret: https://, or loopback.
+        let clear = vars(&[("AZURE_AUTHORITY_HOST", "http://login.example.com")]);
+        let e = l.checked(&clear).unwrap_err().to_string();
+        assert!(
+            e.contains("AZURE_AUTHORITY_HOST `http://login.example.com` is not an https:// URL"),
+            "{e}"
+        );
+        for fine in ["https://login.microsoftonline.us", "http://127.0.0.1:8443"] {
+            assert!(l.checked(&vars(&[("AZURE_AUTHORITY_HOST", fine)])).is_ok(), "{fine}");
+        }
     }
 }

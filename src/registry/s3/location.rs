@@ -86,6 +86,7 @@ impl S3Location {
     /// [`Self::with_profile`]) and speaking through `http`.
     fn s3_store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
         let endpoint = endpoint(aws);
+        self.check_credential_endpoints(aws)?;
         let mut builder = AmazonS3Builder::new();
         // Every AWS_* variable object_store knows, as its own `from_env` would read them (the
         // session read the environment; this reads what it was given).
@@ -121,6 +122,39 @@ impl S3Location {
             builder = builder.with_allow_http(true);
         }
         builder.build().map_err(|e| self.store_error(&e, aws))
+    }
+
+    /// The endpoints a credential exchange sends a secret to, checked as the store's own is: STS
+    /// (`AWS_ENDPOINT_URL_STS`, which gets the web identity token) is `https://` or loopback;
+    /// the container credentials endpoint (`AWS_CONTAINER_CREDENTIALS_FULL_URI`, which gets the
+    /// authorization token) is `https://`, or plain HTTP to loopback or the addresses ECS and
+    /// EKS serve it on — as the AWS SDKs allow it.
+    fn check_credential_endpoints(&self, aws: &AwsVariables) -> Result<(), RegistryError> {
+        use object_store::aws::AmazonS3ConfigKey;
+        for (name, value) in &aws.vars {
+            match name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
+                Ok(AmazonS3ConfigKey::StsEndpoint) => {
+                    objstore::endpoint_allowed(self, value, name)?;
+                }
+                Ok(AmazonS3ConfigKey::ContainerCredentialsFullUri) => {
+                    let url = Url::parse(value)
+                        .map_err(|e| self.refused(format!("{name} `{value}` is not a URL: {e}"), None))?;
+                    let container_host = matches!(
+                        url.host(),
+                        Some(url::Host::Ipv4(ip)) if ip.octets() == [169, 254, 170, 2] || ip.octets() == [169, 254, 170, 23]
+                    ) || matches!(url.host(), Some(url::Host::Ipv6(ip)) if ip.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23]);
+                    let plain_ok = crate::net::is_loopback(&url) || container_host;
+                    if !(url.scheme() == "https" || url.scheme() == "http" && plain_ok) {
+                        return Err(self.refused(
+                            format!("{name} `{value}` is neither https:// nor a container credentials address (plain HTTP goes to loopback, 169.254.170.2, 169.254.170.23 or [fd00:ec2::23] only: the authorization token travels with it)"),
+                            Some(format!("set {name} to the endpoint's https:// address")),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// `endpoint` with the bucket as its host's first label (`https://s3.example.internal` →
@@ -318,6 +352,47 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn secrets_for_a_credential_exchange_go_over_https_or_to_loopback_and_container_addresses() {
+        let l = parse("s3://team-bucket/a2c").unwrap();
+        let check = |vars: &[(&str, &str)]| {
+            let aws = AwsVariables {
+                vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                ..Default::default()
+            };
+            l.check_credential_endpoints(&aws).map_err(|e| e.to_string())
+        };
+        for fine in [
+            ("AWS_ENDPOINT_URL_STS", "https://sts.eu-west-1.amazonaws.com"),
+            ("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:5000"),
+            (
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "http://169.254.170.23/v1/credentials",
+            ),
+            (
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "http://[fd00:ec2::23]/v1/credentials",
+            ),
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://localhost:8080/creds"),
+            (
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "https://creds.example.internal/v1",
+            ),
+        ] {
+            assert_eq!(check(&[fine]), Ok(()), "{fine:?}");
+        }
+        let e = check(&[("AWS_ENDPOINT_URL_STS", "http://sts.example.com")]).unwrap_err();
+        assert!(
+            e.contains("AWS_ENDPOINT_URL_STS `http://sts.example.com` is not an https:// URL"),
+            "{e}"
+        );
+        let e = check(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://creds.example.com/v1")]).unwrap_err();
+        assert!(
+            e.contains("is neither https:// nor a container credentials address"),
+            "{e}"
+        );
     }
 
     /// Where a bundle's presigned URL points for these AWS variables (signing is local).
