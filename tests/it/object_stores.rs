@@ -616,6 +616,17 @@ struct Moto {
 }
 
 fn moto(t: &TestContext) -> Option<Moto> {
+    start_moto(t, None)
+}
+
+/// [`moto`] checking every request's signature, and the session token of temporary credentials,
+/// after its first `free` requests (the bucket's creation is the first): what they create (an
+/// IAM role, its policy) is how the test sets the account up.
+fn moto_checking_after(t: &TestContext, free: u32) -> Option<Moto> {
+    start_moto(t, Some(free))
+}
+
+fn start_moto(t: &TestContext, checks_after: Option<u32>) -> Option<Moto> {
     if Command::new("moto_server").arg("--help").output().is_err() {
         require_program("moto_server (pip install -r .ci/requirements.txt: moto[server]; .ci/run does it)");
         return None;
@@ -623,7 +634,11 @@ fn moto(t: &TestContext) -> Option<Moto> {
     for _ in 0..5 {
         let port = free_port();
         let log = fs_err::File::create(t.path("moto.log")).unwrap();
-        let child = Command::new("moto_server")
+        let mut moto = Command::new("moto_server");
+        if let Some(free) = checks_after {
+            moto.env("INITIAL_NO_AUTH_ACTION_COUNT", free.to_string());
+        }
+        let child = moto
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::from(log.into_parts().0))
@@ -766,4 +781,227 @@ fn a_bucket_takes_and_gives_a_bundle_in_bounded_memory() {
         kib < base + 16 * 1024,
         "peak RSS {kib} KiB for a 32 MiB bundle, {base} KiB for a tiny one"
     );
+}
+
+/// A query API call (`Action=…`) to moto's `service` (`iam`, `sts`), signed by curl with a key of
+/// the setup's (moto checks none yet): the response's body.
+fn moto_call(moto: &Moto, service: &str, form: &[(&str, &str)]) -> String {
+    let mut curl = Command::new("curl");
+    curl.args(["-s", "--max-time", "30", "--aws-sigv4"])
+        .arg(format!("aws:amz:us-east-1:{service}"))
+        .args(["--user", "AKIDA2CSETUP:setup"]);
+    for (k, v) in form {
+        curl.arg("--data-urlencode").arg(format!("{k}={v}"));
+    }
+    let out = curl.arg(format!("http://127.0.0.1:{}/", moto.port)).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The text of the first `<tag>` in `xml`.
+fn xml_text<'a>(xml: &'a str, tag: &str) -> &'a str {
+    let start = xml
+        .find(&format!("<{tag}>"))
+        .unwrap_or_else(|| panic!("no <{tag}> in {xml}"))
+        + tag.len()
+        + 2;
+    &xml[start..start + xml[start..].find('<').unwrap()]
+}
+
+/// An instance metadata service (IMDSv2: a session token, then the role's credentials) and an
+/// EKS Pod Identity endpoint (`/v1/credentials`, for the bearer of `POD_TOKEN`) on loopback,
+/// both handing out `credentials` (the JSON ECS, EKS and EC2 serve); each request recorded.
+struct CredentialEndpoints {
+    port: u16,
+    credentials: std::sync::Arc<std::sync::Mutex<String>>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+const IMDS_TOKEN: &str = "imds-session-token-a2c";
+const POD_TOKEN: &str = "eks-pod-identity-token-a2c";
+
+impl CredentialEndpoints {
+    fn start(credentials: String) -> Self {
+        use std::io::{BufRead as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let credentials = std::sync::Arc::new(std::sync::Mutex::new(credentials));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (served, log) = (credentials.clone(), seen.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                let mut reader = std::io::BufReader::new(&conn);
+                let mut head = Vec::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push(line.trim_end().to_string());
+                }
+                let request = head.first().cloned().unwrap_or_default();
+                let header = |name: &str| {
+                    head.iter().skip(1).find_map(|h| {
+                        let (k, v) = h.split_once(':')?;
+                        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                    })
+                };
+                log.lock().unwrap().push(request.clone());
+                let role = "/latest/meta-data/iam/security-credentials/";
+                let imds_ok = header("x-aws-ec2-metadata-token").as_deref() == Some(IMDS_TOKEN);
+                let (status, body) = match request.split(' ').take(2).collect::<Vec<_>>()[..] {
+                    ["PUT", "/latest/api/token"] => ("200 OK", IMDS_TOKEN.to_string()),
+                    ["GET", path] if path == role && imds_ok => ("200 OK", "a2c-reader".to_string()),
+                    ["GET", path] if path == format!("{role}a2c-reader") && imds_ok => {
+                        ("200 OK", served.lock().unwrap().clone())
+                    }
+                    ["GET", "/v1/credentials"] if header("authorization").as_deref() == Some(POD_TOKEN) => {
+                        ("200 OK", served.lock().unwrap().clone())
+                    }
+                    _ => ("401 Unauthorized", String::new()),
+                };
+                let mut conn = conn;
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Self {
+            port,
+            credentials,
+            seen,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Temporary credentials from where an instance or a pod gets them — the instance metadata
+/// service (IMDSv2, found by the AWS SDKs' `AWS_EC2_METADATA_SERVICE_ENDPOINT`) and EKS Pod
+/// Identity (`AWS_CONTAINER_CREDENTIALS_FULL_URI` with the token's file) — sign `lock` and
+/// `outdated` against moto checking every signature and session token (an assumed role's, with
+/// a policy that allows S3); a session token the store does not know is refused, said with where
+/// the credentials came from. (moto fails every presigned URL when it checks signatures, so
+/// installs and publishing are SeaweedFS's and Ceph's tests, with keys.)
+#[test]
+fn temporary_credentials_of_an_instance_or_a_pod_sign_every_request() {
+    let t = TestContext::new();
+    let Some(store) = moto_checking_after(&t, 4) else {
+        return;
+    };
+    let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+    let s3 = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#;
+    let version = ("Version", "2010-05-08");
+    moto_call(
+        &store,
+        "iam",
+        &[
+            ("Action", "CreateRole"),
+            version,
+            ("RoleName", "a2c-reader"),
+            ("AssumeRolePolicyDocument", trust),
+        ],
+    );
+    moto_call(
+        &store,
+        "iam",
+        &[
+            ("Action", "PutRolePolicy"),
+            version,
+            ("RoleName", "a2c-reader"),
+            ("PolicyName", "s3"),
+            ("PolicyDocument", s3),
+        ],
+    );
+    let assumed = moto_call(
+        &store,
+        "sts",
+        &[
+            ("Action", "AssumeRole"),
+            ("Version", "2011-06-15"),
+            ("RoleArn", "arn:aws:iam::123456789012:role/a2c-reader"),
+            ("RoleSessionName", "a2c-instance"),
+        ],
+    );
+    let (key, secret, token) = (
+        xml_text(&assumed, "AccessKeyId"),
+        xml_text(&assumed, "SecretAccessKey"),
+        xml_text(&assumed, "SessionToken"),
+    );
+    let credentials = |token: &str| {
+        serde_json::json!({"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": key, "SecretAccessKey": secret, "Token": token, "Expiration": "2099-01-01T00:00:00Z"})
+            .to_string()
+    };
+    let endpoints = CredentialEndpoints::start(credentials(token));
+    let moto_url = format!("http://127.0.0.1:{}", store.port);
+    let imds_url = endpoints.url();
+    let instance = [
+        PATIENT,
+        ("AWS_ENDPOINT_URL", moto_url.as_str()),
+        ("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds_url.as_str()),
+    ];
+    // The registry, published by the account's owner: moto checks no signature of a presigned
+    // URL (it fails them all), so the test uploads with boto3, signing with the same temporary
+    // credentials; a2c's requests here are the index's reads, which object_store signs.
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.ok(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
+    // boto3 comes with moto (the venv's python3, as moto_server's).
+    let upload = "import boto3, sys\n\
+        key, secret, token, endpoint, bucket, root = sys.argv[1:7]\n\
+        s3 = boto3.client('s3', endpoint_url=endpoint, region_name='us-east-1', aws_access_key_id=key, aws_secret_access_key=secret, aws_session_token=token)\n\
+        for rel in sys.argv[7:]:\n    s3.upload_file(root + '/' + rel, bucket, 'a2c/' + rel)\n";
+    let out = Command::new("python3")
+        .args(["-c", upload, key, secret, token, &moto_url, BUCKET])
+        .arg(t.path("reg"))
+        .args(["index/esys/a2c.json", "bundles/a2c-1.0.0.tar.gz"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the test could not upload: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let registry = format!("s3://{BUCKET}/a2c");
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    let run = t.ok_env("w", &["lock"], &instance);
+    assert!(
+        !run.stderr.contains(secret) && !run.stderr.contains(token),
+        "{}",
+        run.stderr
+    );
+    let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
+    assert!(lock.contains("version = \"1.0.0\""), "{lock}");
+    let seen = endpoints.seen();
+    assert!(seen.iter().any(|r| r.starts_with("PUT /latest/api/token")), "{seen:#?}");
+
+    // EKS Pod Identity: the endpoint and the token's file, nothing else.
+    let token_file = t.write("pod/token", POD_TOKEN).display().to_string();
+    let pod_url = format!("{}/v1/credentials", endpoints.url());
+    let pod = [
+        PATIENT,
+        ("AWS_ENDPOINT_URL", moto_url.as_str()),
+        ("AWS_CONTAINER_CREDENTIALS_FULL_URI", pod_url.as_str()),
+        ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_file.as_str()),
+    ];
+    let doc = t.ok_env("w", &["outdated", "--json"], &pod).json();
+    assert_eq!(doc["newest"], "1.0.0", "{doc}");
+    assert!(endpoints.seen().iter().any(|r| r.starts_with("GET /v1/credentials")));
+
+    // A session token the store does not know: refused (moto answers 400 InvalidToken), said
+    // with the credentials' source.
+    *endpoints.credentials.lock().unwrap() = credentials("FQoGZXIvYXdzEForgedSessionToken");
+    let run = t.run_env("w", &["lock", "--update", "1.0.0"], &instance);
+    run.failure();
+    run.says("answered HTTP 400 Bad Request");
+    run.says("the credentials (from the instance metadata service");
+    assert!(!run.stderr.contains(secret), "{}", run.stderr);
 }

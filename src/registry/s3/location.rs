@@ -86,7 +86,7 @@ impl S3Location {
     /// [`Self::with_profile`]) and speaking through `http`.
     fn s3_store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
         let endpoint = endpoint(aws);
-        self.check_credential_endpoints(aws)?;
+        self.check_credential_variables(aws)?;
         let mut builder = AmazonS3Builder::new();
         // Every AWS_* variable object_store knows, as its own `from_env` would read them (the
         // session read the environment; this reads what it was given).
@@ -109,6 +109,13 @@ impl S3Location {
             let hosted = self.virtual_hosted(endpoint)?;
             builder = builder.with_config(object_store::aws::AmazonS3ConfigKey::S3Endpoint, hosted);
         }
+        // The AWS SDKs' variable for the instance metadata service's address (object_store
+        // reads its own `AWS_METADATA_ENDPOINT`).
+        if aws.get("AWS_METADATA_ENDPOINT").is_none()
+            && let Some(imds) = aws.get("AWS_EC2_METADATA_SERVICE_ENDPOINT")
+        {
+            builder = builder.with_metadata_endpoint(imds.trim_end_matches('/'));
+        }
         let mut builder = builder
             .with_bucket_name(&self.bucket)
             .with_http_connector(Connector(http.reqwest()))
@@ -124,17 +131,28 @@ impl S3Location {
         builder.build().map_err(|e| self.store_error(&e, aws))
     }
 
-    /// The endpoints a credential exchange sends a secret to, checked as the store's own is: STS
+    /// The credential variables, checked before any request. The endpoints a credential exchange
+    /// sends a secret to, as the store's own is: STS
     /// (`AWS_ENDPOINT_URL_STS`, which gets the web identity token) is `https://` or loopback;
     /// the container credentials endpoint (`AWS_CONTAINER_CREDENTIALS_FULL_URI`, which gets the
     /// authorization token) is `https://`, or plain HTTP to loopback or the addresses ECS and
-    /// EKS serve it on — as the AWS SDKs allow it.
-    fn check_credential_endpoints(&self, aws: &AwsVariables) -> Result<(), RegistryError> {
+    /// EKS serve it on — as the AWS SDKs allow it — and only with the token's file (object_store
+    /// would ask the instance metadata service instead). `AWS_EC2_METADATA_DISABLED=true` with no
+    /// other credentials is said at once, not after the instance metadata service is tried.
+    fn check_credential_variables(&self, aws: &AwsVariables) -> Result<(), RegistryError> {
         use object_store::aws::AmazonS3ConfigKey;
         for (name, value) in &aws.vars {
             match name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
                 Ok(AmazonS3ConfigKey::StsEndpoint) => {
                     objstore::endpoint_allowed(self, value, name)?;
+                }
+                Ok(AmazonS3ConfigKey::ContainerCredentialsFullUri)
+                    if aws.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").is_none() =>
+                {
+                    return Err(self.refused(
+                        format!("{name} is set without AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, the file a2c reads the endpoint's authorization token from"),
+                        Some("set AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE to the token's file (EKS Pod Identity sets it), or give the credentials as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN".into()),
+                    ));
                 }
                 Ok(AmazonS3ConfigKey::ContainerCredentialsFullUri) => {
                     let url = Url::parse(value)
@@ -153,6 +171,16 @@ impl S3Location {
                 }
                 _ => {}
             }
+        }
+        if credential_source(aws).starts_with("the instance metadata service")
+            && aws
+                .get("AWS_EC2_METADATA_DISABLED")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        {
+            return Err(self.refused(
+                "no AWS credentials: none in the environment or a profile, and AWS_EC2_METADATA_DISABLED=true turns the instance metadata service off".into(),
+                Some("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE to a profile in ~/.aws/credentials".into()),
+            ));
         }
         Ok(())
     }
@@ -252,8 +280,10 @@ fn credential_source(aws: &AwsVariables) -> String {
         "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY".into()
     } else if set("AWS_WEB_IDENTITY_TOKEN_FILE") {
         "the web identity token (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)".into()
-    } else if set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || set("AWS_CONTAINER_CREDENTIALS_FULL_URI") {
-        "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_*)".into()
+    } else if set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") {
+        "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI)".into()
+    } else if set("AWS_CONTAINER_CREDENTIALS_FULL_URI") {
+        "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE)".into()
     } else {
         "the instance metadata service (no AWS_ACCESS_KEY_ID is set, and no profile in ~/.aws)".into()
     }
@@ -362,7 +392,7 @@ mod tests {
                 vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
                 ..Default::default()
             };
-            l.check_credential_endpoints(&aws).map_err(|e| e.to_string())
+            l.check_credential_variables(&aws).map_err(|e| e.to_string())
         };
         for fine in [
             ("AWS_ENDPOINT_URL_STS", "https://sts.eu-west-1.amazonaws.com"),
@@ -381,17 +411,34 @@ mod tests {
                 "https://creds.example.internal/v1",
             ),
         ] {
-            assert_eq!(check(&[fine]), Ok(()), "{fine:?}");
+            let file = ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/var/run/token");
+            assert_eq!(check(&[fine, file]), Ok(()), "{fine:?}");
         }
         let e = check(&[("AWS_ENDPOINT_URL_STS", "http://sts.example.com")]).unwrap_err();
         assert!(
             e.contains("AWS_ENDPOINT_URL_STS `http://sts.example.com` is not an https:// URL"),
             "{e}"
         );
-        let e = check(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://creds.example.com/v1")]).unwrap_err();
+        let e = check(&[
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://creds.example.com/v1"),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/var/run/token"),
+        ])
+        .unwrap_err();
         assert!(
             e.contains("is neither https:// nor a container credentials address"),
             "{e}"
+        );
+        // Without the token's file object_store would quietly ask the instance metadata service.
+        let e = check(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/v1")]).unwrap_err();
+        assert!(e.contains("without AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"), "{e}");
+        let e = check(&[("AWS_EC2_METADATA_DISABLED", "true")]).unwrap_err();
+        assert!(
+            e.contains("AWS_EC2_METADATA_DISABLED=true turns the instance metadata service off"),
+            "{e}"
+        );
+        assert_eq!(
+            check(&[("AWS_EC2_METADATA_DISABLED", "true"), ("AWS_ACCESS_KEY_ID", "AKID")]),
+            Ok(())
         );
     }
 
