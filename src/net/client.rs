@@ -82,9 +82,41 @@ impl Reply {
     }
 }
 
+/// How long a connection to a cloud's metadata service may take (as the clouds' SDKs wait).
+const METADATA_CONNECT: Duration = Duration::from_secs(1);
+
+/// A reqwest client on a2c's settings: its user agent, these timeouts, the CA bundles, the
+/// proxies (`super::proxy`'s, never reqwest's own), no redirect followed.
+fn build(
+    connect: Duration,
+    read: Duration,
+    ca_bundles: &[(&'static str, std::path::PathBuf)],
+    proxies: &super::proxy::ProxyEnv,
+) -> Result<reqwest::Client, HttpError> {
+    let mut builder = reqwest::Client::builder()
+        .user_agent(format!("a2c/{} (+https://github.com/esys/a2c)", crate::A2C_VERSION))
+        .connect_timeout(connect)
+        .read_timeout(read)
+        .tls_certs_merge(extra_roots(ca_bundles)?)
+        // Proxies come from `super::proxy` only: NO_PROXY matched as curl and Python do.
+        .no_proxy()
+        // Redirects are followed by `follow`, hop by hop, deciding each hop's credential.
+        .redirect(reqwest::redirect::Policy::none());
+    if !proxies.is_empty() {
+        let route = proxies.clone();
+        builder = builder.proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
+    }
+    builder.build().map_err(|e| HttpError::Config(error_chain(&e)))
+}
+
 /// A configured HTTP client.
 pub struct HttpClient {
     pub(super) client: reqwest::Client,
+    /// The same client but for its connect timeout, one second: for a cloud's metadata service
+    /// (see [`Self::reqwest_for_metadata`]); built on first use.
+    metadata: std::sync::OnceLock<reqwest::Client>,
+    /// What that client is built from.
+    ca_bundles: Vec<(&'static str, std::path::PathBuf)>,
     pub(super) runtime: tokio::runtime::Runtime,
     pub(super) auth: Auth,
     /// Tokens from registries' token endpoints (Bearer challenges), by `host[:port]`, and
@@ -130,20 +162,12 @@ impl HttpClient {
     ) -> Result<Self, HttpError> {
         install_crypto_provider();
         let timeout = settings.timeout;
-        let mut builder = reqwest::Client::builder()
-            .user_agent(format!("a2c/{} (+https://github.com/esys/a2c)", crate::A2C_VERSION))
-            .connect_timeout(Duration::from_secs(timeout))
-            .read_timeout(Duration::from_secs(timeout))
-            .tls_certs_merge(extra_roots(&settings.ca_bundles)?)
-            // Proxies come from `super::proxy` only: NO_PROXY matched as curl and Python do.
-            .no_proxy()
-            // Redirects are followed by `follow`, hop by hop, deciding each hop's credential.
-            .redirect(reqwest::redirect::Policy::none());
-        if !settings.proxies.is_empty() {
-            let route = settings.proxies.clone();
-            builder = builder.proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
-        }
-        let client = builder.build().map_err(|e| HttpError::Config(error_chain(&e)))?;
+        let client = build(
+            Duration::from_secs(timeout),
+            Duration::from_secs(timeout),
+            &settings.ca_bundles,
+            &settings.proxies,
+        )?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("a2c-http")
@@ -152,6 +176,8 @@ impl HttpClient {
             .map_err(|e| HttpError::Config(format!("cannot start the HTTP runtime: {e}")))?;
         Ok(Self {
             client,
+            metadata: std::sync::OnceLock::new(),
+            ca_bundles: settings.ca_bundles.clone(),
             runtime,
             auth: Auth::load(bound, settings, logins)?,
             bearer: std::sync::Mutex::new(HashMap::new()),
@@ -175,6 +201,19 @@ impl HttpClient {
     /// proxies, timeouts and user agent, and no redirect followed.
     pub fn reqwest(&self) -> reqwest::Client {
         self.client.clone()
+    }
+
+    /// [`Self::reqwest`] with a one-second connect timeout: for a cloud's metadata service
+    /// (AWS's IMDS, Azure's, Google's), which answers at once where it exists. Off the cloud, on a
+    /// laptop, its link-local address may swallow a connection, which the clouds' own SDKs give
+    /// up on after a second, not after `A2C_HTTP_TIMEOUT` and each retry.
+    pub fn reqwest_for_metadata(&self) -> reqwest::Client {
+        self.metadata
+            .get_or_init(|| {
+                let read = Duration::from_secs(self.timeout);
+                build(METADATA_CONNECT, read, &self.ca_bundles, &self.proxies).unwrap_or_else(|_| self.client.clone())
+            })
+            .clone()
     }
 
     /// Runs `work` on this client's runtime, to its end.

@@ -1005,3 +1005,54 @@ fn temporary_credentials_of_an_instance_or_a_pod_sign_every_request() {
     run.says("the credentials (from the instance metadata service");
     assert!(!run.stderr.contains(secret), "{}", run.stderr);
 }
+
+/// Off the cloud — a laptop — the instance metadata service's link-local address may swallow a
+/// connection: a2c gives up on it as the AWS SDKs do, after a second a try, not after its own
+/// `A2C_HTTP_TIMEOUT` (here 600 s) for each of object_store's tries; then says where the
+/// credentials were looked for. The test's metadata service is a loopback port whose accept
+/// queue is full, so that a connection to it is never answered.
+#[test]
+fn a_metadata_service_that_never_answers_is_given_up_on() {
+    let t = TestContext::new();
+    let listener = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    listener
+        .bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into())
+        .unwrap();
+    listener.listen(0).unwrap();
+    let address = listener.local_addr().unwrap().as_socket().unwrap();
+    // Fill the accept queue (never accepted): later connections get no answer at all.
+    let fillers: Vec<_> = (0..4)
+        .filter_map(|_| std::net::TcpStream::connect_timeout(&address, std::time::Duration::from_millis(200)).ok())
+        .collect();
+    assert!(!fillers.is_empty(), "the accept queue could not be filled");
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: s3://{BUCKET}/a2c\n"));
+    t.canonical_repo("w/p/app", "1.0.0");
+    let imds = format!("http://{address}");
+    let mut cmd = t.cmd("w");
+    cmd.args(["lock"])
+        .env("A2C_HTTP_TIMEOUT", "600")
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &imds)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("a2c was still waiting for the metadata service after 60 s (A2C_HTTP_TIMEOUT=600)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("PUT `{imds}/latest/api/token` failed: ")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("a2c could not get the credentials from the instance metadata service"),
+        "{stderr}"
+    );
+    drop(fillers);
+}

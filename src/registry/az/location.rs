@@ -180,7 +180,7 @@ impl AzLocation {
         let mut builder = builder
             .with_account(&self.account)
             .with_container_name(&self.container)
-            .with_http_connector(Connector(http.reqwest()))
+            .with_http_connector(Connector::of(http))
             .with_retry(objstore::retries());
         if let (endpoint, Some(variable)) = self.endpoint(azure) {
             if objstore::endpoint_allowed(self, &endpoint, variable)?.scheme() == "http" {

@@ -153,7 +153,7 @@ impl GsLocation {
         builder
             .with_base_url(&endpoint)
             .with_bucket_name(&self.bucket)
-            .with_http_connector(Connector(http.reqwest()))
+            .with_http_connector(Connector::of(http))
             .with_retry(objstore::retries())
             .build()
             .map_err(|e| self.gs_error(&e, google))

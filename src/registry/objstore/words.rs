@@ -7,13 +7,31 @@ use super::Bucket;
 use crate::registry::RegistryError;
 
 /// object_store's requests, sent by a2c's reqwest client (its TLS roots, proxies, timeouts; it
-/// follows no redirect, so a signature never leaves the endpoint).
+/// follows no redirect, so a signature never leaves the endpoint) — those to a cloud's metadata
+/// service, which object_store asks with a connect timeout of its own, by the same client with
+/// a one-second connect timeout ([`crate::net::HttpClient::reqwest_for_metadata`]).
 #[derive(Debug)]
-pub(in crate::registry) struct Connector(pub reqwest::Client);
+pub(in crate::registry) struct Connector {
+    client: reqwest::Client,
+    metadata: reqwest::Client,
+}
+
+impl Connector {
+    pub(in crate::registry) fn of(http: &crate::net::HttpClient) -> Self {
+        Self {
+            client: http.reqwest(),
+            metadata: http.reqwest_for_metadata(),
+        }
+    }
+}
 
 impl object_store::client::HttpConnector for Connector {
-    fn connect(&self, _: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
-        Ok(object_store::client::HttpClient::new(self.0.clone()))
+    fn connect(&self, options: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
+        let metadata = options
+            .get_config_value(&object_store::ClientConfigKey::ConnectTimeout)
+            .is_some();
+        let client = if metadata { &self.metadata } else { &self.client };
+        Ok(object_store::client::HttpClient::new(client.clone()))
     }
 }
 
@@ -53,7 +71,19 @@ pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
     if let Some(refused) = tls_failure(bucket, e, endpoint) {
         return refused;
     }
+    // A request to another host than the store's is the credentials' own (a metadata service,
+    // Entra, STS): it is what failed, not the endpoint.
+    let store_host = Url::parse(endpoint).ok().and_then(|u| u.host_str().map(str::to_string));
+    let elsewhere = requested(&chain(e))
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|host| match &store_host {
+            Some(store) => *store != host,
+            None => !host.ends_with(".amazonaws.com"),
+        });
     let hint = match e {
+        _ if elsewhere => Some(format!(
+            "a2c could not get the credentials from {credentials}: check that it answers here, or give the credentials another way (the environment, a profile)"
+        )),
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Some(format!(
             "the store refused the credentials from {credentials}: check them, and that they may read (and, to publish, write) `{}`",
             bucket.display()
@@ -89,18 +119,8 @@ pub(in crate::registry) fn endpoint_allowed<B: Bucket + ?Sized>(
 /// them (`GET \`s3://…\` answered HTTP 403 Forbidden`), else its own first line without the
 /// request's duration (never the response body a store appends).
 fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = s.source();
-    }
-    let verb = ["GET", "PUT", "HEAD", "DELETE", "POST"]
-        .into_iter()
-        .find(|v| text.contains(&format!("performing {v} ")));
+    let text = chain(e);
+    let verb = verb_of(&text);
     let status = text
         .find("status code: ")
         .and_then(|i| text[i + "status code: ".len()..].split(':').next())
@@ -111,17 +131,19 @@ fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
     } else {
         ""
     };
-    // The URL the store's line names after the verb, shown without its query.
-    let requested = verb.and_then(|verb| {
-        let at = text.find(&format!("performing {verb} "))? + "performing ".len() + verb.len() + 1;
-        let url = Url::parse(text[at..].split_whitespace().next()?).ok()?;
-        Some(crate::util::redact::shown_url(
-            &url.as_str().split('?').next().unwrap_or_default().parse().ok()?,
-        ))
-    });
+    let requested = requested(&text).map(|url| crate::util::redact::shown_url(&url));
     match (verb, status, object, requested) {
         (Some(verb), Some(status), Some(object), _) => format!("{token}{verb} `{object}` answered HTTP {status}"),
         (Some(verb), Some(status), None, Some(url)) => format!("{token}{verb} `{url}` answered HTTP {status}"),
+        // No answer: what the connection met (its innermost cause).
+        (Some(verb), None, _, Some(url)) if text.contains(" - ") => {
+            let cause = text.split_once(" - ").map_or("", |(_, c)| c);
+            let cause = cause.rsplit_once("): ").map_or(cause, |(_, c)| c);
+            format!(
+                "{token}{verb} `{url}` failed: {}",
+                cause.lines().next().unwrap_or_default()
+            )
+        }
         _ => {
             let first = text.lines().next().unwrap_or_default();
             // object_store's own prefix (`Generic MicrosoftAzure error: `) says nothing to a user.
@@ -136,6 +158,37 @@ fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
             format!("{token}{first}")
         }
     }
+}
+
+/// An error's text with its causes', each once.
+fn chain(e: &object_store::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The method object_store's line says it was performing.
+fn verb_of(text: &str) -> Option<&'static str> {
+    ["GET", "PUT", "HEAD", "DELETE", "POST"]
+        .into_iter()
+        .find(|v| text.contains(&format!("performing {v} ")))
+}
+
+/// The URL object_store's line names after the method, without its query (object_store names a
+/// store's object by its key, a credential's request by its URL).
+fn requested(text: &str) -> Option<Url> {
+    let verb = verb_of(text)?;
+    let at = text.find(&format!("performing {verb} "))? + "performing ".len() + verb.len() + 1;
+    let mut url = Url::parse(text[at..].split_whitespace().next()?).ok()?;
+    url.set_query(None);
+    Some(url)
 }
 
 /// The path of the object an error names, when it names one (`NotFound`, `PermissionDenied`,
@@ -193,6 +246,14 @@ mod tests {
         assert_eq!(
             one_line(&token, None),
             "getting a token: GET `http://169.254.169.254/metadata/identity/oauth2/token` answered HTTP 403 Forbidden"
+        );
+        let unanswered = generic(
+            "S3",
+            "Error performing PUT http://127.0.0.1:9/latest/api/token - HTTP error: error sending request: client error (Connect): tcp connect error: deadline has elapsed",
+        );
+        assert_eq!(
+            one_line(&unanswered, None),
+            "PUT `http://127.0.0.1:9/latest/api/token` failed: tcp connect error: deadline has elapsed"
         );
         let other = generic("MicrosoftAzure", "Error decoding the user delegation key: bad XML");
         assert_eq!(

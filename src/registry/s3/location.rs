@@ -118,7 +118,7 @@ impl S3Location {
         }
         let mut builder = builder
             .with_bucket_name(&self.bucket)
-            .with_http_connector(Connector(http.reqwest()))
+            .with_http_connector(Connector::of(http))
             .with_retry(objstore::retries());
         if aws.get("AWS_REGION").is_none() && aws.get("AWS_DEFAULT_REGION").is_none() {
             builder = builder.with_region("us-east-1");
