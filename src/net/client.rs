@@ -114,7 +114,7 @@ pub struct HttpClient {
     pub(super) client: reqwest::Client,
     /// The same client but for its connect timeout, one second: for a cloud's metadata service
     /// (see [`Self::reqwest_for_metadata`]); built on first use.
-    metadata: std::sync::OnceLock<reqwest::Client>,
+    metadata: std::sync::Mutex<Option<reqwest::Client>>,
     /// What that client is built from.
     ca_bundles: Vec<(&'static str, std::path::PathBuf)>,
     pub(super) runtime: tokio::runtime::Runtime,
@@ -176,7 +176,7 @@ impl HttpClient {
             .map_err(|e| HttpError::Config(format!("cannot start the HTTP runtime: {e}")))?;
         Ok(Self {
             client,
-            metadata: std::sync::OnceLock::new(),
+            metadata: std::sync::Mutex::new(None),
             ca_bundles: settings.ca_bundles.clone(),
             runtime,
             auth: Auth::load(bound, settings, logins)?,
@@ -208,12 +208,12 @@ impl HttpClient {
     /// laptop, its link-local address may swallow a connection, which the clouds' own SDKs give
     /// up on after a second, not after `A2C_HTTP_TIMEOUT` and each retry.
     pub fn reqwest_for_metadata(&self) -> reqwest::Client {
-        self.metadata
-            .get_or_init(|| {
-                let read = Duration::from_secs(self.timeout);
-                build(METADATA_CONNECT, read, &self.ca_bundles, &self.proxies).unwrap_or_else(|_| self.client.clone())
-            })
-            .clone()
+        let mut slot = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert_with(|| {
+            let read = Duration::from_secs(self.timeout);
+            build(METADATA_CONNECT, read, &self.ca_bundles, &self.proxies).unwrap_or_else(|_| self.client.clone())
+        })
+        .clone()
     }
 
     /// Runs `work` on this client's runtime, to its end.
