@@ -963,6 +963,25 @@ def objstore_suite(args, a2c):
         kinds.append(("gs:// (fake-gcs-server)", "gs://bench/a2c",
                       {"GOOGLE_BASE_URL": gcs, "GOOGLE_SERVICE_ACCOUNT": sa, "A2C_HTTP_TIMEOUT": "60"},
                       f"{gcs}/bench/{key_rel}"))
+        # The same with credentials that hold no key (a metadata server on loopback): the bundle
+        # fetched from the object's URL with the access token.
+        metadata_port = free_port()
+        metadata = ("import http.server,json,sys\n"
+                    "class H(http.server.BaseHTTPRequestHandler):\n"
+                    "    def do_GET(self):\n"
+                    "        body=(json.dumps({'access_token':'ya29.bench','expires_in':3599,'token_type':'Bearer'})"
+                    " if self.path.split('?')[0].endswith('/token') else 'bench@a2c.iam.gserviceaccount.com').encode()\n"
+                    "        self.send_response(200); self.send_header('Content-Length',str(len(body))); self.end_headers()\n"
+                    "        self.wfile.write(body)\n"
+                    "    def log_message(self,*a): pass\n"
+                    "http.server.ThreadingHTTPServer(('127.0.0.1',int(sys.argv[1])),H).serve_forever()\n")
+        procs.append(subprocess.Popen([sys.executable, "-c", metadata, str(metadata_port)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_port(metadata_port, 30)
+        kinds.append(("gs:// (fake-gcs-server), an access token", "gs://bench/a2c",
+                      {"GOOGLE_BASE_URL": gcs, "GCE_METADATA_HOST": f"127.0.0.1:{metadata_port}",
+                       "A2C_HTTP_TIMEOUT": "60"},
+                      f"{gcs}/bench/{key_rel}"))
 
         # Azure: Azurite with one account; the container made with an account SAS, the version
         # published by a2c with the account key.
@@ -995,9 +1014,9 @@ def objstore_suite(args, a2c):
         print("|---|---|---|---|")
         with open(os.path.join(reg, "index", "esys", "a2c.json")) as f:
             index = json.load(f)
-        for label, registry, kind_env, plain_url in kinds:
+        for n, (label, registry, kind_env, plain_url) in enumerate(kinds):
             # The plain side: a static registry whose index names the presigned URL itself.
-            static = os.path.join(work, "static-" + registry.split(":")[0])
+            static = os.path.join(work, f"static-{n}")
             os.makedirs(os.path.join(static, "index", "esys"))
             for entry in index["versions"]:
                 entry["url"] = plain_url
@@ -1008,7 +1027,7 @@ def objstore_suite(args, a2c):
             env = dict(direct_env(cache), **kind_env)
             sides = {}
             for side, reg_url in (("kind", registry), ("plain", static_url)):
-                w = members_superbuild(work, f"w-{registry.split(':')[0]}-{side}", 1, reg_url)
+                w = members_superbuild(work, f"w-{n}-{side}", 1, reg_url)
                 with open(os.path.join(w, "products/p0000/.tools/esys/a2c/adoption.yaml"), "w") as f:
                     f.write("schema_version: 2\ntool_version: 1.0.0\ndelivery: package\n")
                 sh([a2c, "-q", "-C", w, "lock"], env=env)
