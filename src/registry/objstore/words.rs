@@ -82,7 +82,7 @@ pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
         });
     let hint = match e {
         _ if elsewhere => Some(format!(
-            "a2c could not get the credentials from {credentials}: check that it answers here, or give the credentials another way (the environment, a profile)"
+            "a2c could not get the credentials from {credentials}: check that it answers from this machine, or name credentials in the environment instead"
         )),
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Some(format!(
             "the store refused the credentials from {credentials}: check them, and that they may read (and, to publish, write) `{}`",
