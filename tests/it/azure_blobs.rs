@@ -361,8 +361,9 @@ fn entra(t: &TestContext) -> Server {
 /// Entra credentials, as Azure's SDKs take them from the environment, over HTTPS with OAuth:
 /// a service principal (client secret) publishes, locks and installs — its token on every
 /// request, each bundle from a URL signed by a user delegation key the store gives for that
-/// token — and so does a managed identity (IMDS's token); a token for another resource is
-/// refused by the store, said with the credentials' source and never the secret.
+/// token — and a managed identity (IMDS's token) and a workload identity (a federated token's
+/// file) lock and install; a token for another resource is refused by the store, said with the
+/// credentials' source and never the secret.
 #[test]
 fn entra_credentials_publish_and_install_over_oauth() {
     let t = TestContext::new();
@@ -426,6 +427,23 @@ fn entra_credentials_publish_and_install_over_oauth() {
             .any(|r| r.path.starts_with("/metadata/identity/oauth2/token?")),
         "no token was asked of the managed identity's endpoint"
     );
+
+    // Workload identity (AKS, GitHub Actions' OIDC): the federated token's file instead of a
+    // secret, exchanged at the same endpoint.
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let federated = t.write("federated-token", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhMmMifQ.c2ln");
+    let federated = federated.display().to_string();
+    let workload = common(&[
+        ("AZURE_CLIENT_ID", "a2c-app"),
+        ("AZURE_TENANT_ID", TENANT),
+        ("AZURE_FEDERATED_TOKEN_FILE", &federated),
+        ("AZURE_AUTHORITY_HOST", &authority),
+    ]);
+    let workload: Vec<(&str, &str)> = workload.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    t.ok_env("w", &["lock", "--update", "1.0.0"], &workload);
+    t.ok_env("w", &["install"], &workload);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
 
     // A token for another resource: the store refuses it, said with the credentials' source.
     let mut other = principal.clone();
