@@ -58,6 +58,18 @@ pub enum BundleLocation {
     },
 }
 
+impl BundleLocation {
+    /// The URL to download and the token its origin takes, when this place is a download
+    /// (`Http`, `Bearer`); `None` for any other.
+    pub fn into_download(self) -> Option<(url::Url, Option<crate::net::Bearer>)> {
+        match self {
+            Self::Http(url) => Some((url, None)),
+            Self::Bearer { url, token } => Some((url, Some(token))),
+            _ => None,
+        }
+    }
+}
+
 impl LockEntry {
     /// Whether the file at `path` is this entry's bundle: its size, then its sha256 (read at
     /// most the locked size plus one byte). What is read before this says yes is never

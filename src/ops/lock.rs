@@ -300,10 +300,9 @@ pub fn check_sources(plan: &LockPlan, client: &crate::net::LazyClient) -> Vec<(M
     let mut out = Vec::new();
     for version in plan.added.iter().chain(&plan.updated) {
         let Some(entry) = plan.lock.get(version) else { continue };
-        let (url, bearer) = match crate::registry::bundle_location(entry, client.network(), None) {
-            crate::lock::BundleLocation::Http(url) => (url, None),
-            crate::lock::BundleLocation::Bearer { url, token } => (url, Some(token)),
-            _ => continue,
+        let Some((url, bearer)) = crate::registry::bundle_location(entry, client.network(), None).into_download()
+        else {
+            continue;
         };
         let result = client.client().and_then(|c| c.probe(&url, bearer.as_ref()));
         if let Err(e) = result {

@@ -109,7 +109,7 @@ pub(super) fn candidates(
                         source: Source::Registry,
                         tee_to_cache: false,
                         strict: false,
-                        download: remote(alt.clone()),
+                        download: alt.clone().into_download(),
                         reveal: true,
                     });
                 }
@@ -149,22 +149,13 @@ pub(super) fn candidates(
                     source: Source::Registry,
                     tee_to_cache: false,
                     strict: true,
-                    download: remote(place),
+                    download: place.into_download(),
                     reveal: true,
                 });
             }
         }
     }
     Ok((out, looked))
-}
-
-/// The URL to download and the token its origin takes, of a place that is a download.
-fn remote(place: BundleLocation) -> Option<(url::Url, Option<crate::net::Bearer>)> {
-    match place {
-        BundleLocation::Http(url) => Some((url, None)),
-        BundleLocation::Bearer { url, token } => Some((url, Some(token))),
-        _ => None,
-    }
 }
 
 /// `true` when a `file://` source lies inside the configured file registry.

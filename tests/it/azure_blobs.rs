@@ -303,14 +303,19 @@ const TENANT: &str = "a2c-tenant";
 const OTHER_TENANT: &str = "a2c-other-tenant";
 const CLIENT_SECRET: &str = "a2c-client-secret-never-shown";
 
+/// The seconds since the Unix epoch, now.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 /// A token as Entra issues one for `audience` (its signature is not Entra's: Azurite does not
 /// check it), valid for an hour from now.
 fn entra_token(audience: &str) -> String {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = unix_now();
     let header = b64.encode(r#"{"alg":"RS256","typ":"JWT"}"#);
     let claims = serde_json::json!({
         "aud": audience,
@@ -333,11 +338,7 @@ fn entra_token(audience: &str) -> String {
 /// audience) and a managed identity's (`/metadata/identity/oauth2/token`, as IMDS serves it).
 fn entra(t: &TestContext) -> Server {
     let root = t.path("entra");
-    let expires_on = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + 3600;
+    let expires_on = unix_now() + 3600;
     let storage = entra_token("https://storage.azure.com");
     for (path, body) in [
         (

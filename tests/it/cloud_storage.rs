@@ -7,7 +7,7 @@
 //! `gs://` registry is not tested here: the tests fill the bucket through the emulator's JSON
 //! API, unsigned, behind the front's back.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::support::{Spawned, TestContext, free_port, layout, require_program};
+use crate::support::{Spawned, TestContext, free_port, header_of, layout, request_head, require_program};
 
 const BUCKET: &str = "methods";
 /// fake-gcs-server's answers are slower than the suite's 5 s allowance on a loaded machine.
@@ -237,22 +237,6 @@ struct Identity<'a> {
     access: Option<&'a str>,
 }
 
-/// A request's head as a client sent it (64 KiB at most), or `None` when it sent none.
-fn read_head(client: &mut TcpStream) -> Option<String> {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    let end = loop {
-        if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        match client.read(&mut buf) {
-            Ok(n) if n > 0 && head.len() < 65536 => head.extend_from_slice(&buf[..n]),
-            _ => return None,
-        }
-    };
-    Some(String::from_utf8_lossy(&head[..end]).into_owned())
-}
-
 /// One request: its head read, checked, and answered — refused, or passed to fake-gcs-server
 /// with the connection closed after its answer.
 fn serve(
@@ -263,7 +247,7 @@ fn serve(
     redirect: &Mutex<Option<(String, String)>>,
 ) {
     let _ = client.set_read_timeout(Some(std::time::Duration::from_secs(30)));
-    let Some(text) = read_head(&mut client) else { return };
+    let Some(text) = request_head(&mut client) else { return };
     let mut lines = text.split("\r\n");
     let mut request = lines.next().unwrap_or_default().split(' ');
     let (method, target) = (request.next().unwrap_or_default(), request.next().unwrap_or_default());
@@ -411,7 +395,7 @@ impl Trap {
             for mut conn in listener.incoming().flatten() {
                 counted.fetch_add(1, Ordering::SeqCst);
                 let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(1)));
-                if let Some(head) = read_head(&mut conn) {
+                if let Some(head) = request_head(&mut conn) {
                     kept.lock().unwrap().push(head);
                 }
             }
@@ -625,10 +609,10 @@ impl Metadata {
         std::thread::spawn(move || {
             for mut conn in listener.incoming().flatten() {
                 let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(5)));
-                let Some(head) = read_head(&mut conn) else { continue };
+                let Some(head) = request_head(&mut conn) else { continue };
                 let target = head.split(' ').nth(1).unwrap_or_default();
                 let path = target.split('?').next().unwrap_or_default();
-                let flavored = head.to_ascii_lowercase().contains("\r\nmetadata-flavor: google");
+                let flavored = header_of(&head, "metadata-flavor").as_deref() == Some("Google");
                 let account = "/computeMetadata/v1/instance/service-accounts/default";
                 let (status, body) = match path.strip_prefix(account) {
                     _ if !flavored => ("403 Forbidden", String::new()),

@@ -821,7 +821,7 @@ const POD_TOKEN: &str = "eks-pod-identity-token-a2c";
 
 impl CredentialEndpoints {
     fn start(credentials: String) -> Self {
-        use std::io::{BufRead as _, Write as _};
+        use std::io::Write as _;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let credentials = std::sync::Arc::new(std::sync::Mutex::new(credentials));
@@ -830,22 +830,12 @@ impl CredentialEndpoints {
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
                 let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(5)));
-                let mut reader = std::io::BufReader::new(&conn);
-                let mut head = Vec::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    head.push(line.trim_end().to_string());
-                }
-                let request = head.first().cloned().unwrap_or_default();
-                let header = |name: &str| {
-                    head.iter().skip(1).find_map(|h| {
-                        let (k, v) = h.split_once(':')?;
-                        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-                    })
+                let mut conn = conn;
+                let Some(head) = crate::support::request_head(&mut conn) else {
+                    continue;
                 };
+                let request = head.lines().next().unwrap_or_default().to_string();
+                let header = |name: &str| crate::support::header_of(&head, name);
                 log.lock().unwrap().push(request.clone());
                 let role = "/latest/meta-data/iam/security-credentials/";
                 let imds_ok = header("x-aws-ec2-metadata-token").as_deref() == Some(IMDS_TOKEN);
@@ -860,7 +850,6 @@ impl CredentialEndpoints {
                     }
                     _ => ("401 Unauthorized", String::new()),
                 };
-                let mut conn = conn;
                 let _ = write!(
                     conn,
                     "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

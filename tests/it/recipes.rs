@@ -300,6 +300,18 @@ fn seaweed_port() -> u16 {
     }
 }
 
+/// The PATH a recipe runs with when it needs programs from `dir` (Azurite in target/ci-node,
+/// a link to the venv's fake-gcs-server): a2c's, `dir`, the test's, /usr/sbin.
+fn path_with(dir: &Path) -> String {
+    let a2c = Path::new(env!("CARGO_BIN_EXE_a2c")).parent().unwrap();
+    format!(
+        "{}:{}:{}:/usr/sbin",
+        a2c.display(),
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// The S3 recipe: SeaweedFS's gateway and a bucket, then a2c publishing to it and installing
 /// from it with the keys of the identity the recipe wrote.
 #[test]
@@ -349,17 +361,7 @@ fn azure_on_azurite() {
     }
     let t = TestContext::new();
     let port = free_port();
-    let a2c = Path::new(env!("CARGO_BIN_EXE_a2c"))
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let path = format!(
-        "{a2c}:{}:{}:/usr/sbin",
-        node_bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path)]);
+    let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path_with(&node_bin))]);
     let _served = runs(&t, &r, "azure", port, true);
     assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe azure");
 }
@@ -380,17 +382,7 @@ fn cloud_storage_on_fake_gcs_server() {
     let bin_dir = t.path("bin");
     fs_err::create_dir_all(&bin_dir).unwrap();
     std::os::unix::fs::symlink(&bin, bin_dir.join("fake-gcs-server")).unwrap();
-    let a2c = Path::new(env!("CARGO_BIN_EXE_a2c"))
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let path = format!(
-        "{a2c}:{}:{}:/usr/sbin",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path)]);
+    let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path_with(&bin_dir))]);
     let _served = runs(&t, &r, "gcs", port, true);
     assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe gcs");
 }

@@ -10,13 +10,12 @@ use object_store::azure::{AzureConfigKey, MicrosoftAzure, MicrosoftAzureBuilder}
 use object_store::path::Path as Key;
 use url::Url;
 
-use crate::lock::BundleLocation;
-
 use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
 use super::super::objstore::{self, Bucket, Connector, ObjectRegistry, SignedPut};
+use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::CloudVariables;
 

@@ -10,13 +10,12 @@ use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder, GoogleCon
 use object_store::path::Path as Key;
 use url::Url;
 
-use crate::lock::BundleLocation;
-
 use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
 use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::CloudVariables;
 
@@ -307,11 +306,10 @@ impl Location for GsLocation {
             .map_err(|e| self.refused(e.to_string(), e.hint()))?;
         let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
         let google = &settings.google;
-        let store = self.gs_store(&http, google)?;
-        let key = Key::from(self.prefix.as_str());
         if Self::anonymous(google) {
             return Ok(Some(BundleLocation::Http(self.object_url(google)?)));
         }
+        let store = self.gs_store(&http, google)?;
         if !signs_locally(google) {
             let credential = http
                 .block_on(store.credentials().get_credential())
@@ -325,7 +323,7 @@ impl Location for GsLocation {
             .block_on(object_store::signer::Signer::signed_url(
                 &store,
                 reqwest::Method::GET,
-                &key,
+                &Key::from(self.prefix.as_str()),
                 SIGNED_FOR,
             ))
             .map_err(|e| self.gs_error(&e, google))?;

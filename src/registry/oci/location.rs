@@ -8,7 +8,6 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::lock::BundleLocation;
-
 use crate::net::{HttpError, PlainHttp};
 use crate::registry::handle::Registry;
 use crate::registry::kind::{Kind, Location};

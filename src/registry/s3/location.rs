@@ -10,14 +10,13 @@ use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as Key;
 use url::Url;
 
-use crate::lock::BundleLocation;
-
 use super::super::RegistryError;
 use super::super::handle::Registry;
 use super::super::kind::Location;
 use super::super::location::INDEX_PATH;
 use super::super::objstore::{self, Bucket, Connector, ObjectRegistry, SignedPut};
 use super::profile;
+use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::AwsVariables;
 
@@ -140,39 +139,39 @@ impl S3Location {
     /// would ask the instance metadata service instead). `AWS_EC2_METADATA_DISABLED=true` with no
     /// other credentials is said at once, not after the instance metadata service is tried.
     fn check_credential_variables(&self, aws: &AwsVariables) -> Result<(), RegistryError> {
-        use object_store::aws::AmazonS3ConfigKey;
-        for (name, value) in &aws.vars {
-            match name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
-                Ok(AmazonS3ConfigKey::StsEndpoint) => {
-                    objstore::endpoint_allowed(self, value, name)?;
-                }
-                Ok(AmazonS3ConfigKey::ContainerCredentialsFullUri)
-                    if aws.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").is_none() =>
-                {
-                    return Err(self.refused(
-                        format!("{name} is set without AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, the file a2c reads the endpoint's authorization token from"),
-                        Some("set AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE to the token's file (EKS Pod Identity sets it), or give the credentials as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN".into()),
-                    ));
-                }
-                Ok(AmazonS3ConfigKey::ContainerCredentialsFullUri) => {
-                    let url = Url::parse(value)
-                        .map_err(|e| self.refused(format!("{name} `{value}` is not a URL: {e}"), None))?;
-                    let container_host = matches!(
-                        url.host(),
-                        Some(url::Host::Ipv4(ip)) if ip.octets() == [169, 254, 170, 2] || ip.octets() == [169, 254, 170, 23]
-                    ) || matches!(url.host(), Some(url::Host::Ipv6(ip)) if ip.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23]);
-                    let plain_ok = crate::net::is_loopback(&url) || container_host;
-                    if !(url.scheme() == "https" || url.scheme() == "http" && plain_ok) {
-                        return Err(self.refused(
-                            format!("{name} `{value}` is neither https:// nor a container credentials address (plain HTTP goes to loopback, 169.254.170.2, 169.254.170.23 or [fd00:ec2::23] only: the authorization token travels with it)"),
-                            Some(format!("set {name} to the endpoint's https:// address")),
-                        ));
-                    }
-                }
-                _ => {}
+        // Only the source the chain takes is checked: a variable the chain passes over (static
+        // keys beside an ECS Anywhere endpoint) sends nothing anywhere.
+        let source = credential_source(aws);
+        let full_uri = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
+        if source.starts_with(WEB_IDENTITY)
+            && let Some(sts) = aws.get("AWS_ENDPOINT_URL_STS")
+        {
+            objstore::endpoint_allowed(self, sts, "AWS_ENDPOINT_URL_STS")?;
+        }
+        if source.starts_with(CONTAINER_FULL_URI)
+            && let Some(value) = aws.get(full_uri)
+        {
+            if aws.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").is_none() {
+                return Err(self.refused(
+                    format!("{full_uri} is set without AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, the file a2c reads the endpoint's authorization token from"),
+                    Some("set AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE to the token's file (EKS Pod Identity sets it), or give the credentials as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN".into()),
+                ));
+            }
+            let url =
+                Url::parse(value).map_err(|e| self.refused(format!("{full_uri} `{value}` is not a URL: {e}"), None))?;
+            let container_host = matches!(
+                url.host(),
+                Some(url::Host::Ipv4(ip)) if ip.octets() == [169, 254, 170, 2] || ip.octets() == [169, 254, 170, 23]
+            ) || matches!(url.host(), Some(url::Host::Ipv6(ip)) if ip.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23]);
+            let plain_ok = crate::net::is_loopback(&url) || container_host;
+            if !(url.scheme() == "https" || url.scheme() == "http" && plain_ok) {
+                return Err(self.refused(
+                    format!("{full_uri} `{value}` is neither https:// nor a container credentials address (plain HTTP goes to loopback, 169.254.170.2, 169.254.170.23 or [fd00:ec2::23] only: the authorization token travels with it)"),
+                    Some(format!("set {full_uri} to the endpoint's https:// address")),
+                ));
             }
         }
-        if credential_source(aws).starts_with("the instance metadata service")
+        if source.starts_with(INSTANCE_METADATA)
             && aws
                 .get("AWS_EC2_METADATA_DISABLED")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true"))
@@ -270,6 +269,11 @@ fn endpoint(aws: &AwsVariables) -> Option<String> {
         .find_map(|v| aws.get(v).map(str::to_string))
 }
 
+/// How [`credential_source`] names the sources [`S3Location::check_credential_variables`] checks.
+const WEB_IDENTITY: &str = "the web identity token";
+const CONTAINER_FULL_URI: &str = "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_FULL_URI";
+const INSTANCE_METADATA: &str = "the instance metadata service";
+
 /// Where the credentials come from, as the chain object_store follows reads it (for messages;
 /// never the secret).
 fn credential_source(aws: &AwsVariables) -> String {
@@ -278,14 +282,14 @@ fn credential_source(aws: &AwsVariables) -> String {
         profile.clone()
     } else if set("AWS_ACCESS_KEY_ID") {
         "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY".into()
-    } else if set("AWS_WEB_IDENTITY_TOKEN_FILE") {
-        "the web identity token (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)".into()
+    } else if set("AWS_WEB_IDENTITY_TOKEN_FILE") && set("AWS_ROLE_ARN") {
+        format!("{WEB_IDENTITY} (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)")
     } else if set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") {
         "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI)".into()
     } else if set("AWS_CONTAINER_CREDENTIALS_FULL_URI") {
-        "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE)".into()
+        format!("{CONTAINER_FULL_URI}, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE)")
     } else {
-        "the instance metadata service (no AWS_ACCESS_KEY_ID is set, and no profile in ~/.aws)".into()
+        format!("{INSTANCE_METADATA} (no AWS_ACCESS_KEY_ID is set, and no profile in ~/.aws)")
     }
 }
 
@@ -394,27 +398,27 @@ mod tests {
             };
             l.check_credential_variables(&aws).map_err(|e| e.to_string())
         };
-        for fine in [
-            ("AWS_ENDPOINT_URL_STS", "https://sts.eu-west-1.amazonaws.com"),
-            ("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:5000"),
-            (
-                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                "http://169.254.170.23/v1/credentials",
-            ),
-            (
-                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                "http://[fd00:ec2::23]/v1/credentials",
-            ),
-            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://localhost:8080/creds"),
-            (
-                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                "https://creds.example.internal/v1",
-            ),
+        let web = [
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/web"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+        ];
+        for sts in ["https://sts.eu-west-1.amazonaws.com", "http://127.0.0.1:5000"] {
+            assert_eq!(check(&[web[0], web[1], ("AWS_ENDPOINT_URL_STS", sts)]), Ok(()), "{sts}");
+        }
+        for uri in [
+            "http://169.254.170.23/v1/credentials",
+            "http://[fd00:ec2::23]/v1/credentials",
+            "http://localhost:8080/creds",
+            "https://creds.example.internal/v1",
         ] {
             let file = ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/var/run/token");
-            assert_eq!(check(&[fine, file]), Ok(()), "{fine:?}");
+            assert_eq!(
+                check(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri), file]),
+                Ok(()),
+                "{uri}"
+            );
         }
-        let e = check(&[("AWS_ENDPOINT_URL_STS", "http://sts.example.com")]).unwrap_err();
+        let e = check(&[web[0], web[1], ("AWS_ENDPOINT_URL_STS", "http://sts.example.com")]).unwrap_err();
         assert!(
             e.contains("AWS_ENDPOINT_URL_STS `http://sts.example.com` is not an https:// URL"),
             "{e}"
@@ -438,6 +442,20 @@ mod tests {
         );
         assert_eq!(
             check(&[("AWS_EC2_METADATA_DISABLED", "true"), ("AWS_ACCESS_KEY_ID", "AKID")]),
+            Ok(())
+        );
+        // A source the chain passes over is not checked: static keys beside ECS Anywhere's
+        // endpoint (no token file), a plain STS endpoint with no web identity.
+        let keys = ("AWS_ACCESS_KEY_ID", "AKID");
+        assert_eq!(
+            check(&[
+                keys,
+                ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://creds.example.com/v1")
+            ]),
+            Ok(())
+        );
+        assert_eq!(
+            check(&[keys, ("AWS_ENDPOINT_URL_STS", "http://sts.example.com")]),
             Ok(())
         );
     }

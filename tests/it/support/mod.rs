@@ -598,6 +598,31 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The head of the HTTP request `stream` sends (request line and headers, without the blank
+/// line): at most 64 KiB read, `None` when the client sent none in time.
+pub fn request_head(stream: &mut impl std::io::Read) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = loop {
+        if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        match stream.read(&mut buf) {
+            Ok(n) if n > 0 && head.len() < 65536 => head.extend_from_slice(&buf[..n]),
+            _ => return None,
+        }
+    };
+    Some(String::from_utf8_lossy(&head[..end]).into_owned())
+}
+
+/// The value of header `name` (any case) in a request's `head`.
+pub fn header_of(head: &str, name: &str) -> Option<String> {
+    head.split("\r\n").skip(1).find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+    })
+}
+
 /// A program a test started, killed and reaped when dropped.
 pub struct Spawned(pub std::process::Child);
 
