@@ -41,6 +41,25 @@ use std::ffi::OsString;
 /// the hooks a commit runs, docker's credential helpers), which have no use for them.
 pub const SECRETS: &[&str] = &["A2C_REGISTRY_TOKEN", "A2C_REGISTRY_AUTH", "A2C_KEY_PASSWORD"];
 
+/// Every variable whose value is a credential, a2c's own and the clouds' that its object-store
+/// registries read: their values never appear in what a2c prints ([`secret_values`]).
+pub const SECRET_VALUES: &[&str] = &[
+    A2C_REGISTRY_TOKEN,
+    A2C_REGISTRY_AUTH,
+    A2C_KEY_PASSWORD,
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "AZURE_STORAGE_MASTER_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_STORAGE_TOKEN",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_STORAGE_CLIENT_SECRET",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+];
+
 pub const VARIABLES: &[(&str, &str)] = &[
     (
         "NO_COLOR",
@@ -387,6 +406,24 @@ pub fn registry_auth() -> Result<Option<(String, String)>, String> {
             .map(|(u, p)| Some((u.to_string(), p.to_string())))
             .ok_or_else(|| format!("{A2C_REGISTRY_AUTH} must be `user:password` (its value is not shown)")),
     }
+}
+
+/// The values of the [`SECRET_VALUES`] variables that are set (and of their parts a message
+/// could hold alone: `A2C_REGISTRY_AUTH`'s password, a SAS token without its `?`), for the
+/// printer to mask.
+pub fn secret_values() -> Vec<String> {
+    let mut values = Vec::new();
+    for name in SECRET_VALUES {
+        let Some(value) = string(name) else { continue };
+        if let Some((_, password)) = value.split_once(':') {
+            values.push(password.to_string());
+        }
+        if let Some(bare) = value.strip_prefix('?') {
+            values.push(bare.to_string());
+        }
+        values.push(value);
+    }
+    values
 }
 
 /// Hosts the user binds `A2C_REGISTRY_TOKEN` to, beside the registry they name.

@@ -180,6 +180,21 @@ pub enum Outcome {
     Failure,
 }
 
+impl Command {
+    /// The registry the command line names (`--registry`), which the user chose.
+    fn registry_flag(&self) -> Option<&str> {
+        match self {
+            Command::Lock(args) => args.registry.as_deref(),
+            Command::Install(args) => args.registry.as_deref(),
+            Command::Init(args) => args.registry.as_deref(),
+            Command::Pack(args) => Some(&args.registry),
+            Command::Yank(args) => Some(&args.registry),
+            Command::Sign(args) => Some(&args.registry),
+            _ => None,
+        }
+    }
+}
+
 /// Runs the parsed command line and maps the result to an exit code.
 pub fn run(cli: Cli) -> ExitCode {
     let printer = Printer::new(&cli.global);
@@ -209,6 +224,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
             let printer = printer.clone();
             std::sync::Arc::new(move |line: &str| printer.detail(line)) as std::sync::Arc<crate::net::RetryObserver>
         }),
+        registry: cli.command.registry_flag().map(str::to_string),
     });
     let global = &cli.global;
     match &cli.command {

@@ -19,6 +19,9 @@ pub struct Printer {
     /// user typed them (`-C`, the shell's `PWD`), where the two differ, deepest first:
     /// messages name the typed ones.
     typed: Vec<(String, String)>,
+    /// The secret variables' values, masked wherever they would be printed
+    /// ([`crate::util::redact::scrub`]).
+    secrets: std::sync::Arc<Vec<String>>,
 }
 
 pub use crate::JSON_SCHEMA;
@@ -37,6 +40,29 @@ impl Printer {
             color,
             printed: Default::default(),
             typed: typed_directories(global),
+            secrets: std::sync::Arc::new(crate::env::secret_values()),
+        }
+    }
+
+    /// `text` as it is printed: every URL redacted and every secret masked (the backstop under
+    /// each message: [`crate::util::redact::scrub`]), the working directory as typed, control
+    /// characters escaped.
+    fn shown(&self, text: &str) -> String {
+        let scrubbed = crate::util::redact::scrub(text, &self.secrets);
+        visible(&self.as_typed(&scrubbed)).into_owned()
+    }
+
+    /// Every string of a document through [`crate::util::redact::scrub`].
+    fn scrub_doc(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(s) => {
+                if let std::borrow::Cow::Owned(clean) = crate::util::redact::scrub(s, &self.secrets) {
+                    *s = clean;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_doc(v)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| self.scrub_doc(v)),
+            _ => {}
         }
     }
 
@@ -90,7 +116,7 @@ impl Printer {
     /// (as everything a2c prints for a person: [`visible`]).
     pub fn data(&self, line: impl AsRef<str>) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", visible(&self.as_typed(line.as_ref())));
+        let _ = writeln!(out, "{}", self.shown(line.as_ref()));
     }
 
     /// The one JSON document of `--json` mode, on stdout.
@@ -98,6 +124,7 @@ impl Printer {
     /// Every document carries `"schema": JSON_SCHEMA` (docs/json.md).
     pub fn json_doc(&self, value: &impl serde::Serialize) {
         let mut doc = serde_json::to_value(value).expect("a2c's documents serialize");
+        self.scrub_doc(&mut doc);
         if let Some(map) = doc.as_object_mut() {
             map.insert("schema".into(), JSON_SCHEMA.into());
         }
@@ -136,7 +163,7 @@ impl Printer {
     /// A status line on stderr (not with `-q` or `--json`).
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet && !self.json {
-            super::progress::eprint_line(&visible(&self.as_typed(line.as_ref())));
+            super::progress::eprint_line(&self.shown(line.as_ref()));
         }
     }
 
@@ -144,7 +171,7 @@ impl Printer {
     /// asked for it, which the progress mode decides): stdout keeps the one document.
     pub fn progress(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            super::progress::eprint_line(&visible(&self.as_typed(line.as_ref())));
+            super::progress::eprint_line(&self.shown(line.as_ref()));
         }
     }
 
@@ -157,7 +184,7 @@ impl Printer {
     /// A detail on stderr, only with `-v`.
     pub fn detail(&self, line: impl AsRef<str>) {
         if self.verbose {
-            super::progress::eprint_line(&visible(&self.as_typed(line.as_ref())));
+            super::progress::eprint_line(&self.shown(line.as_ref()));
         }
     }
 
@@ -167,14 +194,14 @@ impl Printer {
             super::progress::eprint_line(&format!(
                 "{}: {}",
                 self.paint("1;33", "warning"),
-                visible(&self.as_typed(message.as_ref()))
+                self.shown(message.as_ref())
             ));
         }
     }
 
     /// An error with its `Caused by:` chain and hint, on stderr.
     pub fn error(&self, err: &anyhow::Error) {
-        let shown = |text: &str| visible(&self.as_typed(text)).into_owned();
+        let shown = |text: &str| self.shown(text);
         let mut text = format!("{}: {}", self.paint("1;31", "error"), shown(&err.to_string()));
         for cause in err.chain().skip(1) {
             text.push_str(&format!("\n  Caused by: {}", shown(&cause.to_string())));
@@ -287,6 +314,7 @@ mod tests {
                 ("/private/tmp".into(), "/tmp".into()),
                 ("/r".into(), "/r/alias".into()),
             ],
+            secrets: Default::default(),
         };
         let shown = |text: &str| printer.as_typed(text);
         assert_eq!(

@@ -199,6 +199,16 @@ impl HttpClient {
     /// The reqwest client itself, for a client library that speaks an API of its own over
     /// a2c's connection settings (an object store's signed requests): the same TLS roots,
     /// proxies, timeouts and user agent, and no redirect followed.
+    /// How many times a failed request is tried again (`A2C_HTTP_RETRIES`).
+    pub fn retries(&self) -> u64 {
+        self.retries
+    }
+
+    /// The most a2c reads into memory for a document (`A2C_MAX_DOCUMENT_BYTES`).
+    pub fn max_document(&self) -> u64 {
+        self.max_document
+    }
+
     pub fn reqwest(&self) -> reqwest::Client {
         self.client.clone()
     }

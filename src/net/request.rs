@@ -354,11 +354,14 @@ impl HttpClient {
                     reason,
                 })
             };
+            // Every URL a message or the tracer names is shown as every URL is: a signed one
+            // without its signature.
+            let shown = crate::util::redact::shown_url;
             let mut next = location
                 .to_str()
                 .ok()
                 .and_then(|l| hop.join(l).ok())
-                .ok_or_else(|| redirect(format!("`{hop}` redirected to a location that is not a URL")))?;
+                .ok_or_else(|| redirect(format!("`{}` redirected to a location that is not a URL", shown(&hop))))?;
             // A `Location` naming `user:password@` is a credential a server put there: the
             // HTTP library would send it as Basic to that host, and every message would print
             // it. It is dropped before the next hop is used, shown or sent anywhere.
@@ -366,17 +369,22 @@ impl HttpClient {
             let _ = next.set_password(None);
             if !matches!(next.scheme(), "http" | "https") {
                 return Err(redirect(format!(
-                    "`{hop}` redirected to `{next}`, which is not HTTP(S)"
+                    "`{}` redirected to `{}`, which is not HTTP(S)",
+                    shown(&hop),
+                    shown(&next)
                 )));
             }
             if seen.contains(&next) {
                 return Err(redirect(format!(
-                    "`{hop}` redirected back to `{next}`: a redirect loop"
+                    "`{}` redirected back to `{}`: a redirect loop",
+                    shown(&hop),
+                    shown(&next)
                 )));
             }
             if seen.len() > MAX_REDIRECTS {
                 return Err(redirect(format!(
-                    "it was still redirecting after {MAX_REDIRECTS} hops (the last to `{next}`)"
+                    "it was still redirecting after {MAX_REDIRECTS} hops (the last to `{}`)",
+                    shown(&next)
                 )));
             }
             // 303 turns any request but a HEAD into a GET; 301 and 302 a POST (as browsers,
@@ -393,7 +401,9 @@ impl HttpClient {
             let leaves = !same_origin(&next, url);
             if leaves && body.is_some() && matches!(sign, HopCredential::InBody) {
                 return Err(redirect(format!(
-                    "`{hop}` redirected a request whose body holds a credential to `{next}`, another origin: it was not sent there"
+                    "`{}` redirected a request whose body holds a credential to `{}`, another origin: it was not sent there",
+                    shown(&hop),
+                    shown(&next)
                 )));
             }
             left |= leaves;
@@ -403,8 +413,10 @@ impl HttpClient {
                     false => "the first hop's credential: the same origin",
                 };
                 trace(&format!(
-                    "`{hop}` answered HTTP {}: following it to `{next}` ({carries})",
-                    status.as_u16()
+                    "`{}` answered HTTP {}: following it to `{}` ({carries})",
+                    shown(&hop),
+                    status.as_u16(),
+                    shown(&next)
                 ));
             }
             seen.push(next.clone());
@@ -561,6 +573,18 @@ impl HttpClient {
                         .unwrap_or_else(|| "(from the system settings)".into()),
                 },
                 false,
+            )
+        } else if e.is_timeout() && e.is_connect() {
+            // No connection within the connect timeout: nothing was sent, so it is tried again
+            // as any refused connection is (a stall, below, was an answer that stopped).
+            (
+                HttpError::Connect {
+                    url: crate::util::redact::shown_url(url),
+                    host,
+                    reason: "no connection within the connect timeout".into(),
+                    proxy: None,
+                },
+                true,
             )
         } else if e.is_timeout() {
             (

@@ -59,6 +59,10 @@ pub struct Network {
     /// The client bound to no registry, built once and shared by every clone of this network
     /// (an object store's presigning asks for it once per bundle).
     pub unbound: Unbound,
+    /// The registries the user named, as written — `--registry`, `A2C_REGISTRY`,
+    /// `A2C_MIRRORS` — never those a committed marker or lock names: a kind whose clone-named
+    /// location would choose where a credential goes sends it only to these.
+    pub chosen: Vec<String>,
 }
 
 /// See [`Network::unbound_client`].
@@ -106,6 +110,7 @@ impl Default for Network {
             settings: Ok(Settings::defaults()),
             exchanges: Default::default(),
             unbound: Default::default(),
+            chosen: Vec::new(),
         }
     }
 }
@@ -184,6 +189,7 @@ impl Settings {
             google: CloudVariables {
                 vars: {
                     let mut vars = crate::env::prefixed_variables("GOOGLE_");
+                    vars.extend(crate::env::prefixed_variables("GCE_METADATA_"));
                     vars.extend(
                         crate::env::text("STORAGE_EMULATOR_HOST").map(|v| ("STORAGE_EMULATOR_HOST".to_string(), v)),
                     );

@@ -72,5 +72,8 @@ pub(super) fn find_in_chain<'a, T: std::error::Error + 'static>(
 /// The TLS error in `e`'s chain, if any (a request another crate sent through a2c's client too:
 /// an object store's).
 pub fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(super::HttpError::Tls { reason, .. }) = find_in_chain::<super::HttpError>(e) {
+        return Some(reason.clone());
+    }
     find_in_chain::<rustls::Error>(e).map(|t| t.to_string())
 }

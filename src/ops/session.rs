@@ -26,6 +26,8 @@ pub struct Flags {
     pub retry_observer: Option<Arc<RetryObserver>>,
     /// Who hears of each redirect hop (the CLI under `-v`).
     pub hop_tracer: Option<Arc<RetryObserver>>,
+    /// The command's `--registry`, which the user named (credentials may be bound to it).
+    pub registry: Option<String>,
 }
 
 /// One run's settings (see the module documentation).
@@ -70,6 +72,7 @@ impl Session {
         if flags.plain_http {
             plain.push("*".into());
         }
+        let (registry, mirrors) = (crate::env::registry(), crate::env::mirrors());
         let settings = crate::net::Settings::from_env().map(|mut s| {
             s.observer = flags.retry_observer;
             s.tracer = flags.hop_tracer;
@@ -83,11 +86,17 @@ impl Session {
                 settings,
                 exchanges: crate::registry::token_exchanges(),
                 unbound: Default::default(),
+                chosen: flags
+                    .registry
+                    .into_iter()
+                    .chain(registry.clone())
+                    .chain(mirrors.iter().cloned())
+                    .collect(),
             },
             store: crate::store::Settings::from_env(),
             limits: crate::archive::Limits::from_env(),
-            registry: crate::env::registry(),
-            mirrors: crate::env::mirrors(),
+            registry,
+            mirrors,
             began: std::time::SystemTime::now(),
         }
     }

@@ -115,11 +115,14 @@ fn place(src: &Path, dst: &Path) -> std::io::Result<&'static str> {
         "copy"
     };
     fs_err::rename(&tmp.0, dst)?;
-    std::mem::forget(tmp);
+    // `tmp` is dropped, and so removed, after the rename too: a rename onto another link of
+    // the same file (DIR already holds this bundle, hard-linked from the cache) does nothing
+    // and succeeds, leaving `tmp` behind; after any other rename there is nothing to remove.
+    drop(tmp);
     Ok(how)
 }
 
-/// A file this run made, removed when dropped (on every failure before it is renamed).
+/// A file this run made, removed when dropped (on every failure, and once it is renamed).
 struct Temporary(PathBuf);
 
 impl Drop for Temporary {

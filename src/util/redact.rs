@@ -1,30 +1,79 @@
-//! Credentials never shown: a location's userinfo is masked in every message.
+//! Credentials never shown: one redaction for every URL a2c prints, and the scrub every printed
+//! line and document goes through.
+//!
+//! A URL is shown without its userinfo (`user:password@`, `token@` become `***@`) and, when its
+//! query carries a credential — a parameter named for a signature, a credential, a token, a
+//! secret, a password or a key, or a SAS's `sig` — without its query, marked `(signed)`: a
+//! presigned or SAS URL is a credential for as long as it is valid. The rule names no cloud: any
+//! signed URL, from any store, reads the same.
+
+use std::borrow::Cow;
 
 use url::Url;
 
-/// `location` with any userinfo (`user:password@`, `token@`) replaced by `***@`, for
-/// messages. The parsed URL decides what the userinfo is, so that every spelling the parser
-/// accepts (`http:user:pw@host/`, `HTTP://…`, backslashes) is caught; text the parser rejects
-/// loses everything between its scheme and the last `@` of its authority.
+/// The words that make a query parameter a credential (compared lowercase, as part of its name).
+const CREDENTIAL_WORDS: [&str; 7] = [
+    "signature",
+    "credential",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+];
+
+/// The parameters that are a credential by their whole name (a SAS's signature).
+const CREDENTIAL_NAMES: [&str; 2] = ["sig", "code"];
+
+/// How a signed URL is marked once its query is left off.
+pub const SIGNED: &str = "(signed)";
+
+/// The shortest environment value [`scrub`] masks: shorter ones are no credential a cloud or a
+/// registry issues, and would mask ordinary words.
+pub const SHORTEST_SECRET: usize = 8;
+
+/// `location` as a message shows it: userinfo masked, a credential-bearing query left off
+/// ([`shown_url`]). The parsed URL decides what the userinfo is, so that every spelling the
+/// parser accepts (`http:user:pw@host/`, `HTTP://…`, backslashes) is caught; text the parser
+/// rejects loses everything between its scheme and the last `@` of its authority.
 pub fn redact(location: &str) -> String {
-    if let Ok(mut url) = Url::parse(location) {
-        if url.username().is_empty() && url.password().is_none() {
-            return url_text_unless_userinfo(location, &url);
+    match Url::parse(location) {
+        Ok(url) if url.has_host() || !location.contains('@') => {
+            if !has_userinfo(&url) && !signed(&url) {
+                return location.to_string();
+            }
+            shown_url(&url)
         }
-        if url.set_username("***").is_ok() && url.set_password(None).is_ok() {
-            return url.to_string();
-        }
+        _ => textual_redact(location),
     }
-    textual_redact(location)
 }
 
-/// The original text when the parser found no userinfo, unless the text still holds an `@`
-/// in what could be an authority (then the textual rule applies, to be safe).
-fn url_text_unless_userinfo(location: &str, url: &Url) -> String {
-    if url.has_host() || !location.contains('@') {
-        return location.to_string();
+/// `url` for a message: userinfo masked, and a query that carries a credential left off (the
+/// URL then ends in ` (signed)`); any other URL as it is.
+pub fn shown_url(url: &Url) -> String {
+    let mut shown = url.clone();
+    if has_userinfo(url) && (shown.set_username("***").is_err() || shown.set_password(None).is_err()) {
+        return textual_redact(url.as_str());
     }
-    textual_redact(location)
+    if !signed(url) {
+        return shown.to_string();
+    }
+    shown.set_query(None);
+    format!("{shown} {SIGNED}")
+}
+
+fn has_userinfo(url: &Url) -> bool {
+    !url.username().is_empty() || url.password().is_some()
+}
+
+/// Whether `url`'s query carries a credential.
+pub fn signed(url: &Url) -> bool {
+    url.query_pairs().any(|(name, _)| carries_credential(&name))
+}
+
+fn carries_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    CREDENTIAL_NAMES.contains(&name.as_str()) || CREDENTIAL_WORDS.iter().any(|w| name.contains(w))
 }
 
 fn textual_redact(location: &str) -> String {
@@ -35,34 +84,65 @@ fn textual_redact(location: &str) -> String {
     let body = rest.trim_start_matches(['/', '\\']);
     let slashes = &rest[..rest.len() - body.len()];
     let end = body.find(['/', '?', '#']).unwrap_or(body.len());
-    match body[..end].rfind('@') {
+    let text = match body[..end].rfind('@') {
         Some(at) => format!("{scheme}{slashes}***@{}", &body[at + 1..]),
         None => location.to_string(),
+    };
+    // A query the parser could not read is left off whole when it may hold a credential.
+    match text.split_once('?') {
+        Some((head, query))
+            if query
+                .split('&')
+                .any(|p| carries_credential(p.split('=').next().unwrap_or(p))) =>
+        {
+            format!("{head} {SIGNED}")
+        }
+        _ => text,
     }
 }
 
-/// `url` for a message: a URL presigned for an object store (its query carries a signature:
-/// S3's `X-Amz-Signature=…`, Google's `X-Goog-Signature=…`, an Azure SAS's `sig=…`) is shown
-/// without its query, which is a
-/// credential for as long as it is valid; any other URL as it is.
-pub fn shown_url(url: &Url) -> String {
-    let presigned = url.query_pairs().any(|(k, _)| {
-        [
-            "X-Amz-Signature",
-            "X-Amz-Credential",
-            "X-Goog-Signature",
-            "X-Goog-Credential",
-        ]
-        .iter()
-        .any(|name| k.eq_ignore_ascii_case(name))
-            || k == "sig"
-    });
-    if !presigned {
-        return url.to_string();
+/// `text` as a2c prints it: every URL in it through [`redact`], and every value of `secrets` (the
+/// secret variables' values, [`SHORTEST_SECRET`] characters or more) replaced by `***`. The
+/// backstop under every line and document the CLI prints: a message that named a signed URL or
+/// a secret by mistake still shows neither.
+pub fn scrub<'a>(text: &'a str, secrets: &[String]) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    if text.contains("://") {
+        out = Cow::Owned(scrub_urls(text));
     }
-    let mut shown = url.clone();
-    shown.set_query(None);
-    format!("{shown} (presigned)")
+    for secret in secrets.iter().filter(|s| s.len() >= SHORTEST_SECRET) {
+        if out.contains(secret.as_str()) {
+            out = Cow::Owned(out.replace(secret.as_str(), "***"));
+        }
+    }
+    out
+}
+
+/// Every `scheme://…` run of `text` (up to a space, a quote, a backtick or an angle bracket)
+/// that parses as a URL through [`shown_url`].
+fn scrub_urls(text: &str) -> String {
+    let ends = |c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '<' | '>');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(sep) = rest.find("://") {
+        let start = rest[..sep]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = rest[sep..].find(ends).map_or(rest.len(), |i| sep + i);
+        out.push_str(&rest[..start]);
+        let url = &rest[start..end];
+        // Only what parses as a URL is one: a pattern in a hint (`http://user:password@host:port`)
+        // stays as written.
+        match Url::parse(url) {
+            Ok(parsed) if start < sep && (has_userinfo(&parsed) || signed(&parsed)) => {
+                out.push_str(&shown_url(&parsed));
+            }
+            _ => out.push_str(url),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -70,16 +150,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_clouds_signed_urls_are_shown_without_their_signature() {
+    fn signed_urls_are_shown_without_their_query() {
         for signed in [
             "https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc",
+            "https://b.s3.amazonaws.com/k?X-Amz-Security-Token=abc",
             "https://storage.googleapis.com/b/k?X-Goog-Credential=a%40p&X-Goog-Signature=abc",
-            "https://acct.blob.core.windows.net/c/k?sv=2021&sig=abc",
+            "https://acct.blob.core.windows.net/c/k?sv=2021&sp=r&se=2099&sig=abc",
+            "https://host/k?access_token=abc",
+            "https://host/k?SessionToken=abc",
+            "https://host/k?key=abc",
         ] {
             let shown = shown_url(&Url::parse(signed).unwrap());
-            assert!(!shown.contains("abc") && shown.ends_with("(presigned)"), "{shown}");
+            assert!(!shown.contains("abc") && shown.ends_with(" (signed)"), "{shown}");
+            assert_eq!(redact(signed), shown);
         }
-        let plain = Url::parse("https://host/k?v=1").unwrap();
-        assert_eq!(shown_url(&plain), "https://host/k?v=1");
+        let plain = Url::parse("https://host/k?v=1&digest=sha256:1").unwrap();
+        assert_eq!(shown_url(&plain), "https://host/k?v=1&digest=sha256:1");
+    }
+
+    #[test]
+    fn userinfo_is_masked_in_every_spelling() {
+        assert_eq!(redact("https://u:secret@h/x"), "https://***@h/x");
+        assert_eq!(redact("https://u:pw@h/x?sig=1"), "https://***@h/x (signed)");
+        assert!(!redact("https://u:secret@/tmp/x").contains("secret"));
+        assert_eq!(redact("https://e.org/a@b"), "https://e.org/a@b");
+        assert_eq!(redact("not a url"), "not a url");
+    }
+
+    #[test]
+    fn the_scrub_redacts_every_url_in_a_text_and_every_secret() {
+        let text = "GET `https://a:b@h/k?X-Amz-Signature=s1` redirected to \"http://x/y?sig=s2\" (https://ok/z)";
+        assert_eq!(
+            scrub(text, &[]),
+            "GET `https://***@h/k (signed)` redirected to \"http://x/y (signed)\" (https://ok/z)"
+        );
+        assert_eq!(
+            scrub("at `http://127.0.0.1:80`", &[]),
+            "at `http://127.0.0.1:80`",
+            "as written"
+        );
+        let secrets = vec!["s3cr3t-value".to_string(), "short".to_string()];
+        assert_eq!(scrub("key s3cr3t-value, short", &secrets), "key ***, short");
+        assert!(matches!(scrub("nothing here", &secrets), Cow::Borrowed(_)));
+        let pattern = "set HTTP_PROXY (http://user:password@host:port)";
+        assert_eq!(scrub(pattern, &[]), pattern);
     }
 }

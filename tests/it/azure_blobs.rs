@@ -220,7 +220,11 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     let read_only = account_sas("rl");
     let sas = store.env(("AZURE_STORAGE_SAS_TOKEN", &read_only));
     let sas: Vec<(&str, &str)> = sas.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    t.ok_env("w", &["install"], &sas);
+    // With `--json` and `-v`, as CI keeps them: the blob's URL without the user's own SAS.
+    let run = t.ok_env("w", &["install", "--json", "-v"], &sas);
+    let served = run.json()["installed"][0]["served_from"].as_str().unwrap().to_string();
+    assert!(served.ends_with("/a2c/bundles/a2c-1.0.0.tar.gz (signed)"), "{served}");
+    run.shows_no_credential(&[&read_only, read_only.trim_start_matches('?')]);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     // …but cannot publish.
     t.method_tree("trees/1.2.0", "1.2.0");

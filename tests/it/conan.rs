@@ -59,7 +59,7 @@ impl ConanServer {
         .unwrap();
         let log_path = t.path(&format!("{dir}.log"));
         let log = fs_err::File::create(&log_path).unwrap();
-        let child = Command::new("conan_server")
+        let child = Command::new(crate::support::program("conan_server"))
             .env("CONAN_SERVER_HOME", &home)
             .stdout(Stdio::null())
             .stderr(Stdio::from(log.into_parts().0))
@@ -95,7 +95,7 @@ impl ConanServer {
 /// alice.
 fn conan(t: &TestContext, args: &[&str]) -> String {
     let out = succeeds(
-        Command::new("conan")
+        Command::new(crate::support::program("conan"))
             .args(args)
             .env("CONAN_HOME", t.path("conan-home"))
             .current_dir(t.path(".")),

@@ -451,6 +451,13 @@ fn vendor_then_air_gapped_install() {
             b["sha256"].as_str().unwrap()
         );
     }
+    // Vendoring again into the same directory (each bundle already there, a hard link of the
+    // cached one) leaves the directory as it was: no `.a2c-vendor-*.tmp` behind.
+    let before = crate::support::tree_files(&t.path("vendor"));
+    t.ok("w", &["vendor", "../vendor"]);
+    t.ok("w", &["vendor", "../vendor"]);
+    let names = |files: &[(String, Vec<u8>)]| files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&crate::support::tree_files(&t.path("vendor"))), names(&before));
     // Another machine: no server, no cache, no store.
     drop(server);
     fs_err::remove_dir_all(t.cache_dir()).unwrap();

@@ -2,12 +2,14 @@
 
 mod architecture;
 mod azure_blobs;
+mod bounded_stores;
 mod ceph_rgw;
 mod cli_surface;
 mod cloud_storage;
 mod conan;
 mod config_errors;
 mod crash;
+mod credentials_in_output;
 mod demo;
 mod docs_flows;
 mod doctor;
@@ -19,6 +21,7 @@ mod mcp;
 mod migrate;
 mod mirrors;
 mod misbehaving_servers;
+mod network_contract;
 mod object_stores;
 mod oci;
 mod packaging;

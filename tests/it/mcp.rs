@@ -13,7 +13,7 @@ const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.p
 
 /// Whether `python3` on PATH has the MCP SDK, or `false` after the SKIPPED line.
 fn sdk() -> bool {
-    let ok = Command::new("python3")
+    let ok = Command::new(crate::support::program("python3"))
         .args(["-c", "import mcp.client.stdio"])
         .output()
         .is_ok_and(|o| o.status.success());
@@ -45,7 +45,7 @@ fn superbuild(t: &TestContext, with_new: bool) {
 /// Runs the Python client's `scenario` against `a2c mcp` started in `w`: its report.
 fn client(t: &TestContext, scenario: &str) -> Value {
     let a2c = env!("CARGO_BIN_EXE_a2c");
-    let mut cmd = Command::new("python3");
+    let mut cmd = Command::new(crate::support::program("python3"));
     t.environment(&mut cmd);
     // a2c on PATH, as an installed one is: the client runs the commands hints print.
     let bin = std::path::Path::new(a2c).parent().unwrap().display().to_string();

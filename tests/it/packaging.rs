@@ -24,7 +24,7 @@ fn a2c_installs_from_a_wheel_and_runs_the_demo() {
     let dist = t.path("dist");
     // A target directory of its own: the one this suite runs from is held by its cargo.
     succeeds(
-        Command::new("maturin")
+        Command::new(crate::support::program("maturin"))
             .args([
                 "build",
                 "--profile",

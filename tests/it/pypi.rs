@@ -51,7 +51,7 @@ impl PypiServer {
         fs_err::create_dir_all(&dir).unwrap();
         for _ in 0..5 {
             let port = free_port();
-            let mut cmd = Command::new("pypi-server");
+            let mut cmd = Command::new(crate::support::program("pypi-server"));
             cmd.args(["run", "-i", "127.0.0.1", "-p", &port.to_string()]);
             match users {
                 Some(file) => cmd.args(["-a", "update,download,list", "-P"]).arg(file),
@@ -89,7 +89,7 @@ impl PypiServer {
     /// `twine upload` of `wheel` (as `user`, password `password`).
     fn upload(&self, wheel: &Path, user: &str, password: &str) {
         succeeds(
-            Command::new("twine")
+            Command::new(crate::support::program("twine"))
                 .args([
                     "upload",
                     "--non-interactive",
@@ -174,7 +174,7 @@ pub fn login(t: &TestContext, host: &str, user: &str, password: &str) {
 fn pip_install(t: &TestContext, requirement: &str, index: &str) -> PathBuf {
     let target = t.path("pip-target");
     succeeds(
-        Command::new("pip")
+        Command::new(crate::support::program("pip"))
             .args([
                 "install",
                 "--quiet",
@@ -558,7 +558,7 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     run("devpi-init", &["--serverdir", &serverdir, "--root-passwd", "r00t"]);
     let port = free_port();
     let log = fs_err::File::create(dir.join("log")).unwrap();
-    let child = Command::new("devpi-server")
+    let child = Command::new(crate::support::program("devpi-server"))
         .args([
             "--serverdir",
             &serverdir,
@@ -590,7 +590,7 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     let pack = ["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &location];
     t.run_env(".", &pack, &[("A2C_REGISTRY_AUTH", "alice:alic3")]).success();
     succeeds(
-        Command::new("twine")
+        Command::new(crate::support::program("twine"))
             .args([
                 "upload",
                 "--non-interactive",

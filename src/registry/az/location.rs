@@ -98,8 +98,9 @@ impl AzLocation {
     }
 
     /// The environment's `AZURE_*` variables, checked: credentials named for another storage
-    /// account are not used for this one, and no credential that runs a program is followed.
-    fn checked(&self, azure: &CloudVariables) -> Result<CloudVariables, RegistryError> {
+    /// account are not used for this one, an account the user did not name gets none (`chosen`:
+    /// the registries the user named), and no credential that runs a program is followed.
+    fn checked(&self, azure: &CloudVariables, chosen: &[String]) -> Result<CloudVariables, RegistryError> {
         if let Some((variable, named)) = ACCOUNT_VARIABLES
             .iter()
             .find_map(|v| azure.get(v).map(|value| (*v, value)))
@@ -116,6 +117,7 @@ impl AzLocation {
                 )),
             ));
         }
+        self.bound(azure, chosen)?;
         if azure
             .get("AZURE_USE_AZURE_CLI")
             .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
@@ -141,6 +143,38 @@ impl AzLocation {
         Ok(azure.clone())
     }
 
+    /// The account's name is the host every Azure credential goes to (`ACCOUNT.blob.core.windows.net`),
+    /// so the user names it: in `AZURE_STORAGE_ACCOUNT_NAME` (or `AZURE_STORAGE_ACCOUNT`), or in a
+    /// registry they named (`--registry`, `A2C_REGISTRY`, `A2C_MIRRORS`). One that only a
+    /// committed marker, lock entry or mirror names is refused before any request, whatever the
+    /// credential (a key, a SAS, a token, a managed identity's).
+    fn bound(&self, azure: &CloudVariables, chosen: &[String]) -> Result<(), RegistryError> {
+        let named = ACCOUNT_VARIABLES.iter().filter_map(|v| azure.get(v));
+        let chosen = chosen
+            .iter()
+            .filter_map(|c| Url::parse(c).ok())
+            .filter(|u| u.scheme() == "az")
+            .filter_map(|u| u.host_str().map(str::to_string))
+            .collect::<Vec<_>>();
+        if named
+            .into_iter()
+            .chain(chosen.iter().map(String::as_str))
+            .any(|a| a == self.account)
+        {
+            return Ok(());
+        }
+        Err(self.refused(
+            format!(
+                "the storage account `{}` is named by the workspace (its marker, lock or mirrors), not by you: a2c sends no Azure credential to an account you did not name",
+                self.account
+            ),
+            Some(format!(
+                "if you trust it, name it yourself: export AZURE_STORAGE_ACCOUNT_NAME={} (with that account's credentials), or pass --registry az://{}/{}/…",
+                self.account, self.account, self.container
+            )),
+        ))
+    }
+
     /// The endpoint of the account's blobs: an override from the environment, else Azure's own.
     fn endpoint(&self, azure: &CloudVariables) -> (String, Option<&'static str>) {
         match ENDPOINT_VARIABLES.iter().find_map(|v| azure.get(v).map(|e| (e, *v))) {
@@ -151,7 +185,7 @@ impl AzLocation {
 
     /// The object store for this container, signing with the credentials `azure` gives and
     /// speaking through `http`.
-    fn az_store(&self, http: &HttpClient, azure: &CloudVariables) -> Result<MicrosoftAzure, RegistryError> {
+    fn az_store(&self, http: &Arc<HttpClient>, azure: &CloudVariables) -> Result<MicrosoftAzure, RegistryError> {
         let mut builder = MicrosoftAzureBuilder::new();
         // The credentials object_store knows, as its own `from_env` would read them; never an
         // account, container, endpoint or emulator switch (the location and ENDPOINT_VARIABLES
@@ -176,10 +210,12 @@ impl AzLocation {
                 builder = builder.with_config(key, value);
             }
         }
+        let store = objstore::authority_of(&self.endpoint(azure).0);
         let mut builder = builder
+            .with_client_options(objstore::client_options())
             .with_account(&self.account)
             .with_container_name(&self.container)
-            .with_http_connector(Connector::of(http))
+            .with_http_connector(Connector::of(http, store))
             .with_retry(objstore::retries());
         if let (endpoint, Some(variable)) = self.endpoint(azure) {
             if objstore::endpoint_allowed(self, &endpoint, variable)?.scheme() == "http" {
@@ -282,10 +318,10 @@ impl Bucket for AzLocation {
     }
 
     fn auth(&self, network: &crate::net::Network) -> Result<CloudVariables, RegistryError> {
-        self.checked(&network.settings()?.azure)
+        self.checked(&network.settings()?.azure, &network.chosen)
     }
 
-    fn store(&self, http: &HttpClient, azure: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+    fn store(&self, http: &Arc<HttpClient>, azure: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
         Ok(Arc::new(self.az_store(http, azure)?))
     }
 
@@ -297,7 +333,7 @@ impl Bucket for AzLocation {
     /// bundle's GET is), with `If-None-Match: *`.
     fn create_url(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         azure: &CloudVariables,
         rel: &str,
     ) -> Result<Option<SignedPut>, RegistryError> {
@@ -347,7 +383,7 @@ impl Location for AzLocation {
         network: &crate::net::Network,
     ) -> Result<Option<BundleLocation>, RegistryError> {
         let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let azure = self.checked(&settings.azure)?;
+        let azure = self.checked(&settings.azure, &network.chosen)?;
         let key = Key::from(self.prefix.as_str());
         if credential_source(&azure).starts_with("the SAS token") {
             let mut url = self.blob_url(&azure, &key)?;
@@ -419,15 +455,27 @@ mod tests {
             ("AZURE_STORAGE_ACCOUNT_NAME", "otherstore"),
             ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
         ]);
-        let e = l.checked(&other).unwrap_err().to_string();
+        // An account the user named nowhere gets no credential: not the key, not a managed
+        // identity's token (no variable at all).
+        for env in [vars(&[("AZURE_STORAGE_ACCOUNT_KEY", "a2V5")]), vars(&[])] {
+            let e = l.checked(&env, &["az://otherstore/methods".into()]).unwrap_err();
+            assert!(e.to_string().contains("`teamstore` is named by the workspace"), "{e}");
+            assert!(
+                e.hint().unwrap().contains("AZURE_STORAGE_ACCOUNT_NAME=teamstore"),
+                "{e}"
+            );
+            assert!(l.checked(&env, &["az://teamstore/other/x".into()]).is_ok());
+        }
+        let e = l.checked(&other, &[]).unwrap_err().to_string();
         assert!(e.contains("are for the storage account `otherstore`"), "{e}");
         let same = vars(&[
             ("AZURE_STORAGE_ACCOUNT_NAME", "teamstore"),
             ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
         ]);
-        assert!(l.checked(&same).is_ok());
+        assert!(l.checked(&same, &[]).is_ok());
+        let chosen = vec!["az://teamstore/methods".to_string()];
         let cli = vars(&[("AZURE_USE_AZURE_CLI", "true")]);
-        let e = l.checked(&cli).unwrap_err();
+        let e = l.checked(&cli, &chosen).unwrap_err();
         assert!(e.hint().unwrap().contains("az account get-access-token"), "{e}");
         assert_eq!(
             credential_source(&vars(&[])),
@@ -436,13 +484,16 @@ mod tests {
         assert!(credential_source(&vars(&[("AZURE_STORAGE_SAS_TOKEN", "?sv=1")])).starts_with("the SAS token"));
         // Entra's token endpoint gets the client secret: https://, or loopback.
         let clear = vars(&[("AZURE_AUTHORITY_HOST", "http://login.example.com")]);
-        let e = l.checked(&clear).unwrap_err().to_string();
+        let e = l.checked(&clear, &chosen).unwrap_err().to_string();
         assert!(
             e.contains("AZURE_AUTHORITY_HOST `http://login.example.com` is not an https:// URL"),
             "{e}"
         );
         for fine in ["https://login.microsoftonline.us", "http://127.0.0.1:8443"] {
-            assert!(l.checked(&vars(&[("AZURE_AUTHORITY_HOST", fine)])).is_ok(), "{fine}");
+            assert!(
+                l.checked(&vars(&[("AZURE_AUTHORITY_HOST", fine)]), &chosen).is_ok(),
+                "{fine}"
+            );
         }
     }
 }

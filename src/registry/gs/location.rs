@@ -144,7 +144,7 @@ impl GsLocation {
 
     /// The object store for this bucket, signing with the credentials `google` gives and
     /// speaking through `http`.
-    fn gs_store(&self, http: &HttpClient, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
+    fn gs_store(&self, http: &Arc<HttpClient>, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
         let mut builder = GoogleCloudStorageBuilder::new();
         // The credentials object_store knows, as its own `from_env` would read them; never a
         // bucket or endpoint (the location and ENDPOINT_VARIABLES say those).
@@ -161,9 +161,8 @@ impl GsLocation {
             }
         }
         let endpoint = self.checked_endpoint(google)?;
-        if endpoint.starts_with("http:") {
-            builder = builder.with_client_options(object_store::ClientOptions::new().with_allow_http(true));
-        }
+        builder =
+            builder.with_client_options(objstore::client_options().with_allow_http(endpoint.starts_with("http:")));
         if Self::anonymous(google) {
             builder = builder.with_skip_signature(true);
         }
@@ -172,7 +171,9 @@ impl GsLocation {
         builder
             .with_base_url(&endpoint)
             .with_bucket_name(&self.bucket)
-            .with_http_connector(Connector::of(http))
+            .with_http_connector(
+                Connector::of(http, objstore::authority_of(&endpoint)).never_asking(&off_limits(google)),
+            )
             .with_retry(objstore::retries())
             .build()
             .map_err(|e| self.gs_error(&e, google))
@@ -212,6 +213,29 @@ fn credential_source(google: &CloudVariables) -> String {
             .into()
     }
 }
+
+/// The metadata addresses a2c never asks: Google's own when the user named another metadata
+/// server (`GCE_METADATA_HOST`; object_store falls back to 169.254.169.254 when it fails, off
+/// this machine), and both when an emulator is the store (`STORAGE_EMULATOR_HOST`: nothing
+/// leaves the emulator's machine).
+fn off_limits(google: &CloudVariables) -> Vec<&'static str> {
+    let named = ["GCE_METADATA_HOST", "GCE_METADATA_ROOT"]
+        .iter()
+        .any(|v| google.get(v).is_some());
+    let emulator = GsLocation::endpoint(google).1 == Some("STORAGE_EMULATOR_HOST");
+    let mut hosts = Vec::new();
+    if (named || emulator) && google.get("GCE_METADATA_IP").is_none() {
+        hosts.push(GOOGLE_METADATA_IP);
+    }
+    if emulator && !named {
+        hosts.push(GOOGLE_METADATA_HOST);
+    }
+    hosts
+}
+
+/// Google's metadata server, as object_store asks it when the environment names none.
+const GOOGLE_METADATA_IP: &str = "169.254.169.254";
+const GOOGLE_METADATA_HOST: &str = "metadata.google.internal";
 
 /// Whether the credentials hold a service account's private key, so that a URL is signed here:
 /// a key named by `GOOGLE_SERVICE_ACCOUNT*`, or an ADC file (`GOOGLE_APPLICATION_CREDENTIALS`)
@@ -265,7 +289,7 @@ impl Bucket for GsLocation {
         Ok(network.settings()?.google.clone())
     }
 
-    fn store(&self, http: &HttpClient, google: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+    fn store(&self, http: &Arc<HttpClient>, google: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
         Ok(Arc::new(self.gs_store(http, google)?))
     }
 

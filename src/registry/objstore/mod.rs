@@ -27,9 +27,24 @@ const PROBE_REL: &str = ".a2c-conditional-writes";
 const PROBE_TEXT: &str =
     "a2c writes this object with If-None-Match: * to check that the store refuses the write once it exists\n";
 
+mod connector;
 mod words;
 
-pub(super) use words::{Connector, endpoint_allowed, object_of, plain_segment, retries, store_refusal};
+pub(super) use connector::{Connector, client_options, retries};
+pub(super) use words::{endpoint_allowed, object_of, plain_segment, store_refusal};
+
+/// The `host[:port]` of an endpoint URL, as [`Connector::of`] takes a store's (nothing when it
+/// is no URL: every answer is then held to a credential's cap).
+pub(super) fn authority_of(endpoint: &str) -> Vec<String> {
+    let Ok(url) = Url::parse(endpoint) else {
+        return Vec::new();
+    };
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => vec![format!("{host}:{port}")],
+        None => vec![host.to_string()],
+    }
+}
 
 /// A bucket (or container) and prefix of one cloud: where its objects are, what signs its
 /// requests, and its errors in a2c's words.
@@ -46,14 +61,14 @@ pub(super) trait Bucket: Send + Sync + 'static {
     /// The credentials and endpoint, from the session's environment (never from a clone).
     fn auth(&self, network: &Network) -> Result<Self::Auth, RegistryError>;
     /// The object store, signing with `auth` and speaking through `http`.
-    fn store(&self, http: &HttpClient, auth: &Self::Auth) -> Result<Arc<dyn ObjectStore>, RegistryError>;
+    fn store(&self, http: &Arc<HttpClient>, auth: &Self::Auth) -> Result<Arc<dyn ObjectStore>, RegistryError>;
     /// `e` in a2c's words, with where the credentials came from (never a secret).
     fn store_error(&self, e: &object_store::Error, auth: &Self::Auth) -> RegistryError;
 
     /// A URL signed for a `PUT` of `rel` and the headers that make it create-only, for a bundle
     /// streamed from its file in constant memory; `None` where the kind writes it whole, through
     /// object_store.
-    fn create_url(&self, _: &HttpClient, _: &Self::Auth, _: &str) -> Result<Option<SignedPut>, RegistryError> {
+    fn create_url(&self, _: &Arc<HttpClient>, _: &Self::Auth, _: &str) -> Result<Option<SignedPut>, RegistryError> {
         Ok(None)
     }
 
@@ -104,7 +119,7 @@ impl<B: Bucket> ObjectRegistry<B> {
         Ok(auth)
     }
 
-    fn store(&self, http: &HttpClient) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+    fn store(&self, http: &Arc<HttpClient>) -> Result<Arc<dyn ObjectStore>, RegistryError> {
         self.bucket.store(http, &self.auth()?)
     }
 
@@ -117,7 +132,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     }
 
     /// The object `rel`, read whole (an index or a signature: bounded by the document cap).
-    fn get(&self, http: &HttpClient, store: &dyn ObjectStore, rel: &str) -> Result<Fetched, RegistryError> {
+    fn get(&self, http: &Arc<HttpClient>, store: &dyn ObjectStore, rel: &str) -> Result<Fetched, RegistryError> {
         let key = self.bucket.key(rel);
         let cap = self.network.settings()?.max_document;
         let auth = &self.auth()?;
@@ -149,7 +164,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     /// object exists, or changed since it was read).
     fn put(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
         rel: &str,
         bytes: Vec<u8>,
@@ -175,7 +190,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     /// an object is already there.
     fn create_from_file(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
         rel: &str,
         path: &std::path::Path,
@@ -206,7 +221,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     /// nothing; allowed, a warning says so.
     fn check_conditional_writes(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
         allowed: bool,
     ) -> Result<Vec<String>, PublishError> {
@@ -236,7 +251,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     /// The index and its version, or a new index (and `None`) when the registry has none yet.
     fn read_for_update(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
     ) -> Result<(Index, Option<UpdateVersion>), PublishError> {
         match self.get(http, store, INDEX_PATH)? {
@@ -472,7 +487,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     /// change for the error when every attempt lost.
     fn edit_index<T>(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
         sign: Option<&SecretKey>,
         what: &str,
@@ -521,7 +536,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     }
 
     /// The index's ETag as the store says it is now (`None`: there is none).
-    fn etag_now(&self, http: &HttpClient, store: &dyn ObjectStore) -> Result<Option<String>, RegistryError> {
+    fn etag_now(&self, http: &Arc<HttpClient>, store: &dyn ObjectStore) -> Result<Option<String>, RegistryError> {
         let key = self.bucket.key(INDEX_PATH);
         let auth = &self.auth()?;
         http.block_on(async {
@@ -547,7 +562,7 @@ impl<B: Bucket> ObjectRegistry<B> {
 
     fn write_signature(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
         key: &SecretKey,
         index: &[u8],
@@ -560,7 +575,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     /// The warning for a signed index that a change without a key left stale (when `changed`).
     fn stale_signature(
         &self,
-        http: &HttpClient,
+        http: &Arc<HttpClient>,
         store: &dyn ObjectStore,
         changed: bool,
     ) -> Result<Vec<String>, PublishError> {

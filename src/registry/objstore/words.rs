@@ -1,48 +1,10 @@
-//! What the object-store kinds share besides the registry: object_store's connector and
-//! retries, a store's errors in a2c's words, and the checks of an endpoint and a key segment.
+//! What the object-store kinds share besides the registry and the connector: a store's errors
+//! in a2c's words, and the checks of an endpoint and a key segment.
 
 use url::Url;
 
 use super::Bucket;
 use crate::registry::RegistryError;
-
-/// object_store's requests, sent by a2c's reqwest client (its TLS roots, proxies, timeouts; it
-/// follows no redirect, so a signature never leaves the endpoint) — those to a cloud's metadata
-/// service, which object_store asks with a connect timeout of its own, by the same client with
-/// a one-second connect timeout ([`crate::net::HttpClient::reqwest_for_metadata`]).
-#[derive(Debug)]
-pub(in crate::registry) struct Connector {
-    client: reqwest::Client,
-    metadata: reqwest::Client,
-}
-
-impl Connector {
-    pub(in crate::registry) fn of(http: &crate::net::HttpClient) -> Self {
-        Self {
-            client: http.reqwest(),
-            metadata: http.reqwest_for_metadata(),
-        }
-    }
-}
-
-impl object_store::client::HttpConnector for Connector {
-    fn connect(&self, options: &object_store::ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
-        let metadata = options
-            .get_config_value(&object_store::ClientConfigKey::ConnectTimeout)
-            .is_some();
-        let client = if metadata { &self.metadata } else { &self.client };
-        Ok(object_store::client::HttpClient::new(client.clone()))
-    }
-}
-
-/// object_store's retries: two, within a minute (its default retries a TLS failure ten times).
-pub(in crate::registry) fn retries() -> object_store::RetryConfig {
-    object_store::RetryConfig {
-        backoff: Default::default(),
-        max_retries: 2,
-        retry_timeout: std::time::Duration::from_secs(60),
-    }
-}
 
 /// A TLS failure talking to `endpoint`, said as a2c says every one, when `e` is one.
 fn tls_failure<B: Bucket + ?Sized>(bucket: &B, e: &object_store::Error, endpoint: &str) -> Option<RegistryError> {
@@ -73,12 +35,12 @@ pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
     }
     // A request to another host than the store's is the credentials' own (a metadata service,
     // Entra, STS): it is what failed, not the endpoint.
-    let store_host = Url::parse(endpoint).ok().and_then(|u| u.host_str().map(str::to_string));
+    let store = Url::parse(endpoint).ok().map(|u| super::authority_of(u.as_str()));
     let elsewhere = requested(&chain(e))
-        .and_then(|u| u.host_str().map(str::to_string))
-        .is_some_and(|host| match &store_host {
-            Some(store) => *store != host,
-            None => !host.ends_with(".amazonaws.com"),
+        .map(|u| super::authority_of(u.as_str()))
+        .is_some_and(|at| match &store {
+            Some(store) => *store != at,
+            None => !at.iter().any(|h| h.ends_with(".amazonaws.com")),
         });
     let hint = match e {
         _ if elsewhere => Some(format!(
@@ -93,7 +55,7 @@ pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
             "check the endpoint ({endpoint_shown}) and the credentials (from {credentials})"
         )),
     };
-    bucket.refused(one_line(e, object.as_ref()), hint)
+    bucket.refused(one_line(e, object.as_ref(), elsewhere), hint)
 }
 
 /// Whether an endpoint URL may be used: `https://`, or plain `http://` on loopback only (a
@@ -118,19 +80,23 @@ pub(in crate::registry) fn endpoint_allowed<B: Bucket + ?Sized>(
 /// An object store's error in a line: the request and the status it met when the store says
 /// them (`GET \`s3://…\` answered HTTP 403 Forbidden`), else its own first line without the
 /// request's duration (never the response body a store appends).
-fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
+fn one_line(e: &object_store::Error, object: Option<&Url>, elsewhere: bool) -> String {
     let text = chain(e);
+    // A credential's token asked of its endpoint (a metadata server, Entra, STS) failed.
+    let token = if elsewhere || text.contains("token request") {
+        "getting a token: "
+    } else {
+        ""
+    };
+    // What a2c's client said of a request it sent for object_store names the request itself.
+    if let Some(said) = said_by_a2c(e) {
+        return format!("{token}{said}");
+    }
     let verb = verb_of(&text);
     let status = text
         .find("status code: ")
         .and_then(|i| text[i + "status code: ".len()..].split(':').next())
         .map(str::trim);
-    // A credential's token asked of its endpoint (a metadata server, Entra, STS) failed.
-    let token = if text.contains("token request") {
-        "getting a token: "
-    } else {
-        ""
-    };
     let requested = requested(&text).map(|url| crate::util::redact::shown_url(&url));
     match (verb, status, object, requested) {
         (Some(verb), Some(status), Some(object), _) => format!("{token}{verb} `{object}` answered HTTP {status}"),
@@ -160,6 +126,19 @@ fn one_line(e: &object_store::Error, object: Option<&Url>) -> String {
     }
 }
 
+/// The words of a2c's own client in `e`'s causes (a request it sent, or would not send, for
+/// object_store): already a2c's, naming the request.
+fn said_by_a2c(e: &object_store::Error) -> Option<String> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.is::<crate::net::HttpError>() || s.is::<super::connector::NotAsked>() {
+            return Some(s.to_string());
+        }
+        source = s.source();
+    }
+    None
+}
+
 /// An error's text with its causes', each once.
 fn chain(e: &object_store::Error) -> String {
     let mut text = e.to_string();
@@ -184,9 +163,15 @@ fn verb_of(text: &str) -> Option<&'static str> {
 /// The URL object_store's line names after the method, without its query (object_store names a
 /// store's object by its key, a credential's request by its URL).
 fn requested(text: &str) -> Option<Url> {
-    let verb = verb_of(text)?;
-    let at = text.find(&format!("performing {verb} "))? + "performing ".len() + verb.len() + 1;
-    let mut url = Url::parse(text[at..].split_whitespace().next()?).ok()?;
+    let named = match verb_of(text) {
+        Some(verb) => {
+            let at = text.find(&format!("performing {verb} "))? + "performing ".len() + verb.len() + 1;
+            text[at..].split_whitespace().next()?
+        }
+        // a2c's own words name it between backticks.
+        None => text.split('`').find(|part| part.starts_with("http"))?,
+    };
+    let mut url = Url::parse(named).ok()?;
     url.set_query(None);
     Some(url)
 }
@@ -236,7 +221,7 @@ mod tests {
             "Error performing GET http://127.0.0.1:9/methods/a2c%2Findex%2Fesys%2Fa2c.json?alt=media in 2ms - Server returned non-2xx status code: 307 Temporary Redirect: ",
         );
         assert_eq!(
-            one_line(&redirected, None),
+            one_line(&redirected, None, false),
             "GET `http://127.0.0.1:9/methods/a2c%2Findex%2Fesys%2Fa2c.json` answered HTTP 307 Temporary Redirect"
         );
         let token = generic(
@@ -244,7 +229,7 @@ mod tests {
             "Error performing token request: Error performing GET http://169.254.169.254/metadata/identity/oauth2/token?api-version=2019-08-01&resource=x in 1ms - Server returned non-2xx status code: 403 Forbidden: denied",
         );
         assert_eq!(
-            one_line(&token, None),
+            one_line(&token, None, false),
             "getting a token: GET `http://169.254.169.254/metadata/identity/oauth2/token` answered HTTP 403 Forbidden"
         );
         let unanswered = generic(
@@ -252,12 +237,12 @@ mod tests {
             "Error performing PUT http://127.0.0.1:9/latest/api/token - HTTP error: error sending request: client error (Connect): tcp connect error: deadline has elapsed",
         );
         assert_eq!(
-            one_line(&unanswered, None),
+            one_line(&unanswered, None, false),
             "PUT `http://127.0.0.1:9/latest/api/token` failed: tcp connect error: deadline has elapsed"
         );
         let other = generic("MicrosoftAzure", "Error decoding the user delegation key: bad XML");
         assert_eq!(
-            one_line(&other, None),
+            one_line(&other, None, false),
             "Error decoding the user delegation key: bad XML"
         );
     }

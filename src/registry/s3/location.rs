@@ -83,7 +83,7 @@ impl S3Location {
 
     /// The object store for this bucket, signing with the credentials `aws` gives (see
     /// [`Self::with_profile`]) and speaking through `http`.
-    fn s3_store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
+    fn s3_store(&self, http: &Arc<HttpClient>, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
         let endpoint = endpoint(aws);
         self.check_credential_variables(aws)?;
         let mut builder = AmazonS3Builder::new();
@@ -115,9 +115,16 @@ impl S3Location {
         {
             builder = builder.with_metadata_endpoint(imds.trim_end_matches('/'));
         }
+        // The store's answers are documents; any other host's (IMDS, the container endpoint,
+        // STS) a credential's.
+        let store = match &endpoint {
+            Some(endpoint) => objstore::authority_of(endpoint),
+            None => vec!["amazonaws.com".to_string()],
+        };
         let mut builder = builder
+            .with_client_options(objstore::client_options())
             .with_bucket_name(&self.bucket)
-            .with_http_connector(Connector::of(http))
+            .with_http_connector(Connector::of(http, store))
             .with_retry(objstore::retries());
         if aws.get("AWS_REGION").is_none() && aws.get("AWS_DEFAULT_REGION").is_none() {
             builder = builder.with_region("us-east-1");
@@ -157,6 +164,7 @@ impl S3Location {
                     Some("set AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE to the token's file (EKS Pod Identity sets it), or give the credentials as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN".into()),
                 ));
             }
+            self.check_token_file(aws)?;
             let url =
                 Url::parse(value).map_err(|e| self.refused(format!("{full_uri} `{value}` is not a URL: {e}"), None))?;
             let container_host = matches!(
@@ -180,6 +188,43 @@ impl S3Location {
                 "no AWS credentials: none in the environment or a profile, and AWS_EC2_METADATA_DISABLED=true turns the instance metadata service off".into(),
                 Some("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE to a profile in ~/.aws/credentials".into()),
             ));
+        }
+        Ok(())
+    }
+
+    /// The container endpoint's authorization token file, which object_store reads into a
+    /// header on each request (a line break or another control character there made it panic):
+    /// readable, small, and one header value.
+    fn check_token_file(&self, aws: &AwsVariables) -> Result<(), RegistryError> {
+        let variable = "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE";
+        let Some(path) = aws.get(variable) else {
+            return Ok(());
+        };
+        let refused = |why: String| {
+            self.refused(
+                format!("{variable} `{path}` {why}"),
+                Some(format!(
+                    "write the token alone in the file, with no line break after it (printf '%s' \"$TOKEN\" > {path})"
+                )),
+            )
+        };
+        let meta = fs_err::metadata(path).map_err(|e| refused(format!("cannot be read: {e}")))?;
+        if meta.len() > 16 * 1024 {
+            return Err(refused(format!(
+                "is {} bytes: an authorization token is a line of a few hundred",
+                meta.len()
+            )));
+        }
+        let token = fs_err::read(path).map_err(|e| refused(format!("cannot be read: {e}")))?;
+        if let Some(at) = token.iter().position(|b| b.is_ascii_control() || *b >= 0x80) {
+            let what = match token[at] {
+                b'\n' | b'\r' if at + 2 >= token.len() => "ends in a line break",
+                b'\n' | b'\r' => "holds a line break",
+                _ => "holds a byte an HTTP header cannot carry",
+            };
+            return Err(refused(format!(
+                "{what} (at byte {at}): the token goes in a header as it is"
+            )));
         }
         Ok(())
     }
@@ -240,7 +285,7 @@ impl Bucket for S3Location {
         self.with_profile(&network.settings()?.aws)
     }
 
-    fn store(&self, http: &HttpClient, aws: &AwsVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
+    fn store(&self, http: &Arc<HttpClient>, aws: &AwsVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
         Ok(Arc::new(self.s3_store(http, aws)?))
     }
 
@@ -249,7 +294,12 @@ impl Bucket for S3Location {
     }
 
     /// Presigned for a `PUT` with `If-None-Match: *` bound to the signature.
-    fn create_url(&self, http: &HttpClient, aws: &AwsVariables, rel: &str) -> Result<Option<SignedPut>, RegistryError> {
+    fn create_url(
+        &self,
+        http: &Arc<HttpClient>,
+        aws: &AwsVariables,
+        rel: &str,
+    ) -> Result<Option<SignedPut>, RegistryError> {
         use object_store::signer::{HeaderValue, SignedUrlOptions, Signer as _};
         let store = self.s3_store(http, aws)?;
         let options =
@@ -391,6 +441,11 @@ mod tests {
     #[test]
     fn secrets_for_a_credential_exchange_go_over_https_or_to_loopback_and_container_addresses() {
         let l = parse("s3://team-bucket/a2c").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        fs_err::write(&token, "pod-identity-token").unwrap();
+        let token = token.display().to_string();
+        let token = token.as_str();
         let check = |vars: &[(&str, &str)]| {
             let aws = AwsVariables {
                 vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -411,7 +466,7 @@ mod tests {
             "http://localhost:8080/creds",
             "https://creds.example.internal/v1",
         ] {
-            let file = ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/var/run/token");
+            let file = ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token);
             assert_eq!(
                 check(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri), file]),
                 Ok(()),
@@ -425,13 +480,23 @@ mod tests {
         );
         let e = check(&[
             ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://creds.example.com/v1"),
-            ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/var/run/token"),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token),
         ])
         .unwrap_err();
         assert!(
             e.contains("is neither https:// nor a container credentials address"),
             "{e}"
         );
+        // A token file as `echo` writes it (a line break at its end) would make object_store
+        // panic building its header: refused, naming the file.
+        let echoed = dir.path().join("echoed");
+        fs_err::write(&echoed, "pod-identity-token\n").unwrap();
+        let e = check(&[
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/v1"),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", echoed.to_str().unwrap()),
+        ])
+        .unwrap_err();
+        assert!(e.contains("ends in a line break (at byte 18)"), "{e}");
         // Without the token's file object_store would quietly ask the instance metadata service.
         let e = check(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/v1")]).unwrap_err();
         assert!(e.contains("without AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"), "{e}");

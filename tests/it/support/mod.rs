@@ -6,6 +6,7 @@
 pub mod bundles;
 pub mod http_server;
 pub mod layout;
+pub mod scripted;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -30,10 +31,30 @@ impl Run {
 
     fn from(out: Output, root: &Path) -> Self {
         let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&root.display().to_string(), "[TMP]");
-        Self {
+        let run = Self {
             code: out.status.code().unwrap_or(-1),
             stdout: clean(&out.stdout),
             stderr: clean(&out.stderr),
+        };
+        run.shows_no_credential(&[]);
+        run
+    }
+
+    /// Every run of the suite, whatever it tests: no signature parameter of a signed URL, and
+    /// none of `secrets`, in anything a2c printed (docs/security.md, "Nothing a2c prints holds
+    /// a credential").
+    #[track_caller]
+    pub fn shows_no_credential(&self, secrets: &[&str]) {
+        for text in [&self.stdout, &self.stderr] {
+            for signature in SIGNATURE_PARAMETERS {
+                assert!(
+                    !text.contains(signature),
+                    "a2c printed a signed URL's `{signature}`:\n{text}"
+                );
+            }
+            for secret in secrets.iter().filter(|s| s.len() >= 8) {
+                assert!(!text.contains(secret), "a2c printed the secret `{secret}`:\n{text}");
+            }
         }
     }
 
@@ -299,7 +320,11 @@ impl TestContext {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        Run::from(cmd.output().unwrap(), &self.root)
+        let run = Run::from(cmd.output().unwrap(), &self.root);
+        // The secrets a test configured never show in what a2c printed.
+        let secrets: Vec<&str> = env.iter().filter(|(k, _)| is_secret(k)).map(|(_, v)| *v).collect();
+        run.shows_no_credential(&secrets);
+        run
     }
 
     /// Runs in `cwd` an `a2c …` command as a message printed it (its `[TMP]` the test's
@@ -432,6 +457,12 @@ impl TestContext {
 /// `([TIME])`), and retries, told as they happen (`warning: retry 1 of 2 in 0.3 s: …`): how many
 /// a loaded machine needs is timing, so transcripts leave those lines out (tests that count them
 /// read `stderr`).
+/// `text` masked as transcripts are (ports, commits, key ids, timings): for a snapshot of lines
+/// a test picked out of a run.
+pub fn masked(text: &str) -> String {
+    mask(text)
+}
+
 fn mask(text: &str) -> String {
     use std::sync::LazyLock;
     static MASKS: LazyLock<Vec<(regex::Regex, &str)>> = LazyLock::new(|| {
@@ -455,6 +486,52 @@ fn mask(text: &str) -> String {
     MASKS.iter().fold(text.to_string(), |text, (re, with)| {
         re.replace_all(&text, *with).into_owned()
     })
+}
+
+/// A program the tests start, as `.ci/run` pins it (`target/ci-venv/bin`, then
+/// `target/ci-node/node_modules/.bin`) before whatever PATH holds: a newer or older release
+/// elsewhere on the machine never decides what a test sees.
+pub fn program(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    ["target/ci-venv/bin", "target/ci-node/node_modules/.bin"]
+        .iter()
+        .map(|dir| root.join(dir).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+/// The query parameters that carry a signed URL's signature or credential (S3's, Cloud
+/// Storage's, an Azure SAS's): never in a2c's output.
+const SIGNATURE_PARAMETERS: [&str; 7] = [
+    "X-Amz-Signature=",
+    "X-Amz-Credential=",
+    "X-Amz-Security-Token=",
+    "X-Goog-Signature=",
+    "X-Goog-Credential=",
+    "&sig=",
+    "?sig=",
+];
+
+/// Whether the environment variable `name` holds a secret (its value never shows in output):
+/// a2c's own and the clouds' that its registries read.
+pub fn is_secret(name: &str) -> bool {
+    [
+        "A2C_REGISTRY_TOKEN",
+        "A2C_REGISTRY_AUTH",
+        "A2C_KEY_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AZURE_STORAGE_ACCOUNT_KEY",
+        "AZURE_STORAGE_ACCESS_KEY",
+        "AZURE_STORAGE_MASTER_KEY",
+        "AZURE_STORAGE_SAS_TOKEN",
+        "AZURE_STORAGE_SAS_KEY",
+        "AZURE_STORAGE_TOKEN",
+        "AZURE_CLIENT_SECRET",
+        "AZURE_STORAGE_CLIENT_SECRET",
+        "GOOGLE_SERVICE_ACCOUNT_KEY",
+    ]
+    .contains(&name)
 }
 
 /// A third-party program a test needs is missing: one loud line outside CI, a failure with
@@ -570,6 +647,45 @@ impl TestContext {
             .lines()
             .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
             .expect("GNU time reports the peak RSS");
+        Some((out, kib))
+    }
+}
+
+impl TestContext {
+    /// `a2c args…` in `cwd` with `env`, under an address-space limit of `bytes` (`prlimit --as`:
+    /// a regression aborts a2c, not the machine) and GNU time: the output and the peak RSS in
+    /// KiB, or `None` (after the SKIPPED line) when prlimit or /usr/bin/time is absent.
+    pub fn run_limited(&self, cwd: &str, args: &[&str], env: &[(&str, &str)], bytes: u64) -> Option<(Output, u64)> {
+        if !Path::new("/usr/bin/time").exists() || Command::new("prlimit").arg("--version").output().is_err() {
+            require_program("prlimit (util-linux) and GNU time at /usr/bin/time");
+            return None;
+        }
+        let a2c = self.cmd(cwd);
+        let mut cmd = Command::new("prlimit");
+        cmd.arg(format!("--as={bytes}"))
+            .args(["--", "/usr/bin/time", "-f", "peak-rss-kib=%M"])
+            .arg(a2c.get_program())
+            .args(args)
+            .current_dir(self.path(cwd));
+        for (k, v) in a2c.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.envs(env.iter().copied());
+        let mut out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let kib = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
+            .expect("GNU time reports the peak RSS");
+        // GNU time's own lines are not a2c's output (its exit status is a2c's).
+        let own: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.starts_with("peak-rss-kib=") && !l.starts_with("Command exited with non-zero status"))
+            .collect();
+        out.stderr = own.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes();
         Some((out, kib))
     }
 }
