@@ -138,11 +138,15 @@ pub fn run(
         (None, true) => printer.status(format!("would lock and install {} first", p.to)),
         _ => {}
     }
+    let committed: Vec<&std::path::Path> = match (&out.commit, ctx.repo.as_deref()) {
+        (Some(_), Some(repo)) => vec![repo],
+        _ => Vec::new(),
+    };
     superbuild_lock(
         printer,
         ctx.workspace.as_ref().map(|w| w.root.as_path()),
-        out.workspace_lock.as_deref(),
-        &out.lock_dropped,
+        (out.workspace_lock.as_deref(), &out.lock_dropped),
+        &committed,
         &p.to,
         dry,
     );
@@ -380,7 +384,20 @@ fn print_all(
         if planned == 0 {
             printer.status(format!("every member is at {to} or skipped: nothing to do"));
         }
-        superbuild_lock(printer, w, out.workspace_lock.as_deref(), &out.lock_dropped, to, dry);
+        let committed: Vec<&std::path::Path> = out
+            .members
+            .iter()
+            .filter(|m| matches!(m.status, MemberStatus::Done(Some(_))))
+            .map(|m| m.repo.as_path())
+            .collect();
+        superbuild_lock(
+            printer,
+            w,
+            (out.workspace_lock.as_deref(), &out.lock_dropped),
+            &committed,
+            to,
+            dry,
+        );
         if out.requires_canonical.is_none() {
             printer.status(format!(
                 "note: {to}'s manifest is not available locally, so whether it requires `.tools/esys/a2c` is not known until its bundle is fetched"
@@ -397,12 +414,14 @@ fn print_all(
 }
 
 /// What the superbuild's lock gained (V) and lost (versions no member pins any more), and how
-/// to commit it: the migration commits each member, never W.
+/// to commit it: the migration commits each member, never W. W's commit takes the lock and,
+/// for each `committed` member that W records as a submodule, its new commit (the gitlink): a
+/// colleague's `git clone --recurse-submodules` then checks out the migrated members.
 fn superbuild_lock(
     printer: &Printer,
     w: Option<&std::path::Path>,
-    added: Option<&std::path::Path>,
-    dropped: &[crate::util::version::MethodVersion],
+    (added, dropped): (Option<&std::path::Path>, &[crate::util::version::MethodVersion]),
+    committed: &[&std::path::Path],
     to: &crate::util::version::MethodVersion,
     dry: bool,
 ) {
@@ -426,14 +445,46 @@ fn superbuild_lock(
             if dropped.len() == 1 { "it" } else { "them" }
         ));
     }
-    let changed = (added.is_some() || !dropped.is_empty()) && !dry;
-    if let Some(w) = w.filter(|w| changed && crate::util::git::is_own_work_tree(w)) {
-        let shown = w.to_string_lossy();
-        let w = shlex::try_quote(&shown).unwrap_or(std::borrow::Cow::Borrowed("."));
-        printer.status(format!(
-            "to commit: git -C {w} add .tools/esys/a2c/a2c.lock && git -C {w} commit -m \"a2c: lock {to}\""
-        ));
+    let Some(w) = w.filter(|w| !dry && crate::util::git::is_own_work_tree(w)) else {
+        return;
+    };
+    let lock_changed = added.is_some() || !dropped.is_empty();
+    // The members W records as submodules whose commit moved.
+    let links: Vec<String> = match committed.is_empty() {
+        true => Vec::new(),
+        false => {
+            let recorded: std::collections::HashSet<String> = crate::util::git::gitlinks(w).into_iter().collect();
+            committed
+                .iter()
+                .filter_map(|m| m.strip_prefix(w).ok())
+                .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+                .filter(|rel| recorded.contains(rel))
+                .collect()
+        }
+    };
+    if !lock_changed && links.is_empty() {
+        return;
     }
+    let shown = w.to_string_lossy();
+    let quoted = |text: &str| {
+        shlex::try_quote(text)
+            .map(|q| q.into_owned())
+            .unwrap_or_else(|_| ".".into())
+    };
+    let mut paths: Vec<String> = lock_changed
+        .then(|| ".tools/esys/a2c/a2c.lock".to_string())
+        .into_iter()
+        .collect();
+    paths.extend(links.iter().map(|l| quoted(l)));
+    let message = match (lock_changed, links.is_empty()) {
+        (true, true) => format!("a2c: lock {to}"),
+        _ => format!("a2c: migrate to {to}"),
+    };
+    let w = quoted(&shown);
+    printer.status(format!(
+        "to commit: git -C {w} add {} && git -C {w} commit -m \"{message}\"",
+        paths.join(" ")
+    ));
 }
 
 /// `--confirm`'s value: a whole plan digest, `sha256:` and 64 lower-case hex digits, as a dry run

@@ -35,8 +35,13 @@ pub type RetryObserver = dyn Fn(&str) + Send + Sync;
 
 fn note_retry(observer: Option<&RetryObserver>, error: &HttpError, attempt: u64, retries: u64, wait: Duration) {
     if let Some(observe) = observer {
+        // A stall is tried again once: the count told is the count made.
+        let last = match error {
+            HttpError::Timeout { .. } if attempt < retries => " (the last if it stalls again)",
+            _ => "",
+        };
         observe(&format!(
-            "retry {attempt} of {retries} in {:.1} s: {error}",
+            "retry {attempt} of {retries} in {:.1} s{last}: {error}",
             wait.as_secs_f64()
         ));
     }

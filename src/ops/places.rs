@@ -68,8 +68,9 @@ pub fn configured_registries(session: &Session, ctx: &Context, flag: Option<&str
 /// What [`alternatives`] found.
 #[derive(Default)]
 pub struct Alternatives {
-    /// Where each version's locked bundle is served, by version, in order.
-    pub places: BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
+    /// Where each version's locked bundle is served, by version, in order around the lock's
+    /// own source.
+    pub places: BTreeMap<MethodVersion, crate::store::Places>,
     /// The registries asked for a version and passed over, with why, by version.
     pub passed_over: BTreeMap<MethodVersion, Vec<String>>,
     /// Registries that could not be read (shown under `-v`).
@@ -96,6 +97,8 @@ pub fn alternatives(
     // Only the versions still to fetch are asked for (an OCI registry, a package index or a
     // Conan remote reads entries one by one).
     let wanted: std::collections::BTreeSet<MethodVersion> = pending.iter().map(|e| e.version.clone()).collect();
+    // The versions whose lock source a configured registry already served in the order.
+    let mut own_seen = std::collections::BTreeSet::new();
     for place in configured_registries(session, ctx, flag) {
         let location = &place.location;
         // A registry's own mirror serves only the bundles locked from that registry.
@@ -159,18 +162,25 @@ pub fn alternatives(
                 source: url.to_string(),
                 ..(*entry).clone()
             };
-            // The lock's own source is tried last, as itself (compared as written too: an
-            // object store's presigned URL differs from one second to the next).
-            if candidate.source == entry.source {
+            // The lock's own source is tried as itself, where its registry stands: the places
+            // after it go after it (compared as written too: an object store's presigned URL
+            // differs from one second to the next).
+            let places = out.places.entry(entry.version.clone()).or_default();
+            let own = candidate.source == entry.source || {
+                let own = crate::registry::bundle_location(entry, &session.network, options.lock_dir.as_deref());
+                crate::registry::bundle_location(&candidate, &session.network, None) == own
+            };
+            if own {
+                own_seen.insert(entry.version.clone());
                 continue;
             }
             let candidate = crate::registry::bundle_location(&candidate, &session.network, None);
-            if candidate == crate::registry::bundle_location(entry, &session.network, options.lock_dir.as_deref()) {
+            if places.iter().any(|p| *p == candidate) {
                 continue;
             }
-            let list = out.places.entry(entry.version.clone()).or_default();
-            if !list.contains(&candidate) {
-                list.push(candidate);
+            match own_seen.contains(&entry.version) {
+                true => places.after.push(candidate),
+                false => places.before.push(candidate),
             }
         }
     }
@@ -202,10 +212,11 @@ fn rebased(
             source: url.to_string(),
             ..(*entry).clone()
         };
+        // A registry's own mirror is asked after the registry, whose place is the lock's source.
         let candidate = crate::registry::bundle_location(&candidate, &session.network, None);
-        let list = out.places.entry(entry.version.clone()).or_default();
-        if !list.contains(&candidate) {
-            list.push(candidate);
+        let places = out.places.entry(entry.version.clone()).or_default();
+        if !places.iter().any(|p| *p == candidate) {
+            places.after.push(candidate);
         }
     }
 }

@@ -153,22 +153,21 @@ fn install_one(
         tried: passed.iter().cloned().chain(failed).collect(),
         hint,
     };
+    // The lock's own source's failure (its candidate is `strict`): told alone when no other
+    // place was asked, else its hint beside every place named. The places after it (its
+    // registry's mirrors, the rest) are still tried.
+    // With whether it failed to download (a download is said alone only when no registry was
+    // passed over either).
+    let mut own: Option<(StoreError, bool)> = None;
     for candidate in candidates {
         if let Some((url, bearer)) = &candidate.download {
             if let Err(e) = download(entry, url, bearer.as_ref(), options, reporter) {
-                let why = match &e {
+                failed.push(match &e {
                     StoreError::Download { source, .. } => source.to_string(),
                     other => other.to_string(),
-                };
-                // The lock's own source alone could not be fetched: its own error, unless other
-                // registries were asked and passed over (then every place is named).
-                if candidate.strict && failed.is_empty() && passed.is_empty() {
-                    return Err(e);
-                }
-                failed.push(why);
+                });
                 if candidate.strict {
-                    // What to do about the lock's own source (a private CA, credentials).
-                    return Err(all_failed(failed, e.hint()));
+                    own = Some((e, true));
                 }
                 continue;
             }
@@ -178,9 +177,6 @@ fn install_one(
                 Ok(_) => format!("`{}` is not a regular file", candidate.path.display()),
                 Err(_) => format!("`{}` does not exist", candidate.path.display()),
             });
-            if candidate.strict {
-                break;
-            }
             continue;
         }
         reporter.start(&entry.version, entry.size);
@@ -194,12 +190,19 @@ fn install_one(
                 Source::Registry => failed.push(m.to_string()),
                 Source::From | Source::TreeCache => {}
             },
-            Err(e) if candidate.strict && !failed.is_empty() => {
+            Err(e) if candidate.strict && candidate.source == Source::Registry => {
                 failed.push(e.to_string());
-                return Err(all_failed(failed, e.hint()));
+                own = Some((e, false));
             }
             other => return other,
         }
+    }
+    match own {
+        // The lock's own source alone could not serve it: its own error.
+        Some((e, download)) if failed.len() == 1 && (!download || passed.is_empty()) => return Err(e),
+        // What to do about the lock's own source (a private CA, credentials), every place named.
+        Some((e, _)) => return Err(all_failed(failed, e.hint())),
+        None => {}
     }
     if !failed.is_empty() {
         return Err(all_failed(failed, None));

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub use cache::Cache;
 pub use install::{InstallContext, InstallReport, Installed, Reporter, Reused, Source};
 pub use layout::{LOCAL_DIR, STAGING_DIR, STORE_DIR, STORE_LOCK, Store, create_local, owner_of};
-pub use options::{Reach, Settings};
+pub use options::{Places, Reach, Settings};
 pub use receipt::Receipt;
 
 use crate::util::version::MethodVersion;

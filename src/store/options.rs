@@ -122,8 +122,8 @@ pub struct InstallContext {
     pub registry_dir: Option<PathBuf>,
     /// Where the configured registries and mirrors serve each locked bundle (by version, in
     /// order), found in their indexes with the locked sha256 and size: tried after the cache
-    /// and `--from`, before the lock's own `source`.
-    pub alternatives: std::collections::BTreeMap<MethodVersion, Vec<crate::lock::BundleLocation>>,
+    /// and `--from`, the lock's own `source` where its registry stands among them.
+    pub alternatives: std::collections::BTreeMap<MethodVersion, Places>,
     /// The configured registries and mirrors that were asked for a version and passed over,
     /// with why (its index could not be read, does not list it, lists another bundle under
     /// it): named beside every place that failed when none served it.
@@ -155,4 +155,21 @@ pub enum Source {
     /// Placed from the shared tree cache: no bundle was read.
     #[serde(rename = "tree-cache")]
     TreeCache,
+}
+
+/// The places that serve a locked bundle besides its `source`, in the order they are asked:
+/// `before` it (registries configured ahead of the one the lock names, or all of them when no
+/// configured registry is the lock's), the lock's own `source`, then `after` it (that
+/// registry's mirrors and the rest): the configured registry is asked before its mirrors.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Places {
+    pub before: Vec<crate::lock::BundleLocation>,
+    pub after: Vec<crate::lock::BundleLocation>,
+}
+
+impl Places {
+    /// Every place, in order, the lock's source left out.
+    pub fn iter(&self) -> impl Iterator<Item = &crate::lock::BundleLocation> {
+        self.before.iter().chain(&self.after)
+    }
 }

@@ -91,34 +91,13 @@ pub(super) fn candidates(
     }
     if let Reach::Online(_) = options.reach {
         // The registries and mirrors configured now, by digest (every candidate is verified
-        // against the lock, so where a bundle comes from never changes what is trusted).
-        for alt in options.alternatives.get(&entry.version).into_iter().flatten() {
-            match alt {
-                BundleLocation::File(path) => {
-                    looked.push(format!("`{}`", path.display()));
-                    // A mirror a committed marker names may lie outside every registry the
-                    // user configured: its file's digest and size are not shown then.
-                    let mut c = Candidate::file(path.clone(), Source::Registry, true, false);
-                    c.reveal = reveals(options, &c.path);
-                    out.push(c);
-                }
-                BundleLocation::Http(url) | BundleLocation::Bearer { url, .. } => {
-                    looked.push(format!("`{url}`"));
-                    out.push(Candidate {
-                        path: options.cache.path(&entry.sha256),
-                        source: Source::Registry,
-                        tee_to_cache: false,
-                        strict: false,
-                        download: alt.clone().into_download(),
-                        reveal: true,
-                    });
-                }
-                BundleLocation::Unavailable { source, reason, .. } => {
-                    looked.push(format!("`{source}`, not reached: {reason}"));
-                }
-                BundleLocation::Unsupported(_) => {}
-            }
+        // against the lock, so where a bundle comes from never changes what is trusted), the
+        // lock's own source where its registry stands among them.
+        let places = options.alternatives.get(&entry.version).cloned().unwrap_or_default();
+        for alt in &places.before {
+            alternative(alt, entry, options, &mut out, &mut looked);
         }
+        let before = out.len();
         let place = crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref());
         match &place {
             BundleLocation::Unavailable { source, reason, .. } => {
@@ -127,8 +106,8 @@ pub(super) fn candidates(
             _ => looked.push(format!("the registry `{}`", entry.source)),
         }
         match place {
-            // Without the lock's source, the alternatives alone (a mirror still serves it).
-            BundleLocation::Unavailable { .. } if !out.is_empty() => {}
+            // Without the lock's source, the other places alone (a mirror still serves it).
+            BundleLocation::Unavailable { .. } if before > 0 || !places.after.is_empty() => {}
             BundleLocation::Unavailable { source, reason, hint } => {
                 return Err(StoreError::SourceUnavailable {
                     url: source,
@@ -154,8 +133,46 @@ pub(super) fn candidates(
                 });
             }
         }
+        for alt in &places.after {
+            alternative(alt, entry, options, &mut out, &mut looked);
+        }
     }
     Ok((out, looked))
+}
+
+/// The candidate a configured registry or mirror gives for `entry` (named in `looked`).
+fn alternative(
+    alt: &BundleLocation,
+    entry: &LockEntry,
+    options: &InstallContext,
+    out: &mut Vec<Candidate>,
+    looked: &mut Vec<String>,
+) {
+    match alt {
+        BundleLocation::File(path) => {
+            looked.push(format!("`{}`", path.display()));
+            // A mirror a committed marker names may lie outside every registry the user
+            // configured: its file's digest and size are not shown then.
+            let mut c = Candidate::file(path.clone(), Source::Registry, true, false);
+            c.reveal = reveals(options, &c.path);
+            out.push(c);
+        }
+        BundleLocation::Http(url) | BundleLocation::Bearer { url, .. } => {
+            looked.push(format!("`{}`", crate::util::redact::shown_url(url)));
+            out.push(Candidate {
+                path: options.cache.path(&entry.sha256),
+                source: Source::Registry,
+                tee_to_cache: false,
+                strict: false,
+                download: alt.clone().into_download(),
+                reveal: true,
+            });
+        }
+        BundleLocation::Unavailable { source, reason, .. } => {
+            looked.push(format!("`{source}`, not reached: {reason}"));
+        }
+        BundleLocation::Unsupported(_) => {}
+    }
 }
 
 /// `true` when a `file://` source lies inside the configured file registry.
@@ -191,15 +208,26 @@ pub fn fetch_to_cache(
             takes_from: false,
         });
     }
-    // The configured registries and mirrors that serve it first, as an install tries them
-    // (each verified against the lock), then the lock's own source, whose error is the one told.
-    for place in options.alternatives.get(&entry.version).into_iter().flatten() {
-        if let Ok(path) = fetch_from(entry, place.clone(), options, reporter) {
+    // The configured registries and mirrors that serve it, as an install tries them (each
+    // verified against the lock), the lock's own source where its registry stands among them;
+    // when none serves it, the lock's source's error is the one told.
+    let places = options.alternatives.get(&entry.version).cloned().unwrap_or_default();
+    for place in places.before {
+        if let Ok(path) = fetch_from(entry, place, options, reporter) {
             return Ok(path);
         }
     }
     let source = crate::registry::bundle_location(entry, &options.network, options.lock_dir.as_deref());
-    fetch_from(entry, source, options, reporter)
+    let own = match fetch_from(entry, source, options, reporter) {
+        Ok(path) => return Ok(path),
+        Err(e) => e,
+    };
+    for place in places.after {
+        if let Ok(path) = fetch_from(entry, place, options, reporter) {
+            return Ok(path);
+        }
+    }
+    Err(own)
 }
 
 /// The bundle of `entry` from `place` into the cache, verified.

@@ -234,3 +234,58 @@ fn install_registry_flag_is_asked_before_the_marker_registry() {
     let served = doc["installed"][0]["served_from"].as_str().unwrap_or_default();
     assert!(served.starts_with(&flagged.url()), "{doc}");
 }
+
+/// The configured registry is asked before the mirrors (docs/registries.md, "Mirrors"): while
+/// the primary serves a locked bundle, no mirror is asked for it — a registry over HTTP and a
+/// directory registry alike, with the mirror in `A2C_MIRRORS` and in the marker's `mirrors:`.
+#[test]
+fn a_live_primary_serves_its_bundles_before_any_mirror() {
+    for primary_kind in ["http", "directory"] {
+        let t = TestContext::new();
+        t.publish("reg", "1.0.0", "tar.gz");
+        let server = Server::start(t.path("reg"));
+        let primary = match primary_kind {
+            "http" => server.url(),
+            _ => t.path("reg").display().to_string(),
+        };
+        for f in t.listing("reg") {
+            let (from, to) = (t.path(&format!("reg/{f}")), t.path(&format!("mirror/{f}")));
+            if from.is_dir() {
+                fs_err::create_dir_all(&to).unwrap();
+            } else if !f.ends_with(".lock") {
+                fs_err::copy(&from, &to).unwrap();
+            }
+        }
+        let mirror = Server::start(t.path("mirror"));
+        t.superbuild(
+            "w",
+            &format!(
+                "members: [\"p/*\"]\nregistry: {primary}\nmirrors: [\"{}\"]\n",
+                mirror.url()
+            ),
+        );
+        t.canonical_repo("w/p/app", "1.0.0");
+        t.ok("w", &["lock"]);
+        let run = t.ok_env("w", &["install", "--json"], &[("A2C_MIRRORS", &mirror.url())]);
+        let served = run.json()["installed"][0]["served_from"].as_str().unwrap().to_string();
+        assert_eq!(
+            mirror.count_of(B1),
+            0,
+            "{primary_kind}: the mirror was asked first ({served})"
+        );
+        assert!(
+            served.contains("/bundles/a2c-1.0.0.tar.gz") && !served.starts_with(&mirror.url()),
+            "{primary_kind}: {served}"
+        );
+        // With the primary gone, the mirror serves it.
+        fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
+        fs_err::remove_dir_all(t.cache_dir()).unwrap();
+        drop(server);
+        if primary_kind == "directory" {
+            fs_err::rename(t.path("reg"), t.path("reg-gone")).unwrap();
+        }
+        let env = [("A2C_HTTP_RETRIES", "0")];
+        t.ok_env("w", &["install"], &env);
+        assert_eq!(mirror.count_of(B1), 1, "{primary_kind}: the mirror did not serve it");
+    }
+}

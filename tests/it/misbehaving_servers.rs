@@ -113,6 +113,14 @@ fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_tim
     );
     run.fails_with(&["stalled", "check that it is up and answering"]);
     assert_eq!(server.count_of(B1) - since, 2, "{}", run.stderr);
+    // The retry told is the one made: the last, if it stalls again.
+    let told: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("warning: retry")).collect();
+    assert_eq!(told.len(), 1, "{}", run.stderr);
+    assert!(
+        told[0].starts_with("warning: retry 1 of 5 in ") && told[0].contains(" s (the last if it stalls again): "),
+        "{}",
+        told[0]
+    );
 }
 
 #[test]
