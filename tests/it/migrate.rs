@@ -1145,3 +1145,49 @@ fn a_typo_in_the_target_hints_only_versions_it_may_take() {
     t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--dry-run"], &env)
         .success();
 }
+
+/// In a superbuild whose members are submodules (as docs/getting-started.md builds one), the
+/// commit line `migrate version --all` prints takes the members' new commits (their gitlinks)
+/// beside W's lock: a colleague's `git clone --recurse-submodules` then installs `--locked`, as
+/// the CI job of docs/ci.md runs it (with the lock alone committed, the clone's members stay on
+/// 1.0.0, which the lock no longer holds).
+#[test]
+fn the_printed_commit_takes_the_members_gitlinks_so_a_colleagues_clone_installs_locked() {
+    let t = TestContext::new();
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "1.1.0", "tar.gz");
+    let setup = r#"
+mkdir w && cd w && git init -q
+a2c init --registry ../reg
+for repo in app lib; do
+  git init -q "$repo"
+  a2c -C "$repo" adopt --version 1.0.0
+  git -C "$repo" add .tools
+  git -C "$repo" commit -q -m "adopt A2C 1.0.0"
+  git submodule add -q "$PWD/$repo" "$repo"
+done
+git commit -q -m "app and lib"
+a2c lock && a2c install
+git add .tools/esys/a2c && git commit -q -m "a2c: marker and lock"
+"#;
+    crate::support::succeeds(&mut t.bash(".", setup), "the superbuild of getting-started");
+    let run = t.ok("w", &["migrate", "version", "--to", "1.1.0", "--all"]);
+    let line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("to commit: "))
+        .unwrap_or_else(|| panic!("no commit line:\n{}", run.stderr))
+        .replace("[TMP]", &t.root.display().to_string());
+    insta::assert_snapshot!(
+        crate::support::masked(&run.stderr.lines().filter(|l| l.starts_with("to commit: ")).collect::<Vec<_>>().join("\n"))
+    );
+    crate::support::succeeds(&mut t.bash(".", &line), "the printed commit line");
+    let colleague = r#"
+git -c protocol.file.allow=always clone -q --recurse-submodules w colleague
+a2c -C colleague install --locked
+a2c -C colleague/app resolve
+"#;
+    let out = crate::support::succeeds(&mut t.bash(".", colleague), "the colleague's clone and locked install");
+    let resolved = String::from_utf8_lossy(&out.stdout);
+    assert!(resolved.contains("1.1.0"), "{resolved}");
+}
