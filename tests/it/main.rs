@@ -14,6 +14,7 @@ mod demo;
 mod docs_flows;
 mod doctor;
 mod fuzz_corpus;
+mod growth;
 mod hostile_archives;
 mod http;
 mod install;

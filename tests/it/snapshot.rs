@@ -7,7 +7,7 @@ use crate::support::{TestContext, items, layout};
 use std::time::Duration;
 
 /// How long to wait for the paths a run just wrote to leave the racy margin (1 s).
-const SETTLE: Duration = Duration::from_millis(1100);
+pub const SETTLE: Duration = Duration::from_millis(1100);
 
 const SNAPSHOT: &str = "w/.tools_local/esys/a2c/.workspace-snapshot";
 
