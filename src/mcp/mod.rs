@@ -265,6 +265,11 @@ impl ServerHandler for Server {
             ));
         }
         let args = request.arguments.unwrap_or_default();
+        // The arguments the tool's inputSchema declares, of its types, or -32602 naming them:
+        // an argument dropped or misread would answer another question than the one asked.
+        tools::check_arguments(&name, &args).map_err(|(message, accepted)| {
+            ErrorData::invalid_params(message, Some(serde_json::json!({ "accepted": accepted })))
+        })?;
         let in_process = tools::in_process(&name);
         // Progress the client asked for (a `progressToken`) goes to it from the command's
         // thread through a channel; a cancellation stops the command.

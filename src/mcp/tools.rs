@@ -119,9 +119,50 @@ fn read_only(tool: Tool) -> Tool {
     tool.annotate(ToolAnnotations::new().read_only(true))
 }
 
+/// How every path argument is read (`resolve`'s `path`, `migrate_plan`'s and `migrate_apply`'s
+/// `repo`): the one rule, said by each schema, docs/agents.md and [`path_argument`].
+pub const PATH_RULE: &str = "relative to the repository the server was started in (as a shell reads a path from its working directory; the workspace root W when started there), or absolute below W; a relative path that is not in that repository but names one from W is refused, naming both readings";
+
+/// `args` as `name`'s inputSchema declares them: each argument a declared property, of its
+/// type (`additionalProperties: false`). `Err` with the message and the accepted names.
+pub fn check_arguments(name: &str, args: &JsonObject) -> Result<(), (String, Vec<String>)> {
+    let Some(tool) = list(true).into_iter().find(|t| t.name == name) else {
+        return Ok(());
+    };
+    let properties = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let accepted: Vec<String> = properties.keys().cloned().collect();
+    let shown = |names: &[String]| match names.is_empty() {
+        true => "none".to_string(),
+        false => names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+    };
+    for (key, value) in args {
+        let Some(declared) = properties.get(key) else {
+            return Err((
+                format!("`{name}` takes no argument `{key}`; it accepts {}", shown(&accepted)),
+                accepted,
+            ));
+        };
+        let wanted = declared.get("type").and_then(Value::as_str).unwrap_or_default();
+        let fits = match wanted {
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            _ => true,
+        };
+        if !fits {
+            return Err((format!("`{name}`'s `{key}` must be a {wanted}, not {value}"), accepted));
+        }
+    }
+    Ok(())
+}
+
 /// Every tool this server offers (the writing ones only with `--allow-write`).
 pub fn list(allow_write: bool) -> Vec<Tool> {
-    let repo = json!({"type": "string", "description": "a path relative to the workspace root (`.` or absent: the root itself; or the repository the server was started in)"});
+    let repo = json!({"type": "string", "description": format!("the repository: a path {PATH_RULE} (absent: the repository the server was started in)")});
     let to = json!({"type": "string", "description": "the exact target version, such as 1.4.0"});
     let all = json!({"type": "boolean", "description": "every member of the superbuild behind the version (`--all`)"});
     let mut tools = vec![
@@ -134,7 +175,7 @@ pub fn list(allow_write: bool) -> Vec<Tool> {
             "resolve",
             "For a path: its repository, write contract, the method asset root the resolution order (docs/concepts.md) gives that version and the rule that chose it — or, when none resolves, why (`a2c resolve --json`). Agents call this instead of guessing paths; W/tools/ai-rules is never the method.",
             schema(
-                json!({"path": {"type": "string", "description": "a file or directory, relative to the workspace root or absolute below it"}, "version": {"type": "string", "description": "another version to mount for reading (default: the write contract)"}}),
+                json!({"path": {"type": "string", "description": format!("a file or directory, {PATH_RULE}")}, "version": {"type": "string", "description": "another version to mount for reading (default: the write contract)"}}),
                 &["path"],
             ),
         )),
@@ -230,10 +271,12 @@ fn flag(args: &JsonObject, key: &str) -> bool {
     args.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// A path an argument names, below the served root: absolute, or relative to the repository
-/// the server was started in (as a shell's working directory is), else to the root; anything
-/// outside the root is refused.
-fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, String> {
+/// A path an argument names, below the served root ([`PATH_RULE`]): absolute, or relative to
+/// the repository the server was started in (as a shell's working directory is, `..` included),
+/// else to the root; a relative path that is not in that repository but is one from the root is
+/// refused naming both readings, and anything outside the root is refused.
+fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, CallToolResult> {
+    let outside = |why: String| failure("outside", why, "pass a path in a repository of this workspace");
     let base = match &scope.home {
         Some(home) => scope.root.join(home),
         None => scope.root.clone(),
@@ -242,20 +285,44 @@ fn below_root(scope: &Scope, path: &str) -> Result<PathBuf, String> {
         true => PathBuf::from(path),
         false if path == "." || path.is_empty() => base,
         false => {
-            crate::util::paths::check_portable_relative(path).map_err(|why| format!("`{path}`: {why}"))?;
-            base.join(path)
+            // `..` is read as a shell reads it (`../web` from `p/app` is `p/web`); where the
+            // path lands is checked below: within W, through no link.
+            let named: Vec<&str> = path.split('/').filter(|s| *s != "..").collect();
+            if !named.is_empty() {
+                crate::util::paths::check_portable_relative(&named.join("/"))
+                    .map_err(|why| outside(format!("`{path}`: {why}")))?;
+            }
+            let from_home = base.join(path);
+            // Not in the start repository, but a path from W: the two readings differ, and an
+            // answer for either could be for another repository than the one meant.
+            let from_root = scope.root.join(path);
+            if base != scope.root && !from_home.exists() && from_root.exists() {
+                return Err(failure(
+                    "ambiguous",
+                    format!(
+                        "`{path}` is read from the repository the server was started in, `{}`, where there is no `{path}`; from the workspace root it would be `{}`",
+                        base.display(),
+                        from_root.display()
+                    ),
+                    format!(
+                        "pass `{}` (absolute) to mean the one from the workspace root; relative paths are read from the repository the server was started in",
+                        from_root.display()
+                    ),
+                ));
+            }
+            from_home
         }
     };
     let normal = crate::util::paths::normalize(&full);
     let Ok(rel) = normal.strip_prefix(&scope.root) else {
-        return Err(format!(
+        return Err(outside(format!(
             "`{path}` is outside `{}`, the workspace this server serves",
             scope.root.display()
-        ));
+        )));
     };
     // A link on the way could lead out of the workspace: refused, as every a2c path is.
     if let Err(e) = crate::util::contain::check(&scope.root, rel) {
-        return Err(format!("`{path}` is refused: {e}"));
+        return Err(outside(format!("`{path}` is refused: {e}")));
     }
     Ok(normal)
 }
@@ -340,7 +407,7 @@ fn resolve(scope: &Scope, args: &JsonObject) -> CallToolResult {
     };
     let full = match below_root(scope, path) {
         Ok(p) => p,
-        Err(why) => return failure("outside", why, "pass a path in a repository of this workspace"),
+        Err(refused) => return refused,
     };
     let version = match string(args, "version").map(str::parse::<crate::util::version::MethodVersion>) {
         None => None,
@@ -406,7 +473,7 @@ fn migrate(env: &Env<'_>, name: &str, args: &JsonObject) -> CallToolResult {
     };
     let dir = match below_root(env.scope, string(args, "repo").unwrap_or(".")) {
         Ok(p) => p,
-        Err(why) => return failure("outside", why, "pass a repository of this workspace"),
+        Err(refused) => return refused,
     };
     let mut argv = vec!["migrate", "version", "--to", to];
     if flag(args, "all") {
@@ -541,5 +608,27 @@ mod tests {
                 .len(),
             2
         );
+    }
+
+    /// The interface a client reads is the behaviour: every path argument's schema states the
+    /// one rule [`below_root`] applies, and docs/agents.md states it too.
+    #[test]
+    fn every_path_argument_states_the_one_rule() {
+        for (tool, argument) in [("resolve", "path"), ("migrate_plan", "repo"), ("migrate_apply", "repo")] {
+            let tools = super::list(true);
+            let schema = &tools.iter().find(|t| t.name == tool).unwrap().input_schema;
+            let said = schema["properties"][argument]["description"].as_str().unwrap();
+            assert!(said.contains(super::PATH_RULE), "{tool}.{argument}: {said}");
+        }
+        let docs = include_str!("../../docs/agents.md");
+        for words in [
+            "relative to the repository the server was started in (W\nwhen it was started there), `..` included, or absolute below W",
+            "refused with error code `ambiguous`, naming both readings",
+            "JSON-RPC `-32602` naming it and the accepted ones",
+        ] {
+            assert!(docs.contains(words), "docs/agents.md no longer says: {words}");
+        }
+        let (a, b) = super::PATH_RULE.split_once(", or absolute below W").unwrap();
+        assert!(a.starts_with("relative to the repository the server was started in") && !b.is_empty());
     }
 }

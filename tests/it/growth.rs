@@ -75,7 +75,10 @@ fn cpu(t: &TestContext, cwd: &str, args: &[&str], stdin: Option<&str>) -> f64 {
     let out = t.bash(cwd, &script).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     // The second line is the children's: `0m0.045s 0m0.012s`.
-    let children = text.lines().nth(1).unwrap_or_else(|| panic!("no `times` output: {text}"));
+    let children = text
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `times` output: {text}"));
     children
         .split_whitespace()
         .map(|field| {

@@ -149,7 +149,10 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
     );
     let outside = &r["resolve:{\"path\": \"../outside\"}"];
     assert!(outside["is_error"].as_bool().unwrap(), "{r}");
-    assert!(outside["error"]["message"].as_str().unwrap().contains("`..`"), "{r}");
+    assert!(
+        outside["error"]["message"].as_str().unwrap().contains("is outside"),
+        "{r}"
+    );
     let escape = &r["resolve:{\"path\": \"p/escape\"}"];
     assert!(escape["is_error"].as_bool().unwrap(), "{r}");
     assert!(escape["error"]["message"].as_str().unwrap().contains("link"), "{r}");
@@ -1087,4 +1090,90 @@ fn the_python_sdk_agrees_on_the_strict_fixture() {
         assert_eq!(reads[path]["text"], text, "{path}: {r}");
     }
     assert_eq!(reads["rules/core.md"]["mime"], "text/markdown", "{r}");
+}
+
+/// One rule for paths, through the Python and the TypeScript SDK: a server started in member
+/// `p/app` reads a relative path from that repository (as a shell does), so `../web` is the
+/// sibling and `p/web` — not in `p/app`, but a path from W — is refused naming both readings
+/// (it answered app's 1.0.0 root without a word); an absolute path is itself. An argument no
+/// schema declares, or of another type, is JSON-RPC -32602 naming it and the accepted ones.
+#[test]
+fn a_server_started_in_a_member_reads_paths_from_it_and_refuses_the_ambiguous() {
+    let t = TestContext::new();
+    superbuild(&t, false);
+    t.run("w", &["install"]).success();
+    let mut reports = Vec::new();
+    if sdk() {
+        let a2c = env!("CARGO_BIN_EXE_a2c");
+        let mut cmd = Command::new(crate::support::program("python3"));
+        t.environment(&mut cmd);
+        let out = cmd
+            .args([CLIENT, a2c, &t.path("w/p/app").display().to_string(), "paths"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        reports.push((
+            "python",
+            serde_json::from_str::<Value>(stdout.lines().last().unwrap()).unwrap(),
+        ));
+    }
+    if let Some(modules) = typescript_sdk() {
+        let mut cmd = Command::new("node");
+        t.environment(&mut cmd);
+        let out = cmd
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.mjs"))
+            .arg(&modules)
+            .arg(env!("CARGO_BIN_EXE_a2c"))
+            .arg(t.path("w/p/app"))
+            .arg("paths")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        reports.push((
+            "typescript",
+            serde_json::from_str::<Value>(stdout.lines().last().unwrap()).unwrap(),
+        ));
+    }
+    for (sdk, report) in &reports {
+        let calls = &report["calls"];
+        let contract = |key: &str| calls[key]["structured"]["write_contract"].clone();
+        assert_eq!(contract("resolve_dot"), "1.0.0", "{sdk}: {calls}");
+        assert_eq!(contract("resolve_sibling_from_member"), "2.0.0", "{sdk}: {calls}");
+        assert_eq!(contract("resolve_sibling_absolute"), "2.0.0", "{sdk}: {calls}");
+        for key in ["resolve_sibling_from_w", "plan_sibling_from_w"] {
+            let error = &calls[key]["error"];
+            assert_eq!(calls[key]["is_error"], true, "{sdk} {key}: {calls}");
+            assert_eq!(error["code"], "ambiguous", "{sdk} {key}: {calls}");
+            let message = error["message"].as_str().unwrap();
+            assert!(
+                message.contains("w/p/app`, where there is no `p/web`") && message.contains("w/p/web`"),
+                "{sdk} {key}: {message}"
+            );
+        }
+        assert_ne!(
+            calls["plan_sibling_from_member"]["error"]["code"], "ambiguous",
+            "{sdk}: {calls}"
+        );
+        for (key, named) in [("unknown_argument", "`path`"), ("mistyped_argument", "`path`")] {
+            let text = calls[key].to_string();
+            assert!(text.contains("-32602") || *sdk == "python", "{sdk} {key}: {text}");
+            assert!(text.contains(named), "{sdk} {key}: {text}");
+        }
+        assert!(
+            calls["unknown_argument"]
+                .to_string()
+                .contains("it accepts `all`, `repo`, `to`"),
+            "{sdk}: {calls}"
+        );
+    }
 }

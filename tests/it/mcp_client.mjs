@@ -1,12 +1,13 @@
 // A real MCP client — the official TypeScript SDK (`@modelcontextprotocol/sdk`, the library
 // under Claude Code, VS Code's agent mode and Cursor) — driving `a2c mcp` over stdio, for
-// tests/it/mcp.rs. Usage: node mcp_client.mjs NODE_MODULES A2C WORKDIR; prints one JSON report.
+// tests/it/mcp.rs. Usage: node mcp_client.mjs NODE_MODULES A2C WORKDIR [paths]; prints one JSON
+// report. With `paths`, WORKDIR is a member (W/p/app): only the path spellings are asked.
 //
 // The SDK validates every tool result that carries `structuredContent` against the tool's
 // `outputSchema` (error results too) and throws when it does not conform: each call below is
 // recorded as the SDK gave it, or as the error it threw.
 
-const [modules, a2c, workdir] = process.argv.slice(2);
+const [modules, a2c, workdir, mode] = process.argv.slice(2);
 const sdk = `${modules}/@modelcontextprotocol/sdk/dist/esm`;
 const { Client } = await import(`${sdk}/client/index.js`);
 const { StdioClientTransport } = await import(`${sdk}/client/stdio.js`);
@@ -54,6 +55,23 @@ const transport = new StdioClientTransport({
 const client = new Client({ name: "a2c-test-typescript", version: "0" });
 await client.connect(transport);
 const report = { server: client.getServerVersion(), protocol: transport.protocolVersion ?? null };
+
+if (mode === "paths") {
+  const w = workdir.replace(/\/p\/app\/?$/, "");
+  const paths = {
+    resolve_dot: await call("resolve", { path: "." }),
+    resolve_sibling_from_member: await call("resolve", { path: "../web" }),
+    resolve_sibling_from_w: await call("resolve", { path: "p/web" }),
+    resolve_sibling_absolute: await call("resolve", { path: `${w}/p/web` }),
+    plan_sibling_from_w: await call("migrate_plan", { to: "2.0.0", repo: "p/web" }),
+    plan_sibling_from_member: await call("migrate_plan", { to: "2.0.0", repo: "../web" }),
+    unknown_argument: await call("migrate_plan", { path: "x", to: "2.0.0" }),
+    mistyped_argument: await call("resolve", { path: 1 }),
+  };
+  await client.close();
+  console.log(JSON.stringify({ calls: paths }));
+  process.exit(0);
+}
 
 const tools = (await client.listTools()).tools;
 report.tools = tools.map((t) => t.name).sort();

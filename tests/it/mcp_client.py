@@ -8,6 +8,9 @@ Scenarios:
            rich_superbuild): the failing tools as error results, a binary file, names with a
            space, `%` and non-ASCII through the template (expanded as RFC 6570 reserved
            expansion does it) and as listed.
+  paths    a server started in a member (WORKDIR is W/p/app): `resolve` and `migrate_plan` asked
+           about the sibling p/web by each spelling (relative to the member, relative to W,
+           absolute), and arguments no schema declares or of another type.
   write    a server with --allow-write: install, then migrate_plan, migrate_apply of its
            digest refused until the user approves it in a terminal (the command the refusal's
            hint gives, run under `script`, a pseudo-terminal), then applied.
@@ -149,6 +152,31 @@ async def strict_scenario(session, notes):
     return report
 
 
+async def paths_scenario(session, notes):
+    w = os.path.dirname(os.path.dirname(WORKDIR))
+    report = {"calls": {}}
+    for key, name, args in [
+        ("resolve_dot", "resolve", {"path": "."}),
+        ("resolve_sibling_from_member", "resolve", {"path": "../web"}),
+        ("resolve_sibling_from_w", "resolve", {"path": "p/web"}),
+        ("resolve_sibling_absolute", "resolve", {"path": os.path.join(w, "p/web")}),
+        ("plan_sibling_from_w", "migrate_plan", {"to": "2.0.0", "repo": "p/web"}),
+        ("plan_sibling_from_member", "migrate_plan", {"to": "2.0.0", "repo": "../web"}),
+    ]:
+        report["calls"][key] = tool_result(await session.call_tool(name, args))
+    for key, name, args in [
+        ("unknown_argument", "migrate_plan", {"path": "x", "to": "2.0.0"}),
+        ("mistyped_argument", "resolve", {"path": 1}),
+    ]:
+        got = await attempt(session.call_tool(name, args))
+        report["calls"][key] = got if "error" in got else {"result": tool_result_of(got)}
+    return report
+
+
+def tool_result_of(got):
+    return got.get("ok")
+
+
 async def main():
     args = ["mcp"] + (["--allow-write"] if SCENARIO == "write" else [])
     # The SDK passes the server only a default environment unless told: the test's own (its
@@ -163,7 +191,8 @@ async def main():
         async with ClientSession(read, write, message_handler=on_message) as session:
             init = await session.initialize()
             report = {"server": dump(init).get("serverInfo")}
-            scenario = {"read": read_scenario, "write": write_scenario, "strict": strict_scenario}[SCENARIO]
+            scenario = {"read": read_scenario, "write": write_scenario, "strict": strict_scenario,
+                        "paths": paths_scenario}[SCENARIO]
             report.update(await scenario(session, notes))
     print(json.dumps(report))
 

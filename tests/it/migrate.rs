@@ -1178,9 +1178,13 @@ git add .tools/esys/a2c && git commit -q -m "a2c: marker and lock"
         .find_map(|l| l.strip_prefix("to commit: "))
         .unwrap_or_else(|| panic!("no commit line:\n{}", run.stderr))
         .replace("[TMP]", &t.root.display().to_string());
-    insta::assert_snapshot!(
-        crate::support::masked(&run.stderr.lines().filter(|l| l.starts_with("to commit: ")).collect::<Vec<_>>().join("\n"))
-    );
+    insta::assert_snapshot!(crate::support::masked(
+        &run.stderr
+            .lines()
+            .filter(|l| l.starts_with("to commit: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    ));
     crate::support::succeeds(&mut t.bash(".", &line), "the printed commit line");
     let colleague = r#"
 git -c protocol.file.allow=always clone -q --recurse-submodules w colleague
