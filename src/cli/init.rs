@@ -10,7 +10,8 @@ use super::{GlobalArgs, Outcome, Printer};
     after_help = "Examples:\n  a2c init\n  a2c init --registry https://registry.example.org/a2c/\n  a2c init --members 'products/*' --members 'libs/*' --registry ../registry"
 )]
 pub struct InitArgs {
-    /// The registry `lock` and `install` use (a URL, or a path relative to the superbuild)
+    /// The registry `lock` and `install` use: a path relative to the superbuild, or a file://,
+    /// http(s)://, oci://, pypi+https://, conan+https://, s3://, gs:// or az:// location
     #[arg(long, value_name = "LOCATION")]
     pub registry: Option<String>,
     /// Which repositories below are members (a glob relative to the superbuild; repeatable).

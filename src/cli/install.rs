@@ -20,7 +20,8 @@ pub struct InstallArgs {
     #[arg(long)]
     pub allow_expired: bool,
     /// The registry to lock missing versions from and to look for bundles in first (else
-    /// A2C_REGISTRY, then the marker's `registry`)
+    /// A2C_REGISTRY, then the marker's `registry`): a path, or a file://, http(s)://, oci://,
+    /// pypi+https://, conan+https://, s3://, gs:// or az:// location
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
     /// Fail if the lock would change

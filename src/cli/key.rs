@@ -35,7 +35,8 @@ pub struct GenerateArgs {
 pub struct SignArgs {
     /// The registry whose index to sign: a file registry (a path or file:// URL), an OCI
     /// registry (oci://HOST/NAMESPACE/REPO: the index is pushed as the `a2c-index` artifact) or
-    /// an S3 bucket (s3://BUCKET/PREFIX: the signature written beside its index);
+    /// an object store (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX:
+    /// the signature written beside its index);
     /// a package index (pypi+https://…) or a Conan remote (conan+https://…) carries no a2c
     /// signature and refuses
     #[arg(long, value_name = "LOCATION")]

@@ -14,8 +14,9 @@ pub struct LockArgs {
     /// Accept a signed index past its `expires` (keys pinned in `trusted_keys:`)
     #[arg(long)]
     pub allow_expired: bool,
-    /// The registry: a path, or a file://, http(s)://, oci://, pypi+https:// or conan+https://
-    /// location (default: A2C_REGISTRY, else the marker's `registry:`, one or a list)
+    /// The registry: a path, or a file://, http(s)://, oci://, pypi+https://, conan+https://,
+    /// s3://, gs:// or az:// location (default: A2C_REGISTRY, else the marker's `registry:`,
+    /// one or a list)
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
     /// Re-resolve from the registry every needed version, or only the versions given (like

@@ -15,8 +15,9 @@ pub struct YankArgs {
     #[arg(value_name = "V")]
     pub version: MethodVersion,
     /// The registry: a file registry (a path or file:// URL), an OCI registry
-    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact) or an S3
-    /// bucket (s3://BUCKET/PREFIX: its index changed in place); a
+    /// (oci://HOST/NAMESPACE/REPO: the yank is recorded in its `a2c-index` artifact) or an object
+    /// store (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX: its index
+    /// changed in place); a
     /// package index (pypi+https://…) or a Conan remote (conan+https://…) refuses, naming the
     /// command of its own tool
     #[arg(long, value_name = "LOCATION")]

@@ -1452,3 +1452,37 @@ fn a_lock_from_another_registry_is_named_as_such() {
             .is_file()
     );
 }
+
+/// Every command that takes `--registry` names, in its `--help`, each registered kind's scheme:
+/// the list is held to `registry::KINDS`, so a new kind cannot go unlisted (`lock --help` named
+/// no object store, `yank` and `sign` S3 only).
+#[test]
+fn every_registry_help_names_every_registered_kind() {
+    let t = TestContext::new();
+    let mut missing = Vec::new();
+    for command in ["lock", "install", "init", "pack", "yank", "sign"] {
+        let help = t.ok(".", &[command, "--help"]).stdout;
+        let start = help
+            .find("--registry <")
+            .unwrap_or_else(|| panic!("{command}: no --registry"));
+        let rest = &help[start..];
+        let end = rest[1..].find("\n  -").map_or(rest.len(), |i| i + 1);
+        let said = &rest[..end];
+        for kind in a2c::registry::KINDS {
+            let named = kind.schemes.iter().any(|scheme| {
+                let plain = scheme.trim_end_matches('s');
+                said.contains(&format!("{scheme}://"))
+                    || said.contains(&format!("{plain}(s)://"))
+                    || (*scheme == "file" && said.contains("path"))
+            });
+            if !named {
+                missing.push(format!("{command}: {:?}", kind.schemes));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "kinds a --registry help does not name:\n{}",
+        missing.join("\n")
+    );
+}

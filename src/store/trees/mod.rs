@@ -434,11 +434,8 @@ impl TreeCache {
     /// `version_dir` (placed from it by hard link, or promoted from it): an edit through one
     /// is an edit of the other. Judged by the `.a2c-tree` list, which every placement links.
     pub fn shares_files_with(dir: &Path, version_dir: &Path) -> bool {
-        let list = |d: &Path| std::fs::symlink_metadata(d.join(crate::archive::TREE_FILE)).ok();
-        match (list(&dir.join(TREE_DIR)), list(version_dir)) {
-            (Some(a), Some(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
+        let list = |d: &Path| d.join(crate::archive::TREE_FILE);
+        crate::util::platform::same_file(&list(&dir.join(TREE_DIR)), &list(version_dir))
     }
 
     /// `true` when the entry at `dir` holds a tree (not only a record and an origin).

@@ -175,6 +175,22 @@ mod tests {
         assert_eq!((count(&a), count(&b)), (2, 2));
     }
 
+    /// One file is told by its identity on every platform (Windows' metadata has no device or
+    /// inode number: every pair of files read as one there), so the tree cache never takes a
+    /// copied tree for one that shares the store's files.
+    #[test]
+    fn one_file_is_told_from_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+        std::fs::write(&a, "x").unwrap();
+        std::fs::write(&b, "x").unwrap();
+        assert!(super::same_file(&a, &a));
+        assert!(!super::same_file(&a, &b), "two files with the same bytes are two files");
+        assert!(!super::same_file(&a, &dir.path().join("missing")));
+        std::fs::hard_link(&a, &c).unwrap();
+        assert!(super::same_file(&a, &c), "a hard link is the same file");
+    }
+
     #[test]
     fn only_a_plain_name_resolves_below_a_handle() {
         for ok in ["a", "a.md", ".tools", "é"] {

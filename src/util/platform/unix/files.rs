@@ -152,6 +152,15 @@ pub fn cannot_clone(e: &io::Error) -> bool {
 
 /// The number of hard links to the file `meta` describes (found at `path`): the metadata's own
 /// on Unix, no further call.
+/// Whether `a` and `b` are one file (hard links of each other, or the same path): the same
+/// device and inode, neither followed if a link. `false` when either cannot be read.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(x), Ok(y)) => MetaExt::dev(&x) == MetaExt::dev(&y) && MetaExt::ino(&x) == MetaExt::ino(&y),
+        _ => false,
+    }
+}
+
 pub fn link_count(meta: &Metadata, path: &Path) -> u64 {
     let _ = path;
     meta.nlink()

@@ -178,6 +178,21 @@ pub fn cannot_clone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Unsupported
 }
 
+/// Whether `a` and `b` are one file (hard links of each other, or the same path), by the volume
+/// and file index their handles report (opened without following a reparse point): Windows'
+/// metadata carries no device or inode number in stable std. `false` when either cannot be opened.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let identity = |path: &Path| {
+        std::fs::OpenOptions::new()
+            .access_mode(windows_sys::Win32::Storage::FileSystem::FILE_READ_ATTRIBUTES)
+            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+            .open(path)
+            .and_then(|file| nt::info(file.as_handle()))
+            .map(|info| (info.dwVolumeSerialNumber, info.nFileIndexHigh, info.nFileIndexLow))
+    };
+    matches!((identity(a), identity(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// The number of hard links to the file at `path` (`meta`, its metadata, has none on Windows:
 /// std's is unstable), read from a handle opened without following a reparse point; 1 when it
 /// cannot be opened.
