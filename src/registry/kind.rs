@@ -80,6 +80,13 @@ pub trait Location: Send + Sync + std::fmt::Debug {
     fn hint(&self, _: &HttpError) -> Option<String> {
         None
     }
+
+    /// Its words for a `401` or `403` on a bundle it located (`bundle_at`), when the request's
+    /// credentials came from the environment `network` holds (an object store's signed URL):
+    /// where they came from, which the plain words cannot say.
+    fn refused_hint(&self, _: &crate::net::Network) -> Option<String> {
+        None
+    }
 }
 
 /// A kind's handle whose HTTP errors carry the kind's words ([`Location::hint`]):

@@ -153,6 +153,11 @@ impl RegistryLocation {
         self.0.hint(e)
     }
 
+    /// See [`super::kind::Location::refused_hint`].
+    pub fn refused_hint(&self, network: &crate::net::Network) -> Option<String> {
+        self.0.refused_hint(network)
+    }
+
     /// What `a2c pack` makes for it with `--format` as given: the kind's default format when
     /// none is (a wheel for a package index, a recipe for a Conan remote, else tar.gz), and an
     /// error naming what to pass when the format does not fit the kind.

@@ -271,9 +271,14 @@ pub fn token_exchanges() -> crate::net::Exchanges {
 
 /// The words of the kind a lock entry's `source` belongs to for an HTTP error met fetching it
 /// (an `oci://` source's `401` is "run `docker login`"); `None`: the network's words.
-pub fn source_hint(source: &str, e: &crate::net::HttpError) -> Option<String> {
+pub fn source_hint(source: &str, e: &crate::net::HttpError, network: &crate::net::Network) -> Option<String> {
     let location = RegistryLocation::parse(source, std::path::Path::new("/")).ok()?;
-    location.hint(e)
+    match e {
+        crate::net::HttpError::Status { status: 401 | 403, .. } => {
+            location.refused_hint(network).or_else(|| location.hint(e))
+        }
+        _ => location.hint(e),
+    }
 }
 
 /// Reads the index of `location` through its handle; when `trusted` public keys are pinned, its

@@ -279,7 +279,7 @@ pub(super) fn download(
     };
     let fail = |source: crate::net::HttpError| StoreError::Download {
         version: entry.version.clone(),
-        hint: crate::registry::source_hint(&entry.source, &source),
+        hint: crate::registry::source_hint(&entry.source, &source, &options.network),
         source: Box::new(source),
     };
     let _lock = StoreLock::acquire(&options.cache.lock_path(&entry.sha256)?, &options.settings, &|p| {

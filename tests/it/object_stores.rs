@@ -276,6 +276,8 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     let run = t.run_env("w", &["install"], &wrong);
     run.failure();
     run.says("(signed)` answered HTTP 403");
+    // The hint names where the credentials came from, as an index read's does.
+    run.says("hint: the store refused the URL signed with the credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: check them, and that they may read `s3://team-methods/methods/a2c/bundles/a2c-1.0.0.tar.gz`");
     assert!(
         !run.stderr.contains("X-Amz-Signature"),
         "a presigned URL's signature is shown:\n{}",

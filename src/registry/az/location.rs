@@ -358,6 +358,11 @@ impl Bucket for AzLocation {
 }
 
 impl Location for AzLocation {
+    fn refused_hint(&self, network: &crate::net::Network) -> Option<String> {
+        let azure = &network.settings().ok()?.azure;
+        Some(objstore::refused_signed_url(self, credential_source(azure)))
+    }
+
     fn shown(&self) -> String {
         self.as_written()
     }

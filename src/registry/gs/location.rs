@@ -299,6 +299,7 @@ impl Bucket for GsLocation {
 }
 
 impl Location for GsLocation {
+
     fn shown(&self) -> String {
         self.as_written()
     }

@@ -33,6 +33,15 @@ mod words;
 pub(super) use connector::{Connector, client_options, retries};
 pub(super) use words::{endpoint_allowed, object_of, plain_segment, store_refusal};
 
+/// The words for a bundle's signed URL the store refused (`401`/`403`): the credentials it was
+/// signed with, from `credentials` (never a secret), are wrong or may not read `bucket`.
+pub(super) fn refused_signed_url<B: Bucket + ?Sized>(bucket: &B, credentials: String) -> String {
+    format!(
+        "the store refused the URL signed with the credentials from {credentials}: check them, and that they may read `{}`",
+        bucket.display()
+    )
+}
+
 /// The `host[:port]` of an endpoint URL, as [`Connector::of`] takes a store's (nothing when it
 /// is no URL: every answer is then held to a credential's cap).
 pub(super) fn authority_of(endpoint: &str) -> Vec<String> {

@@ -355,6 +355,11 @@ fn is_bucket_name(name: &str) -> bool {
 }
 
 impl Location for S3Location {
+    fn refused_hint(&self, network: &crate::net::Network) -> Option<String> {
+        let aws = self.with_profile(&network.settings().ok()?.aws).ok()?;
+        Some(objstore::refused_signed_url(self, credential_source(&aws)))
+    }
+
     fn shown(&self) -> String {
         Bucket::display(self)
     }
