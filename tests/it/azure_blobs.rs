@@ -218,7 +218,9 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
     let run = t.run_env("w", &["install"], &wrong);
     run.failure();
-    run.says("hint: the store refused the URL signed with the credentials from the account key (AZURE_STORAGE_ACCOUNT_KEY)");
+    run.says(
+        "hint: the store refused the URL signed with the credentials from the account key (AZURE_STORAGE_ACCOUNT_KEY)",
+    );
 
     // A read-only SAS and no key: installs (the bundle's URL carries the SAS, never shown)…
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();

@@ -719,3 +719,39 @@ fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone(
     );
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
+
+/// With `STORAGE_EMULATOR_HOST` and no credentials, `pack`, `yank` and `sign` say that a2c
+/// writes nothing to an emulator asked anonymously — before any request, and never asking a
+/// metadata server off this machine (it asked 169.254.169.254, and said "could not get the
+/// credentials from none").
+#[test]
+fn an_emulator_asked_anonymously_is_not_published_to() {
+    let t = TestContext::new();
+    let emulator = crate::support::scripted::Scripted::start(vec![crate::support::scripted::Answer::new(
+        404,
+        crate::support::scripted::Body::Fixed(Vec::new()),
+    )]);
+    let url = emulator.url();
+    let env = [("STORAGE_EMULATOR_HOST", url.as_str())];
+    t.method_tree("trees/1.0.0", "1.0.0");
+    let key = t.path("a2c.key").display().to_string();
+    t.ok(".", &["key", "generate", "--out", &key, "--no-password"]);
+    let mut transcripts = Vec::new();
+    for args in [
+        vec![
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            "gs://team-methods/a2c",
+        ],
+        vec!["yank", "1.0.0", "--registry", "gs://team-methods/a2c"],
+        vec!["sign", "--registry", "gs://team-methods/a2c", "--key", key.as_str()],
+    ] {
+        let run = t.run_env(".", &args, &env);
+        transcripts.push(format!("## {}\n{}", args[0], run.error_transcript()));
+    }
+    assert_eq!(emulator.heads(), Vec::<String>::new(), "the emulator was asked");
+    insta::assert_snapshot!(transcripts.join("\n"));
+}

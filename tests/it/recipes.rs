@@ -385,6 +385,15 @@ fn cloud_storage_on_fake_gcs_server() {
     let r = Recipes::new(&t, &[("PORT", port.to_string()), ("PATH", path_with(&bin_dir))]);
     let _served = runs(&t, &r, "gcs", port, true);
     assert_eq!(listening_addresses(port), ["127.0.0.1"], "recipe gcs");
+    // The bucket holds the registry's files, not the directory's publish lock.
+    let listed = std::process::Command::new("curl")
+        .args(["-sf", &format!("http://127.0.0.1:{port}/storage/v1/b/methods/o")])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let names = crate::support::strings_of(&listed, "items", "name");
+    assert!(names.contains(&"a2c/index/esys/a2c.json".to_string()), "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with(".a2c-publish.lock")), "{names:?}");
 }
 
 #[test]

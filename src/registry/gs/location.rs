@@ -273,6 +273,17 @@ fn is_bucket_name(name: &str) -> bool {
 impl Bucket for GsLocation {
     type Auth = CloudVariables;
 
+    /// An emulator asked anonymously: fake-gcs-server takes no XML-API upload (how object_store
+    /// writes) and checks no condition, so a2c writes nothing there.
+    fn refuses_writes(&self, google: &CloudVariables) -> Option<RegistryError> {
+        Self::anonymous(google).then(|| {
+            self.refused(
+                "STORAGE_EMULATOR_HOST names an emulator, asked anonymously: a2c reads a registry there but publishes, yanks and signs nothing (fake-gcs-server takes no XML-API upload and checks no condition)".into(),
+                Some("publish to a directory (`a2c pack … --registry DIR`) and upload its files through the emulator's JSON API: docs/hosting.md, \"A Cloud Storage emulator\"".into()),
+            )
+        })
+    }
+
     fn display(&self) -> String {
         self.as_written()
     }
@@ -299,7 +310,6 @@ impl Bucket for GsLocation {
 }
 
 impl Location for GsLocation {
-
     fn shown(&self) -> String {
         self.as_written()
     }

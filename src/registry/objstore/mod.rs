@@ -81,6 +81,12 @@ pub(super) trait Bucket: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// Why nothing is written there with `auth`, when nothing is (an emulator asked
+    /// anonymously takes no upload): said before any request.
+    fn refuses_writes(&self, _: &Self::Auth) -> Option<RegistryError> {
+        None
+    }
+
     /// `message`, said of this location, with `hint`.
     fn refused(&self, message: String, hint: Option<String>) -> RegistryError {
         RegistryError::ObjectStore {
@@ -116,6 +122,15 @@ impl<B: Bucket> ObjectRegistry<B> {
 
     fn client(&self) -> Result<Arc<HttpClient>, RegistryError> {
         Ok(self.network.client(Vec::new()).client()?)
+    }
+
+    /// The credentials, when the kind writes with them ([`Bucket::refuses_writes`]).
+    fn writer(&self) -> Result<B::Auth, RegistryError> {
+        let auth = self.auth()?;
+        match self.bucket.refuses_writes(&auth) {
+            Some(refused) => Err(refused),
+            None => Ok(auth),
+        }
     }
 
     fn auth(&self) -> Result<B::Auth, RegistryError> {
@@ -303,6 +318,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
     }
 
     fn publish(&self, r: &PublishRequest<'_>) -> Result<Published, PublishError> {
+        self.writer()?;
         let (_, tmp, packed) = super::handle::pack_to_temp(r)?;
         let http = self.client()?;
         let store = self.store(&http)?;
@@ -388,6 +404,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
     }
 
     fn yank(&self, version: &MethodVersion, undo: bool, sign: Option<&SecretKey>) -> Result<Yanked, PublishError> {
+        self.writer()?;
         let http = self.client()?;
         let store = self.store(&http)?;
         let store = store.as_ref();
@@ -411,6 +428,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
     }
 
     fn sign(&self, key: &SecretKey, expiry: Expiry) -> Result<Signed, PublishError> {
+        self.writer()?;
         let http = self.client()?;
         let store = self.store(&http)?;
         let store = store.as_ref();
