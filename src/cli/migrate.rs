@@ -134,7 +134,9 @@ pub fn run(
         printer.status(format!("resuming the interrupted migration {} -> {}", p.from, p.to));
     }
     match (&out.installed, dry) {
-        (Some(path), _) => printer.status(format!("assets of {} installed at `{}`", p.to, path.display())),
+        (Some(path), false) => printer.status(format!("assets of {} installed at `{}`", p.to, path.display())),
+        // A dry run: V locked and installed already, or what the run would do first.
+        (Some(path), true) => printer.status(format!("assets of {} are installed at `{}`", p.to, path.display())),
         (None, true) => printer.status(format!("would lock and install {} first", p.to)),
         _ => {}
     }

@@ -1195,3 +1195,24 @@ a2c -C colleague/app resolve
     let resolved = String::from_utf8_lossy(&out.stdout);
     assert!(resolved.contains("1.1.0"), "{resolved}");
 }
+
+/// A dry run (and `--approve`) of a migration to a version the store already holds says where
+/// its assets are, not "would lock and install 2.0.0 first", which the run would not do.
+#[test]
+fn a_dry_run_to_an_installed_version_says_it_is_installed() {
+    let t = TestContext::new();
+    t.publish("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
+    t.canonical_repo("r", "1.0.0");
+    t.write("r/.tools/esys/a2c/config.yaml", "registry: ../reg\n");
+    t.commit_all("r");
+    t.ok("r", &["lock"]);
+    t.ok("r", &["install"]);
+    let args = ["migrate", "version", "--to", "2.0.0", "--dry-run"];
+    let before = t.ok("r", &args);
+    before.says("would lock and install 2.0.0 first");
+    t.ok("r", &["install", "--version", "2.0.0"]);
+    let run = t.ok("r", &args);
+    let said: Vec<&str> = run.stderr.lines().filter(|l| l.contains("2.0.0") && !l.contains("plan")).collect();
+    insta::assert_snapshot!(crate::support::masked(&said.join("\n")));
+}

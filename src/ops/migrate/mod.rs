@@ -131,11 +131,14 @@ pub fn migrate(
             reviewed_is(approved, &digest, &[repo.as_path()])?;
             relocate::digest::approve(&repo, &digest)?;
         }
+        // Where V's assets already are, when the store holds them (the run would not install).
+        let store = super::store(ctx)?;
+        let installed = store.is_installed(&entry).then(|| store.version_dir(&entry.version));
         return Ok(MigrateOutcome {
             digest: Some(digest.id()),
             plan,
             requires_canonical: requires,
-            installed: None,
+            installed,
             commit: None,
             resumed,
             noop,
