@@ -19,17 +19,19 @@ pub fn commit(repo: &Path, args: &[&str]) -> Result<String, MigrateError> {
 }
 
 fn run(mut cmd: std::process::Command, args: &[&str]) -> Result<String, MigrateError> {
+    // The command as a shell takes it (a message with spaces quoted).
+    let shown = shlex::try_join(args.iter().copied()).unwrap_or_else(|_| args.join(" "));
     let out = cmd
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| MigrateError::Git {
-            args: args.join(" "),
+            args: shown.clone(),
             reason: format!("cannot run git: {e}"),
         })?;
     if !out.status.success() {
         return Err(MigrateError::Git {
-            args: args.join(" "),
+            args: shown,
             reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }

@@ -90,7 +90,7 @@ impl MigrateError {
                 "`{}` is a `.git` file naming another repository, and neither a worktree nor a submodule git registered for this directory: if it came with an unpacked archive, delete it and clone the repository instead",
                 repo.join(".git").display()
             ),
-            Self::Git { .. } => "fix the git problem above (e.g. set user.name and user.email), then rerun".into(),
+            Self::Git { args, reason } => git_hint(args, reason),
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
             Self::NotApproved { approve, .. } => format!(
                 "ask the user to read the plan and approve it in a terminal (an agent's tools cannot): {approve}"
@@ -598,4 +598,17 @@ impl crate::util::hint::Hint for MigrateError {
     fn hint(&self) -> Option<String> {
         MigrateError::hint(self)
     }
+}
+/// What to do about a failed `git args`, by what git said: its identity unset, a commit the
+/// repository's hooks refused (git then says nothing of its own: the hook's output is the
+/// reason), or another git problem.
+fn git_hint(args: &str, reason: &str) -> String {
+    let identity = ["tell me who you are", "user.email", "user.name", "empty ident"];
+    if identity.iter().any(|w| reason.contains(w)) {
+        return "set git's identity (`git config --global user.name NAME` and `git config --global user.email EMAIL`), then rerun".into();
+    }
+    if args.starts_with("commit") {
+        return "the commit was refused, by a hook the repository runs on commit when the reason above is not git's own: fix what it reports, then rerun".into();
+    }
+    "fix the git problem above, then rerun".into()
 }

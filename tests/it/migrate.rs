@@ -1213,6 +1213,10 @@ fn a_dry_run_to_an_installed_version_says_it_is_installed() {
     before.says("would lock and install 2.0.0 first");
     t.ok("r", &["install", "--version", "2.0.0"]);
     let run = t.ok("r", &args);
-    let said: Vec<&str> = run.stderr.lines().filter(|l| l.contains("2.0.0") && !l.contains("plan")).collect();
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("2.0.0") && !l.contains("plan"))
+        .collect();
     insta::assert_snapshot!(crate::support::masked(&said.join("\n")));
 }
