@@ -138,10 +138,14 @@ pub fn outdated(
         (0, _, _) => printer.status(format!(
             "no member can move forward: {newest}, the newest published version, is older than their contract"
         )),
+        // The review first, as docs/migration.md teaches: the dry run prints the plan and the
+        // `--confirm` command that applies exactly it.
         (n, _, true) => printer.status(format!(
-            "{n} member(s) to move to {newest}: `a2c migrate version --to {newest} --all` in the superbuild"
+            "{n} member(s) to move to {newest}: review the plan with `a2c migrate version --to {newest} --all --dry-run` in the superbuild, then apply it with the `--confirm` command it prints"
         )),
-        (_, _, false) => printer.status(format!("move it with `a2c migrate version --to {newest}`")),
+        (_, _, false) => printer.status(format!(
+            "review the move with `a2c migrate version --to {newest} --dry-run`, then apply it with the `--confirm` command it prints"
+        )),
     }
     Ok(Outcome::Success)
 }

@@ -580,6 +580,12 @@ fn list_and_outdated() {
     );
     let human = t.run("w", &["outdated"]);
     insta::assert_snapshot!(human.transcript());
+    // Its hint, followed where the user stands: the review, which prints the `--confirm` step.
+    let hint = human.stderr.split('`').nth(1).unwrap().to_string();
+    t.commit_members(); // a migration starts from committed records
+    let review = t.run_printed("w", &hint);
+    review.success();
+    review.says("--confirm sha256:");
     // The newest version yanked too: nobody is "on the newest" for being on a yanked one.
     t.run(".", &["yank", "3.0.0", "--registry", "reg"]).success();
     t.run(".", &["yank", "2.0.0", "--registry", "reg"]).success();
