@@ -374,7 +374,8 @@ def example(name):
 
 
 def members_suite(args, a2c):
-    """The member curve alone: no-op install and doctor at 200 / 1,000 / 5,000 / 20,000 members,
+    """The member curve alone: no-op install, doctor, lock --check and list at 200 / 1,000 /
+    5,000 / 20,000 members,
     with an earlier build (`--baseline`) measured in the same rounds, interleaved, and the shell
     floor: one `stat` of every member's adoption record, from a list made beforehand
     (`xargs stat`), in the same rounds. The workspace snapshot is written by the first no-op
@@ -391,10 +392,11 @@ def members_suite(args, a2c):
         sides = [("a2c", a2c)] + ([("baseline", args.baseline)] if args.baseline else [])
         stat_floor = example("stat_floor")
         jobs = str(min(os.cpu_count() or 1, 8))
-        head = ("| members | no-op install | per member | doctor | stat floor | no-op / floor "
-                "| 5-stat floor | no-op / 5-stat floor |")
+        head = ("| members | no-op install | per member | doctor | lock --check | list | stat floor "
+                "| no-op / floor | 5-stat floor | no-op / 5-stat floor | doctor / 5-stat floor |")
         if args.baseline:
-            head += " baseline no-op | baseline doctor | no-op a2c/baseline | doctor a2c/baseline |"
+            head += (" baseline no-op | baseline doctor | baseline lock --check | baseline list "
+                     "| no-op a2c/baseline | doctor a2c/baseline | lock --check a2c/baseline | list a2c/baseline |")
         print(head)
         print("|" + "---|" * (head.count("|") - 1))
         results = []
@@ -415,26 +417,32 @@ def members_suite(args, a2c):
             # The snapshot's own syscalls and nothing else: five fstatat per member, as many
             # threads as a2c (examples/stat_floor.rs).
             floor5_cmd = [stat_floor, w, members_list, jobs]
-            times = {(side, cmd): [] for side, _ in sides for cmd in ("install", "doctor")}
+            commands = ("install", "doctor", "lock --check", "list")
+            times = {(side, cmd): [] for side, _ in sides for cmd in commands}
             times[("floor", "stat")] = []
             times[("floor", "stat5")] = []
             for _ in range(args.noop_runs):
                 for side, binary in sides:
-                    for cmd in ("install", "doctor"):
-                        times[(side, cmd)].append(timed([binary, "-q", "-C", w, cmd], env)[0])
+                    for cmd in commands:
+                        times[(side, cmd)].append(timed([binary, "-q", "-C", w] + cmd.split(), env)[0])
                 times[("floor", "stat")].append(timed(floor_cmd)[0])
                 times[("floor", "stat5")].append(timed(floor5_cmd)[0])
             med = {k: statistics.median(v) for k, v in times.items()}
             mn, md, fl = med[("a2c", "install")], med[("a2c", "doctor")], med[("floor", "stat")]
+            mc, ml = med[("a2c", "lock --check")], med[("a2c", "list")]
             f5 = med[("floor", "stat5")]
-            row = (f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x "
-                   f"| {f5*1000:.1f} ms | {mn/f5:.2f}x |")
-            result = {"members": n, "noop_ms": mn * 1000, "doctor_ms": md * 1000,
-                      "floor_ms": fl * 1000, "floor5_ms": f5 * 1000}
+            row = (f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {mc*1000:.1f} ms "
+                   f"| {ml*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x "
+                   f"| {f5*1000:.1f} ms | {mn/f5:.2f}x | {md/f5:.2f}x |")
+            result = {"members": n, "noop_ms": mn * 1000, "doctor_ms": md * 1000, "check_ms": mc * 1000,
+                      "list_ms": ml * 1000, "floor_ms": fl * 1000, "floor5_ms": f5 * 1000}
             if args.baseline:
-                bn, bd = med[("baseline", "install")], med[("baseline", "doctor")]
-                row += f" {bn*1000:.1f} ms | {bd*1000:.1f} ms | {mn/bn:.2f}x | {md/bd:.2f}x |"
-                result.update(baseline_noop_ms=bn * 1000, baseline_doctor_ms=bd * 1000)
+                b = {cmd: med[("baseline", cmd)] for cmd in commands}
+                row += (f" {b['install']*1000:.1f} ms | {b['doctor']*1000:.1f} ms | {b['lock --check']*1000:.1f} ms "
+                        f"| {b['list']*1000:.1f} ms | {mn/b['install']:.2f}x | {md/b['doctor']:.2f}x "
+                        f"| {mc/b['lock --check']:.2f}x | {ml/b['list']:.2f}x |")
+                result.update(baseline_noop_ms=b["install"] * 1000, baseline_doctor_ms=b["doctor"] * 1000,
+                              baseline_check_ms=b["lock --check"] * 1000, baseline_list_ms=b["list"] * 1000)
             print(row, flush=True)
             results.append(result)
             if args.plot:

@@ -35,8 +35,6 @@
 
 use std::ffi::OsString;
 
-/// Every variable with its full description, for the man page's ENVIRONMENT section (kept in
-/// step with the table above by a test).
 /// a2c's own secret variables: removed from the environment of every program a2c starts (git,
 /// the hooks a commit runs, docker's credential helpers), which have no use for them.
 pub const SECRETS: &[&str] = &["A2C_REGISTRY_TOKEN", "A2C_REGISTRY_AUTH", "A2C_KEY_PASSWORD"];
@@ -60,6 +58,8 @@ pub const SECRET_VALUES: &[&str] = &[
     "GOOGLE_SERVICE_ACCOUNT_KEY",
 ];
 
+/// Every variable with its full description, for the man page's ENVIRONMENT section (kept in
+/// step with the table above by a test).
 pub const VARIABLES: &[(&str, &str)] = &[
     (
         "NO_COLOR",

@@ -222,7 +222,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         // Each redirect hop is named under -v.
         hop_tracer: printer.verbose.then(|| {
             let printer = printer.clone();
-            std::sync::Arc::new(move |line: &str| printer.detail(line)) as std::sync::Arc<crate::net::RetryObserver>
+            std::sync::Arc::new(move |line: &str| printer.detail(line)) as std::sync::Arc<crate::net::HopTracer>
         }),
         registry: cli.command.registry_flag().map(str::to_string),
     });

@@ -139,7 +139,7 @@ pub struct HttpClient {
     /// Who hears of each retry.
     pub(super) observer: Option<std::sync::Arc<super::RetryObserver>>,
     /// Who hears of each redirect hop.
-    pub(super) tracer: Option<std::sync::Arc<super::RetryObserver>>,
+    pub(super) tracer: Option<std::sync::Arc<super::HopTracer>>,
     /// The registry kinds' token exchanges.
     pub(super) exchanges: super::Exchanges,
 }

@@ -35,6 +35,6 @@ pub use exchange::{Exchanges, TokenExchange};
 pub use lazy::LazyClient;
 pub use plain_http::PlainHttp;
 pub use relay::Bounded;
-pub use retry::RetryObserver;
+pub use retry::{HopTracer, RetryObserver};
 pub use settings::{Network, Settings};
 pub use tls::install_crypto_provider;

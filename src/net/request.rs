@@ -175,7 +175,7 @@ impl HttpClient {
         self.execute_as(method, url, headers, body, HopCredential::Bound).await
     }
 
-    /// [`Self::execute`], carrying `sign`: with other than [`HopCredential::Bound`] (a token a
+    /// [`Self::execute`], carrying `credential`: with other than [`HopCredential::Bound`] (a token a
     /// registry kind obtained), nothing the user bound is sent and no challenge is answered: the
     /// `401` is the answer.
     async fn execute_as(
@@ -184,7 +184,7 @@ impl HttpClient {
         url: &Url,
         headers: &[(&str, String)],
         body: Option<&Payload<'_>>,
-        sign: HopCredential<'_>,
+        credential: HopCredential<'_>,
     ) -> Result<(reqwest::Response, bool), Failure> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Failure::fatal(HttpError::NotHttp {
@@ -192,7 +192,7 @@ impl HttpClient {
             }));
         }
         // A request that carries no credential of the user's answers no challenge with one.
-        let mut challenged = !matches!(sign, HopCredential::Bound);
+        let mut challenged = !matches!(credential, HopCredential::Bound);
         // Where the request goes: `url`, or once, the origin a redirect led to when the user
         // bound a credential to that origin itself.
         let mut target = self.over_tls_if_known(url);
@@ -200,7 +200,7 @@ impl HttpClient {
         let mut upgraded = false;
         loop {
             let url = &target;
-            let (response, authorized) = self.follow(method, url, headers, body, sign).await?;
+            let (response, authorized) = self.follow(method, url, headers, body, credential).await?;
             // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so, in
             // text (Go sends none, nginx text/html): speak HTTPS to it (its certificate is
             // checked as any other's). A JSON 400 is an API's own answer, left to the caller.
@@ -286,7 +286,7 @@ impl HttpClient {
 
     /// Sends `method url` and follows its redirects here, hop by hop (never by the HTTP
     /// library, which compares each hop with the one before it): at most [`MAX_REDIRECTS`]
-    /// hops, no URL twice, each hop told to the tracer. A hop carries the credential `sign`
+    /// hops, no URL twice, each hop told to the tracer. A hop carries the credential `credential`
     /// names only while the whole chain is still on `url`'s origin (scheme, host and port):
     /// once a hop has left it, no later hop carries one, even back on that origin, and https
     /// never goes down to http with one. 301, 302 and 303 turn a request with a body into a
@@ -299,7 +299,7 @@ impl HttpClient {
         url: &Url,
         headers: &[(&str, String)],
         body: Option<&Payload<'_>>,
-        sign: HopCredential<'_>,
+        credential: HopCredential<'_>,
     ) -> Result<(reqwest::Response, bool), Failure> {
         let mut hop = url.clone();
         let mut method = method.clone();
@@ -309,7 +309,7 @@ impl HttpClient {
         loop {
             let on_origin = !left && same_origin(&hop, url);
             let request = self.client.request(method.clone(), hop.clone());
-            let (mut request, authorized) = match (&sign, on_origin) {
+            let (mut request, authorized) = match (&credential, on_origin) {
                 (HopCredential::Bound, true) => self.authorize(request, &hop),
                 (HopCredential::Basic(user, password), true) => (request.basic_auth(user, Some(password)), true),
                 (HopCredential::Bearer(token), true) if self.auth.may_carry(&hop) => (request.bearer_auth(token), true),
@@ -399,7 +399,7 @@ impl HttpClient {
                 body = None;
             }
             let leaves = !same_origin(&next, url);
-            if leaves && body.is_some() && matches!(sign, HopCredential::InBody) {
+            if leaves && body.is_some() && matches!(credential, HopCredential::InBody) {
                 return Err(redirect(format!(
                     "`{}` redirected a request whose body holds a credential to `{}`, another origin: it was not sent there",
                     shown(&hop),
@@ -449,8 +449,8 @@ impl HttpClient {
         bearer: Option<&super::Bearer>,
     ) -> Result<reqwest::Response, Failure> {
         let range = range_from.map(|from| (RANGE.as_str(), format!("bytes={from}-")));
-        let sign = bearer.map_or(HopCredential::Bound, |b| HopCredential::Bearer(b.token()));
-        self.send_with(url, range.as_slice(), sign).await
+        let credential = bearer.map_or(HopCredential::Bound, |b| HopCredential::Bearer(b.token()));
+        self.send_with(url, range.as_slice(), credential).await
     }
 
     /// A GET of `url` with `headers`: the response when it succeeded, else the failure (with
@@ -459,9 +459,11 @@ impl HttpClient {
         &self,
         url: &Url,
         headers: &[(&str, String)],
-        sign: HopCredential<'_>,
+        credential: HopCredential<'_>,
     ) -> Result<reqwest::Response, Failure> {
-        let (response, authorized) = self.execute_as(&reqwest::Method::GET, url, headers, None, sign).await?;
+        let (response, authorized) = self
+            .execute_as(&reqwest::Method::GET, url, headers, None, credential)
+            .await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);

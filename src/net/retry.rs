@@ -33,6 +33,10 @@ impl Failure {
 /// failed, which try comes next, and after how long.
 pub type RetryObserver = dyn Fn(&str) + Send + Sync;
 
+/// A listener for redirect hops (the session's, set by the CLI under `-v`): one line each —
+/// the hop, its answer, where it goes next and whether a credential goes with it.
+pub type HopTracer = dyn Fn(&str) + Send + Sync;
+
 fn note_retry(observer: Option<&RetryObserver>, error: &HttpError, attempt: u64, retries: u64, wait: Duration) {
     if let Some(observe) = observer {
         // A stall is tried again once: the count told is the count made.

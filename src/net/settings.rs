@@ -41,7 +41,7 @@ pub struct Settings {
     /// Who hears of each retry (the CLI, under `-v`); nobody by default.
     pub observer: Option<std::sync::Arc<super::RetryObserver>>,
     /// Who hears of each redirect hop (the CLI, under `-v`); nobody by default.
-    pub tracer: Option<std::sync::Arc<super::RetryObserver>>,
+    pub tracer: Option<std::sync::Arc<super::HopTracer>>,
 }
 
 /// What a session gives the network: whether the run is offline, the hosts reached over

@@ -46,9 +46,6 @@ pub fn trusted_keys(ctx: &Context) -> Vec<String> {
     }
 }
 
-/// `trusted_keys:` of a repository's `config.yaml`. The file belongs to the method (it may hold
-/// anything else, nested), so only that top-level entry is read: a line `trusted_keys:` at
-/// column 0 and its list (inline, or `- item` lines below it).
 /// A top-level scalar `key:` of a repository's `config.yaml` (the rest of the file is the
 /// method's, so only that line is read).
 pub(super) fn repo_config_value(path: &Path, key: &str) -> Option<String> {
@@ -61,6 +58,9 @@ pub(super) fn repo_config_value(path: &Path, key: &str) -> Option<String> {
     })
 }
 
+/// `trusted_keys:` of a repository's `config.yaml`. The file belongs to the method (it may hold
+/// anything else, nested), so only that top-level entry is read: a line `trusted_keys:` at
+/// column 0 and its list (inline, or `- item` lines below it).
 fn repo_trusted_keys(path: &Path) -> Vec<String> {
     let Ok(Some(text)) = crate::util::contain::read_config(path) else {
         return Vec::new();

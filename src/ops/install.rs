@@ -147,7 +147,7 @@ pub fn install<'a>(
                 flag,
             });
         }
-        let mut planned = super::resolve_missing(session, ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
+        let mut planned = super::plan_missing(session, ctx, flag, &lock, &needed, &client, settings.allow_expired)?;
         // The entries exactly as `a2c lock` writes them (a wheel's tree digest pinned).
         super::lock::pin_trees(session, ctx, flag, &mut planned)?;
         locked_now = planned.added;
@@ -303,7 +303,7 @@ fn prepared_options(
     entries: &[crate::lock::LockEntry],
     client: &std::sync::Arc<crate::net::LazyClient>,
 ) -> Result<(store::InstallContext, Vec<String>), OpsError> {
-    let mut options = super::install_options(
+    let mut options = super::install_context(
         session,
         ctx,
         settings.from.as_deref(),
@@ -352,7 +352,7 @@ fn install_versions<'a>(
             });
         }
         (false, false) => {
-            super::resolve_missing(session, ctx, flag, &lock, &missing, &client, settings.allow_expired)?.lock
+            super::plan_missing(session, ctx, flag, &lock, &missing, &client, settings.allow_expired)?.lock
         }
     };
     let entries: Vec<_> = wanted.iter().filter_map(|v| resolved.get(v).cloned()).collect();
@@ -378,7 +378,7 @@ fn install_versions<'a>(
 
 /// Adds the versions of `needed` that `lock` lacks, from the configured registry: what
 /// `install` and `migrate` do when the lock lacks a version (no entry is dropped).
-pub fn resolve_missing(
+pub fn plan_missing(
     session: &Session,
     ctx: &Context,
     flag: Option<&str>,
@@ -409,7 +409,7 @@ pub fn resolve_missing(
 /// How an operation fetches bundles: the one builder of [`crate::store::InstallContext`] for
 /// `install`, `migrate` and `vendor` (the store's cache, the network unless offline, `--from`,
 /// the extraction limits from the environment, the configured file registry).
-pub fn install_options(
+pub fn install_context(
     session: &Session,
     ctx: &Context,
     from: Option<&Path>,

@@ -272,7 +272,7 @@ pub(super) fn pin_trees(
     if wanting.is_empty() {
         return Ok(());
     }
-    let options = super::install_options(session, ctx, None, 1, std::sync::Arc::new(network(session, ctx, flag)?))?;
+    let options = super::install_context(session, ctx, None, 1, std::sync::Arc::new(network(session, ctx, flag)?))?;
     for i in wanting {
         let entry = &plan.lock.methods[i];
         let cached = crate::store::source::fetch_to_cache(entry, &options, &crate::store::options::Silent)?;

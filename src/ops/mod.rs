@@ -21,7 +21,7 @@ pub use crate::util::paths::display_under;
 pub use crate::util::version::join_versions;
 pub use config::{REPO_CONFIG, cache, lock_path, registry_config, registry_dir, store, trusted_keys};
 pub use error::OpsError;
-pub use install::{from_dir, install_options, resolve_missing};
+pub use install::{from_dir, install_context, plan_missing};
 pub use lock::relative_sources;
 pub use pins::{Needs, git_delivery, needing, needs, pinned};
 pub use places::{Alternatives, alternatives, configured_registries};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::OpsError;
 use crate::net::PlainHttp;
-use crate::net::RetryObserver;
+use crate::net::{HopTracer, RetryObserver};
 
 /// What the command line adds to the environment.
 #[derive(Default)]
@@ -25,7 +25,7 @@ pub struct Flags {
     /// Who hears of each retry (the CLI under `-v`).
     pub retry_observer: Option<Arc<RetryObserver>>,
     /// Who hears of each redirect hop (the CLI under `-v`).
-    pub hop_tracer: Option<Arc<RetryObserver>>,
+    pub hop_tracer: Option<Arc<HopTracer>>,
     /// The command's `--registry`, which the user named (credentials may be bound to it).
     pub registry: Option<String>,
 }

@@ -41,7 +41,7 @@ pub fn vendor(
     })?;
     // The same limits as any install (they used to be the defaults whatever the environment).
     let client = std::sync::Arc::new(network(session, ctx, None)?);
-    let mut options = super::install_options(session, ctx, None, jobs, client.clone())?;
+    let mut options = super::install_context(session, ctx, None, jobs, client.clone())?;
     // Where the configured registries and mirrors serve each bundle not in the cache: tried
     // before the lock's source, as an install tries them.
     let uncached = lock

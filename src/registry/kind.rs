@@ -92,14 +92,14 @@ pub trait Location: Send + Sync + std::fmt::Debug {
 /// A kind's handle whose HTTP errors carry the kind's words ([`Location::hint`]):
 /// `RegistryLocation::open` gives every handle so.
 pub(super) struct KindHandle {
-    pub(super) kind: Arc<dyn Location>,
+    pub(super) location: Arc<dyn Location>,
     pub(super) handle: Box<dyn Registry>,
 }
 
 impl KindHandle {
     fn word(&self, e: RegistryError) -> RegistryError {
         match e {
-            RegistryError::Http(error) => match self.kind.hint(&error) {
+            RegistryError::Http(error) => match self.location.hint(&error) {
                 Some(hint) => RegistryError::Refused { error, hint },
                 None => RegistryError::Http(error),
             },

@@ -143,7 +143,7 @@ impl RegistryLocation {
     /// Its handle.
     pub fn open(&self, network: &crate::net::Network) -> Box<dyn super::handle::Registry> {
         Box::new(super::kind::KindHandle {
-            kind: self.0.clone(),
+            location: self.0.clone(),
             handle: self.0.open(network),
         })
     }

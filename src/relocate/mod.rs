@@ -618,10 +618,16 @@ mod tests {
     /// Each failed git call gets the hint that fits it: a hook's refusal is not git's identity.
     #[test]
     fn a_git_failure_is_hinted_by_what_failed() {
-        let identity = super::git_hint("commit -q -m x", "Author identity unknown\n*** Please tell me who you are.");
+        let identity = super::git_hint(
+            "commit -q -m x",
+            "Author identity unknown\n*** Please tell me who you are.",
+        );
         assert!(identity.contains("git config --global user.name"), "{identity}");
         let hook = super::git_hint("commit -q -m x", "hook: no");
-        assert!(hook.contains("refused, by a hook") && !hook.contains("user.name"), "{hook}");
+        assert!(
+            hook.contains("refused, by a hook") && !hook.contains("user.name"),
+            "{hook}"
+        );
         let other = super::git_hint("mv a b", "fatal: bad source");
         assert_eq!(other, "fix the git problem above, then rerun");
     }

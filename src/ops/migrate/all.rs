@@ -175,7 +175,7 @@ pub fn migrate_all(
         added,
         installed,
         requires,
-    } = resolve(session, ctx, &to, settings, from_dir.as_deref(), install)?;
+    } = lock_and_install(session, ctx, &to, settings, from_dir.as_deref(), install)?;
     // Plan every member before anything is written: a member that cannot be migrated stops
     // the whole run here, named.
     let mut members = Vec::new();

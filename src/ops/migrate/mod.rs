@@ -120,7 +120,7 @@ pub fn migrate(
         // the same way; only the download of a bundle that is nowhere local is left out.
         let Resolved {
             entry, added, requires, ..
-        } = resolve(session, ctx, &to, settings, from_dir.as_deref(), None)
+        } = lock_and_install(session, ctx, &to, settings, from_dir.as_deref(), None)
             .map_err(|e| newer_only(e, &from, settings))?;
         let plan = relocate::plan(&repo, &before, &to, &request(requires.unwrap_or(false)))?;
         let noop = plan.is_noop() && requires.is_some();
@@ -356,10 +356,10 @@ struct Resolved {
     requires: Option<bool>,
 }
 
-/// Resolves V exactly as the real run would (lock, `--from`, registry; a V this a2c cannot
+/// Locks V exactly as the real run would (lock, `--from`, registry; a V this a2c cannot
 /// run refused), and with `install` installs it (the store only: the lock is the caller's);
 /// without, a dry run reads its manifest only when V is local.
-fn resolve(
+fn lock_and_install(
     session: &super::Session,
     ctx: &Context,
     to: &MethodVersion,
@@ -425,7 +425,7 @@ fn lock_entry(
         };
     }
     let needed: BTreeSet<MethodVersion> = [version.clone()].into();
-    let planned = super::resolve_missing(
+    let planned = super::plan_missing(
         session,
         ctx,
         None,
@@ -477,7 +477,7 @@ fn install_entry(
     reporter: &dyn Reporter,
 ) -> Result<PathBuf, OpsError> {
     let client = std::sync::Arc::new(network(session, ctx, None)?);
-    let options = super::install_options(session, ctx, from, 1, client)?;
+    let options = super::install_context(session, ctx, from, 1, client)?;
     crate::store::install::install(std::slice::from_ref(entry), &options, reporter)?;
     Ok(options.store.version_dir(&entry.version))
 }

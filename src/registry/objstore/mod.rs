@@ -1,4 +1,4 @@
-//! What the object-store registry kinds share (`s3://`, `az://`): a bucket or container whose
+//! What the object-store registry kinds share (`s3://`, `gs://`, `az://`): a bucket or container whose
 //! prefix holds a static registry's layout (`index/esys/a2c.json`, its signature, `bundles/`),
 //! read and written through `object_store` over a2c's own HTTP client. Publishing writes the
 //! bundle create-only and changes the index by a compare-and-swap on its ETag; each kind says

@@ -275,8 +275,9 @@ impl TestContext {
             // retry backoff itself is unit-tested).
             .env("A2C_HTTP_TIMEOUT", "5")
             // No progress lines: their order follows the parallel jobs, which would make every
-            // transcript nondeterministic. `ux.rs` tests the default (lines in a pipe, bars in
-            // a terminal) by unsetting it.
+            // transcript nondeterministic. `cli_surface::progress_bars_in_a_real_terminal` and
+            // its neighbours test the default (lines in a pipe, bars in a terminal) by
+            // unsetting it.
             .env("A2C_PROGRESS", "none");
         cmd
     }
