@@ -293,7 +293,14 @@ fn reads_behind_a_login_and_a_tampered_package_is_refused() {
     t.run_env("w", &["lock"], &[auth]).failure();
     let bound = [auth, ("A2C_TOKEN_HOSTS", host.as_str())];
     t.run_env("w", &["lock"], &bound).success();
-    t.run_env("w", &["install"], &bound).success();
+    // As CI keeps it (`--json`, `-v`): neither the password nor the token it was exchanged for.
+    let run = t.run_env("w", &["install", "--json", "-v"], &bound);
+    run.success();
+    assert!(
+        !run.stdout.contains("s3cret") && !run.stderr.contains("s3cret"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(installed(&t, "1.0.0"), files(&tree));
     // `a2c login HOST --username alice`: the same exchange, nothing in the environment.
     fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();

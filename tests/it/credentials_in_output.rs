@@ -157,3 +157,42 @@ fn a_bucket_a_clone_names_is_asked_at_the_users_endpoint_only() {
         }
     }
 }
+
+/// Userinfo in a store's endpoint variable (`AWS_ENDPOINT_URL`, `AZURE_STORAGE_ENDPOINT`) is
+/// never printed: errors and hints name the endpoint with `***@` in its place.
+#[test]
+fn userinfo_in_an_endpoint_variable_is_never_printed() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\n");
+    t.canonical_repo("w/p/app", "1.0.0");
+    let mut transcripts = Vec::new();
+    for (registry, env) in [
+        (
+            "s3://team-methods/a2c",
+            vec![
+                ("AWS_ENDPOINT_URL", "http://admin:hunter2-endpoint@127.0.0.1:9"),
+                ("AWS_ACCESS_KEY_ID", "AKIDA2CTEST"),
+                ("AWS_SECRET_ACCESS_KEY", "s3cret-key-for-a2c"),
+                ("A2C_HTTP_RETRIES", "0"),
+            ],
+        ),
+        (
+            "az://teamstore/methods/a2c",
+            vec![
+                (
+                    "AZURE_STORAGE_ENDPOINT",
+                    "http://admin:hunter2-endpoint@127.0.0.1:9/teamstore",
+                ),
+                ("AZURE_STORAGE_ACCOUNT_NAME", "teamstore"),
+                ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5LWZvci1hMmMtdGVzdHM="),
+                ("A2C_HTTP_RETRIES", "0"),
+            ],
+        ),
+    ] {
+        let run = t.run_env("w", &["lock", "--registry", registry, "--json"], &env);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        run.shows_no_credential(&["hunter2-endpoint", "admin:hunter2-endpoint"]);
+        transcripts.push(run.error_transcript());
+    }
+    insta::assert_snapshot!(transcripts.join("\n"));
+}

@@ -333,9 +333,10 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     let before = server.count();
     let run = t.ok_env(
         "w",
-        &["install", "-v"],
+        &["install", "-v", "--json"],
         &[("A2C_REGISTRY_TOKEN", "s3cr3t-token"), ("A2C_TOKEN_HOSTS", "127.0.0.1")],
     );
+    run.shows_no_credential(&["s3cr3t-token"]);
     let requests = server.requests();
     assert!(requests.len() > before);
     assert!(

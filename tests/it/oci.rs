@@ -480,8 +480,23 @@ fn token_auth_anonymous_pull_and_credentialed_push() {
     run.failure();
     insta::assert_snapshot!(run.transcript());
     // The CI variable: basic credentials at the token endpoint, bound by --registry.
-    let run = run_pack("1.0.0", &[("A2C_REGISTRY_AUTH", "alice:s3cret-pw")]);
+    let run = t.run_env(
+        ".",
+        &[
+            "pack",
+            "trees/1.0.0",
+            "--version",
+            "1.0.0",
+            "--registry",
+            &oci,
+            "--json",
+            "-v",
+        ],
+        &[("A2C_REGISTRY_AUTH", "alice:s3cret-pw")],
+    );
     run.success();
+    // As CI keeps it (`--json`, `-v`): neither the password nor the token it got is shown.
+    run.shows_no_credential(&["alice:s3cret-pw", "s3cret-pw"]);
     assert!(
         tokens
             .seen()

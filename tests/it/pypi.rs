@@ -346,7 +346,10 @@ fn an_index_behind_a_login_needs_bound_credentials() {
     insta::assert_snapshot!(run.transcript());
     // Bound by `--registry`, they go to the index's host: its page, and the wheel the lock
     // fetches to pin its tree.
-    t.run_env("w", &["lock", "--registry", &location], &[auth]).success();
+    let run = t.run_env("w", &["lock", "--registry", &location, "--json", "-v"], &[auth]);
+    run.success();
+    run.shows_no_credential(&["alice:s3cret"]);
+    assert!(!run.stdout.contains("s3cret") && !run.stderr.contains("s3cret"));
     fs_err::remove_file(t.path(&layout::lock("w"))).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     // Bound with A2C_TOKEN_HOSTS, likewise.
