@@ -33,6 +33,7 @@
 //! # }
 //! ```
 
+pub mod agents;
 pub mod archive;
 pub mod cli;
 pub mod doctor;

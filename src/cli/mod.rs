@@ -2,6 +2,7 @@
 //! only this module uses clap and indicatif.
 
 mod adopt;
+mod agents;
 mod cache;
 mod completions;
 mod doctor;
@@ -145,6 +146,9 @@ pub enum Command {
     Cache(cache::CacheCommand),
     /// Serve the workspace's method to agents over the Model Context Protocol (stdio)
     Mcp(mcp::McpArgs),
+    /// Project each member's method where the agent runtimes the marker names look
+    #[command(subcommand)]
+    Agents(agents::AgentsCommand),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write every page into a directory)
@@ -230,6 +234,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     match &cli.command {
         Command::Completions(args) => completions::completions(args, printer),
         Command::Mcp(args) => mcp::run(args, global),
+        Command::Agents(cmd) => agents::run(cmd, global, printer),
         Command::Cache(cmd) => cache::run(cmd, session, global, printer),
         Command::List(args) => list::run(args, session, global, printer),
         Command::Outdated(args) => list::outdated(args, session, global, printer),
@@ -357,6 +362,7 @@ hinted!(
     crate::util::yaml::YamlError,
     crate::util::version::VersionError,
     crate::util::contain::Refused,
+    crate::agents::AgentsError,
 );
 
 /// The hint attached to an error anywhere in its chain: the first error in it that has one

@@ -84,6 +84,9 @@ pub fn run(
     }
     let registry = location.open(&session.network);
     let tree = cwd.join(&args.dir);
+    // The skills it offers (`skills/<name>/SKILL.md`), checked as the Agent Skills
+    // specification says before anything is published: a broken one is refused, named.
+    crate::agents::skills(&tree)?;
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
         None => None,

@@ -18,6 +18,8 @@ pub enum OpsError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Agents(#[from] crate::agents::AgentsError),
     #[error("member `{}` has no valid write contract: {reason}", path.display())]
     InvalidMember { path: PathBuf, reason: String },
     #[error("the lock `{}` lacks {} needed by the members, and {flag} forbids changing it", path.display(), join_versions(versions))]
@@ -140,6 +142,7 @@ impl OpsError {
                 .map(|r| r.hint())
                 .or_else(|| crate::util::fs::permission_hint(e)),
             Self::InMember { error, .. } => error.hint(),
+            Self::Agents(e) => crate::util::hint::Hint::hint(e),
             Self::Stopped { to, error, .. } => Some(format!(
                 "{}once it is fixed, rerun `a2c migrate version --to {to} --all`: migrated members are skipped and the rest continue",
                 error.hint().map(|h| format!("{h}\n")).unwrap_or_default()

@@ -69,6 +69,9 @@ pub struct InstallOutcome<'a> {
     /// they stay locked at their revision until `a2c lock --update V`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub revised: Vec<MethodVersion>,
+    /// The members' projection for the marker's `agents:` (absent when it names none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agents: Option<super::agents::AgentsOutcome>,
     /// With `--version`: those of the versions that no member pins (`gc` would remove them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unpinned: Vec<MethodVersion>,
@@ -239,7 +242,14 @@ pub fn install<'a>(
         members.sort();
     }
     let snapshot = keep_snapshot(session, ctx, &lock_path, &options.store, &needed);
+    // Each member's method where its agents look: only when the marker names runtimes (a
+    // superbuild without `agents:` pays nothing).
+    let agents = match ctx.workspace.as_ref().is_some_and(|w| !w.marker.agents.is_empty()) {
+        true => Some(super::agents::sync(ctx)?),
+        false => None,
+    };
     Ok(InstallOutcome {
+        agents,
         snapshot,
         yanked,
         revised,
@@ -372,6 +382,7 @@ fn install_versions<'a>(
         snapshot: None,
         yanked: Vec::new(),
         revised: Vec::new(),
+        agents: None,
         unpinned: wanted.into_iter().filter(|v| !pinned.contains(v)).collect(),
     })
 }

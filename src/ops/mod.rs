@@ -3,6 +3,7 @@
 //! their list and what they share, re-exported: the errors (`error`), what the members pin
 //! (`pins`), the workspace's configuration as operations read it (`config`).
 
+pub mod agents;
 pub mod config;
 pub mod error;
 pub mod gc;

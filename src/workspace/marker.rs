@@ -59,6 +59,9 @@ pub struct WorkspaceMarker {
     /// Public keys (minisign, one line of base64 each) one of which must have signed every
     /// index `lock`, `install` and `migrate` trust. Empty: indexes are trusted unsigned.
     pub trusted_keys: Vec<String>,
+    /// The agent runtimes the members' method is projected for (`agents:`, a sorted set of
+    /// [`crate::agents::RUNTIMES`] ids; empty: none).
+    pub agents: Vec<String>,
     member_set: Option<GlobSet>,
     exclude_set: GlobSet,
 }
@@ -182,6 +185,7 @@ impl WorkspaceMarker {
             reason,
         };
         let entries = yaml::parse_flat_mapping(text).map_err(|e| fail(e.line, e.reason))?;
+        let mut agents: Vec<String> = Vec::new();
         let (mut members, mut exclude, mut registries) = (None, Vec::new(), Vec::new());
         let mut mirrors = Vec::new();
         let mut registry_mirrors = std::collections::BTreeMap::new();
@@ -216,6 +220,11 @@ impl WorkspaceMarker {
                     }
                 }
                 "exclude" => exclude = strings(entry, &fail)?,
+                "agents" => {
+                    let items: Vec<String> = strings(entry, &fail)?.into_iter().map(|s| s.text).collect();
+                    agents =
+                        crate::agents::parse_ids(&items).map_err(|why| fail(entry.line, format!("`agents`: {why}")))?;
+                }
                 "registry" => match &entry.value {
                     Value::Scalar(s) if s.is_null() => {}
                     Value::Scalar(s) => registries = vec![s.text.clone()],
@@ -243,7 +252,7 @@ impl WorkspaceMarker {
                     return Err(fail(
                         entry.line,
                         format!(
-                            "unknown key `{other}` (known keys: schema_version, members, exclude, registry, mirrors)"
+                            "unknown key `{other}` (known keys: schema_version, members, exclude, registry, mirrors, trusted_keys, agents)"
                         ),
                     ));
                 }
@@ -276,6 +285,7 @@ impl WorkspaceMarker {
             registry_mirrors,
             mirrors,
             trusted_keys,
+            agents,
             member_set,
             exclude_set,
         })

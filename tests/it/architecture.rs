@@ -12,6 +12,7 @@ const LAYERS: &[&str] = &[
     "doctor",
     "relocate",
     "workspace",
+    "agents",
     "store",
     "registry",
     "lock",

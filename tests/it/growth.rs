@@ -154,6 +154,7 @@ fn every_command_that_walks_the_members_grows_linearly() {
         ("gc --dry-run", vec!["gc", "--dry-run"], None),
         ("workspace members", vec!["workspace", "members"], None),
         ("resolve", vec!["-C", "p/m00001", "resolve"], None),
+        ("agents list", vec!["agents", "list"], None),
         (
             "migrate version --all --dry-run",
             vec!["migrate", "version", "--to", "2.0.0", "--all", "--dry-run"],

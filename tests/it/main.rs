@@ -1,5 +1,6 @@
 //! Integration tests: the real `a2c` binary on real git repositories in temp dirs.
 
+mod agents;
 mod architecture;
 mod azure_blobs;
 mod bounded_stores;

@@ -346,6 +346,7 @@ pub fn migrate_all(
     }
     if any_done {
         out.lock_dropped = drop_unpinned(ctx)?;
+        out.warnings.extend(crate::ops::agents::after_migrate(ctx));
     }
     out.members = members;
     Ok(out)

@@ -230,11 +230,12 @@ pub fn migrate(
                 ..out
             })
         }
-        Ok(out) => {
+        Ok(mut out) => {
             tx.commit();
             if let Some(digest) = &out.digest {
                 relocate::digest::consume_id(&repo, digest);
             }
+            out.warnings.extend(crate::ops::agents::after_migrate(ctx));
             Ok(out)
         }
         // The original error stays first; a failure to restore is added to it.

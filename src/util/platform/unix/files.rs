@@ -103,6 +103,12 @@ pub fn touch(path: &Path) {
     );
 }
 
+/// Makes `link` a symbolic link to the file `target`: an agent runtime's folder pointing into
+/// the installed tree (`agents`), so that a version switch re-points it. A2c makes no other.
+pub fn file_link(target: &Path, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
 /// Makes `link` a symbolic link to `target`: tests plant links (a2c itself never makes one).
 #[cfg(test)]
 pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {

@@ -129,6 +129,15 @@ pub fn touch(path: &Path) {
     }
 }
 
+/// No link on Windows (making one needs a privilege most users lack): the caller copies.
+pub fn file_link(target: &Path, link: &Path) -> io::Result<()> {
+    let _ = (target, link);
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "links are not made on Windows: copied",
+    ))
+}
+
 /// Makes `link` a symbolic link to `target`: tests plant links (a2c itself never makes one).
 #[cfg(test)]
 pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {

@@ -1,0 +1,687 @@
+//! The method's skills, projected where each agent runtime looks for them, per member and per
+//! version: a member R whose write contract is V gets V's `skills/<name>/` as
+//! `a2c-<name>/` in each selected runtime's skills folder — never W's or another member's.
+//!
+//! The repository's intent is the set of runtimes its superbuild's marker names (`agents:`, a
+//! sorted set of [`RUNTIMES`] ids: duplicates and unknown ids fail, empty means none); the
+//! projection is machine-local: its files are listed with their sha256 in a receipt under R's
+//! `.tools_local/esys/a2c/` and kept out of git by R's own `.git/info/exclude`, never by a
+//! committed file. A path a2c would write that is not in its receipt (the team's own skill, a
+//! committed file) is refused, named; every write goes through the containment rule (no link
+//! on the way, nothing outside R).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::util::digest::Sha256;
+
+/// A runtime a2c projects for: its id (what `agents:` names) and the folder, relative to R,
+/// where it reads skills.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Runtime {
+    pub id: &'static str,
+    /// The folder of its skills, relative to the repository.
+    pub skills: &'static str,
+    /// Who reads that folder (for `a2c agents list` and the docs).
+    pub reader: &'static str,
+}
+
+/// Every runtime a2c projects for: one line each. Several read the shared Agent Skills layout
+/// (`.agents/skills/`), which is then written once.
+pub const RUNTIMES: &[Runtime] = &[
+    Runtime {
+        id: "agent-skills",
+        skills: ".agents/skills",
+        reader: "the Agent Skills layout (Codex, Copilot, Gemini CLI, Cursor, opencode, …)",
+    },
+    Runtime {
+        id: "claude",
+        skills: ".claude/skills",
+        reader: "Claude Code",
+    },
+    Runtime {
+        id: "codex",
+        skills: ".agents/skills",
+        reader: "OpenAI Codex (the Agent Skills layout)",
+    },
+    Runtime {
+        id: "copilot",
+        skills: ".agents/skills",
+        reader: "GitHub Copilot (the Agent Skills layout)",
+    },
+    Runtime {
+        id: "cursor",
+        skills: ".agents/skills",
+        reader: "Cursor (the Agent Skills layout)",
+    },
+];
+
+/// The prefix of every projected skill's name: a2c's entries never collide with the team's.
+pub const PREFIX: &str = "a2c-";
+
+/// The receipt of a member's projection, relative to R.
+pub const RECEIPT: &str = ".tools_local/esys/a2c/agents.json";
+
+/// The lines a2c owns in a repository's `.git/info/exclude`, between these two.
+const EXCLUDE_BEGIN: &str = "# a2c agents: begin (machine-local projection; `a2c agents clean` removes it)";
+const EXCLUDE_END: &str = "# a2c agents: end";
+
+/// `agents:` as a set: each item a known runtime id, none twice, sorted; `auto` and `none` are
+/// command-line words, never stored intent. `Err(why)` names the item.
+pub fn parse_ids(items: &[String]) -> Result<Vec<String>, String> {
+    let mut ids: Vec<String> = Vec::new();
+    for item in items {
+        if item == "auto" || item == "none" {
+            return Err(format!(
+                "`{item}` is not a runtime: `agents:` lists the runtimes this repository supports (empty: none)"
+            ));
+        }
+        if !RUNTIMES.iter().any(|r| r.id == item) {
+            return Err(format!(
+                "`{}` is not a runtime a2c projects for (known: {})",
+                crate::util::text::visible(item),
+                RUNTIMES.iter().map(|r| r.id).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if ids.contains(item) {
+            return Err(format!("`{item}` is listed twice: `agents:` is a set"));
+        }
+        ids.push(item.clone());
+    }
+    ids.sort();
+    Ok(ids)
+}
+
+/// The skills folders of `ids` (relative to R), each once, sorted.
+pub fn folders(ids: &[String]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = RUNTIMES
+        .iter()
+        .filter(|r| ids.iter().any(|id| id == r.id))
+        .map(|r| r.skills)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Why a projection was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentsError {
+    #[error("`{}` exists and a2c did not write it: it never overwrites what the team owns", path.display())]
+    Clobber { path: PathBuf },
+    #[error("the skill `{}`: {reason}", path.display())]
+    BadSkill { path: PathBuf, reason: String },
+    #[error("the projection receipt `{}` cannot be read: {reason}", path.display())]
+    BadReceipt { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl crate::util::hint::Hint for AgentsError {
+    fn hint(&self) -> Option<String> {
+        Some(match self {
+            Self::Clobber { .. } => "move or rename it (a2c's entries are named `a2c-<name>`), or drop that runtime from the marker's `agents:`; then run `a2c agents sync`".into(),
+            Self::BadSkill { .. } => "a skill is a folder `skills/NAME/` (NAME: lowercase letters, digits and single hyphens) whose SKILL.md front matter gives `name: NAME`, a `description`, and no key but the Agent Skills specification's six; `a2c pack` refuses another, and an install projects none".into(),
+            Self::BadReceipt { .. } => "remove it and the projected folders it lists, then run `a2c agents sync`".into(),
+            Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
+        })
+    }
+}
+
+/// A skill of a method tree: `skills/<name>/` holding `SKILL.md`.
+#[derive(Debug, Clone)]
+pub struct Skill {
+    pub name: String,
+    /// Its `SKILL.md`.
+    pub text: String,
+    /// Its other files, relative to its folder (`/`-separated), sorted.
+    pub files: Vec<String>,
+}
+
+/// The keys the Agent Skills specification allows in a `SKILL.md` front matter.
+const SKILL_KEYS: [&str; 6] = [
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+
+/// A skill name as the Agent Skills specification takes it: 1 to 64 lowercase letters, digits
+/// and hyphens, no hyphen first, last or twice in a row.
+pub fn is_skill_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
+/// Checks a `SKILL.md` in the folder `folder` as the Agent Skills specification requires: a
+/// front matter (`---` lines) whose `name` is the folder's, a non-empty `description`, and no
+/// key but the six it defines. `Err(why)`.
+pub fn check_skill_md(text: &str, folder: &str) -> Result<(), String> {
+    let front = front_matter(text).ok_or("it has no front matter (a `---` line, its keys, a `---` line)")?;
+    let mut keys = BTreeMap::new();
+    for line in front.lines() {
+        if line.is_empty() || line.starts_with([' ', '\t', '#', '-']) {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!(
+                "front matter line `{}` is no `key: value`",
+                crate::util::text::visible(line)
+            ));
+        };
+        if !SKILL_KEYS.contains(&key) {
+            return Err(format!(
+                "front matter key `{}` is not one of the Agent Skills keys ({})",
+                crate::util::text::visible(key),
+                SKILL_KEYS.join(", ")
+            ));
+        }
+        if keys.insert(key, unquote(value.trim())).is_some() {
+            return Err(format!("front matter key `{key}` is given twice"));
+        }
+    }
+    match keys.get("name") {
+        None => return Err("front matter has no `name`".into()),
+        Some(name) if name != folder => {
+            return Err(format!(
+                "front matter `name: {name}` is not its folder's name `{folder}`"
+            ));
+        }
+        Some(_) => {}
+    }
+    match keys.get("description") {
+        Some(d) if !d.is_empty() => Ok(()),
+        _ => Err("front matter has no `description`".into()),
+    }
+}
+
+fn unquote(value: &str) -> String {
+    let quoted = |q: char| value.len() >= 2 && value.starts_with(q) && value.ends_with(q);
+    match quoted('"') || quoted('\'') {
+        true => value[1..value.len() - 1].to_string(),
+        false => value.to_string(),
+    }
+}
+
+/// The front matter of a markdown text: between a first line `---` and the next `---` line.
+fn front_matter(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
+    let end = rest.find("\n---")?;
+    Some(&rest[..end + 1])
+}
+
+/// `text` with its front matter's `name:` line set to `name` (the projected skill's own name).
+fn renamed(text: &str, name: &str) -> String {
+    let Some(front) = front_matter(text) else {
+        return text.to_string();
+    };
+    let start = text.len() - text.trim_start_matches("---\r\n").trim_start_matches("---\n").len();
+    let front_end = start + front.len();
+    let edited: String = front
+        .lines()
+        .map(|l| match l.starts_with("name:") {
+            true => format!("name: {name}\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    format!("{}{edited}{}", &text[..start], &text[front_end..])
+}
+
+/// The skills of the method tree at `tree` (`skills/<name>/SKILL.md`), each checked; none when
+/// the tree has no `skills/`. A link anywhere below `skills/` is refused.
+pub fn skills(tree: &Path) -> Result<Vec<Skill>, AgentsError> {
+    let dir = tree.join("skills");
+    if !crate::util::contain::is_real_dir(&dir) {
+        return Ok(Vec::new());
+    }
+    crate::util::contain::refuse_links_below(&dir)?;
+    let mut names: Vec<String> = fs_err::read_dir(&dir)?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let folder = dir.join(&name);
+        let bad = |reason: String| AgentsError::BadSkill {
+            path: folder.clone(),
+            reason,
+        };
+        if !is_skill_name(&name) {
+            return Err(bad(
+                "its folder's name is no skill name (1 to 64 lowercase letters, digits and single hyphens)".into(),
+            ));
+        }
+        let md = folder.join("SKILL.md");
+        let text = crate::util::contain::read_capped(&md, 1 << 20, "a skill")?
+            .ok_or_else(|| bad("it has no SKILL.md".into()))?;
+        let text = String::from_utf8(text).map_err(|_| bad("its SKILL.md is not UTF-8 text".into()))?;
+        check_skill_md(&text, &name).map_err(|why| AgentsError::BadSkill {
+            path: md.clone(),
+            reason: why,
+        })?;
+        let mut files: Vec<String> = walkdir::WalkDir::new(&folder)
+            .follow_links(false)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .filter_map(|e| {
+                let rel = e
+                    .path()
+                    .strip_prefix(&folder)
+                    .ok()?
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                (rel != "SKILL.md").then_some(rel)
+            })
+            .collect();
+        files.sort();
+        out.push(Skill { name, text, files });
+    }
+    Ok(out)
+}
+
+/// One path a projection owns, relative to R.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Entry {
+    pub path: String,
+    /// `file` (written: its `sha256`) or `link` (to `target`, a file of the installed tree).
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// A member's projection: what it was made from and every path it owns.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Receipt {
+    pub schema: u32,
+    /// The version whose tree was projected.
+    pub version: String,
+    pub runtimes: Vec<String>,
+    /// The folders a2c made (`a2c-<name>/` and below), deepest last.
+    pub dirs: Vec<String>,
+    /// The runtimes' folders (`.agents`, `.agents/skills`, …) a2c made because they were
+    /// missing: removed with the projection when nothing else is in them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made: Vec<String>,
+    pub entries: Vec<Entry>,
+}
+
+impl Receipt {
+    pub fn read(repo: &Path) -> Result<Option<Self>, AgentsError> {
+        let path = repo.join(RECEIPT);
+        let Some(text) = crate::util::contain::read_config(&path)? else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| AgentsError::BadReceipt {
+                path,
+                reason: e.to_string(),
+            })
+    }
+}
+
+/// What a projection of `version`'s tree at `tree` into `repo` for `ids` owns.
+pub fn plan(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<Receipt, AgentsError> {
+    let skills = skills(tree)?;
+    let mut dirs = Vec::new();
+    let mut entries = Vec::new();
+    for folder in folders(ids) {
+        for skill in &skills {
+            let name = format!("{PREFIX}{}", skill.name);
+            let base = format!("{folder}/{name}");
+            dirs.push(base.clone());
+            let text = renamed(&skill.text, &name);
+            entries.push(Entry {
+                path: format!("{base}/SKILL.md"),
+                kind: "file".into(),
+                sha256: Some(Sha256::of(text.as_bytes()).to_hex()),
+                target: None,
+            });
+            for rel in &skill.files {
+                let mut parent = Path::new(rel).parent();
+                let mut nested = Vec::new();
+                while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+                    nested.push(format!("{base}/{}", p.to_string_lossy().replace('\\', "/")));
+                    parent = p.parent();
+                }
+                for d in nested.into_iter().rev() {
+                    if !dirs.contains(&d) {
+                        dirs.push(d);
+                    }
+                }
+                let target = tree.join("skills").join(&skill.name).join(rel);
+                entries.push(Entry {
+                    path: format!("{base}/{rel}"),
+                    kind: "link".into(),
+                    sha256: None,
+                    target: Some(target.to_string_lossy().into_owned()),
+                });
+            }
+        }
+    }
+    let _ = repo;
+    Ok(Receipt {
+        schema: 1,
+        version: version.to_string(),
+        runtimes: ids.to_vec(),
+        dirs,
+        made: Vec::new(),
+        entries,
+    })
+}
+
+/// The text of a projected `SKILL.md` (what its receipt's sha256 is of).
+fn skill_text(tree: &Path, entry: &Entry) -> Option<String> {
+    // `<folder>/a2c-<name>/SKILL.md`: the skill's own, renamed.
+    let mut parts = entry.path.rsplitn(3, '/');
+    let (_, projected) = (parts.next()?, parts.next()?);
+    let name = projected.strip_prefix(PREFIX)?;
+    let text = fs_err::read_to_string(tree.join("skills").join(name).join("SKILL.md")).ok()?;
+    Some(renamed(&text, projected))
+}
+
+/// What a sync did in one member.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Synced {
+    pub written: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+}
+
+/// Projects `tree` (version `version`) into `repo` for `ids`, replacing the projection its
+/// receipt lists: every path the new one needs that exists and is not in that receipt is
+/// refused before anything is written; what the old one owned and the new one does not is
+/// removed; the receipt is written last.
+pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<Synced, AgentsError> {
+    let old = Receipt::read(repo)?;
+    let mut new = plan(repo, tree, version, ids)?;
+    let owned = |path: &str| {
+        old.as_ref()
+            .is_some_and(|r| r.entries.iter().any(|e| e.path == path) || r.dirs.iter().any(|d| d == path))
+    };
+    // Refused before any write: a path the team owns, or a link on the way (containment).
+    for path in new.dirs.iter().chain(new.entries.iter().map(|e| &e.path)) {
+        // No link on the way (a projected link itself is a2c's own, when its receipt says so).
+        let parent = Path::new(path).parent().unwrap_or(Path::new(""));
+        let exists = crate::util::contain::check(repo, parent)? && std::fs::symlink_metadata(repo.join(path)).is_ok();
+        if exists && !owned(path) {
+            return Err(AgentsError::Clobber { path: repo.join(path) });
+        }
+    }
+    let mut done = Synced::default();
+    if let Some(old) = &old {
+        for entry in old
+            .entries
+            .iter()
+            .filter(|e| !new.entries.iter().any(|n| n.path == e.path))
+        {
+            remove_owned(repo, &entry.path)?;
+            done.removed += 1;
+        }
+        for dir in old.dirs.iter().rev().filter(|d| !new.dirs.contains(d)) {
+            let _ = std::fs::remove_dir(repo.join(dir));
+        }
+    }
+    // The runtimes' own folders: the ones a2c makes now (or made before) are its to remove.
+    let mut made: Vec<String> = old.as_ref().map(|r| r.made.clone()).unwrap_or_default();
+    for folder in folders(ids) {
+        let mut at = String::new();
+        for part in folder.split('/') {
+            at = if at.is_empty() {
+                part.to_string()
+            } else {
+                format!("{at}/{part}")
+            };
+            if !crate::util::contain::check(repo, &at)? {
+                made.push(at.clone());
+            }
+            crate::util::contain::create_dirs(repo, &at, 0o755)?;
+        }
+    }
+    made.sort();
+    made.dedup();
+    new.made = made;
+    for dir in &new.dirs {
+        crate::util::contain::create_dirs(repo, dir, 0o755)?;
+    }
+    for entry in &new.entries {
+        if old.as_ref().is_some_and(|r| r.entries.contains(entry)) && matches_disk(repo, tree, entry) {
+            done.unchanged += 1;
+            continue;
+        }
+        remove_owned(repo, &entry.path)?;
+        let path = repo.join(&entry.path);
+        match entry.kind.as_str() {
+            "link" => {
+                let target = PathBuf::from(entry.target.as_deref().unwrap_or_default());
+                if crate::util::platform::file_link(&target, &path).is_err() {
+                    // Where links cannot be made (Windows without the privilege): a copy.
+                    crate::util::contain::write_new(&path, &fs_err::read(&target)?, 0o644)?;
+                }
+            }
+            _ => {
+                let text = skill_text(tree, entry).unwrap_or_default();
+                crate::util::contain::write_new(&path, text.as_bytes(), 0o644)?;
+            }
+        }
+        done.written += 1;
+    }
+    let receipt = repo.join(RECEIPT);
+    if let Some(parent) = Path::new(RECEIPT).parent() {
+        crate::util::contain::create_dirs(repo, parent, 0o755)?;
+    }
+    let text = serde_json::to_string_pretty(&new).expect("a receipt serializes");
+    crate::util::fs::write_atomic(&receipt, format!("{text}\n").as_bytes())?;
+    exclude(repo, &new)?;
+    Ok(done)
+}
+
+/// Removes a path a receipt lists (a file or a link: never a directory, never through a link
+/// on the way). A missing one is fine.
+fn remove_owned(repo: &Path, rel: &str) -> Result<(), AgentsError> {
+    let parent = Path::new(rel).parent().unwrap_or(Path::new(""));
+    if !crate::util::contain::check_dir(repo, parent)? {
+        return Ok(());
+    }
+    match std::fs::remove_file(repo.join(rel)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(fs_err_io(e, &repo.join(rel))),
+    }
+}
+
+fn fs_err_io(e: std::io::Error, path: &Path) -> AgentsError {
+    AgentsError::Io(std::io::Error::new(
+        e.kind(),
+        format!("cannot remove `{}`: {e}", path.display()),
+    ))
+}
+
+/// Whether `entry` is on disk as the receipt says: a link to its target, a file of its sha256.
+fn matches_disk(repo: &Path, tree: &Path, entry: &Entry) -> bool {
+    let path = repo.join(&entry.path);
+    let _ = tree;
+    match entry.kind.as_str() {
+        "link" => match std::fs::read_link(&path) {
+            Ok(target) => Some(target.to_string_lossy().as_ref()) == entry.target.as_deref(),
+            // A copy (where no link could be made): the target's bytes.
+            Err(_) => {
+                let target = entry.target.as_deref().map(PathBuf::from);
+                match (fs_err::read(&path), target.map(fs_err::read)) {
+                    (Ok(a), Some(Ok(b))) => a == b,
+                    _ => false,
+                }
+            }
+        },
+        _ => {
+            std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+                && fs_err::read(&path).is_ok_and(|b| Some(Sha256::of(&b).to_hex()) == entry.sha256)
+        }
+    }
+}
+
+/// What of a member's projection has drifted from its receipt: each path edited, removed or
+/// re-pointed, and whether it is of another version than `version`.
+pub fn drift(repo: &Path, tree: &Path, version: &str) -> Result<Vec<String>, AgentsError> {
+    let Some(receipt) = Receipt::read(repo)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    if receipt.version != version {
+        out.push(format!(
+            "the projection is of {}, the write contract is {version}",
+            receipt.version
+        ));
+    }
+    for entry in &receipt.entries {
+        if !matches_disk(repo, tree, entry) {
+            out.push(format!("`{}` was changed or removed", entry.path));
+        }
+    }
+    Ok(out)
+}
+
+/// Removes everything a member's receipt lists (and the receipt, and a2c's exclude lines):
+/// the member as it was before any projection. The paths removed, in order.
+pub fn clean(repo: &Path) -> Result<Vec<String>, AgentsError> {
+    let Some(receipt) = Receipt::read(repo)? else {
+        return Ok(Vec::new());
+    };
+    let mut removed = Vec::new();
+    for entry in &receipt.entries {
+        remove_owned(repo, &entry.path)?;
+        removed.push(entry.path.clone());
+    }
+    for dir in receipt.dirs.iter().rev() {
+        if std::fs::remove_dir(repo.join(dir)).is_ok() {
+            removed.push(dir.clone());
+        }
+    }
+    // The runtimes' folders a2c made, deepest first, when nothing else is in them.
+    for dir in receipt.made.iter().rev() {
+        if crate::util::contain::check_dir(repo, dir).unwrap_or(false) && std::fs::remove_dir(repo.join(dir)).is_ok() {
+            removed.push(dir.clone());
+        }
+    }
+    let _ = std::fs::remove_file(repo.join(RECEIPT));
+    exclude(
+        repo,
+        &Receipt {
+            dirs: Vec::new(),
+            made: Vec::new(),
+            entries: Vec::new(),
+            ..receipt
+        },
+    )?;
+    Ok(removed)
+}
+
+/// Keeps the projection out of git: a2c's block in the repository's own `.git/info/exclude`
+/// (machine-local; never a committed `.gitignore`) lists each projected skill folder.
+fn exclude(repo: &Path, receipt: &Receipt) -> Result<(), AgentsError> {
+    let Some(path) = crate::util::git::git_path(repo, "info/exclude") else {
+        return Ok(());
+    };
+    let text = match crate::util::contain::read_config(&path) {
+        Ok(t) => t.unwrap_or_default(),
+        Err(e) => return Err(e.into()),
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        match line {
+            EXCLUDE_BEGIN => inside = true,
+            EXCLUDE_END => inside = false,
+            _ if !inside => kept.push(line),
+            _ => {}
+        }
+    }
+    let roots: Vec<String> = receipt
+        .dirs
+        .iter()
+        .filter(|d| d.matches('/').count() == 2)
+        .map(|d| format!("/{d}/"))
+        .collect();
+    let mut out = kept.join("\n");
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if !roots.is_empty() {
+        out.push_str(EXCLUDE_BEGIN);
+        out.push('\n');
+        for r in &roots {
+            out.push_str(r);
+            out.push('\n');
+        }
+        out.push_str(EXCLUDE_END);
+        out.push('\n');
+    }
+    if out != text {
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        crate::util::fs::write_atomic(&path, out.as_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_is_a_set_of_known_runtimes() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(parse_ids(&s(&["cursor", "claude"])).unwrap(), s(&["claude", "cursor"]));
+        assert_eq!(parse_ids(&[]).unwrap(), Vec::<String>::new());
+        assert!(parse_ids(&s(&["claude", "claude"])).unwrap_err().contains("twice"));
+        assert!(parse_ids(&s(&["auto"])).unwrap_err().contains("not a runtime"));
+        assert!(
+            parse_ids(&s(&["../../etc"]))
+                .unwrap_err()
+                .contains("known: agent-skills")
+        );
+        assert_eq!(
+            folders(&s(&["codex", "cursor", "claude"])),
+            [".agents/skills", ".claude/skills"]
+        );
+    }
+
+    #[test]
+    fn a_skill_md_is_checked_as_the_agent_skills_specification_says() {
+        let ok = "---\nname: review\ndescription: Review a change\n---\n# Review\n";
+        assert_eq!(check_skill_md(ok, "review"), Ok(()));
+        assert!(
+            check_skill_md(ok, "other")
+                .unwrap_err()
+                .contains("not its folder's name")
+        );
+        assert!(check_skill_md("# no front matter\n", "review").is_err());
+        let no_description = "---\nname: review\n---\n";
+        assert!(
+            check_skill_md(no_description, "review")
+                .unwrap_err()
+                .contains("description")
+        );
+        let extra = "---\nname: review\ndescription: d\nauthor: me\n---\n";
+        assert!(check_skill_md(extra, "review").unwrap_err().contains("`author`"));
+        assert!(is_skill_name("pdf-tools") && !is_skill_name("Bad") && !is_skill_name("a--b") && !is_skill_name("-a"));
+        assert_eq!(
+            renamed(ok, "a2c-review"),
+            "---\nname: a2c-review\ndescription: Review a change\n---\n# Review\n"
+        );
+        assert_eq!(check_skill_md(&renamed(ok, "a2c-review"), "a2c-review"), Ok(()));
+    }
+}

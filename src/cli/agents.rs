@@ -1,0 +1,93 @@
+//! `a2c agents list`, `a2c agents sync` and `a2c agents clean`: each member's method projected
+//! where the agent runtimes the marker names look (docs/agents.md).
+
+use clap::Subcommand;
+
+use super::{GlobalArgs, Outcome, Printer, discover_members};
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Each member's projection for the marker's `agents:`: the runtimes, its version, and what
+    /// drifted (exit 1 when anything did)
+    #[command(after_help = "Examples:\n  a2c agents list\n  a2c agents list --json")]
+    List,
+    /// Project every member's write-contract version for the marker's `agents:` (what
+    /// `a2c install` does), repairing drift; with none named, remove every projection
+    #[command(after_help = "Example:\n  a2c agents sync")]
+    Sync,
+    /// Remove every member's projection: exactly what its receipt lists
+    #[command(after_help = "Example:\n  a2c agents clean")]
+    Clean,
+}
+
+pub fn run(cmd: &AgentsCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    let ctx = discover_members(global, printer)?;
+    ctx.require_workspace()?;
+    match cmd {
+        AgentsCommand::List => {
+            let out = crate::ops::agents::list(&ctx)?;
+            let drifted = out.members.iter().any(|m| !m.drift.is_empty());
+            report(&out, printer, false);
+            Ok(if drifted { Outcome::Failure } else { Outcome::Success })
+        }
+        AgentsCommand::Sync => {
+            let out = crate::ops::agents::sync(&ctx)?;
+            report(&out, printer, true);
+            Ok(Outcome::Success)
+        }
+        AgentsCommand::Clean => {
+            let removed = crate::ops::agents::clean(&ctx)?;
+            if printer.json {
+                #[derive(serde::Serialize)]
+                struct Cleaned<'a> {
+                    removed: Vec<(&'a std::path::Path, &'a [String])>,
+                }
+                printer.json_doc(&Cleaned {
+                    removed: removed.iter().map(|(p, r)| (p.as_path(), r.as_slice())).collect(),
+                });
+            } else {
+                let count: usize = removed.iter().map(|(_, r)| r.len()).sum();
+                printer.status(format!(
+                    "removed {count} projected path(s) from {} member(s)",
+                    removed.len()
+                ));
+            }
+            Ok(Outcome::Success)
+        }
+    }
+}
+
+/// The projection of every member, in a line each (or the `--json` document).
+pub(super) fn report(out: &crate::ops::agents::AgentsOutcome, printer: &Printer, synced: bool) {
+    if printer.json {
+        printer.json_doc(out);
+        return;
+    }
+    if out.runtimes.is_empty() {
+        printer.status("the marker names no agent runtime (`agents:`): nothing is projected");
+    }
+    for m in &out.members {
+        let what = match (&m.skipped, &m.version) {
+            (Some(why), _) => format!("not projected: {why}"),
+            (None, Some(v)) if !out.runtimes.is_empty() => {
+                format!("{v} for {} ({} path(s))", out.runtimes.join(", "), m.entries)
+            }
+            _ => "nothing projected".into(),
+        };
+        printer.data(format!("{}: {what}", m.relative));
+        for d in &m.drift {
+            printer.data(format!("  drift: {d}"));
+        }
+    }
+    if synced {
+        let written: usize = out
+            .members
+            .iter()
+            .filter_map(|m| m.synced.as_ref())
+            .map(|s| s.written)
+            .sum();
+        printer.status(format!("projected: {written} path(s) written"));
+    } else if out.members.iter().any(|m| !m.drift.is_empty()) {
+        printer.status("run `a2c agents sync` to repair the projections that drifted");
+    }
+}

@@ -1,0 +1,233 @@
+//! Every agent finds its repository's method where it already looks: a superbuild whose marker
+//! names runtimes (`agents:`) gets, in each member, the skills of that member's write-contract
+//! version in each runtime's folder — local, owned (a receipt), kept out of git, switched by
+//! migrate, never over what the team owns. Judged by the Agent Skills reference validator.
+
+use std::path::Path;
+
+use crate::support::{TestContext, git, program, require_program};
+
+/// The five runtimes, written out of order (the marker's set is read sorted).
+const ALL: &str = "agents: [cursor, claude, agent-skills, codex, copilot]\n";
+
+/// A method tree of `version` offering the skill `review` (its SKILL.md naming the version, a
+/// script beside it).
+fn tree_with_skill(t: &TestContext, version: &str) {
+    let rel = format!("trees/{version}");
+    t.method_tree(&rel, version);
+    t.write(
+        &format!("{rel}/skills/review/SKILL.md"),
+        &format!(
+            "---\nname: review\ndescription: Review a change as method {version} says\n---\n# Review ({version})\n"
+        ),
+    );
+    t.write(
+        &format!("{rel}/skills/review/scripts/check.sh"),
+        &format!("echo {version}\n"),
+    );
+    t.pack(&rel, version, "reg", "tar.gz");
+}
+
+/// A superbuild `w` with `marker` (beside `members` and the registry) whose members `p/a`,
+/// `p/b`, `p/c` pin 1.0.0, 1.1.0 and 2.0.0, committed, locked.
+fn superbuild(t: &TestContext, marker: &str) {
+    for v in ["1.0.0", "1.1.0", "2.0.0"] {
+        tree_with_skill(t, v);
+    }
+    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: ../reg\n{marker}"));
+    for (m, v) in [("a", "1.0.0"), ("b", "1.1.0"), ("c", "2.0.0")] {
+        t.canonical_repo(&format!("w/p/{m}"), v);
+        t.write(&format!("w/p/{m}/.gitignore"), ".tools_local/\n");
+        t.commit_all(&format!("w/p/{m}"));
+    }
+    t.ok("w", &["lock"]);
+}
+
+/// Every path below `dir` (links not followed): a file with its first line, a link with where
+/// it points, relative to `root` (the whole-tree golden view of a member's projection).
+fn golden(dir: &Path, root: &Path) -> String {
+    let mut lines = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).follow_links(false).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(dir).unwrap().display().to_string();
+        if rel.is_empty() {
+            continue;
+        }
+        let ft = entry.file_type();
+        if ft.is_symlink() {
+            let target = std::fs::read_link(entry.path()).unwrap();
+            let shown = target.strip_prefix(root).unwrap_or(&target).display().to_string();
+            lines.push(format!("{rel} -> {shown}"));
+        } else if ft.is_file() {
+            let text = fs_err::read_to_string(entry.path()).unwrap();
+            lines.push(format!("{rel}: {}", text.lines().collect::<Vec<_>>().join(" | ")));
+        } else {
+            lines.push(format!("{rel}/"));
+        }
+    }
+    lines.join("\n")
+}
+
+fn projection(t: &TestContext, member: &str) -> String {
+    let repo = t.path(member);
+    [".agents", ".claude"]
+        .iter()
+        .map(|f| format!("{f}:\n{}", golden(&repo.join(f), &t.root)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The whole flow: `install` projects each member's own version for the five runtimes (two
+/// folders: the shared Agent Skills layout and Claude Code's), each projected skill passes the
+/// reference validator, git sees nothing new, `agents list` says all is in step, a migration
+/// switches the member's projection, drift is seen and repaired, and `clean` removes exactly
+/// what the receipts list.
+#[test]
+fn each_member_gets_its_own_versions_skills_where_its_runtimes_look() {
+    let t = TestContext::new();
+    superbuild(&t, ALL);
+    let run = t.ok("w", &["install", "--json"]);
+    let doc = run.json();
+    crate::cli_surface::validate("install", &doc);
+    assert_eq!(
+        doc["agents"]["runtimes"],
+        serde_json::json!(["agent-skills", "claude", "codex", "copilot", "cursor"])
+    );
+    let golden_trees: Vec<String> = ["w/p/a", "w/p/b", "w/p/c"]
+        .iter()
+        .map(|m| format!("## {m}\n{}", projection(&t, m)))
+        .collect();
+    insta::assert_snapshot!(golden_trees.join("\n"));
+
+    // The reference validator takes every projected skill.
+    let validator = program("agentskills");
+    if std::process::Command::new(&validator).arg("--help").output().is_ok() {
+        for m in ["a", "b", "c"] {
+            for folder in [".agents/skills", ".claude/skills"] {
+                let dir = t.path(&format!("w/p/{m}/{folder}/a2c-review"));
+                let out = std::process::Command::new(&validator)
+                    .arg("validate")
+                    .arg(&dir)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "agentskills validate {}: {}{}",
+                    dir.display(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    } else {
+        require_program("agentskills (pip install -r .ci/requirements.txt: skills-ref; .ci/run does it)");
+    }
+
+    // Machine-local: the member's own git ignores it (its .git/info/exclude), nothing committed.
+    for m in ["a", "b", "c"] {
+        let status = git(
+            &t.path(&format!("w/p/{m}")),
+            &["status", "--porcelain", "--untracked-files=all"],
+        );
+        assert_eq!(status, "", "p/{m}");
+    }
+    let listed = t.ok("w", &["agents", "list"]);
+    insta::assert_snapshot!(listed.transcript());
+
+    // A migration switches the member's projection in the same run.
+    let migrated = t.ok("w/p/a", &["migrate", "version", "--to", "2.0.0"]);
+    let skill = fs_err::read_to_string(t.path("w/p/a/.claude/skills/a2c-review/SKILL.md")).unwrap();
+    assert!(skill.contains("as method 2.0.0 says"), "{skill}\n{}", migrated.stderr);
+    let script = std::fs::read_link(t.path("w/p/a/.agents/skills/a2c-review/scripts/check.sh")).unwrap();
+    assert!(script.to_string_lossy().contains("/2.0.0/"), "{script:?}");
+
+    // Drift: an edited projection is seen (exit 1), and `sync` repairs it.
+    t.write("w/p/b/.agents/skills/a2c-review/SKILL.md", "edited by hand\n");
+    let drift = t.run("w", &["agents", "list"]);
+    assert_eq!(drift.code, 1, "{}", drift.stderr);
+    drift.says("run `a2c agents sync` to repair");
+    assert!(
+        drift
+            .stdout
+            .contains("drift: `.agents/skills/a2c-review/SKILL.md` was changed or removed"),
+        "{}",
+        drift.stdout
+    );
+    t.ok("w", &["agents", "sync"]);
+    t.ok("w", &["agents", "list"]);
+
+    // `clean` removes exactly what the receipts list, and the folders a2c made.
+    t.ok("w", &["agents", "clean"]);
+    for m in ["a", "b", "c"] {
+        let repo = t.path(&format!("w/p/{m}"));
+        assert!(
+            !repo.join(".agents").exists() && !repo.join(".claude").exists(),
+            "p/{m}"
+        );
+        assert!(!repo.join(".tools_local/esys/a2c/agents.json").exists(), "p/{m}");
+    }
+}
+
+/// What the team owns is never touched: a skill of theirs beside a2c's stays, a path a2c would
+/// write that it did not write is refused (named, with the way out) before anything of that
+/// member is written, and a runtime folder that is a link is refused with nothing written
+/// through it.
+#[test]
+fn nothing_the_team_owns_is_touched() {
+    let t = TestContext::new();
+    superbuild(&t, "agents: [claude]\n");
+    // The team's own skill, in the folder a2c projects into: kept.
+    t.write(
+        "w/p/a/.claude/skills/ours/SKILL.md",
+        "---\nname: ours\ndescription: the team's\n---\n",
+    );
+    // A file at the very path a2c would write in p/b: refused, named.
+    t.write("w/p/b/.claude/skills/a2c-review/SKILL.md", "the team's, by chance\n");
+    let run = t.run("w", &["install"]);
+    insta::assert_snapshot!(run.error_transcript());
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/p/b/.claude/skills/a2c-review/SKILL.md")).unwrap(),
+        "the team's, by chance\n"
+    );
+    assert!(!t.path("w/p/b/.tools_local/esys/a2c/agents.json").exists());
+    assert!(t.path("w/p/a/.claude/skills/ours/SKILL.md").exists());
+    fs_err::remove_dir_all(t.path("w/p/b/.claude")).unwrap();
+    // A runtime folder that is a link out of the member: refused, nothing written there.
+    fs_err::create_dir_all(t.path("outside")).unwrap();
+    std::os::unix::fs::symlink(t.path("outside"), t.path("w/p/c/.claude")).unwrap();
+    let run = t.run("w", &["agents", "sync"]);
+    run.failure();
+    run.says("symbolic link");
+    assert_eq!(crate::support::tree_files(&t.path("outside")), Vec::new());
+}
+
+/// A hostile `agents:` value is refused with its line, and a method tree whose skill is
+/// malformed (a name that is no skill name, a SKILL.md whose name is not its folder's) is
+/// refused by `pack`, naming it, with nothing published.
+#[test]
+fn a_hostile_runtime_or_skill_is_refused() {
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\nagents: [claude, ../../etc]\n");
+    let run = t.run("w", &["agents", "list"]);
+    insta::assert_snapshot!(run.error_transcript());
+    let run = t.run("w", &["install"]);
+    run.failure();
+    run.says("`agents`: `../../etc` is not a runtime a2c projects for");
+
+    t.method_tree("bad/1.0.0", "1.0.0");
+    t.write(
+        "bad/1.0.0/skills/Bad_Name/SKILL.md",
+        "---\nname: Bad_Name\ndescription: d\n---\n",
+    );
+    let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
+    let mut transcripts = vec![run.error_transcript()];
+    fs_err::remove_dir_all(t.path("bad/1.0.0/skills/Bad_Name")).unwrap();
+    t.write(
+        "bad/1.0.0/skills/review/SKILL.md",
+        "---\nname: other\ndescription: d\n---\n",
+    );
+    let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
+    transcripts.push(run.error_transcript());
+    insta::assert_snapshot!(transcripts.join("\n"));
+    assert!(!t.path("reg/index").exists(), "nothing is published");
+}
