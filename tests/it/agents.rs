@@ -153,8 +153,22 @@ fn each_member_gets_its_own_versions_skills_where_its_runtimes_look() {
         "{}",
         drift.stdout
     );
+    // doctor sees it too, with its code, in text and in --json.
+    let doc = t.run("w", &["doctor", "--json"]).verdict_json();
+    let f = crate::support::finding(&doc, "agents-drift");
+    assert_eq!(f["severity"], "warn", "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("a2c-review/SKILL.md` was changed or removed"),
+        "{f}"
+    );
+    assert_eq!(f["hint"], "run `a2c agents sync`", "{f}");
     t.ok("w", &["agents", "sync"]);
     t.ok("w", &["agents", "list"]);
+    let doc = t.run("w", &["doctor", "--json"]).verdict_json();
+    assert!(!doc.to_string().contains("agents-drift"), "{doc}");
 
     // `clean` removes exactly what the receipts list, and the folders a2c made.
     t.ok("w", &["agents", "clean"]);

@@ -88,6 +88,26 @@ pub(super) fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>,
             return;
         }
     };
+    // The member's projection for the marker's agent runtimes, against its receipt.
+    if memo.2 {
+        match crate::agents::drift(&m.path, &resolved.root, &version.to_string()) {
+            Ok(drift) if drift.is_empty() => {}
+            Ok(drift) => out.push(finding(
+                Code::AgentsDrift,
+                repo.clone(),
+                Some(version.clone()),
+                format!("the agents' projection drifted: {}", drift.join("; ")),
+                "run `a2c agents sync`",
+            )),
+            Err(e) => out.push(finding(
+                Code::AgentsDrift,
+                repo.clone(),
+                Some(version.clone()),
+                format!("the agents' projection cannot be checked: {e}"),
+                "run `a2c agents sync`",
+            )),
+        }
+    }
     if resolved.rule == Rule::LegacyAiRules && delivery == Delivery::Package {
         out.push(finding(
             Code::ResolvedLegacyAiRules,
