@@ -10,10 +10,14 @@
 //! committed file) is refused, named; every write goes through the containment rule (no link
 //! on the way, nothing outside R).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::util::digest::Sha256;
+
+mod skills;
+
+use skills::renamed;
+pub use skills::{Skill, check_skill_md, is_skill_name, skills};
 
 /// A runtime a2c projects for: its id (what `agents:` names) and the folder, relative to R,
 /// where it reads skills.
@@ -24,7 +28,12 @@ pub struct Runtime {
     pub skills: &'static str,
     /// Who reads that folder (for `a2c agents list` and the docs).
     pub reader: &'static str,
+    /// Its MCP server entry for `a2c mcp`: the file it is read from and the entry
+    /// (`a2c agents mcp-config`); `None` for a layout that is no MCP client.
+    pub mcp: Option<(&'static str, &'static str)>,
 }
+
+const MCP_JSON: &str = r#"{ "mcpServers": { "a2c": { "command": "a2c", "args": ["mcp"] } } }"#;
 
 /// Every runtime a2c projects for: one line each. Several read the shared Agent Skills layout
 /// (`.agents/skills/`), which is then written once.
@@ -33,26 +42,37 @@ pub const RUNTIMES: &[Runtime] = &[
         id: "agent-skills",
         skills: ".agents/skills",
         reader: "the Agent Skills layout (Codex, Copilot, Gemini CLI, Cursor, opencode, …)",
+        mcp: None,
     },
     Runtime {
         id: "claude",
         skills: ".claude/skills",
         reader: "Claude Code",
+        mcp: Some((".mcp.json (the repository's root)", MCP_JSON)),
     },
     Runtime {
         id: "codex",
         skills: ".agents/skills",
         reader: "OpenAI Codex (the Agent Skills layout)",
+        mcp: Some((
+            "~/.codex/config.toml",
+            "[mcp_servers.a2c]\ncommand = \"a2c\"\nargs = [\"mcp\"]",
+        )),
     },
     Runtime {
         id: "copilot",
         skills: ".agents/skills",
         reader: "GitHub Copilot (the Agent Skills layout)",
+        mcp: Some((
+            ".vscode/mcp.json (VS Code's agent mode)",
+            r#"{ "servers": { "a2c": { "type": "stdio", "command": "a2c", "args": ["mcp"] } } }"#,
+        )),
     },
     Runtime {
         id: "cursor",
         skills: ".agents/skills",
         reader: "Cursor (the Agent Skills layout)",
+        mcp: Some((".cursor/mcp.json (the repository)", MCP_JSON)),
     },
 ];
 
@@ -126,167 +146,6 @@ impl crate::util::hint::Hint for AgentsError {
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
         })
     }
-}
-
-/// A skill of a method tree: `skills/<name>/` holding `SKILL.md`.
-#[derive(Debug, Clone)]
-pub struct Skill {
-    pub name: String,
-    /// Its `SKILL.md`.
-    pub text: String,
-    /// Its other files, relative to its folder (`/`-separated), sorted.
-    pub files: Vec<String>,
-}
-
-/// The keys the Agent Skills specification allows in a `SKILL.md` front matter.
-const SKILL_KEYS: [&str; 6] = [
-    "name",
-    "description",
-    "license",
-    "compatibility",
-    "metadata",
-    "allowed-tools",
-];
-
-/// A skill name as the Agent Skills specification takes it: 1 to 64 lowercase letters, digits
-/// and hyphens, no hyphen first, last or twice in a row.
-pub fn is_skill_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--")
-}
-
-/// Checks a `SKILL.md` in the folder `folder` as the Agent Skills specification requires: a
-/// front matter (`---` lines) whose `name` is the folder's, a non-empty `description`, and no
-/// key but the six it defines. `Err(why)`.
-pub fn check_skill_md(text: &str, folder: &str) -> Result<(), String> {
-    let front = front_matter(text).ok_or("it has no front matter (a `---` line, its keys, a `---` line)")?;
-    let mut keys = BTreeMap::new();
-    for line in front.lines() {
-        if line.is_empty() || line.starts_with([' ', '\t', '#', '-']) {
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            return Err(format!(
-                "front matter line `{}` is no `key: value`",
-                crate::util::text::visible(line)
-            ));
-        };
-        if !SKILL_KEYS.contains(&key) {
-            return Err(format!(
-                "front matter key `{}` is not one of the Agent Skills keys ({})",
-                crate::util::text::visible(key),
-                SKILL_KEYS.join(", ")
-            ));
-        }
-        if keys.insert(key, unquote(value.trim())).is_some() {
-            return Err(format!("front matter key `{key}` is given twice"));
-        }
-    }
-    match keys.get("name") {
-        None => return Err("front matter has no `name`".into()),
-        Some(name) if name != folder => {
-            return Err(format!(
-                "front matter `name: {name}` is not its folder's name `{folder}`"
-            ));
-        }
-        Some(_) => {}
-    }
-    match keys.get("description") {
-        Some(d) if !d.is_empty() => Ok(()),
-        _ => Err("front matter has no `description`".into()),
-    }
-}
-
-fn unquote(value: &str) -> String {
-    let quoted = |q: char| value.len() >= 2 && value.starts_with(q) && value.ends_with(q);
-    match quoted('"') || quoted('\'') {
-        true => value[1..value.len() - 1].to_string(),
-        false => value.to_string(),
-    }
-}
-
-/// The front matter of a markdown text: between a first line `---` and the next `---` line.
-fn front_matter(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
-    let end = rest.find("\n---")?;
-    Some(&rest[..end + 1])
-}
-
-/// `text` with its front matter's `name:` line set to `name` (the projected skill's own name).
-fn renamed(text: &str, name: &str) -> String {
-    let Some(front) = front_matter(text) else {
-        return text.to_string();
-    };
-    let start = text.len() - text.trim_start_matches("---\r\n").trim_start_matches("---\n").len();
-    let front_end = start + front.len();
-    let edited: String = front
-        .lines()
-        .map(|l| match l.starts_with("name:") {
-            true => format!("name: {name}\n"),
-            false => format!("{l}\n"),
-        })
-        .collect();
-    format!("{}{edited}{}", &text[..start], &text[front_end..])
-}
-
-/// The skills of the method tree at `tree` (`skills/<name>/SKILL.md`), each checked; none when
-/// the tree has no `skills/`. A link anywhere below `skills/` is refused.
-pub fn skills(tree: &Path) -> Result<Vec<Skill>, AgentsError> {
-    let dir = tree.join("skills");
-    if !crate::util::contain::is_real_dir(&dir) {
-        return Ok(Vec::new());
-    }
-    crate::util::contain::refuse_links_below(&dir)?;
-    let mut names: Vec<String> = fs_err::read_dir(&dir)?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let mut out = Vec::new();
-    for name in names {
-        let folder = dir.join(&name);
-        let bad = |reason: String| AgentsError::BadSkill {
-            path: folder.clone(),
-            reason,
-        };
-        if !is_skill_name(&name) {
-            return Err(bad(
-                "its folder's name is no skill name (1 to 64 lowercase letters, digits and single hyphens)".into(),
-            ));
-        }
-        let md = folder.join("SKILL.md");
-        let text = crate::util::contain::read_capped(&md, 1 << 20, "a skill")?
-            .ok_or_else(|| bad("it has no SKILL.md".into()))?;
-        let text = String::from_utf8(text).map_err(|_| bad("its SKILL.md is not UTF-8 text".into()))?;
-        check_skill_md(&text, &name).map_err(|why| AgentsError::BadSkill {
-            path: md.clone(),
-            reason: why,
-        })?;
-        let mut files: Vec<String> = walkdir::WalkDir::new(&folder)
-            .follow_links(false)
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-            .filter_map(|e| {
-                let rel = e
-                    .path()
-                    .strip_prefix(&folder)
-                    .ok()?
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                (rel != "SKILL.md").then_some(rel)
-            })
-            .collect();
-        files.sort();
-        out.push(Skill { name, text, files });
-    }
-    Ok(out)
 }
 
 /// One path a projection owns, relative to R.
@@ -657,31 +516,5 @@ mod tests {
             folders(&s(&["codex", "cursor", "claude"])),
             [".agents/skills", ".claude/skills"]
         );
-    }
-
-    #[test]
-    fn a_skill_md_is_checked_as_the_agent_skills_specification_says() {
-        let ok = "---\nname: review\ndescription: Review a change\n---\n# Review\n";
-        assert_eq!(check_skill_md(ok, "review"), Ok(()));
-        assert!(
-            check_skill_md(ok, "other")
-                .unwrap_err()
-                .contains("not its folder's name")
-        );
-        assert!(check_skill_md("# no front matter\n", "review").is_err());
-        let no_description = "---\nname: review\n---\n";
-        assert!(
-            check_skill_md(no_description, "review")
-                .unwrap_err()
-                .contains("description")
-        );
-        let extra = "---\nname: review\ndescription: d\nauthor: me\n---\n";
-        assert!(check_skill_md(extra, "review").unwrap_err().contains("`author`"));
-        assert!(is_skill_name("pdf-tools") && !is_skill_name("Bad") && !is_skill_name("a--b") && !is_skill_name("-a"));
-        assert_eq!(
-            renamed(ok, "a2c-review"),
-            "---\nname: a2c-review\ndescription: Review a change\n---\n# Review\n"
-        );
-        assert_eq!(check_skill_md(&renamed(ok, "a2c-review"), "a2c-review"), Ok(()));
     }
 }

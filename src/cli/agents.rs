@@ -18,9 +18,18 @@ pub enum AgentsCommand {
     /// Remove every member's projection: exactly what its receipt lists
     #[command(after_help = "Example:\n  a2c agents clean")]
     Clean,
+    /// Print the MCP server entry that makes RUNTIME start `a2c mcp`, and the file it goes in
+    #[command(after_help = "Examples:\n  a2c agents mcp-config claude\n  a2c agents mcp-config codex")]
+    McpConfig {
+        /// The runtime (claude, codex, copilot, cursor)
+        runtime: String,
+    },
 }
 
 pub fn run(cmd: &AgentsCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
+    if let AgentsCommand::McpConfig { runtime } = cmd {
+        return mcp_config(runtime, printer);
+    }
     let ctx = discover_members(global, printer)?;
     ctx.require_workspace()?;
     match cmd {
@@ -35,6 +44,7 @@ pub fn run(cmd: &AgentsCommand, global: &GlobalArgs, printer: &Printer) -> anyho
             report(&out, printer, true);
             Ok(Outcome::Success)
         }
+        AgentsCommand::McpConfig { .. } => unreachable!("answered above"),
         AgentsCommand::Clean => {
             let removed = crate::ops::agents::clean(&ctx)?;
             if printer.json {
@@ -90,4 +100,33 @@ pub(super) fn report(out: &crate::ops::agents::AgentsOutcome, printer: &Printer,
     } else if out.members.iter().any(|m| !m.drift.is_empty()) {
         printer.status("run `a2c agents sync` to repair the projections that drifted");
     }
+}
+
+/// The runtime's MCP server entry for `a2c mcp`: the file on stderr, the entry on stdout (so
+/// that `>>` or a paste takes the entry alone).
+fn mcp_config(runtime: &str, printer: &Printer) -> anyhow::Result<Outcome> {
+    let known = || {
+        crate::agents::RUNTIMES
+            .iter()
+            .filter(|r| r.mcp.is_some())
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(found) = crate::agents::RUNTIMES.iter().find(|r| r.id == runtime) else {
+        anyhow::bail!(
+            "`{}` is no runtime a2c knows (MCP clients: {})",
+            crate::util::text::visible(runtime),
+            known()
+        );
+    };
+    let Some((file, entry)) = found.mcp else {
+        anyhow::bail!(
+            "`{runtime}` is a folder layout, not an MCP client: name the runtime that reads it ({})",
+            known()
+        );
+    };
+    printer.status(format!("{} reads it from {file}:", found.reader));
+    printer.data(entry);
+    Ok(Outcome::Success)
 }

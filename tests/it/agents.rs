@@ -245,3 +245,19 @@ fn a_hostile_runtime_or_skill_is_refused() {
     insta::assert_snapshot!(transcripts.join("\n"));
     assert!(!t.path("reg/index").exists(), "nothing is published");
 }
+
+/// `a2c agents mcp-config RUNTIME` prints the entry docs/agents.md gives for that runtime (the
+/// command and the page say the same), and refuses a layout that is no MCP client.
+#[test]
+fn mcp_config_prints_what_the_docs_give_each_runtime() {
+    let t = TestContext::new();
+    let docs = include_str!("../../docs/agents.md");
+    for runtime in ["claude", "codex", "copilot", "cursor"] {
+        let run = t.ok(".", &["agents", "mcp-config", runtime]);
+        let entry = run.stdout.trim_end();
+        assert!(docs.contains(entry), "docs/agents.md lacks {runtime}'s entry:\n{entry}");
+        assert!(run.stderr.contains("reads it from"), "{}", run.stderr);
+    }
+    let run = t.run(".", &["agents", "mcp-config", "agent-skills"]);
+    insta::assert_snapshot!(run.error_transcript());
+}
