@@ -644,3 +644,34 @@ fn a_clone_without_its_members_is_not_healthy() {
     assert!(found.contains("member-missing"), "{found:?}");
     assert!(doc.to_string().contains("names the member `p/gone`"), "{doc}");
 }
+
+/// A single repository pinning a version that needs a newer a2c, before any lock (the install
+/// refused it and wrote none): doctor reads the verified bundle the install cached and names
+/// the a2c needed — never `run a2c install`, which fails again.
+#[test]
+fn a_single_repository_whose_version_needs_a_newer_a2c_has_no_install_hint() {
+    let t = TestContext::new();
+    t.write(
+        "trees/6.0.0/a2c-method.toml",
+        "name = \"esys/a2c\"\nversion = \"6.0.0\"\nmin_a2c = \"99.0.0\"\n",
+    );
+    t.write("trees/6.0.0/rules/x.md", "x\n");
+    t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
+    t.canonical_repo("r", "6.0.0");
+    t.write("r/.tools/esys/a2c/config.yaml", "registry: ../reg\n");
+    let run = t.run("r", &["install"]);
+    run.failure();
+    run.says("needs a2c >= 99.0.0");
+    assert!(!t.path("r/.tools/esys/a2c/a2c.lock").exists(), "no lock was written");
+    let doc = t.run("r", &["doctor", "--json"]).verdict_json();
+    let f = finding(&doc, "a2c-too-old");
+    assert_eq!(f["version"], "6.0.0", "{doc}");
+    assert!(
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("upgrade a2c to 99.0.0 or newer"),
+        "{f}"
+    );
+    assert!(!doc.to_string().contains("\"unresolved\""), "{doc}");
+}

@@ -164,6 +164,18 @@ pub(super) fn too_old_for_unresolved(
     lock_dir: Option<&Path>,
     out: &mut [Finding],
 ) {
+    // Without a lock entry (an install refused such a version before writing the lock): the
+    // versions the cache's verified bundles declare, read once, when any is unresolved.
+    let mut cached: Option<BTreeMap<MethodVersion, MethodVersion>> = None;
+    for f in out.iter_mut().filter(|f| f.code == Code::Unresolved) {
+        let Some(version) = f.version.clone() else { continue };
+        if lock.and_then(|l| l.get(&version)).is_some() {
+            continue;
+        }
+        if let Some(min) = cached.get_or_insert_with(|| cached_needs(cache)).get(&version).cloned() {
+            *f = too_old(f, &version, &min);
+        }
+    }
     let Some(lock) = lock else {
         return;
     };
@@ -184,18 +196,56 @@ pub(super) fn too_old_for_unresolved(
             continue;
         };
         if let Some(min) = manifest.needs_newer_a2c() {
-            *f = finding(
-                Code::A2cTooOld,
-                f.repo.clone(),
-                Some(version.clone()),
-                format!(
-                    "method {version} needs a2c {min} or newer; this is a2c {}, so `a2c install` refuses it",
-                    crate::A2C_VERSION
-                ),
-                format!("upgrade a2c to {min} or newer (./install.sh from a newer checkout), then run `a2c install`"),
-            );
+            *f = too_old(f, version, min);
         }
     }
+}
+
+/// The finding for `version`, which needs a2c `min`: never "run `a2c install`", which refuses it.
+fn too_old(f: &Finding, version: &MethodVersion, min: &MethodVersion) -> Finding {
+    finding(
+        Code::A2cTooOld,
+        f.repo.clone(),
+        Some(version.clone()),
+        format!(
+            "method {version} needs a2c {min} or newer; this is a2c {}, so `a2c install` refuses it",
+            crate::A2C_VERSION
+        ),
+        format!("upgrade a2c to {min} or newer (./install.sh from a newer checkout), then run `a2c install`"),
+    )
+}
+
+/// Each version a cached bundle declares that needs a newer a2c, with the a2c it needs: the
+/// cache holds only verified bundles (an install caches one before it reads its manifest).
+fn cached_needs(cache: Option<&crate::store::Cache>) -> BTreeMap<MethodVersion, MethodVersion> {
+    let mut out = BTreeMap::new();
+    let Some(dir) = cache.map(crate::store::Cache::bundles) else {
+        return out;
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let hex = name.to_string_lossy();
+        if hex.len() != 64
+            || !hex.bytes().all(|b| b.is_ascii_hexdigit())
+            || !entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            continue;
+        }
+        let path = entry.path();
+        let text = [crate::archive::Format::TarGz, crate::archive::Format::Zip]
+            .into_iter()
+            .find_map(|format| crate::archive::manifest_text(&path, format));
+        let Some(manifest) = text.and_then(|t| crate::method::MethodManifest::parse(&t, &path).ok()) else {
+            continue;
+        };
+        if let Some(min) = manifest.needs_newer_a2c() {
+            out.insert(manifest.version.clone(), min.clone());
+        }
+    }
+    out
 }
 
 pub(super) fn drift_hint(repo: &Path, tree: &Path) -> String {
