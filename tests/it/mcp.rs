@@ -1102,47 +1102,31 @@ fn a_server_started_in_a_member_reads_paths_from_it_and_refuses_the_ambiguous() 
     let t = TestContext::new();
     superbuild(&t, false);
     t.run("w", &["install"]).success();
-    let mut reports = Vec::new();
-    if sdk() {
-        let a2c = env!("CARGO_BIN_EXE_a2c");
-        let mut cmd = Command::new(crate::support::program("python3"));
+    // Each SDK's client, started with the test's environment: its one-line JSON report.
+    let report_of = |mut cmd: Command| -> Value {
         t.environment(&mut cmd);
-        let out = cmd
-            .args([CLIENT, a2c, &t.path("w/p/app").display().to_string(), "paths"])
-            .output()
-            .unwrap();
+        let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
             "{stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        reports.push((
-            "python",
-            serde_json::from_str::<Value>(stdout.lines().last().unwrap()).unwrap(),
-        ));
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    };
+    let member = t.path("w/p/app").display().to_string();
+    let mut reports = Vec::new();
+    if sdk() {
+        let mut cmd = Command::new(crate::support::program("python3"));
+        cmd.args([CLIENT, env!("CARGO_BIN_EXE_a2c"), &member, "paths"]);
+        reports.push(("python", report_of(cmd)));
     }
     if let Some(modules) = typescript_sdk() {
         let mut cmd = Command::new("node");
-        t.environment(&mut cmd);
-        let out = cmd
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.mjs"))
+        cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.mjs"))
             .arg(&modules)
-            .arg(env!("CARGO_BIN_EXE_a2c"))
-            .arg(t.path("w/p/app"))
-            .arg("paths")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        reports.push((
-            "typescript",
-            serde_json::from_str::<Value>(stdout.lines().last().unwrap()).unwrap(),
-        ));
+            .args([env!("CARGO_BIN_EXE_a2c"), &member, "paths"]);
+        reports.push(("typescript", report_of(cmd)));
     }
     for (sdk, report) in &reports {
         let calls = &report["calls"];

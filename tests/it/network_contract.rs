@@ -5,32 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::TestContext;
-use crate::support::scripted::{Answer, Body, Scripted};
-
-/// A loopback port whose accept queue is full: a connection to it gets no answer at all.
-struct Unanswering {
-    _listener: socket2::Socket,
-    _fillers: Vec<std::net::TcpStream>,
-    address: std::net::SocketAddr,
-}
-
-fn unanswering() -> Unanswering {
-    let listener = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    listener
-        .bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into())
-        .unwrap();
-    listener.listen(0).unwrap();
-    let address = listener.local_addr().unwrap().as_socket().unwrap();
-    let fillers: Vec<_> = (0..4)
-        .filter_map(|_| std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)).ok())
-        .collect();
-    assert!(!fillers.is_empty(), "the accept queue could not be filled");
-    Unanswering {
-        _listener: listener,
-        _fillers: fillers,
-        address,
-    }
-}
+use crate::support::scripted::{Answer, Body, Scripted, unanswering};
 
 /// An object store that takes no connection is waited on for `A2C_HTTP_TIMEOUT`, as any
 /// registry is (object_store's requests got one second: the metadata services' connect

@@ -1026,17 +1026,9 @@ fn temporary_credentials_of_an_instance_or_a_pod_sign_every_request() {
 #[test]
 fn a_metadata_service_that_never_answers_is_given_up_on() {
     let t = TestContext::new();
-    let listener = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    listener
-        .bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into())
-        .unwrap();
-    listener.listen(0).unwrap();
-    let address = listener.local_addr().unwrap().as_socket().unwrap();
-    // Fill the accept queue (never accepted): later connections get no answer at all.
-    let fillers: Vec<_> = (0..4)
-        .filter_map(|_| std::net::TcpStream::connect_timeout(&address, std::time::Duration::from_millis(200)).ok())
-        .collect();
-    assert!(!fillers.is_empty(), "the accept queue could not be filled");
+    // Its accept queue full (never accepted): a connection gets no answer at all.
+    let unanswering = crate::support::scripted::unanswering();
+    let address = unanswering.address;
     t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: s3://{BUCKET}/a2c\n"));
     t.canonical_repo("w/p/app", "1.0.0");
     let imds = format!("http://{address}");
@@ -1068,5 +1060,5 @@ fn a_metadata_service_that_never_answers_is_given_up_on() {
         stderr.contains("a2c could not get the credentials from the instance metadata service"),
         "{stderr}"
     );
-    drop(fillers);
+    drop(unanswering);
 }

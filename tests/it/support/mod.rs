@@ -514,25 +514,9 @@ const SIGNATURE_PARAMETERS: [&str; 7] = [
 ];
 
 /// Whether the environment variable `name` holds a secret (its value never shows in output):
-/// a2c's own and the clouds' that its registries read.
+/// a2c's own and the clouds' that its registries read, as env.rs declares them.
 pub fn is_secret(name: &str) -> bool {
-    [
-        "A2C_REGISTRY_TOKEN",
-        "A2C_REGISTRY_AUTH",
-        "A2C_KEY_PASSWORD",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AZURE_STORAGE_ACCOUNT_KEY",
-        "AZURE_STORAGE_ACCESS_KEY",
-        "AZURE_STORAGE_MASTER_KEY",
-        "AZURE_STORAGE_SAS_TOKEN",
-        "AZURE_STORAGE_SAS_KEY",
-        "AZURE_STORAGE_TOKEN",
-        "AZURE_CLIENT_SECRET",
-        "AZURE_STORAGE_CLIENT_SECRET",
-        "GOOGLE_SERVICE_ACCOUNT_KEY",
-    ]
-    .contains(&name)
+    a2c::env::SECRET_VALUES.contains(&name)
 }
 
 /// A third-party program a test needs is missing: one loud line outside CI, a failure with
@@ -630,26 +614,35 @@ impl TestContext {
             require_program("time (GNU time at /usr/bin/time)");
             return None;
         }
-        let a2c = self.cmd(cwd);
         let mut cmd = Command::new("/usr/bin/time");
-        cmd.args(["-f", "peak-rss-kib=%M"])
-            .arg(a2c.get_program())
-            .args(args)
-            .current_dir(self.path(cwd));
-        for (k, v) in a2c.get_envs() {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        cmd.envs(env.iter().copied());
-        let out = cmd.output().unwrap();
-        let kib = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
-            .expect("GNU time reports the peak RSS");
+        cmd.args(["-f", "peak-rss-kib=%M"]);
+        let out = self.timed(cmd, cwd, args, env);
+        let kib = peak_kib(&out);
         Some((out, kib))
     }
+
+    /// `a2c args…` in `cwd` with this test's environment and `env`, started by `runner` (GNU
+    /// time, or prlimit then GNU time).
+    fn timed(&self, mut runner: Command, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let a2c = self.cmd(cwd);
+        runner.arg(a2c.get_program()).args(args).current_dir(self.path(cwd));
+        for (k, v) in a2c.get_envs() {
+            match v {
+                Some(v) => runner.env(k, v),
+                None => runner.env_remove(k),
+            };
+        }
+        runner.envs(env.iter().copied());
+        runner.output().unwrap()
+    }
+}
+
+/// The peak RSS in KiB GNU time reported (`-f peak-rss-kib=%M`).
+fn peak_kib(out: &Output) -> u64 {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
+        .expect("GNU time reports the peak RSS")
 }
 
 impl TestContext {
@@ -661,26 +654,12 @@ impl TestContext {
             require_program("prlimit (util-linux) and GNU time at /usr/bin/time");
             return None;
         }
-        let a2c = self.cmd(cwd);
         let mut cmd = Command::new("prlimit");
         cmd.arg(format!("--as={bytes}"))
-            .args(["--", "/usr/bin/time", "-f", "peak-rss-kib=%M"])
-            .arg(a2c.get_program())
-            .args(args)
-            .current_dir(self.path(cwd));
-        for (k, v) in a2c.get_envs() {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        cmd.envs(env.iter().copied());
-        let mut out = cmd.output().unwrap();
+            .args(["--", "/usr/bin/time", "-f", "peak-rss-kib=%M"]);
+        let mut out = self.timed(cmd, cwd, args, env);
+        let kib = peak_kib(&out);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let kib = stderr
-            .lines()
-            .find_map(|l| l.strip_prefix("peak-rss-kib=").map(|v| v.trim().parse().unwrap()))
-            .expect("GNU time reports the peak RSS");
         // GNU time's own lines are not a2c's output (its exit status is a2c's).
         let own: Vec<&str> = stderr
             .lines()

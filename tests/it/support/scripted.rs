@@ -241,3 +241,28 @@ fn pass_on(mut client: TcpStream, upstream: u16, dropped: &[&str]) {
     let _ = up.set_read_timeout(Some(Duration::from_secs(60)));
     let _ = std::io::copy(&mut up, &mut client);
 }
+
+/// A loopback port whose accept queue is full: a connection to it gets no answer at all.
+pub struct Unanswering {
+    _listener: socket2::Socket,
+    _fillers: Vec<std::net::TcpStream>,
+    pub address: std::net::SocketAddr,
+}
+
+pub fn unanswering() -> Unanswering {
+    let listener = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    listener
+        .bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into())
+        .unwrap();
+    listener.listen(0).unwrap();
+    let address = listener.local_addr().unwrap().as_socket().unwrap();
+    let fillers: Vec<_> = (0..4)
+        .filter_map(|_| std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)).ok())
+        .collect();
+    assert!(!fillers.is_empty(), "the accept queue could not be filled");
+    Unanswering {
+        _listener: listener,
+        _fillers: fillers,
+        address,
+    }
+}
