@@ -142,7 +142,10 @@ impl crate::util::hint::Hint for AgentsError {
         Some(match self {
             Self::Clobber { .. } => "move or rename it (a2c's entries are named `a2c-<name>`), or drop that runtime from the marker's `agents:`; then run `a2c agents sync`".into(),
             Self::BadSkill { .. } => "a skill is a folder `skills/NAME/` (NAME: lowercase letters, digits and single hyphens) whose SKILL.md front matter gives `name: NAME`, a `description`, and no key but the Agent Skills specification's six; `a2c pack` refuses another, and an install projects none".into(),
-            Self::BadReceipt { .. } => "remove it and the projected folders it lists, then run `a2c agents sync`".into(),
+            Self::BadReceipt { path, .. } => format!(
+                "it is a2c's own, never committed: remove it (`rm {}`) and any `a2c-*` folder in the runtimes' folders, then run `a2c agents sync`",
+                crate::util::text::visible(&path.display().to_string())
+            ),
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
         })
     }
@@ -182,17 +185,50 @@ impl Receipt {
         let Some(text) = crate::util::contain::read_config(&path)? else {
             return Ok(None);
         };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| AgentsError::BadReceipt {
+        let receipt: Self = serde_json::from_str(&text).map_err(|e| AgentsError::BadReceipt {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        // A receipt decides what a2c overwrites and removes: it may list only what a2c makes
+        // (a committed or edited one could otherwise claim the team's files, or paths outside R).
+        let owned = receipt.entries.iter().map(|e| &e.path).chain(&receipt.dirs);
+        let bad = owned
+            .filter(|p| !owns(p))
+            .chain(receipt.made.iter().filter(|p| !is_runtime_folder(p)))
+            .next();
+        if let Some(bad) = bad {
+            return Err(AgentsError::BadReceipt {
                 path,
-                reason: e.to_string(),
-            })
+                reason: format!(
+                    "it lists `{}`, which is no path a2c projects (`FOLDER/{PREFIX}NAME/…` in a runtime's folder)",
+                    crate::util::text::visible(bad)
+                ),
+            });
+        }
+        Ok(Some(receipt))
     }
 }
 
+/// Whether `rel` is a path a projection owns: a plain relative path below a runtime's folder,
+/// in a folder named `a2c-…`.
+fn owns(rel: &str) -> bool {
+    crate::util::paths::check_portable_relative(rel).is_ok()
+        && RUNTIMES.iter().any(|r| {
+            rel.strip_prefix(r.skills)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|rest| rest.starts_with(PREFIX) && rest.len() > PREFIX.len())
+        })
+}
+
+/// Whether `rel` is a runtime's folder or one of its parents (`.agents`, `.agents/skills`).
+fn is_runtime_folder(rel: &str) -> bool {
+    RUNTIMES
+        .iter()
+        .any(|r| r.skills == rel || r.skills.strip_prefix(rel).is_some_and(|rest| rest.starts_with('/')))
+}
+
 /// What a projection of `version`'s tree at `tree` into `repo` for `ids` owns.
-pub fn plan(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<Receipt, AgentsError> {
+pub fn plan(tree: &Path, version: &str, ids: &[String]) -> Result<Receipt, AgentsError> {
     let skills = skills(tree)?;
     let mut dirs = Vec::new();
     let mut entries = Vec::new();
@@ -230,7 +266,6 @@ pub fn plan(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<R
             }
         }
     }
-    let _ = repo;
     Ok(Receipt {
         schema: 1,
         version: version.to_string(),
@@ -265,7 +300,7 @@ pub struct Synced {
 /// removed; the receipt is written last.
 pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<Synced, AgentsError> {
     let old = Receipt::read(repo)?;
-    let mut new = plan(repo, tree, version, ids)?;
+    let mut new = plan(tree, version, ids)?;
     let owned = |path: &str| {
         old.as_ref()
             .is_some_and(|r| r.entries.iter().any(|e| e.path == path) || r.dirs.iter().any(|d| d == path))
@@ -295,7 +330,13 @@ pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<S
     }
     // The runtimes' own folders: the ones a2c makes now (or made before) are its to remove.
     let mut made: Vec<String> = old.as_ref().map(|r| r.made.clone()).unwrap_or_default();
-    for folder in folders(ids) {
+    // A tree that offers no skill gets no runtime folder made for it.
+    let needed = if new.entries.is_empty() {
+        Vec::new()
+    } else {
+        folders(ids)
+    };
+    for folder in needed {
         let mut at = String::new();
         for part in folder.split('/') {
             at = if at.is_empty() {
@@ -316,7 +357,7 @@ pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<S
         crate::util::contain::create_dirs(repo, dir, 0o755)?;
     }
     for entry in &new.entries {
-        if old.as_ref().is_some_and(|r| r.entries.contains(entry)) && matches_disk(repo, tree, entry) {
+        if old.as_ref().is_some_and(|r| r.entries.contains(entry)) && matches_disk(repo, entry) {
             done.unchanged += 1;
             continue;
         }
@@ -369,9 +410,8 @@ fn fs_err_io(e: std::io::Error, path: &Path) -> AgentsError {
 }
 
 /// Whether `entry` is on disk as the receipt says: a link to its target, a file of its sha256.
-fn matches_disk(repo: &Path, tree: &Path, entry: &Entry) -> bool {
+fn matches_disk(repo: &Path, entry: &Entry) -> bool {
     let path = repo.join(&entry.path);
-    let _ = tree;
     match entry.kind.as_str() {
         "link" => match std::fs::read_link(&path) {
             Ok(target) => Some(target.to_string_lossy().as_ref()) == entry.target.as_deref(),
@@ -393,7 +433,7 @@ fn matches_disk(repo: &Path, tree: &Path, entry: &Entry) -> bool {
 
 /// What of a member's projection has drifted from its receipt: each path edited, removed or
 /// re-pointed, and whether it is of another version than `version`.
-pub fn drift(repo: &Path, tree: &Path, version: &str) -> Result<Vec<String>, AgentsError> {
+pub fn drift(repo: &Path, version: &str) -> Result<Vec<String>, AgentsError> {
     let Some(receipt) = Receipt::read(repo)? else {
         return Ok(Vec::new());
     };
@@ -405,7 +445,7 @@ pub fn drift(repo: &Path, tree: &Path, version: &str) -> Result<Vec<String>, Age
         ));
     }
     for entry in &receipt.entries {
-        if !matches_disk(repo, tree, entry) {
+        if !matches_disk(repo, entry) {
             out.push(format!("`{}` was changed or removed", entry.path));
         }
     }
@@ -453,6 +493,7 @@ fn exclude(repo: &Path, receipt: &Receipt) -> Result<(), AgentsError> {
     let Some(path) = crate::util::git::git_path(repo, "info/exclude") else {
         return Ok(());
     };
+    // The file git itself reads R's excludes from (a worktree's is its main repository's).
     let text = match crate::util::contain::read_config(&path) {
         Ok(t) => t.unwrap_or_default(),
         Err(e) => return Err(e.into()),

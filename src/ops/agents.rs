@@ -158,8 +158,8 @@ fn report_of(m: &crate::workspace::Member, tree: &Tree, ids: &[String]) -> Membe
 fn finish(repo: &Path, tree: &Tree, report: &mut MemberProjection) -> Result<(), OpsError> {
     let receipt = crate::agents::Receipt::read(repo)?;
     report.entries = receipt.as_ref().map_or(0, |r| r.entries.len());
-    if let Ok((version, root)) = tree {
-        report.drift = crate::agents::drift(repo, root, version)?;
+    if let Ok((version, _)) = tree {
+        report.drift = crate::agents::drift(repo, version)?;
     }
     Ok(())
 }

@@ -125,9 +125,13 @@ fn scrub_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(sep) = rest.find("://") {
+        // The scheme's first byte: just after the last character that cannot be in a scheme
+        // (whatever its width: text around a URL may be any UTF-8).
         let start = rest[..sep]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let end = rest[sep..].find(ends).map_or(rest.len(), |i| sep + i);
         out.push_str(&rest[..start]);
         let url = &rest[start..end];
@@ -192,6 +196,9 @@ mod tests {
         let secrets = vec!["s3cr3t-value".to_string(), "short".to_string()];
         assert_eq!(scrub("key s3cr3t-value, short", &secrets), "key ***, short");
         assert!(matches!(scrub("nothing here", &secrets), Cow::Borrowed(_)));
+        // Text of any width around a URL (a path or a message in another language).
+        assert_eq!(scrub("café→https://u:p@h/x", &[]), "café→https://***@h/x");
+        assert_eq!(scrub("→://x", &[]), "→://x");
         let pattern = "set HTTP_PROXY (http://user:password@host:port)";
         assert_eq!(scrub(pattern, &[]), pattern);
     }

@@ -215,6 +215,70 @@ fn nothing_the_team_owns_is_touched() {
     assert_eq!(crate::support::tree_files(&t.path("outside")), Vec::new());
 }
 
+/// A receipt decides what a2c overwrites and removes, so one a clone brings (committed, or
+/// edited) may list only what a2c projects: one claiming the team's skill, or a path out of the
+/// member through an `a2c-` folder, is refused, named, with nothing removed.
+#[test]
+fn a_planted_receipt_removes_nothing() {
+    let t = TestContext::new();
+    superbuild(&t, "agents: [claude]\n");
+    t.ok("w", &["install"]);
+    t.write("w/p/a/.claude/skills/ours/SKILL.md", "the team's\n");
+    t.write("w/victim", "kept\n");
+    let mut transcripts = Vec::new();
+    for path in [
+        ".claude/skills/ours/SKILL.md",
+        ".claude/skills/a2c-x/../../../../victim",
+    ] {
+        let receipt = serde_json::json!({
+            "schema": 1, "version": "1.0.0", "runtimes": ["claude"], "dirs": [],
+            "entries": [{"path": path, "kind": "file", "sha256": "0".repeat(64)}],
+        });
+        t.write("w/p/a/.tools_local/esys/a2c/agents.json", &receipt.to_string());
+        for args in [&["agents", "clean"][..], &["agents", "sync"]] {
+            let run = t.run("w", args);
+            transcripts.push(run.error_transcript());
+        }
+    }
+    insta::assert_snapshot!(transcripts.join("\n"));
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/p/a/.claude/skills/ours/SKILL.md")).unwrap(),
+        "the team's\n"
+    );
+    assert_eq!(fs_err::read_to_string(t.path("w/victim")).unwrap(), "kept\n");
+    // The hint, followed: the receipt and the `a2c-*` folder removed, a sync projects again.
+    fs_err::remove_file(t.path("w/p/a/.tools_local/esys/a2c/agents.json")).unwrap();
+    fs_err::remove_dir_all(t.path("w/p/a/.claude/skills/a2c-review")).unwrap();
+    let run = t.ok("w", &["agents", "sync"]);
+    assert!(
+        t.path("w/p/a/.claude/skills/a2c-review/SKILL.md").exists(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/p/a/.claude/skills/ours/SKILL.md")).unwrap(),
+        "the team's\n"
+    );
+}
+
+/// A version whose tree offers no skill leaves the member as it was: no runtime folder is made
+/// for nothing, and git sees nothing new.
+#[test]
+fn a_method_without_skills_makes_no_folder() {
+    let t = TestContext::new();
+    t.method_tree("trees/1.0.0", "1.0.0");
+    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
+    t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\nagents: [claude, codex]\n");
+    t.canonical_repo("w/p/a", "1.0.0");
+    t.write("w/p/a/.gitignore", ".tools_local/\n");
+    t.commit_all("w/p/a");
+    t.ok("w", &["lock"]);
+    t.ok("w", &["install"]);
+    assert!(!t.path("w/p/a/.claude").exists());
+    assert!(!t.path("w/p/a/.agents").exists());
+    assert_eq!(git(&t.path("w/p/a"), &["status", "--porcelain"]).trim(), "");
+}
+
 /// A hostile `agents:` value is refused with its line, and a method tree whose skill is
 /// malformed (a name that is no skill name, a SKILL.md whose name is not its folder's) is
 /// refused by `pack`, naming it, with nothing published.

@@ -63,6 +63,24 @@ fn dependencies_point_down_the_layers() {
     assert!(gone.is_empty(), "no longer running up: remove from KNOWN_UP: {gone:?}");
 }
 
+/// The codemap states the layers this file enforces, in the same order.
+#[test]
+fn the_codemap_states_these_layers() {
+    let doc = include_str!("../../docs/architecture.md");
+    let stated: String = doc
+        .split("layers ")
+        .nth(1)
+        .unwrap()
+        .split(";")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let expected = LAYERS.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(" → ");
+    assert_eq!(stated, expected, "docs/architecture.md's layer list");
+}
+
 /// Inside a top-level module, the files (`mod.rs` aside, which declares and re-exports them)
 /// use each other without a cycle: `store/install` ↔ `source`, `adoption` ↔ `state_root` and
 /// the registry handle ↔ its transports once were.

@@ -90,7 +90,7 @@ pub(super) fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>,
     };
     // The member's projection for the marker's agent runtimes, against its receipt.
     if memo.2 {
-        match crate::agents::drift(&m.path, &resolved.root, &version.to_string()) {
+        match crate::agents::drift(&m.path, &version.to_string()) {
             Ok(drift) if drift.is_empty() => {}
             Ok(drift) => out.push(finding(
                 Code::AgentsDrift,
