@@ -501,6 +501,85 @@ pub fn program(name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(name))
 }
 
+/// Whether the release of `package` a test is about to start is the one `.ci/run` pins
+/// (`.ci/requirements.txt` for PyPI, `.ci/node/package.json` for npm), for a test whose
+/// assertion depends on what that release does (its output's shape, what it refuses). Another
+/// release — older or newer, from PATH or a venv made by hand — gets one `SKIPPED:` line naming
+/// both versions and how to install the pinned one; with `CI=true` the test fails instead.
+pub fn at_pinned_version(package: &str) -> bool {
+    let (pinned, installed) = match pinned_and_installed(package) {
+        Ok(found) => found,
+        Err(why) => panic!("{why}"),
+    };
+    if installed.as_deref() == Some(pinned.as_str()) {
+        return true;
+    }
+    let seen = installed.map_or("not installed".to_string(), |v| format!("at {v}"));
+    let what = format!("{package} {pinned} ({package} is {seen}; .ci/run installs the pinned release)");
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{what} is required under CI=true");
+    }
+    eprintln!("SKIPPED: install {what}");
+    false
+}
+
+/// The version `.ci/run` pins for `package`, and the one installed where the tests look first
+/// (the pinned venv or node tree, else the `python3` on PATH for a PyPI package).
+fn pinned_and_installed(package: &str) -> Result<(String, Option<String>), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let node_pins: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join(".ci/node/package.json")).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    if let Some(pinned) = node_pins["dependencies"][package].as_str() {
+        let installed = std::fs::read_to_string(
+            root.join("target/ci-node/node_modules")
+                .join(package)
+                .join("package.json"),
+        )
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|doc| doc["version"].as_str().map(str::to_string));
+        return Ok((pinned.to_string(), installed));
+    }
+    let requirements = std::fs::read_to_string(root.join(".ci/requirements.txt")).map_err(|e| e.to_string())?;
+    let normal = |name: &str| name.to_ascii_lowercase().replace(['-', '.'], "_");
+    let pinned = requirements
+        .lines()
+        .filter_map(|line| line.split_once("=="))
+        .find(|(name, _)| normal(name.split('[').next().unwrap_or(name).trim()) == normal(package))
+        .map(|(_, version)| version.split_whitespace().next().unwrap_or_default().to_string())
+        .ok_or_else(|| format!("{package} is pinned neither in .ci/requirements.txt nor in .ci/node/package.json"))?;
+    let in_venv = std::fs::read_dir(root.join("target/ci-venv/lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|python| {
+            std::fs::read_dir(python.path().join("site-packages"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .find_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let (name, version) = name.strip_suffix(".dist-info")?.rsplit_once('-')?;
+            (normal(name) == normal(package)).then(|| version.to_string())
+        });
+    let installed = in_venv.or_else(|| {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import importlib.metadata, sys; print(importlib.metadata.version(sys.argv[1]))",
+                package,
+            ])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    });
+    Ok((pinned, installed))
+}
+
 /// The query parameters that carry a signed URL's signature or credential (S3's, Cloud
 /// Storage's, an Azure SAS's): never in a2c's output.
 const SIGNATURE_PARAMETERS: [&str; 7] = [
@@ -791,5 +870,47 @@ pub fn superbuild_pinning(t: &TestContext, registry: &str, versions: &[&str]) {
     t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
     for (i, v) in versions.iter().enumerate() {
         t.canonical_repo(&format!("w/p/m{i}"), v);
+    }
+}
+
+/// What `.ci/run` installed is what `.ci/requirements.txt` and `.ci/node/package.json` pin, so
+/// a test that reads a program's behaviour ([`at_pinned_version`]) runs under CI. A pin changed
+/// without a reinstall is named; outside CI (a venv of an older checkout) it is one SKIPPED
+/// line per package.
+#[test]
+fn the_installed_programs_are_the_pinned_releases() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let requirements = std::fs::read_to_string(root.join(".ci/requirements.txt")).unwrap();
+    let node: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join(".ci/node/package.json")).unwrap()).unwrap();
+    let mut packages: Vec<String> = requirements
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .filter_map(|line| line.split_once("=="))
+        .map(|(name, _)| name.split('[').next().unwrap_or(name).trim().to_string())
+        .collect();
+    assert!(
+        packages.iter().any(|p| p == "skills-ref"),
+        "the validator's pin is read"
+    );
+    packages.extend(node["dependencies"].as_object().unwrap().keys().cloned());
+    let mut off = Vec::new();
+    for package in &packages {
+        let (pinned, installed) = pinned_and_installed(package).unwrap();
+        if installed.as_deref() != Some(pinned.as_str()) {
+            off.push(format!("{package}: pinned {pinned}, installed {installed:?}"));
+        }
+    }
+    if off.is_empty() {
+        return;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!(
+            "run .ci/run's install stage again (pip install -r .ci/requirements.txt, npm ci in .ci/node):\n{}",
+            off.join("\n")
+        );
+    }
+    for line in off {
+        eprintln!("SKIPPED: install {line} (.ci/run installs the pinned release)");
     }
 }
