@@ -378,7 +378,8 @@ def members_suite(args, a2c):
     5,000 / 20,000 members,
     with an earlier build (`--baseline`) measured in the same rounds, interleaved, and the shell
     floor: one `stat` of every member's adoption record, from a list made beforehand
-    (`xargs stat`), in the same rounds. The workspace snapshot is written by the first no-op
+    (`xargs stat`), in the same rounds; and the two `fstatat` floors of examples/stat_floor.rs:
+    the snapshot's five paths per member (under the no-op) and the eight doctor must look at. The workspace snapshot is written by the first no-op
     install run at least 1 s (its racy margin) after the last change, as on any machine where
     installs are not back to back: the rounds start after that run."""
     base = tmpfs()
@@ -393,7 +394,8 @@ def members_suite(args, a2c):
         stat_floor = example("stat_floor")
         jobs = str(min(os.cpu_count() or 1, 8))
         head = ("| members | no-op install | per member | doctor | lock --check | list | stat floor "
-                "| no-op / floor | 5-stat floor | no-op / 5-stat floor | doctor / 5-stat floor |")
+                "| no-op / floor | 5-stat floor | no-op / 5-stat floor | doctor / 5-stat floor "
+                "| doctor floor | doctor / doctor floor |")
         if args.baseline:
             head += (" baseline no-op | baseline doctor | baseline lock --check | baseline list "
                      "| no-op a2c/baseline | doctor a2c/baseline | lock --check a2c/baseline | list a2c/baseline |")
@@ -417,25 +419,30 @@ def members_suite(args, a2c):
             # The snapshot's own syscalls and nothing else: five fstatat per member, as many
             # threads as a2c (examples/stat_floor.rs).
             floor5_cmd = [stat_floor, w, members_list, jobs]
+            # The eight paths doctor looks at in each member (examples/stat_floor.rs).
+            floor_doctor_cmd = [stat_floor, w, members_list, jobs, "doctor"]
             commands = ("install", "doctor", "lock --check", "list")
             times = {(side, cmd): [] for side, _ in sides for cmd in commands}
             times[("floor", "stat")] = []
             times[("floor", "stat5")] = []
+            times[("floor", "doctor")] = []
             for _ in range(args.noop_runs):
                 for side, binary in sides:
                     for cmd in commands:
                         times[(side, cmd)].append(timed([binary, "-q", "-C", w] + cmd.split(), env)[0])
                 times[("floor", "stat")].append(timed(floor_cmd)[0])
                 times[("floor", "stat5")].append(timed(floor5_cmd)[0])
+                times[("floor", "doctor")].append(timed(floor_doctor_cmd)[0])
             med = {k: statistics.median(v) for k, v in times.items()}
             mn, md, fl = med[("a2c", "install")], med[("a2c", "doctor")], med[("floor", "stat")]
             mc, ml = med[("a2c", "lock --check")], med[("a2c", "list")]
-            f5 = med[("floor", "stat5")]
+            f5, fd = med[("floor", "stat5")], med[("floor", "doctor")]
             row = (f"| {n} | {mn*1000:.1f} ms | {mn*1e6/n:.1f} µs | {md*1000:.1f} ms | {mc*1000:.1f} ms "
                    f"| {ml*1000:.1f} ms | {fl*1000:.1f} ms | {mn/fl:.2f}x "
-                   f"| {f5*1000:.1f} ms | {mn/f5:.2f}x | {md/f5:.2f}x |")
+                   f"| {f5*1000:.1f} ms | {mn/f5:.2f}x | {md/f5:.2f}x | {fd*1000:.1f} ms | {md/fd:.2f}x |")
             result = {"members": n, "noop_ms": mn * 1000, "doctor_ms": md * 1000, "check_ms": mc * 1000,
-                      "list_ms": ml * 1000, "floor_ms": fl * 1000, "floor5_ms": f5 * 1000}
+                      "list_ms": ml * 1000, "floor_ms": fl * 1000, "floor5_ms": f5 * 1000,
+                      "floor_doctor_ms": fd * 1000}
             if args.baseline:
                 b = {cmd: med[("baseline", cmd)] for cmd in commands}
                 row += (f" {b['install']*1000:.1f} ms | {b['doctor']*1000:.1f} ms | {b['lock --check']*1000:.1f} ms "

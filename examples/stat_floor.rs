@@ -4,14 +4,20 @@
 //! path), no link followed, relative to a handle on the member's parent directory, on as many
 //! threads as a2c uses — and nothing else: no parsing, no comparing, no install.
 //!
-//! Usage: `stat_floor W LIST THREADS`, LIST holding one member path relative to W per line.
+//! With `doctor`, the floor under `a2c doctor`: one `fstatat` for each path doctor must look
+//! at in a member — the snapshot's five, and the three its per-member checks add: the local
+//! state directory `.tools_local` (is it tracked?), the git index that answers that, and the
+//! git directory (a split index keeps its other half there).
+//!
+//! Usage: `stat_floor W LIST THREADS [doctor]`, LIST holding one member path relative to W per
+//! line.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 
 use rustix::fs::{AtFlags, Mode, OFlags, open, statat};
 
-const PATHS: [&str; 5] = [
+const SNAPSHOT: &[&str] = &[
     "",
     "/.tools/esys/a2c",
     "/.tools/esys/a2c/adoption.yaml",
@@ -19,11 +25,26 @@ const PATHS: [&str; 5] = [
     "/.git/a2c-migrate.json",
 ];
 
+const DOCTOR: &[&str] = &[
+    "",
+    "/.tools/esys/a2c",
+    "/.tools/esys/a2c/adoption.yaml",
+    "/.tools_local/esys/a2c/workspace.yaml",
+    "/.git/a2c-migrate.json",
+    "/.tools_local",
+    "/.git/index",
+    "/.git",
+];
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let [_, w, list, threads] = args.as_slice() else {
-        eprintln!("usage: stat_floor W LIST THREADS");
-        std::process::exit(2);
+    let (w, list, threads, paths) = match args.as_slice() {
+        [_, w, list, threads] => (w, list, threads, SNAPSHOT),
+        [_, w, list, threads, which] if which == "doctor" => (w, list, threads, DOCTOR),
+        _ => {
+            eprintln!("usage: stat_floor W LIST THREADS [doctor]");
+            std::process::exit(2);
+        }
     };
     let threads: usize = threads.parse().expect("THREADS is a number");
     let list = std::fs::read_to_string(list).expect("LIST is readable");
@@ -53,7 +74,7 @@ fn main() {
                     let mut path = String::new();
                     let mut found = 0;
                     for (parent, name) in part {
-                        for suffix in PATHS {
+                        for suffix in paths {
                             path.clear();
                             path.push_str(name);
                             path.push_str(suffix);
