@@ -1,6 +1,8 @@
-//! The method's skills, projected where each agent runtime looks for them, per member and per
-//! version: a member R whose write contract is V gets V's `skills/<name>/` as
-//! `a2c-<name>/` in each selected runtime's skills folder — never W's or another member's.
+//! The method's skills, rules and prompts, projected where each agent runtime looks for them,
+//! per member and per version: a member R whose write contract is V gets V's `skills/<name>/`
+//! as `a2c-<name>/` in each selected runtime's skills folder, and V's `rules/<name>.md` and
+//! `prompts/<name>.md` as `a2c-<name>…` files in the runtime's own folders and front matter —
+//! never W's or another member's.
 //!
 //! The repository's intent is the set of runtimes its superbuild's marker names (`agents:`, a
 //! sorted set of [`RUNTIMES`] ids: duplicates and unknown ids fail, empty means none); the
@@ -10,71 +12,22 @@
 //! committed file) is refused, named; every write goes through the containment rule (no link
 //! on the way, nothing outside R).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::util::digest::Sha256;
 
+mod documents;
+mod local;
+mod runtimes;
 mod skills;
 
+pub use documents::{Document, Form, Kind, Layout, documents};
+pub use local::{LOCAL, Local};
+pub use runtimes::{RUNTIMES, Runtime, folders, parse_ids};
+use runtimes::{document_path, selected};
 use skills::renamed;
 pub use skills::{Skill, check_skill_md, is_skill_name, skills};
-
-/// A runtime a2c projects for: its id (what `agents:` names) and the folder, relative to R,
-/// where it reads skills.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Runtime {
-    pub id: &'static str,
-    /// The folder of its skills, relative to the repository.
-    pub skills: &'static str,
-    /// Who reads that folder (for `a2c agents list` and the docs).
-    pub reader: &'static str,
-    /// Its MCP server entry for `a2c mcp`: the file it is read from and the entry
-    /// (`a2c agents mcp-config`); `None` for a layout that is no MCP client.
-    pub mcp: Option<(&'static str, &'static str)>,
-}
-
-const MCP_JSON: &str = r#"{ "mcpServers": { "a2c": { "command": "a2c", "args": ["mcp"] } } }"#;
-
-/// Every runtime a2c projects for: one line each. Several read the shared Agent Skills layout
-/// (`.agents/skills/`), which is then written once.
-pub const RUNTIMES: &[Runtime] = &[
-    Runtime {
-        id: "agent-skills",
-        skills: ".agents/skills",
-        reader: "the Agent Skills layout (Codex, Copilot, Gemini CLI, Cursor, opencode, …)",
-        mcp: None,
-    },
-    Runtime {
-        id: "claude",
-        skills: ".claude/skills",
-        reader: "Claude Code",
-        mcp: Some((".mcp.json (the repository's root)", MCP_JSON)),
-    },
-    Runtime {
-        id: "codex",
-        skills: ".agents/skills",
-        reader: "OpenAI Codex (the Agent Skills layout)",
-        mcp: Some((
-            "~/.codex/config.toml",
-            "[mcp_servers.a2c]\ncommand = \"a2c\"\nargs = [\"mcp\"]",
-        )),
-    },
-    Runtime {
-        id: "copilot",
-        skills: ".agents/skills",
-        reader: "GitHub Copilot (the Agent Skills layout)",
-        mcp: Some((
-            ".vscode/mcp.json (VS Code's agent mode)",
-            r#"{ "servers": { "a2c": { "type": "stdio", "command": "a2c", "args": ["mcp"] } } }"#,
-        )),
-    },
-    Runtime {
-        id: "cursor",
-        skills: ".agents/skills",
-        reader: "Cursor (the Agent Skills layout)",
-        mcp: Some((".cursor/mcp.json (the repository)", MCP_JSON)),
-    },
-];
 
 /// The prefix of every projected skill's name: a2c's entries never collide with the team's.
 pub const PREFIX: &str = "a2c-";
@@ -86,44 +39,6 @@ pub const RECEIPT: &str = ".tools_local/esys/a2c/agents.json";
 const EXCLUDE_BEGIN: &str = "# a2c agents: begin (machine-local projection; `a2c agents clean` removes it)";
 const EXCLUDE_END: &str = "# a2c agents: end";
 
-/// `agents:` as a set: each item a known runtime id, none twice, sorted; `auto` and `none` are
-/// command-line words, never stored intent. `Err(why)` names the item.
-pub fn parse_ids(items: &[String]) -> Result<Vec<String>, String> {
-    let mut ids: Vec<String> = Vec::new();
-    for item in items {
-        if item == "auto" || item == "none" {
-            return Err(format!(
-                "`{item}` is not a runtime: `agents:` lists the runtimes this repository supports (empty: none)"
-            ));
-        }
-        if !RUNTIMES.iter().any(|r| r.id == item) {
-            return Err(format!(
-                "`{}` is not a runtime a2c projects for (known: {})",
-                crate::util::text::visible(item),
-                RUNTIMES.iter().map(|r| r.id).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        if ids.contains(item) {
-            return Err(format!("`{item}` is listed twice: `agents:` is a set"));
-        }
-        ids.push(item.clone());
-    }
-    ids.sort();
-    Ok(ids)
-}
-
-/// The skills folders of `ids` (relative to R), each once, sorted.
-pub fn folders(ids: &[String]) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = RUNTIMES
-        .iter()
-        .filter(|r| ids.iter().any(|id| id == r.id))
-        .map(|r| r.skills)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// Why a projection was refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentsError {
@@ -131,6 +46,10 @@ pub enum AgentsError {
     Clobber { path: PathBuf },
     #[error("the skill `{}`: {reason}", path.display())]
     BadSkill { path: PathBuf, reason: String },
+    #[error("the method document `{}`: {reason}", path.display())]
+    BadDocument { path: PathBuf, reason: String },
+    #[error("this machine's runtimes `{}`: {reason}", path.display())]
+    BadLocal { path: PathBuf, reason: String },
     #[error("the projection receipt `{}` cannot be read: {reason}", path.display())]
     BadReceipt { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -141,11 +60,23 @@ impl crate::util::hint::Hint for AgentsError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             Self::Clobber { .. } => "move or rename it (a2c's entries are named `a2c-<name>`), or drop that runtime from the marker's `agents:`; then run `a2c agents sync`".into(),
+            Self::BadDocument { .. } => "a projected rule (`rules/NAME.md`) or prompt (`prompts/NAME.md`) is UTF-8 markdown with an optional front matter of `description` (one line) and, for a rule, `applies_to` (globs relative to the repository); `a2c pack` refuses another, and an install projects none of that tree (registry-spec, \"Rules and prompts\")".into(),
             Self::BadSkill { .. } => "a skill is a folder `skills/NAME/` (NAME: lowercase letters, digits and single hyphens) whose SKILL.md front matter gives `name: NAME`, a `description`, and no key but the Agent Skills specification's six; `a2c pack` refuses another, and an install projects none".into(),
-            Self::BadReceipt { path, .. } => format!(
-                "it is a2c's own, never committed: remove it (`rm {}`) and any `a2c-*` folder in the runtimes' folders, then run `a2c agents sync`",
-                crate::util::text::visible(&path.display().to_string())
+            Self::BadLocal { path, .. } => format!(
+                "it holds `add:` and `drop:`, each a list of runtime ids ({}); fix it, or remove it (`rm {}`) to project the marker's `agents:` alone",
+                RUNTIMES.iter().map(|r| r.id).collect::<Vec<_>>().join(", "),
+                crate::util::text::shell_quoted(path)
             ),
+            Self::BadReceipt { path, .. } => {
+                let repo = path.ancestors().nth(4).unwrap_or(Path::new("."));
+                let quote = |p: &Path| crate::util::text::shell_quoted(p);
+                let mut paths = vec![quote(path)];
+                paths.extend(leftovers(repo).iter().map(|p| quote(p)));
+                format!(
+                    "it is a2c's own, never committed: remove it and what a2c projected beside it (`rm -rf {}`), then run `a2c agents sync`",
+                    paths.join(" ")
+                )
+            }
             Self::Io(e) => return crate::util::contain::refusal(e).map(|r| r.hint()),
         })
     }
@@ -200,7 +131,7 @@ impl Receipt {
             return Err(AgentsError::BadReceipt {
                 path,
                 reason: format!(
-                    "it lists `{}`, which is no path a2c projects (`FOLDER/{PREFIX}NAME/…` in a runtime's folder)",
+                    "it lists `{}`, which is no path a2c projects (an `{PREFIX}…` entry in a runtime's folder)",
                     crate::util::text::visible(bad)
                 ),
             });
@@ -209,41 +140,79 @@ impl Receipt {
     }
 }
 
-/// Whether `rel` is a path a projection owns: a plain relative path below a runtime's folder,
-/// in a folder named `a2c-…`.
+/// The `a2c-…` entries in `repo`'s runtime folders (none through a link): what a projection
+/// may have left there, for the way out of an unreadable receipt.
+fn leftovers(repo: &Path) -> Vec<PathBuf> {
+    let mut folders: Vec<&str> = RUNTIMES.iter().flat_map(Runtime::folders).collect();
+    folders.sort();
+    folders.dedup();
+    let mut out = Vec::new();
+    for folder in folders {
+        if !crate::util::contain::check_dir(repo, folder).unwrap_or(false) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(repo.join(folder)) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(PREFIX))
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        out.extend(names);
+    }
+    out
+}
+
+/// Whether `rel` is a path a projection owns: a plain relative path below a runtime's skills
+/// folder, in a folder named `a2c-…`, or a file `a2c-…` of its layout directly in a runtime's
+/// rules or prompts folder.
 fn owns(rel: &str) -> bool {
+    let below = |folder: &str| rel.strip_prefix(folder).and_then(|rest| rest.strip_prefix('/'));
+    let named = |rest: &str| rest.starts_with(PREFIX) && rest.len() > PREFIX.len();
     crate::util::paths::check_portable_relative(rel).is_ok()
         && RUNTIMES.iter().any(|r| {
-            rel.strip_prefix(r.skills)
-                .and_then(|rest| rest.strip_prefix('/'))
-                .is_some_and(|rest| rest.starts_with(PREFIX) && rest.len() > PREFIX.len())
+            below(r.skills).is_some_and(named)
+                || [&r.rules, &r.prompts]
+                    .into_iter()
+                    .flatten()
+                    .any(|l| below(l.folder).is_some_and(|f| named(f) && !f.contains('/') && f.ends_with(l.suffix)))
         })
 }
 
-/// Whether `rel` is a runtime's folder or one of its parents (`.agents`, `.agents/skills`).
+/// Whether `rel` is a runtime's folder or one of its parents (`.agents`, `.agents/skills`,
+/// `.github/instructions`, …).
 fn is_runtime_folder(rel: &str) -> bool {
     RUNTIMES
         .iter()
-        .any(|r| r.skills == rel || r.skills.strip_prefix(rel).is_some_and(|rest| rest.starts_with('/')))
+        .flat_map(Runtime::folders)
+        .any(|f| f == rel || f.strip_prefix(rel).is_some_and(|rest| rest.starts_with('/')))
 }
 
-/// What a projection of `version`'s tree at `tree` into `repo` for `ids` owns.
-pub fn plan(tree: &Path, version: &str, ids: &[String]) -> Result<Receipt, AgentsError> {
+/// What a projection of `version`'s tree at `tree` for `ids` owns, and the text of each file
+/// it writes (by path).
+pub fn plan(tree: &Path, version: &str, ids: &[String]) -> Result<(Receipt, BTreeMap<String, String>), AgentsError> {
     let skills = skills(tree)?;
+    let (documents, _) = documents(tree)?;
     let mut dirs = Vec::new();
     let mut entries = Vec::new();
+    let mut texts = BTreeMap::new();
+    let mut file = |path: String, text: String, entries: &mut Vec<Entry>| {
+        entries.push(Entry {
+            path: path.clone(),
+            kind: "file".into(),
+            sha256: Some(Sha256::of(text.as_bytes()).to_hex()),
+            target: None,
+        });
+        texts.insert(path, text);
+    };
     for folder in folders(ids) {
         for skill in &skills {
             let name = format!("{PREFIX}{}", skill.name);
             let base = format!("{folder}/{name}");
             dirs.push(base.clone());
-            let text = renamed(&skill.text, &name);
-            entries.push(Entry {
-                path: format!("{base}/SKILL.md"),
-                kind: "file".into(),
-                sha256: Some(Sha256::of(text.as_bytes()).to_hex()),
-                target: None,
-            });
+            file(format!("{base}/SKILL.md"), renamed(&skill.text, &name), &mut entries);
             for rel in &skill.files {
                 let mut parent = Path::new(rel).parent();
                 let mut nested = Vec::new();
@@ -266,24 +235,28 @@ pub fn plan(tree: &Path, version: &str, ids: &[String]) -> Result<Receipt, Agent
             }
         }
     }
-    Ok(Receipt {
+    // Rules and prompts: a file each in every selected runtime's folder for their kind (two
+    // runtimes reading one folder with one layout get it once).
+    for doc in &documents {
+        for runtime in selected(ids) {
+            let Some(layout) = runtime.layout(doc.kind) else {
+                continue;
+            };
+            let path = document_path(layout, &doc.name);
+            if !entries.iter().any(|e: &Entry| e.path == path) {
+                file(path, documents::render(doc, layout.form), &mut entries);
+            }
+        }
+    }
+    let receipt = Receipt {
         schema: 1,
         version: version.to_string(),
         runtimes: ids.to_vec(),
         dirs,
         made: Vec::new(),
         entries,
-    })
-}
-
-/// The text of a projected `SKILL.md` (what its receipt's sha256 is of).
-fn skill_text(tree: &Path, entry: &Entry) -> Option<String> {
-    // `<folder>/a2c-<name>/SKILL.md`: the skill's own, renamed.
-    let mut parts = entry.path.rsplitn(3, '/');
-    let (_, projected) = (parts.next()?, parts.next()?);
-    let name = projected.strip_prefix(PREFIX)?;
-    let text = fs_err::read_to_string(tree.join("skills").join(name).join("SKILL.md")).ok()?;
-    Some(renamed(&text, projected))
+    };
+    Ok((receipt, texts))
 }
 
 /// What a sync did in one member.
@@ -300,7 +273,7 @@ pub struct Synced {
 /// removed; the receipt is written last.
 pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<Synced, AgentsError> {
     let old = Receipt::read(repo)?;
-    let mut new = plan(tree, version, ids)?;
+    let (mut new, texts) = plan(tree, version, ids)?;
     let owned = |path: &str| {
         old.as_ref()
             .is_some_and(|r| r.entries.iter().any(|e| e.path == path) || r.dirs.iter().any(|d| d == path))
@@ -330,12 +303,26 @@ pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<S
     }
     // The runtimes' own folders: the ones a2c makes now (or made before) are its to remove.
     let mut made: Vec<String> = old.as_ref().map(|r| r.made.clone()).unwrap_or_default();
-    // A tree that offers no skill gets no runtime folder made for it.
-    let needed = if new.entries.is_empty() {
-        Vec::new()
-    } else {
-        folders(ids)
-    };
+    // Only the folders something is projected into are made (a tree that offers no skill gets
+    // no skills folder).
+    let mut needed: Vec<&str> = selected(ids)
+        .flat_map(Runtime::folders)
+        .filter(|f| new.entries.iter().any(|e| e.path.starts_with(&format!("{f}/"))))
+        .collect();
+    needed.sort();
+    needed.dedup();
+    // Folders a2c made that nothing is projected into any more (a runtime dropped, a version
+    // offering less): removed when empty, deepest first — the team's files in one keep it.
+    made.sort();
+    made.reverse();
+    made.retain(|dir| {
+        let in_use = needed
+            .iter()
+            .any(|f| *f == dir || f.strip_prefix(dir.as_str()).is_some_and(|rest| rest.starts_with('/')));
+        in_use
+            || !(crate::util::contain::check_dir(repo, dir).unwrap_or(false)
+                && std::fs::remove_dir(repo.join(dir)).is_ok())
+    });
     for folder in needed {
         let mut at = String::new();
         for part in folder.split('/') {
@@ -372,7 +359,7 @@ pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<S
                 }
             }
             _ => {
-                let text = skill_text(tree, entry).unwrap_or_default();
+                let text = texts.get(&entry.path).map_or("", String::as_str);
                 crate::util::contain::write_new(&path, text.as_bytes(), 0o644)?;
             }
         }
@@ -508,11 +495,26 @@ fn exclude(repo: &Path, receipt: &Receipt) -> Result<(), AgentsError> {
             _ => {}
         }
     }
+    // Each skill's folder, and each rule or prompt file (those lie directly in their folder).
+    let skill_folder = |d: &&String| {
+        RUNTIMES.iter().any(|r| {
+            d.strip_prefix(r.skills)
+                .is_some_and(|rest| rest.matches('/').count() == 1)
+        })
+    };
+    let in_skill = |p: &str| receipt.dirs.iter().any(|d| p.starts_with(&format!("{d}/")));
     let roots: Vec<String> = receipt
         .dirs
         .iter()
-        .filter(|d| d.matches('/').count() == 2)
+        .filter(skill_folder)
         .map(|d| format!("/{d}/"))
+        .chain(
+            receipt
+                .entries
+                .iter()
+                .filter(|e| !in_skill(&e.path))
+                .map(|e| format!("/{}", e.path)),
+        )
         .collect();
     let mut out = kept.join("\n");
     if !out.is_empty() && !out.ends_with('\n') {

@@ -73,8 +73,23 @@ pub(super) fn report(out: &crate::ops::agents::AgentsOutcome, printer: &Printer,
         printer.json_doc(out);
         return;
     }
+    if !out.local.is_empty() {
+        let signed = |sign: char, ids: &[String]| ids.iter().map(move |id| format!("{sign}{id}")).collect::<Vec<_>>();
+        let mut changes = signed('+', &out.local.add);
+        changes.extend(signed('-', &out.local.drop));
+        printer.status(format!(
+            "the marker names [{}]; this machine {} ({}): [{}] projected here",
+            out.tracked.join(", "),
+            changes.join(" "),
+            crate::agents::LOCAL,
+            out.runtimes.join(", ")
+        ));
+    }
     if out.runtimes.is_empty() {
-        printer.status("the marker names no agent runtime (`agents:`): nothing is projected");
+        printer.status(match out.local.is_empty() {
+            true => "the marker names no agent runtime (`agents:`): nothing is projected",
+            false => "no agent runtime is projected on this machine",
+        });
     }
     for m in &out.members {
         let what = match (&m.skipped, &m.version) {

@@ -84,9 +84,11 @@ pub fn run(
     }
     let registry = location.open(&session.network);
     let tree = cwd.join(&args.dir);
-    // The skills it offers (`skills/<name>/SKILL.md`), checked as the Agent Skills
-    // specification says before anything is published: a broken one is refused, named.
+    // What it offers agents — skills (`skills/<name>/SKILL.md`, checked as the Agent Skills
+    // specification says), rules and prompts — checked before anything is published: a broken
+    // one is refused, named.
     crate::agents::skills(&tree)?;
+    let unprojected = crate::agents::documents(&tree)?.1;
     let key = match &args.sign {
         Some(k) => Some(super::key::unlock(&cwd.join(k), printer)?),
         None => None,
@@ -102,6 +104,12 @@ pub fn run(
     })?;
     for w in &p.warnings {
         printer.warn(w);
+    }
+    for (path, why) in unprojected {
+        printer.warn(format!(
+            "`{}` is packed, but not projected for agent runtimes: {why}",
+            path.display()
+        ));
     }
     match (&p.landed, printer.json) {
         (_, true) => printer.json_doc(&p),

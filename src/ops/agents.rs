@@ -32,8 +32,12 @@ pub struct MemberProjection {
 /// `a2c agents list --json`'s document.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AgentsOutcome {
-    /// The runtimes the marker names.
+    /// The runtimes projected on this machine: the tracked ones with this machine's changes.
     pub runtimes: Vec<String>,
+    /// The runtimes the marker names (the repository's intent).
+    pub tracked: Vec<String>,
+    /// This machine's changes (`.tools_local/esys/a2c/agents.yaml` under the root).
+    pub local: crate::agents::Local,
     pub members: Vec<MemberProjection>,
 }
 
@@ -63,18 +67,29 @@ fn members(ctx: &Context) -> Result<Vec<(crate::workspace::Member, Tree)>, OpsEr
         .collect())
 }
 
-fn runtimes(ctx: &Context) -> Vec<String> {
-    ctx.workspace
-        .as_ref()
-        .map(|w| w.marker.agents.clone())
-        .unwrap_or_default()
+/// The runtimes the marker names, this machine's changes, and the set they make here.
+fn runtimes(ctx: &Context) -> Result<(Vec<String>, crate::agents::Local, Vec<String>), OpsError> {
+    let Some(ws) = &ctx.workspace else {
+        return Ok(Default::default());
+    };
+    let local = crate::agents::Local::read(&ws.root)?;
+    let ids = local.apply(&ws.marker.agents);
+    Ok((ws.marker.agents.clone(), local, ids))
+}
+
+/// Whether anything is to be projected or kept in step here: the marker names runtimes, or
+/// this machine's file exists (one look at the root, none per member).
+pub fn wanted(ctx: &Context) -> bool {
+    ctx.workspace.as_ref().is_some_and(|w| {
+        !w.marker.agents.is_empty() || std::fs::symlink_metadata(w.root.join(crate::agents::LOCAL)).is_ok()
+    })
 }
 
 /// Projects every member's tree for the marker's runtimes (none: each member's projection is
 /// removed). A member whose tree is not installed is skipped, said so; a path the team owns is
 /// refused before anything of that member is written.
 pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
-    let ids = runtimes(ctx);
+    let (tracked, local, ids) = runtimes(ctx)?;
     let mut out = Vec::new();
     for (m, tree) in members(ctx)? {
         let mut report = report_of(&m, &tree, &ids);
@@ -92,6 +107,8 @@ pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
     }
     Ok(AgentsOutcome {
         runtimes: ids,
+        tracked,
+        local,
         members: out,
     })
 }
@@ -100,7 +117,7 @@ pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
 /// marker names runtimes). A failure is said as a warning: the migration itself stands.
 pub fn after_migrate(ctx: &Context) -> Option<String> {
     let ws = ctx.workspace.as_ref()?;
-    if ws.marker.agents.is_empty() {
+    if !wanted(ctx) {
         return None;
     }
     // The members as they are now (the migration rewrote their records).
@@ -113,7 +130,7 @@ pub fn after_migrate(ctx: &Context) -> Option<String> {
 
 /// Every member's projection and its drift, changing nothing.
 pub fn list(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
-    let ids = runtimes(ctx);
+    let (tracked, local, ids) = runtimes(ctx)?;
     let mut out = Vec::new();
     for (m, tree) in members(ctx)? {
         let mut report = report_of(&m, &tree, &ids);
@@ -125,6 +142,8 @@ pub fn list(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
     }
     Ok(AgentsOutcome {
         runtimes: ids,
+        tracked,
+        local,
         members: out,
     })
 }

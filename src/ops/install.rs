@@ -242,9 +242,9 @@ pub fn install<'a>(
         members.sort();
     }
     let snapshot = keep_snapshot(session, ctx, &lock_path, &options.store, &needed);
-    // Each member's method where its agents look: only when the marker names runtimes (a
-    // superbuild without `agents:` pays nothing).
-    let agents = match ctx.workspace.as_ref().is_some_and(|w| !w.marker.agents.is_empty()) {
+    // Each member's method where its agents look: only when the marker names runtimes or this
+    // machine adds some (a superbuild without either pays one look at the root).
+    let agents = match super::agents::wanted(ctx) {
         true => Some(super::agents::sync(ctx)?),
         false => None,
     };

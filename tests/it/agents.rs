@@ -11,10 +11,23 @@ use crate::support::{TestContext, at_pinned_version, git, program, require_progr
 const ALL: &str = "agents: [cursor, claude, agent-skills, codex, copilot]\n";
 
 /// A method tree of `version` offering the skill `review` (its SKILL.md naming the version, a
-/// script beside it).
+/// script beside it), the rules `core` (for `src/**` and `docs/*.md`) and `style` (for every
+/// path), the prompt `review`, and a `rules/README.md` that is not projected.
 fn tree_with_skill(t: &TestContext, version: &str) {
     let rel = format!("trees/{version}");
     t.method_tree(&rel, version);
+    t.write(
+        &format!("{rel}/rules/core.md"),
+        &format!(
+            "---\ndescription: Core rules of method {version}\napplies_to:\n  - \"src/**\"\n  - docs/*.md\n---\n# Core rules of {version}\n"
+        ),
+    );
+    t.write(&format!("{rel}/rules/style.md"), &format!("# Style of {version}\n"));
+    t.write(&format!("{rel}/rules/README.md"), "What the rules are for.\n");
+    t.write(
+        &format!("{rel}/prompts/review.md"),
+        &format!("---\ndescription: Review a change under {version}\n---\nReview under method {version}.\n"),
+    );
     t.write(
         &format!("{rel}/skills/review/SKILL.md"),
         &format!(
@@ -70,7 +83,7 @@ fn golden(dir: &Path, root: &Path) -> String {
 
 fn projection(t: &TestContext, member: &str) -> String {
     let repo = t.path(member);
-    [".agents", ".claude"]
+    [".agents", ".claude", ".cursor", ".github"]
         .iter()
         .map(|f| format!("{f}:\n{}", golden(&repo.join(f), &t.root)))
         .collect::<Vec<_>>()
@@ -142,6 +155,14 @@ fn each_member_gets_its_own_versions_skills_where_its_runtimes_look() {
     assert!(skill.contains("as method 2.0.0 says"), "{skill}\n{}", migrated.stderr);
     let script = std::fs::read_link(t.path("w/p/a/.agents/skills/a2c-review/scripts/check.sh")).unwrap();
     assert!(script.to_string_lossy().contains("/2.0.0/"), "{script:?}");
+    for rule in [
+        ".github/instructions/a2c-core.instructions.md",
+        ".cursor/rules/a2c-core.mdc",
+        ".claude/rules/a2c-core.md",
+    ] {
+        let text = fs_err::read_to_string(t.path(&format!("w/p/a/{rule}"))).unwrap();
+        assert!(text.contains("# Core rules of 2.0.0"), "{rule}: {text}");
+    }
 
     // Drift: an edited projection is seen (exit 1), and `sync` repairs it.
     t.write("w/p/b/.agents/skills/a2c-review/SKILL.md", "edited by hand\n");
@@ -176,10 +197,9 @@ fn each_member_gets_its_own_versions_skills_where_its_runtimes_look() {
     t.ok("w", &["agents", "clean"]);
     for m in ["a", "b", "c"] {
         let repo = t.path(&format!("w/p/{m}"));
-        assert!(
-            !repo.join(".agents").exists() && !repo.join(".claude").exists(),
-            "p/{m}"
-        );
+        for folder in [".agents", ".claude", ".cursor", ".github"] {
+            assert!(!repo.join(folder).exists(), "p/{m}/{folder}");
+        }
         assert!(!repo.join(".tools_local/esys/a2c/agents.json").exists(), "p/{m}");
     }
 }
@@ -248,9 +268,23 @@ fn a_planted_receipt_removes_nothing() {
         "the team's\n"
     );
     assert_eq!(fs_err::read_to_string(t.path("w/victim")).unwrap(), "kept\n");
-    // The hint, followed: the receipt and the `a2c-*` folder removed, a sync projects again.
-    fs_err::remove_file(t.path("w/p/a/.tools_local/esys/a2c/agents.json")).unwrap();
-    fs_err::remove_dir_all(t.path("w/p/a/.claude/skills/a2c-review")).unwrap();
+    // The hint, followed as printed: the receipt and a2c's entries removed, a sync projects
+    // again.
+    let last = transcripts.last().unwrap();
+    let hint = last.lines().find(|l| l.starts_with("hint:")).unwrap();
+    let command = hint
+        .split("(`")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no command in {hint}"));
+    let command = command.replace("[TMP]", &t.root.display().to_string());
+    let removed = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(t.path("w"))
+        .status()
+        .unwrap();
+    assert!(removed.success(), "{command}");
     let run = t.ok("w", &["agents", "sync"]);
     assert!(
         t.path("w/p/a/.claude/skills/a2c-review/SKILL.md").exists(),
@@ -263,12 +297,14 @@ fn a_planted_receipt_removes_nothing() {
     );
 }
 
-/// A version whose tree offers no skill leaves the member as it was: no runtime folder is made
-/// for nothing, and git sees nothing new.
+/// A version whose tree offers no skill, rule or prompt leaves the member as it was: no
+/// runtime folder is made for nothing, and git sees nothing new.
 #[test]
-fn a_method_without_skills_makes_no_folder() {
+fn a_method_offering_nothing_makes_no_folder() {
     let t = TestContext::new();
     t.method_tree("trees/1.0.0", "1.0.0");
+    fs_err::remove_dir_all(t.path("trees/1.0.0/rules")).unwrap();
+    fs_err::remove_dir_all(t.path("trees/1.0.0/prompts")).unwrap();
     t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
     t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\nagents: [claude, codex]\n");
     t.canonical_repo("w/p/a", "1.0.0");
@@ -308,8 +344,22 @@ fn a_hostile_runtime_or_skill_is_refused() {
     );
     let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
     transcripts.push(run.error_transcript());
+    // A rule whose globs leave the repository, and a prompt with a key no prompt takes.
+    fs_err::remove_dir_all(t.path("bad/1.0.0/skills")).unwrap();
+    t.write("bad/1.0.0/rules/escape.md", "---\napplies_to: [\"../../**\"]\n---\nx\n");
+    let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
+    transcripts.push(run.error_transcript());
+    fs_err::remove_file(t.path("bad/1.0.0/rules/escape.md")).unwrap();
+    t.write("bad/1.0.0/prompts/go.md", "---\nmodel: gpt-5\n---\nGo.\n");
+    let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
+    transcripts.push(run.error_transcript());
     insta::assert_snapshot!(transcripts.join("\n"));
     assert!(!t.path("reg/index").exists(), "nothing is published");
+    // A file whose name is no projectable name is packed, and said not to be projected.
+    fs_err::remove_file(t.path("bad/1.0.0/prompts/go.md")).unwrap();
+    t.write("bad/1.0.0/rules/README.md", "What the rules are for.\n");
+    let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
+    insta::assert_snapshot!(run.transcript());
 }
 
 /// `a2c agents mcp-config RUNTIME` prints the entry docs/agents.md gives for that runtime (the
@@ -326,4 +376,39 @@ fn mcp_config_prints_what_the_docs_give_each_runtime() {
     }
     let run = t.run(".", &["agents", "mcp-config", "agent-skills"]);
     insta::assert_snapshot!(run.error_transcript());
+}
+
+/// A user changes the set for their own machine in the root's local state
+/// (`.tools_local/esys/a2c/agents.yaml`): projected here, the tracked marker untouched, `agents
+/// list` showing both; a broken file is refused, named, and its hint (remove it) is followed.
+#[test]
+fn this_machine_adds_and_drops_runtimes_without_changing_the_tracked_set() {
+    let t = TestContext::new();
+    superbuild(&t, "agents: [claude]\n");
+    let marker = fs_err::read_to_string(t.path("w/.tools/esys/a2c/workspace.yaml")).unwrap();
+    t.write("w/.tools_local/esys/a2c/agents.yaml", "add: [cursor]\ndrop: [claude]\n");
+    t.ok("w", &["install"]);
+    let repo = t.path("w/p/a");
+    assert!(repo.join(".cursor/rules/a2c-core.mdc").is_file());
+    assert!(repo.join(".agents/skills/a2c-review/SKILL.md").is_file());
+    assert!(!repo.join(".claude").exists());
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/.tools/esys/a2c/workspace.yaml")).unwrap(),
+        marker
+    );
+    let listed = t.ok("w", &["agents", "list"]);
+    let doc = t.ok("w", &["agents", "list", "--json"]).json();
+    assert_eq!(doc["tracked"], serde_json::json!(["claude"]));
+    assert_eq!(doc["local"], serde_json::json!({"add": ["cursor"], "drop": ["claude"]}));
+    let mut transcripts = vec![listed.transcript()];
+    t.write("w/.tools_local/esys/a2c/agents.yaml", "add: [cursor]\ndrop: [cursor]\n");
+    let run = t.run("w", &["install"]);
+    transcripts.push(run.error_transcript());
+    insta::assert_snapshot!(transcripts.join("\n"));
+    assert!(repo.join(".cursor/rules/a2c-core.mdc").is_file(), "nothing changed");
+    // The hint, followed: without the file, the marker's set alone.
+    fs_err::remove_file(t.path("w/.tools_local/esys/a2c/agents.yaml")).unwrap();
+    t.ok("w", &["install"]);
+    assert!(repo.join(".claude/rules/a2c-core.md").is_file());
+    assert!(!repo.join(".cursor").exists());
 }
