@@ -138,6 +138,40 @@ fn each_member_gets_its_own_versions_skills_where_its_runtimes_look() {
         require_program("agentskills (pip install -r .ci/requirements.txt: skills-ref; .ci/run does it)");
     }
 
+    // The `skills` CLI (vercel-labs/skills), run offline in each member, lists the projected
+    // skill as a project skill where the Agent Skills layout puts it.
+    let lister = program("skills");
+    let present = std::process::Command::new(&lister).arg("--version").output().is_ok();
+    if present && at_pinned_version("skills") {
+        for m in ["a", "b", "c"] {
+            let repo = t.path(&format!("w/p/{m}"));
+            let out = std::process::Command::new(&lister)
+                .args(["list", "--json"])
+                .current_dir(&repo)
+                .env("HOME", t.path("home"))
+                .env("DISABLE_TELEMETRY", "1")
+                .env("DO_NOT_TRACK", "1")
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let seen: Vec<String> = listed
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    let path = std::path::PathBuf::from(s["path"].as_str().unwrap());
+                    let rel = path.strip_prefix(&repo).unwrap_or(&path).display().to_string();
+                    format!("{} {rel} {}", s["name"].as_str().unwrap(), s["scope"].as_str().unwrap())
+                })
+                .collect();
+            assert_eq!(seen, ["a2c-review .agents/skills/a2c-review project"], "p/{m}");
+        }
+    } else if !present {
+        require_program("skills (npm ci in .ci/node; .ci/run does it)");
+    }
+
     // Machine-local: the member's own git ignores it (its .git/info/exclude), nothing committed.
     for m in ["a", "b", "c"] {
         let status = git(
