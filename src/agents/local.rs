@@ -87,6 +87,26 @@ impl Local {
     }
 }
 
+/// `agents:` of a single repository's `config.yaml` (the runtimes its method is projected for,
+/// as a superbuild's marker names them): a set of runtime ids, checked; empty without it.
+pub fn repo_intent(path: &Path) -> Result<Vec<String>, AgentsError> {
+    let bad = |reason: String| AgentsError::BadIntent {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = crate::util::contain::read_config(path)?.unwrap_or_default();
+    let Some((line, snippet)) = crate::util::yaml::top_level_entry(&text, "agents") else {
+        return Ok(Vec::new());
+    };
+    let entries = crate::util::yaml::parse_flat_mapping(&snippet).map_err(|e| bad(format!("line {line}: {e}")))?;
+    let items: Vec<String> = match entries.into_iter().next().map(|e| e.value) {
+        Some(crate::util::yaml::Value::List(items)) => items.into_iter().map(|i| i.text).collect(),
+        Some(crate::util::yaml::Value::Scalar(s)) if s.is_null() => Vec::new(),
+        _ => return Err(bad(format!("line {line}: `agents` is a list of runtime ids"))),
+    };
+    super::parse_ids(&items).map_err(|why| bad(format!("line {line}: `agents`: {why}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

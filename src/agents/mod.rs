@@ -23,7 +23,7 @@ mod runtimes;
 mod skills;
 
 pub use documents::{Document, Form, Kind, Layout, documents};
-pub use local::{LOCAL, Local};
+pub use local::{LOCAL, Local, repo_intent};
 pub use runtimes::{RUNTIMES, Runtime, folders, parse_ids};
 use runtimes::{document_path, selected};
 use skills::renamed;
@@ -48,6 +48,8 @@ pub enum AgentsError {
     BadSkill { path: PathBuf, reason: String },
     #[error("the method document `{}`: {reason}", path.display())]
     BadDocument { path: PathBuf, reason: String },
+    #[error("the runtimes `{}` names: {reason}", path.display())]
+    BadIntent { path: PathBuf, reason: String },
     #[error("this machine's runtimes `{}`: {reason}", path.display())]
     BadLocal { path: PathBuf, reason: String },
     #[error("the projection receipt `{}` cannot be read: {reason}", path.display())]
@@ -62,6 +64,10 @@ impl crate::util::hint::Hint for AgentsError {
             Self::Clobber { .. } => "move or rename it (a2c's entries are named `a2c-<name>`), or drop that runtime from the marker's `agents:`; then run `a2c agents sync`".into(),
             Self::BadDocument { .. } => "a projected rule (`rules/NAME.md`) or prompt (`prompts/NAME.md`) is UTF-8 markdown with an optional front matter of `description` (one line) and, for a rule, `applies_to` (globs relative to the repository); `a2c pack` refuses another, and an install projects none of that tree (registry-spec, \"Rules and prompts\")".into(),
             Self::BadSkill { .. } => "a skill is a folder `skills/NAME/` (NAME: lowercase letters, digits and single hyphens) whose SKILL.md front matter gives `name: NAME`, a `description`, and no key but the Agent Skills specification's six; `a2c pack` refuses another, and an install projects none".into(),
+            Self::BadIntent { .. } => format!(
+                "`agents:` is a list of runtime ids, each once ({}); an empty list projects none",
+                RUNTIMES.iter().map(|r| r.id).collect::<Vec<_>>().join(", ")
+            ),
             Self::BadLocal { path, .. } => format!(
                 "it holds `add:` and `drop:`, each a list of runtime ids ({}); fix it, or remove it (`rm {}`) to project the marker's `agents:` alone",
                 RUNTIMES.iter().map(|r| r.id).collect::<Vec<_>>().join(", "),

@@ -7,11 +7,11 @@ use super::{GlobalArgs, Outcome, Printer, discover_members};
 
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
-    /// Each member's projection for the marker's `agents:`: the runtimes, its version, and what
+    /// Each member's projection for the runtimes `agents:` names: its version, and what
     /// drifted (exit 1 when anything did)
     #[command(after_help = "Examples:\n  a2c agents list\n  a2c agents list --json")]
     List,
-    /// Project every member's write-contract version for the marker's `agents:` (what
+    /// Project every member's write-contract version for the runtimes `agents:` names (what
     /// `a2c install` does), repairing drift; with none named, remove every projection
     #[command(after_help = "Example:\n  a2c agents sync")]
     Sync,
@@ -31,7 +31,7 @@ pub fn run(cmd: &AgentsCommand, global: &GlobalArgs, printer: &Printer) -> anyho
         return mcp_config(runtime, printer);
     }
     let ctx = discover_members(global, printer)?;
-    ctx.require_workspace()?;
+    ctx.require_repo()?;
     match cmd {
         AgentsCommand::List => {
             let out = crate::ops::agents::list(&ctx)?;
@@ -87,7 +87,7 @@ pub(super) fn report(out: &crate::ops::agents::AgentsOutcome, printer: &Printer,
     }
     if out.runtimes.is_empty() {
         printer.status(match out.local.is_empty() {
-            true => "the marker names no agent runtime (`agents:`): nothing is projected",
+            true => "no agent runtime is named (`agents:` in the marker, or in a single repository's config.yaml): nothing is projected",
             false => "no agent runtime is projected on this machine",
         });
     }

@@ -44,11 +44,10 @@ pub struct AgentsOutcome {
 /// A member's write contract and the method tree it resolves to, or why it has none here.
 type Tree = Result<(String, PathBuf), String>;
 
-/// Each member with its write contract's method tree (or why it has none here).
+/// Each member with its write contract's method tree (or why it has none here); outside a
+/// superbuild, the repository alone.
 fn members(ctx: &Context) -> Result<Vec<(crate::workspace::Member, Tree)>, OpsError> {
-    let Some(ws) = &ctx.workspace else {
-        return Ok(Vec::new());
-    };
+    let ws_root = ctx.workspace.as_ref().map(|w| w.root.clone());
     let members = ctx.members()?.to_vec();
     Ok(members
         .into_iter()
@@ -56,7 +55,7 @@ fn members(ctx: &Context) -> Result<Vec<(crate::workspace::Member, Tree)>, OpsEr
             let tree = match &m.record {
                 Ok(record) => {
                     let v = record.tool_version.clone();
-                    crate::workspace::resolve::resolve(&m.path, Some(&ws.root), &v)
+                    crate::workspace::resolve::resolve(&m.path, ws_root.as_deref(), &v)
                         .map(|r| (v.to_string(), r.root))
                         .map_err(|e| format!("{e}; `a2c install` installs {v}"))
                 }
@@ -67,22 +66,15 @@ fn members(ctx: &Context) -> Result<Vec<(crate::workspace::Member, Tree)>, OpsEr
         .collect())
 }
 
-/// The runtimes the marker names, this machine's changes, and the set they make here.
+/// The runtimes the repository names, this machine's changes, and the set they make here.
 fn runtimes(ctx: &Context) -> Result<(Vec<String>, crate::agents::Local, Vec<String>), OpsError> {
-    let Some(ws) = &ctx.workspace else {
-        return Ok(Default::default());
-    };
-    let local = crate::agents::Local::read(&ws.root)?;
-    let ids = local.apply(&ws.marker.agents);
-    Ok((ws.marker.agents.clone(), local, ids))
+    let r = ctx.agent_runtimes()?;
+    Ok((r.tracked, r.local, r.ids))
 }
 
-/// Whether anything is to be projected or kept in step here: the marker names runtimes, or
-/// this machine's file exists (one look at the root, none per member).
+/// Whether anything is to be projected or kept in step here ([`Context::projects_agents`]).
 pub fn wanted(ctx: &Context) -> bool {
-    ctx.workspace.as_ref().is_some_and(|w| {
-        !w.marker.agents.is_empty() || std::fs::symlink_metadata(w.root.join(crate::agents::LOCAL)).is_ok()
-    })
+    ctx.projects_agents()
 }
 
 /// Projects every member's tree for the marker's runtimes (none: each member's projection is
@@ -116,12 +108,13 @@ pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
 /// After a migration: the members' projections follow their new write contracts (when the
 /// marker names runtimes). A failure is said as a warning: the migration itself stands.
 pub fn after_migrate(ctx: &Context) -> Option<String> {
-    let ws = ctx.workspace.as_ref()?;
+    let root = ctx.agents_root()?.to_path_buf();
     if !wanted(ctx) {
         return None;
     }
     // The members as they are now (the migration rewrote their records).
-    let ctx = Context::discover(&ws.root, Some(&ws.root)).ok()?;
+    let flag = ctx.workspace.as_ref().map(|_| root.as_path());
+    let ctx = Context::discover(&root, flag).ok()?;
     sync(&ctx).err().map(|e| {
         let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
         format!("the agents' projections were not brought to the new version: {e}{hint}")

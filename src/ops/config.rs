@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use super::{OpsError, Session, registries};
-use crate::util::paths::JoinRel as _;
 use crate::workspace::Context;
 
 /// Where the lockfile lives (see [`Context::lock_path`]).
@@ -65,17 +64,10 @@ fn repo_trusted_keys(path: &Path) -> Vec<String> {
     let Ok(Some(text)) = crate::util::contain::read_config(path) else {
         return Vec::new();
     };
-    let mut lines = text.lines().skip_while(|l| !l.starts_with("trusted_keys:"));
-    let Some(first) = lines.next() else {
+    let Some((_, snippet)) = crate::util::yaml::top_level_entry(&text, "trusted_keys") else {
         return Vec::new();
     };
-    let mut snippet = vec![first.to_string()];
-    snippet.extend(
-        lines
-            .take_while(|l| l.starts_with(' ') || l.starts_with('-') || l.trim().is_empty())
-            .map(str::to_string),
-    );
-    match crate::util::yaml::parse_flat_mapping(&snippet.join("\n")) {
+    match crate::util::yaml::parse_flat_mapping(&snippet) {
         Ok(entries) => entries
             .into_iter()
             .filter_map(|e| match e.value {
@@ -86,23 +78,16 @@ fn repo_trusted_keys(path: &Path) -> Vec<String> {
             .collect(),
         // Unreadable pins must not silently turn verification off: a key that cannot be
         // parsed is kept, and refused by the verifier with its text.
-        Err(_) => vec![snippet.join(" ")],
+        Err(_) => vec![snippet.replace('\n', " ")],
     }
 }
 
 /// The file this context keeps its registry in: the workspace marker in a superbuild, else the
 /// repository's `config.yaml` in its tool state root (`None` outside both).
 pub fn registry_config(ctx: &Context) -> Option<PathBuf> {
-    match &ctx.workspace {
-        Some(ws) => Some(ws.root.join_rel(crate::workspace::marker::MARKER_PATH)),
-        None => ctx
-            .repo
-            .as_deref()
-            .and_then(|r| crate::workspace::ToolStateRoot::detect(r).ok().flatten())
-            .map(|state| state.dir.join(REPO_CONFIG)),
-    }
+    ctx.config_file()
 }
 
 /// A single repository's own settings file in its tool state root (`trusted_keys:`,
-/// `registry:`); the rest of it belongs to the method.
-pub const REPO_CONFIG: &str = "config.yaml";
+/// `registry:`, `agents:`); the rest of it belongs to the method.
+pub const REPO_CONFIG: &str = crate::workspace::REPO_CONFIG;

@@ -240,6 +240,18 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The top-level entry `key:` of a document that may hold anything else, nested (a method's
+/// `config.yaml`), and the lines of its list (inline, or `- item` lines below it), with the
+/// 1-based line it starts on: what [`parse_flat_mapping`] can then read alone. `None` without
+/// it.
+pub fn top_level_entry(text: &str, key: &str) -> Option<(usize, String)> {
+    let start = text.lines().position(|l| l.starts_with(&format!("{key}:")))?;
+    let mut lines = text.lines().skip(start);
+    let mut snippet = vec![lines.next()?];
+    snippet.extend(lines.take_while(|l| l.starts_with(' ') || l.starts_with('-') || l.trim().is_empty()));
+    Some((start + 1, snippet.join("\n")))
+}
+
 /// Parses `text` as one flat mapping. An empty document is an empty mapping.
 pub fn parse_flat_mapping(text: &str) -> Result<Vec<Entry>, YamlError> {
     let mut r = Reader {

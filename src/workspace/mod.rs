@@ -2,6 +2,7 @@
 //! and method asset resolution. Nothing here prints; warnings are returned to the caller.
 
 pub mod adoption;
+mod agents_intent;
 pub mod discovery;
 pub mod journal;
 pub mod marker;
@@ -13,6 +14,7 @@ pub mod state_root;
 use std::path::PathBuf;
 
 pub use adoption::{AdoptionError, AdoptionRecord, Delivery};
+pub use agents_intent::{REPO_CONFIG, Runtimes};
 pub use discovery::{Context, Member, MemberError, Workspace};
 pub use marker::{LocalPointer, WorkspaceMarker};
 pub use resolve::{Resolution, Rule};

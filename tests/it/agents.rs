@@ -85,6 +85,7 @@ fn projection(t: &TestContext, member: &str) -> String {
     let repo = t.path(member);
     [".agents", ".claude", ".cursor", ".github"]
         .iter()
+        .filter(|f| repo.join(f).exists())
         .map(|f| format!("{f}:\n{}", golden(&repo.join(f), &t.root)))
         .collect::<Vec<_>>()
         .join("\n")
@@ -445,4 +446,38 @@ fn this_machine_adds_and_drops_runtimes_without_changing_the_tracked_set() {
     t.ok("w", &["install"]);
     assert!(repo.join(".claude/rules/a2c-core.md").is_file());
     assert!(!repo.join(".cursor").exists());
+}
+
+/// Outside a superbuild the repository names its runtimes in its own tool-state config
+/// (`.tools/esys/a2c/config.yaml`, `agents:`): `install` projects its write contract's method
+/// there, kept out of git; a hostile value is refused naming the file and line.
+#[test]
+fn a_single_repository_names_its_runtimes_in_its_config() {
+    let t = TestContext::new();
+    tree_with_skill(&t, "1.1.0");
+    t.canonical_repo("r", "1.1.0");
+    t.write("r/.gitignore", ".tools_local/\n");
+    t.write("r/.tools/esys/a2c/config.yaml", "registry: ../reg\nagents: [copilot]\n");
+    t.commit_all("r");
+    t.ok("r", &["install"]);
+    let listed = t.ok("r", &["agents", "list"]);
+    let mut transcripts = vec![listed.transcript(), projection(&t, "r")];
+    // The lock is committed as always; nothing projected goes with it.
+    t.commit_all("r");
+    let tracked = git(&t.path("r"), &["ls-files"]);
+    assert!(
+        !tracked.contains(".github") && !tracked.contains(".agents"),
+        "{tracked}"
+    );
+    t.write(
+        "r/.tools/esys/a2c/config.yaml",
+        "registry: ../reg\nagents: [copilot, ../../x]\n",
+    );
+    let run = t.run("r", &["agents", "sync"]);
+    transcripts.push(run.error_transcript());
+    insta::assert_snapshot!(transcripts.join("\n"));
+    assert!(
+        t.path("r/.github/instructions/a2c-core.instructions.md").is_file(),
+        "nothing removed"
+    );
 }

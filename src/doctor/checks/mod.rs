@@ -68,7 +68,7 @@ fn missing_members(ws: &crate::workspace::Workspace, members: &[Member], out: &m
 struct Memo(
     StoreMemo,
     std::sync::Mutex<std::collections::HashMap<PathBuf, Option<MethodVersion>>>,
-    /// Whether the marker names agent runtimes (each member's projection is then checked).
+    /// Whether runtimes are projected here (each member's projection is then checked).
     bool,
 );
 
@@ -87,11 +87,7 @@ pub fn run(
     // Each member's checks read only that member: they run in parallel, and their findings
     // are kept in member order.
     let owner = ctx.store_owner()?;
-    let memo = Memo(
-        Default::default(),
-        Default::default(),
-        ctx.workspace.as_ref().is_some_and(|w| !w.marker.agents.is_empty()),
-    );
+    let memo = Memo(Default::default(), Default::default(), ctx.projects_agents());
     let jobs = crate::util::parallel::metadata_jobs();
     // Members a workspace snapshot vouches for have one canonical root, a valid record, no
     // interrupted migration and the pointer install wrote: nothing of theirs to say there.
