@@ -196,9 +196,13 @@ fn is_runtime_folder(rel: &str) -> bool {
         .any(|f| f == rel || f.strip_prefix(rel).is_some_and(|rest| rest.starts_with('/')))
 }
 
+/// A projection planned: its receipt, and the text of each file it writes (by path). The same
+/// for every member on one version: planned once per version and shared.
+pub type Planned = (Receipt, BTreeMap<String, String>);
+
 /// What a projection of `version`'s tree at `tree` for `ids` owns, and the text of each file
 /// it writes (by path).
-pub fn plan(tree: &Path, version: &str, ids: &[String]) -> Result<(Receipt, BTreeMap<String, String>), AgentsError> {
+pub fn plan(tree: &Path, version: &str, ids: &[String]) -> Result<Planned, AgentsError> {
     let skills = skills(tree)?;
     let (documents, _) = documents(tree)?;
     let mut dirs = Vec::new();
@@ -277,9 +281,10 @@ pub struct Synced {
 /// receipt lists: every path the new one needs that exists and is not in that receipt is
 /// refused before anything is written; what the old one owned and the new one does not is
 /// removed; the receipt is written last.
-pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<Synced, AgentsError> {
+pub fn sync(repo: &Path, planned: &Planned) -> Result<Synced, AgentsError> {
     let old = Receipt::read(repo)?;
-    let (mut new, texts) = plan(tree, version, ids)?;
+    let (mut new, texts) = (planned.0.clone(), &planned.1);
+    let ids = &new.runtimes.clone();
     let owned = |path: &str| {
         old.as_ref()
             .is_some_and(|r| r.entries.iter().any(|e| e.path == path) || r.dirs.iter().any(|d| d == path))
@@ -371,12 +376,16 @@ pub fn sync(repo: &Path, tree: &Path, version: &str, ids: &[String]) -> Result<S
         }
         done.written += 1;
     }
-    let receipt = repo.join(RECEIPT);
-    if let Some(parent) = Path::new(RECEIPT).parent() {
-        crate::util::contain::create_dirs(repo, parent, 0o755)?;
+    // A receipt that says what the one on disk says is not written again (a no-op install
+    // writes nothing).
+    if old.as_ref() != Some(&new) {
+        let receipt = repo.join(RECEIPT);
+        if let Some(parent) = Path::new(RECEIPT).parent() {
+            crate::util::contain::create_dirs(repo, parent, 0o755)?;
+        }
+        let text = serde_json::to_string_pretty(&new).expect("a receipt serializes");
+        crate::util::fs::write_atomic(&receipt, format!("{text}\n").as_bytes())?;
     }
-    let text = serde_json::to_string_pretty(&new).expect("a receipt serializes");
-    crate::util::fs::write_atomic(&receipt, format!("{text}\n").as_bytes())?;
     exclude(repo, &new)?;
     Ok(done)
 }
@@ -483,7 +492,7 @@ pub fn clean(repo: &Path) -> Result<Vec<String>, AgentsError> {
 /// Keeps the projection out of git: a2c's block in the repository's own `.git/info/exclude`
 /// (machine-local; never a committed `.gitignore`) lists each projected skill folder.
 fn exclude(repo: &Path, receipt: &Receipt) -> Result<(), AgentsError> {
-    let Some(path) = crate::util::git::git_path(repo, "info/exclude") else {
+    let Some(path) = crate::util::git::info_exclude(repo) else {
         return Ok(());
     };
     // The file git itself reads R's excludes from (a worktree's is its main repository's).

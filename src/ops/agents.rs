@@ -83,6 +83,8 @@ pub fn wanted(ctx: &Context) -> bool {
 pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
     let (tracked, local, ids) = runtimes(ctx)?;
     let mut out = Vec::new();
+    // Members on one version share its plan (the tree read, each file rendered, once).
+    let mut plans: std::collections::HashMap<PathBuf, crate::agents::Planned> = Default::default();
     for (m, tree) in members(ctx)? {
         let mut report = report_of(&m, &tree, &ids);
         match (&tree, ids.is_empty()) {
@@ -90,7 +92,10 @@ pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
                 crate::agents::clean(&m.path)?;
             }
             (Ok((version, root)), false) => {
-                report.synced = Some(crate::agents::sync(&m.path, root, version, &ids)?);
+                if !plans.contains_key(root) {
+                    plans.insert(root.clone(), crate::agents::plan(root, version, &ids)?);
+                }
+                report.synced = Some(crate::agents::sync(&m.path, &plans[root])?);
             }
             (Err(why), false) => report.skipped = Some(why.clone()),
         }

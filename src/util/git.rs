@@ -258,6 +258,39 @@ pub fn git_path(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
     query(dir, &["rev-parse", "--git-path", name]).map(|p| dir.join(p))
 }
 
+/// The file git reads the repository at `dir`'s own excludes from (`info/exclude` in its
+/// common git directory), found as git finds it without starting git when it can be read off
+/// the disk: `dir/.git` a directory, or a `.git` file (a submodule's, a worktree's) naming its
+/// git directory, whose `commondir` (a worktree's) names where `info/` is. Anything else is
+/// asked of git ([`git_path`]).
+pub fn info_exclude(dir: &Path) -> Option<std::path::PathBuf> {
+    let dot_git = dir.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git.join("info").join("exclude"));
+    }
+    let read_small = |path: &Path| -> Option<String> {
+        let bytes = crate::util::contain::read_capped(path, 4096, "a git pointer").ok()??;
+        String::from_utf8(bytes).ok()
+    };
+    let named = meta
+        .is_file()
+        .then(|| read_small(&dot_git))
+        .flatten()
+        .and_then(|text| Some(text.strip_prefix("gitdir: ")?.trim_end().to_string()))
+        .filter(|p| !p.is_empty() && !p.contains('\n'));
+    let Some(named) = named else {
+        return git_path(dir, "info/exclude");
+    };
+    let git_dir = dir.join(named);
+    let common = match read_small(&git_dir.join("commondir")) {
+        Some(rel) => git_dir.join(rel.trim_end()),
+        None if std::fs::symlink_metadata(git_dir.join("HEAD")).is_ok() => git_dir,
+        None => return git_path(dir, "info/exclude"),
+    };
+    Some(common.join("info").join("exclude"))
+}
+
 /// The paths the repository at `dir` records as submodules (gitlinks in its index, `/`
 /// separated, relative to `dir`); empty when `dir` is no git repository of its own.
 pub fn gitlinks(dir: &Path) -> Vec<String> {
@@ -337,6 +370,28 @@ pub(crate) mod tests {
             .unwrap()
             .success();
         assert!(ok, "git {args:?}");
+    }
+
+    /// The excludes file read off the disk is the one git names, for a plain clone, a clone
+    /// whose `.git` is a file naming its git directory (as a submodule's is), and a worktree
+    /// (whose excludes are its main repository's).
+    #[test]
+    fn the_excludes_file_is_the_one_git_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        git(base, &["init", "-q", "main"]);
+        git(&base.join("main"), &["commit", "-q", "--allow-empty", "-m", "c"]);
+        git(&base.join("main"), &["worktree", "add", "-q", "../wt"]);
+        git(base, &["clone", "-q", "--separate-git-dir=sep.git", "main", "separate"]);
+        for repo in ["main", "wt", "separate"] {
+            let repo = base.join(repo);
+            let fast = info_exclude(&repo).unwrap();
+            let asked = git_path(&repo, "info/exclude").unwrap();
+            let real = |p: &Path| dunce::canonicalize(p.parent().unwrap()).unwrap();
+            assert_eq!(real(&fast), real(&asked), "{}", repo.display());
+            assert_eq!(fast.file_name(), asked.file_name());
+        }
+        assert!(!std::fs::symlink_metadata(base.join("wt/.git")).unwrap().is_dir());
     }
 
     #[test]

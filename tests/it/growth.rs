@@ -43,9 +43,9 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// A superbuild `rel` of `n` members pinning the three versions in turn, each recorded by W
 /// as a submodule (a gitlink, as a superbuild records its repositories), locked and installed
-/// from `../reg`.
-fn superbuild_of(t: &TestContext, rel: &str, n: usize) {
-    t.superbuild(rel, "members: [\"p/*\"]\nregistry: ../reg\n");
+/// from `../reg`; `extra` is added to its marker.
+fn superbuild_of(t: &TestContext, rel: &str, n: usize, extra: &str) {
+    t.superbuild(rel, &format!("members: [\"p/*\"]\nregistry: ../reg\n{extra}"));
     let mut links = String::new();
     for i in 0..n {
         let version = VERSIONS[i % VERSIONS.len()];
@@ -115,18 +115,24 @@ fn every_command_that_walks_the_members_grows_linearly() {
         template(&t, &format!("tpl/{v}"), v);
     }
     let (small, large) = ("small", "large");
-    superbuild_of(&t, small, N);
-    superbuild_of(&t, large, 4 * N);
+    superbuild_of(&t, small, N, "");
+    superbuild_of(&t, large, 4 * N, "");
     // `migrate --all --dry-run` asks git about each member (about 11 ms each): it is measured at
     // a fifth of the size, still dominated by that per-member work.
     let (small_few, large_few) = ("small-few", "large-few");
-    superbuild_of(&t, small_few, N / 5);
-    superbuild_of(&t, large_few, 4 * N / 5);
+    superbuild_of(&t, small_few, N / 5, "");
+    superbuild_of(&t, large_few, 4 * N / 5, "");
+    // The agents' projection (each member's rules and prompts written for three runtimes,
+    // receipts read and files hashed by sync, list and doctor), at a fifth of the size too.
+    let (small_agents, large_agents) = ("small-agents", "large-agents");
+    let agents = "agents: [claude, copilot, cursor]\n";
+    superbuild_of(&t, small_agents, N / 5, agents);
+    superbuild_of(&t, large_agents, 4 * N / 5, agents);
     // Both read alike: an install past the racy margin writes each one's workspace snapshot
     // (a path changed less than a second before a run is never recorded), which every later
     // command checks instead of walking the members.
     std::thread::sleep(crate::snapshot::SETTLE);
-    for w in [small, large, small_few, large_few] {
+    for w in [small, large, small_few, large_few, small_agents, large_agents] {
         t.ok(w, &["install"]);
         t.ok(w, &["-v", "list"]).says("the members were not walked");
     }
@@ -155,6 +161,10 @@ fn every_command_that_walks_the_members_grows_linearly() {
         ("workspace members", vec!["workspace", "members"], None),
         ("resolve", vec!["-C", "p/m00001", "resolve"], None),
         ("agents list", vec!["agents", "list"], None),
+        ("install, agents projected", vec!["install"], None),
+        ("agents list, projected", vec!["agents", "list"], None),
+        ("agents sync, projected", vec!["agents", "sync"], None),
+        ("doctor, agents projected", vec!["doctor"], None),
         (
             "migrate version --all --dry-run",
             vec!["migrate", "version", "--to", "2.0.0", "--all", "--dry-run"],
@@ -167,10 +177,12 @@ fn every_command_that_walks_the_members_grows_linearly() {
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     for (name, args, stdin) in &commands {
-        let few = name.starts_with("migrate");
-        let ((a, b), n) = match few {
-            true => ((small_few, large_few), N / 5),
-            false => ((small, large), N),
+        let ((a, b), n) = if name.starts_with("migrate") {
+            ((small_few, large_few), N / 5)
+        } else if name.contains("projected") {
+            ((small_agents, large_agents), N / 5)
+        } else {
+            ((small, large), N)
         };
         let at_n = median_cpu(&t, a, args, *stdin).max(0.001);
         let at_4n = median_cpu(&t, b, args, *stdin);
