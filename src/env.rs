@@ -302,8 +302,24 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// The user's home directory (`HOME`; on Windows `USERPROFILE`, else `HOME`).
-fn home() -> Option<PathBuf> {
+pub fn home() -> Option<PathBuf> {
     user_dir(UserDir::Home, var)
+}
+
+/// VS Code's user settings directory, where its user-level `mcp.json` is: on Linux
+/// `$XDG_CONFIG_HOME/Code/User` (else `~/.config/Code/User`), on macOS
+/// `~/Library/Application Support/Code/User`, on Windows `%APPDATA%\Code\User`.
+pub fn vscode_user_dir() -> Option<PathBuf> {
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    if cfg!(windows) {
+        absolute("APPDATA").map(|d| d.join("Code").join("User"))
+    } else if cfg!(target_os = "macos") {
+        home().map(|h| h.join("Library").join("Application Support").join("Code").join("User"))
+    } else {
+        absolute("XDG_CONFIG_HOME")
+            .or_else(|| home().map(|h| h.join(".config")))
+            .map(|d| d.join("Code").join("User"))
+    }
 }
 
 /// `A2C_OCI_PLAIN_HTTP`: comma-separated `host` or `host:port` entries (or `*`) that `oci://`

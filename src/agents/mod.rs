@@ -19,6 +19,7 @@ use crate::util::digest::Sha256;
 
 mod documents;
 mod local;
+pub mod mcp_config;
 mod runtimes;
 mod skills;
 
@@ -48,6 +49,12 @@ pub enum AgentsError {
     BadSkill { path: PathBuf, reason: String },
     #[error("the method document `{}`: {reason}", path.display())]
     BadDocument { path: PathBuf, reason: String },
+    #[error("`{}`: {reason}", path.display())]
+    UserFile {
+        runtime: String,
+        path: PathBuf,
+        reason: String,
+    },
     #[error("the runtimes `{}` names: {reason}", path.display())]
     BadIntent { path: PathBuf, reason: String },
     #[error("this machine's runtimes `{}`: {reason}", path.display())]
@@ -64,6 +71,9 @@ impl crate::util::hint::Hint for AgentsError {
             Self::Clobber { .. } => "move or rename it (a2c's entries are named `a2c-<name>`), or drop that runtime from the marker's `agents:`; then run `a2c agents sync`".into(),
             Self::BadDocument { .. } => "a projected rule (`rules/NAME.md`) or prompt (`prompts/NAME.md`) is UTF-8 markdown with an optional front matter of `description` (one line) and, for a rule, `applies_to` (globs relative to the repository); `a2c pack` refuses another, and an install projects none of that tree (registry-spec, \"Rules and prompts\")".into(),
             Self::BadSkill { .. } => "a skill is a folder `skills/NAME/` (NAME: lowercase letters, digits and single hyphens) whose SKILL.md front matter gives `name: NAME`, a `description`, and no key but the Agent Skills specification's six; `a2c pack` refuses another, and an install projects none".into(),
+            Self::UserFile { runtime, .. } => format!(
+                "fix that file, or edit or remove its `a2c` entry; then run `a2c agents mcp-config {runtime} --write` again (or `a2c agents mcp-config {runtime}` prints the entry to paste)"
+            ),
             Self::BadIntent { .. } => format!(
                 "`agents:` is a list of runtime ids, each once ({}); an empty list projects none",
                 RUNTIMES.iter().map(|r| r.id).collect::<Vec<_>>().join(", ")

@@ -18,17 +18,28 @@ pub enum AgentsCommand {
     /// Remove every member's projection: exactly what its receipt lists
     #[command(after_help = "Example:\n  a2c agents clean")]
     Clean,
-    /// Print the MCP server entry that makes RUNTIME start `a2c mcp`, and the file it goes in
-    #[command(after_help = "Examples:\n  a2c agents mcp-config claude\n  a2c agents mcp-config codex")]
+    /// Print the MCP server entry that makes RUNTIME start `a2c mcp`, and the file it goes in;
+    /// with --write, add it to RUNTIME's user-level file (machine-local, every project)
+    #[command(after_help = "Examples:\n  a2c agents mcp-config claude\n  a2c agents mcp-config codex --write")]
     McpConfig {
         /// The runtime (claude, codex, copilot, cursor)
         runtime: String,
+        /// Add the entry to the runtime's user-level file (~/.claude.json, ~/.codex/config.toml,
+        /// VS Code's user mcp.json, ~/.cursor/mcp.json), keeping all else in it; never a file
+        /// of the repository
+        #[arg(long)]
+        write: bool,
     },
 }
 
-pub fn run(cmd: &AgentsCommand, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<Outcome> {
-    if let AgentsCommand::McpConfig { runtime } = cmd {
-        return mcp_config(runtime, printer);
+pub fn run(
+    cmd: &AgentsCommand,
+    session: &crate::ops::Session,
+    global: &GlobalArgs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
+    if let AgentsCommand::McpConfig { runtime, write } = cmd {
+        return mcp_config(runtime, *write, &session.user_dirs, printer);
     }
     let ctx = discover_members(global, printer)?;
     ctx.require_repo()?;
@@ -119,7 +130,12 @@ pub(super) fn report(out: &crate::ops::agents::AgentsOutcome, printer: &Printer,
 
 /// The runtime's MCP server entry for `a2c mcp`: the file on stderr, the entry on stdout (so
 /// that `>>` or a paste takes the entry alone).
-fn mcp_config(runtime: &str, printer: &Printer) -> anyhow::Result<Outcome> {
+fn mcp_config(
+    runtime: &str,
+    write: bool,
+    dirs: &crate::agents::mcp_config::UserDirs,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let known = || {
         crate::agents::RUNTIMES
             .iter()
@@ -141,7 +157,28 @@ fn mcp_config(runtime: &str, printer: &Printer) -> anyhow::Result<Outcome> {
             known()
         );
     };
+    if write {
+        use crate::agents::mcp_config::Wrote;
+        let wrote = crate::agents::mcp_config::write(runtime, dirs)?;
+        let (Wrote::Added(path) | Wrote::Already(path)) = &wrote;
+        let what = match wrote {
+            Wrote::Added(_) => "added the `a2c` server to",
+            Wrote::Already(_) => "the `a2c` server is already in",
+        };
+        printer.status(format!(
+            "{what} `{}`: {} starts `a2c mcp` in every project it opens on this machine",
+            path.display(),
+            found.reader
+        ));
+        return Ok(Outcome::Success);
+    }
     printer.status(format!("{} reads it from {file}:", found.reader));
     printer.data(entry);
+    if let Some(user) = crate::agents::mcp_config::user_file(runtime, dirs) {
+        printer.status(format!(
+            "or, for every project on this machine: `a2c agents mcp-config {runtime} --write` adds it to `{}`",
+            user.display()
+        ));
+    }
     Ok(Outcome::Success)
 }

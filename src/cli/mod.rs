@@ -234,7 +234,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
     match &cli.command {
         Command::Completions(args) => completions::completions(args, printer),
         Command::Mcp(args) => mcp::run(args, global),
-        Command::Agents(cmd) => agents::run(cmd, global, printer),
+        Command::Agents(cmd) => agents::run(cmd, session, global, printer),
         Command::Cache(cmd) => cache::run(cmd, session, global, printer),
         Command::List(args) => list::run(args, session, global, printer),
         Command::Outdated(args) => list::outdated(args, session, global, printer),

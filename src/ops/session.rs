@@ -46,6 +46,8 @@ pub struct Session {
     /// When the run began: a workspace snapshot it writes records no path changed since (less
     /// the racy margin).
     pub began: std::time::SystemTime,
+    /// Where the agent runtimes' user-level files are (`a2c agents mcp-config --write`).
+    pub user_dirs: crate::agents::mcp_config::UserDirs,
 }
 
 impl Default for Session {
@@ -61,6 +63,7 @@ impl Default for Session {
             registry: None,
             mirrors: Vec::new(),
             began: std::time::SystemTime::now(),
+            user_dirs: Default::default(),
         }
     }
 }
@@ -98,6 +101,10 @@ impl Session {
             registry,
             mirrors,
             began: std::time::SystemTime::now(),
+            user_dirs: crate::agents::mcp_config::UserDirs {
+                home: crate::env::home(),
+                vscode_user: crate::env::vscode_user_dir(),
+            },
         }
     }
 

@@ -481,3 +481,63 @@ fn a_single_repository_names_its_runtimes_in_its_config() {
         "nothing removed"
     );
 }
+
+/// `mcp-config RUNTIME --write` adds a2c's server to the runtime's user-level file (made when
+/// missing), keeping everything else in it byte for byte, once; a different `a2c` entry there
+/// is refused with the file unchanged. The printed way to it is run as printed.
+#[test]
+fn mcp_config_writes_the_user_level_file_and_keeps_the_rest() {
+    let t = TestContext::new();
+    let xdg = t.path("xdg").display().to_string();
+    let env = [("XDG_CONFIG_HOME", xdg.as_str())];
+    let theirs = "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  },\n  \"theme\": \"dark\"\n}\n";
+    t.write("home/.cursor/mcp.json", theirs);
+    t.write("home/.codex/config.toml", "model = \"o3\"\n");
+    let mut transcripts = Vec::new();
+    // The plain command names the way to the user-level file: run as printed.
+    let shown = t.run_env(".", &["agents", "mcp-config", "cursor"], &env);
+    transcripts.push(shown.transcript());
+    let line = shown
+        .stderr
+        .lines()
+        .find(|l| l.contains("--write"))
+        .unwrap()
+        .to_string();
+    let command: Vec<&str> = line.split('`').nth(1).unwrap().split(' ').skip(1).collect();
+    transcripts.push(t.run_env(".", &command, &env).transcript());
+    for runtime in ["claude", "codex", "copilot", "cursor"] {
+        transcripts.push(
+            t.run_env(".", &["agents", "mcp-config", runtime, "--write"], &env)
+                .transcript(),
+        );
+    }
+    let files = [
+        "home/.claude.json",
+        "home/.codex/config.toml",
+        "xdg/Code/User/mcp.json",
+        "home/.cursor/mcp.json",
+    ];
+    for file in files {
+        transcripts.push(format!("## {file}\n{}", fs_err::read_to_string(t.path(file)).unwrap()));
+    }
+    // What was there is kept, and the entry is what the runtime reads.
+    let cursor: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("home/.cursor/mcp.json")).unwrap()).unwrap();
+    assert_eq!(cursor["mcpServers"]["other"], serde_json::json!({"command": "x"}));
+    assert_eq!(cursor["theme"], "dark");
+    // Someone else's `a2c` server: refused, the file as it was.
+    let other = "{\"mcpServers\": {\"a2c\": {\"command\": \"/opt/old/a2c\"}}}\n";
+    t.write("home/.claude.json", other);
+    let run = t.run_env(".", &["agents", "mcp-config", "claude", "--write"], &env);
+    transcripts.push(run.error_transcript());
+    assert_eq!(fs_err::read_to_string(t.path("home/.claude.json")).unwrap(), other);
+    insta::assert_snapshot!(transcripts.join("\n"));
+    // The hint, followed: the old entry removed, its command run as printed.
+    t.write("home/.claude.json", "{\"mcpServers\": {}}\n");
+    let hint = run.stderr.lines().find(|l| l.starts_with("hint:")).unwrap();
+    let command: Vec<&str> = hint.split('`').nth(1).unwrap().split(' ').skip(1).collect();
+    t.run_env(".", &command, &env).success();
+    let claude: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path("home/.claude.json")).unwrap()).unwrap();
+    assert_eq!(claude["mcpServers"]["a2c"]["command"], "a2c");
+}
