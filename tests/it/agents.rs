@@ -535,7 +535,8 @@ fn mcp_config_writes_the_user_level_file_and_keeps_the_rest() {
     // The hint, followed: the old entry removed, its command run as printed.
     t.write("home/.claude.json", "{\"mcpServers\": {}}\n");
     let hint = run.stderr.lines().find(|l| l.starts_with("hint:")).unwrap();
-    let command: Vec<&str> = hint.split('`').nth(1).unwrap().split(' ').skip(1).collect();
+    let command = hint.split('`').find(|c| c.starts_with("a2c agents")).unwrap();
+    let command: Vec<&str> = command.split(' ').skip(1).collect();
     t.run_env(".", &command, &env).success();
     let claude: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(t.path("home/.claude.json")).unwrap()).unwrap();
