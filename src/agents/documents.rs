@@ -23,7 +23,7 @@ impl Kind {
         }
     }
 
-    /// The front matter keys a document of this kind may carry.
+    /// The front matter keys a2c reads in a document of this kind (and checks).
     fn keys(self) -> &'static [&'static str] {
         match self {
             Self::Rule => &["description", "applies_to"],
@@ -144,22 +144,20 @@ pub fn parse(kind: Kind, name: String, text: &str) -> Result<Document, String> {
     let mut seen: Vec<&str> = Vec::new();
     let mut lines = front.lines().peekable();
     while let Some(line) = lines.next() {
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+        // Blank lines, comments, and the indented or `-` lines of a key a2c does not read.
+        if line.trim().is_empty() || line.trim_start().starts_with('#') || line.starts_with([' ', '\t', '-']) {
             continue;
         }
-        let Some((key, value)) = line.split_once(':').filter(|_| !line.starts_with([' ', '\t', '-'])) else {
+        let Some((key, value)) = line.split_once(':') else {
             return Err(format!(
                 "front matter line `{}` is no `key: value`",
                 crate::util::text::visible(line)
             ));
         };
+        // Other keys are other tools' (a prompt's `name` and `arguments` are `a2c mcp`'s):
+        // left as they are, not projected.
         if !kind.keys().contains(&key) {
-            return Err(format!(
-                "front matter key `{}` is not one a {} takes ({})",
-                crate::util::text::visible(key),
-                kind.folder().trim_end_matches('s'),
-                kind.keys().join(", ")
-            ));
+            continue;
         }
         if seen.contains(&key) {
             return Err(format!("front matter key `{key}` is given twice"));
@@ -302,12 +300,6 @@ mod tests {
         let refusals = [
             (
                 Kind::Rule,
-                "---\nalwaysApply: true\n---\n",
-                "`alwaysApply` is not one a rule takes",
-            ),
-            (Kind::Prompt, "---\napplies_to: src/**\n---\n", "not one a prompt takes"),
-            (
-                Kind::Rule,
                 "---\napplies_to: ../secret/**\n---\n",
                 "not a path relative",
             ),
@@ -316,7 +308,14 @@ mod tests {
             (Kind::Rule, "---\napplies_to:\n---\n", "names no path"),
             (Kind::Rule, "---\ndescription: a\ndescription: b\n---\n", "twice"),
             (Kind::Rule, "---\njust words\n---\n", "no `key: value`"),
+            (Kind::Prompt, "---\ndescription:\n---\n", "one non-empty line"),
         ];
+        // Keys a2c does not read are other tools' (an MCP prompt's `name` and `arguments`).
+        let mcp =
+            "---\nname: review\ndescription: Review\narguments:\n  - name: change\n    required: true\n---\nBody\n";
+        let p = doc(Kind::Prompt, mcp).unwrap();
+        assert_eq!((p.description.as_deref(), p.body.as_str()), (Some("Review"), "Body\n"));
+        assert!(doc(Kind::Rule, "---\nalwaysApply: true\n---\nx\n").is_ok());
         for (kind, text, why) in refusals {
             let err = doc(kind, text).unwrap_err();
             assert!(err.contains(why), "{text:?}: {err}");

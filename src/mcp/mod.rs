@@ -11,6 +11,7 @@ mod pipe;
 mod prompts;
 mod resources;
 mod scope;
+mod skills;
 mod tools;
 mod worker;
 
@@ -190,6 +191,28 @@ async fn watch(server: Server, peer: rmcp::Peer<RoleServer>) {
     }
 }
 
+/// The skills methods answer a client that declared the skills extension (SEP-2133: an
+/// extension is used by both sides or by neither); the others keep the resources and prompts.
+fn skills_declared(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    let declared = context.peer.peer_info().is_some_and(|info| {
+        info.capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(rmcp::model::SKILLS_EXTENSION_ID))
+    });
+    match declared {
+        true => Ok(()),
+        false => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "the skills methods answer a client that declares the `{}` extension in its capabilities; the method's skills are also resources (`resources/list`)",
+                rmcp::model::SKILLS_EXTENSION_ID
+            ),
+            None,
+        )),
+    }
+}
+
 fn internal(e: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(e.to_string(), None)
 }
@@ -236,11 +259,12 @@ impl ServerHandler for Server {
                 .enable_resources_list_changed()
                 .enable_prompts()
                 .enable_prompts_list_changed()
+                .enable_skills()
                 .build(),
         )
         .with_server_info(Implementation::new("a2c", crate::A2C_VERSION))
         .with_instructions(
-            "a2c serves the A2C method of this workspace. Call `resolve` with a path to learn its repository's write contract and method asset root; read the method's files as resources a2c://method/{+repo}/-/{+path} (percent-encoded; the version that repository is bound to, never another); never take W/tools/ai-rules for the method; author only under the write contract's rules.",
+            "a2c serves the A2C method of this workspace. Call `resolve` with a path to learn its repository's write contract and method asset root; read the method's files as resources a2c://method/{+repo}/-/{+path} (percent-encoded; the version that repository is bound to, never another); its skills are skill://a2c/VERSION/NAME/SKILL.md (`skills/list` with the skills extension); never take W/tools/ai-rules for the method; author only under the write contract's rules.",
         )
     }
 
@@ -368,6 +392,30 @@ impl ServerHandler for Server {
         ]))
     }
 
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        skills_declared(&context)?;
+        let listed = self.blocking(|inner| skills::list(&inner.scope)).await?;
+        listed
+            .map(rmcp::model::ListSkillsResult::with_all_items)
+            .map_err(|why| ErrorData::internal_error(why, None))
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        skills_declared(&context)?;
+        let asked = request.uri;
+        let got = self.blocking(move |inner| skills::get(&inner.scope, &asked)).await?;
+        got.map(rmcp::model::GetSkillResult::new)
+            .map_err(|why| ErrorData::invalid_params(why, None))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -376,7 +424,10 @@ impl ServerHandler for Server {
         let uri = request.uri;
         let asked = uri.clone();
         let read = self
-            .blocking(move |inner| resources::read(&inner.scope, &asked))
+            .blocking(move |inner| match skills::is_skill_uri(&asked) {
+                true => skills::read(&inner.scope, &asked),
+                false => resources::read(&inner.scope, &asked),
+            })
             .await?;
         match read {
             Ok((path, bytes)) => Ok(ReadResourceResult::new(vec![resources::contents(uri, &path, bytes)]).into()),

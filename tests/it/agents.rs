@@ -379,13 +379,13 @@ fn a_hostile_runtime_or_skill_is_refused() {
     );
     let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
     transcripts.push(run.error_transcript());
-    // A rule whose globs leave the repository, and a prompt with a key no prompt takes.
+    // A rule whose globs leave the repository, and a prompt whose description is empty.
     fs_err::remove_dir_all(t.path("bad/1.0.0/skills")).unwrap();
     t.write("bad/1.0.0/rules/escape.md", "---\napplies_to: [\"../../**\"]\n---\nx\n");
     let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
     transcripts.push(run.error_transcript());
     fs_err::remove_file(t.path("bad/1.0.0/rules/escape.md")).unwrap();
-    t.write("bad/1.0.0/prompts/go.md", "---\nmodel: gpt-5\n---\nGo.\n");
+    t.write("bad/1.0.0/prompts/go.md", "---\nmodel: gpt-5\ndescription: \"\"\n---\nGo.\n");
     let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
     transcripts.push(run.error_transcript());
     insta::assert_snapshot!(transcripts.join("\n"));
@@ -541,4 +541,95 @@ fn mcp_config_writes_the_user_level_file_and_keeps_the_rest() {
     let claude: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(t.path("home/.claude.json")).unwrap()).unwrap();
     assert_eq!(claude["mcpServers"]["a2c"]["command"], "a2c");
+}
+
+/// MCP's skills extension (SEP-2640), through the official Rust SDK's client: a server started
+/// in member `p/b` (bound to 1.1.0) lists 1.1.0's skill alone, each file with a digest the SDK
+/// verifies against the bytes `resources/read` gives; `skills/get` answers for another served
+/// repository's version and refuses one no repository is bound to (-32602); a client that did
+/// not declare the extension is answered -32601 and keeps the resources.
+#[test]
+fn mcp_serves_the_skills_of_the_repositorys_own_version() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{
+        ClientCapabilities, ExtensionCapabilities, GetSkillRequestParams, Implementation, InitializeRequestParams,
+        ReadResourceRequestParams, ResourceContents, SKILLS_EXTENSION_ID, SkillResources,
+    };
+    let t = TestContext::new();
+    superbuild(&t, "");
+    t.ok("w", &["install"]);
+    let std_cmd = t.cmd("w/p/b");
+    let child = || {
+        let mut cmd = tokio::process::Command::new(std_cmd.get_program());
+        for (k, v) in std_cmd.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.arg("mcp").current_dir(t.path("w/p/b"));
+        rmcp::transport::TokioChildProcess::new(cmd).unwrap()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = rt.block_on(async {
+        let mut extensions = ExtensionCapabilities::new();
+        extensions.insert(SKILLS_EXTENSION_ID.to_string(), Default::default());
+        let capabilities = ClientCapabilities::builder().enable_extensions_with(extensions).build();
+        let info = InitializeRequestParams::new(capabilities, Implementation::new("a2c-test", "1"));
+        let client = info.serve(child()).await.expect("initialize");
+        let listed = client.list_skills(None).await.unwrap();
+        let mut lines = Vec::new();
+        for skill in &listed.skills {
+            lines.push(format!(
+                "{} name={} description={}",
+                skill.uri, skill.frontmatter.name, skill.frontmatter.description
+            ));
+            let SkillResources::Files(files) = &skill.resources else {
+                panic!("a listed skill has its files: {skill:?}")
+            };
+            for file in files {
+                let read = client
+                    .read_resource(ReadResourceRequestParams::new(file.uri.clone()))
+                    .await
+                    .unwrap();
+                let bytes = match &read.contents[0] {
+                    ResourceContents::TextResourceContents { text, .. } => text.clone().into_bytes(),
+                    other => panic!("text: {other:?}"),
+                };
+                file.verify(&bytes).expect("the digest the SDK checks");
+                lines.push(format!("  {} {}", file.uri, file.digest));
+            }
+        }
+        let other = client
+            .get_skill(GetSkillRequestParams::new("skill://a2c/2.0.0/review/SKILL.md"))
+            .await
+            .unwrap();
+        lines.push(format!("get 2.0.0: {}", other.skill.frontmatter.description));
+        for uri in [
+            "skill://a2c/9.9.9/review/SKILL.md",
+            "skill://a2c/1.1.0/review/../../x/SKILL.md",
+        ] {
+            let refused = client.get_skill(GetSkillRequestParams::new(uri)).await.unwrap_err();
+            lines.push(format!("get {uri}: {refused}"));
+        }
+        // A file outside the skill's own: not served through its URI.
+        let outside = client
+            .read_resource(ReadResourceRequestParams::new(
+                "skill://a2c/1.1.0/review/../../rules/core.md",
+            ))
+            .await;
+        lines.push(format!("read outside: {}", outside.is_err()));
+        client.cancel().await.unwrap();
+        // A client that declared nothing: -32601 for the skills methods, the resources stay.
+        let plain = ().serve(child()).await.expect("initialize");
+        let refused = plain.list_skills(None).await.unwrap_err();
+        lines.push(format!("undeclared: {refused}"));
+        assert!(!plain.list_all_resources().await.unwrap().is_empty());
+        plain.cancel().await.unwrap();
+        lines.join("\n")
+    });
+    insta::assert_snapshot!(report);
 }
