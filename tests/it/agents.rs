@@ -385,7 +385,10 @@ fn a_hostile_runtime_or_skill_is_refused() {
     let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
     transcripts.push(run.error_transcript());
     fs_err::remove_file(t.path("bad/1.0.0/rules/escape.md")).unwrap();
-    t.write("bad/1.0.0/prompts/go.md", "---\nmodel: gpt-5\ndescription: \"\"\n---\nGo.\n");
+    t.write(
+        "bad/1.0.0/prompts/go.md",
+        "---\nmodel: gpt-5\ndescription: \"\"\n---\nGo.\n",
+    );
     let run = t.pack_run("bad/1.0.0", "1.0.0", "reg", &[]);
     transcripts.push(run.error_transcript());
     insta::assert_snapshot!(transcripts.join("\n"));
@@ -632,4 +635,99 @@ fn mcp_serves_the_skills_of_the_repositorys_own_version() {
         lines.join("\n")
     });
     insta::assert_snapshot!(report);
+}
+
+/// microsoft/apm as a differential oracle: the same method tree made into a local APM package
+/// and installed offline by `apm install --target claude,copilot,cursor` lands each skill,
+/// rule and prompt at the paths a2c projects it to (a2c's with their `a2c-` prefix), and the
+/// rules carry the same globs (Claude Code's `paths`, Copilot's `applyTo`).
+#[test]
+fn apm_puts_the_same_method_where_a2c_does() {
+    let apm = program("apm");
+    if std::process::Command::new(&apm).arg("--version").output().is_err() {
+        return require_program("apm (pip install -r .ci/requirements.txt: apm-cli; .ci/run does it)");
+    }
+    if !at_pinned_version("apm-cli") {
+        return;
+    }
+    let t = TestContext::new();
+    superbuild(&t, "agents: [claude, copilot, cursor]\n");
+    t.ok("w", &["install"]);
+    // The APM package: 1.0.0's tree in APM's own layout.
+    let tree = t.path("trees/1.0.0");
+    for (rule, apply) in [("core", "src/**,docs/*.md"), ("style", "**")] {
+        let body = fs_err::read_to_string(tree.join(format!("rules/{rule}.md"))).unwrap();
+        let body = body.rsplit("---\n").next().unwrap();
+        t.write(
+            &format!("pkg/.apm/instructions/{rule}.instructions.md"),
+            &format!("---\napplyTo: \"{apply}\"\n---\n{body}"),
+        );
+    }
+    t.write(
+        "pkg/.apm/prompts/review.prompt.md",
+        "---\ndescription: \"Review a change under 1.0.0\"\n---\nReview under method 1.0.0.\n",
+    );
+    for file in ["SKILL.md", "scripts/check.sh"] {
+        let text = fs_err::read_to_string(tree.join("skills/review").join(file)).unwrap();
+        t.write(&format!("pkg/.apm/skills/review/{file}"), &text);
+    }
+    t.write(
+        "pkg/apm.yml",
+        "name: a2c-oracle\nversion: 1.0.0\ndescription: the oracle\n",
+    );
+    t.git_repo("proj");
+    let out = std::process::Command::new(&apm)
+        .args(["install", "../pkg", "--target", "claude,copilot,cursor"])
+        .current_dir(t.path("proj"))
+        .env("HOME", t.path("home"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = |root: &Path, strip: &str| -> Vec<String> {
+        // Files and links (a2c links a skill's other files into the installed tree).
+        let mut found: Vec<String> = walkdir::WalkDir::new(root)
+            .into_iter()
+            .flatten()
+            .filter(|e| !e.file_type().is_dir())
+            .map(|e| e.path().strip_prefix(root).unwrap().display().to_string())
+            .filter(|p| {
+                [".agents/", ".claude/", ".cursor/", ".github/"]
+                    .iter()
+                    .any(|f| p.starts_with(f))
+            })
+            .map(|p| p.replace(strip, ""))
+            .collect();
+        found.sort();
+        found
+    };
+    let ours = files(&t.path("w/p/a"), "a2c-");
+    let apms = files(&t.path("proj"), "\u{0}");
+    assert_eq!(ours, apms, "a2c's paths (prefix dropped) against apm's");
+    // The globs each runtime reads, as apm writes them.
+    for (a2c, apm) in [
+        (".claude/rules/a2c-core.md", ".claude/rules/core.md"),
+        (
+            ".github/instructions/a2c-core.instructions.md",
+            ".github/instructions/core.instructions.md",
+        ),
+    ] {
+        let globs = |path: &Path| -> Vec<String> {
+            let text = fs_err::read_to_string(path).unwrap();
+            text.lines()
+                .filter(|l| l.starts_with("  - ") || l.starts_with("applyTo:"))
+                .map(|l| l.trim().to_string())
+                .collect()
+        };
+        assert_eq!(
+            globs(&t.path("w/p/a").join(a2c)),
+            globs(&t.path("proj").join(apm)),
+            "{a2c}"
+        );
+    }
 }
