@@ -46,6 +46,13 @@ pub fn run(
     for p in &r.cache_removed {
         printer.listing(format!("{removed} cache bundle {}: no lock references it", p.display()));
     }
+    for p in &out.projections_removed {
+        printer.listing(format!(
+            "{removed} the agents' projection in {} ({} path(s)): no runtime is named any more",
+            display_under(&base, &p.member),
+            p.paths.len()
+        ));
+    }
     for p in &r.trees_removed {
         printer.listing(format!(
             "{removed} cached tree {}: no lock references it and no store links it",

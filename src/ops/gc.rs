@@ -17,6 +17,16 @@ pub struct GcOutcome {
     pub dry_run: bool,
     #[serde(flatten)]
     pub report: GcReport,
+    /// Agent projections no runtime wants any more (`agents:` emptied), removed (or, dry, to
+    /// be removed): each member's paths, exactly as its receipt lists them.
+    pub projections_removed: Vec<ProjectionRemoved>,
+}
+
+/// One member's stale projection.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProjectionRemoved {
+    pub member: std::path::PathBuf,
+    pub paths: Vec<String>,
 }
 
 pub fn gc(
@@ -57,5 +67,31 @@ pub fn gc(
         store: store.root().to_path_buf(),
         dry_run,
         report,
+        projections_removed: stale_projections(ctx, dry_run)?,
     })
+}
+
+/// With no runtime named here any more, the projections members still hold (they would point
+/// into versions this gc may remove): removed exactly as their receipts list them. Nothing is
+/// looked at while runtimes are named (`install` and `agents sync` keep those in step).
+fn stale_projections(ctx: &Context, dry_run: bool) -> Result<Vec<ProjectionRemoved>, OpsError> {
+    if ctx.projects_agents() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for m in ctx.members()? {
+        let Some(receipt) = crate::agents::Receipt::read(&m.path)? else {
+            continue;
+        };
+        // The files and links it lists (the folders a2c made go with them).
+        let paths = receipt.entries.iter().map(|e| e.path.clone()).collect();
+        if !dry_run {
+            crate::agents::clean(&m.path)?;
+        }
+        out.push(ProjectionRemoved {
+            member: m.path.clone(),
+            paths,
+        });
+    }
+    Ok(out)
 }

@@ -731,3 +731,34 @@ fn apm_puts_the_same_method_where_a2c_does() {
         );
     }
 }
+
+/// Once no runtime is named any more (`agents:` emptied), `gc` removes the projections members
+/// still hold — exactly what each receipt lists — before they point into versions it removes;
+/// `--dry-run` says so and removes nothing.
+#[test]
+fn gc_removes_the_projections_no_runtime_wants_any_more() {
+    let t = TestContext::new();
+    superbuild(&t, "agents: [cursor]\n");
+    t.ok("w", &["install"]);
+    t.write("w/p/a/.cursor/rules/ours.mdc", "the team's\n");
+    t.write(
+        "w/.tools/esys/a2c/workspace.yaml",
+        "schema_version: 1\nmembers: [\"p/*\"]\nregistry: ../reg\n",
+    );
+    let dry = t.ok("w", &["gc", "--dry-run"]);
+    assert!(t.path("w/p/a/.cursor/rules/a2c-core.mdc").exists());
+    let doc = t.ok("w", &["gc", "--dry-run", "--json"]).json();
+    crate::cli_surface::validate("gc", &doc);
+    let run = t.ok("w", &["gc"]);
+    insta::assert_snapshot!(format!("{}\n{}", dry.transcript(), run.transcript()));
+    for m in ["a", "b", "c"] {
+        let repo = t.path(&format!("w/p/{m}"));
+        assert!(!repo.join(".agents").exists(), "p/{m}");
+        assert!(!repo.join(".tools_local/esys/a2c/agents.json").exists(), "p/{m}");
+    }
+    assert_eq!(
+        fs_err::read_to_string(t.path("w/p/a/.cursor/rules/ours.mdc")).unwrap(),
+        "the team's\n"
+    );
+    assert!(!t.path("w/p/b/.cursor").exists());
+}
