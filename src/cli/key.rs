@@ -39,8 +39,12 @@ pub struct SignArgs {
     /// the signature written beside its index);
     /// a package index (pypi+https://…) or a Conan remote (conan+https://…) carries no a2c
     /// signature and refuses
-    #[arg(long, value_name = "LOCATION")]
-    pub registry: String,
+    #[arg(long, value_name = "LOCATION", required_unless_present = "file")]
+    pub registry: Option<String>,
+    /// Sign this file instead (a release's SHA256SUMS): its signature, in minisign's prehashed
+    /// format, is written beside it as FILE.minisig (`minisign -Vm FILE -p KEY.pub` verifies it)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["registry", "expires_in", "no_expiry"])]
+    pub file: Option<PathBuf>,
     /// The secret key (from `a2c key generate`)
     #[arg(long, value_name = "KEYFILE")]
     pub key: PathBuf,
@@ -143,6 +147,42 @@ pub fn unlock(path: &std::path::Path, printer: &Printer) -> anyhow::Result<crate
     Ok(crate::registry::signing::SecretKey::load(path, ask)?)
 }
 
+/// Signs `file` (minisign's prehashed form: the BLAKE2b-512 of its bytes), writing
+/// `file.minisig` beside it.
+fn sign_file(
+    file: &std::path::Path,
+    key: &crate::registry::signing::SecretKey,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let signature = crate::registry::signing::sign_file(key, file, &format!("file:{name}"))
+        .map_err(|e| anyhow::anyhow!("cannot sign `{}`: {e}", file.display()))?;
+    let path = std::path::PathBuf::from(format!(
+        "{}{}",
+        file.display(),
+        crate::registry::signing::SIGNATURE_SUFFIX
+    ));
+    crate::util::fs::write_atomic(&path, signature.as_bytes())?;
+    if printer.json {
+        #[derive(serde::Serialize)]
+        struct Signed<'a> {
+            signature: &'a std::path::Path,
+        }
+        printer.json_doc(&Signed { signature: &path });
+    } else {
+        printer.status(format!(
+            "signed `{}` with key {}: `{}`",
+            file.display(),
+            key.id(),
+            path.display()
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
 pub fn sign(
     args: &SignArgs,
     session: &crate::ops::Session,
@@ -150,7 +190,12 @@ pub fn sign(
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
     let cwd = global.start_dir()?;
-    let registry = RegistryLocation::parse(&args.registry, &cwd)?.open(&session.network);
+    if let Some(file) = &args.file {
+        let key = unlock(&cwd.join(&args.key), printer)?;
+        return sign_file(&cwd.join(file), &key, printer);
+    }
+    let registry = args.registry.as_deref().expect("clap requires --registry or --file");
+    let registry = RegistryLocation::parse(registry, &cwd)?.open(&session.network);
     let key = unlock(&cwd.join(&args.key), printer)?;
     let expiry = match (args.expires_in, args.no_expiry) {
         (Some(days), _) => crate::registry::handle::Expiry::InDays(days),

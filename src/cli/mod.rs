@@ -193,7 +193,7 @@ impl Command {
             Command::Init(args) => args.registry.as_deref(),
             Command::Pack(args) => Some(&args.registry),
             Command::Yank(args) => Some(&args.registry),
-            Command::Sign(args) => Some(&args.registry),
+            Command::Sign(args) => args.registry.as_deref(),
             _ => None,
         }
     }

@@ -355,6 +355,38 @@ pub fn sign(key: &SecretKey, data: &[u8], trusted_comment: &str) -> String {
     )
 }
 
+/// A minisign signature of the file at `path` in minisign's prehashed form (`ED`: the
+/// signature is over the BLAKE2b-512 of its bytes, read in blocks, as `minisign -S` writes by
+/// default and as OpenSSL's Ed25519 can check from that hash): the text of a `.minisig` file.
+pub fn sign_file(key: &SecretKey, path: &Path, trusted_comment: &str) -> std::io::Result<String> {
+    use blake2::Digest;
+    use std::io::Read;
+    let mut file = fs_err::File::open(path)?;
+    let mut hash = blake2::Blake2b512::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hash.update(&buf[..n]);
+    }
+    let prehash = hash.finalize();
+    let signature = key.pair.sign(&prehash);
+    let mut line = b"ED".to_vec();
+    line.extend_from_slice(&key.id);
+    line.extend_from_slice(signature.as_ref());
+    let mut global = signature.as_ref().to_vec();
+    global.extend_from_slice(trusted_comment.as_bytes());
+    let global = key.pair.sign(&global);
+    Ok(format!(
+        "untrusted comment: signature from a2c secret key {}\n{}\ntrusted comment: {trusted_comment}\n{}\n",
+        key_id_hex(&key.id),
+        B64.encode(&line),
+        B64.encode(global.as_ref())
+    ))
+}
+
 /// For a registry that carries no a2c signature (a package index, a Conan remote): fine when
 /// no key is pinned, else the refusal of an unsigned index naming the pinned keys.
 pub fn unsigned_unless_unpinned(registry: &str, trusted: &[String]) -> Result<(), SignError> {

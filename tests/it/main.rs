@@ -19,6 +19,7 @@ mod growth;
 mod hostile_archives;
 mod http;
 mod install;
+mod installer;
 mod mcp;
 mod migrate;
 mod mirrors;
