@@ -213,6 +213,9 @@ fn the_installer_takes_a_mirror_a_file_url_and_a_directory() {
     }
 }
 
+/// What a refusal test does to the release before the installer runs.
+type Spoil<'a> = Box<dyn Fn(&TestContext) + 'a>;
+
 /// A tampered archive, a tampered SHA256SUMS, a signature by another key and a truncated
 /// download are each refused, by minisign and by OpenSSL alike, with nothing installed and the
 /// a2c already there untouched.
@@ -232,7 +235,7 @@ fn the_installer_refuses_what_the_release_key_did_not_sign() {
         fs_err::write(t.path(&format!("rel/{VERSION}/SHA256SUMS.minisig")), &pristine_sig).unwrap();
     };
     let mut transcripts = Vec::new();
-    let cases: Vec<(&str, Box<dyn Fn(&TestContext) + '_>)> = vec![
+    let cases: Vec<(&str, Spoil<'_>)> = vec![
         (
             "a tampered archive",
             Box::new(|t: &TestContext| {
