@@ -297,3 +297,52 @@ fn the_hosted_runner_workflows_run_the_readme_test_command() {
         );
     }
 }
+
+/// The release workflow (not run here): every target the installer knows is built — the Linux
+/// and Windows-gnu ones by release/build.sh, the two Apple targets and Windows-MSVC on hosted
+/// runners, each after the README's test command — and one signed SHA256SUMS covers them.
+#[test]
+fn the_release_workflow_builds_every_target() {
+    let text = include_str!("../../.github/workflows/release.yml");
+    let doc: serde_json::Value = serde_saphyr::from_str(text).expect("the workflow is YAML");
+    assert!(text.contains("Not run here"), "the file says it is not run here");
+    let runs = |job: &str| -> Vec<String> {
+        items(&doc["jobs"][job]["steps"])
+            .iter()
+            .filter_map(|s| s["run"].as_str().map(str::to_string))
+            .collect()
+    };
+    for job in ["linux-and-windows-gnu", "hosted"] {
+        assert!(runs(job).iter().any(|r| r == "cargo test --locked"), "{job}");
+    }
+    assert!(
+        runs("linux-and-windows-gnu")
+            .iter()
+            .any(|r| r.starts_with("release/build.sh "))
+    );
+    let hosted: Vec<&str> = items(&doc["jobs"]["hosted"]["strategy"]["matrix"]["include"])
+        .iter()
+        .map(|m| m["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        hosted,
+        ["aarch64-apple-darwin", "x86_64-apple-darwin", "x86_64-pc-windows-msvc"]
+    );
+    // Every target the installer maps a machine to is built somewhere.
+    let installer = include_str!("../../install-a2c.sh");
+    let built = include_str!("../../release/build.sh");
+    for target in [
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+    ] {
+        assert!(installer.contains(target), "{target}");
+        assert!(built.contains(target) || hosted.contains(&target), "{target} is built");
+    }
+    assert!(
+        runs("publish")
+            .iter()
+            .any(|r| r.contains("sign --file") && r.contains("SHA256SUMS"))
+    );
+}
