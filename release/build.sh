@@ -10,7 +10,7 @@
 #
 # Targets (A2C_RELEASE_TARGETS, default all three built here):
 #   x86_64-unknown-linux-musl, aarch64-unknown-linux-musl — static binaries, linked by zig
-#     (PyPI `ziglang` + `cargo-zigbuild`, found in target/ci-venv or on PATH) with Debian's
+#     (PyPI `ziglang` 0.17.1 + `cargo-zigbuild` 0.24.1, in target/ci-venv or on PATH) with Debian's
 #     rustc-web and rust-web-src (-Zbuild-std): docs/install.md says why this over musl-tools.
 #   x86_64-pc-windows-gnu — mingw-w64, as .ci/wine-smoke builds it.
 # The Apple targets are built by the hosted workflow (.github/workflows/release.yml): no
@@ -50,7 +50,7 @@ zig_path() {
   local z
   z=$(ls "$root"/target/ci-venv/lib/python3*/site-packages/ziglang/zig 2>/dev/null | head -n1 || true)
   [ -n "$z" ] || z=$(command -v zig || true)
-  [ -n "$z" ] || { echo "error: zig is missing: pip install ziglang cargo-zigbuild (.ci/run installs them into target/ci-venv)" >&2; exit 1; }
+  [ -n "$z" ] || { echo "error: zig is missing: target/ci-venv/bin/pip install ziglang==0.17.1 cargo-zigbuild==0.24.1 (the releases built here used these)" >&2; exit 1; }
   echo "$z"
 }
 
