@@ -207,18 +207,22 @@ fn readme_completions_and_man_pages_install_as_printed() {
 
 /// Every `A2C_…` variable the README, docs/ and registry-spec/ name is one a2c reads (listed in
 /// `env::VARIABLES`, or one of the test builds' switches) or one the installer script reads
-/// (`install-a2c.sh`, which runs before any a2c does): a page that tells CI to set a variable
+/// (`install-a2c.sh`, which runs before any a2c does) or the release build (`release/build.sh`)
+/// reads: a page that tells CI to set a variable
 /// nothing reads sends the user wrong without a word.
 #[test]
 fn every_variable_the_docs_name_is_one_a2c_reads() {
-    let installer = include_str!("../../install-a2c.sh");
-    let by_installer: Vec<&str> = installer
-        .match_indices("${A2C_")
-        .map(|(at, _)| {
-            let name = &installer[at + 2..];
-            &name[..name
-                .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-                .unwrap_or(name.len())]
+    // The installer's and the release build's own (`${A2C_…}` in each script).
+    let scripts = [include_str!("../../install-a2c.sh"), include_str!("../../release/build.sh")];
+    let by_installer: Vec<&str> = scripts
+        .iter()
+        .flat_map(|script| {
+            script.match_indices("${A2C_").map(|(at, _)| {
+                let name = &script[at + 2..];
+                &name[..name
+                    .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+                    .unwrap_or(name.len())]
+            })
         })
         .collect();
     assert!(by_installer.contains(&"A2C_INSTALL_BASE"), "{by_installer:?}");
