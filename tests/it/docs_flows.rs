@@ -213,7 +213,10 @@ fn readme_completions_and_man_pages_install_as_printed() {
 #[test]
 fn every_variable_the_docs_name_is_one_a2c_reads() {
     // The installer's and the release build's own (`${A2C_…}` in each script).
-    let scripts = [include_str!("../../install-a2c.sh"), include_str!("../../release/build.sh")];
+    let scripts = [
+        include_str!("../../install-a2c.sh"),
+        include_str!("../../release/build.sh"),
+    ];
     let by_installer: Vec<&str> = scripts
         .iter()
         .flat_map(|script| {
