@@ -762,3 +762,23 @@ fn gc_removes_the_projections_no_runtime_wants_any_more() {
     );
     assert!(!t.path("w/p/b/.cursor").exists());
 }
+
+/// A superbuild root that adopted A2C is a member: it gets its own contract's projection; one
+/// that did not gets none.
+#[test]
+fn the_root_gets_its_own_contracts_projection_only_when_it_adopted() {
+    let t = TestContext::new();
+    superbuild(&t, "agents: [claude]\n");
+    t.ok("w", &["install"]);
+    assert!(!t.path("w/.claude").exists(), "W adopted nothing: no projection");
+    t.write(
+        "w/.tools/esys/a2c/adoption.yaml",
+        "schema_version: 2\ntool_version: 2.0.0\ndelivery: package\n",
+    );
+    t.ok("w", &["lock"]);
+    t.ok("w", &["install"]);
+    let rule = fs_err::read_to_string(t.path("w/.claude/rules/a2c-core.md")).unwrap();
+    assert!(rule.contains("# Core rules of 2.0.0"), "{rule}");
+    let member = fs_err::read_to_string(t.path("w/p/a/.claude/rules/a2c-core.md")).unwrap();
+    assert!(member.contains("# Core rules of 1.0.0"), "{member}");
+}
