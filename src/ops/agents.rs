@@ -102,12 +102,7 @@ pub fn sync(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
         finish(&m.path, &tree, &mut report)?;
         out.push(report);
     }
-    Ok(AgentsOutcome {
-        runtimes: ids,
-        tracked,
-        local,
-        members: out,
-    })
+    Ok(outcome((tracked, local, ids), out))
 }
 
 /// After a migration: the members' projections follow their new write contracts (when the
@@ -138,12 +133,7 @@ pub fn list(ctx: &Context) -> Result<AgentsOutcome, OpsError> {
         finish(&m.path, &tree, &mut report)?;
         out.push(report);
     }
-    Ok(AgentsOutcome {
-        runtimes: ids,
-        tracked,
-        local,
-        members: out,
-    })
+    Ok(outcome((tracked, local, ids), out))
 }
 
 /// Removes every member's projection: exactly what each receipt lists. The paths removed, by
@@ -157,6 +147,20 @@ pub fn clean(ctx: &Context) -> Result<Vec<(PathBuf, Vec<String>)>, OpsError> {
         }
     }
     Ok(out)
+}
+
+/// The document of `sync` and `list`: the runtimes (named, this machine's, projected here) and
+/// each member's projection.
+fn outcome(
+    (tracked, local, runtimes): (Vec<String>, crate::agents::Local, Vec<String>),
+    members: Vec<MemberProjection>,
+) -> AgentsOutcome {
+    AgentsOutcome {
+        runtimes,
+        tracked,
+        local,
+        members,
+    }
 }
 
 fn report_of(m: &crate::workspace::Member, tree: &Tree, ids: &[String]) -> MemberProjection {
