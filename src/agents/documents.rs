@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::AgentsError;
+use super::skills::{split_front_matter, unquote};
 
 /// What a method document is to a runtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,26 +214,6 @@ fn check_glob(glob: &str) -> Result<(), String> {
         return bad("has a character runtimes' glob lists cannot carry (`,` `\"` `'` `{` `}` `#`)");
     }
     Ok(())
-}
-
-fn unquote(value: &str) -> String {
-    let quoted = |q: char| value.len() >= 2 && value.starts_with(q) && value.ends_with(q);
-    match quoted('"') || quoted('\'') {
-        true => value[1..value.len() - 1].to_string(),
-        false => value.to_string(),
-    }
-}
-
-/// `(front matter, body)` of a markdown text that starts with a `---` line.
-fn split_front_matter(text: &str) -> Option<(&str, &str)> {
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
-    let end = rest.find("\n---")?;
-    let after = &rest[end + 4..];
-    let body = after
-        .strip_prefix("\r\n")
-        .or_else(|| after.strip_prefix('\n'))
-        .unwrap_or(after);
-    Some((&rest[..end + 1], body))
 }
 
 /// A YAML double-quoted string.

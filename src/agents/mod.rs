@@ -28,7 +28,7 @@ pub use local::{LOCAL, Local, repo_intent};
 pub use runtimes::{RUNTIMES, Runtime, folders, parse_ids};
 use runtimes::{document_path, selected};
 use skills::renamed;
-pub use skills::{Skill, check_skill_md, is_skill_name, skills};
+pub use skills::{Skill, check_skill_md, front_matter, is_skill_name, skills};
 
 /// The prefix of every projected skill's name: a2c's entries never collide with the team's.
 pub const PREFIX: &str = "a2c-";

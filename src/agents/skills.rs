@@ -80,7 +80,8 @@ pub fn check_skill_md(text: &str, folder: &str) -> Result<(), String> {
     }
 }
 
-fn unquote(value: &str) -> String {
+/// A YAML scalar without its surrounding quotes (`"…"` or `'…'`), as a front matter line gives it.
+pub(super) fn unquote(value: &str) -> String {
     let quoted = |q: char| value.len() >= 2 && value.starts_with(q) && value.ends_with(q);
     match quoted('"') || quoted('\'') {
         true => value[1..value.len() - 1].to_string(),
@@ -89,10 +90,21 @@ fn unquote(value: &str) -> String {
 }
 
 /// The front matter of a markdown text: between a first line `---` and the next `---` line.
-fn front_matter(text: &str) -> Option<&str> {
+pub fn front_matter(text: &str) -> Option<&str> {
+    split_front_matter(text).map(|(front, _)| front)
+}
+
+/// `(front matter, body)` of a markdown text that starts with a `---` line (`\n` or `\r\n`
+/// line ends): the one reader of a front matter for skills, rules, prompts and `a2c mcp`.
+pub fn split_front_matter(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
     let end = rest.find("\n---")?;
-    Some(&rest[..end + 1])
+    let after = &rest[end + 4..];
+    let body = after
+        .strip_prefix("\r\n")
+        .or_else(|| after.strip_prefix('\n'))
+        .unwrap_or(after);
+    Some((&rest[..end + 1], body))
 }
 
 /// `text` with its front matter's `name:` line set to `name` (the projected skill's own name).

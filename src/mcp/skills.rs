@@ -40,11 +40,7 @@ fn tree_of(repos: &[Repo], version: &str) -> Option<std::path::PathBuf> {
 /// The entry of one skill of the tree at `tree` (`version`): its front matter verbatim as
 /// JSON, and every file with its digest.
 fn entry(tree: &std::path::Path, version: &str, skill: &crate::agents::Skill) -> Result<Skill, String> {
-    let front = skill
-        .text
-        .strip_prefix("---\n")
-        .and_then(|rest| rest.split_once("\n---").map(|(f, _)| f))
-        .ok_or("its SKILL.md has no front matter")?;
+    let front = crate::agents::front_matter(&skill.text).ok_or("its SKILL.md has no front matter")?;
     let mut fields: serde_json::Map<String, serde_json::Value> =
         serde_saphyr::from_str(front).map_err(|e| format!("its front matter cannot be read: {e}"))?;
     let text = |key: &str, fields: &mut serde_json::Map<String, serde_json::Value>| {
@@ -139,6 +135,22 @@ pub fn read(scope: &Scope, uri_asked: &str) -> Result<(String, Vec<u8>), String>
 
 #[cfg(test)]
 mod tests {
+    /// A SKILL.md with Windows line ends (which `a2c pack` takes) is listed with its front
+    /// matter, as one with `\n` ends is.
+    #[test]
+    fn a_skill_with_crlf_line_ends_is_served() {
+        let skill = crate::agents::Skill {
+            name: "review".into(),
+            text: "---\r\nname: review\r\ndescription: Review a change\r\n---\r\n# Review\r\n".into(),
+            files: Vec::new(),
+        };
+        crate::agents::check_skill_md(&skill.text, "review").unwrap();
+        let entry = super::entry(std::path::Path::new("/nowhere"), "1.0.0", &skill).unwrap();
+        assert_eq!(entry.frontmatter.name, "review");
+        assert_eq!(entry.frontmatter.description, "Review a change");
+        assert_eq!(entry.uri, "skill://a2c/1.0.0/review/SKILL.md");
+    }
+
     #[test]
     fn skill_uris_name_a_version_a_skill_and_a_file() {
         assert_eq!(
