@@ -376,7 +376,8 @@ def example(name):
 def members_suite(args, a2c):
     """The member curve alone: no-op install, doctor, lock --check and list at 200 / 1,000 /
     5,000 / 20,000 members,
-    with an earlier build (`--baseline`) measured in the same rounds, interleaved, and the shell
+    with an earlier build (`--baseline`) measured in the same rounds, interleaved, each side in
+    its own superbuild made alike (a snapshot format one side does not read costs no walks), and the shell
     floor: one `stat` of every member's adoption record, from a list made beforehand
     (`xargs stat`), in the same rounds; and the two `fstatat` floors of examples/stat_floor.rs:
     the snapshot's five paths per member (under the no-op) and the eight doctor must look at. The workspace snapshot is written by the first no-op
@@ -403,11 +404,16 @@ def members_suite(args, a2c):
         print("|" + "---|" * (head.count("|") - 1))
         results = []
         for n in args.members:
-            w = members_superbuild(work, f"w{n}", n, "../registry")
-            sh([a2c, "-q", "-C", w, "lock"], env=env)
-            sh([a2c, "-q", "-C", w, "install"], env=env)
+            # Each side its own superbuild, alike: a snapshot one side writes in a format the
+            # other does not read would make every no-op of both a full walk.
+            ws = {side: members_superbuild(work, f"w{n}-{side}", n, "../registry") for side, _ in sides}
+            for side, binary in sides:
+                sh([binary, "-q", "-C", ws[side], "lock"], env=env)
+                sh([binary, "-q", "-C", ws[side], "install"], env=env)
             time.sleep(1.1)
-            sh([a2c, "-q", "-C", w, "install"], env=env)  # writes the snapshot
+            for side, binary in sides:
+                sh([binary, "-q", "-C", ws[side], "install"], env=env)  # writes the snapshot
+            w = ws["a2c"]
             records = os.path.join(work, f"records-{n}")
             with open(records, "w") as f:
                 for m in range(n):
@@ -429,7 +435,7 @@ def members_suite(args, a2c):
             for _ in range(args.noop_runs):
                 for side, binary in sides:
                     for cmd in commands:
-                        times[(side, cmd)].append(timed([binary, "-q", "-C", w] + cmd.split(), env)[0])
+                        times[(side, cmd)].append(timed([binary, "-q", "-C", ws[side]] + cmd.split(), env)[0])
                 times[("floor", "stat")].append(timed(floor_cmd)[0])
                 times[("floor", "stat5")].append(timed(floor5_cmd)[0])
                 times[("floor", "doctor")].append(timed(floor_doctor_cmd)[0])
@@ -455,7 +461,8 @@ def members_suite(args, a2c):
             if args.plot:
                 plot.save(args.plot, "members", {"runs": args.noop_runs, "machine": machine(), "rows": results})
             if not args.keep:
-                shutil.rmtree(w, ignore_errors=True)
+                for d in ws.values():
+                    shutil.rmtree(d, ignore_errors=True)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -290,8 +290,9 @@ pub(crate) fn discover_members(global: &GlobalArgs, printer: &Printer) -> anyhow
 pub(crate) fn note_snapshot(ctx: &Context, printer: &Printer) {
     match ctx.snapshot() {
         Some(Ok(s)) => printer.detail(format!(
-            "workspace snapshot: {} paths unchanged; the members were not walked",
-            s.len()
+            "workspace snapshot: {} paths unchanged; the members were not walked ({} members' git indexes recorded as tracking nothing under `.tools_local`)",
+            s.len(),
+            s.indexes()
         )),
         Some(Err(why)) => printer.detail(format!("workspace snapshot not used: {why}")),
         None => {}

@@ -152,7 +152,7 @@ pub const SNAPSHOT: FileFormat = FileFormat {
     name: "workspace snapshot",
     file: "<store>/.workspace-snapshot",
     key: "a2c-workspace-snapshot",
-    newest: 2,
+    newest: 3,
     on_newer: OnNewer::Rebuilt,
 };
 

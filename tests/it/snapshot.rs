@@ -292,11 +292,14 @@ fn a_name_that_is_not_utf8_is_never_recorded() {
     assert!(!t.path(SNAPSHOT).exists());
 }
 
-/// doctor still reads the git index of every member the snapshot vouches for (only `.git` is
-/// not looked at again): a `.tools_local/` file tracked after the snapshot was written — which
-/// changes no path it records — is reported, through `O_PATH` and the portable listing alike.
-/// The members' indexes are larger than the first block read, so the one with nothing tracked
-/// there is answered by stopping early and listing `.git` for a split index's other half.
+/// doctor asks every member the snapshot vouches for whether git tracks its `.tools_local/`
+/// (only `.git` is not looked at again). The snapshot records a member's index only when that
+/// index tracked nothing there (here two of three: not `a`, which tracked a file there when it
+/// was taken), and doctor takes that answer only while the index is the very file recorded:
+/// `a`, and `b` once it tracks a file there too (which changes no path the snapshot vouches
+/// with), are reported, through `O_PATH` and the portable listing alike. The members' indexes
+/// are larger than the first block read, so an index read again is answered by stopping early
+/// and listing `.git` for a split index's other half.
 #[test]
 fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
     let t = TestContext::new();
@@ -309,26 +312,33 @@ fn doctor_reads_the_index_of_a_member_the_snapshot_vouches_for() {
         let index = fs_err::metadata(t.path(&format!("{m}/.git/index"))).unwrap().len();
         assert!(index > 16 * 1024, "{m}: a {index}-byte index");
     }
+    t.write("w/p/a/.tools_local/notes.txt", "tracked by mistake\n");
+    crate::support::git(&t.path("w/p/a"), &["add", "-f", ".tools_local/notes.txt"]);
     // `src/` is new in each member's directory: the next install walks and records it again.
     std::thread::sleep(SETTLE);
     t.run("w", &["install"]).success();
     assert_trusted(&t);
+    let tracked = |portable: &str, recorded: usize| {
+        let run = t.run_env("w", &["-v", "doctor", "--json"], &[("A2C_TEST_PORTABLE", portable)]);
+        let said = format!(
+            "the members were not walked ({recorded} members' git indexes recorded as tracking nothing under `.tools_local`)"
+        );
+        assert!(run.transcript().contains(&said), "{}", run.transcript());
+        let doc = run.json();
+        items(&doc["findings"])
+            .iter()
+            .filter(|f| f["code"] == "local-tracked")
+            .map(|f| f["repo"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    for portable in ["0", "1"] {
+        assert_eq!(tracked(portable, 2), [t.shown("w/p/a")], "portable={portable}");
+    }
     t.write("w/p/b/.tools_local/notes.txt", "tracked by mistake\n");
     crate::support::git(&t.path("w/p/b"), &["add", "-f", ".tools_local/notes.txt"]);
     for portable in ["0", "1"] {
-        let run = t.run_env("w", &["-v", "doctor", "--json"], &[("A2C_TEST_PORTABLE", portable)]);
-        assert!(
-            run.transcript().contains("the members were not walked"),
-            "{}",
-            run.transcript()
-        );
-        let doc = run.json();
-        let tracked: Vec<&serde_json::Value> = items(&doc["findings"])
-            .iter()
-            .filter(|f| f["code"] == "local-tracked")
-            .map(|f| &f["repo"])
-            .collect();
-        assert_eq!(tracked, [&serde_json::json!(t.shown("w/p/b"))], "portable={portable}");
+        let both = tracked(portable, 2);
+        assert_eq!(both, [t.shown("w/p/a"), t.shown("w/p/b")], "portable={portable}");
     }
 }
 

@@ -91,8 +91,13 @@ pub fn run(
     let jobs = crate::util::parallel::metadata_jobs();
     // Members a workspace snapshot vouches for have one canonical root, a valid record, no
     // interrupted migration and the pointer install wrote: nothing of theirs to say there.
-    let vouched = matches!(ctx.snapshot(), Some(Ok(_)));
-    let per_member = crate::util::parallel::run_parallel(members, jobs, |m| {
+    let held = match ctx.snapshot() {
+        Some(Ok(held)) => Some(held),
+        _ => None,
+    };
+    let vouched = held.is_some();
+    let numbered: Vec<(usize, &Member)> = members.iter().enumerate().collect();
+    let per_member = crate::util::parallel::run_parallel(&numbered, jobs, |&(i, m)| {
         let mut out = Vec::new();
         if !vouched {
             tool_state(m, &mut out);
@@ -103,7 +108,8 @@ pub fn run(
         if let Some(ws) = ws_root.as_ref().filter(|_| !vouched) {
             pointer(m, ws, &mut out);
         }
-        if m.path != owner {
+        // The snapshot's answer while the member's index is the very file it read.
+        if m.path != owner && !held.is_some_and(|h| h.local_untracked(i, m)) {
             match crate::util::git::tracking(&m.path, LOCAL_DIR, vouched) {
                 crate::util::git::Tracking::No => {}
                 crate::util::git::Tracking::Yes => out.push(finding(

@@ -149,6 +149,8 @@ pub(super) struct Block<'a> {
     /// The identities of [`member_paths`], in that order (`n` of them).
     pub(super) ids: [Identity; MEMBER_PATHS.len()],
     pub(super) n: usize,
+    /// Its git index's identity, when that index held no path under `.tools_local`.
+    pub(super) index: Option<Identity>,
 }
 
 impl Block<'_> {
@@ -198,7 +200,7 @@ pub(super) fn parse_body<'a>(
     // The few versions a superbuild pins, each parsed once (a bound keeps a snapshot pinning
     // thousands from costing a scan each).
     let mut versions: Vec<(&str, MethodVersion)> = Vec::new();
-    let mut lines = body.split_terminator('\n');
+    let mut lines = body.split_terminator('\n').peekable();
     // Members, then nested repositories, then entries, as `Snapshot::render` writes them: one
     // text for one snapshot (checked within each piece a worker parses).
     let mut stage = 0;
@@ -254,6 +256,7 @@ pub(super) fn parse_body<'a>(
                 delivery,
                 ids: [Identity::ABSENT; MEMBER_PATHS.len()],
                 n: 0,
+                index: None,
             };
             for id in ids_line.as_bytes().split(|b| *b == b',') {
                 let slot = block.ids.get_mut(block.n).ok_or_else(malformed)?;
@@ -262,6 +265,13 @@ pub(super) fn parse_body<'a>(
             }
             if block.n != member_paths(path).len() {
                 return Err(malformed());
+            }
+            // Then, for a member other than W, its index's identity if one was recorded.
+            if let Some(index) = lines.next_if(|l| l.starts_with("index ")) {
+                if path == "." {
+                    return Err(malformed());
+                }
+                block.index = Some(Identity::parse(&index.as_bytes()["index ".len()..]).ok_or_else(malformed)?);
             }
             member(block)?;
         } else if head == "nested" {
@@ -282,6 +292,8 @@ pub(super) fn parse_body<'a>(
 #[derive(Default)]
 pub(super) struct Piece {
     pub(super) members: Vec<Member>,
+    /// Each member's recorded index identity, in the order of `members`.
+    pub(super) indexes: Vec<Option<Identity>>,
     pub(super) nested: Vec<String>,
     pub(super) entries: Vec<(String, Identity)>,
     pub(super) paths: usize,
@@ -297,6 +309,7 @@ impl Piece {
         // Sized once: growing a list of thousands of members copies it into fresh pages.
         let blocks = text.matches("\nmember ").count() + usize::from(text.starts_with("member "));
         let (mut members, mut changed, mut paths) = (Vec::with_capacity(blocks), None, 0);
+        let mut indexes = Vec::with_capacity(blocks);
         let mut check = MemberCheck::new(w);
         parse_body(text, &mut piece.nested, &mut piece.entries, |block| {
             if block.relative != "." && !plain(block.relative) {
@@ -312,6 +325,7 @@ impl Piece {
             // Nothing is built past a change: the snapshot is not used.
             if changed.is_none() {
                 members.push(block.member(root));
+                indexes.push(block.index);
             }
             Ok(())
         })?;
@@ -324,6 +338,7 @@ impl Piece {
         piece.changed = changed.or_else(|| first_changed(w, &piece.entries));
         piece.paths = paths + piece.entries.len();
         piece.members = members;
+        piece.indexes = indexes;
         Ok(piece)
     }
 }
@@ -335,12 +350,35 @@ pub struct HeldSnapshot {
     pub(super) root: PathBuf,
     pub(super) nested: Vec<String>,
     pub(super) paths: usize,
+    /// Per member it gave, in that order: the identity its git index had when the snapshot
+    /// was taken, if that index held no path under `.tools_local`.
+    pub(super) indexes: Vec<Option<Identity>>,
+    /// W, as opened to check it (`None` only while it is being built).
+    pub(super) w: Option<std::fs::File>,
 }
 
 impl HeldSnapshot {
     /// The nested superbuilds the walk found below W, absolute.
     pub fn nested(&self) -> Vec<PathBuf> {
         self.nested.iter().map(|n| self.root.join(n)).collect()
+    }
+
+    /// Whether git still tracks nothing under `.tools_local` in `member`, the `i`th of the
+    /// members the snapshot gave, as far as it can tell without reading the index: `true` when
+    /// the member's `.git/index` is the very file (same identity, not followed) whose entries
+    /// held no such path when the snapshot was taken; `false` when it cannot say (read the
+    /// index then).
+    pub fn local_untracked(&self, i: usize, member: &Member) -> bool {
+        let (Some(Some(recorded)), Some(w)) = (self.indexes.get(i), &self.w) else {
+            return false;
+        };
+        let path = under(&member.relative, INDEX);
+        Identity::at(crate::util::platform::dir_of(w), &path).is_ok_and(|now| now == *recorded)
+    }
+
+    /// How many members' indexes it records.
+    pub fn indexes(&self) -> usize {
+        self.indexes.iter().flatten().count()
     }
 
     /// How many paths it checked.
@@ -363,6 +401,8 @@ pub(super) struct Recorded {
     pub(super) delivery: Option<Delivery>,
     /// The identities of [`member_paths`], in that order.
     pub(super) ids: Vec<Identity>,
+    /// Its git index's identity, when that index held no path under `.tools_local`.
+    pub(super) index: Option<Identity>,
 }
 
 impl Recorded {
@@ -375,6 +415,7 @@ impl Recorded {
             method_ref: block.method_ref.map(str::to_string),
             delivery: block.delivery,
             ids: block.ids().to_vec(),
+            index: block.index,
         }
     }
 }
@@ -386,4 +427,15 @@ pub(super) fn recorded_identity(dir: &std::fs::File, rel: &str, since: (i64, u32
         return Err(format!("`{rel}` changed too recently to be trusted (racy)"));
     }
     Ok(id)
+}
+
+/// The identity of the git index of the member `rel` (at `path`) of W (`dir`) when that index
+/// holds no path under `.tools_local` — read between two identical `fstatat`s, and not changed
+/// at or after `since` — else `None` (nothing recorded: doctor reads the index itself).
+pub(super) fn index_without_local(dir: &std::fs::File, rel: &str, path: &Path, since: (i64, u32)) -> Option<Identity> {
+    let index = under(rel, INDEX);
+    let at = || Identity::at(crate::util::platform::dir_of(dir), &index).ok();
+    let before = at().filter(|id| matches!(id.kind, 'f' | '-') && !id.changed_since(since))?;
+    let lacks = crate::util::git_index::lacks_path(path, super::super::state_root::LOCAL_DIR, true);
+    (lacks == crate::util::git_index::Answer::Lacks && at()? == before).then_some(before)
 }

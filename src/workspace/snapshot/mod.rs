@@ -25,7 +25,15 @@
 //! `member` line (what its record said) followed by an `ids` line holding the identities of its
 //! paths in a fixed order (`MEMBER_PATHS`) — so that a snapshot cannot vouch for a member
 //! without recording each of them, and each member is checked relative to its parent
-//! directory's handle, five `fstatat` of short paths; then the other paths, one per line.
+//! directory's handle, five `fstatat` of short paths — and, when the member's git index held
+//! no path under `.tools_local` as it was taken, an `index` line with that index's identity;
+//! then the other paths, one per line.
+//!
+//! The `index` line is not one of the paths that vouch for the members (a no-op install never
+//! looks at it): `doctor`, which asks each member whether git tracks its machine-local
+//! directory, takes the answer from it while the index file is the very one recorded (one
+//! `fstatat` instead of reading the index and listing `.git` for a split index's other half),
+//! and reads the index again when it is not.
 //!
 //! Identity is the object's kind, device, inode, size, and modification and change times to
 //! the nanosecond. The change time cannot be set back by anyone but the kernel, so an edit that
@@ -57,7 +65,7 @@ pub use identity::Identity;
 use identity::*;
 
 /// The file's first line: the format and its version.
-const FORMAT: &str = "a2c-workspace-snapshot 2";
+const FORMAT: &str = "a2c-workspace-snapshot 3";
 
 /// How long before a run began a path must have last changed for the snapshot that run writes
 /// to record it (well above any Linux file system's timestamp granularity, and a FAT's 2 s
@@ -70,6 +78,8 @@ const RECORD: &str = ".tools/esys/a2c/adoption.yaml";
 const MARKER: &str = ".tools/esys/a2c/workspace.yaml";
 const POINTER: &str = ".tools_local/esys/a2c/workspace.yaml";
 const JOURNAL: &str = ".git/a2c-migrate.json";
+/// A member's git index (its `index` line: see the module's doc).
+const INDEX: &str = ".git/index";
 
 /// What a snapshot records of each member, in this order, relative to the member's directory
 /// (`""`: the directory itself): its directory, its tool state root, its adoption record, its
@@ -190,6 +200,9 @@ impl Snapshot {
                 method_ref: record.method_ref.clone(),
                 delivery: record.delivery,
                 ids,
+                index: (r != ".")
+                    .then(|| index_without_local(&dir, r, &m.path, since))
+                    .flatten(),
             })
         });
         let recorded = recorded.into_iter().collect::<Result<Vec<_>, String>>()?;
@@ -268,6 +281,11 @@ impl Snapshot {
                 id.write_to(&mut out);
             }
             out.push('\n');
+            if let Some(index) = &m.index {
+                out.push_str("index ");
+                index.write_to(&mut out);
+                out.push('\n');
+            }
         }
         for n in &self.nested {
             out.push_str("nested\t");
@@ -359,6 +377,8 @@ impl Snapshot {
             root: recorded_root,
             nested: Vec::new(),
             paths: 0,
+            indexes: Vec::new(),
+            w: None,
         };
         let mut parts = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
         // The first piece's list grows in place to hold them all; the others are moved in.
@@ -369,9 +389,11 @@ impl Snapshot {
             .unwrap_or_default();
         members.reserve_exact(total - members.len());
         let (mut entries, mut changed) = (Vec::new(), None);
+        vouched.indexes.reserve_exact(total);
         for part in parts {
             changed = changed.or(part.changed);
             members.extend(part.members);
+            vouched.indexes.extend(part.indexes);
             vouched.nested.extend(part.nested);
             entries.extend(part.entries);
             vouched.paths += part.paths;
@@ -380,6 +402,7 @@ impl Snapshot {
         if let Some(p) = changed {
             return Err(format!("`{p}` changed"));
         }
+        vouched.w = Some(dir);
         Ok((vouched, members))
     }
 
@@ -477,6 +500,7 @@ mod tests {
                 method_ref: Some("v1.2.3 extra".into()),
                 delivery: Some(Delivery::Clone),
                 ids: vec![id, Identity::ABSENT, id, id, Identity::ABSENT],
+                index: Some(id),
             }],
             nested: vec!["n".into()],
             entries: vec![("p".into(), id), ("q".into(), Identity::ABSENT)],
@@ -488,6 +512,13 @@ mod tests {
         let short = s.render().replacen(",- 0 0 0 0.000000000 0.000000000\n", "\n", 1);
         assert_ne!(short, s.render());
         assert_eq!(Snapshot::parse(&short), None);
+        // W itself is never asked about its index: a line for it is not a2c's.
+        let mut root = s.clone();
+        root.members[0].relative = ".".into();
+        root.members[0].ids.truncate(ROOT_MEMBER_PATHS.len());
+        assert_eq!(Snapshot::parse(&root.render()), None);
+        root.members[0].index = None;
+        assert_eq!(Snapshot::parse(&root.render()), Some(root));
     }
 
     #[test]
