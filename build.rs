@@ -25,6 +25,9 @@ fn main() {
         _ => version.to_string(),
     };
     println!("cargo:rustc-env=A2C_LONG_VERSION={long}");
+    // The target it is built for: `a2c self update` takes that target's release archive.
+    let target = std::env::var("TARGET").unwrap_or_default();
+    println!("cargo:rustc-env=A2C_BUILD_TARGET={target}");
     // Rebuild when HEAD moves (a commit, a checkout); the index for the dirty mark.
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         for f in ["HEAD", "index"] {

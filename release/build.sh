@@ -18,9 +18,9 @@
 #
 # Signing: A2C_RELEASE_SECRET_KEY (a key from `a2c key generate`; its password in
 # A2C_KEY_PASSWORD when it has one) signs SHA256SUMS with `a2c sign --file`; its public key
-# (the .pub beside it) goes into the installer. A2C_RELEASE_BASE is the URL the release is
-# published at, written into the installer (without it the installer asks for
-# A2C_INSTALL_BASE).
+# (the .pub beside it) goes into the installer and each binary. A2C_RELEASE_BASE is the URL
+# the release is published at, written into the installer and each binary (without it they
+# ask for A2C_INSTALL_BASE).
 #
 # Reproducible: every archive is packed from files whose times are SOURCE_DATE_EPOCH (the
 # commit's time unless set), sorted, owned by 0:0, gzip without a name or time; the script
@@ -78,6 +78,15 @@ binary() {
   esac
 }
 
+# The release key's public line and the base URL, written into each release binary
+# (`a2c self update` reads and verifies releases with them) and into the installer.
+key_line='@A2C_RELEASE_KEY@'
+if [ -n "${A2C_RELEASE_SECRET_KEY:-}" ]; then
+  key_line=$(sed -n 2p "$A2C_RELEASE_SECRET_KEY.pub")
+  export A2C_RELEASE_KEY=$key_line
+fi
+export A2C_RELEASE_BASE=${A2C_RELEASE_BASE:-}
+
 # The host's a2c of this commit: writes the man pages and completions, and signs.
 stage "cargo build --release (the host's a2c: man pages, completions, signing)"
 cargo build --release --locked --quiet --bin a2c
@@ -129,11 +138,9 @@ done
 stage "SHA256SUMS"
 (cd "$out/$version" && find . -maxdepth 1 -type f \( -name '*.tar.gz' -o -name '*.zip' \) -printf '%f\n' \
   | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
-key_line='@A2C_RELEASE_KEY@'
 if [ -n "${A2C_RELEASE_SECRET_KEY:-}" ]; then
   stage "a2c sign --file SHA256SUMS"
   "$host" -q sign --file "$out/$version/SHA256SUMS" --key "$A2C_RELEASE_SECRET_KEY"
-  key_line=$(sed -n 2p "$A2C_RELEASE_SECRET_KEY.pub")
 else
   echo "warning: A2C_RELEASE_SECRET_KEY is not set: SHA256SUMS is not signed, and the installer holds no key" >&2
 fi

@@ -28,6 +28,8 @@
 //! | `A2C_LINK_MODE` | how store versions are placed from the shared tree cache: `clone`, `hardlink` or `copy` (default: the fastest that works) |
 //! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
 //! | `A2C_PROGRESS` | `auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none` |
+//! | `A2C_INSTALL_BASE` | where `a2c self update` (and install-a2c.sh) read releases: an https:// or http:// URL, a file:// URL or a directory (default: the base a release build wrote in) |
+//! | `A2C_RELEASE_KEY` | the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout) |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
 //! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>` |
@@ -153,6 +155,14 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "A2C_PROGRESS",
         "`auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none`",
     ),
+    (
+        "A2C_INSTALL_BASE",
+        "where `a2c self update` (and install-a2c.sh) read releases: an https:// or http:// URL, a file:// URL or a directory (default: the base a release build wrote in)",
+    ),
+    (
+        "A2C_RELEASE_KEY",
+        "the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout)",
+    ),
     ("NETRC", "the netrc file (default `~/.netrc`) for credentials by host"),
     (
         "HTTPS_PROXY, HTTP_PROXY, NO_PROXY",
@@ -211,6 +221,8 @@ pub const A2C_HTTP_LOW_SPEED: &str = "A2C_HTTP_LOW_SPEED";
 pub const A2C_HTTP_LOW_SPEED_TIME: &str = "A2C_HTTP_LOW_SPEED_TIME";
 pub const A2C_MAX_DOCUMENT_BYTES: &str = "A2C_MAX_DOCUMENT_BYTES";
 pub const A2C_MIRRORS: &str = "A2C_MIRRORS";
+pub const A2C_INSTALL_BASE: &str = "A2C_INSTALL_BASE";
+pub const A2C_RELEASE_KEY: &str = "A2C_RELEASE_KEY";
 
 /// `A2C_MIRRORS`, split on commas.
 pub fn mirrors() -> Vec<String> {

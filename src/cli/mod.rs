@@ -19,6 +19,7 @@ mod pack;
 mod printer;
 mod progress;
 mod resolve;
+mod self_cmd;
 mod vendor;
 mod workspace;
 mod yank;
@@ -149,6 +150,9 @@ pub enum Command {
     /// Project each member's method where the agent runtimes the marker names look
     #[command(subcommand)]
     Agents(agents::AgentsCommand),
+    /// Update a2c itself from its signed releases, or say what it is
+    #[command(name = "self", subcommand)]
+    SelfCmd(self_cmd::SelfCommand),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write every page into a directory)
@@ -246,6 +250,7 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         Command::Pack(args) => pack::run(args, session, global, printer),
         Command::Yank(args) => yank::run(args, session, global, printer),
         Command::Key(cmd) => key::key(cmd, global, printer),
+        Command::SelfCmd(cmd) => self_cmd::run(cmd, session, global, printer),
         Command::Sign(args) => key::sign(args, session, global, printer),
         Command::Vendor(args) => vendor::run(args, session, global, printer),
         Command::Doctor(args) => doctor::run(args, session, global, printer),
@@ -364,6 +369,7 @@ hinted!(
     crate::util::version::VersionError,
     crate::util::contain::Refused,
     crate::agents::AgentsError,
+    crate::ops::self_update::UpdateError,
 );
 
 /// The hint attached to an error anywhere in its chain: the first error in it that has one

@@ -15,6 +15,7 @@ pub mod pins;
 pub mod places;
 pub mod registries;
 pub mod resolve;
+pub mod self_update;
 pub mod session;
 pub mod vendor;
 

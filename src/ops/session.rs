@@ -48,6 +48,8 @@ pub struct Session {
     pub began: std::time::SystemTime,
     /// Where the agent runtimes' user-level files are (`a2c agents mcp-config --write`).
     pub user_dirs: crate::agents::mcp_config::UserDirs,
+    /// Where a2c's own releases are and the key that signs them (`a2c self update`).
+    pub release: super::self_update::ReleaseSettings,
 }
 
 impl Default for Session {
@@ -64,6 +66,7 @@ impl Default for Session {
             mirrors: Vec::new(),
             began: std::time::SystemTime::now(),
             user_dirs: Default::default(),
+            release: Default::default(),
         }
     }
 }
@@ -104,6 +107,10 @@ impl Session {
             user_dirs: crate::agents::mcp_config::UserDirs {
                 home: crate::env::home(),
                 vscode_user: crate::env::vscode_user_dir(),
+            },
+            release: super::self_update::ReleaseSettings {
+                base: crate::env::text(crate::env::A2C_INSTALL_BASE),
+                key: crate::env::text(crate::env::A2C_RELEASE_KEY),
             },
         }
     }

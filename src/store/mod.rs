@@ -257,7 +257,8 @@ impl StoreError {
                 crate::env::A2C_MAX_BUNDLE_BYTES
             ),
             Self::NeedsNewerA2c { min, .. } => format!(
-                "upgrade a2c to {min} or newer (`./install.sh` from a newer checkout); nothing of this version was installed"
+                "{}; nothing of this version was installed",
+                crate::util::installed::upgrade_hint(&min.to_string())
             ),
             Self::AllSourcesFailed { hint: Some(hint), .. } => {
                 format!("{hint}; every configured registry, mirror and the lock's source was tried (`-v` shows skipped registries)")

@@ -8,6 +8,7 @@ pub mod fs;
 pub mod git;
 pub mod git_index;
 pub mod hint;
+pub mod installed;
 pub mod parallel;
 pub mod paths;
 pub mod platform;

@@ -11,27 +11,32 @@ use crate::support::TestContext;
 use crate::support::http_server::{Fault, Server as HttpServer};
 
 /// The target the installer picks on this machine (the tests run on x86_64 Linux).
-const TARGET: &str = "x86_64-unknown-linux-musl";
+pub(crate) const TARGET: &str = "x86_64-unknown-linux-musl";
 const VERSION: &str = "9.1.0";
 
 /// A release of `VERSION` in `dir` (`latest`, `VERSION/SHA256SUMS`, its signature by the key
 /// `keys/NAME`, and the archive holding `binary` as `a2c`): the release key's public line.
 fn release(t: &TestContext, dir: &str, key: &str, binary: &[u8]) -> String {
-    let staging = format!("staging/a2c-{VERSION}-{TARGET}");
+    release_of(t, dir, key, VERSION, binary)
+}
+
+/// A release of `version` in `dir`, as [`release`] makes one; `latest` names it.
+pub(crate) fn release_of(t: &TestContext, dir: &str, key: &str, version: &str, binary: &[u8]) -> String {
+    let staging = format!("staging/a2c-{version}-{TARGET}");
     t.write(&format!("{staging}/a2c"), "");
     fs_err::write(t.path(&format!("{staging}/a2c")), binary).unwrap();
     mode_755(&t.path(&format!("{staging}/a2c")));
     t.write(&format!("{staging}/LICENSE"), "MIT\n");
     t.write(&format!("{staging}/README.md"), "a2c\n");
-    let out = t.path(&format!("{dir}/{VERSION}"));
+    let out = t.path(&format!("{dir}/{version}"));
     fs_err::create_dir_all(&out).unwrap();
-    let archive = format!("a2c-{VERSION}-{TARGET}.tar.gz");
+    let archive = format!("a2c-{version}-{TARGET}.tar.gz");
     let ok = Command::new("tar")
         .args(["-czf"])
         .arg(out.join(&archive))
         .arg("-C")
         .arg(t.path("staging"))
-        .arg(format!("a2c-{VERSION}-{TARGET}"))
+        .arg(format!("a2c-{version}-{TARGET}"))
         .status()
         .unwrap()
         .success();
@@ -42,8 +47,8 @@ fn release(t: &TestContext, dir: &str, key: &str, binary: &[u8]) -> String {
         .output()
         .unwrap();
     fs_err::write(out.join("SHA256SUMS"), &sums.stdout).unwrap();
-    sign(t, dir, key);
-    t.write(&format!("{dir}/latest"), &format!("{VERSION}\n"));
+    sign_of(t, dir, key, version);
+    t.write(&format!("{dir}/latest"), &format!("{version}\n"));
     public_key(t, key)
 }
 
@@ -53,7 +58,7 @@ fn mode_755(path: &Path) {
 }
 
 /// `keys/NAME`, made once (no password), and its public line.
-fn public_key(t: &TestContext, name: &str) -> String {
+pub(crate) fn public_key(t: &TestContext, name: &str) -> String {
     let secret = format!("keys/{name}");
     if !t.path(&secret).exists() {
         fs_err::create_dir_all(t.path("keys")).unwrap();
@@ -65,8 +70,13 @@ fn public_key(t: &TestContext, name: &str) -> String {
 
 /// Signs `dir`'s SHA256SUMS with `keys/NAME` (`a2c sign --file`).
 fn sign(t: &TestContext, dir: &str, name: &str) {
+    sign_of(t, dir, name, VERSION)
+}
+
+/// Signs the SHA256SUMS of `version` in `dir` with `keys/NAME`.
+pub(crate) fn sign_of(t: &TestContext, dir: &str, name: &str, version: &str) {
     public_key(t, name);
-    let sums = format!("{dir}/{VERSION}/SHA256SUMS");
+    let sums = format!("{dir}/{version}/SHA256SUMS");
     t.ok(".", &["sign", "--file", &sums, "--key", &format!("keys/{name}")]);
 }
 

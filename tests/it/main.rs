@@ -34,6 +34,7 @@ mod publishing;
 mod pypi;
 mod recipes;
 mod repository_model;
+mod self_update;
 mod signing;
 mod snapshot;
 mod spec;

@@ -145,7 +145,10 @@ pub(super) fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>,
                 "method {version} needs a2c {min} or newer; this is a2c {}",
                 crate::A2C_VERSION
             ),
-            "upgrade a2c (./install.sh from a newer checkout)",
+            format!(
+                "{}, then run `a2c install`",
+                crate::util::installed::upgrade_hint(&min.to_string())
+            ),
         ));
     }
 }
@@ -211,7 +214,10 @@ fn too_old(f: &Finding, version: &MethodVersion, min: &MethodVersion) -> Finding
             "method {version} needs a2c {min} or newer; this is a2c {}, so `a2c install` refuses it",
             crate::A2C_VERSION
         ),
-        format!("upgrade a2c to {min} or newer (./install.sh from a newer checkout), then run `a2c install`"),
+        format!(
+            "{}, then run `a2c install`",
+            crate::util::installed::upgrade_hint(&min.to_string())
+        ),
     )
 }
 
