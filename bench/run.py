@@ -380,7 +380,8 @@ def members_suite(args, a2c):
     its own superbuild made alike (a snapshot format one side does not read costs no walks), and the shell
     floor: one `stat` of every member's adoption record, from a list made beforehand
     (`xargs stat`), in the same rounds; and the two `fstatat` floors of examples/stat_floor.rs:
-    the snapshot's five paths per member (under the no-op) and the eight doctor must look at. The workspace snapshot is written by the first no-op
+    the snapshot's five paths per member (under the no-op) and the eight doctor must look at,
+    with each file of the cached trees whose times doctor checks. The workspace snapshot is written by the first no-op
     install run at least 1 s (its racy margin) after the last change, as on any machine where
     installs are not back to back: the rounds start after that run."""
     base = tmpfs()
@@ -425,8 +426,15 @@ def members_suite(args, a2c):
             # The snapshot's own syscalls and nothing else: five fstatat per member, as many
             # threads as a2c (examples/stat_floor.rs).
             floor5_cmd = [stat_floor, w, members_list, jobs]
-            # The eight paths doctor looks at in each member (examples/stat_floor.rs).
-            floor_doctor_cmd = [stat_floor, w, members_list, jobs, "doctor"]
+            # The eight paths doctor looks at in each member, and each file of the cached trees
+            # the store's versions share files with, whose times doctor checks (examples/stat_floor.rs).
+            tree_files = os.path.join(work, f"tree-files-{n}")
+            with open(tree_files, "w") as f:
+                trees = os.path.join(work, "cache", "trees")
+                for entry in sorted(os.listdir(trees)) if os.path.isdir(trees) else []:
+                    for dirpath, _, names in os.walk(os.path.join(trees, entry, "tree")):
+                        f.writelines(os.path.join(dirpath, name) + "\n" for name in names)
+            floor_doctor_cmd = [stat_floor, w, members_list, jobs, "doctor", tree_files]
             commands = ("install", "doctor", "lock --check", "list")
             times = {(side, cmd): [] for side, _ in sides for cmd in commands}
             times[("floor", "stat")] = []

@@ -9,8 +9,12 @@
 //! state directory `.tools_local` (is it tracked?), the git index that answers that, and the
 //! git directory (a split index keeps its other half there).
 //!
-//! Usage: `stat_floor W LIST THREADS [doctor]`, LIST holding one member path relative to W per
-//! line.
+//! doctor also looks at every file of each cached tree the store's versions share files with
+//! (its times against the cache's record): with `doctor FILES`, one `lstat` of each path FILES
+//! lists, on the same threads.
+//!
+//! Usage: `stat_floor W LIST THREADS [doctor [FILES]]`, LIST holding one member path relative to
+//! W per line, FILES one absolute path per line.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -38,14 +42,17 @@ const DOCTOR: &[&str] = &[
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (w, list, threads, paths) = match args.as_slice() {
-        [_, w, list, threads] => (w, list, threads, SNAPSHOT),
-        [_, w, list, threads, which] if which == "doctor" => (w, list, threads, DOCTOR),
+    let (w, list, threads, paths, files) = match args.as_slice() {
+        [_, w, list, threads] => (w, list, threads, SNAPSHOT, None),
+        [_, w, list, threads, which] if which == "doctor" => (w, list, threads, DOCTOR, None),
+        [_, w, list, threads, which, files] if which == "doctor" => (w, list, threads, DOCTOR, Some(files)),
         _ => {
-            eprintln!("usage: stat_floor W LIST THREADS [doctor]");
+            eprintln!("usage: stat_floor W LIST THREADS [doctor [FILES]]");
             std::process::exit(2);
         }
     };
+    let files = files.map(|f| std::fs::read_to_string(f).expect("FILES is readable"));
+    let files: Vec<&str> = files.iter().flat_map(|f| f.lines()).filter(|l| !l.is_empty()).collect();
     let threads: usize = threads.parse().expect("THREADS is a number");
     let list = std::fs::read_to_string(list).expect("LIST is readable");
     let members: Vec<(&str, &str)> = list
@@ -88,5 +95,13 @@ fn main() {
             .collect();
         workers.into_iter().map(|w| w.join().expect("no worker panics")).sum()
     });
-    println!("{found}");
+    let per = files.len().div_ceil(threads.max(1)).max(1);
+    let found_files: usize = std::thread::scope(|s| {
+        let workers: Vec<_> = files
+            .chunks(per)
+            .map(|part| s.spawn(move || part.iter().filter(|f| std::fs::symlink_metadata(f).is_ok()).count()))
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("no worker panics")).sum()
+    });
+    println!("{}", found + found_files);
 }
