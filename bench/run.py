@@ -376,7 +376,8 @@ def example(name):
 def members_suite(args, a2c):
     """The member curve alone: no-op install, doctor, lock --check and list at 200 / 1,000 /
     5,000 / 20,000 members,
-    with an earlier build (`--baseline`) measured in the same rounds, interleaved, each side in
+    with an earlier build (`--baseline`) measured in the same rounds, interleaved (each going
+    first in turn), each side in
     its own superbuild made alike (a snapshot format one side does not read costs no walks), and the shell
     floor: one `stat` of every member's adoption record, from a list made beforehand
     (`xargs stat`), in the same rounds; and the two `fstatat` floors of examples/stat_floor.rs:
@@ -440,8 +441,9 @@ def members_suite(args, a2c):
             times[("floor", "stat")] = []
             times[("floor", "stat5")] = []
             times[("floor", "doctor")] = []
-            for _ in range(args.noop_runs):
-                for side, binary in sides:
+            for i in range(args.noop_runs):
+                # The sides take turns going first: neither always runs after the floors.
+                for side, binary in (sides if i % 2 == 0 else sides[::-1]):
                     for cmd in commands:
                         times[(side, cmd)].append(timed([binary, "-q", "-C", ws[side]] + cmd.split(), env)[0])
                 times[("floor", "stat")].append(timed(floor_cmd)[0])
