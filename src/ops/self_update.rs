@@ -343,9 +343,10 @@ pub fn update(
             )),
         )
     })?;
+    // Its environment kept: Windows needs SystemRoot and the like to start a program at all.
     let said = std::process::Command::new(staged.path())
         .arg("--version")
-        .env_clear()
+        .stdin(std::process::Stdio::null())
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
     let says_version = said
