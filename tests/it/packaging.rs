@@ -68,6 +68,25 @@ fn a2c_installs_from_a_wheel_and_runs_the_demo() {
         "{text}"
     );
 
+    // pip installed it: `self update` leaves it to pip, names pip's command and changes nothing.
+    let before = fs_err::read(&a2c).unwrap();
+    let update = Command::new(&a2c)
+        .args(["self", "update", "--from"])
+        .arg(&dist)
+        .env("HOME", t.path("home"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&update.stderr);
+    assert_eq!(update.status.code(), Some(1), "{said}");
+    let env = fs_err::canonicalize(&venv).unwrap();
+    assert!(said.contains("was installed into the Python environment"), "{said}");
+    let pip = format!(
+        "hint: run `'{}' -m pip install --upgrade 'a2c'`",
+        env.join("bin/python").display()
+    );
+    assert!(said.contains(&pip), "{said}");
+    assert_eq!(fs_err::read(&a2c).unwrap(), before);
+
     let demo = Command::new("bash")
         .arg(root.join("fixtures/demo.sh"))
         .arg("--bin")
