@@ -1,6 +1,7 @@
 //! a2c installed without Rust: maturin builds a wheel of the a2c binary
 //! (`bindings = "bin"`, pyproject.toml), pip installs it into a fresh venv, and the installed
-//! entry point runs `--version` and the demo.
+//! entry point runs `--version` and the demo; `uv tool install` and `pipx install` install the
+//! same wheel (pinned in .ci/requirements.txt), and each a2c leaves its updates to that tool.
 
 use crate::support::{TestContext, succeeds};
 use std::path::Path;
@@ -86,6 +87,62 @@ fn a2c_installs_from_a_wheel_and_runs_the_demo() {
     );
     assert!(said.contains(&pip), "{said}");
     assert_eq!(fs_err::read(&a2c).unwrap(), before);
+
+    // The same wheel installed as its users install tools — `uv tool install` and `pipx install`,
+    // offline, into the test's home — runs, and leaves its updates to that tool.
+    let home = t.path("home");
+    let uv_bin = home.join(".local/bin-uv");
+    let mut uv = Command::new(crate::support::program("uv"));
+    uv.args([
+        "tool",
+        "install",
+        "--offline",
+        "--no-python-downloads",
+        "--python",
+        "python3",
+    ])
+    .arg(&wheels[0])
+    .env("HOME", &home)
+    .env("UV_TOOL_DIR", home.join(".local/share/uv/tools"))
+    .env("UV_TOOL_BIN_DIR", &uv_bin)
+    .env("UV_CACHE_DIR", t.path("uv-cache"));
+    let pipx_bin = home.join(".local/bin-pipx");
+    let mut pipx = Command::new(crate::support::program("pipx"));
+    pipx.args(["install", "--pip-args=--no-index"])
+        .arg(&wheels[0])
+        .env("HOME", &home)
+        .env("PIPX_HOME", home.join(".local/pipx"))
+        .env("PIPX_BIN_DIR", &pipx_bin);
+    for (tool, mut install, bin) in [("uv", uv, uv_bin), ("pipx", pipx, pipx_bin)] {
+        if !crate::support::program(tool).is_file() && !found(tool) {
+            crate::support::require_program(&format!(
+                "{tool} (pip install -r .ci/requirements.txt; .ci/run does it)"
+            ));
+            continue;
+        }
+        succeeds(&mut install, tool);
+        let installed = bin.join("a2c");
+        let version = Command::new(&installed).arg("--version").output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&version.stdout).starts_with(&format!("a2c {}", env!("CARGO_PKG_VERSION"))),
+            "{tool}"
+        );
+        let before = fs_err::read(&installed).unwrap();
+        let update = Command::new(&installed)
+            .args(["self", "update", "--from"])
+            .arg(&dist)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&update.stderr);
+        assert_eq!(update.status.code(), Some(1), "{tool}: {said}");
+        let hint = format!(
+            "hint: run `{tool} {} --force 'a2c'`",
+            if tool == "uv" { "tool install" } else { "install" }
+        );
+        assert!(said.contains(&hint), "{tool}: {said}");
+        assert_eq!(fs_err::read(&installed).unwrap(), before, "{tool}");
+    }
 
     let demo = Command::new("bash")
         .arg(root.join("fixtures/demo.sh"))
