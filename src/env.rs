@@ -30,6 +30,8 @@
 //! | `A2C_PROGRESS` | `auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none` |
 //! | `A2C_INSTALL_BASE` | where `a2c self update` (and install-a2c.sh) read releases: an https:// or http:// URL, a file:// URL or a directory (default: the base a release build wrote in) |
 //! | `A2C_RELEASE_KEY` | the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout) |
+//! | `CI` | set (to anything but empty, `0` or `false`) by CI services: `install` prints a line per version, never bars |
+//! | `TERM` | `dumb`: no progress bars, a line per version instead |
 //! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
 //! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
 //! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>` |
@@ -163,6 +165,11 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "A2C_RELEASE_KEY",
         "the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout)",
     ),
+    (
+        "CI",
+        "set (to anything but empty, `0` or `false`) by CI services: `install` prints a line per version, never bars",
+    ),
+    ("TERM", "`dumb`: no progress bars, a line per version instead"),
     ("NETRC", "the netrc file (default `~/.netrc`) for credentials by host"),
     (
         "HTTPS_PROXY, HTTP_PROXY, NO_PROXY",
@@ -262,6 +269,18 @@ pub fn fsync() -> bool {
 }
 
 pub const A2C_PROGRESS: &str = "A2C_PROGRESS";
+pub const CI: &str = "CI";
+pub const TERM: &str = "TERM";
+
+/// Whether a CI service runs a2c (`CI` set to anything but empty, `0` or `false`).
+pub fn ci() -> bool {
+    var(CI).is_some_and(|v| v != "false" && v != "0")
+}
+
+/// Whether the terminal says it is dumb (`TERM=dumb`).
+pub fn dumb_terminal() -> bool {
+    string(TERM).is_some_and(|t| t == "dumb")
+}
 
 /// `A2C_PROGRESS`, if set.
 pub fn progress() -> Option<String> {

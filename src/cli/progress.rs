@@ -90,9 +90,7 @@ fn mode(printer: &Printer) -> Mode {
             crate::env::A2C_PROGRESS
         )),
     }
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    match !ci && !dumb && std::io::stderr().is_terminal() {
+    match !crate::env::ci() && !crate::env::dumb_terminal() && std::io::stderr().is_terminal() {
         true => Mode::Bars,
         false => Mode::Lines,
     }
