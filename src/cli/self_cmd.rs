@@ -83,7 +83,7 @@ fn update(
 fn version(session: &crate::ops::Session, printer: &Printer) -> anyhow::Result<Outcome> {
     printer.data(format!("a2c {}", crate::LONG_VERSION));
     printer.data(format!("target: {}", self_update::BUILD_TARGET));
-    let installed = Installed::detect()?;
+    let installed = Installed::detect().map_err(|e| anyhow::anyhow!("cannot find the running a2c: {e}"))?;
     let how = match &installed {
         Installed::Standalone(exe) => format!("{} (standalone: `a2c self update` updates it)", exe.display()),
         Installed::Python { exe, env } => format!(

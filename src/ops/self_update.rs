@@ -103,16 +103,24 @@ impl Base {
 
     /// The file `rel` below the base, at most [`MAX_RELEASE_FILE`] bytes.
     fn read(&self, rel: &str, net: &crate::net::LazyClient) -> Result<Vec<u8>, UpdateError> {
+        let layout = "the release base (--from or A2C_INSTALL_BASE) holds a2c's releases: `latest`, then VERSION/SHA256SUMS, its .minisig and the archives";
         let cannot = |why: String| {
             UpdateError::new(
                 format!("cannot read `{}`: {why}", self.name(rel)),
-                Some("check that the release base (--from or A2C_INSTALL_BASE) holds a2c's releases: `latest`, then VERSION/SHA256SUMS, its .minisig and the archives".into()),
+                Some(format!("check that {layout}")),
             )
         };
         match self {
             Self::Url(base) => {
                 let url = base.join(rel).map_err(|e| cannot(e.to_string()))?;
-                let doc = net.fetch(&url).map_err(|e| cannot(e.to_string()))?;
+                let doc = net.fetch(&url).map_err(|e| {
+                    // A server's answer (a 404: no such release) or the network (retried already).
+                    let hint = match &e {
+                        crate::net::HttpError::Status { .. } => format!("check that {layout}"),
+                        _ => format!("run the command again (a2c already retried it; A2C_HTTP_RETRIES sets how often); if it fails again, check that {layout}"),
+                    };
+                    UpdateError::new(format!("cannot read `{}`: {e}", self.name(rel)), Some(hint))
+                })?;
                 Ok(doc.body.to_vec())
             }
             Self::Dir(dir) => {
@@ -210,20 +218,16 @@ pub fn update(
         Installed::detect().map_err(|e| UpdateError::new(format!("cannot find the running a2c: {e}"), None))?;
     let exe = match &installed {
         Installed::Standalone(exe) => exe.clone(),
-        Installed::Python { exe, env } => {
+        Installed::Python { exe, .. } | Installed::Cargo { exe } => {
+            let by = match &installed {
+                Installed::Python { env, .. } => {
+                    format!("into the Python environment `{}` (pip, pipx or uv)", env.display())
+                }
+                _ => "by `cargo install`".to_string(),
+            };
             return Err(UpdateError::new(
                 format!(
-                    "`{}` was installed into the Python environment `{}` (pip, pipx or uv): a2c does not replace it behind that tool's back",
-                    exe.display(),
-                    env.display()
-                ),
-                Some(format!("run `{}`", installed.update_command(request.to.as_deref()))),
-            ));
-        }
-        Installed::Cargo { exe } => {
-            return Err(UpdateError::new(
-                format!(
-                    "`{}` was installed by `cargo install`: a2c does not replace it behind cargo's back",
+                    "`{}` was installed {by}: a2c does not replace it behind that tool's back",
                     exe.display()
                 ),
                 Some(format!("run `{}`", installed.update_command(request.to.as_deref()))),
