@@ -236,6 +236,11 @@ impl CloudVariables {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
+
+    /// The first of `names` that is set, and its value.
+    pub fn first_of(&self, names: &[&'static str]) -> Option<(&'static str, &str)> {
+        names.iter().find_map(|name| self.get(name).map(|value| (*name, value)))
+    }
 }
 
 impl std::fmt::Debug for CloudVariables {

@@ -172,6 +172,7 @@ pub type ParseUrl = fn(&Url) -> Result<Arc<dyn Location>, String>;
 pub type FromPath = fn(&Path) -> Arc<dyn Location>;
 
 /// A registry kind, as `registry::KINDS` lists it.
+#[derive(Clone, Copy)]
 pub struct Kind {
     /// The URL schemes it takes (`oci`, `pypi+https`, …).
     pub schemes: &'static [&'static str],
@@ -185,4 +186,19 @@ pub struct Kind {
     pub path: Option<FromPath>,
     /// Its answer to a `401` the standard challenges do not answer, when its API has one.
     pub exchange: Option<fn() -> Arc<dyn crate::net::TokenExchange>>,
+}
+
+impl Kind {
+    /// A kind taking `schemes`, written as `syntax`, parsed by `parse`, with no `--format`, path
+    /// or token exchange of its own (the others' fields follow `..Kind::new(…)`).
+    pub const fn new(schemes: &'static [&'static str], syntax: &'static str, parse: ParseUrl) -> Self {
+        Self {
+            schemes,
+            syntax,
+            parse,
+            pack_format: None,
+            path: None,
+            exchange: None,
+        }
+    }
 }

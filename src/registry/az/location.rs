@@ -3,24 +3,16 @@
 //! client), blobs' signed URLs, and the store's errors in a2c's words.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use object_store::ObjectStore;
 use object_store::azure::{AzureConfigKey, MicrosoftAzure, MicrosoftAzureBuilder};
 use object_store::path::Path as Key;
 use url::Url;
 
 use super::super::RegistryError;
-use super::super::handle::Registry;
-use super::super::kind::Location;
-use super::super::location::INDEX_PATH;
-use super::super::objstore::{self, Bucket, Connector, ObjectRegistry, SignedPut};
+use super::super::objstore::{self, Bucket, BucketPath, Connector, Endpoint, SIGNED_FOR, SignedPut, Syntax};
 use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::CloudVariables;
-
-/// How long a bundle's signed URL stays valid: one download, with its retries.
-const SIGNED_FOR: Duration = Duration::from_secs(3600);
 
 /// The variables that may name another endpoint than the account's own (Azurite, a sovereign
 /// cloud), first found first.
@@ -29,91 +21,51 @@ const ENDPOINT_VARIABLES: [&str; 2] = ["AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT
 /// The variables that say which storage account the credentials in the environment are for.
 const ACCOUNT_VARIABLES: [&str; 2] = ["AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT"];
 
-/// A storage account, a container and a key prefix (no leading or trailing `/`; empty: the
-/// container's root).
+/// How an `az://` location is written.
+const SYNTAX: Syntax = Syntax {
+    scheme: "az",
+    article: "an",
+    written: "az://ACCOUNT/CONTAINER/PREFIX",
+    host: "storage account",
+    host_name: (
+        is_account_name,
+        "an Azure storage account name (3 to 24 lowercase letters and digits)",
+    ),
+    endpoint_variable: "AZURE_STORAGE_ENDPOINT",
+    container: Some((
+        is_container_name,
+        "an Azure container name (3 to 63 lowercase letters, digits and single hyphens)",
+    )),
+};
+
+/// A storage account, a container and a key prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AzLocation {
-    account: String,
-    container: String,
-    prefix: String,
-}
+pub struct AzLocation(BucketPath);
 
 impl AzLocation {
     pub(super) fn from_url(url: &Url) -> Result<Self, String> {
-        let account = url.host_str().unwrap_or_default();
-        if account.is_empty() {
-            return Err("it names no storage account: write az://ACCOUNT/CONTAINER/PREFIX".into());
-        }
-        if !is_account_name(account) {
-            return Err(format!(
-                "`{account}` is not an Azure storage account name (3 to 24 lowercase letters and digits)"
-            ));
-        }
-        if url.port().is_some() {
-            return Err("an az:// location names no port: the endpoint comes from AZURE_STORAGE_ENDPOINT".into());
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err("an az:// location has no query or fragment".into());
-        }
-        let mut segments = url.path().split('/').filter(|s| !s.is_empty());
-        let Some(container) = segments.next() else {
-            return Err("it names no container: write az://ACCOUNT/CONTAINER/PREFIX".into());
-        };
-        if !is_container_name(container) {
-            return Err(format!(
-                "`{container}` is not an Azure container name (3 to 63 lowercase letters, digits and single hyphens)"
-            ));
-        }
-        let prefix = segments
-            .map(objstore::plain_segment)
-            .collect::<Result<Vec<_>, _>>()?
-            .join("/");
-        Ok(Self {
-            account: account.to_string(),
-            container: container.to_string(),
-            prefix,
-        })
+        BucketPath::parse(url, &SYNTAX).map(Self)
     }
 
-    fn key_of(&self, rel: &str) -> Key {
-        match self.prefix.is_empty() {
-            true => Key::from(rel),
-            false => Key::from(format!("{}/{rel}", self.prefix)),
-        }
-    }
-
-    fn az_url_of(&self, rel: &str) -> Url {
-        let text = match self.prefix.is_empty() {
-            true => format!("az://{}/{}/{rel}", self.account, self.container),
-            false => format!("az://{}/{}/{}/{rel}", self.account, self.container, self.prefix),
-        };
-        Url::parse(&text).expect("an account, a container and plain key segments make a URL")
-    }
-
-    fn as_written(&self) -> String {
-        match self.prefix.is_empty() {
-            true => format!("az://{}/{}", self.account, self.container),
-            false => format!("az://{}/{}/{}", self.account, self.container, self.prefix),
-        }
+    fn account(&self) -> &str {
+        self.0.host()
     }
 
     /// The environment's `AZURE_*` variables, checked: credentials named for another storage
     /// account are not used for this one, an account the user did not name gets none (`chosen`:
     /// the registries the user named), and no credential that runs a program is followed.
     fn checked(&self, azure: &CloudVariables, chosen: &[String]) -> Result<CloudVariables, RegistryError> {
-        if let Some((variable, named)) = ACCOUNT_VARIABLES
-            .iter()
-            .find_map(|v| azure.get(v).map(|value| (*v, value)))
-            && named != self.account
+        if let Some((variable, named)) = azure.first_of(&ACCOUNT_VARIABLES)
+            && named != self.account()
         {
             return Err(self.refused(
                 format!(
                     "the credentials in the environment are for the storage account `{named}` ({variable}), and this location names `{}`",
-                    self.account
+                    self.account()
                 ),
                 Some(format!(
                     "set {variable}={} with that account's credentials, or name the registry az://{named}/…",
-                    self.account
+                    self.account()
                 )),
             ));
         }
@@ -159,27 +111,29 @@ impl AzLocation {
         if named
             .into_iter()
             .chain(chosen.iter().map(String::as_str))
-            .any(|a| a == self.account)
+            .any(|a| a == self.account())
         {
             return Ok(());
         }
         Err(self.refused(
             format!(
                 "the storage account `{}` is named by the workspace (its marker, lock or mirrors), not by you: a2c sends no Azure credential to an account you did not name",
-                self.account
+                self.account()
             ),
             Some(format!(
                 "if you trust it, name it yourself: export AZURE_STORAGE_ACCOUNT_NAME={} (with that account's credentials), or pass --registry az://{}/{}/…",
-                self.account, self.account, self.container
+                self.account(),
+                self.account(),
+                self.0.container()
             )),
         ))
     }
 
     /// The endpoint of the account's blobs: an override from the environment, else Azure's own.
-    fn endpoint(&self, azure: &CloudVariables) -> (String, Option<&'static str>) {
-        match ENDPOINT_VARIABLES.iter().find_map(|v| azure.get(v).map(|e| (e, *v))) {
-            Some((endpoint, variable)) => (endpoint.trim_end_matches('/').to_string(), Some(variable)),
-            None => (format!("https://{}.blob.core.windows.net", self.account), None),
+    fn endpoint_of(&self, azure: &CloudVariables) -> (String, Option<&'static str>) {
+        match azure.first_of(&ENDPOINT_VARIABLES) {
+            Some((variable, endpoint)) => (endpoint.trim_end_matches('/').to_string(), Some(variable)),
+            None => (format!("https://{}.blob.core.windows.net", self.account()), None),
         }
     }
 
@@ -210,43 +164,29 @@ impl AzLocation {
                 builder = builder.with_config(key, value);
             }
         }
-        let store = objstore::authority_of(&self.endpoint(azure).0);
         let mut builder = builder
             .with_client_options(objstore::client_options())
-            .with_account(&self.account)
-            .with_container_name(&self.container)
-            .with_http_connector(Connector::of(http, store))
+            .with_account(self.account())
+            .with_container_name(self.0.container())
+            .with_http_connector(Connector::of(http, self.endpoint(azure).hosts))
             .with_retry(objstore::retries());
-        if let (endpoint, Some(variable)) = self.endpoint(azure) {
+        if let (endpoint, Some(variable)) = self.endpoint_of(azure) {
             if objstore::endpoint_allowed(self, &endpoint, variable)?.scheme() == "http" {
                 builder = builder.with_allow_http(true);
             }
             builder = builder.with_endpoint(endpoint);
         }
-        builder.build().map_err(|e| self.az_error(&e, azure))
-    }
-
-    /// An object store's error in a2c's words: what failed, where, and which credentials and
-    /// endpoint were used (never a secret).
-    fn az_error(&self, e: &object_store::Error, azure: &CloudVariables) -> RegistryError {
-        let object = objstore::object_of(e)
-            .and_then(|path| Url::parse(&format!("az://{}/{}/{path}", self.account, self.container)).ok());
-        let (endpoint, variable) = self.endpoint(azure);
-        let shown = format!(
-            "`{endpoint}`{}",
-            variable.map_or(String::new(), |v| format!(", from {v}"))
-        );
-        objstore::store_refusal(self, e, object, &endpoint, shown, credential_source(azure))
+        builder.build().map_err(|e| self.store_error(&e, azure))
     }
 
     /// The blob `key`'s URL at the endpoint (the path object_store requests).
     fn blob_url(&self, azure: &CloudVariables, key: &Key) -> Result<Url, RegistryError> {
-        let (endpoint, variable) = self.endpoint(azure);
+        let (endpoint, variable) = self.endpoint_of(azure);
         let mut url = objstore::endpoint_allowed(self, &endpoint, variable.unwrap_or("the endpoint"))?;
         url.path_segments_mut()
             .map_err(|_| self.refused(format!("`{endpoint}` cannot hold a path"), None))?
             .pop_if_empty()
-            .push(&self.container)
+            .push(self.0.container())
             .extend(key.parts().map(|p| p.as_ref().to_string()));
         Ok(url)
     }
@@ -304,29 +244,37 @@ fn is_container_name(name: &str) -> bool {
 
 impl Bucket for AzLocation {
     type Auth = CloudVariables;
+    type Store = MicrosoftAzure;
 
-    fn display(&self) -> String {
-        self.as_written()
+    fn path(&self) -> &BucketPath {
+        &self.0
     }
 
-    fn key(&self, rel: &str) -> Key {
-        self.key_of(rel)
+    fn auth_from(&self, settings: &crate::net::Settings, chosen: &[String]) -> Result<CloudVariables, RegistryError> {
+        self.checked(&settings.azure, chosen)
     }
 
-    fn url_of(&self, rel: &str) -> Url {
-        self.az_url_of(rel)
+    fn store(&self, http: &Arc<HttpClient>, azure: &CloudVariables) -> Result<MicrosoftAzure, RegistryError> {
+        self.az_store(http, azure)
     }
 
-    fn auth(&self, network: &crate::net::Network) -> Result<CloudVariables, RegistryError> {
-        self.checked(&network.settings()?.azure, &network.chosen)
+    fn endpoint(&self, azure: &CloudVariables) -> Endpoint {
+        let (at, variable) = self.endpoint_of(azure);
+        Endpoint::new(at, variable)
     }
 
-    fn store(&self, http: &Arc<HttpClient>, azure: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
-        Ok(Arc::new(self.az_store(http, azure)?))
+    fn credential_source(&self, azure: &CloudVariables) -> String {
+        credential_source(azure)
     }
 
-    fn store_error(&self, e: &object_store::Error, azure: &CloudVariables) -> RegistryError {
-        self.az_error(e, azure)
+    /// With the environment's SAS token: the blob's URL with it.
+    fn unsigned_bundle(&self, azure: &CloudVariables) -> Result<Option<BundleLocation>, RegistryError> {
+        if !credential_source(azure).starts_with("the SAS token") {
+            return Ok(None);
+        }
+        let mut url = self.blob_url(azure, &self.0.key(""))?;
+        url.set_query(sas(azure));
+        Ok(Some(BundleLocation::Http(url)))
     }
 
     /// Put Blob at a URL with the environment's SAS token, else signed for a `PUT` (as a
@@ -337,7 +285,7 @@ impl Bucket for AzLocation {
         azure: &CloudVariables,
         rel: &str,
     ) -> Result<Option<SignedPut>, RegistryError> {
-        let key = self.key_of(rel);
+        let key = self.0.key(rel);
         let url = if credential_source(azure).starts_with("the SAS token") {
             let mut url = self.blob_url(azure, &key)?;
             url.set_query(sas(azure));
@@ -350,68 +298,10 @@ impl Bucket for AzLocation {
                 &key,
                 SIGNED_FOR,
             ))
-            .map_err(|e| self.az_error(&e, azure))?
+            .map_err(|e| self.store_error(&e, azure))?
         };
         let headers = vec![("If-None-Match", "*".into()), ("x-ms-blob-type", "BlockBlob".into())];
         Ok(Some((url, headers)))
-    }
-}
-
-impl Location for AzLocation {
-    fn refused_hint(&self, network: &crate::net::Network) -> Option<String> {
-        let azure = &network.settings().ok()?.azure;
-        Some(objstore::refused_signed_url(self, credential_source(azure)))
-    }
-
-    fn shown(&self) -> String {
-        self.as_written()
-    }
-
-    fn index_url(&self) -> Url {
-        self.az_url_of(INDEX_PATH)
-    }
-
-    fn http_base(&self) -> Option<Url> {
-        None
-    }
-
-    fn probes_conditional_writes(&self) -> bool {
-        true
-    }
-
-    /// The lock entry's source is this blob: its URL with the environment's SAS token, else
-    /// signed for a GET of it (a service SAS: by the account key locally, or by a user
-    /// delegation key the store gives for an Entra credential), or why it cannot be.
-    fn bundle_at(
-        &self,
-        _: &crate::util::digest::Sha256,
-        network: &crate::net::Network,
-    ) -> Result<Option<BundleLocation>, RegistryError> {
-        let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let azure = self.checked(&settings.azure, &network.chosen)?;
-        let key = Key::from(self.prefix.as_str());
-        if credential_source(&azure).starts_with("the SAS token") {
-            let mut url = self.blob_url(&azure, &key)?;
-            url.set_query(sas(&azure));
-            return Ok(Some(BundleLocation::Http(url)));
-        }
-        let http = network
-            .unbound_client()
-            .map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let store = self.az_store(&http, &azure)?;
-        let url = http
-            .block_on(object_store::signer::Signer::signed_url(
-                &store,
-                reqwest::Method::GET,
-                &key,
-                SIGNED_FOR,
-            ))
-            .map_err(|e| self.az_error(&e, &azure))?;
-        Ok(Some(BundleLocation::Http(url)))
-    }
-
-    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
-        Box::new(ObjectRegistry::new(self.clone(), network.clone()))
     }
 }
 
@@ -421,33 +311,6 @@ mod tests {
 
     fn parse(text: &str) -> Result<AzLocation, String> {
         AzLocation::from_url(&Url::parse(text).unwrap())
-    }
-
-    #[test]
-    fn locations_are_an_account_a_container_and_plain_key_segments() {
-        let l = parse("az://teamstore/methods/a2c/").unwrap();
-        assert_eq!(l.display(), "az://teamstore/methods/a2c");
-        assert_eq!(l.key(INDEX_PATH).as_ref(), "a2c/index/esys/a2c.json");
-        assert_eq!(
-            l.index_url().join("../../bundles/a2c-1.0.0.tar.gz").unwrap().as_str(),
-            "az://teamstore/methods/a2c/bundles/a2c-1.0.0.tar.gz"
-        );
-        let root = parse("az://teamstore/methods").unwrap();
-        assert_eq!(root.key(INDEX_PATH).as_ref(), INDEX_PATH);
-        for (bad, why) in [
-            ("az:///x/y", "names no storage account"),
-            ("az://Team/x", "not an Azure storage account name"),
-            ("az://team-store/methods", "not an Azure storage account name"),
-            ("az://teamstore", "names no container"),
-            ("az://teamstore/Methods", "not an Azure container name"),
-            ("az://teamstore/a--b", "not an Azure container name"),
-            ("az://teamstore:10000/methods", "names no port"),
-            ("az://teamstore/methods/x?sv=1", "no query"),
-            ("az://teamstore/methods/a%2Fb", "not a plain name"),
-        ] {
-            let e = parse(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
-        }
     }
 
     #[test]

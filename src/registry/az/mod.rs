@@ -24,11 +24,6 @@ mod location;
 pub use location::AzLocation;
 
 /// The Azure Blob Storage registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind {
-    schemes: &["az"],
-    syntax: "az://ACCOUNT/CONTAINER/PREFIX",
-    parse: |url| Ok(Arc::new(AzLocation::from_url(url)?)),
-    pack_format: None,
-    path: None,
-    exchange: None,
-};
+pub const KIND: Kind = Kind::new(&["az"], "az://ACCOUNT/CONTAINER/PREFIX", |url| {
+    Ok(Arc::new(AzLocation::from_url(url)?))
+});

@@ -3,24 +3,15 @@
 //! URLs, and the store's errors in a2c's words.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use object_store::ObjectStore;
 use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder, GoogleConfigKey};
-use object_store::path::Path as Key;
 use url::Url;
 
 use super::super::RegistryError;
-use super::super::handle::Registry;
-use super::super::kind::Location;
-use super::super::location::INDEX_PATH;
-use super::super::objstore::{self, Bucket, Connector, ObjectRegistry};
+use super::super::objstore::{self, Bucket, BucketPath, Connector, Endpoint, Syntax};
 use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::CloudVariables;
-
-/// How long a bundle's signed URL stays valid: one download, with its retries.
-const SIGNED_FOR: Duration = Duration::from_secs(3600);
 
 /// Google's own endpoint for Cloud Storage.
 const GOOGLE_ENDPOINT: &str = "https://storage.googleapis.com";
@@ -38,68 +29,35 @@ const CREDENTIAL_VARIABLES: [&str; 4] = [
     "GOOGLE_APPLICATION_CREDENTIALS",
 ];
 
-/// A bucket and a key prefix (no leading or trailing `/`; empty: the bucket's root).
+/// How a `gs://` location is written.
+const SYNTAX: Syntax = Syntax {
+    scheme: "gs",
+    article: "a",
+    written: "gs://BUCKET/PREFIX",
+    host: "bucket",
+    host_name: (
+        is_bucket_name,
+        "a Cloud Storage bucket name (3 to 63 lowercase letters, digits, `-` and `_`, or dotted names of such parts)",
+    ),
+    endpoint_variable: "GOOGLE_BASE_URL",
+    container: None,
+};
+
+/// A bucket and a key prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GsLocation {
-    bucket: String,
-    prefix: String,
-}
+pub struct GsLocation(BucketPath);
 
 impl GsLocation {
     pub(super) fn from_url(url: &Url) -> Result<Self, String> {
-        let bucket = url.host_str().unwrap_or_default();
-        if bucket.is_empty() {
-            return Err("it names no bucket: write gs://BUCKET/PREFIX".into());
-        }
-        if !is_bucket_name(bucket) {
-            return Err(format!(
-                "`{bucket}` is not a Cloud Storage bucket name (3 to 63 lowercase letters, digits, `-` and `_`, or dotted names of such parts)"
-            ));
-        }
-        if url.port().is_some() {
-            return Err("a gs:// location names no port: the endpoint comes from GOOGLE_BASE_URL".into());
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err("a gs:// location has no query or fragment".into());
-        }
-        let prefix = url
-            .path()
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(objstore::plain_segment)
-            .collect::<Result<Vec<_>, _>>()?
-            .join("/");
-        Ok(Self {
-            bucket: bucket.to_string(),
-            prefix,
-        })
-    }
-
-    fn below(&self, rel: &str) -> String {
-        match (self.prefix.is_empty(), rel.is_empty()) {
-            (true, _) => rel.to_string(),
-            (false, true) => self.prefix.clone(),
-            (false, false) => format!("{}/{rel}", self.prefix),
-        }
-    }
-
-    fn gs_url_of(&self, rel: &str) -> Url {
-        Url::parse(&format!("gs://{}/{}", self.bucket, self.below(rel)))
-            .expect("a bucket name and plain key segments make a URL")
-    }
-
-    fn as_written(&self) -> String {
-        format!("gs://{}/{}", self.bucket, self.prefix)
-            .trim_end_matches('/')
-            .to_string()
+        BucketPath::parse(url, &SYNTAX).map(Self)
     }
 
     /// The endpoint: an override from the environment (with the variable that named it), else
     /// Google's own. `STORAGE_EMULATOR_HOST` may be a bare `host:port`, as Google's client
     /// libraries take it (plain HTTP: an emulator on loopback).
-    fn endpoint(google: &CloudVariables) -> (String, Option<&'static str>) {
-        match ENDPOINT_VARIABLES.iter().find_map(|v| google.get(v).map(|e| (e, *v))) {
-            Some((endpoint, variable)) => {
+    fn endpoint_of(google: &CloudVariables) -> (String, Option<&'static str>) {
+        match google.first_of(&ENDPOINT_VARIABLES) {
+            Some((variable, endpoint)) => {
                 let endpoint = endpoint.trim_end_matches('/');
                 let endpoint = match endpoint.contains("://") {
                     true => endpoint.to_string(),
@@ -113,7 +71,7 @@ impl GsLocation {
 
     /// The endpoint, refused unless `https://` or on loopback when the environment names it.
     fn checked_endpoint(&self, google: &CloudVariables) -> Result<String, RegistryError> {
-        let (endpoint, variable) = Self::endpoint(google);
+        let (endpoint, variable) = Self::endpoint_of(google);
         if let Some(variable) = variable {
             objstore::endpoint_allowed(self, &endpoint, variable)?;
         }
@@ -129,8 +87,8 @@ impl GsLocation {
         url.path_segments_mut()
             .map_err(|()| self.refused(format!("the endpoint `{endpoint}` cannot hold a path"), None))?
             .pop_if_empty()
-            .push(&self.bucket)
-            .extend(self.prefix.split('/'));
+            .push(self.0.host())
+            .extend(self.0.prefix_segments());
         Ok(url)
     }
 
@@ -138,7 +96,7 @@ impl GsLocation {
     /// and no variable names credentials — as Google's client libraries take an emulator
     /// (anonymously), rather than asking gcloud's ADC file or a metadata server for a token.
     fn anonymous(google: &CloudVariables) -> bool {
-        Self::endpoint(google).1 == Some("STORAGE_EMULATOR_HOST")
+        Self::endpoint_of(google).1 == Some("STORAGE_EMULATOR_HOST")
             && !CREDENTIAL_VARIABLES.iter().any(|v| google.get(v).is_some())
     }
 
@@ -170,25 +128,11 @@ impl GsLocation {
         // requests, and their tokens, where the file says.
         builder
             .with_base_url(&endpoint)
-            .with_bucket_name(&self.bucket)
-            .with_http_connector(
-                Connector::of(http, objstore::authority_of(&endpoint)).never_asking(&off_limits(google)),
-            )
+            .with_bucket_name(self.0.host())
+            .with_http_connector(Connector::of(http, self.endpoint(google).hosts).never_asking(&off_limits(google)))
             .with_retry(objstore::retries())
             .build()
-            .map_err(|e| self.gs_error(&e, google))
-    }
-
-    /// An object store's error in a2c's words: what failed, where, and which credentials and
-    /// endpoint were used (never a secret).
-    fn gs_error(&self, e: &object_store::Error, google: &CloudVariables) -> RegistryError {
-        let object = objstore::object_of(e).and_then(|path| Url::parse(&format!("gs://{}/{path}", self.bucket)).ok());
-        let (endpoint, variable) = Self::endpoint(google);
-        let shown = format!(
-            "`{endpoint}`{}",
-            variable.map_or(String::new(), |v| format!(", from {v}"))
-        );
-        objstore::store_refusal(self, e, object, &endpoint, shown, credential_source(google))
+            .map_err(|e| self.store_error(&e, google))
     }
 }
 
@@ -222,7 +166,7 @@ fn off_limits(google: &CloudVariables) -> Vec<&'static str> {
     let named = ["GCE_METADATA_HOST", "GCE_METADATA_ROOT"]
         .iter()
         .any(|v| google.get(v).is_some());
-    let emulator = GsLocation::endpoint(google).1 == Some("STORAGE_EMULATOR_HOST");
+    let emulator = GsLocation::endpoint_of(google).1 == Some("STORAGE_EMULATOR_HOST");
     let mut hosts = Vec::new();
     if (named || emulator) && google.get("GCE_METADATA_IP").is_none() {
         hosts.push(GOOGLE_METADATA_IP);
@@ -272,6 +216,28 @@ fn is_bucket_name(name: &str) -> bool {
 
 impl Bucket for GsLocation {
     type Auth = CloudVariables;
+    type Store = GoogleCloudStorage;
+
+    fn path(&self) -> &BucketPath {
+        &self.0
+    }
+
+    fn auth_from(&self, settings: &crate::net::Settings, _: &[String]) -> Result<CloudVariables, RegistryError> {
+        Ok(settings.google.clone())
+    }
+
+    fn store(&self, http: &Arc<HttpClient>, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
+        self.gs_store(http, google)
+    }
+
+    fn endpoint(&self, google: &CloudVariables) -> Endpoint {
+        let (at, variable) = Self::endpoint_of(google);
+        Endpoint::new(at, variable)
+    }
+
+    fn credential_source(&self, google: &CloudVariables) -> String {
+        credential_source(google)
+    }
 
     /// An emulator asked anonymously: fake-gcs-server takes no XML-API upload (how object_store
     /// writes) and checks no condition, so a2c writes nothing there.
@@ -284,107 +250,50 @@ impl Bucket for GsLocation {
         })
     }
 
-    fn display(&self) -> String {
-        self.as_written()
+    /// An emulator asked anonymously serves the object at its plain URL.
+    fn unsigned_bundle(&self, google: &CloudVariables) -> Result<Option<BundleLocation>, RegistryError> {
+        match Self::anonymous(google) {
+            true => Ok(Some(BundleLocation::Http(self.object_url(google)?))),
+            false => Ok(None),
+        }
     }
 
-    fn key(&self, rel: &str) -> Key {
-        Key::from(self.below(rel))
-    }
-
-    fn url_of(&self, rel: &str) -> Url {
-        self.gs_url_of(rel)
-    }
-
-    fn auth(&self, network: &crate::net::Network) -> Result<CloudVariables, RegistryError> {
-        Ok(network.settings()?.google.clone())
-    }
-
-    fn store(&self, http: &Arc<HttpClient>, google: &CloudVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
-        Ok(Arc::new(self.gs_store(http, google)?))
-    }
-
-    fn store_error(&self, e: &object_store::Error, google: &CloudVariables) -> RegistryError {
-        self.gs_error(e, google)
-    }
-}
-
-impl Location for GsLocation {
-    fn shown(&self) -> String {
-        self.as_written()
-    }
-
-    fn index_url(&self) -> Url {
-        self.gs_url_of(INDEX_PATH)
-    }
-
-    fn http_base(&self) -> Option<Url> {
-        None
-    }
-
-    fn probes_conditional_writes(&self) -> bool {
-        true
-    }
-
-    /// The lock entry's source is this object: with a service account's key, a URL signed (V4)
-    /// for a GET of it, locally; with credentials that hold no key (a person's own ADC, the
-    /// metadata server), the object's XML-API URL and the access token they give, which the
-    /// download sends to that origin alone — never IAM's signBlob, which a person cannot call
-    /// and an instance's account may not — or why it cannot be.
-    fn bundle_at(
+    /// Credentials that hold no service account key (a person's own ADC, the metadata server)
+    /// sign no URL: the object's XML-API URL and the access token they give, which the download
+    /// sends to that origin alone — never IAM's signBlob, which a person cannot call and an
+    /// instance's account may not. A key signs a URL (V4) locally.
+    fn token_bundle(
         &self,
-        _: &crate::util::digest::Sha256,
-        network: &crate::net::Network,
+        http: &Arc<HttpClient>,
+        google: &CloudVariables,
+        store: &GoogleCloudStorage,
     ) -> Result<Option<BundleLocation>, RegistryError> {
-        let http = network
-            .unbound_client()
-            .map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let google = &settings.google;
-        if Self::anonymous(google) {
-            return Ok(Some(BundleLocation::Http(self.object_url(google)?)));
+        if signs_locally(google) {
+            return Ok(None);
         }
-        let store = self.gs_store(&http, google)?;
-        if !signs_locally(google) {
-            let credential = http
-                .block_on(store.credentials().get_credential())
-                .map_err(|e| self.gs_error(&e, google))?;
-            return Ok(Some(BundleLocation::Bearer {
-                url: self.object_url(google)?,
-                token: crate::net::Bearer::new(credential.bearer.clone()),
-            }));
-        }
-        let url = http
-            .block_on(object_store::signer::Signer::signed_url(
-                &store,
-                reqwest::Method::GET,
-                &Key::from(self.prefix.as_str()),
-                SIGNED_FOR,
-            ))
-            .map_err(|e| self.gs_error(&e, google))?;
-        Ok(Some(BundleLocation::Http(url)))
-    }
-
-    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
-        Box::new(ObjectRegistry::new(self.clone(), network.clone()))
+        let credential = http
+            .block_on(store.credentials().get_credential())
+            .map_err(|e| self.store_error(&e, google))?;
+        Ok(Some(BundleLocation::Bearer {
+            url: self.object_url(google)?,
+            token: crate::net::Bearer::new(credential.bearer.clone()),
+        }))
     }
 
     /// A bundle's download refused: its signed URL or the access token sent with it (the
     /// index, read through object_store, says its credentials' source itself).
-    fn hint(&self, e: &crate::net::HttpError) -> Option<String> {
-        match e {
-            crate::net::HttpError::Status { status: 401 | 403, .. } => Some(format!(
-                "Cloud Storage refused the credentials of your environment for `{}`: the account they are for (GOOGLE_SERVICE_ACCOUNT or GOOGLE_APPLICATION_CREDENTIALS, else gcloud's ADC file, else the metadata server) needs Storage Object Viewer on the bucket, and a person's ADC that expired is renewed by logging in again with gcloud",
-                self.as_written()
-            )),
-            _ => None,
-        }
+    fn download_refused(&self, _: &crate::net::Network) -> Option<String> {
+        Some(format!(
+            "Cloud Storage refused the credentials of your environment for `{}`: the account they are for (GOOGLE_SERVICE_ACCOUNT or GOOGLE_APPLICATION_CREDENTIALS, else gcloud's ADC file, else the metadata server) needs Storage Object Viewer on the bucket, and a person's ADC that expired is renewed by logging in again with gcloud",
+            self.0.shown()
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::kind::Location as _;
 
     fn parse(text: &str) -> Result<GsLocation, String> {
         GsLocation::from_url(&Url::parse(text).unwrap())
@@ -393,33 +302,6 @@ mod tests {
     fn vars(pairs: &[(&str, &str)]) -> CloudVariables {
         CloudVariables {
             vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        }
-    }
-
-    #[test]
-    fn locations_are_a_bucket_and_plain_key_segments() {
-        let l = parse("gs://team_bucket/methods/a2c/").unwrap();
-        assert_eq!(l.display(), "gs://team_bucket/methods/a2c");
-        assert_eq!(l.key(INDEX_PATH).as_ref(), "methods/a2c/index/esys/a2c.json");
-        assert_eq!(
-            l.index_url().join("../../bundles/a2c-1.0.0.tar.gz").unwrap().as_str(),
-            "gs://team_bucket/methods/a2c/bundles/a2c-1.0.0.tar.gz"
-        );
-        let root = parse("gs://team.example.com").unwrap();
-        assert_eq!(root.display(), "gs://team.example.com");
-        assert_eq!(root.key(INDEX_PATH).as_ref(), INDEX_PATH);
-        for (bad, why) in [
-            ("gs:///x", "names no bucket"),
-            ("gs://Team/x", "not a Cloud Storage bucket name"),
-            ("gs://ab/x", "not a Cloud Storage bucket name"),
-            ("gs://-bucket/x", "not a Cloud Storage bucket name"),
-            ("gs://a..b/x", "not a Cloud Storage bucket name"),
-            ("gs://bucket:443/x", "names no port"),
-            ("gs://bucket/x?generation=1", "no query"),
-            ("gs://bucket/a/x%2Fy", "not a plain name"),
-        ] {
-            let e = parse(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 
@@ -479,9 +361,9 @@ mod tests {
     #[test]
     fn the_endpoint_comes_from_the_environment_alone_and_plain_http_only_on_loopback() {
         let l = parse("gs://bucket/a2c").unwrap();
-        assert_eq!(GsLocation::endpoint(&vars(&[])), (GOOGLE_ENDPOINT.to_string(), None));
+        assert_eq!(GsLocation::endpoint_of(&vars(&[])), (GOOGLE_ENDPOINT.to_string(), None));
         assert_eq!(
-            GsLocation::endpoint(&vars(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443")])),
+            GsLocation::endpoint_of(&vars(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443")])),
             ("http://127.0.0.1:4443".to_string(), Some("STORAGE_EMULATOR_HOST"))
         );
         let far = vars(&[("GOOGLE_BASE_URL", "http://storage.example.com/")]);

@@ -25,11 +25,6 @@ mod location;
 pub use location::GsLocation;
 
 /// The Google Cloud Storage registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind {
-    schemes: &["gs"],
-    syntax: "gs://BUCKET/PREFIX",
-    parse: |url| Ok(Arc::new(GsLocation::from_url(url)?)),
-    pack_format: None,
-    path: None,
-    exchange: None,
-};
+pub const KIND: Kind = Kind::new(&["gs"], "gs://BUCKET/PREFIX", |url| {
+    Ok(Arc::new(GsLocation::from_url(url)?))
+});

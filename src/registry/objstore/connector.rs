@@ -120,20 +120,25 @@ impl Service {
     /// The most a2c reads of an answer from `url`: a document from the store, a token from
     /// anywhere else.
     fn cap(&self, url: &Url) -> u64 {
-        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
-        let authority = match url.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.clone(),
-        };
-        let store = self.store.iter().any(|s| {
-            let s = s.to_ascii_lowercase();
-            s == authority || (!s.contains(':') && (host == s || host.ends_with(&format!(".{s}"))))
-        });
-        match store {
+        match is_store(&self.store, url) {
             true => self.http.max_document(),
             false => CREDENTIAL_ANSWER.min(self.http.max_document()),
         }
     }
+}
+
+/// Whether `url` is the store's, whose `host[:port]`s are `store` (a host alone also covers its
+/// subdomains, for virtual-hosted buckets); any other is a credential's.
+pub(super) fn is_store(store: &[String], url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    let authority = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.clone(),
+    };
+    store.iter().any(|s| {
+        let s = s.to_ascii_lowercase();
+        s == authority || (!s.contains(':') && (host == s || host.ends_with(&format!(".{s}"))))
+    })
 }
 
 #[async_trait::async_trait]

@@ -11,6 +11,7 @@ use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPay
 use url::Url;
 
 use super::handle::{Expiry, Landed, PublishError, PublishRequest, Published, Registry, Signed, Yanked};
+use super::kind::Location as _;
 use super::location::INDEX_PATH;
 use super::signing::SecretKey;
 use super::{Index, IndexEntry, RegistryError, Wanted, signing};
@@ -27,75 +28,15 @@ const PROBE_REL: &str = ".a2c-conditional-writes";
 const PROBE_TEXT: &str =
     "a2c writes this object with If-None-Match: * to check that the store refuses the write once it exists\n";
 
+mod bucket;
 mod connector;
+mod path;
 mod words;
 
+pub(super) use bucket::{Bucket, Endpoint, SIGNED_FOR};
 pub(super) use connector::{Connector, client_options, retries};
-pub(super) use words::{endpoint_allowed, object_of, plain_segment, store_refusal};
-
-/// The words for a bundle's signed URL the store refused (`401`/`403`): the credentials it was
-/// signed with, from `credentials` (never a secret), are wrong or may not read `bucket`.
-pub(super) fn refused_signed_url<B: Bucket + ?Sized>(bucket: &B, credentials: String) -> String {
-    format!(
-        "the store refused the URL signed with the credentials from {credentials}: check them, and that they may read `{}`",
-        bucket.display()
-    )
-}
-
-/// The `host[:port]` of an endpoint URL, as [`Connector::of`] takes a store's (nothing when it
-/// is no URL: every answer is then held to a credential's cap).
-pub(super) fn authority_of(endpoint: &str) -> Vec<String> {
-    let Ok(url) = Url::parse(endpoint) else {
-        return Vec::new();
-    };
-    let host = url.host_str().unwrap_or_default();
-    match url.port() {
-        Some(port) => vec![format!("{host}:{port}")],
-        None => vec![host.to_string()],
-    }
-}
-
-/// A bucket (or container) and prefix of one cloud: where its objects are, what signs its
-/// requests, and its errors in a2c's words.
-pub(super) trait Bucket: Send + Sync + 'static {
-    /// The credentials and endpoint the environment gives (read once per registry).
-    type Auth: Clone + Send + Sync + 'static;
-
-    /// The location as the user writes it (`s3://BUCKET/PREFIX`).
-    fn display(&self) -> String;
-    /// The key of `rel` (a `/`-separated path of plain names) below the prefix.
-    fn key(&self, rel: &str) -> Key;
-    /// The URL of `rel` below the prefix, in the kind's own scheme.
-    fn url_of(&self, rel: &str) -> Url;
-    /// The credentials and endpoint, from the session's environment (never from a clone).
-    fn auth(&self, network: &Network) -> Result<Self::Auth, RegistryError>;
-    /// The object store, signing with `auth` and speaking through `http`.
-    fn store(&self, http: &Arc<HttpClient>, auth: &Self::Auth) -> Result<Arc<dyn ObjectStore>, RegistryError>;
-    /// `e` in a2c's words, with where the credentials came from (never a secret).
-    fn store_error(&self, e: &object_store::Error, auth: &Self::Auth) -> RegistryError;
-
-    /// A URL signed for a `PUT` of `rel` and the headers that make it create-only, for a bundle
-    /// streamed from its file in constant memory; `None` where the kind writes it whole, through
-    /// object_store.
-    fn create_url(&self, _: &Arc<HttpClient>, _: &Self::Auth, _: &str) -> Result<Option<SignedPut>, RegistryError> {
-        Ok(None)
-    }
-
-    /// Why nothing is written there with `auth`, when nothing is (an emulator asked
-    /// anonymously takes no upload): said before any request.
-    fn refuses_writes(&self, _: &Self::Auth) -> Option<RegistryError> {
-        None
-    }
-
-    /// `message`, said of this location, with `hint`.
-    fn refused(&self, message: String, hint: Option<String>) -> RegistryError {
-        RegistryError::ObjectStore {
-            location: self.display(),
-            message,
-            hint,
-        }
-    }
-}
+pub(super) use path::{BucketPath, Syntax};
+pub(super) use words::{endpoint_allowed, plain_segment};
 
 /// A registry in an object store: a [`Bucket`] and the session's network.
 pub(super) struct ObjectRegistry<B: Bucket> {
@@ -138,17 +79,17 @@ impl<B: Bucket> ObjectRegistry<B> {
         if let Some(auth) = slot.as_ref() {
             return Ok(auth.clone());
         }
-        let auth = self.bucket.auth(&self.network)?;
+        let auth = self.bucket.auth_from(self.network.settings()?, &self.network.chosen)?;
         *slot = Some(auth.clone());
         Ok(auth)
     }
 
     fn store(&self, http: &Arc<HttpClient>) -> Result<Arc<dyn ObjectStore>, RegistryError> {
-        self.bucket.store(http, &self.auth()?)
+        Ok(Arc::new(self.bucket.store(http, &self.auth()?)?))
     }
 
     fn index_url(&self) -> Url {
-        self.bucket.url_of(INDEX_PATH)
+        self.bucket.path().url_of(INDEX_PATH)
     }
 
     fn shown_index(&self) -> String {
@@ -157,7 +98,7 @@ impl<B: Bucket> ObjectRegistry<B> {
 
     /// The object `rel`, read whole (an index or a signature: bounded by the document cap).
     fn get(&self, http: &Arc<HttpClient>, store: &dyn ObjectStore, rel: &str) -> Result<Fetched, RegistryError> {
-        let key = self.bucket.key(rel);
+        let key = self.bucket.path().key(rel);
         let cap = self.network.settings()?.max_document;
         let auth = &self.auth()?;
         http.block_on(async {
@@ -194,7 +135,7 @@ impl<B: Bucket> ObjectRegistry<B> {
         bytes: Vec<u8>,
         mode: PutMode,
     ) -> Result<bool, RegistryError> {
-        let key = self.bucket.key(rel);
+        let key = self.bucket.path().key(rel);
         let auth = &self.auth()?;
         let options = PutOptions {
             mode,
@@ -233,7 +174,7 @@ impl<B: Bucket> ObjectRegistry<B> {
             reqwest::StatusCode::PRECONDITION_FAILED | reqwest::StatusCode::CONFLICT => Ok(false),
             status => Err(self
                 .bucket
-                .store_error(&answered(&self.bucket.key(rel), status), auth)
+                .store_error(&answered(&self.bucket.path().key(rel), status), auth)
                 .into()),
         }
     }
@@ -255,8 +196,8 @@ impl<B: Bucket> ObjectRegistry<B> {
         }
         let ignored = format!(
             "`{}` ignores conditional writes: `{}` was written create-only (If-None-Match: *) over itself",
-            self.bucket.display(),
-            self.bucket.url_of(PROBE_REL)
+            self.bucket.shown(),
+            self.bucket.path().url_of(PROBE_REL)
         );
         if allowed {
             return Ok(vec![format!(
@@ -293,7 +234,7 @@ impl<B: Bucket> ObjectRegistry<B> {
 
 impl<B: Bucket> Registry for ObjectRegistry<B> {
     fn shown(&self) -> String {
-        self.bucket.display()
+        self.bucket.shown()
     }
 
     fn read_index(&self, _: &LazyClient, trusted: &[String], _: Wanted<'_>) -> Result<Index, RegistryError> {
@@ -334,9 +275,9 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
             files: packed.files,
             changed,
             landed: Landed::Pushed {
-                registry: self.bucket.display(),
+                registry: self.bucket.shown(),
                 verb: "uploaded",
-                target: self.bucket.url_of(&bundle_rel).to_string(),
+                target: self.bucket.path().url_of(&bundle_rel).to_string(),
             },
             warnings,
         };
@@ -376,7 +317,7 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
                             .refused(
                                 format!(
                                     "`{}` already holds other bytes than {} {} packs to, and the index does not list it",
-                                    self.bucket.url_of(&bundle_rel),
+                                    self.bucket.path().url_of(&bundle_rel),
                                     r.version,
                                     r.tree.display()
                                 ),
@@ -457,9 +398,9 @@ impl<B: Bucket> Registry for ObjectRegistry<B> {
             };
             self.write_signature(&http, store, key, &bytes)?;
         }
-        let registry = self.bucket.display();
+        let registry = self.bucket.shown();
         Ok(Signed {
-            signature: self.bucket.url_of(&signature_rel()).to_string(),
+            signature: self.bucket.path().url_of(&signature_rel()).to_string(),
             rebuilt: None,
             warnings: past
                 .map(|at| {
@@ -564,7 +505,7 @@ impl<B: Bucket> ObjectRegistry<B> {
 
     /// The index's ETag as the store says it is now (`None`: there is none).
     fn etag_now(&self, http: &Arc<HttpClient>, store: &dyn ObjectStore) -> Result<Option<String>, RegistryError> {
-        let key = self.bucket.key(INDEX_PATH);
+        let key = self.bucket.path().key(INDEX_PATH);
         let auth = &self.auth()?;
         http.block_on(async {
             match store.head(&key).await {
@@ -609,7 +550,7 @@ impl<B: Bucket> ObjectRegistry<B> {
         if !changed || self.get(http, store, &signature_rel())?.is_none() {
             return Ok(Vec::new());
         }
-        let registry = self.bucket.display();
+        let registry = self.bucket.shown();
         Ok(vec![format!(
             "the index of `{registry}` is signed and changed: re-sign it (`a2c sign --registry {registry} --key KEYFILE`), or installs that pin its key refuse it"
         )])
@@ -620,7 +561,7 @@ impl<B: Bucket> ObjectRegistry<B> {
             format!("no registry index at `{}`", self.shown_index()),
             Some(format!(
                 "check the location: a registry holds `{INDEX_PATH}` below its prefix; `a2c pack --registry {}` creates it",
-                self.bucket.display()
+                self.bucket.shown()
             )),
         )
     }

@@ -3,11 +3,12 @@
 
 use url::Url;
 
-use super::Bucket;
+use super::{Bucket, Endpoint};
 use crate::registry::RegistryError;
+use crate::registry::kind::Location as _;
 
 /// A TLS failure talking to `endpoint`, said as a2c says every one, when `e` is one.
-fn tls_failure<B: Bucket + ?Sized>(bucket: &B, e: &object_store::Error, endpoint: &str) -> Option<RegistryError> {
+fn tls_failure<B: Bucket>(bucket: &B, e: &object_store::Error, endpoint: &str) -> Option<RegistryError> {
     let reason = crate::net::tls::tls_reason(e)?;
     Some(bucket.refused(
         format!("TLS failure talking to `{endpoint}`: {reason}"),
@@ -18,41 +19,35 @@ fn tls_failure<B: Bucket + ?Sized>(bucket: &B, e: &object_store::Error, endpoint
     ))
 }
 
-/// A store's error in a2c's words, for any kind: a TLS failure talking to `endpoint` as every
+/// A store's error in a2c's words, for any kind: a TLS failure talking to the endpoint as every
 /// TLS failure is said; else the failed request in a line (its object named as `object`), with
 /// a hint naming where the credentials came from (`credentials`, never a secret) and, when it is
-/// no refusal of them, the endpoint as `endpoint_shown` says it.
-pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
+/// no refusal of them, the endpoint as `endpoint.shown` says it.
+pub(super) fn store_refusal<B: Bucket>(
     bucket: &B,
     e: &object_store::Error,
     object: Option<Url>,
-    endpoint: &str,
-    endpoint_shown: String,
+    endpoint: Endpoint,
     credentials: String,
 ) -> RegistryError {
-    if let Some(refused) = tls_failure(bucket, e, endpoint) {
+    if let Some(refused) = tls_failure(bucket, e, &endpoint.at) {
         return refused;
     }
     // A request to another host than the store's is the credentials' own (a metadata service,
     // Entra, STS): it is what failed, not the endpoint.
-    let store = Url::parse(endpoint).ok().map(|u| super::authority_of(u.as_str()));
-    let elsewhere = requested(&chain(e))
-        .map(|u| super::authority_of(u.as_str()))
-        .is_some_and(|at| match &store {
-            Some(store) => *store != at,
-            None => !at.iter().any(|h| h.ends_with(".amazonaws.com")),
-        });
+    let elsewhere = requested(&chain(e)).is_some_and(|u| !super::connector::is_store(&endpoint.hosts, &u));
     let hint = match e {
         _ if elsewhere => Some(format!(
             "a2c could not get the credentials from {credentials}: check that it answers from this machine, or name credentials in the environment instead"
         )),
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Some(format!(
             "the store refused the credentials from {credentials}: check them, and that they may read (and, to publish, write) `{}`",
-            bucket.display()
+            bucket.shown()
         )),
         object_store::Error::NotFound { .. } => None,
         _ => Some(format!(
-            "check the endpoint ({endpoint_shown}) and the credentials (from {credentials})"
+            "check the endpoint ({}) and the credentials (from {credentials})",
+            endpoint.shown
         )),
     };
     bucket.refused(one_line(e, object.as_ref(), elsewhere), hint)
@@ -60,7 +55,7 @@ pub(in crate::registry) fn store_refusal<B: Bucket + ?Sized>(
 
 /// Whether an endpoint URL may be used: `https://`, or plain `http://` on loopback only (a
 /// session token travels in a header). `variable` names where it came from.
-pub(in crate::registry) fn endpoint_allowed<B: Bucket + ?Sized>(
+pub(in crate::registry) fn endpoint_allowed<B: Bucket>(
     bucket: &B,
     endpoint: &str,
     variable: &str,
@@ -178,7 +173,7 @@ fn requested(text: &str) -> Option<Url> {
 
 /// The path of the object an error names, when it names one (`NotFound`, `PermissionDenied`,
 /// …): for [`one_line`].
-pub(in crate::registry) fn object_of(e: &object_store::Error) -> Option<&str> {
+pub(super) fn object_of(e: &object_store::Error) -> Option<&str> {
     match e {
         object_store::Error::NotFound { path, .. }
         | object_store::Error::PermissionDenied { path, .. }

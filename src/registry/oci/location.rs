@@ -14,14 +14,9 @@ use crate::registry::kind::{Kind, Location};
 use crate::util::digest::Sha256;
 
 /// The OCI distribution registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind {
-    schemes: &["oci"],
-    syntax: "oci://HOST/REPO",
-    parse: |url| Ok(Arc::new(OciLocation::parse(url)?)),
-    pack_format: None,
-    path: None,
-    exchange: None,
-};
+pub const KIND: Kind = Kind::new(&["oci"], "oci://HOST/REPO", |url| {
+    Ok(Arc::new(OciLocation::parse(url)?))
+});
 
 /// A repository in an OCI registry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -69,14 +69,9 @@ impl std::fmt::Display for PypiLocation {
 }
 
 /// The package index kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind {
-    schemes: &["pypi+http", "pypi+https"],
-    syntax: "pypi+https://HOST/simple/",
-    parse: |url| Ok(Arc::new(PypiLocation::parse(url)?)),
-    pack_format: None,
-    path: None,
-    exchange: None,
-};
+pub const KIND: Kind = Kind::new(&["pypi+http", "pypi+https"], "pypi+https://HOST/simple/", |url| {
+    Ok(Arc::new(PypiLocation::parse(url)?))
+});
 
 impl Location for PypiLocation {
     fn shown(&self) -> String {

@@ -3,76 +3,38 @@
 //! bundles' presigned URLs, and the store's errors in a2c's words.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use object_store::ObjectStore;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
-use object_store::path::Path as Key;
 use url::Url;
 
 use super::super::RegistryError;
-use super::super::handle::Registry;
-use super::super::kind::Location;
-use super::super::location::INDEX_PATH;
-use super::super::objstore::{self, Bucket, Connector, ObjectRegistry, SignedPut};
+use super::super::objstore::{self, Bucket, BucketPath, Connector, Endpoint, SIGNED_FOR, SignedPut, Syntax};
 use super::profile;
-use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::AwsVariables;
 
-/// How long a bundle's presigned URL stays valid: one download, with its retries.
-const PRESIGNED_FOR: Duration = Duration::from_secs(3600);
+/// How an `s3://` location is written.
+const SYNTAX: Syntax = Syntax {
+    scheme: "s3",
+    article: "an",
+    written: "s3://BUCKET/PREFIX",
+    host: "bucket",
+    host_name: (
+        is_bucket_name,
+        "an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)",
+    ),
+    endpoint_variable: "AWS_ENDPOINT_URL",
+    container: None,
+};
 
-/// A bucket and a key prefix (no leading or trailing `/`; empty: the bucket's root). The
-/// location of a registry, or of one object in it (a lock entry's bundle).
+/// A bucket and a key prefix: the location of a registry, or of one object in it (a lock
+/// entry's bundle).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct S3Location {
-    bucket: String,
-    prefix: String,
-}
+pub struct S3Location(BucketPath);
 
 impl S3Location {
     pub(super) fn from_url(url: &Url) -> Result<Self, String> {
-        let bucket = url.host_str().unwrap_or_default();
-        if bucket.is_empty() {
-            return Err("it names no bucket: write s3://BUCKET/PREFIX".into());
-        }
-        if !is_bucket_name(bucket) {
-            return Err(format!(
-                "`{bucket}` is not an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)"
-            ));
-        }
-        if url.port().is_some() {
-            return Err("an s3:// location names no port: the endpoint comes from AWS_ENDPOINT_URL".into());
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err("an s3:// location has no query or fragment".into());
-        }
-        let mut segments = Vec::new();
-        for raw in url.path().split('/').filter(|s| !s.is_empty()) {
-            segments.push(objstore::plain_segment(raw)?);
-        }
-        Ok(Self {
-            bucket: bucket.to_string(),
-            prefix: segments.join("/"),
-        })
-    }
-
-    /// The key of `rel` (a `/`-separated path of plain names) below the prefix.
-    fn key_of(&self, rel: &str) -> Key {
-        match self.prefix.is_empty() {
-            true => Key::from(rel),
-            false => Key::from(format!("{}/{rel}", self.prefix)),
-        }
-    }
-
-    /// The `s3://` URL of `rel` below the prefix (entries' URLs resolve against the index's).
-    fn s3_url_of(&self, rel: &str) -> Url {
-        let text = match self.prefix.is_empty() {
-            true => format!("s3://{}/{rel}", self.bucket),
-            false => format!("s3://{}/{}/{rel}", self.bucket, self.prefix),
-        };
-        Url::parse(&text).expect("a bucket name and plain key segments make a URL")
+        BucketPath::parse(url, &SYNTAX).map(Self)
     }
 
     /// The environment's AWS variables with what the profile it names adds (the AWS CLI's
@@ -117,14 +79,10 @@ impl S3Location {
         }
         // The store's answers are documents; any other host's (IMDS, the container endpoint,
         // STS) a credential's.
-        let store = match &endpoint {
-            Some(endpoint) => objstore::authority_of(endpoint),
-            None => vec!["amazonaws.com".to_string()],
-        };
         let mut builder = builder
             .with_client_options(objstore::client_options())
-            .with_bucket_name(&self.bucket)
-            .with_http_connector(Connector::of(http, store))
+            .with_bucket_name(self.0.host())
+            .with_http_connector(Connector::of(http, self.endpoint(aws).hosts))
             .with_retry(objstore::retries());
         if aws.get("AWS_REGION").is_none() && aws.get("AWS_DEFAULT_REGION").is_none() {
             builder = builder.with_region("us-east-1");
@@ -240,57 +198,43 @@ impl S3Location {
                 Some("unset AWS_VIRTUAL_HOSTED_STYLE_REQUEST (path-style: the bucket in the path), or name the endpoint by a host name".into()),
             ));
         };
-        let hosted = format!("{}.{host}", self.bucket);
+        let hosted = format!("{}.{host}", self.0.host());
         url.set_host(Some(&hosted))
             .map_err(|e| self.refused(format!("`{hosted}` is not a host name: {e}"), None))?;
         Ok(url.as_str().trim_end_matches('/').to_string())
-    }
-
-    /// An object store's error in a2c's words: what failed, where, and which credentials and
-    /// endpoint were used (never a secret).
-    fn s3_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
-        let object = objstore::object_of(e).and_then(|path| Url::parse(&format!("s3://{}/{path}", self.bucket)).ok());
-        let shown = endpoint(aws).map_or("AWS's own, from AWS_REGION".to_string(), |e| {
-            format!("`{e}`, from AWS_ENDPOINT_URL")
-        });
-        let tls_endpoint = endpoint(aws).unwrap_or_else(|| "AWS's endpoint".into());
-        objstore::store_refusal(self, e, object, &tls_endpoint, shown, credential_source(aws))
-    }
-
-    fn as_written(&self) -> String {
-        match self.prefix.is_empty() {
-            true => format!("s3://{}", self.bucket),
-            false => format!("s3://{}/{}", self.bucket, self.prefix),
-        }
     }
 }
 
 impl Bucket for S3Location {
     type Auth = AwsVariables;
+    type Store = AmazonS3;
 
-    fn display(&self) -> String {
-        self.as_written()
-    }
-
-    fn key(&self, rel: &str) -> Key {
-        self.key_of(rel)
-    }
-
-    fn url_of(&self, rel: &str) -> Url {
-        self.s3_url_of(rel)
+    fn path(&self) -> &BucketPath {
+        &self.0
     }
 
     /// The environment's AWS variables with what the profile they name adds.
-    fn auth(&self, network: &crate::net::Network) -> Result<AwsVariables, RegistryError> {
-        self.with_profile(&network.settings()?.aws)
+    fn auth_from(&self, settings: &crate::net::Settings, _: &[String]) -> Result<AwsVariables, RegistryError> {
+        self.with_profile(&settings.aws)
     }
 
-    fn store(&self, http: &Arc<HttpClient>, aws: &AwsVariables) -> Result<Arc<dyn ObjectStore>, RegistryError> {
-        Ok(Arc::new(self.s3_store(http, aws)?))
+    fn store(&self, http: &Arc<HttpClient>, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {
+        self.s3_store(http, aws)
     }
 
-    fn store_error(&self, e: &object_store::Error, aws: &AwsVariables) -> RegistryError {
-        self.s3_error(e, aws)
+    fn endpoint(&self, aws: &AwsVariables) -> Endpoint {
+        match endpoint(aws) {
+            Some(at) => Endpoint::new(at, Some("AWS_ENDPOINT_URL")),
+            None => Endpoint {
+                at: "AWS's endpoint".into(),
+                shown: "AWS's own, from AWS_REGION".into(),
+                hosts: vec!["amazonaws.com".into()],
+            },
+        }
+    }
+
+    fn credential_source(&self, aws: &AwsVariables) -> String {
+        credential_source(aws)
     }
 
     /// Presigned for a `PUT` with `If-None-Match: *` bound to the signature.
@@ -305,8 +249,8 @@ impl Bucket for S3Location {
         let options =
             SignedUrlOptions::new().with_signed_header(reqwest::header::IF_NONE_MATCH, HeaderValue::from_static("*"));
         let url = http
-            .block_on(store.signed_url_opts(reqwest::Method::PUT, &self.key_of(rel), PRESIGNED_FOR, &options))
-            .map_err(|e| self.s3_error(&e, aws))?;
+            .block_on(store.signed_url_opts(reqwest::Method::PUT, &self.0.key(rel), SIGNED_FOR, &options))
+            .map_err(|e| self.store_error(&e, aws))?;
         Ok(Some((url, vec![("If-None-Match", "*".into())])))
     }
 }
@@ -354,93 +298,13 @@ fn is_bucket_name(name: &str) -> bool {
         && !name.contains("..")
 }
 
-impl Location for S3Location {
-    fn refused_hint(&self, network: &crate::net::Network) -> Option<String> {
-        let aws = self.with_profile(&network.settings().ok()?.aws).ok()?;
-        Some(objstore::refused_signed_url(self, credential_source(&aws)))
-    }
-
-    fn shown(&self) -> String {
-        Bucket::display(self)
-    }
-
-    fn index_url(&self) -> Url {
-        self.s3_url_of(INDEX_PATH)
-    }
-
-    fn http_base(&self) -> Option<Url> {
-        None
-    }
-
-    fn probes_conditional_writes(&self) -> bool {
-        true
-    }
-
-    /// The lock entry's source is this object: a URL presigned for a GET of it (no request is
-    /// sent: signing is local), or why it cannot be (the credentials).
-    fn bundle_at(
-        &self,
-        _: &crate::util::digest::Sha256,
-        network: &crate::net::Network,
-    ) -> Result<Option<BundleLocation>, RegistryError> {
-        let http = network
-            .unbound_client()
-            .map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let settings = network.settings().map_err(|e| self.refused(e.to_string(), e.hint()))?;
-        let aws = self.with_profile(&settings.aws)?;
-        let store = self.s3_store(&http, &aws)?;
-        let key = Key::from(self.prefix.as_str());
-        let url = http
-            .block_on(object_store::signer::Signer::signed_url(
-                &store,
-                reqwest::Method::GET,
-                &key,
-                PRESIGNED_FOR,
-            ))
-            .map_err(|e| self.s3_error(&e, &aws))?;
-        Ok(Some(BundleLocation::Http(url)))
-    }
-
-    fn open(&self, network: &crate::net::Network) -> Box<dyn Registry> {
-        Box::new(ObjectRegistry::new(self.clone(), network.clone()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::location::INDEX_PATH;
 
     fn parse(text: &str) -> Result<S3Location, String> {
         S3Location::from_url(&Url::parse(text).unwrap())
-    }
-
-    #[test]
-    fn locations_are_a_bucket_and_plain_key_segments() {
-        let l = parse("s3://team-bucket/methods/a2c/").unwrap();
-        assert_eq!(l.display(), "s3://team-bucket/methods/a2c");
-        assert_eq!(l.key(INDEX_PATH).as_ref(), "methods/a2c/index/esys/a2c.json");
-        assert_eq!(
-            l.index_url().join("../../bundles/a2c-1.0.0.tar.gz").unwrap().as_str(),
-            "s3://team-bucket/methods/a2c/bundles/a2c-1.0.0.tar.gz"
-        );
-        // Dot segments are the URL's own (RFC 3986): resolved by the parser, within the bucket.
-        assert_eq!(parse("s3://team-bucket/a/%2e%2e/b").unwrap().prefix, "b");
-        let root = parse("s3://team-bucket").unwrap();
-        assert_eq!(root.key(INDEX_PATH).as_ref(), INDEX_PATH);
-        for (bad, why) in [
-            ("s3:///x", "names no bucket"),
-            ("s3://Team/x", "not an S3 bucket name"),
-            ("s3://ab/x", "not an S3 bucket name"),
-            ("s3://b-ucket:9000/x", "names no port"),
-            ("s3://bucket/x?versionId=1", "no query"),
-            ("s3://bucket/a/%0Ab", "not a plain name"),
-            ("s3://bucket/a/x%2Fy", "not a plain name"),
-            ("s3://bucket/a%23b/c", "not a plain name"),
-            ("s3://bucket/a%3Fb", "not a plain name"),
-        ] {
-            let e = parse(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
-        }
     }
 
     #[test]
@@ -548,8 +412,8 @@ mod tests {
             .block_on(object_store::signer::Signer::signed_url(
                 &store,
                 reqwest::Method::GET,
-                &location.key_of(INDEX_PATH),
-                PRESIGNED_FOR,
+                &location.0.key(INDEX_PATH),
+                SIGNED_FOR,
             ))
             .unwrap())
     }

@@ -21,11 +21,6 @@ mod profile;
 pub use location::S3Location;
 
 /// The S3 registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind {
-    schemes: &["s3"],
-    syntax: "s3://BUCKET/PREFIX",
-    parse: |url| Ok(Arc::new(S3Location::from_url(url)?)),
-    pack_format: None,
-    path: None,
-    exchange: None,
-};
+pub const KIND: Kind = Kind::new(&["s3"], "s3://BUCKET/PREFIX", |url| {
+    Ok(Arc::new(S3Location::from_url(url)?))
+});
