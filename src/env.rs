@@ -360,29 +360,23 @@ pub fn oci_plain_http() -> Vec<String> {
     list(A2C_OCI_PLAIN_HTTP, &[','])
 }
 
-/// The AWS CLI's shared files, as the SDKs find them: `AWS_SHARED_CREDENTIALS_FILE`, else
-/// `~/.aws/credentials`; `AWS_CONFIG_FILE`, else `~/.aws/config` (`None` without a home).
-pub fn aws_shared_files() -> (Option<PathBuf>, Option<PathBuf>) {
-    let dot_aws = home().map(|h| h.join(".aws"));
-    (
-        var("AWS_SHARED_CREDENTIALS_FILE")
-            .map(PathBuf::from)
-            .or_else(|| dot_aws.as_ref().map(|d| d.join("credentials"))),
-        var("AWS_CONFIG_FILE")
-            .map(PathBuf::from)
-            .or_else(|| dot_aws.as_ref().map(|d| d.join("config"))),
-    )
-}
-
-/// Every variable named `PREFIX…` that is set: `AWS_*` (credentials, region, endpoint, role)
-/// configures an `s3://` registry's client as the AWS SDKs read the environment, `AZURE_*` an
-/// `az://` registry's as the Azure SDKs do, `GOOGLE_*` a `gs://` registry's.
-pub fn prefixed_variables(prefix: &str) -> Vec<(String, String)> {
+/// Every variable of `families` that is set, sorted: a family is a name, or a prefix ending in
+/// `_` (`AWS_`) for every variable it begins — the registry kinds' (`Kind::environment`), which
+/// configure an object store's client as its cloud's SDKs read the environment.
+pub fn families(families: &[&str]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, v)| k.starts_with(prefix) && !v.is_empty())
+        .filter(|(k, v)| in_families(k, families) && !v.is_empty())
         .collect();
     vars.sort();
     vars
+}
+
+/// Whether the variable `name` is of one of `families` (see [`families`]).
+pub fn in_families(name: &str, families: &[&str]) -> bool {
+    families.iter().any(|f| match f.ends_with('_') {
+        true => name.starts_with(f),
+        false => name == *f,
+    })
 }
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.

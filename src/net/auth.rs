@@ -139,8 +139,8 @@ fn docker_auths(doc: &serde_json::Value) -> Vec<(String, DockerCredential)> {
     out
 }
 
-/// A bearer token a registry kind obtained for one object's origin (a `gs://` bundle read with
-/// credentials that cannot sign a URL): a download sends it only while its hops stay on the
+/// A bearer token a registry kind obtained for one object's origin (an object store's bundle
+/// read with credentials that cannot sign a URL): a download sends it only while its hops stay on the
 /// origin of the URL it goes with, never to another, and never over plain HTTP but on loopback.
 /// Its `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]

@@ -82,8 +82,9 @@ impl Reply {
     }
 }
 
-/// How long a connection to a cloud's metadata service may take (as the clouds' SDKs wait).
-const METADATA_CONNECT: Duration = Duration::from_secs(1);
+/// How long a connection to a credential service on a link-local address may take (as its
+/// SDKs wait).
+const QUICK_CONNECT: Duration = Duration::from_secs(1);
 
 /// A reqwest client on a2c's settings: its user agent, these timeouts, the CA bundles, the
 /// proxies (`super::proxy`'s, never reqwest's own), no redirect followed.
@@ -112,9 +113,9 @@ fn build(
 /// A configured HTTP client.
 pub struct HttpClient {
     pub(super) client: reqwest::Client,
-    /// The same client but for its connect timeout, one second: for a cloud's metadata service
-    /// (see [`Self::reqwest_for_metadata`]); built on first use.
-    metadata: std::sync::Mutex<Option<reqwest::Client>>,
+    /// The same client but for its connect timeout, one second (see
+    /// [`Self::reqwest_quick_connect`]); built on first use.
+    quick: std::sync::Mutex<Option<reqwest::Client>>,
     /// What that client is built from.
     ca_bundles: Vec<(&'static str, std::path::PathBuf)>,
     pub(super) runtime: tokio::runtime::Runtime,
@@ -176,7 +177,7 @@ impl HttpClient {
             .map_err(|e| HttpError::Config(format!("cannot start the HTTP runtime: {e}")))?;
         Ok(Self {
             client,
-            metadata: std::sync::Mutex::new(None),
+            quick: std::sync::Mutex::new(None),
             ca_bundles: settings.ca_bundles.clone(),
             runtime,
             auth: Auth::load(bound, settings, logins)?,
@@ -213,15 +214,15 @@ impl HttpClient {
         self.client.clone()
     }
 
-    /// [`Self::reqwest`] with a one-second connect timeout: for a cloud's metadata service
-    /// (AWS's IMDS, Azure's, Google's), which answers at once where it exists. Off the cloud, on a
-    /// laptop, its link-local address may swallow a connection, which the clouds' own SDKs give
-    /// up on after a second, not after `A2C_HTTP_TIMEOUT` and each retry.
-    pub fn reqwest_for_metadata(&self) -> reqwest::Client {
-        let mut slot = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
+    /// [`Self::reqwest`] with a one-second connect timeout: for a credential service on a
+    /// link-local address, which answers at once where it exists (a registry kind says when).
+    /// Elsewhere, on a laptop, that address may swallow a connection, which the service's own
+    /// SDKs give up on after a second, not after `A2C_HTTP_TIMEOUT` and each retry.
+    pub fn reqwest_quick_connect(&self) -> reqwest::Client {
+        let mut slot = self.quick.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert_with(|| {
             let read = Duration::from_secs(self.timeout);
-            build(METADATA_CONNECT, read, &self.ca_bundles, &self.proxies).unwrap_or_else(|_| self.client.clone())
+            build(QUICK_CONNECT, read, &self.ca_bundles, &self.proxies).unwrap_or_else(|_| self.client.clone())
         })
         .clone()
     }

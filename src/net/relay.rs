@@ -22,7 +22,7 @@ fn retried(status: reqwest::StatusCode) -> bool {
 
 impl HttpClient {
     /// Sends the request `make` builds (anew for each try) on `client` (this client's
-    /// [`Self::reqwest`], or its metadata twin), with `retries` ([`Self::retries`] for a store):
+    /// [`Self::reqwest`], or its quick-connect twin), with `retries` ([`Self::retries`] for a store):
     /// a failed connection, a stall, a `429` or a `5xx` is tried again up to that many times,
     /// each try told as every retry is. The last answer comes back whatever its status (the
     /// library says what it means); its body is read under `cap` bytes and the low-speed check

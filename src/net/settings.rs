@@ -30,14 +30,12 @@ pub struct Settings {
     pub registry_auth: Option<(String, String)>,
     pub docker_config: Option<PathBuf>,
     pub netrc: Option<PathBuf>,
-    /// The `AWS_*` variables, for an `s3://` registry's client (never printed: they hold
+    /// The variables of the families the registry kinds read (`Kind::environment`: a cloud's
+    /// credentials, region and endpoint), each kind taking its own (never printed: they hold
     /// secrets).
-    pub aws: AwsVariables,
-    /// The `AZURE_*` variables, for an `az://` registry's client (never printed).
-    pub azure: CloudVariables,
-    /// The `GOOGLE_*` variables and `STORAGE_EMULATOR_HOST`, for a `gs://` registry's client
-    /// (never printed).
-    pub google: CloudVariables,
+    pub cloud: CloudVariables,
+    /// The user's home directory, where a kind finds its cloud's shared files by default.
+    pub home: Option<PathBuf>,
     /// Who hears of each retry (the CLI, under `-v`); nobody by default.
     pub observer: Option<std::sync::Arc<super::RetryObserver>>,
     /// Who hears of each redirect hop (the CLI, under `-v`); nobody by default.
@@ -141,17 +139,17 @@ impl Settings {
             registry_auth: None,
             docker_config: None,
             netrc: None,
-            aws: AwsVariables::default(),
-            azure: CloudVariables::default(),
-            google: CloudVariables::default(),
+            cloud: CloudVariables::default(),
+            home: None,
             observer: None,
             tracer: None,
         }
     }
 
-    /// Reads them from the environment (the session's one reading); a malformed value is an
-    /// error naming its variable.
-    pub fn from_env() -> Result<Self, String> {
+    /// Reads them from the environment (the session's one reading), with the variables of
+    /// `families` (a name ending in `_` stands for every variable it begins); a malformed value
+    /// is an error naming its variable.
+    pub fn from_env(families: &[&str]) -> Result<Self, String> {
         use super::client::{
             DEFAULT_LOW_SPEED, DEFAULT_LOW_SPEED_TIME, DEFAULT_MAX_DOCUMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT,
         };
@@ -174,58 +172,18 @@ impl Settings {
             registry_auth: crate::env::registry_auth()?,
             docker_config: crate::env::docker_config(),
             netrc: crate::env::netrc_path(),
-            aws: {
-                let (credentials, config) = crate::env::aws_shared_files();
-                AwsVariables {
-                    vars: crate::env::prefixed_variables("AWS_"),
-                    credentials_file: credentials,
-                    config_file: config,
-                    profile: None,
-                }
+            cloud: CloudVariables {
+                vars: crate::env::families(families),
             },
-            azure: CloudVariables {
-                vars: crate::env::prefixed_variables("AZURE_"),
-            },
-            google: CloudVariables {
-                vars: {
-                    let mut vars = crate::env::prefixed_variables("GOOGLE_");
-                    vars.extend(crate::env::prefixed_variables("GCE_METADATA_"));
-                    vars.extend(
-                        crate::env::text("STORAGE_EMULATOR_HOST").map(|v| ("STORAGE_EMULATOR_HOST".to_string(), v)),
-                    );
-                    vars
-                },
-            },
+            home: crate::env::home(),
             observer: None,
             tracer: None,
         })
     }
 }
 
-/// The `AWS_*` variables as the session read them, and where the AWS CLI's shared files are
-/// (read only by an `s3://` registry, when it needs them); their `Debug` names the variables
-/// only.
-#[derive(Clone, Default)]
-pub struct AwsVariables {
-    pub vars: Vec<(String, String)>,
-    /// `AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`.
-    pub credentials_file: Option<std::path::PathBuf>,
-    /// `AWS_CONFIG_FILE`, else `~/.aws/config`.
-    pub config_file: Option<std::path::PathBuf>,
-    /// Where a profile's values in `vars` came from (`the profile `dev` in ~/.aws/credentials`),
-    /// once an `s3://` registry read one; for messages.
-    pub profile: Option<String>,
-}
-
-impl AwsVariables {
-    /// The value of `name`, if set.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-}
-
-/// A cloud's variables as the session read them (`AZURE_*`, read only by an `az://` registry;
-/// `GOOGLE_*`, only by a `gs://` one); their `Debug` names the variables only.
+/// The variables of the registry kinds' families as the session read them, sorted by name; each
+/// kind reads its own ([`Self::family`]). Their `Debug` names the variables only.
 #[derive(Clone, Default)]
 pub struct CloudVariables {
     pub vars: Vec<(String, String)>,
@@ -237,6 +195,17 @@ impl CloudVariables {
         self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
+    /// The variables of `families` (as [`Settings::from_env`] takes them).
+    pub fn family(&self, families: &[&str]) -> CloudVariables {
+        let vars = self
+            .vars
+            .iter()
+            .filter(|(name, _)| crate::env::in_families(name, families));
+        CloudVariables {
+            vars: vars.cloned().collect(),
+        }
+    }
+
     /// The first of `names` that is set, and its value.
     pub fn first_of(&self, names: &[&'static str]) -> Option<(&'static str, &str)> {
         names.iter().find_map(|name| self.get(name).map(|value| (*name, value)))
@@ -244,12 +213,6 @@ impl CloudVariables {
 }
 
 impl std::fmt::Debug for CloudVariables {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.vars.iter().map(|(k, _)| k)).finish()
-    }
-}
-
-impl std::fmt::Debug for AwsVariables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.vars.iter().map(|(k, _)| k)).finish()
     }

@@ -79,7 +79,7 @@ impl Session {
             plain.push("*".into());
         }
         let (registry, mirrors) = (crate::env::registry(), crate::env::mirrors());
-        let settings = crate::net::Settings::from_env().map(|mut s| {
+        let settings = crate::net::Settings::from_env(&crate::registry::environment()).map(|mut s| {
             s.observer = flags.retry_observer;
             s.tracer = flags.hop_tracer;
             s

@@ -186,6 +186,10 @@ pub struct Kind {
     pub path: Option<FromPath>,
     /// Its answer to a `401` the standard challenges do not answer, when its API has one.
     pub exchange: Option<fn() -> Arc<dyn crate::net::TokenExchange>>,
+    /// The environment variables it reads besides a2c's (its cloud's credentials, region and
+    /// endpoint): names, or prefixes ending in `_` (`AWS_`). The session reads them once, into
+    /// `net::Settings::cloud`.
+    pub environment: &'static [&'static str],
 }
 
 impl Kind {
@@ -199,6 +203,7 @@ impl Kind {
             pack_format: None,
             path: None,
             exchange: None,
+            environment: &[],
         }
     }
 }

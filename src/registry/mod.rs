@@ -263,6 +263,12 @@ pub enum PackPlan {
     Recipe(Box<dyn handle::RecipeWriter>),
 }
 
+/// The environment variables the registry kinds read besides a2c's (`Kind::environment`), for
+/// the session's one reading of them.
+pub fn environment() -> Vec<&'static str> {
+    KINDS.iter().flat_map(|k| k.environment.iter().copied()).collect()
+}
+
 /// The token exchanges of the registry kinds that have one (the session hands them to the
 /// network: `net` names no kind).
 pub fn token_exchanges() -> crate::net::Exchanges {

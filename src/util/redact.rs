@@ -156,10 +156,9 @@ mod tests {
     #[test]
     fn signed_urls_are_shown_without_their_query() {
         for signed in [
-            "https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc",
-            "https://b.s3.amazonaws.com/k?X-Amz-Security-Token=abc",
-            "https://storage.googleapis.com/b/k?X-Goog-Credential=a%40p&X-Goog-Signature=abc",
-            "https://acct.blob.core.windows.net/c/k?sv=2021&sp=r&se=2099&sig=abc",
+            "https://b.store.example/k?X-Vendor-Credential=AK%2F1&X-Vendor-Signature=abc",
+            "https://b.store.example/k?X-Vendor-Security-Token=abc",
+            "https://store.example/c/k?sv=2021&sp=r&se=2099&sig=abc",
             "https://host/k?access_token=abc",
             "https://host/k?SessionToken=abc",
             "https://host/k?key=abc",

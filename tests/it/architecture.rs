@@ -388,29 +388,50 @@ fn a_registry_kind_is_its_folder_and_one_registration_line() {
 /// `TokenExchange` hook and words the HTTP errors it knows itself (`Location::hint`); the `oci://`
 /// address is `registry::oci::OciLocation`. `net` answers the standard challenges only — Basic with the
 /// credentials the user bound, a `WWW-Authenticate: Bearer` token service, docker's
-/// credential store and helpers — whatever the kind behind the URL.
+/// credential store and helpers — whatever the kind behind the URL. And neither `net/` nor `util/`
+/// names a cloud: an object store's variables, endpoints, metadata services and signed URLs'
+/// parameters are its kind's (`Kind::environment`, `objstore::Bucket`).
 #[test]
 fn net_names_no_registry_kind() {
     let mut strays = Vec::new();
-    for (rel, code, _) in sources() {
-        if !rel.starts_with("net/") {
+    // The whole text, tests too: a grep of net/ and util/ finds no cloud.
+    for (rel, text) in source_texts() {
+        let net = rel.starts_with("net/");
+        if !net && !rel.starts_with("util/") {
             continue;
         }
-        for (n, line) in code.lines().enumerate() {
+        let code_lines = text.split("#[cfg(test)]\nmod ").next().unwrap().lines().count();
+        for (n, line) in text.lines().enumerate() {
             let lower = line.to_ascii_lowercase();
             let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-            if ["conan", "pypi", "/simple/", "wheel", "ociref", "oci_ref", "/v2/"]
+            let kind = ["conan", "pypi", "/simple/", "wheel", "ociref", "oci_ref", "/v2/"]
                 .iter()
                 .any(|w| lower.contains(w))
-                || words.contains(&"oci")
-            {
+                || words.contains(&"oci");
+            // A cloud, by name, scheme or the metadata service its credentials come from (a
+            // file's metadata is no cloud's): each is its registry kind's, in its folder.
+            let cloud = [
+                "amazon",
+                "azure",
+                "google",
+                "imds",
+                "169.254.",
+                "metadata service",
+                "metadata server",
+            ]
+            .iter()
+            .any(|w| lower.contains(w))
+                || ["aws", "s3", "gs", "az", "gcp", "gce"]
+                    .iter()
+                    .any(|w| words.contains(w));
+            if (net && kind && n < code_lines) || cloud {
                 strays.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
             }
         }
     }
     assert!(
         strays.is_empty(),
-        "a registry kind named in net/:\n{}",
+        "a registry kind or a cloud named in net/ or util/ (each is its kind's, in src/registry/KIND/):\n{}",
         strays.join("\n")
     );
 }

@@ -251,7 +251,7 @@ impl Bucket for AzLocation {
     }
 
     fn auth_from(&self, settings: &crate::net::Settings, chosen: &[String]) -> Result<CloudVariables, RegistryError> {
-        self.checked(&settings.azure, chosen)
+        self.checked(&settings.cloud.family(super::KIND.environment), chosen)
     }
 
     fn store(&self, http: &Arc<HttpClient>, azure: &CloudVariables) -> Result<MicrosoftAzure, RegistryError> {

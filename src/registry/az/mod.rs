@@ -24,6 +24,9 @@ mod location;
 pub use location::AzLocation;
 
 /// The Azure Blob Storage registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind::new(&["az"], "az://ACCOUNT/CONTAINER/PREFIX", |url| {
-    Ok(Arc::new(AzLocation::from_url(url)?))
-});
+pub const KIND: Kind = Kind {
+    environment: &["AZURE_"],
+    ..Kind::new(&["az"], "az://ACCOUNT/CONTAINER/PREFIX", |url| {
+        Ok(Arc::new(AzLocation::from_url(url)?))
+    })
+};

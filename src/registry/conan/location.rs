@@ -116,6 +116,7 @@ pub const KIND: Kind = Kind {
     pack_format: Some("conan"),
     path: None,
     exchange: Some(|| Arc::new(super::ConanTokenExchange)),
+    environment: &[],
 };
 
 impl Location for ConanLocation {

@@ -29,6 +29,7 @@ pub const KIND: Kind = Kind {
     pack_format: None,
     path: Some(|dir| Arc::new(DirLocation(dir.to_path_buf()))),
     exchange: None,
+    environment: &[],
 };
 
 /// A file registry's directory (absolute).

@@ -223,7 +223,7 @@ impl Bucket for GsLocation {
     }
 
     fn auth_from(&self, settings: &crate::net::Settings, _: &[String]) -> Result<CloudVariables, RegistryError> {
-        Ok(settings.google.clone())
+        Ok(settings.cloud.family(super::KIND.environment))
     }
 
     fn store(&self, http: &Arc<HttpClient>, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {

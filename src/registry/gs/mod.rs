@@ -25,6 +25,9 @@ mod location;
 pub use location::GsLocation;
 
 /// The Google Cloud Storage registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind::new(&["gs"], "gs://BUCKET/PREFIX", |url| {
-    Ok(Arc::new(GsLocation::from_url(url)?))
-});
+pub const KIND: Kind = Kind {
+    environment: &["GOOGLE_", "GCE_METADATA_", "STORAGE_EMULATOR_HOST"],
+    ..Kind::new(&["gs"], "gs://BUCKET/PREFIX", |url| {
+        Ok(Arc::new(GsLocation::from_url(url)?))
+    })
+};

@@ -20,6 +20,7 @@ pub const KIND: Kind = Kind {
     pack_format: None,
     path: None,
     exchange: None,
+    environment: &[],
 };
 
 /// A static registry's base URL (its path ends with `/`).

@@ -189,3 +189,21 @@ impl<B: Bucket> Location for B {
         self.download_refused(network)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The URLs the object-store kinds sign read as signed to the one redaction (which names no
+    /// cloud): each cloud's parameter names for its signature, credential and token.
+    #[test]
+    fn every_kinds_signed_urls_are_redacted() {
+        for signed in [
+            "https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc",
+            "https://b.s3.amazonaws.com/k?X-Amz-Security-Token=abc",
+            "https://storage.googleapis.com/b/k?X-Goog-Credential=a%40p&X-Goog-Signature=abc",
+            "https://acct.blob.core.windows.net/c/k?sv=2021&sp=r&se=2099&sig=abc",
+        ] {
+            let shown = crate::util::redact::redact(signed);
+            assert!(!shown.contains("abc") && shown.ends_with(" (signed)"), "{shown}");
+        }
+    }
+}

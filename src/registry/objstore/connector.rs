@@ -70,7 +70,7 @@ impl object_store::client::HttpConnector for Connector {
             .get_config_value(&object_store::ClientConfigKey::ConnectTimeout)
             .is_some();
         let client = match metadata {
-            true => self.http.reqwest_for_metadata(),
+            true => self.http.reqwest_quick_connect(),
             false => self.http.reqwest(),
         };
         Ok(object_store::client::HttpClient::new(Service {

@@ -10,8 +10,8 @@ use url::Url;
 use super::super::RegistryError;
 use super::super::objstore::{self, Bucket, BucketPath, Connector, Endpoint, SIGNED_FOR, SignedPut, Syntax};
 use super::profile;
+use super::profile::AwsVariables;
 use crate::net::HttpClient;
-use crate::net::settings::AwsVariables;
 
 /// How an `s3://` location is written.
 const SYNTAX: Syntax = Syntax {
@@ -215,7 +215,10 @@ impl Bucket for S3Location {
 
     /// The environment's AWS variables with what the profile they name adds.
     fn auth_from(&self, settings: &crate::net::Settings, _: &[String]) -> Result<AwsVariables, RegistryError> {
-        self.with_profile(&settings.aws)
+        self.with_profile(&AwsVariables::of(
+            settings.cloud.family(super::KIND.environment),
+            settings.home.as_deref(),
+        ))
     }
 
     fn store(&self, http: &Arc<HttpClient>, aws: &AwsVariables) -> Result<AmazonS3, RegistryError> {

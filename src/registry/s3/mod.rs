@@ -21,6 +21,9 @@ mod profile;
 pub use location::S3Location;
 
 /// The S3 registry kind, as `registry::KINDS` registers it.
-pub const KIND: Kind = Kind::new(&["s3"], "s3://BUCKET/PREFIX", |url| {
-    Ok(Arc::new(S3Location::from_url(url)?))
-});
+pub const KIND: Kind = Kind {
+    environment: &["AWS_"],
+    ..Kind::new(&["s3"], "s3://BUCKET/PREFIX", |url| {
+        Ok(Arc::new(S3Location::from_url(url)?))
+    })
+};

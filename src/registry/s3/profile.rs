@@ -6,9 +6,53 @@
 //! them: a2c runs no program a file names.
 
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::net::settings::AwsVariables;
+use crate::net::settings::CloudVariables;
+
+/// The `AWS_*` variables as the session read them, and where the AWS CLI's shared files are
+/// (read only when a profile is needed); their `Debug` names the variables only.
+#[derive(Clone, Default)]
+pub(in crate::registry) struct AwsVariables {
+    pub vars: Vec<(String, String)>,
+    /// `AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`.
+    pub credentials_file: Option<PathBuf>,
+    /// `AWS_CONFIG_FILE`, else `~/.aws/config`.
+    pub config_file: Option<PathBuf>,
+    /// Where a profile's values in `vars` came from (`the profile `dev` in ~/.aws/credentials`),
+    /// once one was read; for messages.
+    pub profile: Option<String>,
+}
+
+impl AwsVariables {
+    /// The session's `AWS_*` variables, and the shared files as the SDKs find them (by default
+    /// in `home`).
+    pub(super) fn of(aws: CloudVariables, home: Option<&Path>) -> Self {
+        let dot_aws = home.map(|h| h.join(".aws"));
+        let file = |variable: &str, name: &str| {
+            aws.get(variable)
+                .map(PathBuf::from)
+                .or_else(|| dot_aws.as_ref().map(|d| d.join(name)))
+        };
+        Self {
+            credentials_file: file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+            config_file: file("AWS_CONFIG_FILE", "config"),
+            vars: aws.vars,
+            profile: None,
+        }
+    }
+
+    /// The value of `name`, if set.
+    pub(super) fn get(&self, name: &str) -> Option<&str> {
+        self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl std::fmt::Debug for AwsVariables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.vars.iter().map(|(k, _)| k)).finish()
+    }
+}
 
 /// More than any hand-kept credentials file: a larger one is refused, never read whole.
 const MAX_FILE: u64 = 1 << 20;
