@@ -1,190 +1,183 @@
-//! Every environment variable `a2c` reads, documented and read only here.
-//!
-//! | variable | meaning |
-//! |---|---|
-//! | `NO_COLOR` | any non-empty value disables colour (<https://no-color.org>) |
-//! | `PWD` | the shell's working directory as the user reached it (links kept): when it is the directory a2c runs in, messages name paths by it |
-//! | `A2C_REGISTRY` | registry URL used by `a2c lock` when `--registry` is not given |
-//! | `A2C_CACHE_DIR` | the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\a2c\cache`) |
-//! | `A2C_MAX_UNPACKED_BYTES` | extraction limit on total unpacked bytes (default 1 GiB) |
-//! | `A2C_MAX_ENTRIES` | extraction limit on archive entries (default 100,000) |
-//! | `A2C_LOCK_TIMEOUT` | seconds to wait for the store lock (default 300) |
-//! | `A2C_HTTP_TIMEOUT` | seconds for connecting and for each read of an HTTP response (default 30) |
-//! | `A2C_HTTP_RETRIES` | retries of a failed HTTP request (default 4) |
-//! | `A2C_HTTP_LOW_SPEED` | bytes per second a transfer must average over the window below (default 1024; 0 = off) |
-//! | `A2C_HTTP_LOW_SPEED_TIME` | seconds of that window (default 60) |
-//! | `A2C_OCI_PLAIN_HTTP` | comma-separated hosts (or `*`) that `oci://` reaches over plain HTTP although they are not loopback |
-//! | `DOCKER_CONFIG` | the directory of docker's `config.json`, whose `auths` credentials OCI registries get (default `~/.docker`) |
-//! | `A2C_MIRRORS` | comma-separated registries tried for a locked bundle after the configured ones |
-//! | `A2C_MAX_DOCUMENT_BYTES` | the largest index or other document read into memory over HTTP (default 67108864, 64 MiB) |
-//! | `A2C_CA_BUNDLE` | a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`) |
-//! | `SSL_CERT_FILE` | a PEM file of extra CA certificates to trust |
-//! | `AWS_CA_BUNDLE` | a PEM file of extra CA certificates to trust (the AWS CLI's variable, for an S3-compatible store on a private CA) |
-//! | `A2C_REGISTRY_TOKEN` | a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS` |
-//! | `A2C_REGISTRY_AUTH` | `user:password` (or `user:token`), sent as basic credentials — and, for an OCI registry, to its token endpoint — only to the hosts that may receive `A2C_REGISTRY_TOKEN` |
-//! | `A2C_TOKEN_HOSTS` | comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login |
-//! | `A2C_KEY_PASSWORD` | the password of an encrypted secret key, for `key generate`, `sign`, `pack --sign` and `yank --sign` without a terminal (a CI secret) |
-//! | `A2C_FSYNC` | `0` skips the sync of the store's filesystem before a version is published (scratch machines); default on |
-//! | `A2C_LINK_MODE` | how store versions are placed from the shared tree cache: `clone`, `hardlink` or `copy` (default: the fastest that works) |
-//! | `A2C_MAX_BUNDLE_BYTES` | the largest bundle a lock may pin (default 4 GiB) |
-//! | `A2C_PROGRESS` | `auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none` |
-//! | `A2C_INSTALL_BASE` | where `a2c self update` (and install-a2c.sh) read releases: an https:// or http:// URL, a file:// URL or a directory (default: the base a release build wrote in) |
-//! | `A2C_RELEASE_KEY` | the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout) |
-//! | `CI` | set (to anything but empty, `0` or `false`) by CI services: `install` prints a line per version, never bars |
-//! | `TERM` | `dumb`: no progress bars, a line per version instead |
-//! | `NETRC` | the netrc file (default `~/.netrc`) for credentials by host |
-//! | `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` | proxies, read by the HTTP client (lower case too) |
-//! | `A2C_TEST_HOOK` | test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>` |
-//! | `A2C_TEST_PORTABLE` | test builds only (feature `test-hooks`): `1` takes the portable Unix fallbacks of `util::platform` on Linux too |
+//! Every environment variable `a2c` reads, declared once ([`VARIABLES`]: its name, what it
+//! does, whose it is, whether it holds a secret) and read only here. The constants naming them,
+//! `a2c --help`'s list, the man page's ENVIRONMENT section and the secrets a2c masks come from
+//! those declarations; docs/concepts.md's table is held to them by a test. Besides a2c's own:
+//! the platform's (its home and configuration directories, the shell's working directory, the
+//! conventions other tools share: proxies, CA bundles, `NO_COLOR`, `CI`) and the clouds' (the
+//! families the object-store registry kinds read as their clouds' SDKs do, `Kind::environment`).
 
 use std::ffi::OsString;
 
+/// Whose a variable is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    /// a2c's own (`A2C_*`).
+    A2c,
+    /// The platform's, or a convention a2c shares with other tools.
+    Platform,
+    /// A cloud's, read for an object-store registry's client.
+    Cloud,
+}
+
+/// One declared variable (or family: `AWS_*`).
+#[derive(Debug, Clone, Copy)]
+pub struct Variable {
+    /// Its name; a family's ends in `*`; names read alike are listed together.
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    pub whose: Whose,
+    /// Its value is a credential: never printed, and a2c's own are kept from the programs it
+    /// starts.
+    pub secret: bool,
+    /// Listed by `a2c --help` and the man page (the platform's directories, the clouds' own
+    /// variables and the test builds' switches are not).
+    pub listed: bool,
+}
+
+impl Variable {
+    const fn new(whose: Whose, description: &'static str) -> Self {
+        Self {
+            name: "",
+            description,
+            whose,
+            secret: false,
+            listed: true,
+        }
+    }
+
+    const fn a2c(description: &'static str) -> Self {
+        Self::new(Whose::A2c, description)
+    }
+
+    const fn platform(description: &'static str) -> Self {
+        Self::new(Whose::Platform, description)
+    }
+
+    /// A cloud's, read for its object-store kind's client (not listed by `--help`).
+    const fn cloud(description: &'static str) -> Self {
+        Self::new(Whose::Cloud, description).unlisted()
+    }
+
+    const fn secret(self) -> Self {
+        Self { secret: true, ..self }
+    }
+
+    const fn unlisted(self) -> Self {
+        Self { listed: false, ..self }
+    }
+
+    const fn listed(self) -> Self {
+        Self { listed: true, ..self }
+    }
+}
+
+/// The declarations: `NAME => Variable::…;` declares `pub const NAME` (its own name) with the
+/// variable; an unnamed entry (`"NAME" => …;`) a family or a group read alike.
+macro_rules! declare {
+    (
+        named { $($(#[$attr:meta])* $konst:ident => $decl:expr;)* }
+        unnamed { $($name:literal => $other:expr;)* }
+    ) => {
+        $($(#[$attr])* pub const $konst: &str = stringify!($konst);)*
+        /// Every variable a2c reads, in `--help`'s order.
+        pub const VARIABLES: &[Variable] = &[
+            $(Variable { name: stringify!($konst), ..$decl },)*
+            $(Variable { name: $name, ..$other },)*
+        ];
+    };
+}
+
+declare! {
+    named {
+        NO_COLOR => Variable::platform("any non-empty value disables colour (<https://no-color.org>)");
+        PWD => Variable::platform("the shell's working directory as the user reached it (links kept): when it is the directory a2c runs in, messages name paths by it");
+        A2C_REGISTRY => Variable::a2c("registry URL used by `a2c lock` when `--registry` is not given");
+        A2C_CACHE_DIR => Variable::a2c("the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\\a2c\\cache`)");
+        A2C_MAX_UNPACKED_BYTES => Variable::a2c("extraction limit on total unpacked bytes (default 1 GiB)");
+        A2C_MAX_ENTRIES => Variable::a2c("extraction limit on archive entries (default 100,000)");
+        A2C_LOCK_TIMEOUT => Variable::a2c("seconds to wait for the store lock (default 300)");
+        A2C_HTTP_TIMEOUT => Variable::a2c("seconds for connecting and for each read of an HTTP response (default 30)");
+        A2C_HTTP_RETRIES => Variable::a2c("retries of a failed HTTP request (default 4)");
+        A2C_HTTP_LOW_SPEED => Variable::a2c("bytes per second a transfer must average over the window below (default 1024; 0 = off)");
+        A2C_HTTP_LOW_SPEED_TIME => Variable::a2c("seconds of that window (default 60)");
+        A2C_OCI_PLAIN_HTTP => Variable::a2c("comma-separated hosts (or `*`) that `oci://` reaches over plain HTTP although they are not loopback");
+        DOCKER_CONFIG => Variable::platform("the directory of docker's `config.json`, whose `auths` credentials OCI registries get (default `~/.docker`)");
+        A2C_MIRRORS => Variable::a2c("comma-separated registries tried for a locked bundle after the configured ones");
+        A2C_MAX_DOCUMENT_BYTES => Variable::a2c("the largest index or other document read into memory over HTTP (default 67108864, 64 MiB)");
+        A2C_CA_BUNDLE => Variable::a2c("a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`)");
+        SSL_CERT_FILE => Variable::platform("a PEM file of extra CA certificates to trust");
+        AWS_CA_BUNDLE => Variable::cloud("a PEM file of extra CA certificates to trust (the AWS CLI's variable, for an S3-compatible store on a private CA)").listed();
+        A2C_REGISTRY_TOKEN => Variable::a2c("a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS`").secret();
+        A2C_REGISTRY_AUTH => Variable::a2c("`user:password` (or `user:token`), sent as basic credentials — and, for an OCI registry, to its token endpoint — only to the hosts that may receive `A2C_REGISTRY_TOKEN`").secret();
+        A2C_TOKEN_HOSTS => Variable::a2c("comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login");
+        A2C_KEY_PASSWORD => Variable::a2c("the password of an encrypted secret key, for `key generate`, `sign`, `pack --sign` and `yank --sign` without a terminal (a CI secret)").secret();
+        A2C_FSYNC => Variable::a2c("`0` skips the sync of the store's filesystem before a version is published (scratch machines); default on");
+        A2C_LINK_MODE => Variable::a2c("how store versions are placed from the shared tree cache: `clone`, `hardlink` or `copy` (default: the fastest that works)");
+        A2C_MAX_BUNDLE_BYTES => Variable::a2c("the largest bundle a lock may pin (default 4 GiB)");
+        A2C_PROGRESS => Variable::a2c("`auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none`");
+        A2C_INSTALL_BASE => Variable::a2c("where `a2c self update` (and install-a2c.sh) read releases: an https:// or http:// URL, a file:// URL or a directory (default: the base a release build wrote in)");
+        A2C_RELEASE_KEY => Variable::a2c("the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout)");
+        CI => Variable::platform("set (to anything but empty, `0` or `false`) by CI services: `install` prints a line per version, never bars");
+        TERM => Variable::platform("`dumb`: no progress bars, a line per version instead");
+        NETRC => Variable::platform("the netrc file (default `~/.netrc`) for credentials by host");
+        /// Test builds only: `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or
+        /// `fail:<point>` (feature `test-hooks`).
+        A2C_TEST_HOOK => Variable::a2c("test builds only (feature `test-hooks`): `pause:<point>`, `pause-until:<point>:<file>`, `abort:<point>` or `fail:<point>`").unlisted();
+        /// Test builds only: `1` forces the portable fallbacks of `util::platform`.
+        A2C_TEST_PORTABLE => Variable::a2c("test builds only (feature `test-hooks`): `1` takes the portable Unix fallbacks of `util::platform` on Linux too").unlisted();
+        HOME => Variable::platform("the user's home (on Windows `USERPROFILE` first): `~` in every default path").unlisted();
+        USERPROFILE => Variable::platform("the user's home on Windows").unlisted();
+        XDG_CACHE_HOME => Variable::platform("the cache directory's parent, where absolute (default `~/.cache`)").unlisted();
+        XDG_CONFIG_HOME => Variable::platform("where `a2c login` keeps `a2c/credentials.toml`, where absolute (default `~/.config`); VS Code's user settings below it").unlisted();
+        LOCALAPPDATA => Variable::platform("the cache directory's parent on Windows").unlisted();
+        APPDATA => Variable::platform("the configuration directory's parent on Windows (and VS Code's user settings)").unlisted();
+    }
+    unnamed {
+        "HTTPS_PROXY, HTTP_PROXY, NO_PROXY" => Variable::platform("proxies, read by the HTTP client (lower case too)");
+        "ALL_PROXY" => Variable::platform("a proxy for every scheme (lower case too)").unlisted();
+        "AWS_*" => Variable::cloud("an `s3://` registry's client, as the AWS SDKs read them: credentials, region, endpoint (`AWS_ENDPOINT_URL`), profile and shared files, web identity, container and instance credentials");
+        "AWS_SECRET_ACCESS_KEY" => Variable::cloud("AWS's secret key").secret();
+        "AWS_SESSION_TOKEN" => Variable::cloud("AWS's session token").secret();
+        "AZURE_*" => Variable::cloud("an `az://` registry's client, as the Azure SDKs read them: the storage account, its key, a SAS, a token, a service principal, a workload or managed identity, the endpoint (`AZURE_STORAGE_ENDPOINT`)");
+        "AZURE_STORAGE_ACCOUNT_KEY" => Variable::cloud("an Azure storage account's key").secret();
+        "AZURE_STORAGE_ACCESS_KEY" => Variable::cloud("an Azure storage account's key").secret();
+        "AZURE_STORAGE_MASTER_KEY" => Variable::cloud("an Azure storage account's key").secret();
+        "AZURE_STORAGE_SAS_TOKEN" => Variable::cloud("an Azure SAS").secret();
+        "AZURE_STORAGE_SAS_KEY" => Variable::cloud("an Azure SAS").secret();
+        "AZURE_STORAGE_TOKEN" => Variable::cloud("an Azure bearer token").secret();
+        "AZURE_CLIENT_SECRET" => Variable::cloud("an Azure service principal's secret").secret();
+        "AZURE_STORAGE_CLIENT_SECRET" => Variable::cloud("an Azure service principal's secret").secret();
+        "GOOGLE_*" => Variable::cloud("a `gs://` registry's client: a service account key (`GOOGLE_SERVICE_ACCOUNT`, `GOOGLE_SERVICE_ACCOUNT_KEY`), Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS`), the endpoint (`GOOGLE_BASE_URL`)");
+        "GOOGLE_SERVICE_ACCOUNT_KEY" => Variable::cloud("a Google service account's key").secret();
+        "GCE_METADATA_*" => Variable::cloud("the metadata server a `gs://` registry's credentials come from, when not Google's own");
+        "STORAGE_EMULATOR_HOST" => Variable::cloud("a Cloud Storage emulator, as Google's client libraries take it (`host:port`: plain HTTP, anonymous unless credentials are named)");
+    }
+}
+
+/// Whether the variable `name` holds a credential (its value is never printed).
+pub fn is_secret(name: &str) -> bool {
+    VARIABLES.iter().any(|v| v.secret && v.name == name)
+}
+
 /// a2c's own secret variables: removed from the environment of every program a2c starts (git,
-/// the hooks a commit runs, docker's credential helpers), which have no use for them.
-pub const SECRETS: &[&str] = &["A2C_REGISTRY_TOKEN", "A2C_REGISTRY_AUTH", "A2C_KEY_PASSWORD"];
+/// the hooks a commit runs, docker's credential helpers), which have no use for them. (The
+/// declarations' a2c secrets, as a test checks.)
+pub const SECRETS: &[&str] = &[A2C_REGISTRY_TOKEN, A2C_REGISTRY_AUTH, A2C_KEY_PASSWORD];
 
-/// Every variable whose value is a credential, a2c's own and the clouds' that its object-store
-/// registries read: their values never appear in what a2c prints ([`secret_values`]).
-pub const SECRET_VALUES: &[&str] = &[
-    A2C_REGISTRY_TOKEN,
-    A2C_REGISTRY_AUTH,
-    A2C_KEY_PASSWORD,
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AZURE_STORAGE_ACCOUNT_KEY",
-    "AZURE_STORAGE_ACCESS_KEY",
-    "AZURE_STORAGE_MASTER_KEY",
-    "AZURE_STORAGE_SAS_TOKEN",
-    "AZURE_STORAGE_SAS_KEY",
-    "AZURE_STORAGE_TOKEN",
-    "AZURE_CLIENT_SECRET",
-    "AZURE_STORAGE_CLIENT_SECRET",
-    "GOOGLE_SERVICE_ACCOUNT_KEY",
-];
+/// The variables `a2c --help` and the man page list.
+pub fn listed() -> impl Iterator<Item = &'static Variable> {
+    VARIABLES.iter().filter(|v| v.listed)
+}
 
-/// Every variable with its full description, for the man page's ENVIRONMENT section (kept in
-/// step with the table above by a test).
-pub const VARIABLES: &[(&str, &str)] = &[
-    (
-        "NO_COLOR",
-        "any non-empty value disables colour (<https://no-color.org>)",
-    ),
-    (
-        "PWD",
-        "the shell's working directory as the user reached it (links kept): when it is the directory a2c runs in, messages name paths by it",
-    ),
-    (
-        "A2C_REGISTRY",
-        "registry URL used by `a2c lock` when `--registry` is not given",
-    ),
-    (
-        "A2C_CACHE_DIR",
-        "the content-addressed bundle cache (default: `$XDG_CACHE_HOME/a2c`, else `~/.cache/a2c`; on Windows `%LOCALAPPDATA%\\a2c\\cache`)",
-    ),
-    (
-        "A2C_MAX_UNPACKED_BYTES",
-        "extraction limit on total unpacked bytes (default 1 GiB)",
-    ),
-    (
-        "A2C_MAX_ENTRIES",
-        "extraction limit on archive entries (default 100,000)",
-    ),
-    ("A2C_LOCK_TIMEOUT", "seconds to wait for the store lock (default 300)"),
-    (
-        "A2C_HTTP_TIMEOUT",
-        "seconds for connecting and for each read of an HTTP response (default 30)",
-    ),
-    ("A2C_HTTP_RETRIES", "retries of a failed HTTP request (default 4)"),
-    (
-        "A2C_HTTP_LOW_SPEED",
-        "bytes per second a transfer must average over the window below (default 1024; 0 = off)",
-    ),
-    ("A2C_HTTP_LOW_SPEED_TIME", "seconds of that window (default 60)"),
-    (
-        "A2C_OCI_PLAIN_HTTP",
-        "comma-separated hosts (or `*`) that `oci://` reaches over plain HTTP although they are not loopback",
-    ),
-    (
-        "DOCKER_CONFIG",
-        "the directory of docker's `config.json`, whose `auths` credentials OCI registries get (default `~/.docker`)",
-    ),
-    (
-        "A2C_MIRRORS",
-        "comma-separated registries tried for a locked bundle after the configured ones",
-    ),
-    (
-        "A2C_MAX_DOCUMENT_BYTES",
-        "the largest index or other document read into memory over HTTP (default 67108864, 64 MiB)",
-    ),
-    (
-        "A2C_CA_BUNDLE",
-        "a PEM file of extra CA certificates to trust (as is `SSL_CERT_FILE`)",
-    ),
-    ("SSL_CERT_FILE", "a PEM file of extra CA certificates to trust"),
-    (
-        "AWS_CA_BUNDLE",
-        "a PEM file of extra CA certificates to trust (the AWS CLI's variable, for an S3-compatible store on a private CA)",
-    ),
-    (
-        "A2C_REGISTRY_TOKEN",
-        "a bearer token, sent only to hosts the user chose: `--registry`, `A2C_REGISTRY`, `A2C_TOKEN_HOSTS`",
-    ),
-    (
-        "A2C_REGISTRY_AUTH",
-        "`user:password` (or `user:token`), sent as basic credentials — and, for an OCI registry, to its token endpoint — only to the hosts that may receive `A2C_REGISTRY_TOKEN`",
-    ),
-    (
-        "A2C_TOKEN_HOSTS",
-        "comma-separated `host` or `host:port` entries that may receive `A2C_REGISTRY_TOKEN` and the netrc `default` login",
-    ),
-    (
-        "A2C_KEY_PASSWORD",
-        "the password of an encrypted secret key, for `key generate`, `sign`, `pack --sign` and `yank --sign` without a terminal (a CI secret)",
-    ),
-    (
-        "A2C_FSYNC",
-        "`0` skips the sync of the store's filesystem before a version is published (scratch machines); default on",
-    ),
-    (
-        "A2C_LINK_MODE",
-        "how store versions are placed from the shared tree cache: `clone`, `hardlink` or `copy` (default: the fastest that works)",
-    ),
-    (
-        "A2C_MAX_BUNDLE_BYTES",
-        "the largest bundle a lock may pin (default 4 GiB)",
-    ),
-    (
-        "A2C_PROGRESS",
-        "`auto` (default: bars on a terminal, else a plain line per version started and finished), `lines` (also with `--json`, on stderr) or `none`",
-    ),
-    (
-        "A2C_INSTALL_BASE",
-        "where `a2c self update` (and install-a2c.sh) read releases: an https:// or http:// URL, a file:// URL or a directory (default: the base a release build wrote in)",
-    ),
-    (
-        "A2C_RELEASE_KEY",
-        "the public key (minisign line) `a2c self update` verifies releases with, when the binary holds none (a build from a checkout)",
-    ),
-    (
-        "CI",
-        "set (to anything but empty, `0` or `false`) by CI services: `install` prints a line per version, never bars",
-    ),
-    ("TERM", "`dumb`: no progress bars, a line per version instead"),
-    ("NETRC", "the netrc file (default `~/.netrc`) for credentials by host"),
-    (
-        "HTTPS_PROXY, HTTP_PROXY, NO_PROXY",
-        "proxies, read by the HTTP client (lower case too)",
-    ),
-];
-
-/// The variables for `a2c --help`: each name with its whole description from [`VARIABLES`]
+/// The variables for `a2c --help`: each listed name with its whole description
 /// (backticks dropped), wrapped at 80 columns, never cut short.
 pub fn help() -> String {
     const NAME: usize = 27;
     const WIDTH: usize = 80;
     let mut out = String::from("Environment (docs/concepts.md has the full list):");
-    for (name, text) in VARIABLES {
-        let text = text.replace('`', "");
+    for Variable { name, description, .. } in listed() {
+        let text = description.replace('`', "");
         let mut line = format!("\n  {name:<w$}", w = NAME - 2);
         if line.len() > NAME + 1 {
             out.push_str(&line);
@@ -211,26 +204,6 @@ pub fn help() -> String {
 
 use std::path::PathBuf;
 
-/// Names of the variables, so that messages can name them.
-pub const NO_COLOR: &str = "NO_COLOR";
-pub const PWD: &str = "PWD";
-pub const A2C_REGISTRY: &str = "A2C_REGISTRY";
-pub const A2C_CACHE_DIR: &str = "A2C_CACHE_DIR";
-pub const A2C_MAX_UNPACKED_BYTES: &str = "A2C_MAX_UNPACKED_BYTES";
-pub const A2C_MAX_ENTRIES: &str = "A2C_MAX_ENTRIES";
-pub const A2C_LOCK_TIMEOUT: &str = "A2C_LOCK_TIMEOUT";
-pub const A2C_TEST_HOOK: &str = "A2C_TEST_HOOK";
-/// Test builds only: `1` forces the portable fallbacks of `util::platform`.
-pub const A2C_TEST_PORTABLE: &str = "A2C_TEST_PORTABLE";
-pub const A2C_HTTP_TIMEOUT: &str = "A2C_HTTP_TIMEOUT";
-pub const A2C_HTTP_RETRIES: &str = "A2C_HTTP_RETRIES";
-pub const A2C_HTTP_LOW_SPEED: &str = "A2C_HTTP_LOW_SPEED";
-pub const A2C_HTTP_LOW_SPEED_TIME: &str = "A2C_HTTP_LOW_SPEED_TIME";
-pub const A2C_MAX_DOCUMENT_BYTES: &str = "A2C_MAX_DOCUMENT_BYTES";
-pub const A2C_MIRRORS: &str = "A2C_MIRRORS";
-pub const A2C_INSTALL_BASE: &str = "A2C_INSTALL_BASE";
-pub const A2C_RELEASE_KEY: &str = "A2C_RELEASE_KEY";
-
 /// `A2C_MIRRORS`, split on commas.
 pub fn mirrors() -> Vec<String> {
     list(A2C_MIRRORS, &[','])
@@ -248,17 +221,6 @@ fn list(name: &str, separators: &[char]) -> Vec<String> {
         })
         .unwrap_or_default()
 }
-pub const A2C_CA_BUNDLE: &str = "A2C_CA_BUNDLE";
-pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
-pub const AWS_CA_BUNDLE: &str = "AWS_CA_BUNDLE";
-pub const A2C_REGISTRY_TOKEN: &str = "A2C_REGISTRY_TOKEN";
-pub const A2C_REGISTRY_AUTH: &str = "A2C_REGISTRY_AUTH";
-pub const A2C_OCI_PLAIN_HTTP: &str = "A2C_OCI_PLAIN_HTTP";
-pub const NETRC: &str = "NETRC";
-pub const A2C_TOKEN_HOSTS: &str = "A2C_TOKEN_HOSTS";
-pub const A2C_MAX_BUNDLE_BYTES: &str = "A2C_MAX_BUNDLE_BYTES";
-pub const A2C_LINK_MODE: &str = "A2C_LINK_MODE";
-pub const A2C_FSYNC: &str = "A2C_FSYNC";
 
 /// `false` when `A2C_FSYNC=0` (or `false`, `no`, `off`): no sync before publishing a version.
 pub fn fsync() -> bool {
@@ -267,10 +229,6 @@ pub fn fsync() -> bool {
         Some("0" | "false" | "no" | "off")
     )
 }
-
-pub const A2C_PROGRESS: &str = "A2C_PROGRESS";
-pub const CI: &str = "CI";
-pub const TERM: &str = "TERM";
 
 /// Whether a CI service runs a2c (`CI` set to anything but empty, `0` or `false`).
 pub fn ci() -> bool {
@@ -343,11 +301,11 @@ pub fn home() -> Option<PathBuf> {
 pub fn vscode_user_dir() -> Option<PathBuf> {
     let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
     if cfg!(windows) {
-        absolute("APPDATA").map(|d| d.join("Code").join("User"))
+        absolute(APPDATA).map(|d| d.join("Code").join("User"))
     } else if cfg!(target_os = "macos") {
         home().map(|h| h.join("Library").join("Application Support").join("Code").join("User"))
     } else {
-        absolute("XDG_CONFIG_HOME")
+        absolute(XDG_CONFIG_HOME)
             .or_else(|| home().map(|h| h.join(".config")))
             .map(|d| d.join("Code").join("User"))
     }
@@ -381,7 +339,7 @@ pub fn in_families(name: &str, families: &[&str]) -> bool {
 
 /// docker's `config.json`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
 pub fn docker_config() -> Option<PathBuf> {
-    var("DOCKER_CONFIG")
+    var(DOCKER_CONFIG)
         .map(|d| PathBuf::from(d).join("config.json"))
         .or_else(|| home().map(|h| h.join(".docker").join("config.json")))
 }
@@ -426,8 +384,6 @@ pub fn ca_bundles() -> Vec<(&'static str, PathBuf)> {
         .collect()
 }
 
-pub const A2C_KEY_PASSWORD: &str = "A2C_KEY_PASSWORD";
-
 /// The password of an encrypted secret key, when the run has no terminal to ask on.
 pub fn key_password() -> Option<String> {
     string(A2C_KEY_PASSWORD)
@@ -449,12 +405,12 @@ pub fn registry_auth() -> Result<Option<(String, String)>, String> {
     }
 }
 
-/// The values of the [`SECRET_VALUES`] variables that are set (and of their parts a message
+/// The values of the secret variables that are set (and of their parts a message
 /// could hold alone: `A2C_REGISTRY_AUTH`'s password, a SAS token without its `?`), for the
 /// printer to mask.
 pub fn secret_values() -> Vec<String> {
     let mut values = Vec::new();
-    for name in SECRET_VALUES {
+    for name in VARIABLES.iter().filter(|v| v.secret).map(|v| v.name) {
         let Some(value) = string(name) else { continue };
         if let Some((_, password)) = value.split_once(':') {
             values.push(password.to_string());
@@ -521,19 +477,19 @@ pub fn user_dir(dir: UserDir, var: impl Fn(&str) -> Option<std::ffi::OsString>) 
     let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
     let home = || {
         if cfg!(windows) {
-            var("USERPROFILE").or_else(|| var("HOME")).map(PathBuf::from)
+            var(USERPROFILE).or_else(|| var(HOME)).map(PathBuf::from)
         } else {
-            var("HOME").map(PathBuf::from)
+            var(HOME).map(PathBuf::from)
         }
     };
     match dir {
         UserDir::Home => home(),
-        UserDir::Cache if cfg!(windows) => absolute("LOCALAPPDATA").map(|d| d.join("a2c").join("cache")),
-        UserDir::Config if cfg!(windows) => absolute("APPDATA").map(|d| d.join("a2c")),
-        UserDir::Cache => absolute("XDG_CACHE_HOME")
+        UserDir::Cache if cfg!(windows) => absolute(LOCALAPPDATA).map(|d| d.join("a2c").join("cache")),
+        UserDir::Config if cfg!(windows) => absolute(APPDATA).map(|d| d.join("a2c")),
+        UserDir::Cache => absolute(XDG_CACHE_HOME)
             .map(|d| d.join("a2c"))
             .or_else(|| home().map(|h| h.join(".cache").join("a2c"))),
-        UserDir::Config => absolute("XDG_CONFIG_HOME")
+        UserDir::Config => absolute(XDG_CONFIG_HOME)
             .map(|d| d.join("a2c"))
             .or_else(|| home().map(|h| h.join(".config").join("a2c"))),
     }
@@ -541,6 +497,39 @@ pub fn user_dir(dir: UserDir, var: impl Fn(&str) -> Option<std::ffi::OsString>) 
 
 #[cfg(test)]
 mod tests {
+    /// The declarations hold together: `SECRETS` are the declared a2c secrets; each registry
+    /// kind's variable family (`Kind::environment`) is declared as a cloud's, and each cloud
+    /// secret belongs to one.
+    #[test]
+    fn the_declarations_cover_every_variable_read() {
+        use super::{SECRETS, VARIABLES, Whose, in_families};
+        let own: Vec<&str> = VARIABLES
+            .iter()
+            .filter(|v| v.secret && v.whose == Whose::A2c)
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(own, SECRETS);
+        let families = crate::registry::environment();
+        assert!(!families.is_empty());
+        for family in &families {
+            let declared = match family.strip_suffix('_') {
+                Some(_) => format!("{family}*"),
+                None => family.to_string(),
+            };
+            let v = VARIABLES.iter().find(|v| v.name == declared);
+            assert!(
+                v.is_some_and(|v| v.whose == Whose::Cloud),
+                "{family} is not declared a cloud's"
+            );
+        }
+        for v in VARIABLES
+            .iter()
+            .filter(|v| v.whose == Whose::Cloud && !v.name.ends_with('*'))
+        {
+            assert!(in_families(v.name, &families), "{} is in no kind's family", v.name);
+        }
+    }
+
     #[test]
     fn each_directory_is_where_the_platform_keeps_it() {
         use super::{UserDir, user_dir};

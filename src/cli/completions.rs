@@ -89,8 +89,8 @@ fn pages(cmd: &clap::Command, page: &str, bin: &str, out: &mut Vec<(String, clap
         .bin_name(bin.to_string());
     if page == "a2c" {
         let mut text = String::from("Environment:\n");
-        for (name, what) in crate::env::VARIABLES {
-            let what: String = what.chars().filter(|c| !matches!(c, '`' | '<' | '>')).collect();
+        for crate::env::Variable { name, description, .. } in crate::env::listed() {
+            let what: String = description.chars().filter(|c| !matches!(c, '`' | '<' | '>')).collect();
             text.push_str(&format!("\n{name}\n    {what}\n"));
         }
         this = this.after_long_help(text);

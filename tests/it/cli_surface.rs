@@ -971,21 +971,30 @@ fn frozen_is_locked_and_offline() {
     assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), before);
 }
 
-/// `a2c --help` lists every environment variable that src/env.rs documents.
+/// `a2c --help` lists every environment variable src/env.rs declares as listed, and none it
+/// does not (the platform's directories, the clouds' own, the test builds' switches); the man
+/// page and docs/concepts.md's table name each listed one too.
 #[test]
 fn help_lists_every_environment_variable() {
     let t = TestContext::new();
     let help = t.run(".", &["--help"]).stdout;
-    let env = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/env.rs")).unwrap();
-    let names: Vec<&str> = env
+    let listed: Vec<&str> = a2c::env::listed().map(|v| v.name).collect();
+    assert!(listed.len() > 20, "{listed:?}");
+    let concepts = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/concepts.md")).unwrap();
+    let table = &concepts[concepts.find("## Environment variables").unwrap()..];
+    // The names `--help` lists: each entry's first line, indented by two.
+    let section = &help[help.find("Environment").unwrap()..];
+    let shown: Vec<&str> = section
         .lines()
-        .filter_map(|l| l.strip_prefix("//! | `"))
-        .filter_map(|l| l.split('`').next())
-        .filter(|n| !n.starts_with("A2C_TEST_") && *n != "variable")
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map(|l| l.trim_start().split("  ").next().unwrap())
         .collect();
-    assert!(names.len() > 20, "{names:?}");
-    for name in names {
-        assert!(help.contains(name), "`a2c --help` lacks {name}");
+    assert_eq!(shown, listed, "`a2c --help` lists the listed variables, in order");
+    for name in listed.iter().flat_map(|n| n.split(", ")) {
+        assert!(
+            table.contains(&format!("`{name}`")),
+            "docs/concepts.md's table lacks {name}"
+        );
     }
     // Each description whole (never cut at "…"), within 80 columns.
     let section = &help[help.find("Environment").unwrap()..];

@@ -206,7 +206,7 @@ fn readme_completions_and_man_pages_install_as_printed() {
 }
 
 /// Every `A2C_…` variable the README, docs/ and registry-spec/ name is one a2c reads (listed in
-/// `env::VARIABLES`, or one of the test builds' switches) or one the installer script reads
+/// `env::VARIABLES`, the test builds' switches among them) or one the installer script reads
 /// (`install-a2c.sh`, which runs before any a2c does) or the release build (`release/build.sh`)
 /// reads: a page that tells CI to set a variable
 /// nothing reads sends the user wrong without a word.
@@ -231,8 +231,7 @@ fn every_variable_the_docs_name_is_one_a2c_reads() {
     assert!(by_installer.contains(&"A2C_INSTALL_BASE"), "{by_installer:?}");
     let read: Vec<&str> = a2c::env::VARIABLES
         .iter()
-        .flat_map(|(names, _)| names.split(", "))
-        .chain([a2c::env::A2C_TEST_HOOK, a2c::env::A2C_TEST_PORTABLE])
+        .flat_map(|v| v.name.split(", "))
         .chain(by_installer)
         .collect();
     let mut pages = vec![std::path::PathBuf::from("README.md")];

@@ -595,7 +595,7 @@ const SIGNATURE_PARAMETERS: [&str; 7] = [
 /// Whether the environment variable `name` holds a secret (its value never shows in output):
 /// a2c's own and the clouds' that its registries read, as env.rs declares them.
 pub fn is_secret(name: &str) -> bool {
-    a2c::env::SECRET_VALUES.contains(&name)
+    a2c::env::is_secret(name)
 }
 
 /// A third-party program a test needs is missing: one loud line outside CI, a failure with
