@@ -169,7 +169,6 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     let Some(store) = azurite(&t) else { return };
     let registry = format!("az://{ACCOUNT}/{CONTAINER}/a2c");
     let env = store.env(("AZURE_STORAGE_ACCOUNT_KEY", KEY));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.method_tree("trees/1.0.0", "1.0.0");
     let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
     t.ok_env(".", &pack, &env)
@@ -208,7 +207,6 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     // A wrong key: refused by the store, and said so with where the credentials came from.
     let wrong_key = base64::engine::general_purpose::STANDARD.encode("not the key");
     let wrong = store.env(("AZURE_STORAGE_ACCOUNT_KEY", &wrong_key));
-    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let run = t.run_env("w", &["lock", "--update", "1.0.0"], &wrong);
     run.failure();
     run.says("the store refused the credentials from the account key (AZURE_STORAGE_ACCOUNT_KEY)");
@@ -227,7 +225,6 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let read_only = account_sas("rl");
     let sas = store.env(("AZURE_STORAGE_SAS_TOKEN", &read_only));
-    let sas: Vec<(&str, &str)> = sas.iter().map(|(k, v)| (*k, v.as_str())).collect();
     // With `--json` and `-v`, as CI keeps them: the blob's URL without the user's own SAS.
     let run = t.ok_env("w", &["install", "--json", "-v"], &sas);
     let served = run.json()["installed"][0]["served_from"].as_str().unwrap().to_string();
@@ -284,7 +281,6 @@ fn credentials_for_one_account_are_never_used_for_another() {
     let t = TestContext::new();
     let Some(store) = azurite(&t) else { return };
     let env = store.env(("AZURE_STORAGE_ACCOUNT_KEY", KEY));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.superbuild(
         "w",
         &format!("members: [\"p/*\"]\nregistry: az://elsewhere/{CONTAINER}/a2c\n"),
@@ -298,7 +294,7 @@ fn credentials_for_one_account_are_never_used_for_another() {
     // The CLI's credentials: refused with the command that hands over its token.
     let mut cli = env.clone();
     cli.retain(|(k, _)| *k != "AZURE_STORAGE_ACCOUNT_KEY");
-    cli.push(("AZURE_USE_AZURE_CLI", "true"));
+    cli.push(("AZURE_USE_AZURE_CLI", "true".into()));
     t.superbuild(
         "v",
         &format!("members: [\"p/*\"]\nregistry: az://{ACCOUNT}/{CONTAINER}/a2c\n"),
@@ -403,7 +399,6 @@ fn entra_credentials_publish_and_install_over_oauth() {
         ("AZURE_TENANT_ID", TENANT),
         ("AZURE_AUTHORITY_HOST", &authority),
     ]);
-    let principal: Vec<(&str, &str)> = principal.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let registry = format!("az://{ACCOUNT}/{CONTAINER}/a2c");
     t.method_tree("trees/1.0.0", "1.0.0");
     t.ok_env(
@@ -429,7 +424,6 @@ fn entra_credentials_publish_and_install_over_oauth() {
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let identity = common(&[("AZURE_MSI_ENDPOINT", &msi)]);
-    let identity: Vec<(&str, &str)> = identity.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.ok_env("w", &["lock", "--update", "1.0.0"], &identity);
     t.ok_env("w", &["install"], &identity);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
@@ -453,7 +447,6 @@ fn entra_credentials_publish_and_install_over_oauth() {
         ("AZURE_FEDERATED_TOKEN_FILE", &federated),
         ("AZURE_AUTHORITY_HOST", &authority),
     ]);
-    let workload: Vec<(&str, &str)> = workload.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.ok_env("w", &["lock", "--update", "1.0.0"], &workload);
     t.ok_env("w", &["install"], &workload);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
@@ -461,7 +454,7 @@ fn entra_credentials_publish_and_install_over_oauth() {
     // A token for another resource: the store refuses it, said with the credentials' source.
     let mut other = principal.clone();
     other.retain(|(k, _)| *k != "AZURE_TENANT_ID");
-    other.push(("AZURE_TENANT_ID", OTHER_TENANT));
+    other.push(("AZURE_TENANT_ID", OTHER_TENANT.into()));
     let run = t.run_env("w", &["lock", "--update", "1.0.0"], &other);
     run.failure();
     run.says("the store refused the credentials from the service principal (AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID)");

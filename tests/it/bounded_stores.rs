@@ -52,8 +52,7 @@ fn lock_limited(t: &TestContext, registry: &str, env: &[(&str, String)]) -> Opti
         t.superbuild("w", "members: [\"p/*\"]\n");
         t.canonical_repo("w/p/app", "1.0.0");
     }
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (out, kib) = t.run_limited("w", &["lock", "--registry", registry], &env, 2 << 30)?;
+    let (out, kib) = t.run_limited("w", &["lock", "--registry", registry], env, 2 << 30)?;
     Some((crate::support::Run::from_output(out, &t.root), kib))
 }
 

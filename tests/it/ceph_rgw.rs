@@ -290,7 +290,6 @@ fn a_ceph_rgw_bucket_is_a_registry() {
     let Some(store) = rgw(&t) else { return };
     let registry = format!("s3://{BUCKET}/methods/a2c");
     let env = store.env(SECRET);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let pack = |v: &str| {
         t.method_tree(&format!("trees/{v}"), v);
         let tree = format!("trees/{v}");
@@ -326,7 +325,6 @@ fn a_ceph_rgw_bucket_is_a_registry() {
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let wrong = store.env("not-the-secret");
-    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let run = t.run_env("w", &["outdated"], &wrong);
     run.failure();
     run.says("hint: the store refused the credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
@@ -355,7 +353,6 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
     let env = store.env(SECRET);
     let (primary, mirror) = (format!("s3://{BUCKET}/primary"), format!("s3://{BUCKET}/mirror"));
     let versions = crate::object_stores::packs_at_once(&t, &primary, &env);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let index_path = format!("/{BUCKET}/primary/index/esys/a2c.json");
     let read = t.path("index.json").display().to_string();
     assert_eq!(store.signed("GET", &index_path, &["-o", &read]), "200");
@@ -382,7 +379,7 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
     let lost = format!("/{BUCKET}/primary/bundles/a2c-1.0.0.tar.gz");
     assert_eq!(store.signed("DELETE", &lost, &[]), "204");
     let mut mirrored = env.clone();
-    mirrored.push(("A2C_MIRRORS", &mirror));
+    mirrored.push(("A2C_MIRRORS", mirror.clone()));
     t.ok_env("w", &["install"], &mirrored);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     fs_err::remove_dir_all(t.cache_dir()).unwrap();

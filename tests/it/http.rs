@@ -298,7 +298,7 @@ fn unreachable_hosts_and_proxies_are_named() {
         "w",
         &["lock", "--registry", &server.url()],
         &[
-            ("HTTP_PROXY", &format!("http://127.0.0.1:{closed}")),
+            ("HTTP_PROXY", format!("http://127.0.0.1:{closed}").as_str()),
             ("A2C_HTTP_RETRIES", "0"),
         ],
     );
@@ -309,7 +309,7 @@ fn unreachable_hosts_and_proxies_are_named() {
         "w",
         &["lock", "--registry", &server.url()],
         &[
-            ("HTTP_PROXY", &format!("http://127.0.0.1:{closed}")),
+            ("HTTP_PROXY", format!("http://127.0.0.1:{closed}").as_str()),
             ("NO_PROXY", "127.0.0.1"),
         ],
     );

@@ -166,7 +166,10 @@ fn a_failure_before_the_commit_restores_everything() {
         let run = t.run_env(
             "r",
             &["migrate", "version", "--to", "2.0.0"],
-            &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", &format!("fail:{point}"))],
+            &[
+                ("A2C_REGISTRY", reg.as_str()),
+                ("A2C_TEST_HOOK", &format!("fail:{point}")),
+            ],
         );
         insta::assert_snapshot!(run.error_transcript());
         assert_eq!(
@@ -187,7 +190,10 @@ fn an_interrupted_migration_is_resumed_not_dual_written() {
     let run = t.run_env(
         "r",
         &["migrate", "version", "--to", "2.0.0"],
-        &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", "abort:migrate-mid-moves")],
+        &[
+            ("A2C_REGISTRY", reg.as_str()),
+            ("A2C_TEST_HOOK", "abort:migrate-mid-moves"),
+        ],
     );
     assert_ne!(run.code, 0);
     assert!(t.path("r/.git/a2c-migrate.json").is_file());
@@ -1018,7 +1024,10 @@ fn a_failed_rollback_keeps_the_journal_and_says_so() {
     let run = t.run_env(
         "r",
         &["migrate", "version", "--to", "2.0.0"],
-        &[("A2C_REGISTRY", &reg), ("A2C_TEST_HOOK", "fail:migrate-restore")],
+        &[
+            ("A2C_REGISTRY", reg.as_str()),
+            ("A2C_TEST_HOOK", "fail:migrate-restore"),
+        ],
     );
     insta::assert_snapshot!(run.error_transcript());
     let journal = fs_err::read_to_string(t.path("r/.git/a2c-migrate.json")).unwrap();

@@ -99,7 +99,6 @@ fn when_every_place_is_dead_one_error_lists_them_all() {
         &fs_err::read_to_string(t.path("mirror/index/esys/a2c.json")).unwrap(),
     );
     let env = [("A2C_MIRRORS", empty.url()), ("A2C_HTTP_RETRIES", "0".to_string())];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let run = t.run_env("r", &["install"], &env);
     run.failure();
     assert!(

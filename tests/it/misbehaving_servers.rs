@@ -71,7 +71,7 @@ fn a_trickling_server_is_cut_by_the_low_speed_check_and_a_stalled_one_by_the_tim
     run.says("A2C_HTTP_LOW_SPEED_TIME");
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
     // A bundle trickles the same way.
-    t.run_env("r", &["lock", "--registry", &server.url()], &[]).success();
+    t.run("r", &["lock", "--registry", &server.url()]).success();
     server.fault(
         B1,
         &[Fault::Trickle {

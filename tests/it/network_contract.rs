@@ -21,7 +21,6 @@ fn a_store_that_takes_no_connection_is_waited_on_for_the_users_timeout() {
         ("A2C_HTTP_TIMEOUT", "4".to_string()),
         ("A2C_HTTP_RETRIES", "0".to_string()),
     ];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let started = Instant::now();
     let run = t.run_env(".", &["yank", "1.0.0", "--registry", "s3://team-bucket/a2c"], &env);
     let took = started.elapsed();
@@ -56,7 +55,6 @@ fn a_store_that_fails_twice_is_tried_again_and_each_retry_told() {
         ("AWS_SECRET_ACCESS_KEY", "s3cret-key-for-a2c".to_string()),
         ("A2C_HTTP_RETRIES", "3".to_string()),
     ];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let run = t.run_env("w", &["outdated"], &env);
     run.success();
     let retries: Vec<String> = run

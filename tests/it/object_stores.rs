@@ -209,7 +209,6 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     let Some(store) = seaweed(&t) else { return };
     let registry = format!("s3://{BUCKET}/methods/a2c");
     let env = store.env(SECRET);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.method_tree("trees/1.0.0", "1.0.0");
     let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
     let run = t.ok_env(".", &pack, &env);
@@ -260,7 +259,6 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     run.says("1.1.0");
     // With a wrong secret the bucket's index cannot be read: said, with the credentials' source.
     let wrong = store.env("not-the-secret");
-    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let run = t.run_env("w", &["outdated"], &wrong);
     run.failure();
     run.says("cannot tell what is outdated: the registry was not read");
@@ -270,7 +268,6 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     let wrong = store.env("not-the-secret");
-    let wrong: Vec<(&str, &str)> = wrong.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let run = t.run_env("w", &["lock", "--update", "1.0.0"], &wrong);
     insta::assert_snapshot!(run.error_transcript());
     let run = t.run_env("w", &["install"], &wrong);
@@ -390,7 +387,6 @@ fn a_store_on_a_private_ca_is_trusted_once_its_ca_is_named() {
     let ca = store.ca.clone().unwrap().display().to_string();
     let registry = format!("s3://{BUCKET}/methods/a2c");
     let env = store.env(SECRET);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.method_tree("trees/1.0.0", "1.0.0");
     let pack = ["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry];
     let run = t.run_env(".", &pack, &env);
@@ -399,7 +395,7 @@ fn a_store_on_a_private_ca_is_trusted_once_its_ca_is_named() {
     run.says("point A2C_CA_BUNDLE (or SSL_CERT_FILE, or AWS_CA_BUNDLE) at a PEM file holding it");
     let with = |var: &'static str| {
         let mut env = env.clone();
-        env.push((var, ca.as_str()));
+        env.push((var, ca.clone()));
         env
     };
     t.ok_env(".", &pack, &with("AWS_CA_BUNDLE"));
@@ -487,7 +483,6 @@ fn a_bucket_mirrors_and_vendors_as_any_registry() {
     let t = TestContext::new();
     let Some(store) = seaweed(&t) else { return };
     let env = store.env(SECRET);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (primary, mirror) = (format!("s3://{BUCKET}/primary"), format!("s3://{BUCKET}/mirror"));
     t.method_tree("trees/1.0.0", "1.0.0");
     for registry in [&primary, &mirror] {
@@ -509,7 +504,7 @@ fn a_bucket_mirrors_and_vendors_as_any_registry() {
         "curl (the filer)",
     );
     let mut mirrored = env.clone();
-    mirrored.push(("A2C_MIRRORS", &mirror));
+    mirrored.push(("A2C_MIRRORS", mirror.clone()));
     let run = t.ok_env("w", &["install", "--json"], &mirrored);
     let installed = crate::support::strings_of(&run.json(), "installed", "version");
     assert_eq!(installed, ["1.0.0"], "{}", run.stderr);
@@ -559,7 +554,6 @@ fn an_s3_registry_is_signed_and_yanked_in_place() {
     let Some(store) = seaweed(&t) else { return };
     let registry = format!("s3://{BUCKET}/signed");
     let env = store.env(SECRET);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let public = t
         .ok(
             ".",
@@ -755,7 +749,6 @@ fn a_bucket_takes_and_gives_a_bundle_in_bounded_memory() {
     let Some(store) = seaweed(&t) else { return };
     let registry = format!("s3://{BUCKET}/a2c");
     let env = store.env(SECRET);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.method_tree("trees/0.9.0", "0.9.0");
     t.method_tree("trees/1.0.0", "1.0.0");
     t.write_noise("trees/1.0.0/rules/noise.bin", 32 << 20, 0x9e3779b97f4a7c15u64);

@@ -155,7 +155,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
         let run = t.run_env(
             "r",
             &["lock", "--registry", &server.url()],
-            &[("HTTP_PROXY", &p), (var, value)],
+            &[("HTTP_PROXY", p.as_str()), (var, value)],
         );
         run.fails_with(&["was held back", "through the proxy `127.0.0.1:", "NO_PROXY"]);
         let proxied: Vec<_> = server
@@ -180,7 +180,7 @@ fn a_loopback_credential_never_rides_a_plain_http_proxy() {
         "r",
         &["lock", "--registry", &server.url()],
         &[
-            ("HTTP_PROXY", &p),
+            ("HTTP_PROXY", p.as_str()),
             ("NO_PROXY", "127.0.0.1"),
             ("A2C_REGISTRY_TOKEN", "s3cret"),
         ],

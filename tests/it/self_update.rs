@@ -36,12 +36,12 @@ fn installed_a2c(t: &TestContext) -> PathBuf {
 }
 
 /// Runs the a2c at `bin` with the test's environment and `env`.
-fn run_at(t: &TestContext, bin: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> crate::support::Run {
+fn run_at<V: AsRef<str>>(t: &TestContext, bin: &PathBuf, args: &[&str], env: &[(&str, V)]) -> crate::support::Run {
     let mut cmd = Command::new(bin);
     t.environment(&mut cmd);
     cmd.current_dir(t.path(".")).args(args).env("A2C_HTTP_RETRIES", "1");
     for (k, v) in env {
-        cmd.env(k, v);
+        cmd.env(k, v.as_ref());
     }
     crate::support::Run::from_output(cmd.output().unwrap(), &t.root)
 }
@@ -82,7 +82,6 @@ fn self_update_installs_what_the_release_key_signed() {
     let (t, key, bin) = setup();
     let server = HttpServer::start(t.path("rel"));
     let env = [("A2C_INSTALL_BASE", server.url()), ("A2C_RELEASE_KEY", key)];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let before = fs_err::read(&bin).unwrap();
     let mut transcripts = Vec::new();
     let dry = run_at(&t, &bin, &["self", "update", "--dry-run"], &env);
@@ -114,7 +113,6 @@ fn self_update_refuses_what_the_release_key_did_not_sign() {
     let (t, key, bin) = setup();
     let server = HttpServer::start(t.path("rel"));
     let env = [("A2C_INSTALL_BASE", server.url()), ("A2C_RELEASE_KEY", key)];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let archive = format!("{NEWER}/a2c-{NEWER}-{TARGET}.tar.gz");
     let pristine: Vec<(String, Vec<u8>)> = [
         archive.clone(),
@@ -197,7 +195,7 @@ fn self_update_downgrades_only_when_asked_and_works_offline_from_a_directory() {
     let bin = installed_a2c(&t);
     let base = t.path("rel").display().to_string();
     let mut transcripts = Vec::new();
-    let no_key = run_at(&t, &bin, &["self", "update", "--from", &base], &[]);
+    let no_key = run_at::<&str>(&t, &bin, &["self", "update", "--from", &base], &[]);
     transcripts.push(format!("## no release key\n{}", masked(&no_key, &base)));
     let env = [("A2C_RELEASE_KEY", key.as_str())];
     let refused = run_at(&t, &bin, &["--offline", "self", "update", "--from", &base], &env);
@@ -280,10 +278,10 @@ fn a_method_needing_a_newer_a2c_hints_self_update_and_the_hint_works() {
     t.write("trees/6.0.0/rules/x.md", "x\n");
     t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
     t.canonical_repo("w/p/future", "6.0.0");
-    run_at(&t, &bin, &["-C", "w", "lock"], &[]).success();
-    let install = run_at(&t, &bin, &["-C", "w", "install"], &[]);
+    run_at::<&str>(&t, &bin, &["-C", "w", "lock"], &[]).success();
+    let install = run_at::<&str>(&t, &bin, &["-C", "w", "install"], &[]);
     assert_eq!(install.code, 1, "{}", install.transcript());
-    let doctor = run_at(&t, &bin, &["-C", "w", "doctor", "--json"], &[]);
+    let doctor = run_at::<&str>(&t, &bin, &["-C", "w", "doctor", "--json"], &[]);
     let doc = doctor.json_failure();
     let hint = doc["findings"]
         .as_array()
@@ -305,7 +303,6 @@ fn a_method_needing_a_newer_a2c_hints_self_update_and_the_hint_works() {
     let command = printed.split('`').next().unwrap();
     let args: Vec<&str> = command.split(' ').skip(1).collect();
     let env = [("A2C_INSTALL_BASE", server.url()), ("A2C_RELEASE_KEY", key)];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let ran = run_at(&t, &bin, &args, &env);
     ran.success();
     assert_eq!(fs_err::read(&bin).unwrap(), release_binary(NEWER));

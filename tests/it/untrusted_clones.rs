@@ -448,7 +448,6 @@ fn a_cache_others_can_write_is_refused_and_links_in_it_are_not_followed() {
         ("A2C_REGISTRY", server.url()),
         ("A2C_CACHE_DIR", sticky.display().to_string()),
     ];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     t.run_env("r", &["lock"], &env).success();
     let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
     let sha = lock

@@ -309,21 +309,27 @@ impl TestContext {
 
     /// `ok` with extra environment variables.
     #[track_caller]
-    pub fn ok_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    pub fn ok_env<V: AsRef<str>>(&self, cwd: &str, args: &[&str], env: &[(&str, V)]) -> Run {
         let run = self.run_env(cwd, args, env);
         run.success();
         run
     }
 
-    pub fn run_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    /// a2c run in `cwd` with `args` and the variables `env` (borrowed or owned values: a
+    /// server's endpoint, a generated secret).
+    pub fn run_env<V: AsRef<str>>(&self, cwd: &str, args: &[&str], env: &[(&str, V)]) -> Run {
         let mut cmd = self.cmd(cwd);
         cmd.args(args);
         for (k, v) in env {
-            cmd.env(k, v);
+            cmd.env(k, v.as_ref());
         }
         let run = Run::from(cmd.output().unwrap(), &self.root);
         // The secrets a test configured never show in what a2c printed.
-        let secrets: Vec<&str> = env.iter().filter(|(k, _)| is_secret(k)).map(|(_, v)| *v).collect();
+        let secrets: Vec<&str> = env
+            .iter()
+            .filter(|(k, _)| is_secret(k))
+            .map(|(_, v)| v.as_ref())
+            .collect();
         run.shows_no_credential(&secrets);
         run
     }
@@ -684,11 +690,16 @@ impl TestContext {
     /// `a2c args…` in `cwd` under GNU time: the output and the peak RSS in KiB, or `None`
     /// (after the SKIPPED line) when /usr/bin/time is absent.
     pub fn run_measured(&self, cwd: &str, args: &[&str]) -> Option<(Output, u64)> {
-        self.run_measured_env(cwd, args, &[])
+        self.run_measured_env::<&str>(cwd, args, &[])
     }
 
     /// `run_measured` with extra environment variables.
-    pub fn run_measured_env(&self, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Option<(Output, u64)> {
+    pub fn run_measured_env<V: AsRef<str>>(
+        &self,
+        cwd: &str,
+        args: &[&str],
+        env: &[(&str, V)],
+    ) -> Option<(Output, u64)> {
         if !Path::new("/usr/bin/time").exists() {
             require_program("time (GNU time at /usr/bin/time)");
             return None;
@@ -702,7 +713,7 @@ impl TestContext {
 
     /// `a2c args…` in `cwd` with this test's environment and `env`, started by `runner` (GNU
     /// time, or prlimit then GNU time).
-    fn timed(&self, mut runner: Command, cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    fn timed<V: AsRef<str>>(&self, mut runner: Command, cwd: &str, args: &[&str], env: &[(&str, V)]) -> Output {
         let a2c = self.cmd(cwd);
         runner.arg(a2c.get_program()).args(args).current_dir(self.path(cwd));
         for (k, v) in a2c.get_envs() {
@@ -711,7 +722,7 @@ impl TestContext {
                 None => runner.env_remove(k),
             };
         }
-        runner.envs(env.iter().copied());
+        runner.envs(env.iter().map(|(k, v)| (k, v.as_ref())));
         runner.output().unwrap()
     }
 }
@@ -728,7 +739,13 @@ impl TestContext {
     /// `a2c args…` in `cwd` with `env`, under an address-space limit of `bytes` (`prlimit --as`:
     /// a regression aborts a2c, not the machine) and GNU time: the output and the peak RSS in
     /// KiB, or `None` (after the SKIPPED line) when prlimit or /usr/bin/time is absent.
-    pub fn run_limited(&self, cwd: &str, args: &[&str], env: &[(&str, &str)], bytes: u64) -> Option<(Output, u64)> {
+    pub fn run_limited<V: AsRef<str>>(
+        &self,
+        cwd: &str,
+        args: &[&str],
+        env: &[(&str, V)],
+        bytes: u64,
+    ) -> Option<(Output, u64)> {
         if !Path::new("/usr/bin/time").exists() || Command::new("prlimit").arg("--version").output().is_err() {
             require_program("prlimit (util-linux) and GNU time at /usr/bin/time");
             return None;
