@@ -13,6 +13,9 @@
 #     (PyPI `ziglang` 0.17.1 + `cargo-zigbuild` 0.24.1, in target/ci-venv or on PATH) with Debian's
 #     rustc-web and rust-web-src (-Zbuild-std): docs/install.md says why this over musl-tools.
 #   x86_64-pc-windows-gnu — mingw-w64, as .ci/wine-smoke builds it.
+# With A2C_RELEASE_WHEELS=1, also the wheels of the static Linux targets (maturin --zig, into
+# OUTDIR/VERSION/wheels/: `musllinux_1_2` wheels whose binary is the static one, which pip, uv and
+# pipx install on any Linux of that architecture).
 # The Apple targets are built by the hosted workflow (.github/workflows/release.yml): no
 # Apple SDK exists here.
 #
@@ -21,6 +24,10 @@
 # (the .pub beside it) goes into the installer and each binary. A2C_RELEASE_BASE is the URL
 # the release is published at, written into the installer and each binary (without it they
 # ask for A2C_INSTALL_BASE).
+#
+# The host's a2c of this commit writes the man pages and completions and signs: built here
+# (target/release/a2c) unless A2C_RELEASE_HOST names one already built from this commit (CI
+# passes the test suite's; its version is checked).
 #
 # Reproducible: every archive is packed from files whose times are SOURCE_DATE_EPOCH (the
 # commit's time unless set), sorted, owned by 0:0, gzip without a name or time; the script
@@ -88,9 +95,14 @@ fi
 export A2C_RELEASE_BASE=${A2C_RELEASE_BASE:-}
 
 # The host's a2c of this commit: writes the man pages and completions, and signs.
-stage "cargo build --release (the host's a2c: man pages, completions, signing)"
-cargo build --release --locked --quiet --bin a2c
-host=$root/target/release/a2c
+host=${A2C_RELEASE_HOST:-}
+if [ -z "$host" ]; then
+  stage "cargo build --release (the host's a2c: man pages, completions, signing)"
+  cargo build --release --locked --quiet --bin a2c
+  host=$root/target/release/a2c
+fi
+said=$("$host" --version)
+[ "${said#a2c $version}" != "$said" ] || { echo "error: the host's a2c ($host) says \`$said\`, not a2c $version: build it from this commit" >&2; exit 1; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/a2c-release.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -134,6 +146,20 @@ for target in $targets; do
   cmp -s "$archive" "$tmp/again.$ext" || { echo "error: packing $name twice gave two archives" >&2; exit 1; }
   rm -f "$tmp/again.$ext"
 done
+
+if [ "${A2C_RELEASE_WHEELS:-0}" = 1 ]; then
+  for target in $targets; do
+    case $target in
+      *-linux-musl)
+        stage "maturin build --release --target $target --zig (the wheel)"
+        ( build_env
+          export CARGO_ZIGBUILD_ZIG_PATH
+          CARGO_ZIGBUILD_ZIG_PATH=$(zig_path)
+          RUSTFLAGS="-C link-self-contained=no" maturin build --release --target "$target" --zig -Z build-std \
+            --target-dir "$root/target/release-build" --out "$out/$version/wheels" --quiet ) >&2 ;;
+    esac
+  done
+fi
 
 stage "SHA256SUMS"
 (cd "$out/$version" && find . -maxdepth 1 -type f \( -name '*.tar.gz' -o -name '*.zip' \) -printf '%f\n' \
