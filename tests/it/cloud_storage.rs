@@ -511,7 +511,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     ];
     let run = t.run_env("w", &["lock", "--update", "1.0.0"], &wrong);
     run.failure();
-    run.says("the store refused the credentials from the service account key file (GOOGLE_SERVICE_ACCOUNT)");
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!run.stderr.contains("PRIVATE KEY"), "{}", run.stderr);
     assert!(
         front
@@ -537,7 +537,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     gcs.upload("a2c/bundles/a2c-1.0.0.tar.gz", &t.write("tampered.tar.gz", "tampered"));
     let run = t.run_env("w", &["install"], &env);
     run.failure();
-    run.says("has fewer bytes than recorded for it");
+    insta::assert_snapshot!(run.error_transcript());
     assert!(!run.stderr.contains("X-Goog-Signature"), "{}", run.stderr);
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
@@ -566,7 +566,7 @@ fn a_key_file_never_sends_the_tokens_elsewhere() {
     let far = [("GOOGLE_BASE_URL", "http://storage.example.com"), env[2]];
     let run = t.run_env("w", &["lock"], &far);
     run.failure();
-    run.says("GOOGLE_BASE_URL `http://storage.example.com` is not an https:// URL");
+    insta::assert_snapshot!(run.error_transcript());
 
     // Workload identity federation's ADC file (which may run a program): not read, said by type.
     let federated = t.write(
@@ -580,13 +580,13 @@ fn a_key_file_never_sends_the_tokens_elsewhere() {
         &[("GOOGLE_APPLICATION_CREDENTIALS", federated.as_str())],
     );
     run.failure();
-    run.says("external_account");
+    insta::assert_snapshot!(run.error_transcript());
 
     t.superbuild("v", &format!("members: [\"p/*\"]\nregistry: gs://{BUCKET}:8443/a2c\n"));
     t.canonical_repo("v/p/app", "1.0.0");
     let run = t.run_env("v", &["lock"], &env);
     run.failure();
-    run.says("a gs:// location names no port");
+    insta::assert_snapshot!(run.error_transcript());
 }
 
 /// The access token the test's metadata server issues, and one the store does not take.
