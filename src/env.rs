@@ -321,8 +321,11 @@ pub fn oci_plain_http() -> Vec<String> {
 /// Every variable of `families` that is set, sorted: a family is a name, or a prefix ending in
 /// `_` (`AWS_`) for every variable it begins — the registry kinds' (`Kind::environment`), which
 /// configure an object store's client as its cloud's SDKs read the environment.
+/// A variable whose name or value is not UTF-8 is no family's (no SDK reads it either), and one
+/// outside them is never looked at: `std::env::vars` would panic on either.
 pub fn families(families: &[&str]) -> Vec<(String, String)> {
-    let mut vars: Vec<(String, String)> = std::env::vars()
+    let mut vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, v)| in_families(k, families) && !v.is_empty())
         .collect();
     vars.sort();

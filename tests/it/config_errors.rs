@@ -240,3 +240,25 @@ fn a_missing_from_directory_is_named() {
     assert!(!t.path("w/.tools_local").exists(), "nothing installed");
     insta::assert_snapshot!(snap);
 }
+
+/// A variable a2c does not read whose value is not UTF-8 (a locale's leftover, a binary blob),
+/// and one of a cloud family's: neither stops a command — the environment is read with the
+/// names and values as bytes, and a cloud variable that is no text is no variable.
+#[test]
+#[cfg(unix)]
+fn variables_that_are_not_text_stop_no_command() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let t = TestContext::new();
+    t.superbuild("w", "members: [\"p/*\"]\n");
+    t.canonical_repo("w/p/app", "1.0.0");
+    let junk = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+    let out = t
+        .cmd("w")
+        .args(["list"])
+        .env("A2C_TEST_NOT_TEXT", junk)
+        .env("AWS_NOT_TEXT", junk)
+        .output()
+        .unwrap();
+    let run = crate::support::Run::from_output(out, &t.root);
+    insta::assert_snapshot!(run.transcript());
+}
