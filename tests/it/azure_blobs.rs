@@ -2,12 +2,13 @@
 //! (Microsoft's Azure Storage emulator, which checks every Shared Key and SAS signature), started
 //! on loopback by each test with a storage account of its own.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use base64::Engine as _;
 
 use crate::support::http_server::Server;
-use crate::support::{Spawned, TestContext, free_port, layout, require_program};
+use crate::support::servers::{self, curl_status};
+use crate::support::{Spawned, TestContext, layout, require_program};
 
 const ACCOUNT: &str = "a2cteam";
 const CONTAINER: &str = "methods";
@@ -47,33 +48,21 @@ impl Azurite {
     /// `curl -X METHOD` of `path` below the account, authorized by the account SAS `sas`, with
     /// `extra` arguments: the HTTP status.
     fn curl(&self, method: &str, path: &str, sas: &str, extra: &[&str]) -> String {
-        let out = Command::new("curl")
-            .args([
-                "-s",
-                "-o",
-                "/dev/null",
-                "-w",
-                "%{http_code}",
-                "--max-time",
-                "30",
-                "-X",
-                method,
-            ])
-            .args(["-H", &format!("x-ms-version: {API}")])
-            .args(
-                self.ca
-                    .iter()
-                    .flat_map(|ca| [std::ffi::OsStr::new("--cacert"), ca.as_os_str()]),
-            )
-            .args(extra)
-            .arg(format!(
-                "{}/{path}{}{sas}",
-                self.endpoint(),
-                if path.contains('?') { '&' } else { '?' }
-            ))
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        let mut args = vec![
+            "-X".to_string(),
+            method.into(),
+            "-H".into(),
+            format!("x-ms-version: {API}"),
+        ];
+        args.extend(
+            self.ca
+                .iter()
+                .flat_map(|ca| ["--cacert".into(), ca.display().to_string()]),
+        );
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let joint = if path.contains('?') { '&' } else { '?' };
+        args.push(format!("{}/{path}{joint}{sas}", self.endpoint()));
+        curl_status(&args)
     }
 }
 
@@ -109,54 +98,41 @@ fn start_azurite(t: &TestContext, oauth: bool) -> Option<Azurite> {
         require_program("node and Azurite in target/ci-node (npm ci in .ci/node; .ci/run does it)");
         return None;
     }
-    for _ in 0..5 {
-        let port = free_port();
-        let log = fs_err::File::create(t.path("azurite.log")).unwrap();
-        let mut tls = Vec::new();
-        let ca = oauth.then(|| {
-            let ca = crate::support::http_server::TestCa::new(&["localhost"], &["127.0.0.1"]);
-            let dir = t.path("azurite-tls");
-            ca.write(&dir);
-            for (flag, file) in [("--cert", "cert.pem"), ("--key", "key.pem")] {
-                tls.push(flag.to_string());
-                tls.push(dir.join(file).display().to_string());
-            }
-            tls.extend(["--oauth".to_string(), "basic".to_string()]);
-            dir.join("ca.pem")
-        });
-        let child = Command::new(&bin)
-            .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+    let mut tls = Vec::new();
+    let ca = oauth.then(|| {
+        let dir = t.path("azurite-tls");
+        crate::support::http_server::TestCa::new(&["localhost"], &["127.0.0.1"]).write(&dir);
+        for (flag, file) in [("--cert", "cert.pem"), ("--key", "key.pem")] {
+            tls.push(flag.to_string());
+            tls.push(dir.join(file).display().to_string());
+        }
+        tls.extend(["--oauth".to_string(), "basic".to_string()]);
+        dir.join("ca.pem")
+    });
+    let started = servers::start_listening(t, "azurite", 1, |ports| {
+        let mut azurite = Command::new(&bin);
+        azurite
+            .args(["--blobHost", "127.0.0.1", "--blobPort", &ports[0].to_string()])
             .args(&tls)
             .arg("--location")
             .arg(t.path("azurite"))
             .args(["--disableTelemetry", "--skipApiVersionCheck", "--silent"])
-            .env("AZURITE_ACCOUNTS", format!("{ACCOUNT}:{KEY}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log.into_parts().0))
-            .spawn()
-            .unwrap();
-        let mut child = Spawned(child);
-        if !child.listening(port, 60) {
-            continue;
-        }
-        let server = Azurite {
-            _child: child,
-            port,
-            ca,
-        };
-        let status = server.curl(
-            "PUT",
-            &format!("{CONTAINER}?restype=container"),
-            &account_sas("racwdl"),
-            &["-H", "Content-Length: 0"],
-        );
-        assert_eq!(status, "201", "cannot create the container");
-        return Some(server);
-    }
-    panic!(
-        "azurite did not start: {}",
-        fs_err::read_to_string(t.path("azurite.log")).unwrap_or_default()
+            .env("AZURITE_ACCOUNTS", format!("{ACCOUNT}:{KEY}"));
+        azurite
+    });
+    let server = Azurite {
+        port: started.ports[0],
+        _child: started.child,
+        ca,
+    };
+    let status = server.curl(
+        "PUT",
+        &format!("{CONTAINER}?restype=container"),
+        &account_sas("racwdl"),
+        &["-H", "Content-Length: 0"],
     );
+    assert_eq!(status, "201", "cannot create the container");
+    Some(server)
 }
 
 /// The whole flow on a container, every request signed with the account key (Shared Key):

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::support::servers::curl_status;
 use crate::support::{Spawned, TestContext, free_port, layout, require_program};
 
 const KEY_ID: &str = "AKIDA2CRGW";
@@ -34,26 +35,14 @@ impl Rgw {
 
     /// A request signed (SigV4) by curl with the test identity: the HTTP status it got.
     fn signed(&self, method: &str, path: &str, extra: &[&str]) -> String {
-        let out = Command::new("curl")
-            .args(["-s", "-w", "%{http_code}", "--max-time", "30"])
-            .args([
-                "--aws-sigv4",
-                "aws:amz:us-east-1:s3",
-                "--user",
-                &format!("{KEY_ID}:{SECRET}"),
-            ])
-            // RGW refuses a signature over a body curl did not hash.
-            .args(["-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-X", method])
-            .args(extra)
-            .args(if extra.contains(&"-o") {
-                &[][..]
-            } else {
-                &["-o", "/dev/null"][..]
-            })
-            .arg(format!("{}{path}", self.endpoint()))
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        let user = format!("{KEY_ID}:{SECRET}");
+        let mut args = vec!["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", &user];
+        // RGW refuses a signature over a body curl did not hash.
+        args.extend(["-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-X", method]);
+        args.extend(extra);
+        let url = format!("{}{path}", self.endpoint());
+        args.push(&url);
+        curl_status(&args)
     }
 }
 

@@ -10,14 +10,15 @@
 use std::io::Write as _;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::support::{Spawned, TestContext, free_port, header_of, layout, request_head, require_program};
+use crate::support::servers::{self, curl_status};
+use crate::support::{Spawned, TestContext, header_of, layout, request_head, require_program};
 
 const BUCKET: &str = "methods";
 /// fake-gcs-server's answers are slower than the suite's 5 s allowance on a loaded machine.
@@ -114,49 +115,35 @@ struct FakeGcs {
 
 impl FakeGcs {
     fn start(t: &TestContext, bin: &Path, data: &Path) -> Self {
-        for _ in 0..5 {
-            let port = free_port();
-            let log = fs_err::File::create(t.path("fake-gcs.log")).unwrap();
-            let child = Command::new(bin)
-                .args(["-scheme", "http", "-host", "127.0.0.1", "-backend", "memory"])
+        let started = servers::start_listening(t, "fake-gcs", 1, |ports| {
+            let port = ports[0];
+            let mut gcs = Command::new(bin);
+            gcs.args(["-scheme", "http", "-host", "127.0.0.1", "-backend", "memory"])
                 .args(["-port", &port.to_string()])
                 .args(["-public-host", &format!("127.0.0.1:{port}")])
                 .arg("-data")
                 .arg(data)
-                .args(["-log-level", "warn"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::from(log.into_parts().0))
-                .spawn()
-                .unwrap();
-            let mut child = Spawned(child);
-            if child.listening(port, 60) {
-                return Self { _child: child, port };
-            }
+                .args(["-log-level", "warn"]);
+            gcs
+        });
+        Self {
+            port: started.ports[0],
+            _child: started.child,
         }
-        panic!(
-            "fake-gcs-server did not start: {}",
-            fs_err::read_to_string(t.path("fake-gcs.log")).unwrap_or_default()
-        );
     }
 
     /// Writes `file` as the object `name` of `BUCKET`, unsigned, straight to the emulator.
     fn upload(&self, name: &str, file: &Path) {
-        let name: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
-        let out = Command::new("curl")
-            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30"])
-            .arg("--data-binary")
-            .arg(format!("@{}", file.display()))
-            .arg(format!(
-                "http://127.0.0.1:{}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={name}",
+        let encoded: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
+        let status = curl_status(&[
+            "--data-binary".to_string(),
+            format!("@{}", file.display()),
+            format!(
+                "http://127.0.0.1:{}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={encoded}",
                 self.port
-            ))
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "200",
-            "the test could not write {name}"
-        );
+            ),
+        ]);
+        assert_eq!(status, "200", "the test could not write {name}");
     }
 }
 

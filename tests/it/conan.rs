@@ -2,12 +2,13 @@
 //! client: packages created and uploaded by the client from the recipe `a2c pack` writes, locked
 //! by recipe and package revision, installed by a2c without calling the client.
 
+use crate::support::servers;
 use crate::support::{items, layout, strings_of, succeeds};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::support::{
-    Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
+    Spawned, TestContext, installed_tree as installed, require_program, superbuild_pinning as superbuild,
     tree_files as files,
 };
 
@@ -48,32 +49,23 @@ impl ConanServer {
     fn start_in(t: &TestContext, dir: &str, open_reads: bool) -> Self {
         let home = t.path(dir);
         fs_err::create_dir_all(&home).unwrap();
-        let port = free_port();
         let readers = if open_reads { "*" } else { "alice" };
-        fs_err::write(
-            home.join("server.conf"),
-            format!(
-                "[server]\njwt_secret: a2c-test-jwt-secret\njwt_expire_minutes: 120\nssl_enabled: False\nport: {port}\npublic_port:\nhost_name: 127.0.0.1\nauthorize_timeout: 1800\ndisk_storage_path: ./data\ndisk_authorize_timeout: 1800\nupdown_secret: a2c-test-updown-secret\n\n[write_permissions]\n*/*@*/*: alice\n\n[read_permissions]\n*/*@*/*: {readers}\n\n[users]\nalice: s3cret\nbob: b0b\n"
-            ),
-        )
-        .unwrap();
-        let log_path = t.path(&format!("{dir}.log"));
-        let log = fs_err::File::create(&log_path).unwrap();
-        let child = Command::new(crate::support::program("conan_server"))
-            .env("CONAN_SERVER_HOME", &home)
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log.into_parts().0))
-            .spawn()
+        let started = servers::start_listening(t, dir, 1, |ports| {
+            fs_err::write(
+                home.join("server.conf"),
+                format!(
+                    "[server]\njwt_secret: a2c-test-jwt-secret\njwt_expire_minutes: 120\nssl_enabled: False\nport: {}\npublic_port:\nhost_name: 127.0.0.1\nauthorize_timeout: 1800\ndisk_storage_path: ./data\ndisk_authorize_timeout: 1800\nupdown_secret: a2c-test-updown-secret\n\n[write_permissions]\n*/*@*/*: alice\n\n[read_permissions]\n*/*@*/*: {readers}\n\n[users]\nalice: s3cret\nbob: b0b\n",
+                    ports[0]
+                ),
+            )
             .unwrap();
-        let mut process = Spawned(child);
-        assert!(
-            process.listening(port, 30),
-            "conan_server did not start: {}",
-            fs_err::read_to_string(&log_path).unwrap_or_default()
-        );
+            let mut conan = Command::new(crate::support::program("conan_server"));
+            conan.env("CONAN_SERVER_HOME", &home);
+            conan
+        });
         Self {
-            _process: process,
-            port,
+            port: started.ports[0],
+            _process: started.child,
             home,
         }
     }

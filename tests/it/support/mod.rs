@@ -7,6 +7,7 @@ pub mod bundles;
 pub mod http_server;
 pub mod layout;
 pub mod scripted;
+pub mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
