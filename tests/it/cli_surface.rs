@@ -890,16 +890,7 @@ fn key_generate_asks_the_password_twice_without_echo() {
     );
     // The password typed is the one that unlocks it.
     t.method_tree("trees/1.0.0", "1.0.0");
-    let pack = [
-        "pack",
-        "trees/1.0.0",
-        "--version",
-        "1.0.0",
-        "--registry",
-        "reg",
-        "--sign",
-        "k.key",
-    ];
+    let pack = crate::support::pack_1_0_0("reg", &["--sign", "k.key"]);
     t.run_env(".", &pack, &[("A2C_KEY_PASSWORD", "hunter2-typed")])
         .success();
 }
@@ -1023,42 +1014,13 @@ fn pack_level_is_deterministic_per_level() {
     };
     let fast = pack("reg1", "1");
     assert_eq!(pack("reg1b", "1"), fast, "same tree, same level, same bytes");
-    let default = t
-        .run(
-            ".",
-            &[
-                "pack",
-                "trees/1.0.0",
-                "--version",
-                "1.0.0",
-                "--registry",
-                "reg6",
-                "--json",
-            ],
-        )
-        .json();
+    let default = t.run(".", &crate::support::pack_1_0_0("reg6", &["--json"])).json();
     assert_eq!(
         pack("reg6b", "6"),
         default["sha256"].as_str().unwrap(),
         "6 is the default"
     );
-    assert_eq!(
-        t.run(
-            ".",
-            &[
-                "pack",
-                "trees/1.0.0",
-                "--version",
-                "1.0.0",
-                "--registry",
-                "r",
-                "--level",
-                "0"
-            ]
-        )
-        .code,
-        2
-    );
+    assert_eq!(t.run(".", &crate::support::pack_1_0_0("r", &["--level", "0"])).code, 2);
     t.superbuild("w", "members: [\"m/*\"]\nregistry: ../reg1\n");
     t.canonical_repo("w/m/a", "1.0.0");
     t.run("w", &["install"]).success();
@@ -1083,20 +1045,7 @@ fn pack_threads_are_deterministic_for_any_count() {
     fs_err::write(t.path("trees/1.0.0/data.bin"), noise).unwrap();
     let pack = |reg: &str, threads: &str| {
         let doc = t
-            .run(
-                ".",
-                &[
-                    "pack",
-                    "trees/1.0.0",
-                    "--version",
-                    "1.0.0",
-                    "--registry",
-                    reg,
-                    "--threads",
-                    threads,
-                    "--json",
-                ],
-            )
+            .run(".", &crate::support::pack_1_0_0(reg, &["--threads", threads, "--json"]))
             .json();
         (
             doc["sha256"].as_str().unwrap().to_string(),

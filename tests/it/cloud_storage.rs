@@ -725,14 +725,7 @@ fn an_emulator_asked_anonymously_is_not_published_to() {
     t.ok(".", &["key", "generate", "--out", &key, "--no-password"]);
     let mut transcripts = Vec::new();
     for args in [
-        vec![
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            "gs://team-methods/a2c",
-        ],
+        crate::support::pack_1_0_0("gs://team-methods/a2c", &[]),
         vec!["yank", "1.0.0", "--registry", "gs://team-methods/a2c"],
         vec!["sign", "--registry", "gs://team-methods/a2c", "--key", key.as_str()],
     ] {

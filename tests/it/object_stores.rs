@@ -665,15 +665,7 @@ fn a_store_that_ignores_conditional_writes_is_refused_for_publishing() {
     // A registry a2c does not probe takes no such flag: said, not ignored.
     let run = t.run(
         ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            "reg",
-            "--allow-unconditional-writes",
-        ],
+        &crate::support::pack_1_0_0("reg", &["--allow-unconditional-writes"]),
     );
     run.failure();
     insta::assert_snapshot!(run.error_transcript());

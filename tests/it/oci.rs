@@ -138,15 +138,7 @@ fn push_lock_and_install_through_a_real_oci_registry() {
     let Some(reg) = registry(&t) else { return };
     let oci = reg.url("esys/a2c");
     t.method_tree("trees/1.0.0", "1.0.0");
-    let push = [
-        "pack",
-        "trees/1.0.0",
-        "--version",
-        "1.0.0",
-        "--registry",
-        &oci,
-        "--json",
-    ];
+    let push = crate::support::pack_1_0_0(&oci, &["--json"]);
     // Push, and the same bytes again (a no-op); the same tree into a file registry for the digest.
     let run = t.run(".", &push);
     let pushed = run.json();
@@ -482,16 +474,7 @@ fn token_auth_anonymous_pull_and_credentialed_push() {
     // The CI variable: basic credentials at the token endpoint, bound by --registry.
     let run = t.run_env(
         ".",
-        &[
-            "pack",
-            "trees/1.0.0",
-            "--version",
-            "1.0.0",
-            "--registry",
-            &oci,
-            "--json",
-            "-v",
-        ],
+        &crate::support::pack_1_0_0(&oci, &["--json", "-v"]),
         &[("A2C_REGISTRY_AUTH", "alice:s3cret-pw")],
     );
     run.success();

@@ -201,16 +201,7 @@ fn an_encrypted_key_signs_only_with_its_password_and_is_minisigns() {
     );
     // Without the password, then with a wrong one: refused before anything is published.
     t.method_tree("trees/1.0.0", "1.0.0");
-    let pack = [
-        "pack",
-        "trees/1.0.0",
-        "--version",
-        "1.0.0",
-        "--registry",
-        "reg",
-        "--sign",
-        "keys/enc.key",
-    ];
+    let pack = crate::support::pack_1_0_0("reg", &["--sign", "keys/enc.key"]);
     let run = t.run(".", &pack);
     run.failure();
     insta::assert_snapshot!(run.transcript());

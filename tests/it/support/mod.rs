@@ -783,6 +783,14 @@ pub fn succeeds(cmd: &mut Command, what: &str) -> Output {
 }
 
 /// A free TCP port on 127.0.0.1.
+/// The suite's usual first publish, `pack trees/1.0.0 --version 1.0.0 --registry REGISTRY`,
+/// then `extra`: the arguments of a run.
+pub fn pack_1_0_0<'a>(registry: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", registry];
+    args.extend_from_slice(extra);
+    args
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
