@@ -417,19 +417,6 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Every file below `from`, copied below `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            fs_err::create_dir_all(&target).unwrap();
-        } else {
-            fs_err::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The read flow on a bucket, every request checked: lock and install (the index read with
 /// the service account's token, the bundle from a URL signed for it, its signature never
 /// shown), `outdated` seeing a version added since; a key the account does not have refused
@@ -441,7 +428,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     let reader = account(&t, "accounts/reader", "a2c-reader@a2c-test.iam.gserviceaccount.com", "");
     t.method_tree("trees/1.0.0", "1.0.0");
     t.ok(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
-    copy_tree(&t.path("reg"), &t.path(&format!("gcs/{BUCKET}/a2c")));
+    crate::support::copy_tree(&t.path("reg"), &t.path(&format!("gcs/{BUCKET}/a2c")));
     let gcs = FakeGcs::start(&t, &bin, &t.path("gcs"));
     let front = Front::start(gcs.port, &reader);
     let key_file = reader.key_file.display().to_string();
@@ -644,7 +631,7 @@ fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone(
     let metadata = Metadata::start(&vm.email);
     t.method_tree("trees/1.0.0", "1.0.0");
     t.ok(".", &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", "reg"]);
-    copy_tree(&t.path("reg"), &t.path(&format!("gcs/{BUCKET}/a2c")));
+    crate::support::copy_tree(&t.path("reg"), &t.path(&format!("gcs/{BUCKET}/a2c")));
     let gcs = FakeGcs::start(&t, &bin, &t.path("gcs"));
     let front = Front::start_with(gcs.port, &vm, Some(ACCESS_TOKEN));
     let (url, host) = (front.url(), metadata.host());

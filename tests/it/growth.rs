@@ -4,8 +4,6 @@
 //! test, never a time. A per-member check added anywhere adds its cost here; a quadratic one
 //! (doctor's member check was: 1.2 s at 5,000 members) fails it.
 
-use std::path::Path;
-
 use crate::support::TestContext;
 
 /// The smaller superbuild: large enough that per-member work, not start-up, dominates.
@@ -29,18 +27,6 @@ fn template(t: &TestContext, rel: &str, version: &str) {
     crate::support::git(&dir, &["commit", "-q", "-m", "adopt"]);
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            fs_err::create_dir_all(&target).unwrap();
-        } else {
-            fs_err::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A superbuild `rel` of `n` members pinning the three versions in turn, each recorded by W
 /// as a submodule (a gitlink, as a superbuild records its repositories), locked and installed
 /// from `../reg`; `extra` is added to its marker.
@@ -50,7 +36,7 @@ fn superbuild_of(t: &TestContext, rel: &str, n: usize, extra: &str) {
     for i in 0..n {
         let version = VERSIONS[i % VERSIONS.len()];
         let template = t.path(&format!("tpl/{version}"));
-        copy_tree(&template, &t.path(&format!("{rel}/p/m{i:05}")));
+        crate::support::copy_tree(&template, &t.path(&format!("{rel}/p/m{i:05}")));
         let head = crate::support::git(&template, &["rev-parse", "HEAD"]);
         links.push_str(&format!("160000 {} 0\tp/m{i:05}\n", head.trim()));
     }

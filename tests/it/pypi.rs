@@ -76,20 +76,19 @@ impl PypiServer {
 
     /// `twine upload` of `wheel` (as `user`, password `password`).
     fn upload(&self, wheel: &Path, user: &str, password: &str) {
-        succeeds(
-            Command::new(crate::support::program("twine"))
-                .args([
-                    "upload",
-                    "--non-interactive",
-                    "--disable-progress-bar",
-                    "--repository-url",
-                ])
-                .arg(format!("http://127.0.0.1:{}/", self.port))
-                .args(["-u", user, "-p", password])
-                .arg(wheel),
-            "twine upload",
-        );
+        twine_upload(&format!("http://127.0.0.1:{}/", self.port), wheel, user, password);
     }
+}
+
+/// `twine upload` of `wheel` to the index at `url`, as `user` with `password`.
+fn twine_upload(url: &str, wheel: &Path, user: &str, password: &str) {
+    succeeds(
+        Command::new(crate::support::program("twine"))
+            .args(["upload", "--non-interactive", "--disable-progress-bar"])
+            .args(["--repository-url", url, "-u", user, "-p", password])
+            .arg(wheel),
+        "twine upload",
+    );
 }
 
 /// `a2c pack --format wheel` of a method tree of `version` into the file registry `wheels`:
@@ -572,19 +571,7 @@ fn a_devpi_index_takes_a2c_uploads_and_serves_installs() {
     t.method_tree("trees/1.1.0", "1.1.0");
     let pack = ["pack", "trees/1.1.0", "--version", "1.1.0", "--registry", &location];
     t.run_env(".", &pack, &[("A2C_REGISTRY_AUTH", "alice:alic3")]).success();
-    succeeds(
-        Command::new(crate::support::program("twine"))
-            .args([
-                "upload",
-                "--non-interactive",
-                "--disable-progress-bar",
-                "--repository-url",
-            ])
-            .arg(format!("{url}/alice/dev/"))
-            .args(["-u", "alice", "-p", "alic3"])
-            .arg(wheel(&t, "1.0.0")),
-        "twine",
-    );
+    twine_upload(&format!("{url}/alice/dev/"), &wheel(&t, "1.0.0"), "alice", "alic3");
     // Read anonymously, as devpi serves its indexes.
     superbuild(&t, &location, &["1.0.0", "1.1.0"]);
     t.run("w", &["lock"]).success();

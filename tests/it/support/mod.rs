@@ -783,6 +783,19 @@ pub fn succeeds(cmd: &mut Command, what: &str) -> Output {
 }
 
 /// A free TCP port on 127.0.0.1.
+/// Every file below `from`, copied below `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            fs_err::create_dir_all(&target).unwrap();
+        } else {
+            fs_err::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// The suite's usual first publish, `pack trees/1.0.0 --version 1.0.0 --registry REGISTRY`,
 /// then `extra`: the arguments of a run.
 pub fn pack_1_0_0<'a>(registry: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
