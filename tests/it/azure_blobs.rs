@@ -188,15 +188,13 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     insta::assert_snapshot!(run.error_transcript());
     assert!(!run.stderr.contains(&wrong_key), "the key is shown:\n{}", run.stderr);
     // With an empty cache the install meets it at the bundle's signed URL: said the same way.
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
+    t.forget_installed("w");
     let run = t.run_env("w", &["install"], &wrong);
     run.failure();
     insta::assert_snapshot!(run.error_transcript());
 
     // A read-only SAS and no key: installs (the bundle's URL carries the SAS, never shown)…
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let read_only = account_sas("rl");
     let sas = store.env(("AZURE_STORAGE_SAS_TOKEN", &read_only));
     // With `--json` and `-v`, as CI keeps them: the blob's URL without the user's own SAS.
@@ -221,8 +219,7 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
 
     // The bundle changed behind the lock (overwritten with a SAS that may write): refused,
     // nothing installed.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let tampered = t.write("tampered.tar.gz", "tampered");
     let status = store.curl(
         "PUT",
@@ -392,8 +389,7 @@ fn entra_credentials_publish_and_install_over_oauth() {
     );
 
     // A managed identity: IMDS's token, and nothing else set.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let identity = common(&[("AZURE_MSI_ENDPOINT", &msi)]);
     t.ok_env("w", &["lock", "--update", "1.0.0"], &identity);
     t.ok_env("w", &["install"], &identity);
@@ -408,8 +404,7 @@ fn entra_credentials_publish_and_install_over_oauth() {
 
     // Workload identity (AKS, GitHub Actions' OIDC): the federated token's file instead of a
     // secret, exchanged at the same endpoint.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let federated = t.write("federated-token", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhMmMifQ.c2ln");
     let federated = federated.display().to_string();
     let workload = common(&[

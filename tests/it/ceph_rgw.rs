@@ -311,8 +311,7 @@ fn a_ceph_rgw_bucket_is_a_registry() {
     insta::assert_snapshot!(run.error_transcript());
 
     // A wrong secret: the gateway refuses it, said with where the credentials came from.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let wrong = store.env("not-the-secret");
     let run = t.run_env("w", &["outdated"], &wrong);
     run.failure();
@@ -374,8 +373,7 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     t.ok_env("w", &["vendor", "../vendor"], &mirrored);
     drop(store);
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     t.ok("w", &["install", "--offline", "--from", "../vendor"]);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
 }

@@ -1081,8 +1081,7 @@ fn pack_threads_are_deterministic_for_any_count() {
 fn progress_lines_when_stderr_is_not_a_terminal() {
     let t = TestContext::locked_superbuild();
     let install = |extra: &[&str], env: &[(&str, &str)]| {
-        let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
-        let _ = fs_err::remove_dir_all(t.cache_dir());
+        t.forget_installed("w");
         let mut cmd = t.cmd("w");
         cmd.env_remove("A2C_PROGRESS").arg("install").args(extra);
         for (k, v) in env {

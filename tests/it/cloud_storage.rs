@@ -506,8 +506,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     *front.redirect.lock().unwrap() = None;
 
     // The bundle changed behind the lock: refused, nothing installed.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     gcs.upload("a2c/bundles/a2c-1.0.0.tar.gz", &t.write("tampered.tar.gz", "tampered"));
     let run = t.run_env("w", &["install"], &env);
     run.failure();
@@ -667,8 +666,7 @@ fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone(
 
     // The store redirects the bundle elsewhere: the download follows (as every download does)
     // without the token, and the other origin's refusal is what the run says.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let trap = Trap::start();
     *front.redirect.lock().unwrap() = Some(("/bundles/".to_string(), trap.url()));
     let run = t.run_env("w", &["install", "--jobs", "1"], &env);

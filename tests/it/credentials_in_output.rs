@@ -44,8 +44,7 @@ fn redirects_to_signed_urls_are_said_without_their_signature() {
                 .collect(),
         ),
     ] {
-        let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
-        let _ = fs_err::remove_dir_all(t.cache_dir());
+        t.forget_installed("w");
         for (path, to) in &faults {
             server.fault(path, &[Fault::Redirect(to.clone())]);
         }

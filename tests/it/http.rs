@@ -63,8 +63,7 @@ fn offline_and_no_op_installs_make_zero_requests() {
     let run = t.ok("w", &["install", "--offline", "--json"]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     // Offline with nothing cached: a clear error, still no request.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let run = t.run("w", &["install", "--offline"]);
     insta::assert_snapshot!(run.error_transcript());
     assert_eq!(server.count(), after_install, "offline means offline");
@@ -328,8 +327,7 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
         "a repository chose the host"
     );
     // The user binds the host: now it is.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let before = server.count();
     let run = t.ok_env(
         "w",
@@ -364,15 +362,13 @@ fn tokens_and_netrc_credentials_are_sent_but_never_shown() {
     }
     // The netrc `default` login never goes to a registry only the repository named.
     t.write("home/.netrc", "default login dave password d3fault\n");
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let before = server.count();
     t.run("w", &["install"]).success();
     assert!(server.requests()[before..].iter().all(|r| auth(r).is_none()));
     // netrc by host, for a second workspace.
     t.write("home/.netrc", "machine 127.0.0.1 login alice password pa55word\n");
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let before = server.count();
     let run = t.ok("w", &["install"]);
     let basic = server.requests()[before]
@@ -416,8 +412,7 @@ fn https_with_a_private_ca() {
     let ca = t.write("ca.pem", server.ca_pem.as_deref().unwrap());
     let run = t.ok_env("w", &["install", "--json"], &[("A2C_CA_BUNDLE", ca.to_str().unwrap())]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     t.run_env("w", &["install"], &[("SSL_CERT_FILE", ca.to_str().unwrap())])
         .success();
     // A bad bundle file is a clear configuration error.
@@ -461,8 +456,7 @@ fn vendor_then_air_gapped_install() {
     assert_eq!(names(&crate::support::tree_files(&t.path("vendor"))), names(&before));
     // Another machine: no server, no cache, no store.
     drop(server);
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    let _ = fs_err::remove_dir_all(t.path("w/.tools_local"));
+    t.forget_installed("w");
     let run = t.ok("w", &["install", "--offline", "--from", "../vendor", "--json"]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
 }

@@ -526,8 +526,7 @@ fn install_killed_mid_extraction_then_rerun_ends_valid() {
                 "{point}: {v}"
             );
         }
-        fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-        fs_err::remove_dir_all(t.cache_dir()).unwrap();
+        t.forget_installed("w");
     }
 }
 

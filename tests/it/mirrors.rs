@@ -277,8 +277,7 @@ fn a_live_primary_serves_its_bundles_before_any_mirror() {
             "{primary_kind}: {served}"
         );
         // With the primary gone, the mirror serves it.
-        fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-        fs_err::remove_dir_all(t.cache_dir()).unwrap();
+        t.forget_installed("w");
         drop(server);
         if primary_kind == "directory" {
             fs_err::rename(t.path("reg"), t.path("reg-gone")).unwrap();

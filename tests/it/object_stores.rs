@@ -208,8 +208,7 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     insta::assert_snapshot!(run.transcript());
     // The same install as CI keeps it (`--json`, `-v`): the presigned URL it came from is
     // shown without its query, marked signed; the secret nowhere (every run is checked).
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let run = t.ok_env("w", &["install", "--json", "-v"], &env);
     let served = run.json()["installed"][0]["served_from"].as_str().unwrap().to_string();
     assert!(
@@ -236,8 +235,7 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     insta::assert_snapshot!(run.error_transcript());
 
     // A wrong secret: refused by the store, and said so with where the credentials came from.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let wrong = store.env("not-the-secret");
     let run = t.run_env("w", &["lock", "--update", "1.0.0"], &wrong);
     insta::assert_snapshot!(run.error_transcript());
@@ -323,8 +321,7 @@ fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
     t.ok_env("w", &["lock", "--update", "1.0.0"], &exported);
     // Installing with the SSO profile: the presigned URL cannot be made, and that is said —
     // the profile and the command — rather than that a2c reads no s3:// source.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let run = t.run_env("w", &["install"], &corp);
     run.failure();
     insta::assert_snapshot!(run.error_transcript());
@@ -370,8 +367,7 @@ fn a_store_on_a_private_ca_is_trusted_once_its_ca_is_named() {
     t.ok_env("w", &["install"], &with("A2C_CA_BUNDLE"));
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     // The presigned download checks the certificate too: without the CA, refused.
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     let run = t.run_env("w", &["install"], &env);
     run.failure();
     insta::assert_snapshot!(run.error_transcript());
@@ -477,8 +473,7 @@ fn a_bucket_mirrors_and_vendors_as_any_registry() {
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     t.ok_env("w", &["vendor", "../vendor"], &mirrored);
     drop(store);
-    fs_err::remove_dir_all(t.path("w/.tools_local")).unwrap();
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.forget_installed("w");
     t.ok("w", &["install", "--offline", "--from", "../vendor"]);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
 }

@@ -160,6 +160,13 @@ impl Run {
 }
 
 impl TestContext {
+    /// Forgets what installs made: `superbuild`'s installed trees and the shared cache, so
+    /// that the next install fetches again.
+    pub fn forget_installed(&self, superbuild: &str) {
+        let _ = fs_err::remove_dir_all(self.path(&format!("{superbuild}/.tools_local")));
+        let _ = fs_err::remove_dir_all(self.cache_dir());
+    }
+
     pub fn new() -> Self {
         let dir = tempfile::Builder::new().prefix("a2c-test-").tempdir().unwrap();
         let root = fs_err::canonicalize(dir.path()).unwrap();
