@@ -7,7 +7,7 @@ use std::process::Command;
 use base64::Engine as _;
 
 use crate::support::http_server::Server;
-use crate::support::servers::{self, curl_status};
+use crate::support::servers::{self, PATIENT, curl_status};
 use crate::support::{Spawned, TestContext, layout, require_program};
 
 const ACCOUNT: &str = "a2cteam";
@@ -16,8 +16,6 @@ const CONTAINER: &str = "methods";
 const KEY: &str = "YTJjLXRlc3QtYWNjb3VudC1rZXktMDEyMzQ1Njc4OWFiY2RlZg==";
 /// The version of the REST API the test's own requests (and SAS tokens) name.
 const API: &str = "2021-08-06";
-/// Azurite's answers are slower than the suite's 5 s allowance on a loaded machine.
-const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
 
 /// Azurite's blob service on loopback, holding the account `ACCOUNT` (key `KEY`) and its
 /// container `CONTAINER`.

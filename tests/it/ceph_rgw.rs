@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::servers::curl_status;
+use crate::support::servers::{PATIENT, curl_status};
 use crate::support::{Spawned, TestContext, free_port, layout, require_program};
 
 const KEY_ID: &str = "AKIDA2CRGW";
@@ -26,7 +26,7 @@ impl Rgw {
 
     fn env(&self, secret: &str) -> Vec<(&'static str, String)> {
         vec![
-            ("A2C_HTTP_TIMEOUT", "30".to_string()),
+            (PATIENT.0, PATIENT.1.to_string()),
             ("AWS_ENDPOINT_URL", self.endpoint()),
             ("AWS_ACCESS_KEY_ID", KEY_ID.to_string()),
             ("AWS_SECRET_ACCESS_KEY", secret.to_string()),

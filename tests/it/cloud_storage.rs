@@ -17,12 +17,10 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::support::servers::{self, curl_status};
+use crate::support::servers::{self, PATIENT, curl_status};
 use crate::support::{Spawned, TestContext, header_of, layout, request_head, require_program};
 
 const BUCKET: &str = "methods";
-/// fake-gcs-server's answers are slower than the suite's 5 s allowance on a loaded machine.
-const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
 /// The host every V4 signature names, whatever the endpoint (as object_store and Google sign).
 const SIGNED_HOST: &str = "storage.googleapis.com";
 

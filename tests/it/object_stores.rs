@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::servers::{self, curl_status};
+use crate::support::servers::{self, PATIENT, curl_status};
 use crate::support::{Litter, Spawned, TestContext, layout, program, require_program, succeeds};
 
 const KEY_ID: &str = "AKIDA2CTEST";
@@ -39,10 +39,6 @@ impl Seaweed {
         ]
     }
 }
-
-/// The suite's runs wait 5 s for an answer; SeaweedFS's writes (its filer, then a volume server)
-/// can take longer on a loaded 2-core machine running the whole suite: these runs wait 30.
-const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
 
 /// A `PUT` of `path` at `endpoint`, signed (SigV4) by curl with the test identity's keys, with
 /// `extra` arguments: the HTTP status it got.

@@ -6,6 +6,11 @@ use std::process::{Command, Stdio};
 
 use super::{Spawned, TestContext, free_port};
 
+/// The suite's runs wait 5 s for an answer; these servers (an object store's writes go through
+/// its filer, then a volume server; an emulator in Node) can take longer on a loaded 2-core
+/// machine running the whole suite: runs against them wait 30.
+pub const PATIENT: (&str, &str) = ("A2C_HTTP_TIMEOUT", "30");
+
 /// A server [`start`] started: the process (killed when dropped) and the ports it was given.
 pub struct Started {
     pub child: Spawned,
