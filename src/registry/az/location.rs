@@ -168,7 +168,7 @@ impl AzLocation {
             .with_client_options(objstore::client_options())
             .with_account(self.account())
             .with_container_name(self.0.container())
-            .with_http_connector(Connector::of(http, self.endpoint(azure).hosts))
+            .with_http_connector(Connector::of(http, self.endpoint(azure).hosts, &[]))
             .with_retry(objstore::retries());
         if let (endpoint, Some(variable)) = self.endpoint_of(azure) {
             if objstore::endpoint_allowed(self, &endpoint, variable)?.scheme() == "http" {

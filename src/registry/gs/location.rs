@@ -88,7 +88,7 @@ impl GsLocation {
             .map_err(|()| self.refused(format!("the endpoint `{endpoint}` cannot hold a path"), None))?
             .pop_if_empty()
             .push(self.0.host())
-            .extend(self.0.prefix_segments());
+            .extend(self.0.key("").as_ref().split('/'));
         Ok(url)
     }
 
@@ -129,7 +129,7 @@ impl GsLocation {
         builder
             .with_base_url(&endpoint)
             .with_bucket_name(self.0.host())
-            .with_http_connector(Connector::of(http, self.endpoint(google).hosts).never_asking(&off_limits(google)))
+            .with_http_connector(Connector::of(http, self.endpoint(google).hosts, &off_limits(google)))
             .with_retry(objstore::retries())
             .build()
             .map_err(|e| self.store_error(&e, google))

@@ -30,21 +30,16 @@ pub(in crate::registry) struct Connector {
 }
 
 impl Connector {
-    /// The connector of a store at `store` (its endpoint's `host[:port]`s, see [`Connector`]).
-    pub(in crate::registry) fn of(http: &Arc<HttpClient>, store: Vec<String>) -> Self {
+    /// The connector of a store at `store` (its endpoint's `host[:port]`s, see [`Connector`]),
+    /// never asking `off_limits`: object_store's fallback to a cloud's default address after
+    /// the one the user named failed fails with that failure instead.
+    pub(in crate::registry) fn of(http: &Arc<HttpClient>, store: Vec<String>, off_limits: &[&str]) -> Self {
         Self {
             http: http.clone(),
             store,
-            off_limits: Vec::new(),
+            off_limits: off_limits.iter().map(|h| h.to_string()).collect(),
             last_failure: Default::default(),
         }
-    }
-
-    /// This connector, never asking `hosts`: object_store's fallback to a cloud's default
-    /// address after the one the user named failed fails with that failure instead.
-    pub(in crate::registry) fn never_asking(mut self, hosts: &[&str]) -> Self {
-        self.off_limits.extend(hosts.iter().map(|h| h.to_string()));
-        self
     }
 }
 

@@ -106,16 +106,11 @@ impl BucketPath {
         self.container.as_deref().unwrap_or_default()
     }
 
-    /// The prefix's segments, as a URL's path takes them (one empty segment for the root).
-    pub(in crate::registry) fn prefix_segments(&self) -> std::str::Split<'_, char> {
-        self.prefix.split('/')
-    }
-
     /// What follows `SCHEME://` up to the prefix: the bucket, or `ACCOUNT/CONTAINER`.
     fn root(&self) -> String {
-        match &self.container {
-            Some(container) => format!("{}/{container}", self.host),
-            None => self.host.clone(),
+        match self.container() {
+            "" => self.host.clone(),
+            container => format!("{}/{container}", self.host),
         }
     }
 

@@ -82,7 +82,7 @@ impl S3Location {
         let mut builder = builder
             .with_client_options(objstore::client_options())
             .with_bucket_name(self.0.host())
-            .with_http_connector(Connector::of(http, self.endpoint(aws).hosts))
+            .with_http_connector(Connector::of(http, self.endpoint(aws).hosts, &[]))
             .with_retry(objstore::retries());
         if aws.get("AWS_REGION").is_none() && aws.get("AWS_DEFAULT_REGION").is_none() {
             builder = builder.with_region("us-east-1");
