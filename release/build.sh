@@ -5,17 +5,18 @@
 #   OUTDIR/install-a2c.sh                       the installer, with the release key (and base) in it
 #   OUTDIR/VERSION/a2c-VERSION-TARGET.tar.gz    a2c, man pages, completions, licenses, README
 #   OUTDIR/VERSION/a2c-VERSION-TARGET.zip       (Windows)
-#   OUTDIR/VERSION/SHA256SUMS                   every archive's sha256
+#   OUTDIR/VERSION/wheels/a2c-VERSION-py3-none-PLATFORM.whl   the static Linux binaries as wheels
+#   OUTDIR/VERSION/SHA256SUMS                   every archive's and wheel's sha256
 #   OUTDIR/VERSION/SHA256SUMS.minisig           signed by the release key, when given
 #
 # Targets (A2C_RELEASE_TARGETS, default all three built here):
-#   x86_64-unknown-linux-musl, aarch64-unknown-linux-musl — static binaries, linked by zig
-#     (PyPI `ziglang` 0.17.1 + `cargo-zigbuild` 0.24.1, in target/ci-venv or on PATH) with Debian's
-#     rustc-web and rust-web-src (-Zbuild-std): docs/install.md says why this over musl-tools.
+#   x86_64-unknown-linux-musl, aarch64-unknown-linux-musl — static binaries, built by maturin
+#     (PyPI `maturin` 1.16.0, `--zig`: linked by PyPI `ziglang` 0.17.1, in target/ci-venv or on
+#     PATH) with Debian's rustc-web and rust-web-src (-Zbuild-std): docs/install.md says why
+#     this over musl-tools. One build gives the archive's binary and the wheel that carries it,
+#     tagged both manylinux2014 and musllinux_1_2 (a static binary needs no libc of the host's):
+#     pip, uv and pipx install it on any Linux of that architecture, glibc or musl.
 #   x86_64-pc-windows-gnu — mingw-w64, as .ci/wine-smoke builds it.
-# With A2C_RELEASE_WHEELS=1, also the wheels of the static Linux targets (maturin --zig, into
-# OUTDIR/VERSION/wheels/: `musllinux_1_2` wheels whose binary is the static one, which pip, uv and
-# pipx install on any Linux of that architecture).
 # The Apple targets are built by the hosted workflow (.github/workflows/release.yml): no
 # Apple SDK exists here.
 #
@@ -57,7 +58,7 @@ zig_path() {
   local z
   z=$(ls "$root"/target/ci-venv/lib/python3*/site-packages/ziglang/zig 2>/dev/null | head -n1 || true)
   [ -n "$z" ] || z=$(command -v zig || true)
-  [ -n "$z" ] || { echo "error: zig is missing: target/ci-venv/bin/pip install ziglang==0.17.1 cargo-zigbuild==0.24.1 (the releases built here used these)" >&2; exit 1; }
+  [ -n "$z" ] || { echo "error: zig is missing: target/ci-venv/bin/pip install maturin==1.16.0 ziglang==0.17.1 (the releases built here used these)" >&2; exit 1; }
   echo "$z"
 }
 
@@ -66,12 +67,13 @@ binary() {
   local target=$1
   case $target in
     *-linux-musl)
-      stage "cargo zigbuild --release --target $target -Zbuild-std"
+      stage "maturin build --release --target $target --zig -Zbuild-std (the binary and its wheel)"
       ( build_env
         export CARGO_ZIGBUILD_ZIG_PATH
         CARGO_ZIGBUILD_ZIG_PATH=$(zig_path)
-        RUSTFLAGS="-C link-self-contained=no" cargo-zigbuild zigbuild -Zbuild-std --release --locked \
-          --target "$target" --bin a2c --target-dir "$root/target/release-build" --quiet ) >&2
+        RUSTFLAGS="-C link-self-contained=no" maturin build --release --target "$target" --zig -Z build-std \
+          --compatibility manylinux2014 musllinux_1_2 \
+          --target-dir "$root/target/release-build" --out "$out/$version/wheels" --quiet ) >&2
       echo "$root/target/release-build/$target/release/a2c" ;;
     x86_64-pc-windows-gnu)
       stage "cargo build --release --target $target -Zbuild-std (mingw-w64)"
@@ -106,6 +108,7 @@ said=$("$host" --version)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/a2c-release.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+rm -rf "$out/$version/wheels"
 mkdir -p "$out/$version"
 
 # pack DIR NAME ARCHIVE: DIR/NAME packed reproducibly into ARCHIVE (.tar.gz or .zip).
@@ -147,23 +150,9 @@ for target in $targets; do
   rm -f "$tmp/again.$ext"
 done
 
-if [ "${A2C_RELEASE_WHEELS:-0}" = 1 ]; then
-  for target in $targets; do
-    case $target in
-      *-linux-musl)
-        stage "maturin build --release --target $target --zig (the wheel)"
-        ( build_env
-          export CARGO_ZIGBUILD_ZIG_PATH
-          CARGO_ZIGBUILD_ZIG_PATH=$(zig_path)
-          RUSTFLAGS="-C link-self-contained=no" maturin build --release --target "$target" --zig -Z build-std \
-            --target-dir "$root/target/release-build" --out "$out/$version/wheels" --quiet ) >&2 ;;
-    esac
-  done
-fi
-
 stage "SHA256SUMS"
-(cd "$out/$version" && find . -maxdepth 1 -type f \( -name '*.tar.gz' -o -name '*.zip' \) -printf '%f\n' \
-  | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
+(cd "$out/$version" && { find . -maxdepth 1 -type f \( -name '*.tar.gz' -o -name '*.zip' \) -printf '%f\n'
+  find wheels -type f -name '*.whl' 2>/dev/null || true; } | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 if [ -n "${A2C_RELEASE_SECRET_KEY:-}" ]; then
   stage "a2c sign --file SHA256SUMS"
   "$host" -q sign --file "$out/$version/SHA256SUMS" --key "$A2C_RELEASE_SECRET_KEY"

@@ -345,4 +345,33 @@ fn the_release_workflow_builds_every_target() {
             .iter()
             .any(|r| r.contains("sign --file") && r.contains("SHA256SUMS"))
     );
+    // Wheels: release/build.sh builds the static Linux ones (with .ci/run's pinned maturin), each
+    // hosted runner its own with the same maturin, and the signed SHA256SUMS lists them all.
+    let maturin = include_str!("../../.ci/requirements.txt")
+        .lines()
+        .find(|l| l.starts_with("maturin=="))
+        .expect("maturin is pinned");
+    assert!(built.contains("maturin build"), "release/build.sh builds the wheels");
+    assert!(
+        runs("linux-and-windows-gnu").iter().any(|r| r.contains(maturin)),
+        "the Linux job installs {maturin}"
+    );
+    assert!(
+        runs("hosted")
+            .iter()
+            .any(|r| r.contains(&format!("{maturin} build")) && r.contains("--out out/wheels")),
+        "each hosted runner builds its wheel with {maturin}"
+    );
+    assert!(
+        runs("publish")
+            .iter()
+            .any(|r| r.contains("wheels/a2c-*.whl") && r.contains("> SHA256SUMS"))
+    );
+    // The Linux job builds with the compiler .ci/run proves the archives with.
+    assert_eq!(doc["jobs"]["linux-and-windows-gnu"]["container"], "debian:12");
+    assert!(
+        runs("linux-and-windows-gnu")
+            .iter()
+            .any(|r| r.contains("rustc-web") && r.contains("rust-web-src"))
+    );
 }
