@@ -684,6 +684,25 @@ fn member_commits(t: &TestContext) -> Vec<usize> {
     MEMBERS.iter().map(|m| commits(t, &format!("w/{m}"))).collect()
 }
 
+/// Every member has exactly one commit more than `counts` (the migration's own).
+#[track_caller]
+fn each_member_committed_once(t: &TestContext, counts: &[usize]) {
+    assert_eq!(member_commits(t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+}
+
+/// Nothing was written: the members' files and commits are `states` and `counts`, W's lock is
+/// `lock` (`why`, when not).
+#[track_caller]
+fn nothing_written(t: &TestContext, states: &[RepoState], counts: &[usize], lock: &str, why: &str) {
+    assert_eq!(member_states(t), states, "{why}");
+    assert_eq!(member_commits(t), counts, "{why}");
+    assert_eq!(
+        fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(),
+        lock,
+        "{why}"
+    );
+}
+
 fn statuses(doc: &serde_json::Value) -> Vec<(String, String)> {
     crate::support::pairs_of(doc, "members", "member", "status")
 }
@@ -726,9 +745,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     run.says("  would git mv .a2c/adoption.yaml -> .tools/esys/a2c/adoption.yaml");
     run.says(&format!("plan {plan}"));
     run.says(&format!("a2c migrate version --to 2.1.0 --all --confirm {plan}"));
-    assert_eq!(member_states(&t), states, "a dry run writes nothing");
-    assert_eq!(member_commits(&t), counts);
-    assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), lock_before);
+    nothing_written(&t, &states, &counts, &lock_before, "a dry run writes nothing");
     // HEAD of one member moved since the review: refused, naming it, with zero writes anywhere.
     t.write("w/p/app/README.md", "# app, again\n");
     t.commit_all("w/p/app");
@@ -736,29 +753,16 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let run = to_2_1_0_all(&t, &["--confirm", &plan]);
     run.failure();
     insta::assert_snapshot!(run.transcript());
-    assert_eq!(member_states(&t), states, "nothing written");
-    assert_eq!(member_commits(&t), counts);
-    assert_eq!(fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(), lock_before);
+    nothing_written(&t, &states, &counts, &lock_before, "a stale review writes nothing");
     // Reviewed again and confirmed: one commit per member, W's lock gains 2.1.0 and nothing else.
     let plan = review(&t)["plan"].as_str().unwrap().to_string();
-    let run = t.ok(
-        "w",
-        &[
-            "migrate",
-            "version",
-            "--to",
-            "2.1.0",
-            "--all",
-            "--confirm",
-            &plan,
-            "--json",
-        ],
-    );
+    let run = to_2_1_0_all(&t, &["--confirm", &plan, "--json"]);
+    run.success();
     let doc = run.json();
     crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(doc["plan"], plan.as_str());
     assert!(statuses(&doc).iter().all(|(_, s)| s == "committed"), "{doc}");
-    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+    each_member_committed_once(&t, &counts);
     for m in MEMBERS {
         let head = git(&t.path(&format!("w/{m}")), &["log", "-1", "--format=%s"]);
         assert!(
@@ -780,7 +784,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let run = to_2_1_0_all(&t, &[]);
     run.success();
     insta::assert_snapshot!(run.transcript());
-    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+    each_member_committed_once(&t, &counts);
 }
 
 /// A member whose contract is newer than V is skipped with a note, never downgraded without
@@ -887,7 +891,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
     let run = to_2_1_0_all(&t, &[]);
     run.success();
     insta::assert_snapshot!(run.transcript());
-    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+    each_member_committed_once(&t, &counts);
 }
 
 /// SIGKILL between two members, then a rerun: the first stays committed, the rerun does the rest.
@@ -926,7 +930,7 @@ fn all_killed_between_members_then_rerun_completes() {
             ("p/web", "committed")
         ])
     );
-    assert_eq!(member_commits(&t), counts.iter().map(|c| c + 1).collect::<Vec<_>>());
+    each_member_committed_once(&t, &counts);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert_eq!(lock.matches("version = \"2.1.0\"").count(), 1, "{lock}");
 }
