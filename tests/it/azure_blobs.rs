@@ -29,8 +29,7 @@ struct Azurite {
 impl Azurite {
     /// The account's endpoint, path-style as Azurite serves it.
     fn endpoint(&self) -> String {
-        let scheme = if self.ca.is_some() { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}/{ACCOUNT}", self.port)
+        format!("{}/{ACCOUNT}", servers::loopback_url(self.port, self.ca.as_deref()))
     }
 
     /// What a user of this account sets: the endpoint, the account and `credential`.

@@ -25,8 +25,7 @@ struct Seaweed {
 
 impl Seaweed {
     fn endpoint(&self) -> String {
-        let scheme = if self.ca.is_some() { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}", self.s3)
+        servers::loopback_url(self.s3, self.ca.as_deref())
     }
 
     /// The environment a user of this store sets: the endpoint and the identity's keys.
@@ -107,7 +106,6 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
                 .collect(),
         )
     };
-    let endpoint = |port: u16| format!("{}://127.0.0.1:{port}", if tls { "https" } else { "http" });
     let weed = |ports: &[u16]| {
         let mut weed = Command::new(program("weed"));
         weed.env("TMPDIR", &tmp)
@@ -144,7 +142,12 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
             return false;
         }
         for attempt in 0.. {
-            let status = signed_put_trusting(&endpoint(ports[6]), ca.as_deref(), &format!("/{BUCKET}"), &[]);
+            let status = signed_put_trusting(
+                &servers::loopback_url(ports[6], ca.as_deref()),
+                ca.as_deref(),
+                &format!("/{BUCKET}"),
+                &[],
+            );
             if status == "200" {
                 return true;
             }

@@ -56,6 +56,12 @@ pub fn start_listening(t: &TestContext, name: &str, ports: usize, command: impl 
     start(t, name, ports, command, |child, ports| child.listening(ports[0], 60))
 }
 
+/// The address of a server on loopback `port`: `https://` when it speaks TLS (`ca`: the PEM file
+/// of the CA the test made for it), else `http://`.
+pub fn loopback_url(port: u16, ca: Option<&std::path::Path>) -> String {
+    format!("{}://127.0.0.1:{port}", if ca.is_some() { "https" } else { "http" })
+}
+
 /// The HTTP status curl got for the request its `args` make (silent, 30 s at the most; the
 /// body discarded unless `args` name an `-o` of their own).
 pub fn curl_status<S: AsRef<OsStr>>(args: &[S]) -> String {
