@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{Cx, Outcome, discover};
 use crate::util::version::MethodVersion;
 use crate::workspace::{AdoptionRecord, Delivery};
 
@@ -22,12 +22,8 @@ pub struct AdoptArgs {
     pub method_ref: Option<String>,
 }
 
-pub fn run(
-    args: &AdoptArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &AdoptArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover(global, printer)?;
     let repo = ctx.require_repo()?.to_path_buf();
     let delivery: Delivery = args.delivery.parse().map_err(anyhow::Error::msg)?;

@@ -3,7 +3,7 @@
 
 use clap::Subcommand;
 
-use super::{GlobalArgs, Outcome, Printer, discover_members};
+use super::{Cx, Outcome, Printer, discover_members};
 
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
@@ -32,12 +32,8 @@ pub enum AgentsCommand {
     },
 }
 
-pub fn run(
-    cmd: &AgentsCommand,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(cmd: &AgentsCommand, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     if let AgentsCommand::McpConfig { runtime, write } = cmd {
         return mcp_config(runtime, *write, &session.user_dirs, printer);
     }

@@ -3,7 +3,7 @@
 
 use clap::{Args, Subcommand};
 
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{Cx, GlobalArgs, Outcome, Printer, discover};
 
 #[derive(Debug, Subcommand)]
 pub enum CacheCommand {
@@ -46,12 +46,8 @@ fn cache(session: &crate::ops::Session, global: &GlobalArgs, printer: &Printer) 
     Ok(crate::ops::cache(session, &crate::ops::store(&ctx)?)?)
 }
 
-pub fn run(
-    cmd: &CacheCommand,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(cmd: &CacheCommand, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let cache = cache(session, global, printer)?;
     match cmd {
         CacheCommand::Dir => {

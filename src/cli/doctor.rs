@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer, discover_members};
+use super::{Cx, Outcome, discover_members};
 use crate::doctor::{DoctorOptions, Severity, diagnose};
 
 #[derive(Debug, Args)]
@@ -13,12 +13,8 @@ pub struct DoctorArgs {
     pub deep: bool,
 }
 
-pub fn run(
-    args: &DoctorArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &DoctorArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover_members(global, printer)?;
     // How a2c opens beneath its own directories here: `openat2` (Linux), or the no-follow walk
     // of one component at a time (macOS, other Unixes, old kernels).

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::progress::ProgressReporter;
-use super::{GlobalArgs, Outcome, Printer, discover_members};
+use super::{Cx, Outcome, discover_members};
 use crate::ops::display_under;
 
 #[derive(Debug, Args)]
@@ -18,12 +18,8 @@ pub struct GcArgs {
     pub cache: bool,
 }
 
-pub fn run(
-    args: &GcArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &GcArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover_members(global, printer)?;
     let reporter = ProgressReporter::new(printer);
     let result = crate::ops::gc::gc(session, &ctx, args.dry_run, args.cache, &reporter);

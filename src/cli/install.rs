@@ -6,7 +6,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::progress::ProgressReporter;
-use super::{GlobalArgs, Outcome, Printer, discover_members};
+use super::{Cx, Outcome, discover_members};
 use crate::ops::install::{InstallOptions, install};
 use crate::ops::{display_under, join_versions};
 use crate::util::version::MethodVersion;
@@ -84,12 +84,8 @@ impl clap::builder::TypedValueParser for LinkModeParser {
     }
 }
 
-pub fn run(
-    args: &InstallArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &InstallArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let started = Instant::now();
     // Never freed: the process ends right after, and freeing thousands of members one by one
     // (the members, the snapshot, the outcome's list) cost a no-op install about a millisecond

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{GlobalArgs, Outcome, Printer};
+use super::{Cx, GlobalArgs, Outcome, Printer};
 use crate::registry::RegistryLocation;
 
 #[derive(Debug, Subcommand)]
@@ -183,12 +183,8 @@ fn sign_file(
     Ok(Outcome::Success)
 }
 
-pub fn sign(
-    args: &SignArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn sign(args: &SignArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let cwd = global.start_dir()?;
     if let Some(file) = &args.file {
         let key = unlock(&cwd.join(&args.key), printer)?;

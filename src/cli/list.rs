@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer, discover_members};
+use super::{Cx, Outcome, discover_members};
 use crate::ops::display_under;
 use crate::ops::list::{RegistryState, list};
 use crate::util::version::MethodVersion;
@@ -15,12 +15,8 @@ pub struct ListArgs {}
 #[command(after_help = "Examples:\n  a2c outdated\n  a2c outdated --json")]
 pub struct OutdatedArgs {}
 
-pub fn run(
-    args: &ListArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &ListArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover_members(global, printer)?;
     let _ = args;
     let listing = list(session, &ctx)?;
@@ -64,12 +60,8 @@ pub fn run(
     Ok(Outcome::Success)
 }
 
-pub fn outdated(
-    _args: &OutdatedArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn outdated(_args: &OutdatedArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover_members(global, printer)?;
     let out = crate::ops::list::outdated(session, &ctx)?;
     if printer.json {

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer, discover_members};
+use super::{Cx, Outcome, discover_members};
 use crate::ops::join_versions;
 use crate::ops::lock::{LockOptions, lock};
 
@@ -32,12 +32,8 @@ pub struct LockArgs {
     pub from: Option<std::path::PathBuf>,
 }
 
-pub fn run(
-    args: &LockArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &LockArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover_members(global, printer)?;
     let options = LockOptions {
         allow_expired: args.allow_expired,

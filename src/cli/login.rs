@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer};
+use super::{Cx, Outcome};
 use crate::net::credentials;
 
 #[derive(Debug, Args)]
@@ -30,12 +30,8 @@ pub struct LogoutArgs {
     pub host: String,
 }
 
-pub fn login(
-    args: &LoginArgs,
-    session: &crate::ops::Session,
-    _global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn login(args: &LoginArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, _, printer) = cx.parts();
     let url = credentials::parse_host(&args.host)?;
     let prompt = || {
         printer.status(format!(
@@ -90,12 +86,8 @@ pub fn login(
     Ok(Outcome::Success)
 }
 
-pub fn logout(
-    args: &LogoutArgs,
-    session: &crate::ops::Session,
-    _global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn logout(args: &LogoutArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, _, printer) = cx.parts();
     let url = credentials::parse_host(&args.host)?;
     let host = credentials::host_entry(&url);
     let removed = credentials::remove(session.network.logins.as_deref(), &url)?;

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::progress::ProgressReporter;
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{Cx, GlobalArgs, Outcome, Printer, discover};
 use crate::ops::OpsError;
 use crate::ops::migrate::{MemberStatus, MigrateAllOutcome, MigrateOptions, migrate, migrate_all};
 use crate::relocate::{Keep, MoveReason};
@@ -68,12 +68,8 @@ pub struct VersionArgs {
     pub keep: Option<String>,
 }
 
-pub fn run(
-    cmd: &MigrateCommand,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(cmd: &MigrateCommand, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let MigrateCommand::Version(args) = cmd;
     if args.approve.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return Err(crate::relocate::MigrateError::ApproveNeedsTerminal.into());

@@ -203,6 +203,22 @@ impl Command {
     }
 }
 
+/// What every command runs with: the session (the flags over the environment, read once), the
+/// global options and the printer.
+#[derive(Clone, Copy)]
+pub(crate) struct Cx<'a> {
+    pub session: &'a crate::ops::Session,
+    pub global: &'a GlobalArgs,
+    pub printer: &'a Printer,
+}
+
+impl<'a> Cx<'a> {
+    /// The three, for a command's body: `let (session, global, printer) = cx.parts();`.
+    pub fn parts(&self) -> (&'a crate::ops::Session, &'a GlobalArgs, &'a Printer) {
+        (self.session, self.global, self.printer)
+    }
+}
+
 /// Runs the parsed command line and maps the result to an exit code.
 pub fn run(cli: Cli) -> ExitCode {
     let printer = Printer::new(&cli.global);
@@ -235,31 +251,36 @@ fn dispatch(cli: &Cli, printer: &Printer) -> anyhow::Result<Outcome> {
         registry: cli.command.registry_flag().map(str::to_string),
     });
     let global = &cli.global;
+    let cx = &Cx {
+        session,
+        global,
+        printer,
+    };
     match &cli.command {
         Command::Completions(args) => completions::completions(args, printer),
         Command::Mcp(args) => mcp::run(args, global),
-        Command::Agents(cmd) => agents::run(cmd, session, global, printer),
-        Command::Cache(cmd) => cache::run(cmd, session, global, printer),
-        Command::List(args) => list::run(args, session, global, printer),
-        Command::Outdated(args) => list::outdated(args, session, global, printer),
+        Command::Agents(cmd) => agents::run(cmd, cx),
+        Command::Cache(cmd) => cache::run(cmd, cx),
+        Command::List(args) => list::run(args, cx),
+        Command::Outdated(args) => list::outdated(args, cx),
         Command::Man(args) => completions::man(args, printer),
         Command::Workspace(cmd) => workspace::run(cmd, global, printer),
         Command::Resolve(args) => resolve::run(args, global, printer),
-        Command::Lock(args) => lock::run(args, session, global, printer),
-        Command::Install(args) => install::run(args, session, global, printer),
-        Command::Pack(args) => pack::run(args, session, global, printer),
-        Command::Yank(args) => yank::run(args, session, global, printer),
+        Command::Lock(args) => lock::run(args, cx),
+        Command::Install(args) => install::run(args, cx),
+        Command::Pack(args) => pack::run(args, cx),
+        Command::Yank(args) => yank::run(args, cx),
         Command::Key(cmd) => key::key(cmd, global, printer),
-        Command::SelfCmd(cmd) => self_cmd::run(cmd, session, global, printer),
-        Command::Sign(args) => key::sign(args, session, global, printer),
-        Command::Vendor(args) => vendor::run(args, session, global, printer),
-        Command::Doctor(args) => doctor::run(args, session, global, printer),
-        Command::Gc(args) => gc::run(args, session, global, printer),
-        Command::Migrate(cmd) => migrate::run(cmd, session, global, printer),
-        Command::Adopt(args) => adopt::run(args, session, global, printer),
+        Command::SelfCmd(cmd) => self_cmd::run(cmd, cx),
+        Command::Sign(args) => key::sign(args, cx),
+        Command::Vendor(args) => vendor::run(args, cx),
+        Command::Doctor(args) => doctor::run(args, cx),
+        Command::Gc(args) => gc::run(args, cx),
+        Command::Migrate(cmd) => migrate::run(cmd, cx),
+        Command::Adopt(args) => adopt::run(args, cx),
         Command::Init(args) => init::run(args, global, printer),
-        Command::Login(args) => login::login(args, session, global, printer),
-        Command::Logout(args) => login::logout(args, session, global, printer),
+        Command::Login(args) => login::login(args, cx),
+        Command::Logout(args) => login::logout(args, cx),
     }
 }
 

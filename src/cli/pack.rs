@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer};
+use super::{Cx, Outcome, Printer};
 use crate::archive::Format;
 use crate::registry::RegistryLocation;
 use crate::registry::handle::Landed;
@@ -60,12 +60,8 @@ fn deflate(args: &PackArgs) -> crate::archive::Deflate {
     }
 }
 
-pub fn run(
-    args: &PackArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &PackArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let cwd = global.start_dir()?;
     let location = RegistryLocation::parse(&args.registry, &cwd)?;
     let format = match location.pack_plan(args.format.as_deref()).map_err(anyhow::Error::msg)? {

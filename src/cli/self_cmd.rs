@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 
-use super::{GlobalArgs, Outcome, Printer};
+use super::{Cx, GlobalArgs, Outcome, Printer};
 use crate::ops::self_update::{self, Installed, UpdateRequest, Updated};
 
 #[derive(Debug, Subcommand)]
@@ -33,12 +33,8 @@ pub struct UpdateArgs {
     pub dry_run: bool,
 }
 
-pub fn run(
-    cmd: &SelfCommand,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(cmd: &SelfCommand, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     match cmd {
         SelfCommand::Update(args) => update(args, session, global, printer),
         SelfCommand::Version => version(session, printer),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::progress::ProgressReporter;
-use super::{GlobalArgs, Outcome, Printer, discover};
+use super::{Cx, Outcome, discover};
 use crate::ops::vendor::vendor;
 
 #[derive(Debug, Args)]
@@ -15,12 +15,8 @@ pub struct VendorArgs {
     pub dir: PathBuf,
 }
 
-pub fn run(
-    args: &VendorArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &VendorArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let ctx = discover(global, printer)?;
     let dir = ctx.start.join(&args.dir);
     let reporter = ProgressReporter::new(printer);

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{GlobalArgs, Outcome, Printer};
+use super::{Cx, Outcome, Printer};
 use crate::registry::RegistryLocation;
 use crate::util::version::MethodVersion;
 
@@ -30,12 +30,8 @@ pub struct YankArgs {
     pub sign: Option<std::path::PathBuf>,
 }
 
-pub fn run(
-    args: &YankArgs,
-    session: &crate::ops::Session,
-    global: &GlobalArgs,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
+pub fn run(args: &YankArgs, cx: &Cx) -> anyhow::Result<Outcome> {
+    let (session, global, printer) = cx.parts();
     let cwd = global.start_dir()?;
     let registry = RegistryLocation::parse(&args.registry, &cwd)?.open(&session.network);
     let key = match &args.sign {
