@@ -144,23 +144,21 @@ impl AzLocation {
         // The credentials object_store knows, as its own `from_env` would read them; never an
         // account, container, endpoint or emulator switch (the location and ENDPOINT_VARIABLES
         // say those), nor the Azure CLI or a credential type that would pick it.
-        for (name, value) in &azure.vars {
-            if let Ok(key) = name.to_ascii_lowercase().parse::<AzureConfigKey>()
-                && matches!(
-                    key,
-                    AzureConfigKey::AccessKey
-                        | AzureConfigKey::ClientId
-                        | AzureConfigKey::ClientSecret
-                        | AzureConfigKey::AuthorityId
-                        | AzureConfigKey::AuthorityHost
-                        | AzureConfigKey::SasKey
-                        | AzureConfigKey::Token
-                        | AzureConfigKey::MsiEndpoint
-                        | AzureConfigKey::ObjectId
-                        | AzureConfigKey::MsiResourceId
-                        | AzureConfigKey::FederatedTokenFile
-                )
-            {
+        for (key, value) in objstore::config_keys::<AzureConfigKey>(&azure.vars) {
+            if matches!(
+                key,
+                AzureConfigKey::AccessKey
+                    | AzureConfigKey::ClientId
+                    | AzureConfigKey::ClientSecret
+                    | AzureConfigKey::AuthorityId
+                    | AzureConfigKey::AuthorityHost
+                    | AzureConfigKey::SasKey
+                    | AzureConfigKey::Token
+                    | AzureConfigKey::MsiEndpoint
+                    | AzureConfigKey::ObjectId
+                    | AzureConfigKey::MsiResourceId
+                    | AzureConfigKey::FederatedTokenFile
+            ) {
                 builder = builder.with_config(key, value);
             }
         }

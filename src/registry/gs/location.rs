@@ -106,15 +106,13 @@ impl GsLocation {
         let mut builder = GoogleCloudStorageBuilder::new();
         // The credentials object_store knows, as its own `from_env` would read them; never a
         // bucket or endpoint (the location and ENDPOINT_VARIABLES say those).
-        for (name, value) in &google.vars {
-            if let Ok(key) = name.to_ascii_lowercase().parse::<GoogleConfigKey>()
-                && matches!(
-                    key,
-                    GoogleConfigKey::ServiceAccount
-                        | GoogleConfigKey::ServiceAccountKey
-                        | GoogleConfigKey::ApplicationCredentials
-                )
-            {
+        for (key, value) in objstore::config_keys::<GoogleConfigKey>(&google.vars) {
+            if matches!(
+                key,
+                GoogleConfigKey::ServiceAccount
+                    | GoogleConfigKey::ServiceAccountKey
+                    | GoogleConfigKey::ApplicationCredentials
+            ) {
                 builder = builder.with_config(key, value);
             }
         }

@@ -51,13 +51,8 @@ impl S3Location {
         let mut builder = AmazonS3Builder::new();
         // Every AWS_* variable object_store knows, as its own `from_env` would read them (the
         // session read the environment; this reads what it was given).
-        for (name, value) in &aws.vars {
-            if let Ok(key) = name
-                .to_ascii_lowercase()
-                .parse::<object_store::aws::AmazonS3ConfigKey>()
-            {
-                builder = builder.with_config(key, value);
-            }
+        for (key, value) in objstore::config_keys::<object_store::aws::AmazonS3ConfigKey>(&aws.vars) {
+            builder = builder.with_config(key, value);
         }
         // Virtual-hosted addressing with an endpoint of the user's: the bucket becomes the
         // endpoint's first label, as the AWS CLI's `addressing_style = virtual` makes it
