@@ -50,10 +50,14 @@ fn client(t: &TestContext, scenario: &str) -> Value {
     // a2c on PATH, as an installed one is: the client runs the commands hints print.
     let bin = std::path::Path::new(a2c).parent().unwrap().display().to_string();
     cmd.env("PATH", format!("{bin}:{}", std::env::var("PATH").unwrap_or_default()));
-    let out = cmd
-        .args([CLIENT, a2c, &t.path("w").display().to_string(), scenario])
-        .output()
-        .unwrap();
+    cmd.args([CLIENT, a2c, &t.path("w").display().to_string(), scenario]);
+    client_report(&mut cmd)
+}
+
+/// What an MCP client the test runs reports: the JSON document on the last line it prints,
+/// once it exited successfully.
+fn client_report(client: &mut Command) -> Value {
+    let out = client.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -624,21 +628,11 @@ fn the_typescript_sdk_gets_every_tool_resource_and_prompt() {
     rich_superbuild(&t);
     let mut cmd = Command::new("node");
     t.environment(&mut cmd);
-    let out = cmd
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.mjs"))
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.mjs"))
         .arg(&modules)
         .arg(env!("CARGO_BIN_EXE_a2c"))
-        .arg(t.path("w"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value =
-        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        .arg(t.path("w"));
+    let r = client_report(&mut cmd);
     assert_eq!(r["server"]["name"], "a2c", "{r}");
     // Every call is a result the SDK took: successes structured, failures a2c's own words.
     for (name, call) in r["calls"].as_object().unwrap() {
