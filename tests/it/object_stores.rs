@@ -154,7 +154,11 @@ fn start_seaweed(t: &TestContext, tls: bool) -> Option<Seaweed> {
             if matches!(child.0.try_wait(), Ok(Some(_))) {
                 return false;
             }
-            assert!(attempt < 120, "cannot create the bucket: HTTP {status}");
+            assert!(
+                attempt < 120,
+                "cannot create the bucket: HTTP {status}; weed's log ends:\n{}",
+                servers::log_tail(t, "seaweed")
+            );
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
         unreachable!()

@@ -140,29 +140,7 @@ impl AzLocation {
     /// The object store for this container, signing with the credentials `azure` gives and
     /// speaking through `http`.
     fn az_store(&self, http: &Arc<HttpClient>, azure: &CloudVariables) -> Result<MicrosoftAzure, RegistryError> {
-        let mut builder = MicrosoftAzureBuilder::new();
-        // The credentials object_store knows, as its own `from_env` would read them; never an
-        // account, container, endpoint or emulator switch (the location and ENDPOINT_VARIABLES
-        // say those), nor the Azure CLI or a credential type that would pick it.
-        for (key, value) in objstore::config_keys::<AzureConfigKey>(&azure.vars) {
-            if matches!(
-                key,
-                AzureConfigKey::AccessKey
-                    | AzureConfigKey::ClientId
-                    | AzureConfigKey::ClientSecret
-                    | AzureConfigKey::AuthorityId
-                    | AzureConfigKey::AuthorityHost
-                    | AzureConfigKey::SasKey
-                    | AzureConfigKey::Token
-                    | AzureConfigKey::MsiEndpoint
-                    | AzureConfigKey::ObjectId
-                    | AzureConfigKey::MsiResourceId
-                    | AzureConfigKey::FederatedTokenFile
-            ) {
-                builder = builder.with_config(key, value);
-            }
-        }
-        let mut builder = builder
+        let mut builder = with_credentials(MicrosoftAzureBuilder::new(), azure)
             .with_client_options(objstore::client_options())
             .with_account(self.account())
             .with_container_name(self.0.container())
@@ -303,12 +281,71 @@ impl Bucket for AzLocation {
     }
 }
 
+/// `builder` given the credentials object_store knows among `azure`, as its own `from_env` would
+/// read them; never an account, container, endpoint or emulator switch (the location and
+/// ENDPOINT_VARIABLES say those), nor the Azure CLI or a credential type that would pick it.
+fn with_credentials(mut builder: MicrosoftAzureBuilder, azure: &CloudVariables) -> MicrosoftAzureBuilder {
+    let credentials = objstore::config_keys(&azure.vars, |key| {
+        matches!(
+            key,
+            AzureConfigKey::AccessKey
+                | AzureConfigKey::ClientId
+                | AzureConfigKey::ClientSecret
+                | AzureConfigKey::AuthorityId
+                | AzureConfigKey::AuthorityHost
+                | AzureConfigKey::SasKey
+                | AzureConfigKey::Token
+                | AzureConfigKey::MsiEndpoint
+                | AzureConfigKey::ObjectId
+                | AzureConfigKey::MsiResourceId
+                | AzureConfigKey::FederatedTokenFile
+        )
+    });
+    for (key, value) in credentials {
+        builder = builder.with_config(key, value);
+    }
+    builder
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<AzLocation, String> {
         AzLocation::from_url(&Url::parse(text).unwrap())
+    }
+
+    /// Only credentials reach object_store's builder: an emulator or Azure CLI switch, a
+    /// container or an account set in the environment is not taken from there.
+    #[test]
+    fn only_credentials_reach_the_store_builder() {
+        let vars = CloudVariables {
+            vars: [
+                ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
+                ("AZURE_USE_AZURE_CLI", "true"),
+                ("AZURE_STORAGE_USE_EMULATOR", "true"),
+                ("AZURE_CONTAINER_NAME", "elsewhere"),
+                ("AZURE_STORAGE_ACCOUNT_NAME", "otheraccount"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        };
+        let builder = with_credentials(MicrosoftAzureBuilder::new(), &vars);
+        assert_eq!(
+            builder.get_config_value(&AzureConfigKey::AccessKey).as_deref(),
+            Some("a2V5")
+        );
+        assert_eq!(
+            builder.get_config_value(&AzureConfigKey::UseAzureCli).as_deref(),
+            Some("false")
+        );
+        assert_eq!(
+            builder.get_config_value(&AzureConfigKey::UseEmulator).as_deref(),
+            Some("false")
+        );
+        assert_eq!(builder.get_config_value(&AzureConfigKey::ContainerName), None);
+        assert_eq!(builder.get_config_value(&AzureConfigKey::AccountName), None);
     }
 
     #[test]

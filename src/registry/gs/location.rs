@@ -103,19 +103,7 @@ impl GsLocation {
     /// The object store for this bucket, signing with the credentials `google` gives and
     /// speaking through `http`.
     fn gs_store(&self, http: &Arc<HttpClient>, google: &CloudVariables) -> Result<GoogleCloudStorage, RegistryError> {
-        let mut builder = GoogleCloudStorageBuilder::new();
-        // The credentials object_store knows, as its own `from_env` would read them; never a
-        // bucket or endpoint (the location and ENDPOINT_VARIABLES say those).
-        for (key, value) in objstore::config_keys::<GoogleConfigKey>(&google.vars) {
-            if matches!(
-                key,
-                GoogleConfigKey::ServiceAccount
-                    | GoogleConfigKey::ServiceAccountKey
-                    | GoogleConfigKey::ApplicationCredentials
-            ) {
-                builder = builder.with_config(key, value);
-            }
-        }
+        let mut builder = with_credentials(GoogleCloudStorageBuilder::new(), google);
         let endpoint = self.checked_endpoint(google)?;
         builder =
             builder.with_client_options(objstore::client_options().with_allow_http(endpoint.starts_with("http:")));
@@ -288,6 +276,24 @@ impl Bucket for GsLocation {
     }
 }
 
+/// `builder` given the credentials object_store knows among `google`, as its own `from_env`
+/// would read them; never a bucket, an endpoint or a switch to skip signing (the location,
+/// ENDPOINT_VARIABLES and `STORAGE_EMULATOR_HOST` say those).
+fn with_credentials(mut builder: GoogleCloudStorageBuilder, google: &CloudVariables) -> GoogleCloudStorageBuilder {
+    let credentials = objstore::config_keys(&google.vars, |key| {
+        matches!(
+            key,
+            GoogleConfigKey::ServiceAccount
+                | GoogleConfigKey::ServiceAccountKey
+                | GoogleConfigKey::ApplicationCredentials
+        )
+    });
+    for (key, value) in credentials {
+        builder = builder.with_config(key, value);
+    }
+    builder
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,6 +307,32 @@ mod tests {
         CloudVariables {
             vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         }
+    }
+
+    /// Only credentials reach object_store's builder: a bucket or a switch to skip signing set
+    /// in the environment is not taken from there.
+    #[test]
+    fn only_credentials_reach_the_store_builder() {
+        let vars = CloudVariables {
+            vars: [
+                ("GOOGLE_SERVICE_ACCOUNT", "/keys/sa.json"),
+                ("GOOGLE_BUCKET", "elsewhere"),
+                ("GOOGLE_SKIP_SIGNATURE", "true"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        };
+        let builder = with_credentials(GoogleCloudStorageBuilder::new(), &vars);
+        assert_eq!(
+            builder.get_config_value(&GoogleConfigKey::ServiceAccount).as_deref(),
+            Some("/keys/sa.json")
+        );
+        assert_eq!(builder.get_config_value(&GoogleConfigKey::Bucket), None);
+        assert_eq!(
+            builder.get_config_value(&GoogleConfigKey::SkipSignature).as_deref(),
+            Some("false")
+        );
     }
 
     #[test]

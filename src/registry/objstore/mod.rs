@@ -568,12 +568,15 @@ impl<B: Bucket> ObjectRegistry<B> {
 }
 
 /// Each of `vars` whose lower-cased name parses as a `K` (an object_store builder's
-/// configuration key, as that builder's own `from_env` reads the environment), with its value.
+/// configuration key, as that builder's own `from_env` reads the environment) that `taken`
+/// takes, with its value.
 pub(in crate::registry) fn config_keys<K: std::str::FromStr>(
     vars: &[(String, String)],
+    taken: impl Fn(&K) -> bool,
 ) -> impl Iterator<Item = (K, &str)> {
     vars.iter()
         .filter_map(|(name, value)| Some((name.to_ascii_lowercase().parse().ok()?, value.as_str())))
+        .filter(move |(key, _)| taken(key))
 }
 
 #[cfg(test)]

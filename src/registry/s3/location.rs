@@ -51,7 +51,7 @@ impl S3Location {
         let mut builder = AmazonS3Builder::new();
         // Every AWS_* variable object_store knows, as its own `from_env` would read them (the
         // session read the environment; this reads what it was given).
-        for (key, value) in objstore::config_keys::<object_store::aws::AmazonS3ConfigKey>(&aws.vars) {
+        for (key, value) in objstore::config_keys(&aws.vars, |_: &object_store::aws::AmazonS3ConfigKey| true) {
             builder = builder.with_config(key, value);
         }
         // Virtual-hosted addressing with an endpoint of the user's: the bucket becomes the

@@ -43,12 +43,17 @@ pub fn start(
             return Started { child, ports };
         }
     }
-    let log = fs_err::read_to_string(&log_path).unwrap_or_default();
-    let tail: Vec<&str> = log.lines().rev().take(40).collect();
     panic!(
         "{name} did not start on loopback in 5 attempts; its log ends:\n{}",
-        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        log_tail(t, name)
     );
+}
+
+/// The last 40 lines of the server `name`'s log (the test's `NAME.log`), for a failure's message.
+pub fn log_tail(t: &TestContext, name: &str) -> String {
+    let log = fs_err::read_to_string(t.path(&format!("{name}.log"))).unwrap_or_default();
+    let tail: Vec<&str> = log.lines().rev().take(40).collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 /// [`start`] ready once it listens on its first port (60 s at the most).
