@@ -45,7 +45,13 @@ crate_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
   exit 1
 }
 targets=${A2C_RELEASE_TARGETS:-x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-pc-windows-gnu}
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+  SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) && [ -n "$SOURCE_DATE_EPOCH" ] || {
+    echo "error: git cannot read this commit's time (not a git checkout, or one git does not trust: git config --global --add safe.directory \"$PWD\"); or set SOURCE_DATE_EPOCH" >&2
+    exit 1
+  }
+fi
+export SOURCE_DATE_EPOCH
 export TZ=UTC
 stage() { echo "== [release] $*" >&2; }
 

@@ -367,8 +367,14 @@ fn the_release_workflow_builds_every_target() {
             .iter()
             .any(|r| r.contains("wheels/a2c-*.whl") && r.contains("> SHA256SUMS"))
     );
-    // The Linux job builds with the compiler .ci/run proves the archives with.
+    // The Linux job builds with the compiler .ci/run proves the archives with, in a container
+    // whose git must be told to trust the checkout (release/build.sh reads the commit's time).
     assert_eq!(doc["jobs"]["linux-and-windows-gnu"]["container"], "debian:12");
+    assert!(
+        runs("linux-and-windows-gnu")
+            .iter()
+            .any(|r| r.contains("safe.directory \"$GITHUB_WORKSPACE\""))
+    );
     assert!(
         runs("linux-and-windows-gnu")
             .iter()
