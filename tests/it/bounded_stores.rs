@@ -201,5 +201,12 @@ fn a_trickled_index_fails_within_the_low_speed_window() {
     };
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    // The count the message gives is below what the window asks (2 s at 100 bytes/s).
+    let bytes: u32 = regex::Regex::new(r"trickled: ([0-9]+) bytes in the last 2 s")
+        .unwrap()
+        .captures(&run.stderr)
+        .map(|c| c[1].parse().unwrap())
+        .unwrap_or_else(|| panic!("no count in: {}", run.stderr));
+    assert!(bytes < 200, "{bytes} bytes");
     insta::assert_snapshot!(run.error_transcript());
 }

@@ -493,6 +493,8 @@ fn mask(text: &str) -> String {
             (r"\.staging/[^/`\s]+/", ".staging/[WORK]/"),
             (r"\b[0-9]+(\.[0-9]+)?m?s\)", "[TIME])"),
             (r"(?m)^warning: retry .*\n", ""),
+            // How many bytes a trickling server got through in the window is the scheduler's.
+            (r"trickled: [0-9]+ bytes", "trickled: [N] bytes"),
         ]
         .into_iter()
         .map(|(re, with)| (regex::Regex::new(re).unwrap(), with))
