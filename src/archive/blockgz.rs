@@ -71,7 +71,7 @@ impl<W: Write> BlockGzWriter<W> {
                 let done = done_tx.clone();
                 std::thread::spawn(move || {
                     loop {
-                        let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let job = crate::util::parallel::locked(&jobs).recv();
                         let Ok((index, input)) = job else { break };
                         let mut crc = flate2::Crc::new();
                         crc.update(&input);

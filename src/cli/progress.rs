@@ -27,7 +27,7 @@ struct Bars {
 impl Bars {
     /// Every bar finished and cleared from the screen.
     fn clear(&self) {
-        for bar in self.downloads.lock().unwrap_or_else(|p| p.into_inner()).values() {
+        for bar in crate::util::parallel::locked(&self.downloads).values() {
             bar.finish_and_clear();
         }
         self.overall.finish_and_clear();
@@ -49,7 +49,7 @@ static ACTIVE: Mutex<Option<std::sync::Arc<Bars>>> = Mutex::new(None);
 
 /// One line on stderr, above the progress bars when they are drawn, whole however long.
 pub fn eprint_line(line: &str) {
-    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let active = crate::util::parallel::locked(&ACTIVE).clone();
     match active {
         // Printed with the bars lifted, not through `println` (which cuts a line to the
         // terminal's width): a long warning wraps whole and ends with its newline.
@@ -108,7 +108,7 @@ fn clear_bars_on_interrupt() {
                 return;
             };
             if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
-                if let Some(bars) = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                if let Some(bars) = crate::util::parallel::locked(&ACTIVE).take() {
                     bars.clear();
                 }
                 crate::store::flock::release_for_exit();
@@ -234,7 +234,7 @@ struct Lines {
 impl Lines {
     /// The first start of `version` (download or extraction): prints `line`, keeps the time.
     fn begin(&self, printer: &Printer, version: &MethodVersion, bytes: u64, line: String) {
-        let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        let mut started = crate::util::parallel::locked(&self.started);
         if !started.contains_key(version) {
             started.insert(version.clone(), (std::time::Instant::now(), bytes));
             printer.progress(line);
@@ -273,7 +273,7 @@ impl ProgressReporter {
             })
         });
         if let Some(b) = &bars {
-            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(b.clone());
+            *crate::util::parallel::locked(&ACTIVE) = Some(b.clone());
             clear_bars_on_interrupt();
         }
         Self {
@@ -285,7 +285,7 @@ impl ProgressReporter {
 
     pub fn done(&self) {
         if let Some(b) = &self.bars {
-            *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *crate::util::parallel::locked(&ACTIVE) = None;
             b.clear();
         }
     }
@@ -325,7 +325,7 @@ impl Reporter for ProgressReporter {
             );
         }
         if let Some(b) = &self.bars {
-            let mut active = b.active.lock().unwrap_or_else(|p| p.into_inner());
+            let mut active = crate::util::parallel::locked(&b.active);
             active.push(version.clone());
             b.show_active(&active);
         }
@@ -333,7 +333,7 @@ impl Reporter for ProgressReporter {
 
     fn finish(&self, version: &MethodVersion, _bytes: u64) {
         if let Some(b) = &self.bars {
-            let mut active = b.active.lock().unwrap_or_else(|p| p.into_inner());
+            let mut active = crate::util::parallel::locked(&b.active);
             active.retain(|v| v != version);
             b.show_active(&active);
         }
@@ -344,7 +344,7 @@ impl Reporter for ProgressReporter {
             b.overall.inc(1);
         }
         if let Some(l) = &self.lines
-            && let Some((at, bytes)) = l.started.lock().unwrap_or_else(|p| p.into_inner()).get(version)
+            && let Some((at, bytes)) = crate::util::parallel::locked(&l.started).get(version)
         {
             self.printer.progress(format!(
                 "done {version} ({}, {:.2} s)",
@@ -372,16 +372,13 @@ impl Reporter for ProgressReporter {
                     .progress_chars("=> "),
             );
             bar.set_message(format!("downloading {version}"));
-            b.downloads
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(version.clone(), bar);
+            crate::util::parallel::locked(&b.downloads).insert(version.clone(), bar);
         }
     }
 
     fn download_progress(&self, version: &MethodVersion, bytes_so_far: u64) {
         if let Some(b) = &self.bars
-            && let Some(bar) = b.downloads.lock().unwrap_or_else(|p| p.into_inner()).get(version)
+            && let Some(bar) = crate::util::parallel::locked(&b.downloads).get(version)
         {
             bar.set_position(bytes_so_far);
         }
@@ -389,7 +386,7 @@ impl Reporter for ProgressReporter {
 
     fn download_finish(&self, version: &MethodVersion) {
         if let Some(b) = &self.bars
-            && let Some(bar) = b.downloads.lock().unwrap_or_else(|p| p.into_inner()).remove(version)
+            && let Some(bar) = crate::util::parallel::locked(&b.downloads).remove(version)
         {
             bar.finish_and_clear();
         }

@@ -20,7 +20,7 @@ pub fn check(targets: &[Target], jobs: usize) -> Vec<Finding> {
             s.spawn(|| {
                 while let Some(t) = targets.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
                     if let Some(f) = check_one(t) {
-                        out.lock().unwrap_or_else(|p| p.into_inner()).push(f);
+                        crate::util::parallel::locked(&out).push(f);
                     }
                 }
             });

@@ -56,7 +56,7 @@ struct Message {
 
 /// Admits the request `m` to the engine, or the error line that answers it instead.
 fn admit(in_flight: &InFlight, m: &Message) -> Result<(), Vec<u8>> {
-    let mut ids = in_flight.lock().unwrap_or_else(|p| p.into_inner());
+    let mut ids = crate::util::parallel::locked(in_flight);
     match (&m.id, &m.method) {
         // A request.
         (Some(id), Some(_)) => {
@@ -100,10 +100,7 @@ fn answered(in_flight: &InFlight, line: &[u8]) {
         method: None,
     }) = serde_json::from_slice::<Answer>(line)
     {
-        in_flight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id.to_string());
+        crate::util::parallel::locked(in_flight).remove(&id.to_string());
     }
 }
 

@@ -9,7 +9,7 @@ use url::Url;
 use super::HttpError;
 use super::auth::{Challenge, DockerCredential, run_helper};
 use super::client::{HttpClient, MAX_TOKEN, Payload};
-use super::request::HopCredential;
+use super::request::{HopCredential, Outgoing};
 use super::retry::Failure;
 
 impl HttpClient {
@@ -21,14 +21,11 @@ impl HttpClient {
         }
         let name = self.auth.helper_for(url)?;
         let entry = super::credentials::host_entry(url);
-        if let Some(known) = self.helped.lock().unwrap_or_else(|p| p.into_inner()).get(&entry) {
+        if let Some(known) = crate::util::parallel::locked(&self.helped).get(&entry) {
             return known.clone();
         }
         let got = run_helper(name, &entry);
-        self.helped
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(entry, got.clone());
+        crate::util::parallel::locked(&self.helped).insert(entry, got.clone());
         got
     }
 
@@ -89,14 +86,12 @@ impl HttpClient {
             }
             let form = Payload::Bytes(form.finish().into_bytes());
             let headers = [("Content-Type", "application/x-www-form-urlencoded".to_string())];
-            self.follow(
-                &reqwest::Method::POST,
-                &realm,
-                &headers,
-                Some(&form),
-                HopCredential::InBody,
-            )
-            .await?
+            let out = Outgoing {
+                method: &reqwest::Method::POST,
+                headers: &headers,
+                body: Some(&form),
+            };
+            self.follow(&realm, out, HopCredential::InBody).await?
         } else {
             let mut query = realm.clone();
             {
@@ -112,7 +107,7 @@ impl HttpClient {
                 Some((user, password)) => HopCredential::Basic(user, password),
                 None => HopCredential::Anonymous,
             };
-            self.follow(&reqwest::Method::GET, &query, &[], None, sign).await?
+            self.follow(&query, Outgoing::get(&[]), sign).await?
         };
         let withheld = !own_realm && self.auth.has_credential_for(url);
         if withheld && matches!(response.status().as_u16(), 401 | 403) {
@@ -142,7 +137,7 @@ impl HttpClient {
                 token.len()
             )));
         }
-        self.bearer.lock().unwrap_or_else(|p| p.into_inner()).insert(
+        crate::util::parallel::locked(&self.bearer).insert(
             super::credentials::host_entry(url),
             (token.to_string(), with_credentials),
         );
@@ -161,13 +156,7 @@ impl HttpClient {
             return Ok(());
         };
         let (response, _) = self
-            .follow(
-                &reqwest::Method::GET,
-                endpoint,
-                &[],
-                None,
-                HopCredential::Basic(user, password),
-            )
+            .follow(endpoint, Outgoing::get(&[]), HopCredential::Basic(user, password))
             .await?;
         if !response.status().is_success() {
             return Err(Failure::fatal(HttpError::Status {
@@ -185,10 +174,7 @@ impl HttpClient {
                 reason: format!("its token endpoint `{endpoint}` gave no token"),
             }));
         };
-        self.bearer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(super::credentials::host_entry(url), (token, true));
+        crate::util::parallel::locked(&self.bearer).insert(super::credentials::host_entry(url), (token, true));
         Ok(())
     }
 }

@@ -219,7 +219,7 @@ impl HttpClient {
     /// Elsewhere, on a laptop, that address may swallow a connection, which the service's own
     /// SDKs give up on after a second, not after `A2C_HTTP_TIMEOUT` and each retry.
     pub fn reqwest_quick_connect(&self) -> reqwest::Client {
-        let mut slot = self.quick.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::util::parallel::locked(&self.quick);
         slot.get_or_insert_with(|| {
             let read = Duration::from_secs(self.timeout);
             build(QUICK_CONNECT, read, &self.ca_bundles, &self.proxies).unwrap_or_else(|_| self.client.clone())
@@ -258,8 +258,13 @@ impl HttpClient {
         body: Option<Payload<'_>>,
     ) -> Result<Reply, HttpError> {
         let safe = body.is_none() && matches!(method, reqwest::Method::GET | reqwest::Method::HEAD);
+        let out = super::request::Outgoing {
+            method: &method,
+            headers,
+            body: body.as_ref(),
+        };
         let attempt = || async {
-            let (response, authorized) = self.execute(&method, url, headers, body.as_ref()).await?;
+            let (response, authorized) = self.execute(url, out).await?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let body = self.read_capped(response, url, self.max_document).await?;

@@ -15,21 +15,25 @@ use super::request::Rate;
 use super::retry::{Failure, Next, retrying};
 use crate::util::digest::{Hasher, Sha256};
 
+/// What one download fetches, and into which file: `size` bytes of `url` whose sha256 is
+/// `sha256`, into `partial`. `bearer`: the token a registry kind obtained for `url`'s origin,
+/// sent instead of what the user bound to its host (see [`super::Bearer`]).
+#[derive(Clone, Copy)]
+pub struct Fetch<'a> {
+    pub url: &'a Url,
+    pub bearer: Option<&'a super::Bearer>,
+    pub partial: &'a Path,
+    pub size: u64,
+    pub sha256: &'a Sha256,
+}
+
 impl HttpClient {
-    /// Downloads `url` into `partial`, resuming what is already there (Range), streaming and
-    /// hashing every byte, retrying transient failures. Succeeds only when the file holds
-    /// exactly `size` bytes whose sha256 is `sha256`; then the caller renames it into place.
-    /// `progress` receives the bytes written so far. `bearer`: the token a registry kind obtained
-    /// for `url`'s origin, sent instead of what the user bound to its host (see [`super::Bearer`]).
-    pub fn download(
-        &self,
-        url: &Url,
-        bearer: Option<&super::Bearer>,
-        partial: &Path,
-        size: u64,
-        sha256: &Sha256,
-        progress: &dyn Fn(u64),
-    ) -> Result<(), HttpError> {
+    /// Downloads a [`Fetch`]'s URL into its `partial` file, resuming what is already there
+    /// (Range), streaming and hashing every byte, retrying transient failures. Succeeds only
+    /// when the file holds exactly `size` bytes whose sha256 is `sha256`; then the caller
+    /// renames it into place. `progress` receives the bytes written so far.
+    pub fn download(&self, fetch: Fetch<'_>, progress: &dyn Fn(u64)) -> Result<(), HttpError> {
+        let Fetch { url, partial, size, .. } = fetch;
         let resumed_from_partial = std::fs::symlink_metadata(partial).is_ok_and(|m| m.len() > 0);
         let short = |actual| HttpError::Short {
             url: crate::util::redact::shown_url(url),
@@ -64,20 +68,19 @@ impl HttpClient {
         self.runtime.block_on(retrying(
             self.retries,
             self.observer.as_deref(),
-            || self.download_once(url, bearer, partial, size, sha256, progress),
+            || self.download_once(fetch, progress),
             judge,
         ))
     }
 
-    async fn download_once(
-        &self,
-        url: &Url,
-        bearer: Option<&super::Bearer>,
-        partial: &Path,
-        size: u64,
-        sha256: &Sha256,
-        progress: &dyn Fn(u64),
-    ) -> Result<(), Failure> {
+    async fn download_once(&self, fetch: Fetch<'_>, progress: &dyn Fn(u64)) -> Result<(), Failure> {
+        let Fetch {
+            url,
+            bearer,
+            partial,
+            size,
+            sha256,
+        } = fetch;
         // Resume only from a regular file this user owns; never through a link.
         let file = crate::util::contain::open_write(
             partial,

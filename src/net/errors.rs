@@ -143,11 +143,10 @@ impl HttpError {
                 challenge,
                 url,
             } if challenge.as_ref().is_some_and(|c| c.basic) => format!(
-                "the registry asks for a user name and password: run `a2c login {} --username USER` (the password on standard input), or set {}=user:password and name the host with --registry, {} or {}, or add it to ~/.netrc",
+                "the registry asks for a user name and password: run `a2c login {} --username USER` (the password on standard input), or set {}=user:password and {}, or add it to ~/.netrc",
                 host_of(url),
                 crate::env::A2C_REGISTRY_AUTH,
-                crate::env::A2C_REGISTRY,
-                crate::env::A2C_TOKEN_HOSTS
+                name_the_host(),
             ),
             Self::Status {
                 status: 401,
@@ -155,11 +154,10 @@ impl HttpError {
                 url,
                 ..
             } => format!(
-                "the registry wants credentials: run `a2c login {}` (or set {} and name the host with --registry, {} or {}), or add it to ~/.netrc",
+                "the registry wants credentials: run `a2c login {}` (or set {} and {}), or add it to ~/.netrc",
                 host_of(url),
                 crate::env::A2C_REGISTRY_TOKEN,
-                crate::env::A2C_REGISTRY,
-                crate::env::A2C_TOKEN_HOSTS
+                name_the_host(),
             ),
             Self::Status {
                 status: 401, challenge, ..
@@ -249,6 +247,15 @@ pub struct Unauthorized {
     /// The `a2c login` stored for the host that was sent: its host and user name (`None` for
     /// a token).
     pub login: Option<(String, Option<String>)>,
+}
+
+/// How a credential set in the environment is bound to a registry's host.
+fn name_the_host() -> String {
+    format!(
+        "name the host with --registry, {} or {}",
+        crate::env::A2C_REGISTRY,
+        crate::env::A2C_TOKEN_HOSTS
+    )
 }
 
 pub(super) fn host_of(url: &str) -> String {

@@ -31,9 +31,7 @@ fn once<K: PartialEq, T: Clone>(
     key: K,
     fetch: impl FnOnce() -> Result<T, HttpError>,
 ) -> Result<T, HttpError> {
-    let known = cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    let known = crate::util::parallel::locked(cache)
         .iter()
         .find(|(k, _)| *k == key)
         .map(|(_, v)| v.clone());
@@ -41,7 +39,7 @@ fn once<K: PartialEq, T: Clone>(
         return Ok(v);
     }
     let v = fetch()?;
-    cache.lock().unwrap_or_else(|p| p.into_inner()).push((key, v.clone()));
+    crate::util::parallel::locked(cache).push((key, v.clone()));
     Ok(v)
 }
 
@@ -98,7 +96,7 @@ impl LazyClient {
         if self.network.offline {
             return Err(HttpError::Offline);
         }
-        let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::util::parallel::locked(&self.client);
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }

@@ -51,7 +51,7 @@ impl HttpClient {
                     .get(reqwest::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok())
                     .and_then(retry_after);
-                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(response);
+                *crate::util::parallel::locked(last) = Some(response);
                 Err(Failure {
                     error: HttpError::Status {
                         url: crate::util::redact::shown_url(&url),
@@ -69,7 +69,7 @@ impl HttpClient {
         let response = match outcome {
             Ok(response) => response,
             // The answer that was tried again and again: the library words it.
-            Err(HttpError::Status { .. }) => match last.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Err(HttpError::Status { .. }) => match crate::util::parallel::locked(&last).take() {
                 Some(response) => response,
                 None => unreachable!("a status failure keeps its answer"),
             },

@@ -34,6 +34,26 @@ pub(super) enum HopCredential<'a> {
     Anonymous,
 }
 
+/// What one request sends besides its URL (which a redirect changes): its method, headers
+/// and body.
+#[derive(Clone, Copy)]
+pub(super) struct Outgoing<'a> {
+    pub(super) method: &'a reqwest::Method,
+    pub(super) headers: &'a [(&'a str, String)],
+    pub(super) body: Option<&'a Payload<'a>>,
+}
+
+impl<'a> Outgoing<'a> {
+    /// A GET with `headers` and no body.
+    pub(super) fn get(headers: &'a [(&'a str, String)]) -> Self {
+        Outgoing {
+            method: &reqwest::Method::GET,
+            headers,
+            body: None,
+        }
+    }
+}
+
 /// The low-speed check (as curl's `--speed-limit` / `--speed-time`): over each window of
 /// `window` seconds, at least `min` bytes per second on average.
 pub(super) struct Rate {
@@ -132,12 +152,7 @@ impl HttpClient {
     /// user bound to its host; `true` when the user's credentials are in it.
     fn authorize(&self, request: reqwest::RequestBuilder, url: &Url) -> (reqwest::RequestBuilder, bool) {
         let entry = super::credentials::host_entry(url);
-        let token = self
-            .bearer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&entry)
-            .cloned();
+        let token = crate::util::parallel::locked(&self.bearer).get(&entry).cloned();
         match token {
             // A token the user's credentials obtained travels as they do: never in clear text.
             Some((token, with_credentials)) if !with_credentials || self.auth.may_carry(url) => {
@@ -148,12 +163,7 @@ impl HttpClient {
                 if authorized || !self.auth.may_carry(url) {
                     return (request, authorized);
                 }
-                let helped = self
-                    .helped
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(&entry)
-                    .cloned();
+                let helped = crate::util::parallel::locked(&self.helped).get(&entry).cloned();
                 match helped.flatten() {
                     Some(DockerCredential::Basic(user, password)) => (request.basic_auth(user, Some(password)), true),
                     _ => (request, false),
@@ -165,14 +175,8 @@ impl HttpClient {
     /// Sends one request; a `401` with a Bearer challenge is answered once: the token endpoint
     /// the registry names is asked for a token (with the credentials the user bound to the
     /// registry's host, if any) and the request is sent again with it.
-    pub(super) async fn execute(
-        &self,
-        method: &reqwest::Method,
-        url: &Url,
-        headers: &[(&str, String)],
-        body: Option<&Payload<'_>>,
-    ) -> Result<(reqwest::Response, bool), Failure> {
-        self.execute_as(method, url, headers, body, HopCredential::Bound).await
+    pub(super) async fn execute(&self, url: &Url, out: Outgoing<'_>) -> Result<(reqwest::Response, bool), Failure> {
+        self.execute_as(url, out, HopCredential::Bound).await
     }
 
     /// [`Self::execute`], carrying `credential`: with other than [`HopCredential::Bound`] (a token a
@@ -180,10 +184,8 @@ impl HttpClient {
     /// `401` is the answer.
     async fn execute_as(
         &self,
-        method: &reqwest::Method,
         url: &Url,
-        headers: &[(&str, String)],
-        body: Option<&Payload<'_>>,
+        out: Outgoing<'_>,
         credential: HopCredential<'_>,
     ) -> Result<(reqwest::Response, bool), Failure> {
         if !matches!(url.scheme(), "http" | "https") {
@@ -200,7 +202,7 @@ impl HttpClient {
         let mut upgraded = false;
         loop {
             let url = &target;
-            let (response, authorized) = self.follow(method, url, headers, body, credential).await?;
+            let (response, authorized) = self.follow(url, out, credential).await?;
             // A loopback port that speaks HTTPS answers plain HTTP with a 400 that says so, in
             // text (Go sends none, nginx text/html): speak HTTPS to it (its certificate is
             // checked as any other's). A JSON 400 is an API's own answer, left to the caller.
@@ -216,10 +218,7 @@ impl HttpClient {
                 // registry): "Client sent an HTTP request to an HTTPS server."
                 if text.contains("HTTPS") {
                     upgraded = true;
-                    self.tls_loopback
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(super::credentials::host_entry(url));
+                    crate::util::parallel::locked(&self.tls_loopback).insert(super::credentials::host_entry(url));
                     target = self.over_tls_if_known(url);
                     continue;
                 }
@@ -295,12 +294,11 @@ impl HttpClient {
     /// whether a credential went with it.
     pub(super) async fn follow(
         &self,
-        method: &reqwest::Method,
         url: &Url,
-        headers: &[(&str, String)],
-        body: Option<&Payload<'_>>,
+        out: Outgoing<'_>,
         credential: HopCredential<'_>,
     ) -> Result<(reqwest::Response, bool), Failure> {
+        let Outgoing { method, headers, body } = out;
         let mut hop = url.clone();
         let mut method = method.clone();
         let mut body = body;
@@ -427,11 +425,7 @@ impl HttpClient {
     /// `url` in HTTPS when its loopback `host:port` was found to speak it this run.
     fn over_tls_if_known(&self, url: &Url) -> Url {
         let known = url.scheme() == "http"
-            && self
-                .tls_loopback
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains(&super::credentials::host_entry(url));
+            && crate::util::parallel::locked(&self.tls_loopback).contains(&super::credentials::host_entry(url));
         if !known {
             return url.clone();
         }
@@ -461,9 +455,7 @@ impl HttpClient {
         headers: &[(&str, String)],
         credential: HopCredential<'_>,
     ) -> Result<reqwest::Response, Failure> {
-        let (response, authorized) = self
-            .execute_as(&reqwest::Method::GET, url, headers, None, credential)
-            .await?;
+        let (response, authorized) = self.execute_as(url, Outgoing::get(headers), credential).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);

@@ -77,7 +77,7 @@ impl Network {
     /// The client bound to no registry (no credential goes anywhere with it), built on first
     /// use and shared by every clone of this network.
     pub fn unbound_client(&self) -> Result<std::sync::Arc<super::HttpClient>, HttpError> {
-        let mut slot = self.unbound.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::util::parallel::locked(&self.unbound.0);
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
@@ -190,6 +190,12 @@ pub struct CloudVariables {
 }
 
 impl CloudVariables {
+    /// These variables, as a kind's tests give them.
+    pub fn of(pairs: &[(&str, &str)]) -> Self {
+        let vars = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        CloudVariables { vars: vars.collect() }
+    }
+
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())

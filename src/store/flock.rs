@@ -22,7 +22,7 @@ static HELD: std::sync::Mutex<Vec<(PathBuf, File)>> = std::sync::Mutex::new(Vec:
 /// Clears the holder's pid from every lock this process holds, for an exit that runs no
 /// destructor (`cli`'s Ctrl-C handler): a clean interrupt is then no "died while holding".
 pub fn release_for_exit() {
-    for (_, file) in HELD.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+    for (_, file) in crate::util::parallel::locked(&HELD).iter() {
         write_holder(file, &" ".repeat(PID_WIDTH));
     }
 }
@@ -101,9 +101,7 @@ impl StoreLock {
         // is written padded over the start of the file: a lock file is never truncated.
         write_holder(&file, &format!("{:<PID_WIDTH$}", std::process::id()));
         if let Ok(handle) = file.try_clone() {
-            HELD.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((path.to_path_buf(), handle));
+            crate::util::parallel::locked(&HELD).push((path.to_path_buf(), handle));
         }
         Self {
             _file: file,
@@ -116,7 +114,7 @@ impl Drop for StoreLock {
     fn drop(&mut self) {
         // A clean release leaves no pid: a pid in an unheld lock means its holder died.
         write_holder(&self._file, &" ".repeat(PID_WIDTH));
-        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = crate::util::parallel::locked(&HELD);
         if let Some(i) = held.iter().position(|(p, _)| *p == self.path) {
             held.remove(i);
         }

@@ -291,9 +291,14 @@ pub(super) fn download(
     let client = network.client().map_err(fail)?;
     let partial = options.cache.partial_path(&entry.sha256)?;
     reporter.download_start(&entry.version, entry.size);
-    let result = client.download(url, bearer, &partial, entry.size, &entry.sha256, &|bytes| {
-        reporter.download_progress(&entry.version, bytes)
-    });
+    let fetch = crate::net::download::Fetch {
+        url,
+        bearer,
+        partial: &partial,
+        size: entry.size,
+        sha256: &entry.sha256,
+    };
+    let result = client.download(fetch, &|bytes| reporter.download_progress(&entry.version, bytes));
     reporter.download_finish(&entry.version);
     match result {
         Ok(()) => {

@@ -1,7 +1,7 @@
-//! Parallel work on scoped threads, results in item order.
+//! Parallel work on scoped threads, results in item order, and the guard of state they share.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Threads for many small metadata reads (members, their checks): the machine's cores, at most
 /// eight — more only contend for the kernel's path walks.
@@ -32,4 +32,11 @@ pub fn run_parallel<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -
     let mut out = out.into_inner().expect("workers are done");
     out.sort_by_key(|(i, _)| *i);
     out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The guard of `mutex`, also when a thread panicked holding it: what a2c keeps in a mutex (a
+/// cache, a list of results) is whole after every statement, so a panic elsewhere leaves
+/// nothing half-written to refuse.
+pub fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }

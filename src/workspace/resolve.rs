@@ -177,13 +177,10 @@ pub fn resolve_with(
         };
         let checked = match memo {
             Some(memo) => {
-                let known = memo.0.lock().unwrap_or_else(|p| p.into_inner()).get(&dir).cloned();
+                let known = crate::util::parallel::locked(&memo.0).get(&dir).cloned();
                 known.unwrap_or_else(|| {
                     let r = check();
-                    memo.0
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(dir.clone(), r.clone());
+                    crate::util::parallel::locked(&memo.0).insert(dir.clone(), r.clone());
                     r
                 })
             }

@@ -119,20 +119,12 @@ pub(super) fn resolution(m: &Member, version: &MethodVersion, ws: Option<&Path>,
     }
     // A store version's manifest is read once per run, whatever the members pinning it.
     let needs_newer = {
-        let known = memo
-            .1
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&resolved.root)
-            .cloned();
+        let known = crate::util::parallel::locked(&memo.1).get(&resolved.root).cloned();
         known.unwrap_or_else(|| {
             let min = MethodManifest::read_tree(&resolved.root)
                 .ok()
                 .and_then(|m| m.needs_newer_a2c().cloned());
-            memo.1
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(resolved.root.clone(), min.clone());
+            crate::util::parallel::locked(&memo.1).insert(resolved.root.clone(), min.clone());
             min
         })
     };

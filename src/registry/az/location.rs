@@ -284,7 +284,7 @@ impl Bucket for AzLocation {
 /// `builder` given the credentials object_store knows among `azure`, as its own `from_env` would
 /// read them; never an account, container, endpoint or emulator switch (the location and
 /// ENDPOINT_VARIABLES say those), nor the Azure CLI or a credential type that would pick it.
-fn with_credentials(mut builder: MicrosoftAzureBuilder, azure: &CloudVariables) -> MicrosoftAzureBuilder {
+fn with_credentials(builder: MicrosoftAzureBuilder, azure: &CloudVariables) -> MicrosoftAzureBuilder {
     let credentials = objstore::config_keys(&azure.vars, |key| {
         matches!(
             key,
@@ -301,10 +301,7 @@ fn with_credentials(mut builder: MicrosoftAzureBuilder, azure: &CloudVariables) 
                 | AzureConfigKey::FederatedTokenFile
         )
     });
-    for (key, value) in credentials {
-        builder = builder.with_config(key, value);
-    }
-    builder
+    credentials.fold(builder, |builder, (key, value)| builder.with_config(key, value))
 }
 
 #[cfg(test)]
@@ -319,18 +316,13 @@ mod tests {
     /// container or an account set in the environment is not taken from there.
     #[test]
     fn only_credentials_reach_the_store_builder() {
-        let vars = CloudVariables {
-            vars: [
-                ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
-                ("AZURE_USE_AZURE_CLI", "true"),
-                ("AZURE_STORAGE_USE_EMULATOR", "true"),
-                ("AZURE_CONTAINER_NAME", "elsewhere"),
-                ("AZURE_STORAGE_ACCOUNT_NAME", "otheraccount"),
-            ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        };
+        let vars = CloudVariables::of(&[
+            ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
+            ("AZURE_USE_AZURE_CLI", "true"),
+            ("AZURE_STORAGE_USE_EMULATOR", "true"),
+            ("AZURE_CONTAINER_NAME", "elsewhere"),
+            ("AZURE_STORAGE_ACCOUNT_NAME", "otheraccount"),
+        ]);
         let builder = with_credentials(MicrosoftAzureBuilder::new(), &vars);
         assert_eq!(
             builder.get_config_value(&AzureConfigKey::AccessKey).as_deref(),
@@ -351,9 +343,7 @@ mod tests {
     #[test]
     fn credentials_for_another_account_or_from_a_program_are_refused() {
         let l = parse("az://teamstore/methods").unwrap();
-        let vars = |pairs: &[(&str, &str)]| CloudVariables {
-            vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        };
+        let vars = CloudVariables::of;
         let other = vars(&[
             ("AZURE_STORAGE_ACCOUNT_NAME", "otherstore"),
             ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),

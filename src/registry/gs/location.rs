@@ -279,7 +279,7 @@ impl Bucket for GsLocation {
 /// `builder` given the credentials object_store knows among `google`, as its own `from_env`
 /// would read them; never a bucket, an endpoint or a switch to skip signing (the location,
 /// ENDPOINT_VARIABLES and `STORAGE_EMULATOR_HOST` say those).
-fn with_credentials(mut builder: GoogleCloudStorageBuilder, google: &CloudVariables) -> GoogleCloudStorageBuilder {
+fn with_credentials(builder: GoogleCloudStorageBuilder, google: &CloudVariables) -> GoogleCloudStorageBuilder {
     let credentials = objstore::config_keys(&google.vars, |key| {
         matches!(
             key,
@@ -288,10 +288,7 @@ fn with_credentials(mut builder: GoogleCloudStorageBuilder, google: &CloudVariab
                 | GoogleConfigKey::ApplicationCredentials
         )
     });
-    for (key, value) in credentials {
-        builder = builder.with_config(key, value);
-    }
-    builder
+    credentials.fold(builder, |builder, (key, value)| builder.with_config(key, value))
 }
 
 #[cfg(test)]
@@ -303,26 +300,15 @@ mod tests {
         GsLocation::from_url(&Url::parse(text).unwrap())
     }
 
-    fn vars(pairs: &[(&str, &str)]) -> CloudVariables {
-        CloudVariables {
-            vars: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        }
-    }
-
     /// Only credentials reach object_store's builder: a bucket or a switch to skip signing set
     /// in the environment is not taken from there.
     #[test]
     fn only_credentials_reach_the_store_builder() {
-        let vars = CloudVariables {
-            vars: [
-                ("GOOGLE_SERVICE_ACCOUNT", "/keys/sa.json"),
-                ("GOOGLE_BUCKET", "elsewhere"),
-                ("GOOGLE_SKIP_SIGNATURE", "true"),
-            ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        };
+        let vars = CloudVariables::of(&[
+            ("GOOGLE_SERVICE_ACCOUNT", "/keys/sa.json"),
+            ("GOOGLE_BUCKET", "elsewhere"),
+            ("GOOGLE_SKIP_SIGNATURE", "true"),
+        ]);
         let builder = with_credentials(GoogleCloudStorageBuilder::new(), &vars);
         assert_eq!(
             builder.get_config_value(&GoogleConfigKey::ServiceAccount).as_deref(),
@@ -344,33 +330,39 @@ mod tests {
             path.display().to_string()
         };
         let (service, person) = (file("sa.json", "service_account"), file("user.json", "authorized_user"));
-        assert!(signs_locally(&vars(&[("GOOGLE_SERVICE_ACCOUNT", "/k.json")])));
-        assert!(signs_locally(&vars(&[("GOOGLE_SERVICE_ACCOUNT_KEY", "{}")])));
-        assert!(signs_locally(&vars(&[(
+        assert!(signs_locally(&CloudVariables::of(&[(
+            "GOOGLE_SERVICE_ACCOUNT",
+            "/k.json"
+        )])));
+        assert!(signs_locally(&CloudVariables::of(&[(
+            "GOOGLE_SERVICE_ACCOUNT_KEY",
+            "{}"
+        )])));
+        assert!(signs_locally(&CloudVariables::of(&[(
             "GOOGLE_APPLICATION_CREDENTIALS",
             service.as_str()
         )])));
-        assert!(!signs_locally(&vars(&[(
+        assert!(!signs_locally(&CloudVariables::of(&[(
             "GOOGLE_APPLICATION_CREDENTIALS",
             person.as_str()
         )])));
-        assert!(!signs_locally(&vars(&[(
+        assert!(!signs_locally(&CloudVariables::of(&[(
             "GOOGLE_APPLICATION_CREDENTIALS",
             "/nonexistent.json"
         )])));
-        assert!(!signs_locally(&vars(&[])));
+        assert!(!signs_locally(&CloudVariables::of(&[])));
 
         let object = parse("gs://bucket/a2c/bundles/a2c-1.0.0.tar.gz").unwrap();
         assert_eq!(
-            object.object_url(&vars(&[])).unwrap().as_str(),
+            object.object_url(&CloudVariables::of(&[])).unwrap().as_str(),
             "https://storage.googleapis.com/bucket/a2c/bundles/a2c-1.0.0.tar.gz"
         );
-        let emulator = vars(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443/")]);
+        let emulator = CloudVariables::of(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443/")]);
         assert_eq!(
             object.object_url(&emulator).unwrap().as_str(),
             "http://127.0.0.1:4443/bucket/a2c/bundles/a2c-1.0.0.tar.gz"
         );
-        let far = vars(&[("GOOGLE_BASE_URL", "http://storage.example.com")]);
+        let far = CloudVariables::of(&[("GOOGLE_BASE_URL", "http://storage.example.com")]);
         assert!(
             object.object_url(&far).is_err(),
             "a token is never sent in clear text across a network"
@@ -391,31 +383,37 @@ mod tests {
     #[test]
     fn the_endpoint_comes_from_the_environment_alone_and_plain_http_only_on_loopback() {
         let l = parse("gs://bucket/a2c").unwrap();
-        assert_eq!(GsLocation::endpoint_of(&vars(&[])), (GOOGLE_ENDPOINT.to_string(), None));
         assert_eq!(
-            GsLocation::endpoint_of(&vars(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443")])),
+            GsLocation::endpoint_of(&CloudVariables::of(&[])),
+            (GOOGLE_ENDPOINT.to_string(), None)
+        );
+        assert_eq!(
+            GsLocation::endpoint_of(&CloudVariables::of(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443")])),
             ("http://127.0.0.1:4443".to_string(), Some("STORAGE_EMULATOR_HOST"))
         );
-        let far = vars(&[("GOOGLE_BASE_URL", "http://storage.example.com/")]);
+        let far = CloudVariables::of(&[("GOOGLE_BASE_URL", "http://storage.example.com/")]);
         let e = l.checked_endpoint(&far).unwrap_err().to_string();
         assert!(e.contains("not an https:// URL"), "{e}");
-        assert!(credential_source(&vars(&[("GOOGLE_SERVICE_ACCOUNT", "/k.json")])).contains("GOOGLE_SERVICE_ACCOUNT"));
-        assert!(credential_source(&vars(&[])).contains("metadata server"));
+        assert!(
+            credential_source(&CloudVariables::of(&[("GOOGLE_SERVICE_ACCOUNT", "/k.json")]))
+                .contains("GOOGLE_SERVICE_ACCOUNT")
+        );
+        assert!(credential_source(&CloudVariables::of(&[])).contains("metadata server"));
     }
 
     #[test]
     fn an_emulator_is_asked_anonymously_unless_credentials_are_named() {
         let emulator = ("STORAGE_EMULATOR_HOST", "127.0.0.1:4443");
-        assert!(GsLocation::anonymous(&vars(&[emulator])));
-        assert!(credential_source(&vars(&[emulator])).starts_with("none: STORAGE_EMULATOR_HOST"));
-        assert!(!GsLocation::anonymous(&vars(&[
+        assert!(GsLocation::anonymous(&CloudVariables::of(&[emulator])));
+        assert!(credential_source(&CloudVariables::of(&[emulator])).starts_with("none: STORAGE_EMULATOR_HOST"));
+        assert!(!GsLocation::anonymous(&CloudVariables::of(&[
             emulator,
             ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json")
         ])));
-        assert!(!GsLocation::anonymous(&vars(&[(
+        assert!(!GsLocation::anonymous(&CloudVariables::of(&[(
             "GOOGLE_BASE_URL",
             "http://127.0.0.1:4443"
         )])));
-        assert!(!GsLocation::anonymous(&vars(&[])));
+        assert!(!GsLocation::anonymous(&CloudVariables::of(&[])));
     }
 }

@@ -143,7 +143,7 @@ impl HttpService for Service {
         let url = Url::parse(&parts.uri.to_string()).map_err(|e| HttpError::new(HttpErrorKind::Unknown, e))?;
         let host = url.host_str().unwrap_or_default();
         if self.off_limits.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-            let last = self.last_failure.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let last = crate::util::parallel::locked(&self.last_failure).clone();
             let why =
                 last.unwrap_or_else(|| format!("a2c does not ask `{host}`: the environment names another address"));
             return Err(HttpError::new(HttpErrorKind::Connect, NotAsked(why)));
@@ -160,7 +160,7 @@ impl HttpService for Service {
             .relay(&self.client, make, cap, self.retries)
             .await
             .map_err(|e| {
-                *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                *crate::util::parallel::locked(&self.last_failure) = Some(e.to_string());
                 let kind = match &e {
                     crate::net::HttpError::Timeout { .. } => HttpErrorKind::Timeout,
                     crate::net::HttpError::Connect { .. } | crate::net::HttpError::Dns { .. } => HttpErrorKind::Connect,
@@ -171,7 +171,7 @@ impl HttpService for Service {
         let (parts, body) = response.into_parts();
         let last = self.last_failure.clone();
         let body = body.map_err(move |e| {
-            *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+            *crate::util::parallel::locked(&last) = Some(e.to_string());
             HttpError::new(HttpErrorKind::Decode, e)
         });
         Ok(HttpResponse::from_parts(parts, HttpResponseBody::new(body)))

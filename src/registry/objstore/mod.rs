@@ -75,7 +75,7 @@ impl<B: Bucket> ObjectRegistry<B> {
     }
 
     fn auth(&self) -> Result<B::Auth, RegistryError> {
-        let mut slot = self.auth.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::util::parallel::locked(&self.auth);
         if let Some(auth) = slot.as_ref() {
             return Ok(auth.clone());
         }

@@ -27,7 +27,7 @@ pub(super) fn first_changed(w: &std::fs::File, entries: &[(String, Identity)]) -
         };
         let below = format!("{path}/");
         // Opening costs two calls (and a close): worth it for a directory with several below.
-        let worth = id.kind == 'd'
+        let worth = id.0.kind == 'd'
             && entries[i + 1..]
                 .iter()
                 .take(OPEN_BELOW)
@@ -435,7 +435,7 @@ pub(super) fn recorded_identity(dir: &std::fs::File, rel: &str, since: (i64, u32
 pub(super) fn index_without_local(dir: &std::fs::File, rel: &str, path: &Path, since: (i64, u32)) -> Option<Identity> {
     let index = under(rel, INDEX);
     let at = || Identity::at(crate::util::platform::dir_of(dir), &index).ok();
-    let before = at().filter(|id| matches!(id.kind, 'f' | '-') && !id.changed_since(since))?;
+    let before = at().filter(|id| matches!(id.0.kind, 'f' | '-') && !id.changed_since(since))?;
     let lacks = crate::util::git_index::lacks_path(path, super::super::state_root::LOCAL_DIR, true);
     (lacks == crate::util::git_index::Answer::Lacks && at()? == before).then_some(before)
 }

@@ -3,72 +3,47 @@
 //! the snapshot's text strictly.
 
 use super::*;
-use crate::util::platform::{DirFd, DirRef};
+use crate::util::platform::{DirFd, DirRef, Stat};
 
-/// What a path was: absent, or an object of a kind with its identity.
+/// What a path was: absent (kind `-`), or what `stat` read of it without following a link
+/// (kind `f` file, `d` directory, `l` link, `o` anything else).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
-    /// `-` absent, `f` file, `d` directory, `l` link, `o` anything else.
-    pub(super) kind: char,
-    pub(super) dev: u64,
-    pub(super) ino: u64,
-    pub(super) size: u64,
-    pub(super) mtime: (i64, u32),
-    pub(super) ctime: (i64, u32),
-}
+pub struct Identity(pub(super) Stat);
 
 impl Identity {
-    pub(super) const ABSENT: Self = Self {
+    pub(super) const ABSENT: Self = Self(Stat {
         kind: '-',
         dev: 0,
         ino: 0,
         size: 0,
         mtime: (0, 0),
         ctime: (0, 0),
-    };
+    });
 
     /// The identity of `rel` under the directory handle `dir`, its last component not followed.
     pub(super) fn at(dir: DirRef<'_>, rel: &str) -> io::Result<Self> {
-        Ok(crate::util::platform::stat_at(dir, rel)?.map_or(Self::ABSENT, Self::of))
+        Ok(crate::util::platform::stat_at(dir, rel)?.map_or(Self::ABSENT, Self))
     }
 
     /// The directory `rel` under `dir`, opened without following a link, and its identity;
     /// `None` when it is no directory (or a link) now.
     pub(super) fn open_dir(dir: DirRef<'_>, rel: &str) -> io::Result<Option<(DirFd, Self)>> {
-        Ok(crate::util::platform::open_dir_at(dir, rel)?.map(|(fd, st)| (fd, Self::of(st))))
-    }
-
-    pub(super) fn of(st: crate::util::platform::Stat) -> Self {
-        let crate::util::platform::Stat {
-            kind,
-            dev,
-            ino,
-            size,
-            mtime,
-            ctime,
-        } = st;
-        Self {
-            kind,
-            dev,
-            ino,
-            size,
-            mtime,
-            ctime,
-        }
+        Ok(crate::util::platform::open_dir_at(dir, rel)?.map(|(fd, st)| (fd, Self(st))))
     }
 
     /// Changed at or after `since` (seconds, nanoseconds since the epoch)?
     pub(super) fn changed_since(&self, since: (i64, u32)) -> bool {
-        self.kind != '-' && (self.mtime >= since || self.ctime >= since)
+        self.0.kind != '-' && (self.0.mtime >= since || self.0.ctime >= since)
     }
 
     /// Appends its text to `out` (written straight into the snapshot: thousands per run).
     pub(super) fn write_to(&self, out: &mut String) {
         use std::fmt::Write;
+        let Self(st) = self;
         let _ = write!(
             out,
             "{} {} {} {} {}.{:09} {}.{:09}",
-            self.kind, self.dev, self.ino, self.size, self.mtime.0, self.mtime.1, self.ctime.0, self.ctime.1
+            st.kind, st.dev, st.ino, st.size, st.mtime.0, st.mtime.1, st.ctime.0, st.ctime.1
         );
     }
 
@@ -99,14 +74,14 @@ impl Identity {
         let size = at.number(Some(b' '))?;
         let mtime = at.time(Some(b' '))?;
         let ctime = at.time(None)?;
-        Some(Self {
+        Some(Self(Stat {
             kind,
             dev,
             ino,
             size,
             mtime,
             ctime,
-        })
+        }))
     }
 }
 

@@ -445,14 +445,14 @@ mod tests {
 
     #[test]
     fn an_identity_reads_back_exactly_what_was_written_and_nothing_else() {
-        let before_1970 = Identity {
+        let before_1970 = Identity(crate::util::platform::Stat {
             kind: 'l',
             dev: u64::MAX,
             ino: 0,
             size: 1,
             mtime: (-86_400, 0),
             ctime: (0, 999_999_999),
-        };
+        });
         for id in [before_1970, Identity::ABSENT] {
             assert_eq!(Identity::parse(id.text().as_bytes()), Some(id), "{}", id.text());
         }
@@ -479,14 +479,12 @@ mod tests {
 
     #[test]
     fn an_identity_line_reads_back_and_a_foreign_file_is_refused() {
-        let id = Identity {
-            kind: 'f',
-            dev: 2049,
-            ino: 77,
-            size: 128,
-            mtime: (1_764_000_000, 5),
-            ctime: (1_764_000_001, 999_999_999),
-        };
+        // A real file's identity, as a run reads it.
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(dir.path().join("adoption.yaml"), "schema_version: 2\n").unwrap();
+        let handle = crate::util::platform::open_dir(dir.path(), false).unwrap();
+        let id = Identity::at(crate::util::platform::dir_of(&handle), "adoption.yaml").unwrap();
+        assert_eq!((id.0.kind, id.0.size), ('f', 18));
         let line = id.line("products/p 1/.tools/esys/a2c/adoption.yaml");
         let (head, path) = line.split_once('\t').unwrap();
         assert_eq!(Identity::parse(head.as_bytes()), Some(id));
