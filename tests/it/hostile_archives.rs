@@ -52,136 +52,85 @@ fn refused(t: &TestContext, format: &str, label: &str, bytes: &[u8], why: &str, 
     assert_eq!(t.listing("w/.tools_local"), store, "{format} {label}: store changed");
 }
 
-/// Cases both formats share.
+/// Cases both formats share: a row each (the entries after the manifest, and what the refusal
+/// says), the manifest put first.
+#[rustfmt::skip]
 fn common_cases() -> Vec<(&'static str, Vec<Item>, &'static str)> {
-    let m = || manifest("1.0.0");
     let f = |name: &str| file(name, "x");
-    vec![
-        ("absolute path", vec![m(), f("/etc/a2c-escape")], "absolute path"),
-        ("dot-dot at start", vec![m(), f("../escape.md")], "`..` segment"),
-        (
-            "dot-dot in the middle",
-            vec![m(), f("a2c-1.0.0/rules/../../escape.md")],
-            "`..` segment",
-        ),
-        ("dot-dot at the end", vec![m(), f("a2c-1.0.0/rules/..")], "`..` segment"),
-        ("drive letter", vec![m(), f("C:/escape.md")], "drive-letter path"),
-        ("drive-relative", vec![m(), f("c:escape.md")], "drive-letter path"),
-        ("UNC", vec![m(), f("\\\\server\\share\\escape.md")], "backslash"),
-        ("backslash", vec![m(), f("a2c-1.0.0\\rules\\x.md")], "backslash"),
-        (
-            "control character",
-            vec![m(), f("a2c-1.0.0/a\u{1b}[31m.md")],
-            "control character",
-        ),
-        ("device CON", vec![m(), f("a2c-1.0.0/CON")], "Windows device name"),
-        (
-            "device nul.txt",
-            vec![m(), f("a2c-1.0.0/nul.txt")],
-            "Windows device name",
-        ),
-        (
-            "device COM1",
-            vec![m(), f("a2c-1.0.0/rules/COM1")],
-            "Windows device name",
-        ),
-        ("device LPT9", vec![m(), f("a2c-1.0.0/LPT9.md")], "Windows device name"),
-        (
-            "trailing dot",
-            vec![m(), f("a2c-1.0.0/rules./x.md")],
-            "ends with a dot or space",
-        ),
-        (
-            "trailing space",
-            vec![m(), f("a2c-1.0.0/x.md ")],
-            "ends with a dot or space",
-        ),
-        (
-            "symlink relative",
-            vec![m(), item(b"a2c-1.0.0/l", Kind::Symlink("rules/x.md".into()))],
-            "symbolic link",
-        ),
-        (
-            "symlink absolute",
-            vec![m(), item(b"a2c-1.0.0/l", Kind::Symlink("/etc/passwd".into()))],
-            "symbolic link",
-        ),
-        (
-            "symlink to a parent",
-            vec![m(), item(b"a2c-1.0.0/l", Kind::Symlink("../..".into()))],
-            "symbolic link",
-        ),
-        (
-            "symlink chain",
-            vec![
-                m(),
-                item(b"a2c-1.0.0/l1", Kind::Symlink("l2".into())),
-                item(b"a2c-1.0.0/l2", Kind::Symlink("/".into())),
-            ],
-            "symbolic link",
-        ),
-        (
-            "symlink then a file through it",
-            vec![
-                m(),
-                item(b"a2c-1.0.0/out", Kind::Symlink("/tmp".into())),
-                f("a2c-1.0.0/out/a2c-escape"),
-            ],
-            "symbolic link",
-        ),
-        ("fifo", vec![m(), item(b"a2c-1.0.0/fifo", Kind::Fifo)], ""),
-        (
-            "character device",
-            vec![m(), item(b"a2c-1.0.0/dev", Kind::CharDevice)],
-            "",
-        ),
-        (
-            "duplicate entry",
-            vec![m(), f("a2c-1.0.0/a.md"), f("a2c-1.0.0/a.md")],
-            "duplicate entry",
-        ),
-        (
-            "names equal up to case",
-            vec![m(), f("a2c-1.0.0/Rules.md"), f("a2c-1.0.0/rules.md")],
-            "differ only in case",
-        ),
-        (
-            "a name Windows refuses (`?`)",
-            vec![m(), f("a2c-1.0.0/what?.md")],
-            "Windows allows in no file name",
-        ),
-        (
-            "a name Windows refuses (`|`, `<`, `>`, `*`, `\"`)",
-            vec![m(), f("a2c-1.0.0/a|b<c>d*e\".md")],
-            "Windows allows in no file name",
-        ),
-        (
-            "names equal up to Unicode normalization",
-            vec![m(), f("a2c-1.0.0/caf\u{e9}.md"), f("a2c-1.0.0/cafe\u{301}.md")],
-            "Unicode normalization",
-        ),
-        (
-            "a file and a directory with one name",
-            vec![m(), f("a2c-1.0.0/x"), f("a2c-1.0.0/x/y.md")],
-            "share this name",
-        ),
-        (
-            "a directory and a file with one name",
-            vec![m(), f("a2c-1.0.0/x/y.md"), f("a2c-1.0.0/x")],
-            "share this name",
-        ),
-        (
-            "the receipt's name",
-            vec![m(), f("a2c-1.0.0/.a2c-receipt.json")],
-            "reserved",
-        ),
-        ("the tree list's name", vec![m(), f("a2c-1.0.0/.a2c-tree")], "reserved"),
-        (
-            "inside .git",
-            vec![m(), f("a2c-1.0.0/.git/hooks/post-checkout")],
-            "`.git`",
-        ),
-    ]
+    let cases = vec![
+        ("absolute path", vec![f("/etc/a2c-escape")], "absolute path"),
+        ("dot-dot at start", vec![f("../escape.md")], "`..` segment"),
+        ("dot-dot in the middle", vec![f("a2c-1.0.0/rules/../../escape.md")], "`..` segment"),
+        ("dot-dot at the end", vec![f("a2c-1.0.0/rules/..")], "`..` segment"),
+        ("drive letter", vec![f("C:/escape.md")], "drive-letter path"),
+        ("drive-relative", vec![f("c:escape.md")], "drive-letter path"),
+        ("UNC", vec![f("\\\\server\\share\\escape.md")], "backslash"),
+        ("backslash", vec![f("a2c-1.0.0\\rules\\x.md")], "backslash"),
+        ("control character", vec![f("a2c-1.0.0/a\u{1b}[31m.md")], "control character"),
+        ("device CON", vec![f("a2c-1.0.0/CON")], "Windows device name"),
+        ("device nul.txt", vec![f("a2c-1.0.0/nul.txt")], "Windows device name"),
+        ("device COM1", vec![f("a2c-1.0.0/rules/COM1")], "Windows device name"),
+        ("device LPT9", vec![f("a2c-1.0.0/LPT9.md")], "Windows device name"),
+        ("trailing dot", vec![f("a2c-1.0.0/rules./x.md")], "ends with a dot or space"),
+        ("trailing space", vec![f("a2c-1.0.0/x.md ")], "ends with a dot or space"),
+        ("symlink relative", vec![item(b"a2c-1.0.0/l", Kind::Symlink("rules/x.md".into()))], "symbolic link"),
+        ("symlink absolute", vec![item(b"a2c-1.0.0/l", Kind::Symlink("/etc/passwd".into()))], "symbolic link"),
+        ("symlink to a parent", vec![item(b"a2c-1.0.0/l", Kind::Symlink("../..".into()))], "symbolic link"),
+        ("symlink chain", vec![item(b"a2c-1.0.0/l1", Kind::Symlink("l2".into())), item(b"a2c-1.0.0/l2", Kind::Symlink("/".into()))], "symbolic link"),
+        ("symlink then a file through it", vec![item(b"a2c-1.0.0/out", Kind::Symlink("/tmp".into())), f("a2c-1.0.0/out/a2c-escape")], "symbolic link"),
+        ("fifo", vec![item(b"a2c-1.0.0/fifo", Kind::Fifo)], ""),
+        ("character device", vec![item(b"a2c-1.0.0/dev", Kind::CharDevice)], ""),
+        ("duplicate entry", vec![f("a2c-1.0.0/a.md"), f("a2c-1.0.0/a.md")], "duplicate entry"),
+        ("names equal up to case", vec![f("a2c-1.0.0/Rules.md"), f("a2c-1.0.0/rules.md")], "differ only in case"),
+        ("a name Windows refuses (`?`)", vec![f("a2c-1.0.0/what?.md")], "Windows allows in no file name"),
+        ("a name Windows refuses (`|`, `<`, `>`, `*`, `\"`)", vec![f("a2c-1.0.0/a|b<c>d*e\".md")], "Windows allows in no file name"),
+        ("names equal up to Unicode normalization", vec![f("a2c-1.0.0/caf\u{e9}.md"), f("a2c-1.0.0/cafe\u{301}.md")], "Unicode normalization"),
+        ("a file and a directory with one name", vec![f("a2c-1.0.0/x"), f("a2c-1.0.0/x/y.md")], "share this name"),
+        ("a directory and a file with one name", vec![f("a2c-1.0.0/x/y.md"), f("a2c-1.0.0/x")], "share this name"),
+        ("the receipt's name", vec![f("a2c-1.0.0/.a2c-receipt.json")], "reserved"),
+        ("the tree list's name", vec![f("a2c-1.0.0/.a2c-tree")], "reserved"),
+        ("inside .git", vec![f("a2c-1.0.0/.git/hooks/post-checkout")], "`.git`"),
+    ];
+    let with_manifest = |items: Vec<Item>| std::iter::once(manifest("1.0.0")).chain(items).collect();
+    cases.into_iter().map(|(label, items, why)| (label, with_manifest(items), why)).collect()
+}
+
+/// What a corpus refuses beyond [`common_cases`]: a label, the archive's bytes, what the
+/// refusal says, and the limits set for it.
+type Row = (
+    &'static str,
+    Vec<u8>,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// The caps the bombs and the flood are run under.
+const SMALL_CAP: &[(&str, &str)] = &[("A2C_MAX_UNPACKED_BYTES", "1048576")];
+const FEW_ENTRIES: &[(&str, &str)] = &[("A2C_MAX_ENTRIES", "25")];
+
+/// Thirty empty files after the manifest: over [`FEW_ENTRIES`].
+fn flood() -> Vec<Item> {
+    std::iter::once(manifest("1.0.0"))
+        .chain((0..30).map(|i| file(&format!("a2c-1.0.0/f{i}.md"), "")))
+        .collect()
+}
+
+/// The manifest and one 2 MiB file of zeros: over [`SMALL_CAP`], in a few KiB.
+fn bomb() -> Vec<Item> {
+    vec![manifest("1.0.0"), file("a2c-1.0.0/bomb.md", &"0".repeat(2 << 20))]
+}
+
+/// The manifest and a 20 KB rule: an archive to break.
+fn good() -> Vec<Item> {
+    vec![manifest("1.0.0"), file("a2c-1.0.0/rules/x.md", &"rule ".repeat(4000))]
+}
+
+/// [`common_cases`] packed by `pack`, with `special`'s words for a fifo's or a device's refusal.
+fn common_rows(pack: fn(&[Item]) -> Vec<u8>, special: fn(&str) -> Option<&'static str>) -> Vec<Row> {
+    let row = |(label, items, why): (&'static str, Vec<Item>, &'static str)| -> Row {
+        (label, pack(&items), special(label).unwrap_or(why), &[])
+    };
+    common_cases().into_iter().map(row).collect()
 }
 
 #[test]
@@ -189,112 +138,44 @@ fn tar_gz_corpus() {
     let t = TestContext::new();
     setup(&t);
     let m = || manifest("1.0.0");
-    let mut cases = common_cases();
-    cases.push((
-        "hard link inside",
-        vec![
-            m(),
-            item(b"a2c-1.0.0/h", Kind::Hardlink("a2c-1.0.0/a2c-method.toml".into())),
-        ],
-        "hard link",
-    ));
-    cases.push((
-        "hard link outside",
-        vec![m(), item(b"a2c-1.0.0/h", Kind::Hardlink("/etc/passwd".into()))],
-        "hard link",
-    ));
-    for (label, items, why) in cases {
-        let why = match (label, why) {
-            ("fifo", _) => "fifo entries are not allowed",
-            ("character device", _) => "device entries are not allowed",
-            (_, w) => w,
-        };
-        refused(&t, "tar.gz", label, &bundles::tar_gz(&items), why, &[]);
-    }
+    let mut rows = common_rows(bundles::tar_gz, |label| match label {
+        "fifo" => Some("fifo entries are not allowed"),
+        "character device" => Some("device entries are not allowed"),
+        _ => None,
+    });
     // A socket or any other type a tar can carry.
     let other = retype_last_tar_entry(&[m(), file("a2c-1.0.0/sock", "")], b'Z').expect("a tar with an entry of type Z");
-    refused(&t, "tar.gz", "unknown entry type", &other, "unsupported", &[]);
-    // Huge declared size: the header claims 10 GiB.
-    refused(
-        &t,
-        "tar.gz",
-        "huge declared size",
-        &tar_with_declared_size(10 << 30),
-        "unpacks to more than",
-        &[],
-    );
     // Bombs: one huge entry, and many small ones, both stopped by the absolute cap.
-    let zeros = "0".repeat(2 << 20);
-    let one = bundles::tar_gz(&[m(), file("a2c-1.0.0/bomb.md", &zeros)]);
+    let one = bundles::tar_gz(&bomb());
     assert!(
         one.len() < 40_000,
         "a real bomb (over 50:1): {} bytes compressed",
         one.len()
     );
-    refused(
-        &t,
-        "tar.gz",
-        "bomb, one entry",
-        &one,
-        "unpacks to more than 1048576 bytes",
-        &[("A2C_MAX_UNPACKED_BYTES", "1048576")],
-    );
     let many: Vec<Item> = std::iter::once(m())
         .chain((0..64).map(|i| file(&format!("a2c-1.0.0/z{i}.md"), &"0".repeat(32 << 10))))
         .collect();
-    refused(
-        &t,
-        "tar.gz",
-        "bomb, many entries",
-        &bundles::tar_gz(&many),
-        "unpacks to more than",
-        &[("A2C_MAX_UNPACKED_BYTES", "1048576")],
-    );
-    let flood: Vec<Item> = std::iter::once(m())
-        .chain((0..30).map(|i| file(&format!("a2c-1.0.0/f{i}.md"), "")))
-        .collect();
-    refused(
-        &t,
-        "tar.gz",
-        "too many entries",
-        &bundles::tar_gz(&flood),
-        "more than 25 entries",
-        &[("A2C_MAX_ENTRIES", "25")],
-    );
-    // Broken streams.
-    let good = bundles::tar_gz(&[m(), file("a2c-1.0.0/rules/x.md", &"rule ".repeat(4000))]);
-    refused(
-        &t,
-        "tar.gz",
-        "truncated",
-        &good[..good.len() / 2],
-        "not a valid tar.gz",
-        &[],
-    );
-    refused(
-        &t,
-        "tar.gz",
-        "garbage",
-        b"\x1f\x8b\x08garbage that is not deflate at all",
-        "not a valid tar.gz",
-        &[],
-    );
-    refused(
-        &t,
-        "tar.gz",
-        "empty archive",
-        &bundles::tar_gz(&[]),
-        "the archive is empty",
-        &[],
-    );
-    refused(
-        &t,
-        "tar.gz",
-        "no manifest",
-        &bundles::tar_gz(&[file("a2c-1.0.0/rules/x.md", "x")]),
-        "has no valid manifest",
-        &[],
-    );
+    let good = bundles::tar_gz(&good());
+    let hard_link = |to: &str| bundles::tar_gz(&[m(), item(b"a2c-1.0.0/h", Kind::Hardlink(to.into()))]);
+    #[rustfmt::skip]
+    rows.extend::<Vec<Row>>(vec![
+        ("hard link inside", hard_link("a2c-1.0.0/a2c-method.toml"), "hard link", &[]),
+        ("hard link outside", hard_link("/etc/passwd"), "hard link", &[]),
+        ("unknown entry type", other, "unsupported", &[]),
+        // The header claims 10 GiB.
+        ("huge declared size", tar_with_declared_size(10 << 30), "unpacks to more than", &[]),
+        ("bomb, one entry", one, "unpacks to more than 1048576 bytes", SMALL_CAP),
+        ("bomb, many entries", bundles::tar_gz(&many), "unpacks to more than", SMALL_CAP),
+        ("too many entries", bundles::tar_gz(&flood()), "more than 25 entries", FEW_ENTRIES),
+        // Broken streams.
+        ("truncated", good[..good.len() / 2].to_vec(), "not a valid tar.gz", &[]),
+        ("garbage", b"\x1f\x8b\x08garbage that is not deflate at all".to_vec(), "not a valid tar.gz", &[]),
+        ("empty archive", bundles::tar_gz(&[]), "the archive is empty", &[]),
+        ("no manifest", bundles::tar_gz(&[file("a2c-1.0.0/rules/x.md", "x")]), "has no valid manifest", &[]),
+    ]);
+    for (label, bytes, why, env) in rows {
+        refused(&t, "tar.gz", label, &bytes, why, env);
+    }
 }
 
 #[test]
@@ -302,107 +183,29 @@ fn zip_corpus() {
     let t = TestContext::new();
     setup(&t);
     let m = || manifest("1.0.0");
-    let mut cases = common_cases();
-    cases.push((
-        "NUL in a name",
-        vec![m(), item(b"a2c-1.0.0/a\0b.md", Kind::File(b"x".to_vec()))],
-        "NUL",
-    ));
-    for (label, items, why) in cases {
-        let why = match label {
-            "fifo" | "character device" => "special file entries are not allowed",
-            _ => why,
-        };
-        refused(&t, "zip", label, &bundles::zip(&items), why, &[]);
+    let mut rows = common_rows(bundles::zip, |label| {
+        matches!(label, "fifo" | "character device").then_some("special file entries are not allowed")
+    });
+    let base = || bundles::zip(&good());
+    let truncated = base()[..base().len() - 30].to_vec();
+    #[rustfmt::skip]
+    rows.extend::<Vec<Row>>(vec![
+        ("NUL in a name", bundles::zip(&[m(), item(b"a2c-1.0.0/a\0b.md", Kind::File(b"x".to_vec()))]), "NUL", &[]),
+        ("socket", bundles::zip(&[m(), item(b"a2c-1.0.0/sock", Kind::Socket)]), "special file", &[]),
+        ("encrypted", bundles::mark_encrypted(base()), "encrypted entries are not allowed", &[]),
+        ("unsupported method", bundles::set_zip_method(base(), 12), "unsupported compression method", &[]),
+        ("local header disagrees", bundles::rename_local_header(base(), b"rules/x.md", b"rules/y.md"), "the local header names", &[]),
+        ("huge declared size", bundles::set_zip_size(base(), u32::MAX - 1), "unpacks to more than", &[]),
+        ("bomb", bundles::zip(&bomb()), "unpacks to more than 1048576 bytes", SMALL_CAP),
+        ("too many entries", bundles::zip(&flood()), "more than 25 entries", FEW_ENTRIES),
+        ("truncated", truncated, "not a valid zip", &[]),
+        ("garbage", b"PK\x03\x04 but nothing else that makes a zip".to_vec(), "not a valid zip", &[]),
+        ("empty archive", bundles::zip(&[]), "the archive is empty", &[]),
+        ("no manifest", bundles::zip(&[file("a2c-1.0.0/rules/x.md", "x")]), "has no valid manifest", &[]),
+    ]);
+    for (label, bytes, why, env) in rows {
+        refused(&t, "zip", label, &bytes, why, env);
     }
-    let base = || bundles::zip(&[m(), file("a2c-1.0.0/rules/x.md", &"rule ".repeat(4000))]);
-    refused(
-        &t,
-        "zip",
-        "socket",
-        &bundles::zip(&[m(), item(b"a2c-1.0.0/sock", Kind::Socket)]),
-        "special file",
-        &[],
-    );
-    refused(
-        &t,
-        "zip",
-        "encrypted",
-        &bundles::mark_encrypted(base()),
-        "encrypted entries are not allowed",
-        &[],
-    );
-    refused(
-        &t,
-        "zip",
-        "unsupported method",
-        &bundles::set_zip_method(base(), 12),
-        "unsupported compression method",
-        &[],
-    );
-    refused(
-        &t,
-        "zip",
-        "local header disagrees",
-        &bundles::rename_local_header(base(), b"rules/x.md", b"rules/y.md"),
-        "the local header names",
-        &[],
-    );
-    refused(
-        &t,
-        "zip",
-        "huge declared size",
-        &bundles::set_zip_size(base(), u32::MAX - 1),
-        "unpacks to more than",
-        &[],
-    );
-    let zeros = "0".repeat(2 << 20);
-    let bomb = bundles::zip(&[m(), file("a2c-1.0.0/bomb.md", &zeros)]);
-    refused(
-        &t,
-        "zip",
-        "bomb",
-        &bomb,
-        "unpacks to more than 1048576 bytes",
-        &[("A2C_MAX_UNPACKED_BYTES", "1048576")],
-    );
-    let flood: Vec<Item> = std::iter::once(m())
-        .chain((0..30).map(|i| file(&format!("a2c-1.0.0/f{i}.md"), "")))
-        .collect();
-    refused(
-        &t,
-        "zip",
-        "too many entries",
-        &bundles::zip(&flood),
-        "more than 25 entries",
-        &[("A2C_MAX_ENTRIES", "25")],
-    );
-    let good = base();
-    refused(&t, "zip", "truncated", &good[..good.len() - 30], "not a valid zip", &[]);
-    refused(
-        &t,
-        "zip",
-        "garbage",
-        b"PK\x03\x04 but nothing else that makes a zip",
-        "not a valid zip",
-        &[],
-    );
-    refused(
-        &t,
-        "zip",
-        "empty archive",
-        &bundles::zip(&[]),
-        "the archive is empty",
-        &[],
-    );
-    refused(
-        &t,
-        "zip",
-        "no manifest",
-        &bundles::zip(&[file("a2c-1.0.0/rules/x.md", "x")]),
-        "has no valid manifest",
-        &[],
-    );
 }
 
 /// A tar.gz whose last entry has type `kind`.
