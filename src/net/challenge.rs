@@ -8,8 +8,8 @@ use url::Url;
 
 use super::HttpError;
 use super::auth::{Challenge, DockerCredential, run_helper};
-use super::client::{HttpClient, MAX_TOKEN, Payload};
-use super::request::{HopCredential, Outgoing};
+use super::client::{HttpClient, MAX_TOKEN, Outgoing, Payload};
+use super::request::HopCredential;
 use super::retry::Failure;
 
 impl HttpClient {

@@ -45,6 +45,26 @@ pub struct Document {
     pub content_type: String,
 }
 
+/// What one request sends besides its URL (which a redirect changes): its method, headers
+/// and body.
+#[derive(Clone, Copy)]
+pub(super) struct Outgoing<'a> {
+    pub(super) method: &'a reqwest::Method,
+    pub(super) headers: &'a [(&'a str, String)],
+    pub(super) body: Option<&'a Payload<'a>>,
+}
+
+impl<'a> Outgoing<'a> {
+    /// A GET with `headers` and no body.
+    pub(super) fn get(headers: &'a [(&'a str, String)]) -> Self {
+        Outgoing {
+            method: &reqwest::Method::GET,
+            headers,
+            body: None,
+        }
+    }
+}
+
 /// A request body for [`HttpClient::call`].
 pub enum Payload<'a> {
     Bytes(Vec<u8>),
@@ -258,7 +278,7 @@ impl HttpClient {
         body: Option<Payload<'_>>,
     ) -> Result<Reply, HttpError> {
         let safe = body.is_none() && matches!(method, reqwest::Method::GET | reqwest::Method::HEAD);
-        let out = super::request::Outgoing {
+        let out = Outgoing {
             method: &method,
             headers,
             body: body.as_ref(),

@@ -12,7 +12,7 @@ use url::Url;
 
 use super::HttpError;
 use super::auth::{DockerCredential, bearer_challenge, is_loopback, same_origin};
-use super::client::{HttpClient, MAX_REDIRECTS, Payload};
+use super::client::{HttpClient, MAX_REDIRECTS, Outgoing, Payload};
 use super::retry::{Failure, retry_after};
 use super::tls::{error_chain, find_in_chain, short_reason, tls_reason};
 
@@ -32,26 +32,6 @@ pub(super) enum HopCredential<'a> {
     InBody,
     /// None.
     Anonymous,
-}
-
-/// What one request sends besides its URL (which a redirect changes): its method, headers
-/// and body.
-#[derive(Clone, Copy)]
-pub(super) struct Outgoing<'a> {
-    pub(super) method: &'a reqwest::Method,
-    pub(super) headers: &'a [(&'a str, String)],
-    pub(super) body: Option<&'a Payload<'a>>,
-}
-
-impl<'a> Outgoing<'a> {
-    /// A GET with `headers` and no body.
-    pub(super) fn get(headers: &'a [(&'a str, String)]) -> Self {
-        Outgoing {
-            method: &reqwest::Method::GET,
-            headers,
-            body: None,
-        }
-    }
 }
 
 /// The low-speed check (as curl's `--speed-limit` / `--speed-time`): over each window of

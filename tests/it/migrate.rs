@@ -182,11 +182,10 @@ fn a_failure_before_the_commit_restores_everything() {
     }
 }
 
-#[test]
-fn an_interrupted_migration_is_resumed_not_dual_written() {
-    let t = TestContext::new();
-    let reg = legacy_repo(&t);
-    // Killed in the middle of the moves: both roots exist, the journal remains.
+/// The legacy repository `r` (see [`legacy_repo`]) migrated to 2.0.0 by a run killed in the
+/// middle of its moves, which left its journal: the registry.
+fn killed_mid_moves(t: &TestContext) -> String {
+    let reg = legacy_repo(t);
     let run = t.run_env(
         "r",
         &["migrate", "version", "--to", "2.0.0"],
@@ -195,8 +194,16 @@ fn an_interrupted_migration_is_resumed_not_dual_written() {
             ("A2C_TEST_HOOK", "abort:migrate-mid-moves"),
         ],
     );
-    assert_ne!(run.code, 0);
-    assert!(t.path("r/.git/a2c-migrate.json").is_file());
+    assert_ne!(run.code, 0, "killed mid-way");
+    assert!(t.path("r/.git/a2c-migrate.json").is_file(), "the journal stays");
+    reg
+}
+
+#[test]
+fn an_interrupted_migration_is_resumed_not_dual_written() {
+    let t = TestContext::new();
+    let reg = killed_mid_moves(&t);
+    // Both roots exist.
     assert!(
         t.path("r/.a2c").is_dir() && t.path("r/.tools/esys/a2c").is_dir(),
         "half moved"
@@ -614,17 +621,7 @@ fn a_reviewed_plan_is_applied_only_if_nothing_changed() {
 #[test]
 fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
     let t = TestContext::new();
-    let reg = legacy_repo(&t);
-    let run = t.run_env(
-        "r",
-        &["migrate", "version", "--to", "2.0.0"],
-        &[
-            ("A2C_REGISTRY", reg.as_str()),
-            ("A2C_TEST_HOOK", "abort:migrate-mid-moves"),
-        ],
-    );
-    assert_ne!(run.code, 0, "killed mid-way");
-    assert!(t.path("r/.git/a2c-migrate.json").is_file(), "the journal stays");
+    let reg = killed_mid_moves(&t);
     let doc = t.run("r", &["doctor", "--json"]).verdict_json();
     let codes = strings_of(&doc, "findings", "code");
     assert!(codes.iter().any(|c| c == "migration-pending"), "{codes:?}");
@@ -684,6 +681,16 @@ fn member_commits(t: &TestContext) -> Vec<usize> {
     MEMBERS.iter().map(|m| commits(t, &format!("w/{m}"))).collect()
 }
 
+/// `migrate version --to 2.1.0 --all` again, which succeeds, leaving each member committed once
+/// since `counts`: its transcript.
+#[track_caller]
+fn rerun_all(t: &TestContext, counts: &[usize]) -> String {
+    let run = to_2_1_0_all(t, &[]);
+    run.success();
+    each_member_committed_once(t, counts);
+    run.transcript()
+}
+
 /// Every member has exactly one commit more than `counts` (the migration's own).
 #[track_caller]
 fn each_member_committed_once(t: &TestContext, counts: &[usize]) {
@@ -703,12 +710,14 @@ fn nothing_written(t: &TestContext, states: &[RepoState], counts: &[usize], lock
     );
 }
 
-fn statuses(doc: &serde_json::Value) -> Vec<(String, String)> {
-    crate::support::pairs_of(doc, "members", "member", "status")
-}
-
-fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-    v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+/// Each member's status, in order: `MEMBER STATUS, …`.
+fn statuses(doc: &serde_json::Value) -> String {
+    let pairs = crate::support::pairs_of(doc, "members", "member", "status");
+    pairs
+        .iter()
+        .map(|(member, status)| format!("{member} {status}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One combined plan with one digest, reviewed then confirmed; one commit per
@@ -727,12 +736,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let doc = review(&t);
     assert_eq!(
         statuses(&doc),
-        pairs(&[
-            ("l/core", "planned"),
-            ("l/util", "planned"),
-            ("p/app", "planned"),
-            ("p/web", "planned")
-        ])
+        "l/core planned, l/util planned, p/app planned, p/web planned"
     );
     assert_eq!(doc["members"][0]["from"], "1.1.0");
     assert_eq!(doc["members"][3]["from"], "2.0.0");
@@ -761,7 +765,10 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let doc = run.json();
     crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(doc["plan"], plan.as_str());
-    assert!(statuses(&doc).iter().all(|(_, s)| s == "committed"), "{doc}");
+    assert_eq!(
+        statuses(&doc),
+        "l/core committed, l/util committed, p/app committed, p/web committed"
+    );
     each_member_committed_once(&t, &counts);
     for m in MEMBERS {
         let head = git(&t.path(&format!("w/{m}")), &["log", "-1", "--format=%s"]);
@@ -781,10 +788,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
     let doctor = t.run("w", &["doctor", "--json"]).verdict_json();
     assert_eq!(doctor["summary"]["fail"], 0, "{doctor}");
     // Again: every member is skipped as already there, nothing is committed.
-    let run = to_2_1_0_all(&t, &[]);
-    run.success();
-    insta::assert_snapshot!(run.transcript());
-    each_member_committed_once(&t, &counts);
+    insta::assert_snapshot!(rerun_all(&t, &counts));
 }
 
 /// A member whose contract is newer than V is skipped with a note, never downgraded without
@@ -802,12 +806,7 @@ fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
     crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(
         statuses(&doc),
-        pairs(&[
-            ("l/core", "planned"),
-            ("l/util", "planned"),
-            ("p/app", "planned"),
-            ("p/web", "skipped")
-        ])
+        "l/core planned, l/util planned, p/app planned, p/web skipped"
     );
     // l/core is at 1.1.0 already, but 1.1.0 requires the canonical root: its root moves.
     assert_eq!(doc["members"][0]["from"], "1.1.0");
@@ -878,20 +877,12 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
     crate::cli_surface::validate("migrate-all", &doc);
     assert_eq!(
         statuses(&doc),
-        pairs(&[
-            ("l/core", "skipped"),
-            ("l/util", "failed"),
-            ("p/app", "untouched"),
-            ("p/web", "untouched")
-        ])
+        "l/core skipped, l/util failed, p/app untouched, p/web untouched"
     );
     assert_eq!(doc["error"]["code"], "stopped");
     // Fixed, rerun: continues where it stopped.
     fs_err::remove_file(t.path("w/l/util/.git/hooks/pre-commit")).unwrap();
-    let run = to_2_1_0_all(&t, &[]);
-    run.success();
-    insta::assert_snapshot!(run.transcript());
-    each_member_committed_once(&t, &counts);
+    insta::assert_snapshot!(rerun_all(&t, &counts));
 }
 
 /// SIGKILL between two members, then a rerun: the first stays committed, the rerun does the rest.
@@ -923,12 +914,7 @@ fn all_killed_between_members_then_rerun_completes() {
     run.success();
     assert_eq!(
         statuses(&run.json()),
-        pairs(&[
-            ("l/core", "skipped"),
-            ("l/util", "committed"),
-            ("p/app", "committed"),
-            ("p/web", "committed")
-        ])
+        "l/core skipped, l/util committed, p/app committed, p/web committed"
     );
     each_member_committed_once(&t, &counts);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
