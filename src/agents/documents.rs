@@ -310,33 +310,21 @@ mod tests {
             "---\ndescription: Say \"why\"\napplies_to: [src/**, docs/*.md]\n---\nBody\n",
         )
         .unwrap();
-        assert_eq!(
-            render(&r, Form::CopilotInstructions),
-            "---\napplyTo: \"src/**,docs/*.md\"\ndescription: \"Say \\\"why\\\"\"\n---\nBody\n"
-        );
-        assert_eq!(
-            render(&r, Form::CursorRule),
-            "---\ndescription: Say \"why\"\nglobs: src/**,docs/*.md\nalwaysApply: false\n---\nBody\n"
-        );
-        assert_eq!(
-            render(&r, Form::ClaudeRule),
-            "---\npaths:\n  - \"src/**\"\n  - \"docs/*.md\"\n---\nBody\n"
-        );
         let every = doc(Kind::Rule, "Body\n").unwrap();
-        assert_eq!(render(&every, Form::ClaudeRule), "Body\n");
-        assert_eq!(
-            render(&every, Form::CopilotInstructions),
-            "---\napplyTo: \"**\"\n---\nBody\n"
-        );
-        assert_eq!(
-            render(&every, Form::CursorRule),
-            "---\ndescription: \nglobs: \nalwaysApply: true\n---\nBody\n"
-        );
         let p = doc(Kind::Prompt, "---\ndescription: Review a change\n---\nReview it.\n").unwrap();
-        assert_eq!(
-            render(&p, Form::Described),
-            "---\ndescription: \"Review a change\"\n---\nReview it.\n"
-        );
-        assert_eq!(render(&p, Form::Plain), "Review it.\n");
+        #[rustfmt::skip]
+        let rendered = [
+            (&r, Form::CopilotInstructions, "---\napplyTo: \"src/**,docs/*.md\"\ndescription: \"Say \\\"why\\\"\"\n---\nBody\n"),
+            (&r, Form::CursorRule, "---\ndescription: Say \"why\"\nglobs: src/**,docs/*.md\nalwaysApply: false\n---\nBody\n"),
+            (&r, Form::ClaudeRule, "---\npaths:\n  - \"src/**\"\n  - \"docs/*.md\"\n---\nBody\n"),
+            (&every, Form::ClaudeRule, "Body\n"),
+            (&every, Form::CopilotInstructions, "---\napplyTo: \"**\"\n---\nBody\n"),
+            (&every, Form::CursorRule, "---\ndescription: \nglobs: \nalwaysApply: true\n---\nBody\n"),
+            (&p, Form::Described, "---\ndescription: \"Review a change\"\n---\nReview it.\n"),
+            (&p, Form::Plain, "Review it.\n"),
+        ];
+        for (document, form, want) in rendered {
+            assert_eq!(render(document, form), want, "{form:?}");
+        }
     }
 }

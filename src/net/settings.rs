@@ -191,6 +191,7 @@ pub struct CloudVariables {
 
 impl CloudVariables {
     /// These variables, as a kind's tests give them.
+    #[cfg(test)]
     pub fn of(pairs: &[(&str, &str)]) -> Self {
         let vars = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()));
         CloudVariables { vars: vars.collect() }

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder, GoogleConfigKey};
+use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder};
 use url::Url;
 
 use super::super::RegistryError;
 use super::super::objstore::{self, Bucket, BucketPath, Connector, Endpoint, Syntax};
+use super::credentials::{CREDENTIAL_VARIABLES, credential_source, off_limits, signs_locally, with_credentials};
 use crate::lock::BundleLocation;
 use crate::net::HttpClient;
 use crate::net::settings::CloudVariables;
@@ -19,15 +20,6 @@ const GOOGLE_ENDPOINT: &str = "https://storage.googleapis.com";
 /// The variables that may name another endpoint (an emulator, a private service connect
 /// address), first found first: object_store's, then the one Google's client libraries read.
 const ENDPOINT_VARIABLES: [&str; 2] = ["GOOGLE_BASE_URL", "STORAGE_EMULATOR_HOST"];
-
-/// The variables that name credentials, as object_store takes them: a service account's key
-/// (the first three), an ADC file (the last).
-const CREDENTIAL_VARIABLES: [&str; 4] = [
-    "GOOGLE_SERVICE_ACCOUNT",
-    "GOOGLE_SERVICE_ACCOUNT_PATH",
-    "GOOGLE_SERVICE_ACCOUNT_KEY",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-];
 
 /// How a `gs://` location is written.
 const SYNTAX: Syntax = Syntax {
@@ -55,7 +47,7 @@ impl GsLocation {
     /// The endpoint: an override from the environment (with the variable that named it), else
     /// Google's own. `STORAGE_EMULATOR_HOST` may be a bare `host:port`, as Google's client
     /// libraries take it (plain HTTP: an emulator on loopback).
-    fn endpoint_of(google: &CloudVariables) -> (String, Option<&'static str>) {
+    pub(super) fn endpoint_of(google: &CloudVariables) -> (String, Option<&'static str>) {
         match google.first_of(&ENDPOINT_VARIABLES) {
             Some((variable, endpoint)) => {
                 let endpoint = endpoint.trim_end_matches('/');
@@ -80,7 +72,7 @@ impl GsLocation {
 
     /// The XML-API URL of this location's object (`ENDPOINT/BUCKET/KEY`), as a signed URL names
     /// it, for a download that carries the access token instead.
-    fn object_url(&self, google: &CloudVariables) -> Result<Url, RegistryError> {
+    pub(super) fn object_url(&self, google: &CloudVariables) -> Result<Url, RegistryError> {
         let endpoint = self.checked_endpoint(google)?;
         let mut url = Url::parse(&endpoint)
             .map_err(|e| self.refused(format!("the endpoint `{endpoint}` is not a URL: {e}"), None))?;
@@ -95,7 +87,7 @@ impl GsLocation {
     /// Whether requests go unsigned: `STORAGE_EMULATOR_HOST` names the endpoint (an emulator)
     /// and no variable names credentials — as Google's client libraries take an emulator
     /// (anonymously), rather than asking gcloud's ADC file or a metadata server for a token.
-    fn anonymous(google: &CloudVariables) -> bool {
+    pub(super) fn anonymous(google: &CloudVariables) -> bool {
         Self::endpoint_of(google).1 == Some("STORAGE_EMULATOR_HOST")
             && !CREDENTIAL_VARIABLES.iter().any(|v| google.get(v).is_some())
     }
@@ -120,70 +112,6 @@ impl GsLocation {
             .build()
             .map_err(|e| self.store_error(&e, google))
     }
-}
-
-/// Where the credentials come from, in the order object_store's chain takes them (for
-/// messages; never the secret).
-fn credential_source(google: &CloudVariables) -> String {
-    let set = |name: &str| google.get(name).is_some();
-    if GsLocation::anonymous(google) {
-        "none: STORAGE_EMULATOR_HOST names an emulator, asked anonymously (set GOOGLE_APPLICATION_CREDENTIALS to sign)"
-            .into()
-    } else if let Some(variable) = ["GOOGLE_SERVICE_ACCOUNT", "GOOGLE_SERVICE_ACCOUNT_PATH"]
-        .into_iter()
-        .find(|v| set(v))
-    {
-        format!("the service account key file ({variable})")
-    } else if set("GOOGLE_SERVICE_ACCOUNT_KEY") {
-        "the service account key in GOOGLE_SERVICE_ACCOUNT_KEY".into()
-    } else if set("GOOGLE_APPLICATION_CREDENTIALS") {
-        "Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS)".into()
-    } else {
-        "Application Default Credentials (gcloud's application_default_credentials.json), else the metadata server (no GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_SERVICE_ACCOUNT is set)"
-            .into()
-    }
-}
-
-/// The metadata addresses a2c never asks: Google's own when the user named another metadata
-/// server (`GCE_METADATA_HOST`; object_store falls back to 169.254.169.254 when it fails, off
-/// this machine), and both when an emulator is the store (`STORAGE_EMULATOR_HOST`: nothing
-/// leaves the emulator's machine).
-fn off_limits(google: &CloudVariables) -> Vec<&'static str> {
-    let named = ["GCE_METADATA_HOST", "GCE_METADATA_ROOT"]
-        .iter()
-        .any(|v| google.get(v).is_some());
-    let emulator = GsLocation::endpoint_of(google).1 == Some("STORAGE_EMULATOR_HOST");
-    let mut hosts = Vec::new();
-    if (named || emulator) && google.get("GCE_METADATA_IP").is_none() {
-        hosts.push(GOOGLE_METADATA_IP);
-    }
-    if emulator && !named {
-        hosts.push(GOOGLE_METADATA_HOST);
-    }
-    hosts
-}
-
-/// Google's metadata server, as object_store asks it when the environment names none.
-const GOOGLE_METADATA_IP: &str = "169.254.169.254";
-const GOOGLE_METADATA_HOST: &str = "metadata.google.internal";
-
-/// Whether the credentials hold a service account's private key, so that a URL is signed here:
-/// a key named by `GOOGLE_SERVICE_ACCOUNT*`, or an ADC file (`GOOGLE_APPLICATION_CREDENTIALS`)
-/// of type `service_account`. gcloud's own ADC file is a person's (`authorized_user`), and the
-/// metadata server gives tokens only.
-fn signs_locally(google: &CloudVariables) -> bool {
-    use std::io::Read as _;
-    let (keys, adc) = CREDENTIAL_VARIABLES.split_at(3);
-    if keys.iter().any(|name| google.get(name).is_some()) {
-        return true;
-    }
-    debug_assert_eq!(adc, ["GOOGLE_APPLICATION_CREDENTIALS"]);
-    let Some(path) = google.get("GOOGLE_APPLICATION_CREDENTIALS") else {
-        return false;
-    };
-    let mut text = String::new();
-    let read = fs_err::File::open(path).and_then(|f| f.take(1 << 20).read_to_string(&mut text));
-    read.is_ok() && serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v["type"] == "service_account")
 }
 
 /// A bucket name as Cloud Storage takes it: 3 to 63 lowercase letters, digits, `-` and `_`,
@@ -276,113 +204,13 @@ impl Bucket for GsLocation {
     }
 }
 
-/// `builder` given the credentials object_store knows among `google`, as its own `from_env`
-/// would read them; never a bucket, an endpoint or a switch to skip signing (the location,
-/// ENDPOINT_VARIABLES and `STORAGE_EMULATOR_HOST` say those).
-fn with_credentials(builder: GoogleCloudStorageBuilder, google: &CloudVariables) -> GoogleCloudStorageBuilder {
-    let credentials = objstore::config_keys(&google.vars, |key| {
-        matches!(
-            key,
-            GoogleConfigKey::ServiceAccount
-                | GoogleConfigKey::ServiceAccountKey
-                | GoogleConfigKey::ApplicationCredentials
-        )
-    });
-    credentials.fold(builder, |builder, (key, value)| builder.with_config(key, value))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::kind::Location as _;
-
-    fn parse(text: &str) -> Result<GsLocation, String> {
-        GsLocation::from_url(&Url::parse(text).unwrap())
-    }
-
-    /// Only credentials reach object_store's builder: a bucket or a switch to skip signing set
-    /// in the environment is not taken from there.
-    #[test]
-    fn only_credentials_reach_the_store_builder() {
-        let vars = CloudVariables::of(&[
-            ("GOOGLE_SERVICE_ACCOUNT", "/keys/sa.json"),
-            ("GOOGLE_BUCKET", "elsewhere"),
-            ("GOOGLE_SKIP_SIGNATURE", "true"),
-        ]);
-        let builder = with_credentials(GoogleCloudStorageBuilder::new(), &vars);
-        assert_eq!(
-            builder.get_config_value(&GoogleConfigKey::ServiceAccount).as_deref(),
-            Some("/keys/sa.json")
-        );
-        assert_eq!(builder.get_config_value(&GoogleConfigKey::Bucket), None);
-        assert_eq!(
-            builder.get_config_value(&GoogleConfigKey::SkipSignature).as_deref(),
-            Some("false")
-        );
-    }
-
-    #[test]
-    fn only_a_service_account_key_signs_urls_and_other_credentials_send_a_token_to_the_object() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = |name: &str, kind: &str| {
-            let path = dir.path().join(name);
-            fs_err::write(&path, format!(r#"{{"type":"{kind}"}}"#)).unwrap();
-            path.display().to_string()
-        };
-        let (service, person) = (file("sa.json", "service_account"), file("user.json", "authorized_user"));
-        assert!(signs_locally(&CloudVariables::of(&[(
-            "GOOGLE_SERVICE_ACCOUNT",
-            "/k.json"
-        )])));
-        assert!(signs_locally(&CloudVariables::of(&[(
-            "GOOGLE_SERVICE_ACCOUNT_KEY",
-            "{}"
-        )])));
-        assert!(signs_locally(&CloudVariables::of(&[(
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            service.as_str()
-        )])));
-        assert!(!signs_locally(&CloudVariables::of(&[(
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            person.as_str()
-        )])));
-        assert!(!signs_locally(&CloudVariables::of(&[(
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "/nonexistent.json"
-        )])));
-        assert!(!signs_locally(&CloudVariables::of(&[])));
-
-        let object = parse("gs://bucket/a2c/bundles/a2c-1.0.0.tar.gz").unwrap();
-        assert_eq!(
-            object.object_url(&CloudVariables::of(&[])).unwrap().as_str(),
-            "https://storage.googleapis.com/bucket/a2c/bundles/a2c-1.0.0.tar.gz"
-        );
-        let emulator = CloudVariables::of(&[("STORAGE_EMULATOR_HOST", "127.0.0.1:4443/")]);
-        assert_eq!(
-            object.object_url(&emulator).unwrap().as_str(),
-            "http://127.0.0.1:4443/bucket/a2c/bundles/a2c-1.0.0.tar.gz"
-        );
-        let far = CloudVariables::of(&[("GOOGLE_BASE_URL", "http://storage.example.com")]);
-        assert!(
-            object.object_url(&far).is_err(),
-            "a token is never sent in clear text across a network"
-        );
-        let token = crate::net::Bearer::new("ya29.secret".into());
-        assert!(
-            !format!(
-                "{:?}",
-                BundleLocation::Bearer {
-                    url: object.index_url(),
-                    token
-                }
-            )
-            .contains("ya29")
-        );
-    }
 
     #[test]
     fn the_endpoint_comes_from_the_environment_alone_and_plain_http_only_on_loopback() {
-        let l = parse("gs://bucket/a2c").unwrap();
+        let l = GsLocation::from_url(&Url::parse("gs://bucket/a2c").unwrap()).unwrap();
         assert_eq!(
             GsLocation::endpoint_of(&CloudVariables::of(&[])),
             (GOOGLE_ENDPOINT.to_string(), None)

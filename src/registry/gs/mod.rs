@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use super::kind::Kind;
 
+mod credentials;
 mod location;
 
 pub use location::GsLocation;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::kind::Kind;
 
+mod credentials;
 mod location;
 mod profile;
 
