@@ -1,13 +1,13 @@
 //! OCI distribution registries as a transport, against the real CNCF
 //! distribution registry (Debian's `docker-registry`) started on loopback by each test.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use crate::support::servers;
 use crate::support::{Spawned, TestContext, layout, require_program};
 
 struct Registry {
-    child: Spawned,
+    _child: Spawned,
     port: u16,
 }
 
@@ -34,7 +34,7 @@ fn registry_at(t: &TestContext, ip: std::net::IpAddr, http_extra: &str, extra: &
     registry_logged(t, ip, http_extra, extra, "error")
 }
 
-/// [`registry_at`] with its log at `level` written to `oci-N/log` (at `info`, one line per
+/// [`registry_at`] with its log at `level` written to the test's `oci.log` (at `info`, one line per
 /// request: what a test counts requests with).
 fn registry_logged(
     t: &TestContext,
@@ -47,49 +47,31 @@ fn registry_logged(
         require_program("docker-registry (apt-get install docker-registry)");
         return None;
     }
-    for attempt in 0..5 {
-        let port = std::net::TcpListener::bind((ip, 0))
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = t.path(&format!("oci-{attempt}"));
-        fs_err::create_dir_all(dir.join("storage")).unwrap();
+    let dir = t.path("oci");
+    fs_err::create_dir_all(dir.join("storage")).unwrap();
+    let addr = |ports: &[u16]| std::net::SocketAddr::new(ip, ports[0]);
+    let command = |ports: &[u16]| {
         let config = dir.join("config.yml");
-        let addr = std::net::SocketAddr::new(ip, port);
         fs_err::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: {level}\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{http_extra}{extra}",
-                dir.join("storage").display()
+                "version: 0.1\nlog:\n  level: {level}\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {}\n{http_extra}{extra}",
+                dir.join("storage").display(),
+                addr(ports)
             ),
         )
         .unwrap();
-        let log = fs_err::File::create(dir.join("log")).unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log.into_parts().0))
-            .spawn()
-            .unwrap();
-        let mut reg = Registry {
-            child: Spawned(child),
-            port,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if std::net::TcpStream::connect(addr).is_ok() {
-                return Some(reg);
-            }
-            if let Ok(Some(_)) = reg.child.0.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = reg.child.0.kill();
-    }
-    panic!("docker-registry did not start");
+        let mut serve = Command::new("docker-registry");
+        serve.arg("serve").arg(&config);
+        serve
+    };
+    let started = servers::start(t, "oci", 1, command, |child, ports| {
+        child.ready_within(10, || std::net::TcpStream::connect(addr(ports)).is_ok())
+    });
+    Some(Registry {
+        _child: started.child,
+        port: started.ports[0],
+    })
 }
 
 mod raw_http {
@@ -815,7 +797,7 @@ fn a_long_tag_list_is_read_only_as_far_as_needed_and_capped() {
         let url = url::Url::parse(&format!("{base}9.{}.{}", i / 100, i % 100)).unwrap();
         assert_eq!(raw_http::request("PUT", &url, media, &manifest), 201);
     }
-    let log = t.path("oci-0/log");
+    let log = t.path("oci.log");
     let manifest_gets = || {
         fs_err::read_to_string(&log)
             .unwrap()

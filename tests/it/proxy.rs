@@ -3,14 +3,14 @@
 //! its `Via` header when it reaches the test's registry server.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::support::http_server::Server;
-use crate::support::{Spawned, TestContext, free_port, require_program};
+use crate::support::servers;
+use crate::support::{Spawned, TestContext, require_program};
 
 struct Tinyproxy {
-    child: Spawned,
+    _child: Spawned,
     port: u16,
     log: PathBuf,
 }
@@ -23,47 +23,36 @@ fn tinyproxy(t: &TestContext, extra: &str) -> Option<Tinyproxy> {
     }
     let dir = t.path("tinyproxy");
     fs_err::create_dir_all(&dir).unwrap();
-    for _ in 0..5 {
-        let port = free_port();
-        let log = dir.join(format!("{port}.log"));
-        let conf = dir.join(format!("{port}.conf"));
+    // Its own log (the `LogFile` its configuration names), one a port.
+    let log = |ports: &[u16]| dir.join(format!("{}.log", ports[0]));
+    let command = |ports: &[u16]| {
+        let (port, conf) = (ports[0], dir.join(format!("{}.conf", ports[0])));
         fs_err::write(
             &conf,
             format!(
                 "Port {port}\nListen 127.0.0.1\nTimeout 30\nLogFile \"{}\"\nLogLevel Info\nMaxClients 20\nAllow 127.0.0.1\nPidFile \"{}\"\n{extra}",
-                log.display(),
+                log(ports).display(),
                 dir.join(format!("{port}.pid")).display()
             ),
         )
         .unwrap();
-        let child = Command::new("tinyproxy")
-            .args(["-d", "-c"])
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut proxy = Tinyproxy {
-            child: Spawned(child),
-            port,
-            log,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            // Its own log says it bound the port: a connection alone could reach another
-            // test's server that took the same free port first.
-            let bound = std::fs::read_to_string(&proxy.log).is_ok_and(|l| l.contains("Accepting connections"));
-            if bound && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(proxy);
-            }
-            if let Ok(Some(_)) = proxy.child.0.try_wait() {
-                break; // the port was taken meanwhile: try another
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = proxy.child.0.kill();
-    }
-    panic!("tinyproxy did not start");
+        let mut serve = Command::new("tinyproxy");
+        serve.args(["-d", "-c"]).arg(&conf);
+        serve
+    };
+    // Its log says it bound the port: a connection alone could reach another test's server
+    // that took the same free port first.
+    let started = servers::start(t, "tinyproxy", 1, command, |child, ports| {
+        child.ready_within(10, || {
+            let bound = std::fs::read_to_string(log(ports)).is_ok_and(|l| l.contains("Accepting connections"));
+            bound && std::net::TcpStream::connect(("127.0.0.1", ports[0])).is_ok()
+        })
+    });
+    Some(Tinyproxy {
+        log: log(&started.ports),
+        _child: started.child,
+        port: started.ports[0],
+    })
 }
 
 /// Locks `r` against `registry` with `env`; `true` when the index request went through the proxy.

@@ -873,9 +873,14 @@ impl Spawned {
     /// Waits up to `seconds` until it listens on 127.0.0.1:`port`; `false` when it exited or
     /// the time ran out.
     pub fn listening(&mut self, port: u16, seconds: u64) -> bool {
+        self.ready_within(seconds, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok())
+    }
+
+    /// Waits up to `seconds` until `ready` says so; `false` when it exited or the time ran out.
+    pub fn ready_within(&mut self, seconds: u64, mut ready: impl FnMut() -> bool) -> bool {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
         while std::time::Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            if ready() {
                 return true;
             }
             if let Ok(Some(_)) = self.0.try_wait() {
