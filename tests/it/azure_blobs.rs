@@ -152,8 +152,7 @@ fn an_azure_container_is_a_registry_with_every_request_signed() {
     insta::assert_snapshot!(run.error_transcript());
     fs_err::remove_file(t.path("trees/1.0.0/rules/extra.md")).unwrap();
 
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &env);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
@@ -366,8 +365,7 @@ fn entra_credentials_publish_and_install_over_oauth() {
         &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
         &principal,
     );
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &principal);
     let run = t.ok_env("w", &["install"], &principal);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::servers::{PATIENT, curl_status};
+use crate::support::servers::curl_status;
 use crate::support::{Spawned, TestContext, free_port, layout, require_program};
 
 const KEY_ID: &str = "AKIDA2CRGW";
@@ -25,12 +25,7 @@ impl Rgw {
     }
 
     fn env(&self, secret: &str) -> Vec<(&'static str, String)> {
-        vec![
-            (PATIENT.0, PATIENT.1.to_string()),
-            ("AWS_ENDPOINT_URL", self.endpoint()),
-            ("AWS_ACCESS_KEY_ID", KEY_ID.to_string()),
-            ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
-        ]
+        crate::object_stores::aws_env(self.endpoint(), KEY_ID, secret)
     }
 
     /// A request signed (SigV4) by curl with the test identity: the HTTP status it got.
@@ -289,8 +284,7 @@ fn a_ceph_rgw_bucket_is_a_registry() {
     insta::assert_snapshot!(run.transcript());
     // The second publish replaces the index on its ETag: RGW 16 takes only the bare one.
     pack("1.1.0").success();
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &env);
     t.ok_env("w", &["install"], &env);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
@@ -363,8 +357,7 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
         &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &mirror],
         &env,
     );
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {primary}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&primary);
     t.ok_env("w", &["lock"], &env);
     let lost = format!("/{BUCKET}/primary/bundles/a2c-1.0.0.tar.gz");
     assert_eq!(store.signed("DELETE", &lost, &[]), "204");
@@ -372,10 +365,5 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
     mirrored.push(("A2C_MIRRORS", mirror.clone()));
     t.ok_env("w", &["install"], &mirrored);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    t.ok_env("w", &["vendor", "../vendor"], &mirrored);
-    drop(store);
-    t.forget_installed("w");
-    t.ok("w", &["install", "--offline", "--from", "../vendor"]);
-    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    crate::object_stores::vendored_then_offline(&t, &mirrored, store);
 }

@@ -437,8 +437,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
         ("GOOGLE_SERVICE_ACCOUNT", key_file.as_str()),
     ];
 
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: gs://{BUCKET}/a2c\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&format!("gs://{BUCKET}/a2c"));
     t.ok_env("w", &["lock"], &env);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
@@ -523,8 +522,7 @@ fn a_key_file_never_sends_the_tokens_elsewhere() {
     let elsewhere = format!(r#""gcs_base_url":"{}""#, trap.url());
     let account = account(&t, "accounts/a", "a2c@a2c-test.iam.gserviceaccount.com", &elsewhere);
     let key_file = account.key_file.display().to_string();
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: gs://{BUCKET}/a2c\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&format!("gs://{BUCKET}/a2c"));
     let env = [
         ("A2C_HTTP_TIMEOUT", "3"),
         ("A2C_HTTP_RETRIES", "0"),
@@ -636,8 +634,7 @@ fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone(
         ("GOOGLE_BASE_URL", url.as_str()),
         ("GCE_METADATA_HOST", host.as_str()),
     ];
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: gs://{BUCKET}/a2c\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&format!("gs://{BUCKET}/a2c"));
     t.ok_env("w", &["lock"], &env);
     let run = t.ok_env("w", &["install"], &env);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());

@@ -133,8 +133,7 @@ fn a_bucket_a_clone_names_is_asked_at_the_users_endpoint_only() {
     for (kind, registry) in [("s3", "s3://clone-bucket/a2c"), ("gs", "gs://clone-bucket/a2c")] {
         let t = TestContext::new();
         let endpoint = Scripted::start(vec![Answer::new(404, Body::Fixed(Vec::new()))]);
-        t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-        t.canonical_repo("w/p/app", "1.0.0");
+        t.app_superbuild(registry);
         let url = endpoint.url();
         let env: Vec<(&str, &str)> = match kind {
             "s3" => vec![

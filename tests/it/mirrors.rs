@@ -214,8 +214,7 @@ fn install_registry_flag_is_asked_before_the_marker_registry() {
     let t = TestContext::new();
     t.publish("reg", "1.0.0", "tar.gz");
     let marker = Server::start(t.path("reg"));
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {}\n", marker.url()));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&marker.url());
     t.run("w", &["lock"]).success();
     // `lock` checked that the source answers: count from here.
     let asked = marker.count_of(B1);

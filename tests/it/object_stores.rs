@@ -30,13 +30,19 @@ impl Seaweed {
 
     /// The environment a user of this store sets: the endpoint and the identity's keys.
     fn env(&self, secret: &str) -> Vec<(&'static str, String)> {
-        vec![
-            (PATIENT.0, PATIENT.1.to_string()),
-            ("AWS_ENDPOINT_URL", self.endpoint()),
-            ("AWS_ACCESS_KEY_ID", KEY_ID.to_string()),
-            ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
-        ]
+        crate::object_stores::aws_env(self.endpoint(), KEY_ID, secret)
     }
+}
+
+/// The environment a user of an S3 endpoint sets: the endpoint and an identity's keys (and the
+/// wing's patience).
+pub fn aws_env(endpoint: String, key_id: &str, secret: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (PATIENT.0, PATIENT.1.to_string()),
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ACCESS_KEY_ID", key_id.to_string()),
+        ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
+    ]
 }
 
 /// A `PUT` of `path` at `endpoint`, signed (SigV4) by curl with the test identity's keys, with
@@ -197,8 +203,7 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
 
     // A superbuild whose marker names the bucket: lock and install, the bundle fetched from a
     // URL presigned for it (the signature never shown).
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &env);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(
@@ -269,6 +274,18 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     assert!(!t.path(&layout::installed("w", "1.0.0")).exists());
 }
 
+/// The superbuild `w`'s locked bundles vendored into `../vendor` with `env` (the cache emptied
+/// first, so they come from the store), then `store` stopped and the installed trees forgotten:
+/// `w` installs 1.0.0 offline from the vendored directory.
+pub fn vendored_then_offline<S>(t: &TestContext, env: &[(&str, String)], store: S) {
+    fs_err::remove_dir_all(t.cache_dir()).unwrap();
+    t.ok_env("w", &["vendor", "../vendor"], env);
+    drop(store);
+    t.forget_installed("w");
+    t.ok("w", &["install", "--offline", "--from", "../vendor"]);
+    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+}
+
 /// The AWS CLI's shared files as `aws configure` writes them: `AWS_PROFILE` names the profile
 /// whose keys sign (the credentials file) and whose endpoint is reached (the config file),
 /// `default` without it. A profile that gets its credentials by SSO is named with the command
@@ -298,8 +315,7 @@ fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
         &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
         &team,
     );
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &team);
     t.ok_env("w", &["install"], &team);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
@@ -362,8 +378,7 @@ fn a_store_on_a_private_ca_is_trusted_once_its_ca_is_named() {
         env
     };
     t.ok_env(".", &pack, &with("AWS_CA_BUNDLE"));
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &with("A2C_CA_BUNDLE"));
     t.ok_env("w", &["install"], &with("A2C_CA_BUNDLE"));
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
@@ -453,8 +468,7 @@ fn a_bucket_mirrors_and_vendors_as_any_registry() {
             &env,
         );
     }
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {primary}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&primary);
     t.ok_env("w", &["lock"], &env);
     // The primary loses the bundle (deleted through the filer): the mirror serves it.
     succeeds(
@@ -471,12 +485,7 @@ fn a_bucket_mirrors_and_vendors_as_any_registry() {
     assert_eq!(installed, ["1.0.0"], "{}", run.stderr);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     // Vendored from the bucket (through the mirror), then installed with no store and no cache.
-    fs_err::remove_dir_all(t.cache_dir()).unwrap();
-    t.ok_env("w", &["vendor", "../vendor"], &mirrored);
-    drop(store);
-    t.forget_installed("w");
-    t.ok("w", &["install", "--offline", "--from", "../vendor"]);
-    assert!(t.path(&layout::installed("w", "1.0.0")).exists());
+    crate::object_stores::vendored_then_offline(&t, &mirrored, store);
 }
 
 /// A location is a bucket and a prefix; where it is reached and with which credentials is the
@@ -647,8 +656,7 @@ fn a_store_that_ignores_conditional_writes_is_refused_for_publishing() {
     // The hint's way, followed: published, with the warning.
     let allowed: Vec<&str> = pack.iter().copied().chain(["--allow-unconditional-writes"]).collect();
     insta::assert_snapshot!(t.ok_env(".", &allowed, &env).transcript());
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &env);
     t.ok_env("w", &["install"], &env);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
@@ -897,8 +905,7 @@ fn temporary_credentials_of_an_instance_or_a_pod_sign_every_request() {
         String::from_utf8_lossy(&out.stderr)
     );
     let registry = format!("s3://{BUCKET}/a2c");
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&registry);
     let run = t.ok_env("w", &["lock"], &instance);
     assert!(
         !run.stderr.contains(secret) && !run.stderr.contains(token),
@@ -943,8 +950,7 @@ fn a_metadata_service_that_never_answers_is_given_up_on() {
     // Its accept queue full (never accepted): a connection gets no answer at all.
     let unanswering = crate::support::scripted::unanswering();
     let address = unanswering.address;
-    t.superbuild("w", &format!("members: [\"p/*\"]\nregistry: s3://{BUCKET}/a2c\n"));
-    t.canonical_repo("w/p/app", "1.0.0");
+    t.app_superbuild(&format!("s3://{BUCKET}/a2c"));
     let imds = format!("http://{address}");
     let mut cmd = t.cmd("w");
     cmd.args(["lock"])

@@ -408,6 +408,12 @@ impl TestContext {
         path
     }
 
+    /// The superbuild `w` whose one member `p/app` pins 1.0.0, on `registry`.
+    pub fn app_superbuild(&self, registry: &str) {
+        self.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
+        self.canonical_repo("w/p/app", "1.0.0");
+    }
+
     /// Commits everything in the repository `rel` (an empty commit when nothing changed).
     pub fn commit_all(&self, rel: &str) {
         git(&self.path(rel), &["add", "-A"]);
