@@ -132,7 +132,7 @@ pub(super) fn sas(azure: &CloudVariables) -> Option<&str> {
 /// read them; never an account, container, endpoint or emulator switch (the location and
 /// ENDPOINT_VARIABLES say those), nor the Azure CLI or a credential type that would pick it.
 pub(super) fn with_credentials(builder: MicrosoftAzureBuilder, azure: &CloudVariables) -> MicrosoftAzureBuilder {
-    let credentials = objstore::config_keys(&azure.vars, |key| {
+    objstore::configured(builder, &azure.vars, MicrosoftAzureBuilder::with_config, |key| {
         matches!(
             key,
             AzureConfigKey::AccessKey
@@ -147,8 +147,7 @@ pub(super) fn with_credentials(builder: MicrosoftAzureBuilder, azure: &CloudVari
                 | AzureConfigKey::MsiResourceId
                 | AzureConfigKey::FederatedTokenFile
         )
-    });
-    credentials.fold(builder, |builder, (key, value)| builder.with_config(key, value))
+    })
 }
 
 #[cfg(test)]

@@ -88,15 +88,14 @@ pub(super) fn with_credentials(
     builder: GoogleCloudStorageBuilder,
     google: &CloudVariables,
 ) -> GoogleCloudStorageBuilder {
-    let credentials = objstore::config_keys(&google.vars, |key| {
+    objstore::configured(builder, &google.vars, GoogleCloudStorageBuilder::with_config, |key| {
         matches!(
             key,
             GoogleConfigKey::ServiceAccount
                 | GoogleConfigKey::ServiceAccountKey
                 | GoogleConfigKey::ApplicationCredentials
         )
-    });
-    credentials.fold(builder, |builder, (key, value)| builder.with_config(key, value))
+    })
 }
 
 #[cfg(test)]

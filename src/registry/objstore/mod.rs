@@ -567,16 +567,19 @@ impl<B: Bucket> ObjectRegistry<B> {
     }
 }
 
-/// Each of `vars` whose lower-cased name parses as a `K` (an object_store builder's
-/// configuration key, as that builder's own `from_env` reads the environment) that `taken`
-/// takes, with its value.
-pub(in crate::registry) fn config_keys<K: std::str::FromStr>(
+/// `builder` given, by `with`, each of `vars` whose lower-cased name parses as a `K` (an
+/// object_store builder's configuration key, as that builder's own `from_env` reads the
+/// environment) that `taken` takes.
+pub(in crate::registry) fn configured<B, K: std::str::FromStr>(
+    builder: B,
     vars: &[(String, String)],
+    with: impl Fn(B, K, String) -> B,
     taken: impl Fn(&K) -> bool,
-) -> impl Iterator<Item = (K, &str)> {
+) -> B {
     vars.iter()
-        .filter_map(|(name, value)| Some((name.to_ascii_lowercase().parse().ok()?, value.as_str())))
-        .filter(move |(key, _)| taken(key))
+        .filter_map(|(name, value)| Some((name.to_ascii_lowercase().parse().ok()?, value)))
+        .filter(|(key, _)| taken(key))
+        .fold(builder, |builder, (key, value)| with(builder, key, value.clone()))
 }
 
 #[cfg(test)]

@@ -52,9 +52,7 @@ impl S3Location {
         let mut builder = AmazonS3Builder::new();
         // Every AWS_* variable object_store knows, as its own `from_env` would read them (the
         // session read the environment; this reads what it was given).
-        for (key, value) in objstore::config_keys(&aws.vars, |_: &object_store::aws::AmazonS3ConfigKey| true) {
-            builder = builder.with_config(key, value);
-        }
+        builder = objstore::configured(builder, &aws.vars, AmazonS3Builder::with_config, |_| true);
         // Virtual-hosted addressing with an endpoint of the user's: the bucket becomes the
         // endpoint's first label, as the AWS CLI's `addressing_style = virtual` makes it
         // (object_store would send every request to the endpoint as written, bucket-less).
