@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::support::{TestContext, at_pinned_version, git, program, require_program};
+use crate::support::{assert_contains, text_of};
 
 /// The five runtimes, written out of order (the marker's set is read sorted).
 const ALL: &str = "agents: [cursor, claude, agent-skills, codex, copilot]\n";
@@ -215,13 +216,7 @@ fn each_member_gets_its_own_versions_skills_where_its_runtimes_look() {
     let doc = t.run("w", &["doctor", "--json"]).verdict_json();
     let f = crate::support::finding(&doc, "agents-drift");
     assert_eq!(f["severity"], "warn", "{f}");
-    assert!(
-        f["message"]
-            .as_str()
-            .unwrap()
-            .contains("a2c-review/SKILL.md` was changed or removed"),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "message"), "a2c-review/SKILL.md` was changed or removed");
     assert_eq!(f["hint"], "run `a2c agents sync`", "{f}");
     t.ok("w", &["agents", "sync"]);
     t.ok("w", &["agents", "list"]);
@@ -500,12 +495,7 @@ fn mcp_config_writes_the_user_level_file_and_keeps_the_rest() {
     // The plain command names the way to the user-level file: run as printed.
     let shown = t.run_env(".", &["agents", "mcp-config", "cursor"], &env);
     transcripts.push(shown.transcript());
-    let line = shown
-        .stderr
-        .lines()
-        .find(|l| l.contains("--write"))
-        .unwrap()
-        .to_string();
+    let line = shown.stderr_line("--write").to_string();
     let command: Vec<&str> = line.split('`').nth(1).unwrap().split(' ').skip(1).collect();
     transcripts.push(t.run_env(".", &command, &env).transcript());
     for runtime in ["claude", "codex", "copilot", "cursor"] {
@@ -561,23 +551,8 @@ fn mcp_serves_the_skills_of_the_repositorys_own_version() {
     let t = TestContext::new();
     superbuild(&t, "");
     t.ok("w", &["install"]);
-    let std_cmd = t.cmd("w/p/b");
-    let child = || {
-        let mut cmd = tokio::process::Command::new(std_cmd.get_program());
-        for (k, v) in std_cmd.get_envs() {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        cmd.arg("mcp").current_dir(t.path("w/p/b"));
-        rmcp::transport::TokioChildProcess::new(cmd).unwrap()
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let report = rt.block_on(async {
+    let child = || t.mcp_transport("w/p/b");
+    let report = crate::support::block_on(async {
         let mut extensions = ExtensionCapabilities::new();
         extensions.insert(SKILLS_EXTENSION_ID.to_string(), Default::default());
         let capabilities = ClientCapabilities::builder().enable_extensions_with(extensions).build();

@@ -1,6 +1,7 @@
 //! The command line's surface: completions and man pages, `--version`, `a2c cache`, the JSON
 //! contract, progress in a real terminal and messages that lead somewhere.
 
+use crate::support::assert_contains;
 use crate::support::{TestContext, items, layout, succeeds};
 
 #[test]
@@ -242,10 +243,7 @@ fn cache_dir_clean_and_prune_keep_what_any_store_needs() {
     let doc = t.run(".", &["cache", "clean", "--json"]).json();
     assert!(!doc["removed"].as_array().unwrap().is_empty());
     assert_eq!(bundles(), 0);
-    assert!(
-        t.path(&layout::installed_file("w2", "1.0.0", "rules/core.md"))
-            .is_file()
-    );
+    assert!(t.has_installed("w2", "1.0.0", "rules/core.md"));
     t.run("w2", &["doctor", "--deep"]).success();
 }
 
@@ -488,9 +486,9 @@ fn an_offline_vendor_with_nothing_cached_hints_what_works() {
     let run = t.run("w", &["--offline", "vendor", "../v"]);
     let error = run.error_transcript();
     assert!(!error.contains("pass `--from DIR`"), "{error}");
-    assert!(
-        error.contains("hint: run it without `--offline` to download them, or fill the cache first with `a2c install --offline --from DIR`"),
-        "{error}"
+    assert_contains(
+        &error,
+        "hint: run it without `--offline` to download them, or fill the cache first with `a2c install --offline --from DIR`",
     );
     t.run("w", &["install", "--offline", "--from", "../elsewhere"])
         .success();
@@ -993,9 +991,9 @@ fn help_lists_every_environment_variable() {
         assert!(!line.ends_with('…') && line.chars().count() <= 80, "{line:?}");
     }
     let joined = section.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(
-        joined.contains("(default: $XDG_CACHE_HOME/a2c, else ~/.cache/a2c; on Windows %LOCALAPPDATA%\\a2c\\cache)"),
-        "{joined}"
+    assert_contains(
+        &joined,
+        "(default: $XDG_CACHE_HOME/a2c, else ~/.cache/a2c; on Windows %LOCALAPPDATA%\\a2c\\cache)",
     );
 }
 
@@ -1246,11 +1244,7 @@ fn messages_that_lead_somewhere() {
     // A stale local pointer: the warning says how to fix it.
     t.write(&layout::pointer("w/a"), "workspace_root: ../../gone\n");
     let run = t.run("w/a", &["resolve"]);
-    let warning = run
-        .stderr
-        .lines()
-        .find(|l| l.contains("stale local pointer"))
-        .unwrap_or_default();
+    let warning = run.stderr_line("stale local pointer");
     insta::assert_snapshot!("stale-pointer", warning);
     // `adopt --version` of a version neither the registry nor the cache has: a warning.
     t.git_repo("new");
@@ -1411,10 +1405,7 @@ fn a_lock_from_another_registry_is_named_as_such() {
     insta::assert_snapshot!(run.error_transcript());
     t.run_env("r", &["lock", "--update"], &[("A2C_REGISTRY", &b)]).success();
     t.run_env("r", &["install"], &[("A2C_REGISTRY", &b)]).success();
-    assert!(
-        t.path(&layout::installed_file("r", "1.0.0", "rules/other.md"))
-            .is_file()
-    );
+    assert!(t.has_installed("r", "1.0.0", "rules/other.md"));
 }
 
 /// Every command that takes `--registry` names, in its `--help`, each registered kind's scheme:

@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use sha2::Digest as _;
 
+use crate::support::assert_contains;
 use crate::support::servers::{self, PATIENT, curl_status};
-use crate::support::{Spawned, TestContext, header_of, layout, request_head, require_program};
+use crate::support::{Recorded, Spawned, TestContext, header_of, layout, request_head, require_program};
 
 const BUCKET: &str = "methods";
 /// The host every V4 signature names, whatever the endpoint (as object_store and Google sign).
@@ -149,7 +150,7 @@ impl FakeGcs {
 /// request is recorded with how it was let through or why it was refused.
 struct Front {
     port: u16,
-    seen: Arc<Mutex<Vec<String>>>,
+    seen: Recorded,
     stop: Arc<AtomicBool>,
     /// When set, each request let through whose path holds the first text is answered `307` to
     /// the base URL that is the second instead.
@@ -166,7 +167,7 @@ impl Front {
     fn start_with(upstream: u16, account: &Account, access_token: Option<&str>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen = Recorded::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (email, key) = (account.email.clone(), Arc::new(account.public_key.clone()));
         let access: Arc<Option<String>> = Arc::new(access_token.map(str::to_string));
@@ -199,11 +200,7 @@ impl Front {
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
+        servers::loopback_url(self.port, None)
     }
 }
 
@@ -228,7 +225,7 @@ fn serve(
     mut client: TcpStream,
     upstream: u16,
     id: &Identity,
-    log: &Mutex<Vec<String>>,
+    log: &Recorded,
     redirect: &Mutex<Option<(String, String)>>,
 ) {
     let _ = client.set_read_timeout(Some(std::time::Duration::from_secs(30)));
@@ -251,7 +248,7 @@ fn serve(
     let path = target.split('?').next().unwrap_or_default();
     match verdict {
         Err((status, code, why)) => {
-            log.lock().unwrap().push(format!("refused {method} {path}: {why}"));
+            log.push(format!("refused {method} {path}: {why}"));
             let body = format!(
                 "<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>{why}</Message></Error>"
             );
@@ -262,7 +259,7 @@ fn serve(
             );
         }
         Ok(how) => {
-            log.lock().unwrap().push(format!("{how} {method} {path}"));
+            log.push(format!("{how} {method} {path}"));
             let elsewhere = redirect.lock().unwrap().clone();
             if let Some((_, base)) = elsewhere.filter(|(part, _)| path.contains(part.as_str())) {
                 let _ = write!(
@@ -366,7 +363,7 @@ fn verify(method: &str, target: &str, headers: &[(String, String)], id: &Identit
 struct Trap {
     port: u16,
     hits: Arc<std::sync::atomic::AtomicUsize>,
-    heads: Arc<Mutex<Vec<String>>>,
+    heads: Recorded,
 }
 
 impl Trap {
@@ -374,14 +371,14 @@ impl Trap {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let heads = Arc::new(Mutex::new(Vec::new()));
+        let heads = Recorded::default();
         let (counted, kept) = (hits.clone(), heads.clone());
         std::thread::spawn(move || {
             for mut conn in listener.incoming().flatten() {
                 counted.fetch_add(1, Ordering::SeqCst);
                 let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(1)));
                 if let Some(head) = request_head(&mut conn) {
-                    kept.lock().unwrap().push(head);
+                    kept.push(head);
                 }
             }
         });
@@ -440,9 +437,9 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     t.app_superbuild(&format!("gs://{BUCKET}/a2c"));
     t.ok_env("w", &["lock"], &env);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
-    assert!(
-        lock.contains(&format!("source = \"gs://{BUCKET}/a2c/bundles/a2c-1.0.0.tar.gz\"")),
-        "{lock}"
+    assert_contains(
+        &lock,
+        &format!("source = \"gs://{BUCKET}/a2c/bundles/a2c-1.0.0.tar.gz\""),
     );
     crate::spec::assert_lock_valid(&lock);
     // As CI keeps it (`--json`, `-v`): the V4-signed URL shown without its signature.
@@ -450,7 +447,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     let served = run.json()["installed"][0]["served_from"].as_str().unwrap().to_string();
     assert!(served.ends_with("/a2c/bundles/a2c-1.0.0.tar.gz (signed)"), "{served}");
-    let seen = front.seen();
+    let seen = front.seen.all();
     assert!(
         seen.iter()
             .any(|s| s.starts_with("bearer JWT GET /methods/a2c%2Findex")),
@@ -484,12 +481,7 @@ fn a_cloud_storage_bucket_is_read_with_every_request_signed() {
     run.failure();
     insta::assert_snapshot!(run.error_transcript());
     assert!(!run.stderr.contains("PRIVATE KEY"), "{}", run.stderr);
-    assert!(
-        front
-            .seen()
-            .iter()
-            .any(|s| s.contains("the token's signature does not match"))
-    );
+    assert!(front.seen.any(|s| s.contains("the token's signature does not match")));
 
     // The endpoint redirects elsewhere: the token is not sent there (a2c's client follows no
     // redirect of a store's request), and the run says what the store answered.
@@ -639,7 +631,7 @@ fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone(
     let run = t.ok_env("w", &["install"], &env);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     assert!(!run.stderr.contains(ACCESS_TOKEN), "{}", run.stderr);
-    let seen = front.seen();
+    let seen = front.seen.all();
     assert!(
         seen.iter()
             .any(|s| s.starts_with("access token GET /methods/a2c%2Findex")),
@@ -665,7 +657,7 @@ fn credentials_without_a_key_fetch_bundles_with_their_token_on_the_origin_alone(
     *front.redirect.lock().unwrap() = Some(("/bundles/".to_string(), trap.url()));
     let run = t.run_env("w", &["install", "--jobs", "1"], &env);
     run.failure();
-    let heads = trap.heads.lock().unwrap().clone();
+    let heads = trap.heads.all();
     assert!(!heads.is_empty(), "the redirect was not followed: {}", run.stderr);
     for head in &heads {
         assert!(!head.to_ascii_lowercase().contains("authorization"), "{head}");

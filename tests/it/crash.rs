@@ -45,7 +45,7 @@ fn install_aborted_at_every_point_then_rerun_ends_valid() {
             .filter(|p| !p.contains('/') && !p.starts_with('.'))
         {
             assert!(
-                t.path(&layout::installed_file("w", v, ".a2c-receipt.json")).is_file(),
+                t.has_installed("w", v, ".a2c-receipt.json"),
                 "{point}: {v} is visible without its receipt"
             );
         }
@@ -133,10 +133,7 @@ fn eight_concurrent_installs_extract_each_version_once() {
 /// gc and migrate racing installs: everyone takes turns on the store lock; all end valid.
 #[test]
 fn gc_and_migrate_racing_install_end_valid() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.commit_members();
-    t.run("w", &["install"]).success();
+    let t = TestContext::committed_superbuild(&[]);
     // p/web moves from 2.0.0 to 1.0.0 while installs and gcs run.
     let spawn = |cwd: &str, args: &[&str]| {
         t.cmd(cwd)

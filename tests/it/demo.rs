@@ -43,20 +43,10 @@ fn demo_superbuild_migrates_with_all_as_the_readme_shows() {
     assert!(shown.len() >= 8, "{shown:?}");
     let printed: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(&printed[..shown.len()], &shown[..], "the README shows what a2c prints");
-    let plan = run
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("plan "))
-        .unwrap()
-        .to_string();
+    let plan = run.stderr_after("plan ").to_string();
     // The command the dry run prints applies it, with the flags that shaped it, as the README
     // shows it (but for the digest's tail).
-    let apply = run
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("apply exactly this plan with: "))
-        .unwrap()
-        .to_string();
+    let apply = run.stderr_after("apply exactly this plan with: ").to_string();
     let readme_apply = section
         .lines()
         .find_map(|l| l.strip_prefix("apply exactly this plan with: "))

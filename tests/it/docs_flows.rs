@@ -155,11 +155,7 @@ fn ci_recipes_install_from_a_cache_keyed_on_the_lock() {
         fs_err::remove_dir_all(t.path(&layout::store("w"))).unwrap();
         fs_err::rename(t.path("reg"), t.path("reg-gone")).unwrap();
         run("cache restored, no registry");
-        assert!(
-            t.path(&layout::installed_file("w", "1.0.0", "a2c-method.toml"))
-                .is_file(),
-            "{name}"
-        );
+        assert!(t.has_installed("w", "1.0.0", "a2c-method.toml"), "{name}");
         assert!(recipe.cache_dir.contains("a2c-cache"), "{name}: {}", recipe.cache_dir);
     }
 }
@@ -283,10 +279,7 @@ fn offline_page_runs_as_printed() {
     fs_err::remove_dir_all(t.cache_dir()).unwrap();
     step(&sh[2].0);
     for v in ["1.0.0", "1.1.0", "2.0.0"] {
-        assert!(
-            t.path(&layout::installed_file("w", v, "a2c-method.toml")).is_file(),
-            "{v}"
-        );
+        assert!(t.has_installed("w", v, "a2c-method.toml"), "{v}");
     }
 }
 

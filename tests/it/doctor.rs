@@ -1,6 +1,7 @@
 //! `a2c doctor` (one fixture per finding code) and `a2c gc`.
 
 use crate::support::{TestContext, finding, items, layout, strings_of, succeeds};
+use crate::support::{assert_contains, text_of};
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 
@@ -162,12 +163,7 @@ fn legacy_ai_rules_and_workspace_ai_rules() {
 fn a_method_needing_a_newer_a2c() {
     let t = TestContext::new();
     installed(&t);
-    t.write(
-        "trees/6.0.0/a2c-method.toml",
-        "name = \"esys/a2c\"\nversion = \"6.0.0\"\nmin_a2c = \"99.0.0\"\n",
-    );
-    t.write("trees/6.0.0/rules/x.md", "x\n");
-    t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
+    t.publish_needing("reg", "6.0.0", "99.0.0");
     t.canonical_repo("w/p/future", "6.0.0");
     // Locked (`lock` reads no manifest); install refuses it before publishing anything
     // (docs/concepts.md, "Resolution", drift: the running CLI), and leaves the lock as it was.
@@ -177,10 +173,7 @@ fn a_method_needing_a_newer_a2c() {
     let (_, before, doc) = codes(&t, &[]);
     assert!(!before.contains("unresolved"), "{before:?}");
     let f = finding(&doc, "a2c-too-old");
-    assert!(
-        f["hint"].as_str().unwrap().contains("upgrade a2c to 99.0.0 or newer"),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "hint"), "upgrade a2c to 99.0.0 or newer");
     let run = t.run("w", &["install"]);
     insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path(&store("6.0.0")).exists(), "nothing published");
@@ -190,13 +183,7 @@ fn a_method_needing_a_newer_a2c() {
     assert!(!codes_now.contains("unresolved"), "{codes_now:?}");
     let f = finding(&doc, "a2c-too-old");
     assert_eq!(f["version"], "6.0.0");
-    assert!(
-        f["message"]
-            .as_str()
-            .unwrap()
-            .contains("needs a2c 99.0.0 or newer; this is a2c "),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "message"), "needs a2c 99.0.0 or newer; this is a2c ");
     assert!(!f["hint"].as_str().unwrap().starts_with("run `a2c install`"), "{f}");
     // Migrating to it is refused before anything is written.
     crate::support::git(&t.path("w/p/app"), &["add", "-A"]);
@@ -217,10 +204,7 @@ fn a_method_needing_a_newer_a2c() {
     assert_eq!(code, 1);
     assert!(codes.contains("a2c-too-old"), "{codes:?}");
     let f = finding(&doc, "a2c-too-old");
-    assert!(
-        f["message"].as_str().unwrap().contains("needs a2c 99.0.0 or newer"),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "message"), "needs a2c 99.0.0 or newer");
 }
 
 #[test]
@@ -541,10 +525,7 @@ fn doctor_warns_of_pinned_versions_the_registry_has_yanked() {
     assert_eq!(f["repo"], t.shown("w/p/web"));
     assert_eq!(f["version"], "2.0.0");
     // Nothing newer is published: the hint never suggests going back to 1.1.0.
-    assert!(
-        f["hint"].as_str().unwrap().contains("no version newer than 2.0.0"),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "hint"), "no version newer than 2.0.0");
     t.publish("reg", "3.0.0", "tar.gz");
     let doc = t.run("w", &["doctor", "--json"]).verdict_json();
     let f = finding(&doc, "version-yanked");
@@ -651,12 +632,7 @@ fn a_clone_without_its_members_is_not_healthy() {
 #[test]
 fn a_single_repository_whose_version_needs_a_newer_a2c_has_no_install_hint() {
     let t = TestContext::new();
-    t.write(
-        "trees/6.0.0/a2c-method.toml",
-        "name = \"esys/a2c\"\nversion = \"6.0.0\"\nmin_a2c = \"99.0.0\"\n",
-    );
-    t.write("trees/6.0.0/rules/x.md", "x\n");
-    t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
+    t.publish_needing("reg", "6.0.0", "99.0.0");
     t.canonical_repo("r", "6.0.0");
     t.write("r/.tools/esys/a2c/config.yaml", "registry: ../reg\n");
     let run = t.run("r", &["install"]);

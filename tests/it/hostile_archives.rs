@@ -372,10 +372,7 @@ fn pax_records_a2c_honours_or_ignores_install() {
     let _ = fs_err::remove_file(t.path(&layout::lock("w")));
     t.run("w", &["lock"]).success();
     t.run("w", &["install"]).success();
-    assert!(
-        t.path(&layout::installed_file("w", "1.0.0", "rules/long-name-from-pax.md"))
-            .is_file()
-    );
+    assert!(t.has_installed("w", "1.0.0", "rules/long-name-from-pax.md"));
     assert!(!t.path(&layout::installed_file("w", "1.0.0", "rules/short.md")).exists());
     // A local `path` record that escapes is refused like any name.
     let bytes = tar_with_pax(&[], &[("path", "../../escape.md")], "a2c-1.0.0/rules/short.md");

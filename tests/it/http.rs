@@ -1,5 +1,6 @@
 //! Registries over HTTP(S) — a real server on 127.0.0.1 with faults.
 
+use crate::support::assert_contains;
 use crate::support::http_server::{Fault, Server};
 use crate::support::{Run, TestContext, layout};
 
@@ -26,10 +27,7 @@ fn install_over_http_downloads_in_parallel_into_the_cache() {
     let run = t.ok("w", &["install", "--json"]);
     assert_eq!(installed(&run), ["1.0.0", "1.1.0", "2.0.0"]);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
-    assert!(
-        lock.contains(&format!("source = \"{}bundles/a2c-1.0.0.tar.gz\"", server.url())),
-        "{lock}"
-    );
+    assert_contains(&lock, &format!("source = \"{}bundles/a2c-1.0.0.tar.gz\"", server.url()));
     assert_eq!(
         t.listing("cache/bundles").iter().filter(|f| f.len() == 64).count(),
         3,
@@ -42,10 +40,7 @@ fn install_over_http_downloads_in_parallel_into_the_cache() {
     assert!(ua.starts_with(&format!("a2c/{}", env!("CARGO_PKG_VERSION"))), "{ua}");
     // The receipts name the URL the bundle came from.
     let receipt = fs_err::read_to_string(t.path(&layout::installed_file("w", "1.0.0", ".a2c-receipt.json"))).unwrap();
-    assert!(
-        receipt.contains(&format!("{}bundles/a2c-1.0.0.tar.gz", server.url())),
-        "{receipt}"
-    );
+    assert_contains(&receipt, &format!("{}bundles/a2c-1.0.0.tar.gz", server.url()));
 }
 
 #[test]

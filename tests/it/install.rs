@@ -3,6 +3,7 @@
 use crate::support::{Run, TestContext, items, layout};
 use std::os::unix::fs::PermissionsExt;
 
+use crate::support::assert_contains;
 use crate::support::bundles::{self, Kind, file, item, manifest};
 
 fn versions_in(doc: &serde_json::Value, key: &str) -> Vec<String> {
@@ -66,10 +67,7 @@ fn superbuild_lock_then_install_side_by_side() {
     let run = t.run("w/l/core", &["resolve", "--json"]);
     assert_eq!(run.json()["rule"], "workspace-store");
     let pointer = fs_err::read_to_string(t.path(&layout::pointer("w/p/app"))).unwrap();
-    assert!(
-        pointer.contains(&format!("workspace_root: {}", t.path("w").display())),
-        "{pointer}"
-    );
+    assert_contains(&pointer, &format!("workspace_root: {}", t.path("w").display()));
     assert!(t.listing(&layout::staging("w")).is_empty());
 }
 
@@ -521,10 +519,7 @@ fn install_killed_mid_extraction_then_rerun_ends_valid() {
         );
         assert!(t.listing(&layout::staging("w")).is_empty());
         for v in ["1.0.0", "1.1.0", "2.0.0"] {
-            assert!(
-                t.path(&layout::installed_file("w", v, ".a2c-receipt.json")).is_file(),
-                "{point}: {v}"
-            );
+            assert!(t.has_installed("w", v, ".a2c-receipt.json"), "{point}: {v}");
         }
         t.forget_installed("w");
     }
@@ -618,10 +613,7 @@ fn install_version_adds_one_version_no_member_pins() {
     assert_eq!(versions_in(&doc, "installed"), ["3.0.0"]);
     assert_eq!(doc["unpinned"], serde_json::json!(["3.0.0"]));
     assert_eq!(doc["members"], serde_json::json!([]));
-    assert!(
-        t.path(&layout::installed_file("w", "3.0.0", "a2c-method.toml"))
-            .is_file()
-    );
+    assert!(t.has_installed("w", "3.0.0", "a2c-method.toml"));
     assert_eq!(
         fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap(),
         lock,
@@ -675,10 +667,7 @@ fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
     t.publish("reg", "1.0.0", "tar.gz");
     t.run("w", &["lock"]).success();
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
-    assert!(
-        lock.contains("source = \"../../../../reg/bundles/a2c-1.0.0.tar.gz\""),
-        "{lock}"
-    );
+    assert_contains(&lock, "source = \"../../../../reg/bundles/a2c-1.0.0.tar.gz\"");
     assert!(
         !lock.contains(&t.root.display().to_string()),
         "no absolute path: {lock}"
@@ -689,10 +678,7 @@ fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
     // A vendor manifest keeps the entry exactly as locked (`lock --from` gives it back).
     t.run("w", &["vendor", "../vend"]).success();
     let manifest = fs_err::read_to_string(t.path("vend/a2c-vendor.json")).unwrap();
-    assert!(
-        manifest.contains("\"../../../../reg/bundles/a2c-1.0.0.tar.gz\""),
-        "{manifest}"
-    );
+    assert_contains(&manifest, "\"../../../../reg/bundles/a2c-1.0.0.tar.gz\"");
     // The superbuild and its registry moved together, the marker without a registry, no cache.
     fs_err::create_dir_all(t.path("moved")).unwrap();
     fs_err::rename(t.path("w"), t.path("moved/w")).unwrap();
@@ -705,10 +691,7 @@ fn a_relative_registry_is_locked_by_relative_paths_that_travel() {
     let run = t.run("moved/w", &["install", "--json"]);
     let doc = run.json();
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0"]);
-    assert!(
-        t.path(&layout::installed_file("moved/w", "1.0.0", "a2c-method.toml"))
-            .is_file()
-    );
+    assert!(t.has_installed("moved/w", "1.0.0", "a2c-method.toml"));
 }
 
 /// `install --json` lists its members in path order, component by component: `p/a/c` before
@@ -789,10 +772,7 @@ fn a_workspace_below_a_symlinked_ancestor_works() {
     assert_eq!(doc["workspace"], resolved("w"), "{doc}");
     assert_eq!(doc["store"], resolved(&layout::store("w")), "{doc}");
     assert_eq!(versions_in(&doc, "installed"), ["1.0.0", "1.1.0", "2.0.0"]);
-    assert!(
-        t.path(&layout::installed_file("w", "2.0.0", "a2c-method.toml"))
-            .is_file()
-    );
+    assert!(t.has_installed("w", "2.0.0", "a2c-method.toml"));
     // A second install is a no-op; doctor finds nothing wrong; a member resolves.
     let run = run_in(&["install", "--locked", "--json"]);
     run.success();

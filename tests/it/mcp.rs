@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::support::assert_contains;
 use serde_json::{Value, json};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
@@ -227,7 +228,7 @@ fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
     assert!(tools.contains(&"install") && tools.contains(&"migrate_apply"), "{r}");
     assert_eq!(r["output_schemas"]["install"], "`a2c install --json`", "{r}");
     assert!(!r["install"]["is_error"].as_bool().unwrap(), "{r}");
-    assert!(t.path(&layout::installed_file("w", "1.0.0", "rules/core.md")).is_file());
+    assert!(t.has_installed("w", "1.0.0", "rules/core.md"));
     assert!(r["apply_wrong"]["is_error"].as_bool().unwrap(), "{r}");
     // The agent cannot approve its own plan: the right digest is refused until the user
     // approves it in a terminal, with the command the hint gives; the agent's own run of that
@@ -558,10 +559,7 @@ fn resolve_dot_is_the_repository_the_server_started_in() {
     raw.initialize();
     let answer = call(&mut raw);
     let text = answer.to_string();
-    assert!(
-        text.contains("is the superbuild's root, not one of its members"),
-        "{text}"
-    );
+    assert_contains(&text, "is the superbuild's root, not one of its members");
     assert!(!text.contains("a2c adopt"), "{text}");
 }
 
@@ -847,22 +845,8 @@ fn the_rust_sdk_client_agrees() {
     use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, ResourceContents};
     let t = TestContext::new();
     rich_superbuild(&t);
-    let std_cmd = t.cmd("w");
-    let mut cmd = tokio::process::Command::new(std_cmd.get_program());
-    for (k, v) in std_cmd.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.arg("mcp").current_dir(t.path("w"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
-        let client = ().serve(transport).await.expect("initialize");
+    crate::support::block_on(async {
+        let client = ().serve(t.mcp_transport("w")).await.expect("initialize");
         let tools = client.list_all_tools().await.unwrap();
         assert!(
             tools.iter().all(|t| t.output_schema.is_some() && t.title.is_some()),

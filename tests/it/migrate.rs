@@ -1,16 +1,12 @@
 //! `a2c migrate version`, with real git.
 
 use crate::support::{TestContext, git, items, layout, strings_of};
+use crate::support::{assert_contains, text_of};
 
 /// A single legacy repository `r` at 1.0.0 with committed tool state, and a registry holding
 /// 1.0.0 and 1.1.0 (legacy layout) and 2.0.0 (requires `.tools/esys/a2c`).
 fn legacy_repo(t: &TestContext) -> String {
-    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
-    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
-    t.method_tree_with_root("trees/1.1.0", "1.1.0", ".a2c");
-    t.pack("trees/1.1.0", "1.1.0", "reg", "tar.gz");
-    t.method_tree("trees/2.0.0", "2.0.0");
-    t.pack("trees/2.0.0", "2.0.0", "reg", "zip");
+    let reg = t.legacy_registry();
     t.git_repo("r");
     t.write(
         "r/.a2c/adoption.yaml",
@@ -22,7 +18,7 @@ fn legacy_repo(t: &TestContext) -> String {
     t.write("r/README.md", "# r\n");
     git(&t.path("r"), &["add", "-A"]);
     git(&t.path("r"), &["commit", "-q", "-m", "initial"]);
-    t.path("reg").display().to_string()
+    reg
 }
 
 fn commits(t: &TestContext, repo: &str) -> usize {
@@ -107,10 +103,7 @@ fn legacy_to_canonical_in_one_commit() {
 
 #[test]
 fn same_layout_upgrade_in_a_superbuild_edits_only_the_adoption_record() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.commit_members();
-    t.run("w", &["install"]).success();
+    let t = TestContext::committed_superbuild(&[]);
     let run = t.ok("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
     assert!(run.json()["moves"].as_array().unwrap().is_empty());
     let show = git(&t.path("w/p/app"), &["show", "--name-status", "--format=", "HEAD"]);
@@ -291,10 +284,7 @@ fn no_commit_leaves_the_change_staged() {
     );
     assert_eq!(commits(&t, "r"), 1);
     let staged = git(&t.path("r"), &["diff", "--cached", "--name-status", "-M"]);
-    assert!(
-        staged.contains("R100\t.a2c/config.yaml\t.tools/esys/a2c/config.yaml"),
-        "{staged}"
-    );
+    assert_contains(&staged, "R100\t.a2c/config.yaml\t.tools/esys/a2c/config.yaml");
     let t2 = TestContext::new();
     let reg2 = legacy_repo(&t2);
     t2.write("r/README.md", "# r, edited\n");
@@ -344,10 +334,7 @@ fn offline_migration_from_a_vendored_directory() {
         ],
     );
     assert!(run.json()["commit"].is_string());
-    assert!(
-        t.path(&layout::installed_file("r", "2.0.0", "a2c-method.toml"))
-            .is_file()
-    );
+    assert!(t.has_installed("r", "2.0.0", "a2c-method.toml"));
     // Without the bundles, offline fails and r is unchanged.
     offline_dry_run_hint_applies_the_plan_as_printed();
     let t2 = TestContext::new();
@@ -379,11 +366,7 @@ fn offline_dry_run_hint_applies_the_plan_as_printed() {
         ],
     );
     dry.success();
-    let printed = dry
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("apply exactly this plan with: "))
-        .unwrap_or_else(|| panic!("{}", dry.stderr));
+    let printed = dry.stderr_after("apply exactly this plan with: ");
     assert!(
         printed.contains("--offline") && printed.contains("--from ../vendor"),
         "{printed}"
@@ -391,16 +374,10 @@ fn offline_dry_run_hint_applies_the_plan_as_printed() {
     let applied = t.run_printed("r", printed);
     applied.success();
     applied.says("applied plan sha256:");
-    assert!(
-        t.path(&layout::installed_file("r", "2.0.0", "a2c-method.toml"))
-            .is_file()
-    );
+    assert!(t.has_installed("r", "2.0.0", "a2c-method.toml"));
     // docs/migration.md's review: each move shows as R100 in `git show --name-status`.
     let shown = git(&t.path("r"), &["show", "--name-status", "--format=", "HEAD"]);
-    assert!(
-        shown.contains("R100\t.a2c/config.yaml\t.tools/esys/a2c/config.yaml"),
-        "{shown}"
-    );
+    assert_contains(&shown, "R100\t.a2c/config.yaml\t.tools/esys/a2c/config.yaml");
 }
 
 /// `--approve` records the user's approval for an agent, so it runs only at a terminal: from a
@@ -475,11 +452,7 @@ fn git_runs_on_the_repository_a2c_means_and_a_detached_head_is_named() {
 /// back R's tool state, the index and W's lock (the journal goes too).
 #[test]
 fn a_panic_mid_migration_rolls_back_like_an_error() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.publish("reg", "3.0.0", "tar.gz");
-    t.commit_members();
-    t.run("w", &["install"]).success();
+    let t = TestContext::committed_superbuild(&["3.0.0"]);
     let lock = t.path(&layout::lock("w"));
     let lock_before = fs_err::read(&lock).unwrap();
     let before = state(&t, "w/p/app");
@@ -636,10 +609,7 @@ fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
                 .contains("interrupted while moving the tool state files"),
         "which repository, which step: {f}"
     );
-    assert!(
-        f["hint"].as_str().unwrap().contains("a2c migrate version --to 2.0.0"),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "hint"), "a2c migrate version --to 2.0.0");
     let run = t.run("r", &["resolve"]);
     insta::assert_snapshot!(run.transcript());
     let run = t.run("r", &["install"]);
@@ -657,11 +627,8 @@ fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
 
 /// The standard superbuild, committed and installed, with 2.1.0 published: `--all --to 2.1.0`
 /// plans all four members.
-fn superbuild_to_migrate(t: &TestContext) {
-    t.standard_superbuild();
-    t.publish("reg", "2.1.0", "tar.gz");
-    t.commit_members();
-    t.run("w", &["install"]).success();
+fn superbuild_to_migrate() -> TestContext {
+    TestContext::committed_superbuild(&["2.1.0"])
 }
 
 /// `a2c migrate version --to 2.1.0 --all EXTRA…` in the superbuild `w`.
@@ -724,8 +691,7 @@ fn statuses(doc: &serde_json::Value) -> String {
 /// member; W's lock gains V once; a stale review is refused with zero writes; a rerun is a no-op.
 #[test]
 fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
-    let t = TestContext::new();
-    superbuild_to_migrate(&t);
+    let t = superbuild_to_migrate();
     let lock_before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     let (states, counts) = (member_states(&t), member_commits(&t));
     let review = |t: &TestContext| {
@@ -795,8 +761,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
 /// --allow-downgrade; a member already at V is skipped too.
 #[test]
 fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
-    let t = TestContext::new();
-    superbuild_to_migrate(&t);
+    let t = superbuild_to_migrate();
     let doc = t
         .run(
             "w",
@@ -843,8 +808,7 @@ fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
 /// the rest are untouched; the exit status and the summary say which is which; a rerun continues.
 #[test]
 fn all_stops_at_a_failing_member_and_a_rerun_continues() {
-    let t = TestContext::new();
-    superbuild_to_migrate(&t);
+    let t = superbuild_to_migrate();
     // A real git failure in l/util: its pre-commit hook refuses.
     t.write(
         "w/l/util/.git/hooks/pre-commit",
@@ -888,8 +852,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
 /// SIGKILL between two members, then a rerun: the first stays committed, the rerun does the rest.
 #[test]
 fn all_killed_between_members_then_rerun_completes() {
-    let t = TestContext::new();
-    superbuild_to_migrate(&t);
+    let t = superbuild_to_migrate();
     let counts = member_commits(&t);
     let mut child = t
         .cmd("w")
@@ -925,10 +888,7 @@ fn all_killed_between_members_then_rerun_completes() {
 /// `install --locked` passes right after; one still pinned stays.
 #[test]
 fn a_migration_drops_what_no_member_pins_from_the_superbuild_lock() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.commit_members();
-    t.run("w", &["install"]).success();
+    let t = TestContext::committed_superbuild(&[]);
     // 1.0.0 is still pinned by l/util: it stays.
     let run = t.run("w/p/app", &["migrate", "version", "--to", "2.0.0", "--json"]);
     assert_eq!(run.json()["lock_dropped"], serde_json::json!([]));
@@ -947,10 +907,8 @@ fn a_migration_drops_what_no_member_pins_from_the_superbuild_lock() {
 #[test]
 fn the_lock_a2c_wrote_moves_with_the_migration() {
     let t = TestContext::new();
-    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
-    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
-    t.method_tree("trees/2.0.0", "2.0.0");
-    t.pack("trees/2.0.0", "2.0.0", "reg", "tar.gz");
+    t.publish_legacy("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
     t.git_repo("r");
     t.write(
         "r/.a2c/adoption.yaml",
@@ -1024,10 +982,7 @@ fn a_failed_rollback_keeps_the_journal_and_says_so() {
     assert!(journal.contains("rolling back, which failed"), "{journal}");
     let doc = t.run("r", &["doctor", "--json"]).verdict_json();
     let f = crate::support::finding(&doc, "migration-pending");
-    assert!(
-        f["message"].as_str().unwrap().contains("rolling back, which failed"),
-        "{f}"
-    );
+    assert_contains(text_of(&f, "message"), "rolling back, which failed");
     // The policy lifted, the next run resumes and lands the migration.
     fs_err::remove_file(&hook).unwrap();
     t.run_env("r", &["migrate", "version", "--to", "2.0.0"], &[("A2C_REGISTRY", &reg)])
@@ -1040,8 +995,7 @@ fn a_failed_rollback_keeps_the_journal_and_says_so() {
 /// following it works.
 #[test]
 fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
-    let t = TestContext::new();
-    superbuild_to_migrate(&t);
+    let t = superbuild_to_migrate();
     t.write(
         "w/.tools/esys/a2c/workspace.yaml",
         "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\n",
@@ -1062,8 +1016,7 @@ fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
 /// commit — instead of "move the tool state root", which did not move.
 #[test]
 fn a_delivery_only_migration_says_what_it_changed() {
-    let t = TestContext::new();
-    superbuild_to_migrate(&t);
+    let t = superbuild_to_migrate();
     let run = t.ok(
         "w/p/app",
         &["migrate", "version", "--to", "1.0.0", "--delivery", "none"],
@@ -1139,7 +1092,7 @@ fn a_typo_in_the_target_hints_only_versions_it_may_take() {
     git(&t.path("r"), &["commit", "-qam", "1.1.0"]);
     let run = t.run_env("r", &["migrate", "version", "--to", "2.1.0", "--dry-run"], &env);
     insta::assert_snapshot!(run.error_transcript());
-    let hint = run.stderr.lines().find_map(|l| l.strip_prefix("hint: ")).unwrap();
+    let hint = run.stderr_after("hint: ");
     assert!(hint.starts_with("the registry has 2.0.0:"), "{hint}");
     t.run_env("r", &["migrate", "version", "--to", "2.0.0", "--dry-run"], &env)
         .success();
@@ -1172,10 +1125,7 @@ git add .tools/esys/a2c && git commit -q -m "a2c: marker and lock"
     crate::support::succeeds(&mut t.bash(".", setup), "the superbuild of getting-started");
     let run = t.ok("w", &["migrate", "version", "--to", "1.1.0", "--all"]);
     let line = run
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("to commit: "))
-        .unwrap_or_else(|| panic!("no commit line:\n{}", run.stderr))
+        .stderr_after("to commit: ")
         .replace("[TMP]", &t.root.display().to_string());
     insta::assert_snapshot!(crate::support::masked(
         &run.stderr

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::assert_contains;
 use crate::support::http_server::{Fault, Server};
 use crate::support::{TestContext, layout};
 
@@ -133,9 +134,9 @@ fn bundle_urls_resolve_against_the_index_url_after_a_redirect() {
     server.fault(INDEX, &[Fault::Redirect("/mirror/index/esys/a2c.json".into())]);
     t.run("r", &["lock", "--registry", &server.url()]).success();
     let lock = fs_err::read_to_string(t.path(&layout::lock("r"))).unwrap();
-    assert!(
-        lock.contains(&format!("source = \"{}mirror/bundles/a2c-1.0.0.tar.gz\"", server.url())),
-        "{lock}"
+    assert_contains(
+        &lock,
+        &format!("source = \"{}mirror/bundles/a2c-1.0.0.tar.gz\"", server.url()),
     );
     let run = t.ok("r", &["install", "--json"]);
     assert_eq!(run.json()["installed"][0]["version"], "1.0.0");

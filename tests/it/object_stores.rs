@@ -4,6 +4,7 @@
 
 use std::process::{Command, Stdio};
 
+use crate::support::assert_contains;
 use crate::support::servers::{self, PATIENT, curl_status};
 use crate::support::{Litter, Spawned, TestContext, layout, program, require_program, succeeds};
 
@@ -206,9 +207,9 @@ fn an_s3_bucket_is_a_registry_with_every_request_signed() {
     t.app_superbuild(&registry);
     t.ok_env("w", &["lock"], &env);
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
-    assert!(
-        lock.contains("source = \"s3://team-methods/methods/a2c/bundles/a2c-1.0.0.tar.gz\""),
-        "{lock}"
+    assert_contains(
+        &lock,
+        "source = \"s3://team-methods/methods/a2c/bundles/a2c-1.0.0.tar.gz\"",
     );
     crate::spec::assert_lock_valid(&lock);
     let run = t.ok_env("w", &["install"], &env);
@@ -759,7 +760,7 @@ fn xml_text<'a>(xml: &'a str, tag: &str) -> &'a str {
 struct CredentialEndpoints {
     port: u16,
     credentials: std::sync::Arc<std::sync::Mutex<String>>,
-    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    seen: crate::support::Recorded,
 }
 
 const IMDS_TOKEN: &str = "imds-session-token-a2c";
@@ -771,7 +772,7 @@ impl CredentialEndpoints {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let credentials = std::sync::Arc::new(std::sync::Mutex::new(credentials));
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = crate::support::Recorded::default();
         let (served, log) = (credentials.clone(), seen.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
@@ -782,7 +783,7 @@ impl CredentialEndpoints {
                 };
                 let request = head.lines().next().unwrap_or_default().to_string();
                 let header = |name: &str| crate::support::header_of(&head, name);
-                log.lock().unwrap().push(request.clone());
+                log.push(request.clone());
                 let role = "/latest/meta-data/iam/security-credentials/";
                 let imds_ok = header("x-aws-ec2-metadata-token").as_deref() == Some(IMDS_TOKEN);
                 let (status, body) = match request.split(' ').take(2).collect::<Vec<_>>()[..] {
@@ -811,11 +812,7 @@ impl CredentialEndpoints {
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
+        servers::loopback_url(self.port, None)
     }
 }
 
@@ -914,7 +911,7 @@ fn temporary_credentials_of_an_instance_or_a_pod_sign_every_request() {
     );
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     assert!(lock.contains("version = \"1.0.0\""), "{lock}");
-    let seen = endpoints.seen();
+    let seen = endpoints.seen.all();
     assert!(seen.iter().any(|r| r.starts_with("PUT /latest/api/token")), "{seen:#?}");
 
     // EKS Pod Identity: the endpoint and the token's file, nothing else.
@@ -928,7 +925,7 @@ fn temporary_credentials_of_an_instance_or_a_pod_sign_every_request() {
     ];
     let doc = t.ok_env("w", &["outdated", "--json"], &pod).json();
     assert_eq!(doc["newest"], "1.0.0", "{doc}");
-    assert!(endpoints.seen().iter().any(|r| r.starts_with("GET /v1/credentials")));
+    assert!(endpoints.seen.any(|r| r.starts_with("GET /v1/credentials")));
 
     // A session token the store does not know: refused (moto answers 400 InvalidToken), said
     // with the credentials' source.
@@ -976,9 +973,9 @@ fn a_metadata_service_that_never_answers_is_given_up_on() {
         )),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("a2c could not get the credentials from the instance metadata service"),
-        "{stderr}"
+    assert_contains(
+        &stderr,
+        "a2c could not get the credentials from the instance metadata service",
     );
     drop(unanswering);
 }

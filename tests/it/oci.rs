@@ -310,7 +310,7 @@ fn basic_auth_with_docker_config_credentials() {
 struct TokenServer {
     port: u16,
     /// Each request: the method, whether it carried credentials that checked out, the scope.
-    seen: std::sync::Arc<std::sync::Mutex<Vec<(String, bool, String)>>>,
+    seen: crate::support::Recorded<(String, bool, String)>,
 }
 
 impl TokenServer {
@@ -333,7 +333,7 @@ impl TokenServer {
         .unwrap();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = crate::support::Recorded::default();
         let log = seen.clone();
         std::thread::spawn(move || {
             let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -376,7 +376,7 @@ impl TokenServer {
                     || get("refresh_token").as_deref() == Some("refresh-4242");
                 let presented = authorization.is_some() || get("refresh_token").is_some();
                 let scope = get("scope").unwrap_or_default();
-                log.lock().unwrap().push((method.clone(), good, scope.clone()));
+                log.push((method.clone(), good, scope.clone()));
                 let reply = if presented && !good {
                     "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
                 } else {
@@ -416,7 +416,7 @@ impl TokenServer {
     }
 
     fn seen(&self) -> Vec<(String, bool, String)> {
-        self.seen.lock().unwrap().clone()
+        self.seen.all()
     }
 }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::assert_contains;
 use crate::support::{
     Litter, TestContext, free_port, installed_tree as installed, layout, require_program, tree_files as files,
 };
@@ -466,10 +467,7 @@ fn a_pull_through_cache_keeps_installing_with_the_origin_down(recipe: &str, prog
     cache.run("w", recipe, "use");
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("w/method")));
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
-    assert!(
-        lock.contains(&format!("oci://127.0.0.1:{cache_port}/team/a2c@sha256:")),
-        "{lock}"
-    );
+    assert_contains(&lock, &format!("oci://127.0.0.1:{cache_port}/team/a2c@sha256:"));
     installs_with_the_origin_down(&t, origin_served, origin_port);
 }
 
@@ -517,9 +515,6 @@ fn a_devpi_mirror_keeps_a_ci_farm_installing_with_the_origin_down() {
     devpi.run("w", "devpi-mirror", "use");
     assert_eq!(installed(&t, "1.0.0"), files(&t.path("w/method")));
     let lock = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
-    assert!(
-        lock.contains(&format!("http://127.0.0.1:{devpi_port}/root/team-mirror/")),
-        "{lock}"
-    );
+    assert_contains(&lock, &format!("http://127.0.0.1:{devpi_port}/root/team-mirror/"));
     installs_with_the_origin_down(&t, origin_served, origin_port);
 }

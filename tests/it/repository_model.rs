@@ -1,5 +1,6 @@
 //! The repository model exactly as docs/concepts.md says it, on real git repositories.
 
+use crate::support::assert_contains;
 use crate::support::{TestContext, finding, git, items, layout};
 use std::os::unix::fs::symlink;
 
@@ -295,17 +296,6 @@ fn markers_fail_closed() {
 
 // ---- 4. migrate ------------------------------------------------------------------------------
 
-/// A registry with 1.0.0 and 1.1.0 (legacy layout) and 2.0.0 (requires `.tools/esys/a2c`).
-fn registry(t: &TestContext) -> String {
-    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
-    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
-    t.method_tree_with_root("trees/1.1.0", "1.1.0", ".a2c");
-    t.pack("trees/1.1.0", "1.1.0", "reg", "tar.gz");
-    t.method_tree("trees/2.0.0", "2.0.0");
-    t.pack("trees/2.0.0", "2.0.0", "reg", "zip");
-    t.path("reg").display().to_string()
-}
-
 /// A committed repository `rel` whose record (in `root`) pins `version`.
 fn adopted(t: &TestContext, rel: &str, root: &str, record: &str) {
     t.git_repo(rel);
@@ -322,7 +312,7 @@ fn head(t: &TestContext, repo: &str) -> String {
 #[test]
 fn migrating_to_the_adopted_version_is_a_no_op_unless_the_layout_must_move() {
     let t = TestContext::new();
-    let reg = registry(&t);
+    let reg = t.legacy_registry();
     let env = [("A2C_REGISTRY", reg.as_str())];
     for (rel, root, record) in [
         (
@@ -355,16 +345,13 @@ fn migrating_to_the_adopted_version_is_a_no_op_unless_the_layout_must_move() {
         show.starts_with("a2c: move the tool state root .a2c/ -> .tools/esys/a2c/ (write contract 2.0.0 unchanged)"),
         "{show}"
     );
-    assert!(
-        show.contains("R100\t.a2c/adoption.yaml\t.tools/esys/a2c/adoption.yaml"),
-        "{show}"
-    );
+    assert_contains(&show, "R100\t.a2c/adoption.yaml\t.tools/esys/a2c/adoption.yaml");
 }
 
 #[test]
 fn migrate_never_writes_into_the_legacy_root() {
     let t = TestContext::new();
-    let reg = registry(&t);
+    let reg = t.legacy_registry();
     let env = [("A2C_REGISTRY", reg.as_str())];
     adopted(
         &t,
@@ -412,7 +399,7 @@ fn migrate_never_writes_into_the_legacy_root() {
 #[test]
 fn dry_run_resolves_the_target_as_the_real_run_does_and_from_is_checked_first() {
     let t = TestContext::new();
-    let reg = registry(&t);
+    let reg = t.legacy_registry();
     let env = [("A2C_REGISTRY", reg.as_str())];
     adopted(&t, "r", ".a2c", "tool_version: v1.0.0\n");
     let (before, commit) = (t.files("r"), head(&t, "r"));
@@ -446,7 +433,7 @@ fn dry_run_resolves_the_target_as_the_real_run_does_and_from_is_checked_first() 
 fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
     for keep in ["canonical", "legacy"] {
         let t = TestContext::new();
-        let reg = registry(&t);
+        let reg = t.legacy_registry();
         let env = [("A2C_REGISTRY", reg.as_str())];
         adopted(&t, "r", ".a2c", "tool_version: v1.0.0\n");
         t.adopt("r", "1.1.0");
@@ -498,11 +485,7 @@ fn both_roots_that_differ_are_finished_by_the_command_doctor_names() {
 
 #[test]
 fn migrating_a_superbuild_member_says_it_changes_the_lock_and_restores_it_on_failure() {
-    let t = TestContext::new();
-    t.standard_superbuild();
-    t.publish("reg", "3.0.0", "tar.gz");
-    t.commit_members();
-    t.run("w", &["install"]).success();
+    let t = TestContext::committed_superbuild(&["3.0.0"]);
     let lock = t.path(&layout::lock("w"));
     let before = fs_err::read(&lock).unwrap();
     let run = t.ok("w/p/app", &["migrate", "version", "--to", "3.0.0", "--dry-run"]);

@@ -271,12 +271,7 @@ fn self_update_leaves_an_a2c_another_tool_installed_to_that_tool() {
 fn a_method_needing_a_newer_a2c_hints_self_update_and_the_hint_works() {
     let (t, key, bin) = setup();
     t.superbuild("w", "members: [\"p/*\"]\nregistry: ../reg\n");
-    t.write(
-        "trees/6.0.0/a2c-method.toml",
-        &format!("name = \"esys/a2c\"\nversion = \"6.0.0\"\nmin_a2c = \"{NEWER}\"\n"),
-    );
-    t.write("trees/6.0.0/rules/x.md", "x\n");
-    t.pack("trees/6.0.0", "6.0.0", "reg", "tar.gz");
+    t.publish_needing("reg", "6.0.0", NEWER);
     t.canonical_repo("w/p/future", "6.0.0");
     run_at::<&str>(&t, &bin, &["-C", "w", "lock"], &[]).success();
     let install = run_at::<&str>(&t, &bin, &["-C", "w", "install"], &[]);

@@ -4,6 +4,7 @@
 use crate::support::{TestContext, layout, require_program, succeeds};
 use std::process::Command;
 
+use crate::support::assert_contains;
 use crate::support::http_server::Server;
 
 /// `a2c key generate --out <name>`: the public key line.
@@ -429,10 +430,7 @@ fn several_signed_registries_each_keep_their_serial() {
     t.run("w", &["lock"]).success();
     let lock_path = t.path(&layout::lock("w"));
     let lock = fs_err::read_to_string(&lock_path).unwrap();
-    assert!(
-        lock.contains("[index_serials]\n\"../reg-a\" = 1\n\"../reg-b\" = 3\n"),
-        "{lock}"
-    );
+    assert_contains(&lock, "[index_serials]\n\"../reg-a\" = 1\n\"../reg-b\" = 3\n");
     crate::spec::assert_lock_valid(&lock);
     // Locked again: reg-a's serial 1 is its own, no rollback.
     t.ok("w", &["lock", "--update"]);

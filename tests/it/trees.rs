@@ -3,6 +3,7 @@
 //! to copy across filesystems.
 
 use crate::support::{TestContext, items, layout, require_program};
+use crate::support::{assert_contains, text_of};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::fs::PermissionsExt;
 
@@ -186,22 +187,13 @@ fn a_tampered_cached_tree_is_evicted_and_rebuilt_and_deep_doctor_finds_a_subtle_
     assert!(touched.success());
     let doc = t.run("w4", &["doctor", "--json"]).verdict_json();
     let finding = crate::support::finding(&doc, "cache-tree-modified");
-    assert!(
-        finding["message"]
-            .as_str()
-            .unwrap()
-            .contains("`rules/core.md` was changed in place since it was cached"),
-        "{finding}"
+    assert_contains(
+        text_of(&finding, "message"),
+        "`rules/core.md` was changed in place since it was cached",
     );
     let doc = t.run("w4", &["doctor", "--deep", "--json"]).verdict_json();
     let finding = crate::support::finding(&doc, "cache-tree-modified");
-    assert!(
-        finding["message"]
-            .as_str()
-            .unwrap()
-            .contains("`rules/core.md` has other content"),
-        "{finding}"
-    );
+    assert_contains(text_of(&finding, "message"), "`rules/core.md` has other content");
     twin(&t, "w5");
     let doc = t.run("w5", &["install", "--offline", "--json"]).json();
     let two = placed(&doc).into_iter().find(|(v, _, _)| v == "2.0.0").unwrap();

@@ -265,10 +265,8 @@ fn git_runs_no_program_a_members_git_config_names() {
 /// A registry `reg` with 1.0.0 (legacy layout) and 2.0.0 (canonical), and a legacy repository
 /// at `rel` pinning 1.0.0, committed.
 fn legacy_member(t: &TestContext, rel: &str) {
-    t.method_tree_with_root("trees/1.0.0", "1.0.0", ".a2c");
-    t.pack("trees/1.0.0", "1.0.0", "reg", "tar.gz");
-    t.method_tree("trees/2.0.0", "2.0.0");
-    t.pack("trees/2.0.0", "2.0.0", "reg", "tar.gz");
+    t.publish_legacy("reg", "1.0.0", "tar.gz");
+    t.publish("reg", "2.0.0", "tar.gz");
     t.git_repo(rel);
     t.write(
         &format!("{rel}/.a2c/adoption.yaml"),
@@ -838,8 +836,5 @@ fn without_git_a_repository_a2c_cannot_read_alone_is_not_trusted() {
     insta::assert_snapshot!(run.error_transcript());
     assert!(!t.path(&layout::installed("r", "1.0.0")).exists());
     t.run("r", &install).success();
-    assert!(
-        t.path(&layout::installed_file("r", "1.0.0", "a2c-method.toml"))
-            .is_file()
-    );
+    assert!(t.has_installed("r", "1.0.0", "a2c-method.toml"));
 }

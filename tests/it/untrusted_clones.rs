@@ -4,6 +4,7 @@
 //! home, keys, editor plugins) before and after: nothing outside the clone may change.
 
 use crate::support::{TestContext, git, layout, succeeds};
+use crate::support::{assert_contains, text_of};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
@@ -277,10 +278,7 @@ fn a_committed_store_cannot_forge_an_installed_version() {
     forge(&forged);
     let _ = fs_err::remove_file(t.path("src/.tools_local/.gitignore"));
     commit_and_clone(&t, "src", "clone");
-    assert!(
-        t.path(&layout::installed_file("clone", "1.0.0", ".a2c-receipt.json"))
-            .is_file()
-    );
+    assert!(t.has_installed("clone", "1.0.0", ".a2c-receipt.json"));
     let env = [("A2C_REGISTRY", reg.as_str())];
     let run = t.run_env("clone", &["install"], &env);
     insta::assert_snapshot!(run.error_transcript());
@@ -562,7 +560,7 @@ fn swapped_staging(portable: bool) {
         ("A2C_TEST_PORTABLE", if portable { "1" } else { "0" }),
     ];
     t.run_env("r", &["install"], &mechanism).success();
-    assert!(t.path(&layout::installed_file("r", "1.0.0", "d/5.md")).is_file());
+    assert!(t.has_installed("r", "1.0.0", "d/5.md"));
 }
 
 /// The lock names the vendored file (its source's last segment): a name that is not one plain
@@ -678,10 +676,7 @@ fn a_store_committed_as_a_submodule_cannot_forge_an_installed_version() {
             "clone",
         ],
     );
-    assert!(
-        t.path(&layout::installed_file("clone", "1.0.0", ".a2c-receipt.json"))
-            .is_file()
-    );
+    assert!(t.has_installed("clone", "1.0.0", ".a2c-receipt.json"));
     assert_eq!(
         git(&t.path("clone"), &["ls-files", "-s", ".tools_local"])
             .split_whitespace()
@@ -723,10 +718,7 @@ fn an_index_git_cannot_read_leaves_the_store_untrusted() {
     let run = t.run_env("r", &["doctor", "--json"], &env);
     let doc = run.json_failure();
     let found = crate::support::finding(&doc, "tracking-unknown");
-    assert!(
-        found["message"].as_str().unwrap().contains("git cannot read the index"),
-        "{found}"
-    );
+    assert_contains(text_of(&found, "message"), "git cannot read the index");
     // The hint is a command that works where the user stands: it rebuilds the index.
     run_hint(&t, &found);
     t.run_env("r", &["doctor"], &env).success();
@@ -823,9 +815,9 @@ fn a_file_registrys_index_is_capped_and_never_read_through_a_link() {
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("more than the 67108864 an index may have (`A2C_MAX_DOCUMENT_BYTES`)"),
-        "{stderr}"
+    assert_contains(
+        &stderr,
+        "more than the 67108864 an index may have (`A2C_MAX_DOCUMENT_BYTES`)",
     );
     assert!(kib < 100 << 10, "peak RSS {kib} KiB");
     let raised = t.run_env("w", &["lock"], &[("A2C_MAX_DOCUMENT_BYTES", "1000")]);

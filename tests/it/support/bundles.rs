@@ -243,6 +243,35 @@ impl TestContext {
         self.pack(&tree, version, registry, format);
     }
 
+    /// Packs into `registry` a method tree of `version` whose tool state root is the legacy
+    /// `.a2c` (`trees/VERSION`).
+    pub fn publish_legacy(&self, registry: &str, version: &str, format: &str) {
+        let tree = format!("trees/{version}");
+        self.method_tree_with_root(&tree, version, ".a2c");
+        self.pack(&tree, version, registry, format);
+    }
+
+    /// Packs into `registry` a tree of `version` whose manifest asks for a2c `min_a2c` or newer
+    /// (`trees/VERSION`, one rule).
+    pub fn publish_needing(&self, registry: &str, version: &str, min_a2c: &str) {
+        let tree = format!("trees/{version}");
+        self.write(
+            &format!("{tree}/a2c-method.toml"),
+            &format!("name = \"esys/a2c\"\nversion = \"{version}\"\nmin_a2c = \"{min_a2c}\"\n"),
+        );
+        self.write(&format!("{tree}/rules/x.md"), "x\n");
+        self.pack(&tree, version, registry, "tar.gz");
+    }
+
+    /// The registry `reg` a migration goes through: 1.0.0 and 1.1.0 in the legacy layout
+    /// (tar.gz), 2.0.0 requiring `.tools/esys/a2c` (zip); its path, as `A2C_REGISTRY` takes it.
+    pub fn legacy_registry(&self) -> String {
+        self.publish_legacy("reg", "1.0.0", "tar.gz");
+        self.publish_legacy("reg", "1.1.0", "tar.gz");
+        self.publish("reg", "2.0.0", "zip");
+        self.path("reg").display().to_string()
+    }
+
     /// Adds `bytes` as the bundle of `version` to the index of `registry` (no tree digest).
     pub fn publish_raw(&self, registry: &str, version: &str, bytes: &[u8], format: &str) {
         let name = format!("a2c-{version}.{format}");
@@ -302,6 +331,19 @@ impl TestContext {
     pub fn installed_superbuild() -> Self {
         let t = Self::new();
         t.standard_superbuild();
+        t.run("w", &["install"]).success();
+        t
+    }
+
+    /// A new context with [`Self::standard_superbuild`], `more` versions published to `reg`
+    /// too (tar.gz), the members committed, installed.
+    pub fn committed_superbuild(more: &[&str]) -> Self {
+        let t = Self::new();
+        t.standard_superbuild();
+        for version in more {
+            t.publish("reg", version, "tar.gz");
+        }
+        t.commit_members();
         t.run("w", &["install"]).success();
         t
     }

@@ -126,6 +126,25 @@ impl Run {
         self
     }
 
+    /// The rest of the first stderr line that starts with `prefix` (a printed plan, hint or
+    /// command), panicking with stderr when no line does.
+    #[track_caller]
+    pub fn stderr_after(&self, prefix: &str) -> &str {
+        self.stderr
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no line starting `{prefix}` in stderr:\n{}", self.stderr))
+    }
+
+    /// The first stderr line that contains `needle`, panicking with stderr when none does.
+    #[track_caller]
+    pub fn stderr_line(&self, needle: &str) -> &str {
+        self.stderr
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with `{needle}` in stderr:\n{}", self.stderr))
+    }
+
     /// Exit 1, and stderr names every one of `needles`.
     #[track_caller]
     pub fn fails_with(&self, needles: &[&str]) -> &Self {
@@ -296,6 +315,21 @@ impl TestContext {
         Run::from(out, &self.root)
     }
 
+    /// `a2c mcp` started in `cwd` with the test's environment, as the Rust SDK's client
+    /// transport (call it inside [`block_on`]: the child is tokio's).
+    pub fn mcp_transport(&self, cwd: &str) -> rmcp::transport::TokioChildProcess {
+        let std_cmd = self.cmd(cwd);
+        let mut cmd = tokio::process::Command::new(std_cmd.get_program());
+        for (k, v) in std_cmd.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.arg("mcp").current_dir(self.path(cwd));
+        rmcp::transport::TokioChildProcess::new(cmd).unwrap()
+    }
+
     /// Starts `a2c args…` in `cwd` with stdout and stderr piped, for runs that overlap.
     pub fn spawn(&self, cwd: &str, args: &[&str]) -> std::process::Child {
         self.cmd(cwd)
@@ -426,6 +460,11 @@ impl TestContext {
             self.write(&format!("{r}/.gitignore"), ".tools_local/\n");
             self.commit_all(r);
         }
+    }
+
+    /// Whether `file` of `version`'s tree is installed (a regular file) in the store of `ws`.
+    pub fn has_installed(&self, ws: &str, version: &str, file: &str) -> bool {
+        self.path(&layout::installed_file(ws, version, file)).is_file()
     }
 
     /// A method tree (manifest + a few files) of `version` at `rel`.
@@ -666,6 +705,62 @@ pub fn pairs_of(doc: &serde_json::Value, list: &str, a: &str, b: &str) -> Vec<(S
         .iter()
         .map(|item| (text(item, a), text(item, b)))
         .collect()
+}
+
+/// Fails, showing the whole text, unless `text` contains `needle` (for a property of a file
+/// or a command's output; a message's wording is a snapshot's).
+#[track_caller]
+pub fn assert_contains(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
+}
+
+/// The string at `field` of a JSON object, panicking with the object when there is none.
+#[track_caller]
+pub fn text_of<'a>(value: &'a serde_json::Value, field: &str) -> &'a str {
+    value[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("no string `{field}` in {value}"))
+}
+
+/// What a test's server records of the requests it gets (their heads, their lines, or what
+/// it made of them), shared with the threads that serve them; a clone is the same record.
+pub struct Recorded<T = String>(std::sync::Arc<std::sync::Mutex<Vec<T>>>);
+
+impl<T> Default for Recorded<T> {
+    fn default() -> Self {
+        Self(Default::default())
+    }
+}
+
+impl<T> Clone for Recorded<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<T: Clone> Recorded<T> {
+    pub fn push(&self, entry: T) {
+        self.0.lock().unwrap().push(entry);
+    }
+
+    /// Whether anything recorded so far is as `wanted` says.
+    pub fn any(&self, wanted: impl FnMut(&T) -> bool) -> bool {
+        self.0.lock().unwrap().iter().any(wanted)
+    }
+
+    /// Everything recorded so far, in order.
+    pub fn all(&self) -> Vec<T> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// Runs `work` to its end on a runtime of one thread (the Rust SDK's client is async).
+pub fn block_on<F: std::future::Future>(work: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(work)
 }
 
 /// The first finding with `code` in a `doctor --json` document.

@@ -4,8 +4,8 @@
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How an answer's body is sent (every sender stops at its bound, when the client goes, or
@@ -50,7 +50,7 @@ impl Answer {
 pub struct Scripted {
     pub port: u16,
     stop: Arc<AtomicBool>,
-    heads: Arc<Mutex<Vec<String>>>,
+    heads: super::Recorded,
 }
 
 impl Scripted {
@@ -59,7 +59,7 @@ impl Scripted {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let stop = Arc::new(AtomicBool::new(false));
-        let heads = Arc::new(Mutex::new(Vec::new()));
+        let heads = super::Recorded::default();
         let (stop2, heads2) = (stop.clone(), heads.clone());
         std::thread::spawn(move || {
             let mut next = 0;
@@ -84,7 +84,7 @@ impl Scripted {
 
     /// The heads of the requests it read, in order.
     pub fn heads(&self) -> Vec<String> {
-        self.heads.lock().unwrap().clone()
+        self.heads.all()
     }
 }
 
@@ -95,12 +95,12 @@ impl Drop for Scripted {
     }
 }
 
-fn serve(mut stream: TcpStream, answer: &Answer, heads: &Mutex<Vec<String>>, stop: &AtomicBool) {
+fn serve(mut stream: TcpStream, answer: &Answer, heads: &super::Recorded, stop: &AtomicBool) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let Some(head) = super::request_head(&mut stream) else {
         return;
     };
-    heads.lock().unwrap().push(head);
+    heads.push(head);
     let mut out = format!("HTTP/1.1 {} Scripted\r\nConnection: close\r\n", answer.status);
     for (name, value) in &answer.headers {
         out.push_str(&format!("{name}: {value}\r\n"));
