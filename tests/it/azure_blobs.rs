@@ -360,13 +360,7 @@ fn entra_credentials_publish_and_install_over_oauth() {
     ]);
     let registry = format!("az://{ACCOUNT}/{CONTAINER}/a2c");
     t.method_tree("trees/1.0.0", "1.0.0");
-    t.ok_env(
-        ".",
-        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
-        &principal,
-    );
-    t.app_superbuild(&registry);
-    t.ok_env("w", &["lock"], &principal);
+    t.app_locked(&registry, &[&registry], &principal);
     let run = t.ok_env("w", &["install"], &principal);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
     assert!(!run.stderr.contains(CLIENT_SECRET), "{}", run.stderr);

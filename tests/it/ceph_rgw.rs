@@ -352,13 +352,7 @@ fn racing_publishers_mirrors_and_vendor_on_ceph_rgw() {
     );
 
     // The mirror: the same bundle under another prefix serves the lock when the primary lost it.
-    t.ok_env(
-        ".",
-        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &mirror],
-        &env,
-    );
-    t.app_superbuild(&primary);
-    t.ok_env("w", &["lock"], &env);
+    t.app_locked(&primary, &[&mirror], &env);
     let lost = format!("/{BUCKET}/primary/bundles/a2c-1.0.0.tar.gz");
     assert_eq!(store.signed("DELETE", &lost, &[]), "204");
     let mut mirrored = env.clone();

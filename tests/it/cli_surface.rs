@@ -809,20 +809,25 @@ fn progress_bars_fit_every_width_during_a_slow_download() {
     }
 }
 
+/// The standard superbuild on HTTP, locked; then 1.0.0's bundle answers `statuses`, in turn,
+/// before it is served.
+fn locked_with_a_failing_bundle(t: &TestContext, statuses: &[u16]) -> crate::support::http_server::Server {
+    let server = t.standard_http_superbuild();
+    t.run("w", &["lock"]).success();
+    let faults: Vec<_> = statuses
+        .iter()
+        .map(|s| crate::support::http_server::Fault::Status(*s))
+        .collect();
+    server.fault("/bundles/a2c-1.0.0.tar.gz", &faults);
+    server
+}
+
 /// Lines printed while the bars are drawn (retries under `-v`) go above them: no stale frame
 /// is left on the screen.
 #[test]
 fn lines_printed_during_progress_leave_no_stale_bars() {
     let t = TestContext::new();
-    let server = t.standard_http_superbuild();
-    t.run("w", &["lock"]).success();
-    server.fault(
-        "/bundles/a2c-1.0.0.tar.gz",
-        &[
-            crate::support::http_server::Fault::Status(500),
-            crate::support::http_server::Fault::Status(503),
-        ],
-    );
+    let _server = locked_with_a_failing_bundle(&t, &[500, 503]);
     let exports = [("A2C_HTTP_RETRIES", "3".to_string())];
     let Some(term) = Terminal::start(&t, "w", &exports, "-v install --jobs 1") else {
         return;
@@ -1320,16 +1325,7 @@ fn list_shows_installed_versions_no_member_pins() {
 #[test]
 fn retry_warnings_keep_every_line_at_forty_columns() {
     let t = TestContext::new();
-    let server = t.standard_http_superbuild();
-    t.run("w", &["lock"]).success();
-    server.fault(
-        "/bundles/a2c-1.0.0.tar.gz",
-        &[
-            crate::support::http_server::Fault::Status(500),
-            crate::support::http_server::Fault::Status(500),
-            crate::support::http_server::Fault::Status(500),
-        ],
-    );
+    let _server = locked_with_a_failing_bundle(&t, &[500, 500, 500]);
     let exports = [("A2C_HTTP_RETRIES", "2".to_string())];
     let Some(term) = Terminal::start_sized(&t, "w", &exports, "install --jobs 1", 40) else {
         return;

@@ -24,32 +24,15 @@ fn malformed_index_files() {
     let index = "reg/index/esys/a2c.json";
     let good = fs_err::read_to_string(t.path(index)).unwrap();
     let file = "[TMP]/reg/index/esys/a2c.json";
+    #[rustfmt::skip]
     let cases: Vec<(String, Vec<&str>)> = vec![
-        ("{\n  \"schema\": 1,\n  \"name\": \n".into(), vec![file, "line 4"]),
-        (
-            good.replace("\"schema\": 2", "\"schema\": 9"),
-            vec![file, "found v9, this a2c supports up to v2", "upgrade a2c"],
-        ),
-        (
-            good.replace("\"yanked\"", "\"yank\""),
-            vec![file, "unknown field `yank`"],
-        ),
-        (
-            good.replace("\"size\"", "\"sha256\": \"x\", \"size\""),
-            vec![file, "duplicate field `sha256`"],
-        ),
-        (
-            good.replace("\"format\": \"tar.gz\"", "\"format\": \"rar\""),
-            vec![file, "unknown variant `rar`"],
-        ),
-        (
-            good.replace("\"version\": \"1.0.0\"", "\"version\": \"1.0\""),
-            vec![file, "not an exact version"],
-        ),
-        (
-            good.replace("esys/a2c", "other/tool"),
-            vec![file, "`name` is `other/tool`"],
-        ),
+        ("{\n  \"schema\": 1,\n  \"name\": \n".into(),                       vec![file, "line 4"]),
+        (good.replace("\"schema\": 2", "\"schema\": 9"),                      vec![file, "found v9, this a2c supports up to v2", "upgrade a2c"]),
+        (good.replace("\"yanked\"", "\"yank\""),                              vec![file, "unknown field `yank`"]),
+        (good.replace("\"size\"", "\"sha256\": \"x\", \"size\""),             vec![file, "duplicate field `sha256`"]),
+        (good.replace("\"format\": \"tar.gz\"", "\"format\": \"rar\""),       vec![file, "unknown variant `rar`"]),
+        (good.replace("\"version\": \"1.0.0\"", "\"version\": \"1.0\""),      vec![file, "not an exact version"]),
+        (good.replace("esys/a2c", "other/tool"),                              vec![file, "`name` is `other/tool`"]),
     ];
     for (text, wants) in cases {
         t.write(index, &text);
@@ -79,44 +62,30 @@ fn malformed_lockfiles() {
     let lock = &layout::lock("r");
     let good = fs_err::read_to_string(t.path(lock)).unwrap();
     let file = "invalid lockfile `[TMP]/r/.tools/esys/a2c/a2c.lock`";
+    let twice = format!("{good}\n[[method]]{}", good.split("[[method]]").nth(1).unwrap());
+    let too_new = [
+        "unsupported lockfile",
+        "found v4, this a2c supports up to v3",
+        "upgrade a2c",
+    ];
+    // Above 32 bits: read as written, never cut (4294967299 as a u32 is 3).
+    let far_too_new = [
+        "unsupported lockfile",
+        "found v4294967299, this a2c supports up to v3",
+        "upgrade a2c",
+    ];
+    #[rustfmt::skip]
     let cases: Vec<(String, Vec<&str>)> = vec![
-        ("version = 1\n[[method]\n".into(), vec![file, "line 2"]),
-        (
-            good.replace("version = 3\n", "version = 4\n"),
-            vec![
-                "unsupported lockfile",
-                "found v4, this a2c supports up to v3",
-                "upgrade a2c",
-            ],
-        ),
-        // Above 32 bits: read as written, never cut (4294967299 as a u32 is 3).
-        (
-            good.replace("version = 3\n", "version = 4294967299\n"),
-            vec![
-                "unsupported lockfile",
-                "found v4294967299, this a2c supports up to v3",
-                "upgrade a2c",
-            ],
-        ),
-        (
-            good.replace("version = 3\n", "version = \"3\"\n"),
-            vec![file, "`version` must be 1 to 3, found `\"3\"`"],
-        ),
-        (
-            good.replace("version = 3\n", ""),
-            vec![file, "missing `version` (this a2c reads 1 to 3)"],
-        ),
-        (
-            good.replace("size = ", "bytes = 1\nsize = "),
-            vec![file, "unknown field `bytes`"],
-        ),
-        (good.replace("sha256 = \"", "sha256 = \"zz"), vec![file, "not a sha256"]),
-        (good.replace("tree = \"sha256:", "tree = \"md5:"), vec![file, "`tree`"]),
-        (good.replace("file://", "https://u:secret@"), vec![file, "credentials"]),
-        (
-            format!("{good}\n[[method]]{}", good.split("[[method]]").nth(1).unwrap()),
-            vec![file, "locked twice"],
-        ),
+        ("version = 1\n[[method]\n".into(),                                vec![file, "line 2"]),
+        (good.replace("version = 3\n", "version = 4\n"),                   too_new.to_vec()),
+        (good.replace("version = 3\n", "version = 4294967299\n"),          far_too_new.to_vec()),
+        (good.replace("version = 3\n", "version = \"3\"\n"),               vec![file, "`version` must be 1 to 3, found `\"3\"`"]),
+        (good.replace("version = 3\n", ""),                                vec![file, "missing `version` (this a2c reads 1 to 3)"]),
+        (good.replace("size = ", "bytes = 1\nsize = "),                    vec![file, "unknown field `bytes`"]),
+        (good.replace("sha256 = \"", "sha256 = \"zz"),                     vec![file, "not a sha256"]),
+        (good.replace("tree = \"sha256:", "tree = \"md5:"),                vec![file, "`tree`"]),
+        (good.replace("file://", "https://u:secret@"),                     vec![file, "credentials"]),
+        (twice,                                                            vec![file, "locked twice"]),
     ];
     for (text, wants) in cases {
         t.write(lock, &text);
@@ -135,43 +104,22 @@ fn malformed_workspace_markers() {
     t.canonical_repo("w/p/a", "1.0.0");
     let marker = "w/.tools/esys/a2c/workspace.yaml";
     let file = "invalid workspace marker `[TMP]/w/.tools/esys/a2c/workspace.yaml`";
-    for (text, wants) in [
-        ("schema_version: 1\nmembers: [p/*\n", vec![file, "line"]),
-        (
-            "schema_version: 1\nmembers: p/*\n",
-            vec![file, "line 2", "must be a list"],
-        ),
-        (
-            "schema_version: 1\nmember: [p/*]\n",
-            vec![file, "line 2", "unknown key `member`"],
-        ),
-        (
-            "schema_version: 5\n",
-            vec![file, "line 1", "found v5, this a2c supports up to v2"],
-        ),
-        (
-            "schema_version: 1\nmembers: [\"C:/x\"]\n",
-            vec![file, "line 2", "drive letter"],
-        ),
-        (
-            "schema_version: 1\nexclude: [\"a\\\\b\"]\n",
-            vec![file, "line 2", "backslash"],
-        ),
-        (
-            "schema_version: 2\nregistry: [a, a]\n",
-            vec![file, "line 2", "`registry`: `a` is listed twice"],
-        ),
-        (
-            "schema_version: 1\nregistry: [a, b]\n",
-            vec![file, "line 2", "needs `schema_version: 2`"],
-        ),
-        (
-            "schema_version: 1\nmembers: &m [p/*]\nexclude: *m\n",
-            vec![file, "line 2", "anchors"],
-        ),
-    ] {
+    #[rustfmt::skip]
+    let cases: [(&str, &[&str]); 9] = [
+        ("schema_version: 1\nmembers: [p/*\n",                  &["line"]),
+        ("schema_version: 1\nmembers: p/*\n",                   &["line 2", "must be a list"]),
+        ("schema_version: 1\nmember: [p/*]\n",                  &["line 2", "unknown key `member`"]),
+        ("schema_version: 5\n",                                 &["line 1", "found v5, this a2c supports up to v2"]),
+        ("schema_version: 1\nmembers: [\"C:/x\"]\n",            &["line 2", "drive letter"]),
+        ("schema_version: 1\nexclude: [\"a\\\\b\"]\n",          &["line 2", "backslash"]),
+        ("schema_version: 2\nregistry: [a, a]\n",               &["line 2", "`registry`: `a` is listed twice"]),
+        ("schema_version: 1\nregistry: [a, b]\n",               &["line 2", "needs `schema_version: 2`"]),
+        ("schema_version: 1\nmembers: &m [p/*]\nexclude: *m\n", &["line 2", "anchors"]),
+    ];
+    for (text, wants) in cases {
         t.write(marker, text);
-        snap += &check(&t, "w", &["workspace", "members"], &wants);
+        // Every error names the file.
+        snap += &check(&t, "w", &["workspace", "members"], &[&[file], wants].concat());
     }
     t.write(marker, "schema_version: 1\nregistry: \"ftp://example.org/\"\n");
     snap += &check(

@@ -135,14 +135,7 @@ fn eight_concurrent_installs_extract_each_version_once() {
 fn gc_and_migrate_racing_install_end_valid() {
     let t = TestContext::committed_superbuild(&[]);
     // p/web moves from 2.0.0 to 1.0.0 while installs and gcs run.
-    let spawn = |cwd: &str, args: &[&str]| {
-        t.cmd(cwd)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let spawn = |cwd: &str, args: &[&str]| t.spawn(cwd, args);
     let mut children = vec![
         spawn("w", &["install"]),
         spawn("w", &["gc"]),

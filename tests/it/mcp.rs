@@ -7,10 +7,15 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::support::assert_contains;
+use crate::support::{assert_contains, text_of};
 use serde_json::{Value, json};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
+
+/// A new test context when `python3` on PATH has the MCP SDK; `None` after the SKIPPED line.
+fn with_sdk() -> Option<TestContext> {
+    sdk().then(TestContext::new)
+}
 
 /// Whether `python3` on PATH has the MCP SDK, or `false` after the SKIPPED line.
 fn sdk() -> bool {
@@ -78,10 +83,7 @@ fn text(read: &Value) -> &str {
 /// a migrate made with the CLI is noticed.
 #[test]
 fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
-    if !sdk() {
-        return;
-    }
-    let t = TestContext::new();
+    let Some(t) = with_sdk() else { return };
     superbuild(&t, true);
     t.run("w", &["install"]).success();
     let store = t.path(&layout::store("w"));
@@ -218,10 +220,7 @@ fn an_agent_gets_its_repositorys_method_through_the_python_sdk() {
 /// gave (another digest refused, nothing written).
 #[test]
 fn with_allow_write_an_agent_installs_and_applies_the_approved_plan() {
-    if !sdk() {
-        return;
-    }
-    let t = TestContext::new();
+    let Some(t) = with_sdk() else { return };
     superbuild(&t, false);
     let r = client(&t, "write");
     let tools: Vec<&str> = items(&r["tools"]).iter().map(|t| t.as_str().unwrap()).collect();
@@ -609,6 +608,24 @@ fn rich_superbuild(t: &TestContext) {
     fs_err::remove_dir_all(t.path(&layout::installed("w", "2.0.0"))).unwrap();
 }
 
+/// What an SDK read of the rich superbuild's files gives, `read` finding a file's answer by its
+/// path: the logo a PNG blob, byte for byte; each file whose name needs encoding its own text.
+fn rich_reads_are_whole(read: impl Fn(&str) -> Value, r: &Value) {
+    use base64::Engine;
+    let logo = read("templates/logo.png");
+    assert_eq!(logo["mime"], "image/png", "{logo}");
+    let blob = base64::engine::general_purpose::STANDARD.decode(text_of(&logo, "blob"));
+    assert_eq!(blob.unwrap(), PNG);
+    for (path, text) in [
+        ("rules/with space.md", "spaced\n"),
+        ("rules/100%.md", "a hundred\n"),
+        ("rules/café.md", "coffee\n"),
+        ("rules/with%20space.md", "literally percent-two-zero\n"),
+    ] {
+        assert_eq!(read(path)["text"], text, "{path}: {r}");
+    }
+}
+
 /// The first bytes of a PNG: not UTF-8.
 const PNG: &[u8] =
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89";
@@ -671,21 +688,7 @@ fn the_typescript_sdk_gets_every_tool_resource_and_prompt() {
         (Some("text/markdown"), true),
         "{core}"
     );
-    let logo = by_path("templates/logo.png");
-    assert_eq!(logo["mime"], "image/png", "{logo}");
-    use base64::Engine;
-    let blob = base64::engine::general_purpose::STANDARD
-        .decode(logo["blob"].as_str().unwrap())
-        .unwrap();
-    assert_eq!(blob, PNG);
-    for (path, text) in [
-        ("rules/with space.md", "spaced\n"),
-        ("rules/100%.md", "a hundred\n"),
-        ("rules/café.md", "coffee\n"),
-        ("rules/with%20space.md", "literally percent-two-zero\n"),
-    ] {
-        assert_eq!(by_path(path)["text"], text, "{path}: {r}");
-    }
+    rich_reads_are_whole(by_path, &r);
     let listed = r["listed"].as_array().unwrap();
     assert!(listed.len() >= 8, "{r}");
     for item in listed {
@@ -1020,10 +1023,7 @@ fn a_cancelled_doctor_stops_its_command() {
 /// as a blob with its MIME type, every name through the template.
 #[test]
 fn the_python_sdk_agrees_on_the_strict_fixture() {
-    if !sdk() {
-        return;
-    }
-    let t = TestContext::new();
+    let Some(t) = with_sdk() else { return };
     rich_superbuild(&t);
     let r = client(&t, "strict");
     let ok = &r["calls"]["resolve"];
@@ -1041,20 +1041,7 @@ fn the_python_sdk_agrees_on_the_strict_fixture() {
     }
     assert_eq!(r["template"], "a2c://method/{+repo}/-/{+path}");
     let reads = &r["reads"];
-    assert_eq!(reads["templates/logo.png"]["mime"], "image/png", "{r}");
-    use base64::Engine;
-    let blob = base64::engine::general_purpose::STANDARD
-        .decode(reads["templates/logo.png"]["blob"].as_str().unwrap())
-        .unwrap();
-    assert_eq!(blob, PNG);
-    for (path, text) in [
-        ("rules/with space.md", "spaced\n"),
-        ("rules/100%.md", "a hundred\n"),
-        ("rules/café.md", "coffee\n"),
-        ("rules/with%20space.md", "literally percent-two-zero\n"),
-    ] {
-        assert_eq!(reads[path]["text"], text, "{path}: {r}");
-    }
+    rich_reads_are_whole(|path| reads[path].clone(), &r);
     assert_eq!(reads["rules/core.md"]["mime"], "text/markdown", "{r}");
 }
 

@@ -311,13 +311,7 @@ fn an_aws_profile_gives_the_credentials_and_the_endpoint() {
     );
     t.method_tree("trees/1.0.0", "1.0.0");
     let team = [("AWS_PROFILE", "team"), PATIENT];
-    t.ok_env(
-        ".",
-        &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", &registry],
-        &team,
-    );
-    t.app_superbuild(&registry);
-    t.ok_env("w", &["lock"], &team);
+    t.app_locked(&registry, &[&registry], &team);
     t.ok_env("w", &["install"], &team);
     assert!(t.path(&layout::installed("w", "1.0.0")).exists());
 
@@ -462,15 +456,7 @@ fn a_bucket_mirrors_and_vendors_as_any_registry() {
     let env = store.env(SECRET);
     let (primary, mirror) = (format!("s3://{BUCKET}/primary"), format!("s3://{BUCKET}/mirror"));
     t.method_tree("trees/1.0.0", "1.0.0");
-    for registry in [&primary, &mirror] {
-        t.ok_env(
-            ".",
-            &["pack", "trees/1.0.0", "--version", "1.0.0", "--registry", registry],
-            &env,
-        );
-    }
-    t.app_superbuild(&primary);
-    t.ok_env("w", &["lock"], &env);
+    t.app_locked(&primary, &[&primary, &mirror], &env);
     // The primary loses the bundle (deleted through the filer): the mirror serves it.
     succeeds(
         Command::new("curl").args(["-sf", "-X", "DELETE"]).arg(format!(

@@ -130,19 +130,19 @@ impl Run {
     /// command), panicking with stderr when no line does.
     #[track_caller]
     pub fn stderr_after(&self, prefix: &str) -> &str {
-        self.stderr
-            .lines()
-            .find_map(|l| l.strip_prefix(prefix))
-            .unwrap_or_else(|| panic!("no line starting `{prefix}` in stderr:\n{}", self.stderr))
+        self.first_line(&format!("starting `{prefix}`"), |l| l.strip_prefix(prefix))
     }
 
     /// The first stderr line that contains `needle`, panicking with stderr when none does.
     #[track_caller]
     pub fn stderr_line(&self, needle: &str) -> &str {
-        self.stderr
-            .lines()
-            .find(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("no line with `{needle}` in stderr:\n{}", self.stderr))
+        self.first_line(&format!("with `{needle}`"), |l| l.contains(needle).then_some(l))
+    }
+
+    #[track_caller]
+    fn first_line<'a>(&'a self, what: &str, pick: impl FnMut(&'a str) -> Option<&'a str>) -> &'a str {
+        let found = self.stderr.lines().find_map(pick);
+        found.unwrap_or_else(|| panic!("no line {what} in stderr:\n{}", self.stderr))
     }
 
     /// Exit 1, and stderr names every one of `needles`.
@@ -446,6 +446,16 @@ impl TestContext {
     pub fn app_superbuild(&self, registry: &str) {
         self.superbuild("w", &format!("members: [\"p/*\"]\nregistry: {registry}\n"));
         self.canonical_repo("w/p/app", "1.0.0");
+    }
+
+    /// 1.0.0 (`trees/1.0.0`) packed into each of `packed_to` with `env`, then
+    /// [`Self::app_superbuild`] on `registry`, locked with `env`.
+    pub fn app_locked<V: AsRef<str>>(&self, registry: &str, packed_to: &[&str], env: &[(&str, V)]) {
+        for to in packed_to {
+            self.ok_env(".", &pack_1_0_0(to, &[]), env);
+        }
+        self.app_superbuild(registry);
+        self.ok_env("w", &["lock"], env);
     }
 
     /// Commits everything in the repository `rel` (an empty commit when nothing changed).
