@@ -135,13 +135,12 @@ fn eight_concurrent_installs_extract_each_version_once() {
 fn gc_and_migrate_racing_install_end_valid() {
     let t = TestContext::committed_superbuild(&[]);
     // p/web moves from 2.0.0 to 1.0.0 while installs and gcs run.
-    let spawn = |cwd: &str, args: &[&str]| t.spawn(cwd, args);
     let mut children = vec![
-        spawn("w", &["install"]),
-        spawn("w", &["gc"]),
-        spawn("w/p/web", &["migrate", "version", "--to", "1.0.0", "--allow-downgrade"]),
-        spawn("w", &["install"]),
-        spawn("w", &["gc"]),
+        t.spawn("w", &["install"]),
+        t.spawn("w", &["gc"]),
+        t.spawn("w/p/web", &["migrate", "version", "--to", "1.0.0", "--allow-downgrade"]),
+        t.spawn("w", &["install"]),
+        t.spawn("w", &["gc"]),
     ];
     for c in children.drain(..) {
         let out = c.wait_with_output().unwrap();

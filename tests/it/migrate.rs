@@ -625,13 +625,8 @@ fn an_interrupted_migration_is_reported_as_pending_and_resumed() {
     assert!(!doc.to_string().contains("migration-pending"), "{doc}");
 }
 
-/// The standard superbuild, committed and installed, with 2.1.0 published: `--all --to 2.1.0`
-/// plans all four members.
-fn superbuild_to_migrate() -> TestContext {
-    TestContext::committed_superbuild(&["2.1.0"])
-}
-
-/// `a2c migrate version --to 2.1.0 --all EXTRA…` in the superbuild `w`.
+/// `a2c migrate version --to 2.1.0 --all EXTRA…` in the superbuild `w` (the standard one with
+/// 2.1.0 published, `TestContext::committed_superbuild(&["2.1.0"])`: it plans all four members).
 fn to_2_1_0_all(t: &TestContext, extra: &[&str]) -> crate::support::Run {
     let mut args = vec!["migrate", "version", "--to", "2.1.0", "--all"];
     args.extend_from_slice(extra);
@@ -691,7 +686,7 @@ fn statuses(doc: &serde_json::Value) -> String {
 /// member; W's lock gains V once; a stale review is refused with zero writes; a rerun is a no-op.
 #[test]
 fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
-    let t = superbuild_to_migrate();
+    let t = TestContext::committed_superbuild(&["2.1.0"]);
     let lock_before = fs_err::read_to_string(t.path(&layout::lock("w"))).unwrap();
     let (states, counts) = (member_states(&t), member_commits(&t));
     let review = |t: &TestContext| {
@@ -761,7 +756,7 @@ fn a_whole_superbuild_is_migrated_in_one_reviewed_run() {
 /// --allow-downgrade; a member already at V is skipped too.
 #[test]
 fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
-    let t = superbuild_to_migrate();
+    let t = TestContext::committed_superbuild(&["2.1.0"]);
     let doc = t
         .run(
             "w",
@@ -808,7 +803,7 @@ fn all_skips_newer_contracts_unless_downgrade_is_allowed() {
 /// the rest are untouched; the exit status and the summary say which is which; a rerun continues.
 #[test]
 fn all_stops_at_a_failing_member_and_a_rerun_continues() {
-    let t = superbuild_to_migrate();
+    let t = TestContext::committed_superbuild(&["2.1.0"]);
     // A real git failure in l/util: its pre-commit hook refuses.
     t.write(
         "w/l/util/.git/hooks/pre-commit",
@@ -852,7 +847,7 @@ fn all_stops_at_a_failing_member_and_a_rerun_continues() {
 /// SIGKILL between two members, then a rerun: the first stays committed, the rerun does the rest.
 #[test]
 fn all_killed_between_members_then_rerun_completes() {
-    let t = superbuild_to_migrate();
+    let t = TestContext::committed_superbuild(&["2.1.0"]);
     let counts = member_commits(&t);
     let mut child = t
         .cmd("w")
@@ -995,7 +990,7 @@ fn a_failed_rollback_keeps_the_journal_and_says_so() {
 /// following it works.
 #[test]
 fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
-    let t = superbuild_to_migrate();
+    let t = TestContext::committed_superbuild(&["2.1.0"]);
     t.write(
         "w/.tools/esys/a2c/workspace.yaml",
         "schema_version: 1\nmembers: [\"p/*\", \"l/*\"]\n",
@@ -1016,7 +1011,7 @@ fn the_no_registry_hint_of_migrate_names_only_what_it_takes() {
 /// commit — instead of "move the tool state root", which did not move.
 #[test]
 fn a_delivery_only_migration_says_what_it_changed() {
-    let t = superbuild_to_migrate();
+    let t = TestContext::committed_superbuild(&["2.1.0"]);
     let run = t.ok(
         "w/p/app",
         &["migrate", "version", "--to", "1.0.0", "--delivery", "none"],

@@ -749,6 +749,7 @@ impl<T> Clone for Recorded<T> {
 }
 
 impl<T: Clone> Recorded<T> {
+    /// Records `entry` after the others.
     pub fn push(&self, entry: T) {
         self.0.lock().unwrap().push(entry);
     }
